@@ -1,0 +1,270 @@
+//! Planted (legacy) bugs: switches that restore the behaviour a seed document reports as a bug.
+//!
+//! Every catalog ID in `shared/catalog.md` has one. The switches exist only when the crate is built
+//! with the `planted` cargo feature, which production builds leave off; without it [`Planted`] is a
+//! zero-sized value whose [`Planted::is`] is a constant `false`, so the legacy paths compile away.
+//!
+//! A switch is passed explicitly (in options structs), never read from a global, so two simulations
+//! in one process can run with different bugs and a seed's behaviour depends on nothing else.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A catalog ID (`shared/catalog.md`). Invariant violations, planted bugs, scenarios and reports
+/// all name defects by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BugId {
+    P1,
+    P2,
+    P3,
+    P4,
+    P5,
+    P6,
+    P7,
+    P8,
+    P9,
+    P10,
+    P11,
+    P12,
+    P13,
+    P14,
+    R1,
+    R2,
+    R3,
+    R4,
+    R5,
+    R6,
+    R7,
+    R8,
+    R9,
+    R10,
+    R11,
+    J1,
+    J2,
+    J3,
+    J4,
+    J5,
+    J6,
+    J7,
+    J8,
+    J9,
+    J10,
+    J11,
+    J12,
+    J13,
+    J14,
+    J15,
+    J16,
+    J17,
+    J18,
+}
+
+impl BugId {
+    /// Every catalog ID, in catalog order.
+    pub const ALL: [BugId; 43] = [
+        BugId::P1,
+        BugId::P2,
+        BugId::P3,
+        BugId::P4,
+        BugId::P5,
+        BugId::P6,
+        BugId::P7,
+        BugId::P8,
+        BugId::P9,
+        BugId::P10,
+        BugId::P11,
+        BugId::P12,
+        BugId::P13,
+        BugId::P14,
+        BugId::R1,
+        BugId::R2,
+        BugId::R3,
+        BugId::R4,
+        BugId::R5,
+        BugId::R6,
+        BugId::R7,
+        BugId::R8,
+        BugId::R9,
+        BugId::R10,
+        BugId::R11,
+        BugId::J1,
+        BugId::J2,
+        BugId::J3,
+        BugId::J4,
+        BugId::J5,
+        BugId::J6,
+        BugId::J7,
+        BugId::J8,
+        BugId::J9,
+        BugId::J10,
+        BugId::J11,
+        BugId::J12,
+        BugId::J13,
+        BugId::J14,
+        BugId::J15,
+        BugId::J16,
+        BugId::J17,
+        BugId::J18,
+    ];
+
+    /// The catalog spelling, e.g. `"P4"`.
+    pub fn as_str(self) -> &'static str {
+        const NAMES: [&str; 43] = [
+            "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14",
+            "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "J1", "J2", "J3",
+            "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14", "J15", "J16",
+            "J17", "J18",
+        ];
+        NAMES[self as usize]
+    }
+
+    /// The seed family: `'P'` (display history), `'R'` (run events) or `'J'` (journal and spool).
+    pub fn family(self) -> char {
+        self.as_str().as_bytes()[0] as char
+    }
+}
+
+impl fmt::Display for BugId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error for a string that is not a catalog ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownBugId(pub String);
+
+impl fmt::Display for UnknownBugId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` is not a catalog ID (expected one of P1..P14, R1..R11, J1..J18)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownBugId {}
+
+impl FromStr for BugId {
+    type Err = UnknownBugId;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_uppercase();
+        BugId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == wanted)
+            .ok_or_else(|| UnknownBugId(s.to_string()))
+    }
+}
+
+impl serde::Serialize for BugId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for BugId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Which planted bug (if any) is switched on. Copy it into every options struct that has a
+/// legacy path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Planted {
+    #[cfg(feature = "planted")]
+    active: Option<BugId>,
+}
+
+impl Planted {
+    /// The production setting: every legacy path off.
+    pub const fn none() -> Self {
+        Planted {
+            #[cfg(feature = "planted")]
+            active: None,
+        }
+    }
+
+    /// Switch one planted bug on. Only exists with the `planted` feature.
+    #[cfg(feature = "planted")]
+    pub const fn only(id: BugId) -> Self {
+        Planted { active: Some(id) }
+    }
+
+    /// `Planted::only(id)` when `id` is some, else `Planted::none()`.
+    #[cfg(feature = "planted")]
+    pub const fn from_option(id: Option<BugId>) -> Self {
+        Planted { active: id }
+    }
+
+    /// Whether the legacy behaviour of `id` is switched on. Always `false` without the feature.
+    #[inline]
+    pub fn is(self, id: BugId) -> bool {
+        #[cfg(feature = "planted")]
+        {
+            self.active == Some(id)
+        }
+        #[cfg(not(feature = "planted"))]
+        {
+            let _ = id;
+            false
+        }
+    }
+
+    /// The active planted bug, if any.
+    pub fn active(self) -> Option<BugId> {
+        #[cfg(feature = "planted")]
+        {
+            self.active
+        }
+        #[cfg(not(feature = "planted"))]
+        {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_their_catalog_spelling() {
+        for id in BugId::ALL {
+            assert_eq!(id.as_str().parse::<BugId>(), Ok(id));
+            assert_eq!(format!("{id}"), id.as_str());
+        }
+        assert_eq!("p10".parse::<BugId>(), Ok(BugId::P10));
+        assert!("P15".parse::<BugId>().is_err());
+        assert!("".parse::<BugId>().is_err());
+    }
+
+    #[test]
+    fn families_follow_the_catalog() {
+        assert_eq!(BugId::P14.family(), 'P');
+        assert_eq!(BugId::R1.family(), 'R');
+        assert_eq!(BugId::J18.family(), 'J');
+        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'P').count(), 14);
+        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'R').count(), 11);
+        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'J').count(), 18);
+    }
+
+    #[test]
+    fn none_switches_nothing_on() {
+        for id in BugId::ALL {
+            assert!(!Planted::none().is(id));
+        }
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn only_switches_exactly_one_on() {
+        let p = Planted::only(BugId::P4);
+        assert!(p.is(BugId::P4));
+        assert!(!p.is(BugId::P5));
+        assert_eq!(p.active(), Some(BugId::P4));
+    }
+}
