@@ -1,0 +1,222 @@
+//! The options a seed derives for the display workload (swarm testing).
+//!
+//! As TigerBeetle's VOPR does, each seed switches a random subset of features and faults on, so
+//! that some seeds run quiet worlds where rare interleavings get room and others run everything at
+//! once. Every probability defaults to zero; [`DisplayOptions::from_seed`] turns some on. The run
+//! prints the options it derived, so a failure report says what the world was.
+
+use crate::rng::{SeedRng, Stream};
+use rand::Rng;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DisplayOptions {
+    /// API replicas, each with a persister on the fan-out bus (1 to 5).
+    pub replicas: u8,
+    /// Follow-up requests (runs) in the conversation.
+    pub turns: u8,
+    /// Deepest delegation chain (0: the primary agent never delegates; at most 4).
+    pub delegation_depth_max: u8,
+    /// Chance that a run segment delegates to another agent.
+    pub delegation_probability: f64,
+    /// Chance that a delegation does not share the display (share_display_id=false: hidden output).
+    pub delegation_hidden_probability: f64,
+    /// Chance that a delegation calls the delegating agent itself (recursive same-agent delegation).
+    pub delegation_recursive_probability: f64,
+    /// Chance that a run asks the user a question (HITL) and gets an answer.
+    pub hitl_probability: f64,
+    /// Chance of a HITL answer being a bool.
+    pub hitl_bool_probability: f64,
+    /// Chance, per segment, of a custom event class the API never heard of.
+    pub custom_event_probability: f64,
+    /// Chance, per segment, of an agent-in-the-loop envelope (a custom class reaching StopEvent).
+    pub envelope_probability: f64,
+    /// Chance, per segment, of a look-alike class (NoAnswerStopEvent, XChunkEventY, ...).
+    pub decoy_probability: f64,
+    /// Chance that a relevant row is malformed (identity, created_at or payload).
+    pub defect_probability: f64,
+    /// Chance that a user message carries media blocks (some of them legacy or invalid).
+    pub media_probability: f64,
+    /// Chance that a run streams nothing and only stops with its answer.
+    pub stop_only_probability: f64,
+    /// Chance that a stop's answer is longer than what was streamed.
+    pub answer_tail_probability: f64,
+    /// Chance that a step is emitted in the same instant as the previous one (a tied created_at).
+    pub tie_probability: f64,
+    /// The thread predates UserAgent markers: user events come from a legacy class.
+    pub marker_less: bool,
+    /// Chance that the client sends its next request without waiting for the run's stop.
+    pub early_request_probability: f64,
+    /// Chance, per delivery, of extra copies (redelivery, double subscription).
+    pub delivery_duplicate_probability: f64,
+    /// Chance, per delivery, of a delay that reorders it behind later messages.
+    pub delivery_delay_probability: f64,
+    /// Longest injected delivery delay.
+    pub delivery_delay_ms_max: u32,
+    /// Chance that a run's trailing chunk is lost at the publisher.
+    pub trailing_chunk_drop_probability: f64,
+    /// Chance, per turn, that one replica's subscription drops for a stretch of steps.
+    pub replica_disconnect_probability: f64,
+}
+
+impl DisplayOptions {
+    /// A quiet world: one replica, no faults, no optional features.
+    pub fn quiet(turns: u8) -> Self {
+        DisplayOptions {
+            replicas: 1,
+            turns,
+            delegation_depth_max: 0,
+            delegation_probability: 0.0,
+            delegation_hidden_probability: 0.0,
+            delegation_recursive_probability: 0.0,
+            hitl_probability: 0.0,
+            hitl_bool_probability: 0.0,
+            custom_event_probability: 0.0,
+            envelope_probability: 0.0,
+            decoy_probability: 0.0,
+            defect_probability: 0.0,
+            media_probability: 0.0,
+            stop_only_probability: 0.0,
+            answer_tail_probability: 0.0,
+            tie_probability: 0.0,
+            marker_less: false,
+            early_request_probability: 0.0,
+            delivery_duplicate_probability: 0.0,
+            delivery_delay_probability: 0.0,
+            delivery_delay_ms_max: 0,
+            trailing_chunk_drop_probability: 0.0,
+            replica_disconnect_probability: 0.0,
+        }
+    }
+
+    /// The options of `seed`: each feature and fault is on with its own chance, with a
+    /// probability drawn when on.
+    pub fn from_seed(seed: SeedRng, replicas: Option<u8>) -> Self {
+        let mut rng = seed.stream(Stream::Options);
+        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
+            if rng.random_bool(chance_on) {
+                rng.random_range(lo..=hi)
+            } else {
+                0.0
+            }
+        };
+        let delegation_probability = maybe(0.7, 0.2, 0.7);
+        let delegation_hidden_probability = maybe(0.7, 0.2, 0.8);
+        let delegation_recursive_probability = maybe(0.4, 0.1, 0.5);
+        let hitl_probability = maybe(0.6, 0.1, 0.6);
+        let hitl_bool_probability = maybe(0.5, 0.2, 0.8);
+        let custom_event_probability = maybe(0.6, 0.1, 0.6);
+        let envelope_probability = maybe(0.4, 0.1, 0.5);
+        let decoy_probability = maybe(0.5, 0.1, 0.5);
+        let defect_probability = maybe(0.5, 0.02, 0.15);
+        let media_probability = maybe(0.5, 0.2, 0.8);
+        let stop_only_probability = maybe(0.5, 0.1, 0.5);
+        let answer_tail_probability = maybe(0.5, 0.1, 0.6);
+        let tie_probability = maybe(0.6, 0.1, 0.5);
+        let early_request_probability = maybe(0.5, 0.1, 0.6);
+        let delivery_duplicate_probability = maybe(0.6, 0.02, 0.3);
+        let delivery_delay_probability = maybe(0.6, 0.05, 0.4);
+        let trailing_chunk_drop_probability = maybe(0.5, 0.2, 0.8);
+        let replica_disconnect_probability = maybe(0.4, 0.1, 0.5);
+        // Sizes come from their own sub-stream, so adding a probability above does not change the
+        // size of old seeds' worlds.
+        let mut rng = seed.substream(Stream::Options, 1);
+        let delivery_delay_ms_max = if delivery_delay_probability > 0.0 {
+            rng.random_range(2..=40)
+        } else {
+            0
+        };
+        DisplayOptions {
+            replicas: replicas.unwrap_or_else(|| rng.random_range(1..=5)),
+            turns: rng.random_range(2..=10),
+            delegation_depth_max: if delegation_probability > 0.0 {
+                rng.random_range(1..=4)
+            } else {
+                0
+            },
+            delegation_probability,
+            delegation_hidden_probability,
+            delegation_recursive_probability,
+            hitl_probability,
+            hitl_bool_probability,
+            custom_event_probability,
+            envelope_probability,
+            decoy_probability,
+            defect_probability,
+            media_probability,
+            stop_only_probability,
+            answer_tail_probability,
+            tie_probability,
+            marker_less: rng.random_bool(0.05),
+            early_request_probability,
+            delivery_duplicate_probability,
+            delivery_delay_probability,
+            delivery_delay_ms_max,
+            trailing_chunk_drop_probability,
+            replica_disconnect_probability,
+        }
+    }
+}
+
+impl fmt::Display for DisplayOptions {
+    /// One `name=value` per line, zero probabilities marked `off`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = serde_json::to_value(self).map_err(|_| fmt::Error)?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(fmt::Error);
+        };
+        for (name, v) in map {
+            let shown = match v.as_f64() {
+                Some(x) if x == 0.0 && name.ends_with("probability") => "off".to_string(),
+                Some(x) if name.ends_with("probability") => format!("{x:.2}"),
+                _ => v.to_string(),
+            };
+            writeln!(f, "  {name} = {shown}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_a_function_of_the_seed() {
+        let a = DisplayOptions::from_seed(SeedRng::new(11), None);
+        let b = DisplayOptions::from_seed(SeedRng::new(11), None);
+        assert_eq!(a, b);
+        assert!((1..=5).contains(&a.replicas));
+        assert!((2..=10).contains(&a.turns));
+        assert!(a.delegation_depth_max <= 4);
+    }
+
+    #[test]
+    fn swarming_switches_different_subsets_on() {
+        let subsets: std::collections::BTreeSet<Vec<bool>> = (0..64)
+            .map(|s| {
+                let o = DisplayOptions::from_seed(SeedRng::new(s), None);
+                vec![
+                    o.delegation_probability > 0.0,
+                    o.hitl_probability > 0.0,
+                    o.delivery_duplicate_probability > 0.0,
+                    o.trailing_chunk_drop_probability > 0.0,
+                ]
+            })
+            .collect();
+        assert!(subsets.len() > 8, "only {} subsets in 64 seeds", subsets.len());
+    }
+
+    #[test]
+    fn a_replica_override_wins() {
+        assert_eq!(DisplayOptions::from_seed(SeedRng::new(3), Some(3)).replicas, 3);
+    }
+
+    #[test]
+    fn printed_options_name_every_field() {
+        let text = DisplayOptions::quiet(2).to_string();
+        assert!(text.contains("replicas = 1"));
+        assert!(text.contains("delivery_duplicate_probability = off"));
+    }
+}

@@ -1,0 +1,296 @@
+//! The agent side of the wire: how an emitted event becomes the raw bytes of a persisted row.
+//!
+//! This is deliberately independent of `history`'s parser: it writes rows the way the platform's
+//! agents do (a JSON document per event), including the malformations a scenario asks for.
+
+use super::scenario::{Answer, AudioData, Block, Defect, Event, LegacyByte};
+use serde_json::{json, Map, Value};
+
+/// The topic constant of display events.
+pub const DISPLAY_EVENT: &str = "DISPLAY_EVENT";
+
+/// Everything about a row that is not the event itself.
+pub struct RowEnvelope<'a> {
+    pub agent_class: &'a str,
+    pub agent_id: &'a str,
+    pub thread_id: &'a str,
+    pub display_id: &'a str,
+    pub run_id: &'a str,
+    pub event_id: &'a str,
+    pub created_at_ns: i64,
+}
+
+/// The class chain of an event, most specific first, and its event name.
+pub fn class_chain(event: &Event) -> Vec<String> {
+    let base = "BaseEvent".to_string();
+    match event {
+        Event::UserMessage { .. } => vec!["UserMessageEvent".into(), base],
+        Event::HitlQuestion { .. } => vec!["HumanInTheLoopRequestEvent".into(), base],
+        Event::HitlAnswer { .. } => vec!["HumanInTheLoopResponseEvent".into(), base],
+        Event::Chunk { .. } => vec!["ChunkEvent".into(), base],
+        Event::Stop { .. } => vec!["StopEvent".into(), base],
+        Event::Decoy { class, .. } => vec![class.clone(), base],
+        Event::Custom { class, parents, .. } => {
+            let mut chain = vec![class.clone()];
+            chain.extend(parents.iter().cloned());
+            chain
+        }
+        Event::Envelope { class, family, .. } => vec![
+            class.clone(),
+            "AgentInTheLoopResponseEvent".into(),
+            family.clone(),
+            base,
+        ],
+    }
+}
+
+/// Encodes one event as a row document.
+pub fn encode_row(env: &RowEnvelope<'_>, event: &Event, defect: Option<&Defect>) -> Vec<u8> {
+    let chain = class_chain(event);
+    let mut data = payload(event, defect);
+    let created_at = match defect {
+        Some(Defect::BadCreatedAt { as_type }) => match as_type.as_str() {
+            "string" => Value::String(env.created_at_ns.to_string()),
+            "bool" => Value::Bool(true),
+            _ => json!(env.created_at_ns as f64 + 0.5),
+        },
+        _ => json!(env.created_at_ns),
+    };
+    data.insert("created_at".into(), created_at);
+    data.insert("_event_name".into(), Value::String(chain[0].clone()));
+    data.insert(
+        "_parent_event_names".into(),
+        Value::Array(chain.iter().skip(1).cloned().map(Value::String).collect()),
+    );
+    let mut ids = [
+        ("agent_class", env.agent_class),
+        ("agent_id", env.agent_id),
+        ("thread_id", env.thread_id),
+        ("display_id", env.display_id),
+        ("run_id", env.run_id),
+        ("event_type", DISPLAY_EVENT),
+        ("event_name", chain[0].as_str()),
+        ("event_id", env.event_id),
+    ];
+    if let Some(Defect::BadIdentity { field }) = defect {
+        for (name, value) in ids.iter_mut() {
+            if *name == field.as_str() {
+                *value = "";
+            }
+        }
+    }
+    let mut row = Map::new();
+    for (name, value) in ids {
+        row.insert(name.into(), Value::String(value.into()));
+    }
+    row.insert(
+        "event_parents".into(),
+        Value::Array(chain.into_iter().map(Value::String).collect()),
+    );
+    row.insert("event_data".into(), Value::Object(data));
+    serde_json::to_vec(&Value::Object(row)).expect("a JSON value always serializes")
+}
+
+fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
+    let bad = matches!(defect, Some(Defect::BadPayload { .. }));
+    let mut data = Map::new();
+    match event {
+        Event::UserMessage { blocks } => {
+            let messages = if bad {
+                json!({ "last": blocks_json(blocks) })
+            } else {
+                json!([
+                    { "role": "user", "content": "o0 earlier message never shown" },
+                    { "role": "user", "content": blocks_json(blocks) },
+                ])
+            };
+            data.insert("messages".into(), messages);
+        }
+        Event::HitlQuestion { question } => {
+            let v = if bad {
+                json!([question])
+            } else {
+                json!(question)
+            };
+            data.insert("question".into(), v);
+        }
+        Event::HitlAnswer { answer } => {
+            let v = match (bad, answer) {
+                (true, Answer::Text(t)) => json!({ "value": t }),
+                (true, Answer::Bool(b)) => json!({ "value": b }),
+                (false, Answer::Text(t)) => json!(t),
+                (false, Answer::Bool(b)) => json!(b),
+            };
+            data.insert("response".into(), v);
+        }
+        Event::Chunk { text } => {
+            let v = if bad {
+                json!({ "text": text })
+            } else {
+                json!(text)
+            };
+            data.insert("content".into(), v);
+        }
+        Event::Stop { answer } => {
+            let v = if bad {
+                json!(answer)
+            } else {
+                json!([
+                    { "role": "assistant", "content": "o0 earlier output never shown" },
+                    { "role": "assistant", "content": answer },
+                ])
+            };
+            data.insert("output_messages".into(), v);
+        }
+        Event::Decoy { class, text } => {
+            // The payload of the family the class only looks like.
+            if class.contains("Stop") {
+                data.insert(
+                    "output_messages".into(),
+                    json!([{ "role": "assistant", "content": text }]),
+                );
+            } else if class.contains("UserMessage") {
+                data.insert(
+                    "messages".into(),
+                    json!([{ "role": "user", "content": [{ "block_type": "text", "text": text }] }]),
+                );
+            } else if class.contains("Response") {
+                data.insert("response".into(), json!(text));
+            } else if class.contains("Request") {
+                data.insert("question".into(), json!(text));
+            } else {
+                data.insert("content".into(), json!(text));
+            }
+        }
+        Event::Custom { text, .. } => {
+            data.insert(
+                "nested".into(),
+                json!({ "event": { "_event_name": "UnknownNestedEvent", "documents": [text, { "score": 0.5 }] } }),
+            );
+            data.insert("blob".into(), json!("z".repeat(160)));
+        }
+        Event::Envelope { text, .. } => {
+            data.insert(
+                "event".into(),
+                json!({ "_event_name": "RetrieverEvent", "documents": [text] }),
+            );
+        }
+    }
+    data
+}
+
+fn blocks_json(blocks: &[Block]) -> Value {
+    Value::Array(
+        blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text { text } => json!({ "block_type": "text", "text": text }),
+                Block::Image { url } => match url {
+                    Some(u) => json!({ "block_type": "image", "url": u, "data": [1, 2, 3] }),
+                    None => json!({ "block_type": "image", "data": [1, 2, 3] }),
+                },
+                Block::Audio { format, data } => {
+                    let data = match data {
+                        AudioData::Base64(s) => json!(s),
+                        AudioData::Legacy(bytes) => Value::Array(
+                            bytes
+                                .iter()
+                                .map(|b| match b {
+                                    LegacyByte::Bool(v) => json!(v),
+                                    LegacyByte::Int(v) => json!(v),
+                                    LegacyByte::Float(v) => json!(v),
+                                })
+                                .collect(),
+                        ),
+                    };
+                    json!({ "block_type": "audio", "format": format, "data": data })
+                }
+                Block::Other { name } => json!({ "block_type": name, "text": "o0 other" }),
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> RowEnvelope<'static> {
+        RowEnvelope {
+            agent_class: "LeadAgent",
+            agent_id: "a1",
+            thread_id: "t1",
+            display_id: "d1",
+            run_id: "r1",
+            event_id: "e1",
+            created_at_ns: 1_700_000_000_000_000_000,
+        }
+    }
+
+    fn parse(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).expect("rows are JSON")
+    }
+
+    #[test]
+    fn a_chunk_row_has_every_identity_field_and_its_class_chain() {
+        let row = parse(&encode_row(
+            &env(),
+            &Event::Chunk {
+                text: "c1a ".into(),
+            },
+            None,
+        ));
+        assert_eq!(row["event_parents"], json!(["ChunkEvent", "BaseEvent"]));
+        assert_eq!(row["event_name"], "ChunkEvent");
+        assert_eq!(row["event_data"]["content"], "c1a ");
+        assert_eq!(row["event_data"]["created_at"], json!(1_700_000_000_000_000_000i64));
+        assert_eq!(row["event_type"], DISPLAY_EVENT);
+    }
+
+    #[test]
+    fn defects_malform_the_named_part() {
+        let e = Event::Chunk {
+            text: "c1a ".into(),
+        };
+        let row = parse(&encode_row(
+            &env(),
+            &e,
+            Some(&Defect::BadIdentity {
+                field: "run_id".into(),
+            }),
+        ));
+        assert_eq!(row["run_id"], "");
+        let row = parse(&encode_row(
+            &env(),
+            &e,
+            Some(&Defect::BadCreatedAt {
+                as_type: "bool".into(),
+            }),
+        ));
+        assert_eq!(row["event_data"]["created_at"], json!(true));
+        let row = parse(&encode_row(
+            &env(),
+            &e,
+            Some(&Defect::BadPayload {
+                field: "content".into(),
+            }),
+        ));
+        assert_eq!(row["event_data"]["content"]["text"], "c1a ");
+    }
+
+    #[test]
+    fn an_envelope_reaches_its_family_but_lacks_its_fields() {
+        let row = parse(&encode_row(
+            &env(),
+            &Event::Envelope {
+                class: "RetrievalAgentInTheLoopResponseEvent".into(),
+                family: "StopEvent".into(),
+                text: "e1a ".into(),
+            },
+            None,
+        ));
+        let parents = row["event_parents"].as_array().expect("parents");
+        assert!(parents.contains(&json!("StopEvent")));
+        assert!(row["event_data"].get("output_messages").is_none());
+    }
+}

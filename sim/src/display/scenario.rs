@@ -1,0 +1,330 @@
+//! The display workload as data: a scripted conversation and the faults the bus injects.
+//!
+//! A random seed is turned into one of these by [`super::generate`]; a scenario file holds one
+//! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
+//! run is random except turmoil's network jitter, which `network_seed` fixes.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+fn main_display() -> String {
+    "main".to_string()
+}
+
+/// A scripted conversation on one thread, with its fault plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisplayScenario {
+    /// The thread every row belongs to.
+    pub thread_id: String,
+    /// Key (in `agents`) of the agent the client talks to: the request's primary agent.
+    pub primary: String,
+    /// Key (in `displays`) of the display the client subscribes to live.
+    #[serde(default = "main_display")]
+    pub client_display: String,
+    /// Number of API replicas (1 to 5). Each runs a persister on the fan-out bus.
+    pub replicas: u8,
+    /// Seed of turmoil's own network randomness (below 2^63).
+    #[serde(default)]
+    pub network_seed: u64,
+    /// Agents by key: their class and id as they appear in rows.
+    pub agents: BTreeMap<String, AgentSpec>,
+    /// Displays by key: their display_id.
+    pub displays: BTreeMap<String, String>,
+    /// The follow-up requests of the client, each with the run it dispatches.
+    pub turns: Vec<Turn>,
+    /// What the bus does wrong.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    pub class: String,
+    pub id: String,
+}
+
+/// One follow-up request and the run it dispatches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// Index of the replica that serves the request (0-based).
+    #[serde(default)]
+    pub replica: u8,
+    /// How long the client waits after this request before the next one. `None`: until it sees the
+    /// primary agent's stop of this run live (then persistence may still lag: an early read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u32>,
+    /// What the agents emit for this run, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One emitted event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Unique within the scenario; faults name steps by it.
+    pub id: u32,
+    /// Simulated milliseconds after the previous step of the run (0: same instant, a tied timestamp).
+    #[serde(default)]
+    pub after_ms: u32,
+    /// Agent key.
+    pub agent: String,
+    /// Display key.
+    pub display: String,
+    /// The run_id the row carries.
+    pub run: String,
+    pub event: Event,
+    /// A deliberate malformation of the row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defect: Option<Defect>,
+}
+
+/// What an agent emits. Text fields are made of unique words so checkers can tell where any
+/// projected word came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    /// `UserMessageEvent`; `blocks` are those of the last ChatMessage.
+    UserMessage { blocks: Vec<Block> },
+    /// `HumanInTheLoopRequestEvent`.
+    HitlQuestion { question: String },
+    /// `HumanInTheLoopResponseEvent`, a string or a bool.
+    HitlAnswer { answer: Answer },
+    /// `ChunkEvent`.
+    Chunk { text: String },
+    /// `StopEvent` whose last output message has `answer` as content.
+    Stop { answer: String },
+    /// A class that only looks like a family (`NoAnswerStopEvent`, `XChunkEventY`,
+    /// `UserMessageEventLog`): its payload carries `text` in the field the look-alike family reads.
+    Decoy { class: String, text: String },
+    /// A custom class the API never heard of, with a parent chain of non-family names.
+    Custom {
+        class: String,
+        parents: Vec<String>,
+        text: String,
+    },
+    /// A custom class nested in an agent-in-the-loop envelope whose chain reaches `family` but whose
+    /// payload is the envelope, not the family's fields (the seed's HTTP 500).
+    Envelope {
+        class: String,
+        family: String,
+        text: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Answer {
+    Bool(bool),
+    Text(String),
+}
+
+/// A content block of a user message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "block_type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    Image {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+    Audio { format: String, data: AudioData },
+    /// Any other block type (`video`, `file`): dropped by the projector.
+    Other {
+        name: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AudioData {
+    /// Standard padded base64.
+    Base64(String),
+    /// A legacy list of byte values as stored by old writers: ints, and sometimes bools or floats.
+    Legacy(Vec<LegacyByte>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LegacyByte {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+/// A deliberate malformation of a row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Defect {
+    /// An identity field (`event_id`, `run_id`, ...) is empty.
+    BadIdentity { field: String },
+    /// `created_at` written as a string, a bool or a float: `as_type` is `string`, `bool` or `float`.
+    BadCreatedAt { as_type: String },
+    /// The family's payload field has the wrong shape; the payload still carries the step's text
+    /// elsewhere (so a warning that dumps the payload is caught).
+    BadPayload { field: String },
+}
+
+/// A fault the bus injects. Subscribers are `"client"` or `"replica-N"` (0-based).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// Deliver `copies` extra copies of step `step` to `to` (a redelivery, a double subscription).
+    Duplicate { step: u32, to: String, copies: u8 },
+    /// Hold step `step` for `ms` simulated milliseconds before delivering it to `to`.
+    Delay { step: u32, to: String, ms: u32 },
+    /// The publisher loses a trailing chunk: no subscriber ever gets step `step`.
+    Drop { step: u32 },
+    /// Replica `replica`'s subscription is down for steps `from_step..=to_step` (by id): it never
+    /// receives them (NATS Core has no replay).
+    Disconnect {
+        replica: u8,
+        from_step: u32,
+        to_step: u32,
+    },
+}
+
+/// A subscriber of the bus, as faults name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subscriber {
+    Client,
+    Replica(u8),
+}
+
+impl Subscriber {
+    pub fn parse(s: &str) -> Option<Subscriber> {
+        if s == "client" {
+            return Some(Subscriber::Client);
+        }
+        s.strip_prefix("replica-")
+            .and_then(|n| n.parse().ok())
+            .map(Subscriber::Replica)
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Subscriber::Client => "client".to_string(),
+            Subscriber::Replica(r) => format!("replica-{r}"),
+        }
+    }
+}
+
+impl DisplayScenario {
+    /// Every step, in scenario order.
+    pub fn steps(&self) -> impl Iterator<Item = &Step> {
+        self.turns.iter().flat_map(|t| t.steps.iter())
+    }
+
+    /// Checks the references a file can get wrong, naming the field. The generator's output passes
+    /// by construction (a test asserts it).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=5).contains(&self.replicas) {
+            return Err(format!("replicas: expected 1 to 5, found {}", self.replicas));
+        }
+        if !self.agents.contains_key(&self.primary) {
+            return Err(format!("primary: no agent with key `{}`", self.primary));
+        }
+        if !self.displays.contains_key(&self.client_display) {
+            return Err(format!(
+                "client_display: no display with key `{}`",
+                self.client_display
+            ));
+        }
+        if self.network_seed > i64::MAX as u64 {
+            return Err("network_seed: expected a value below 2^63".into());
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        for (t, turn) in self.turns.iter().enumerate() {
+            if turn.replica >= self.replicas {
+                return Err(format!(
+                    "turns[{t}].replica: expected 0 to {}, found {}",
+                    self.replicas - 1,
+                    turn.replica
+                ));
+            }
+            for (s, step) in turn.steps.iter().enumerate() {
+                let at = format!("turns[{t}].steps[{s}]");
+                if !ids.insert(step.id) {
+                    return Err(format!("{at}.id: step id {} is used twice", step.id));
+                }
+                if !self.agents.contains_key(&step.agent) {
+                    return Err(format!("{at}.agent: no agent with key `{}`", step.agent));
+                }
+                if !self.displays.contains_key(&step.display) {
+                    return Err(format!("{at}.display: no display with key `{}`", step.display));
+                }
+                if let Some(Defect::BadCreatedAt { as_type }) = &step.defect {
+                    if !["string", "bool", "float"].contains(&as_type.as_str()) {
+                        return Err(format!(
+                            "{at}.defect.as_type: expected `string`, `bool` or `float`, found `{as_type}`"
+                        ));
+                    }
+                }
+                if let Some(Defect::BadIdentity { field }) = &step.defect {
+                    if !IDENTITY_FIELDS.contains(&field.as_str()) {
+                        return Err(format!(
+                            "{at}.defect.field: expected one of {IDENTITY_FIELDS:?}, found `{field}`"
+                        ));
+                    }
+                }
+            }
+        }
+        for (f, fault) in self.faults.iter().enumerate() {
+            let at = format!("faults[{f}]");
+            let (step, to) = match fault {
+                Fault::Duplicate { step, to, .. } | Fault::Delay { step, to, .. } => {
+                    (Some(*step), Some(to))
+                }
+                Fault::Drop { step } => (Some(*step), None),
+                Fault::Disconnect {
+                    replica,
+                    from_step,
+                    to_step,
+                } => {
+                    if *replica >= self.replicas {
+                        return Err(format!("{at}.replica: no replica {replica}"));
+                    }
+                    if from_step > to_step {
+                        return Err(format!("{at}: from_step {from_step} is after to_step {to_step}"));
+                    }
+                    (None, None)
+                }
+            };
+            if let Some(step) = step {
+                if !ids.contains(&step) {
+                    return Err(format!("{at}.step: no step with id {step}"));
+                }
+            }
+            if let Some(to) = to {
+                match Subscriber::parse(to) {
+                    Some(Subscriber::Replica(r)) if r >= self.replicas => {
+                        return Err(format!("{at}.to: no replica {r}"));
+                    }
+                    Some(_) => {}
+                    None => {
+                        return Err(format!(
+                            "{at}.to: expected `client` or `replica-N`, found `{to}`"
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The 8 identity fields of a row, in the order the projector compares them.
+pub const IDENTITY_FIELDS: [&str; 8] = [
+    "agent_class",
+    "agent_id",
+    "thread_id",
+    "display_id",
+    "run_id",
+    "event_type",
+    "event_name",
+    "event_id",
+];

@@ -1,0 +1,228 @@
+//! Ground truth for the model: what the agents emitted, in emission order, and whether each
+//! emission reached the store (from the fault plan, not from the store).
+
+use super::faults::FaultPlan;
+use super::scenario::{
+    Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte, Step,
+};
+use super::world::Emitted;
+use model::display as m;
+use std::collections::BTreeMap;
+
+/// The model's view of a played conversation.
+pub fn conversation(
+    scenario: &DisplayScenario,
+    plan: &FaultPlan,
+    emissions: &[Emitted],
+) -> m::Conversation {
+    let steps: BTreeMap<u32, &Step> = scenario.steps().map(|s| (s.id, s)).collect();
+    let primary = scenario.agents.get(&scenario.primary).map(|a| m::Agent {
+        class: a.class.clone(),
+        id: a.id.clone(),
+    });
+    let mut out = Vec::with_capacity(emissions.len());
+    for emitted in emissions {
+        let Some(step) = steps.get(&emitted.step) else {
+            continue;
+        };
+        let agent = scenario
+            .agents
+            .get(&step.agent)
+            .map(|a| m::Agent {
+                class: a.class.clone(),
+                id: a.id.clone(),
+            })
+            .unwrap_or(m::Agent {
+                class: String::new(),
+                id: String::new(),
+            });
+        let is_primary = primary.as_ref() == Some(&agent);
+        let (kind, defect) = kind_and_defect(step, is_primary);
+        out.push(m::Emission {
+            index: out.len(),
+            event_id: emitted.event_id.clone(),
+            agent,
+            display: scenario
+                .displays
+                .get(&step.display)
+                .cloned()
+                .unwrap_or_default(),
+            run: step.run.clone(),
+            kind,
+            persisted: plan.persisted(step.id),
+            defect,
+        });
+    }
+    m::Conversation {
+        primary,
+        emissions: out,
+    }
+}
+
+fn kind_and_defect(step: &Step, is_primary: bool) -> (m::EmissionKind, Option<m::Defect>) {
+    let defect = step.defect.as_ref().map(|d| match d {
+        Defect::BadIdentity { field } => m::Defect::BadIdentity {
+            field: field.clone(),
+        },
+        Defect::BadCreatedAt { .. } => m::Defect::BadCreatedAt,
+        Defect::BadPayload { field } => m::Defect::BadPayload {
+            field: field.clone(),
+        },
+    });
+    let kind = match &step.event {
+        Event::UserMessage { blocks } => m::EmissionKind::UserMessage {
+            blocks: blocks.iter().map(user_block).collect(),
+        },
+        Event::HitlQuestion { question } => m::EmissionKind::HitlQuestion {
+            question: question.clone(),
+        },
+        Event::HitlAnswer { answer } => m::EmissionKind::HitlAnswer {
+            answer: match answer {
+                Answer::Bool(b) => m::HitlAnswer::Bool(*b),
+                Answer::Text(t) => m::HitlAnswer::Text(t.clone()),
+            },
+        },
+        Event::Chunk { text } => m::EmissionKind::Chunk { text: text.clone() },
+        Event::Stop { answer } => m::EmissionKind::Stop {
+            answer: answer.clone(),
+        },
+        Event::Decoy { class, .. } => m::EmissionKind::Decoy {
+            class: class.clone(),
+        },
+        Event::Custom { class, .. } => m::EmissionKind::Unrelated {
+            class: class.clone(),
+        },
+        Event::Envelope { class, family, .. } => {
+            // The envelope reaches its family through the chain, but carries none of the family's
+            // fields: a malformed member of that family. A stop of anyone but the primary is never
+            // read, so it is simply not there.
+            let field = match family.as_str() {
+                "StopEvent" if !is_primary => {
+                    return (
+                        m::EmissionKind::Unrelated {
+                            class: class.clone(),
+                        },
+                        None,
+                    )
+                }
+                "StopEvent" => "output_messages",
+                "ChunkEvent" => "content",
+                "HumanInTheLoopRequestEvent" => "question",
+                "HumanInTheLoopResponseEvent" => "response",
+                "UserMessageEvent" => "messages",
+                _ => {
+                    return (
+                        m::EmissionKind::Unrelated {
+                            class: class.clone(),
+                        },
+                        None,
+                    )
+                }
+            };
+            let kind = match family.as_str() {
+                "StopEvent" => m::EmissionKind::Stop {
+                    answer: String::new(),
+                },
+                "ChunkEvent" => m::EmissionKind::Chunk {
+                    text: String::new(),
+                },
+                "HumanInTheLoopRequestEvent" => m::EmissionKind::HitlQuestion {
+                    question: String::new(),
+                },
+                "HumanInTheLoopResponseEvent" => m::EmissionKind::HitlAnswer {
+                    answer: m::HitlAnswer::Text(String::new()),
+                },
+                _ => m::EmissionKind::UserMessage { blocks: Vec::new() },
+            };
+            return (
+                kind,
+                Some(m::Defect::BadPayload {
+                    field: field.to_string(),
+                }),
+            );
+        }
+    };
+    (kind, defect)
+}
+
+fn user_block(block: &Block) -> m::UserBlock {
+    match block {
+        Block::Text { text } => m::UserBlock::Text(text.clone()),
+        Block::Image { url } => m::UserBlock::Image { url: url.clone() },
+        Block::Audio { format, data } => m::UserBlock::Audio {
+            format: format.clone(),
+            data: match data {
+                AudioData::Base64(s) => match decode_base64(s) {
+                    Some(bytes) => m::AudioData::Base64(bytes),
+                    // Not valid base64: the projector must reject it, as it rejects a bad legacy
+                    // list; a legacy list with a float stands for that.
+                    None => m::AudioData::Legacy(vec![m::LegacyByte::Float(0.5)]),
+                },
+                AudioData::Legacy(items) => m::AudioData::Legacy(
+                    items
+                        .iter()
+                        .map(|b| match b {
+                            LegacyByte::Bool(v) => m::LegacyByte::Bool(*v),
+                            LegacyByte::Int(v) => m::LegacyByte::Int(*v),
+                            LegacyByte::Float(v) => m::LegacyByte::Float(*v),
+                        })
+                        .collect(),
+                ),
+            },
+        },
+        Block::Other { name } => m::UserBlock::Other {
+            block_type: name.clone(),
+        },
+    }
+}
+
+/// Standard padded base64, strictly: the scenario's own decoder (scenario files are hand-written).
+fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let bytes = s.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for (i, quad) in bytes.chunks(4).enumerate() {
+        let last = i + 1 == bytes.len() / 4;
+        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &quad[..4 - pad] {
+            n = (n << 6) | value(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let b = n.to_be_bytes();
+        out.extend_from_slice(&b[1..4 - pad]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::generate::base64_standard;
+
+    #[test]
+    fn base64_round_trips_and_rejects_garbage() {
+        for len in 0..10u8 {
+            let bytes: Vec<u8> = (0..len).map(|i| i.wrapping_mul(37)).collect();
+            assert_eq!(decode_base64(&base64_standard(&bytes)), Some(bytes));
+        }
+        assert_eq!(decode_base64("abc"), None);
+        assert_eq!(decode_base64("a=bc"), None);
+        assert_eq!(decode_base64("ab!c"), None);
+    }
+}

@@ -1,0 +1,556 @@
+//! The simulated deployment on turmoil: a NATS-Core-like bus, API replicas with persisters on a
+//! fan-out subscription, the agents, and the client.
+//!
+//! Hosts: `bus`, `replica-0..N`, `agents`; the client is turmoil's client and ends the run. The
+//! world plays a [`DisplayScenario`]: the client sends one follow-up request per turn to the
+//! turn's replica; the replica reconstructs the history from the shared store, answers, and
+//! dispatches the run to the agents; the agents publish the run's events on the bus; the bus fans
+//! every message out to every subscriber (each replica's persister and the client's live
+//! subscription), injecting the scenario's duplicates, delays, drops and disconnects. After the
+//! last turn and a settling pause, the client reads the history once from every replica.
+//!
+//! The world records, beside the trace, what the harness needs and a client could not know: the
+//! emission log (ground truth, with each event's id and created_at) and every answer.
+
+use super::faults::FaultPlan;
+use super::rows::{encode_row, RowEnvelope};
+use super::scenario::{DisplayScenario, Event, Subscriber};
+use super::wire::{read_frame, write_frame, Frame};
+use crate::trace::Trace;
+use history::display::{
+    AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
+    ReplicaNode, SqliteDisplayStore,
+};
+use history::Planted;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr};
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+use tokio::sync::mpsc;
+use turmoil::net::{TcpListener, TcpStream};
+
+const BUS_PORT: u16 = 4222;
+const REPLICA_PORT: u16 = 8080;
+const AGENTS_PORT: u16 = 7000;
+/// Seconds since the Unix epoch at simulated time zero (2023-11-14): created_at values are
+/// deterministic.
+const EPOCH_SECS: u64 = 1_700_000_000;
+/// How long the client waits to see a run's stop live before it moves on.
+const LIVE_STOP_WAIT_MS: u64 = 500;
+/// Upper bound on simulated time: a world that has not finished by then is a liveness failure.
+const SIMULATION_SECS: u64 = 600;
+
+/// Which store backs the replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreKind {
+    Memory,
+    Sqlite,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct WorldConfig {
+    pub store: StoreKind,
+    pub planted: Planted,
+    pub keep_trace: bool,
+}
+
+/// One event as the agents emitted it: the ground truth the model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Emitted {
+    pub step: u32,
+    pub event_id: String,
+    pub created_at_ns: i64,
+}
+
+/// One answer of a replica.
+#[derive(Clone, Debug)]
+pub struct Read {
+    /// The turn whose request this answered; `None` for the settled reads at the end.
+    pub turn: Option<u32>,
+    pub replica: u8,
+    pub at_us: u64,
+    /// The history, or the error the replica answered with (the HTTP 500).
+    pub result: Result<Projection, String>,
+}
+
+/// What a played world leaves for the checkers.
+pub struct WorldRecord {
+    pub emissions: Vec<Emitted>,
+    pub reads: Vec<Read>,
+    pub trace: Trace,
+    /// Set when the world did not finish (a hang, a host error).
+    pub failure: Option<String>,
+    pub sim_elapsed_ms: u64,
+}
+
+struct Shared {
+    scenario: DisplayScenario,
+    plan: FaultPlan,
+    primary: AgentIdentity,
+    trace: RefCell<Trace>,
+    emissions: RefCell<Vec<Emitted>>,
+    reads: RefCell<Vec<Read>>,
+    next_event: Cell<u64>,
+    turns_done: Cell<u32>,
+    replicas_ready: Cell<u8>,
+}
+
+impl Shared {
+    fn record(&self, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    fn subject(&self, display_key: &str) -> String {
+        let display_id = self
+            .scenario
+            .displays
+            .get(display_key)
+            .map(String::as_str)
+            .unwrap_or("");
+        format!("display.{}.{}", self.scenario.thread_id, display_id)
+    }
+}
+
+fn now_us() -> u64 {
+    turmoil::sim_elapsed()
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+fn any_addr(port: u16) -> (IpAddr, u16) {
+    (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+}
+
+type SharedStore = Rc<dyn DisplayEventStore>;
+
+/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
+pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
+    let primary = scenario
+        .agents
+        .get(&scenario.primary)
+        .map(|a| AgentIdentity {
+            agent_class: a.class.clone(),
+            agent_id: a.id.clone(),
+        })
+        .unwrap_or_else(|| AgentIdentity {
+            agent_class: String::new(),
+            agent_id: String::new(),
+        });
+    let shared = Rc::new(Shared {
+        scenario: scenario.clone(),
+        plan: FaultPlan::new(scenario),
+        primary,
+        trace: RefCell::new(Trace::new(config.keep_trace)),
+        emissions: RefCell::new(Vec::new()),
+        reads: RefCell::new(Vec::new()),
+        next_event: Cell::new(1),
+        turns_done: Cell::new(0),
+        replicas_ready: Cell::new(0),
+    });
+    let store: SharedStore = match config.store {
+        StoreKind::Memory => Rc::new(MemoryDisplayStore::new(config.planted)),
+        StoreKind::Sqlite => match SqliteDisplayStore::open_in_memory(config.planted) {
+            Ok(s) => Rc::new(s),
+            Err(e) => {
+                return WorldRecord {
+                    emissions: Vec::new(),
+                    reads: Vec::new(),
+                    trace: Trace::new(false),
+                    failure: Some(format!("cannot open the SQLite store: {e}")),
+                    sim_elapsed_ms: 0,
+                }
+            }
+        },
+    };
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(scenario.network_seed)
+        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+        .simulation_duration(Duration::from_secs(SIMULATION_SECS))
+        .tick_duration(Duration::from_millis(1))
+        .min_message_latency(Duration::from_micros(100))
+        .max_message_latency(Duration::from_micros(900))
+        .build();
+
+    let s = shared.clone();
+    sim.host("bus", move || bus_host(s.clone()));
+    for k in 0..scenario.replicas {
+        let s = shared.clone();
+        let node = Rc::new(RefCell::new(ReplicaNode::new(
+            store.clone(),
+            ProjectorOptions {
+                planted: config.planted,
+            },
+        )));
+        sim.host(format!("replica-{k}"), move || {
+            replica_host(k, s.clone(), node.clone())
+        });
+    }
+    let s = shared.clone();
+    sim.host("agents", move || agents_host(s.clone()));
+    sim.client("client", client(shared.clone()));
+
+    let failure = sim.run().err().map(|e| e.to_string());
+    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+    let shared = match Rc::try_unwrap(shared) {
+        Ok(s) => s,
+        Err(_) => {
+            return WorldRecord {
+                emissions: Vec::new(),
+                reads: Vec::new(),
+                trace: Trace::new(false),
+                failure: Some("the world still holds its state after the simulation ended".into()),
+                sim_elapsed_ms,
+            }
+        }
+    };
+    WorldRecord {
+        emissions: shared.emissions.into_inner(),
+        reads: shared.reads.into_inner(),
+        trace: shared.trace.into_inner(),
+        failure,
+        sim_elapsed_ms,
+    }
+}
+
+// ---- the bus ----
+
+struct Subscription {
+    who: Subscriber,
+    prefix: String,
+    tx: mpsc::UnboundedSender<Frame>,
+}
+
+async fn bus_host(shared: Rc<Shared>) -> turmoil::Result {
+    let listener = TcpListener::bind(any_addr(BUS_PORT)).await?;
+    let subscriptions: Rc<RefCell<Vec<Subscription>>> = Rc::default();
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let shared = shared.clone();
+        let subscriptions = subscriptions.clone();
+        tokio::task::spawn_local(async move {
+            let _ = bus_connection(stream, shared, subscriptions).await;
+        });
+    }
+}
+
+async fn bus_connection(
+    stream: TcpStream,
+    shared: Rc<Shared>,
+    subscriptions: Rc<RefCell<Vec<Subscription>>>,
+) -> std::io::Result<()> {
+    let (mut rd, wr) = stream.into_split();
+    let mut wr = Some(wr);
+    while let Some(frame) = read_frame(&mut rd).await? {
+        match frame {
+            Frame::Subscribe { name, prefix } => {
+                let Some(who) = Subscriber::parse(&name) else {
+                    continue;
+                };
+                let Some(mut w) = wr.take() else { continue };
+                write_frame(&mut w, &Frame::Subscribed).await?;
+                let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
+                subscriptions
+                    .borrow_mut()
+                    .push(Subscription { who, prefix, tx });
+                tokio::task::spawn_local(async move {
+                    while let Some(f) = rx.recv().await {
+                        if write_frame(&mut w, &f).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            Frame::Publish { step, subject, row } => {
+                fan_out(&shared, &subscriptions.borrow(), step, &subject, row);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every matching subscriber gets the message, as the fault plan allows.
+fn fan_out(shared: &Shared, subscriptions: &[Subscription], step: u32, subject: &str, row: Vec<u8>) {
+    let plan = &shared.plan;
+    if plan.dropped(step) {
+        shared.record(format_args!("bus drop step={step}"));
+        return;
+    }
+    for sub in subscriptions {
+        if !subject.starts_with(&sub.prefix) {
+            continue;
+        }
+        if let Subscriber::Replica(r) = sub.who {
+            if plan.cut_off(r, step) {
+                shared.record(format_args!("bus cut step={step} to={}", sub.who.name()));
+                continue;
+            }
+        }
+        let copies = 1 + plan.duplicates(step, sub.who);
+        let delay_ms = plan.delay_ms(step, sub.who);
+        for copy in 0..copies {
+            let frame = Frame::Deliver {
+                step,
+                copy,
+                row: row.clone(),
+            };
+            let wait_ms = u64::from(delay_ms) + u64::from(copy);
+            if wait_ms == 0 {
+                let _ = sub.tx.send(frame);
+            } else {
+                let tx = sub.tx.clone();
+                tokio::task::spawn_local(async move {
+                    tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+                    let _ = tx.send(frame);
+                });
+            }
+        }
+    }
+}
+
+async fn subscribe(name: &str, prefix: &str) -> std::io::Result<TcpStream> {
+    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
+    write_frame(
+        &mut bus,
+        &Frame::Subscribe {
+            name: name.to_string(),
+            prefix: prefix.to_string(),
+        },
+    )
+    .await?;
+    match read_frame(&mut bus).await? {
+        Some(Frame::Subscribed) => Ok(bus),
+        other => Err(std::io::Error::other(format!(
+            "expected Subscribed from the bus, got {other:?}"
+        ))),
+    }
+}
+
+// ---- replicas ----
+
+async fn replica_host(
+    k: u8,
+    shared: Rc<Shared>,
+    node: Rc<RefCell<ReplicaNode<SharedStore>>>,
+) -> turmoil::Result {
+    let mut bus = subscribe(&Subscriber::Replica(k).name(), "display.").await?;
+    let persister_node = node.clone();
+    let persister_shared = shared.clone();
+    tokio::task::spawn_local(async move {
+        while let Ok(Some(frame)) = read_frame(&mut bus).await {
+            if let Frame::Deliver { step, copy, row } = frame {
+                let admitted = persister_node.borrow_mut().deliver(&row);
+                let outcome = match admitted {
+                    Ok(history::display::Admission::Stored) => "stored".to_string(),
+                    Ok(history::display::Admission::Quarantined { .. }) => "quarantined".into(),
+                    Err(e) => format!("error {e}"),
+                };
+                persister_shared.record(format_args!(
+                    "replica-{k} persist step={step} copy={copy} {outcome}"
+                ));
+            }
+        }
+    });
+    let listener = TcpListener::bind(any_addr(REPLICA_PORT)).await?;
+    shared.replicas_ready.set(shared.replicas_ready.get() + 1);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let shared = shared.clone();
+        let node = node.clone();
+        tokio::task::spawn_local(async move {
+            let _ = serve_request(k, stream, shared, node).await;
+        });
+    }
+}
+
+async fn serve_request(
+    k: u8,
+    mut stream: TcpStream,
+    shared: Rc<Shared>,
+    node: Rc<RefCell<ReplicaNode<SharedStore>>>,
+) -> std::io::Result<()> {
+    let Some(Frame::Request { turn, dispatch }) = read_frame(&mut stream).await? else {
+        return Ok(());
+    };
+    let result = node
+        .borrow()
+        .reconstruct(&shared.scenario.thread_id, Some(&shared.primary))
+        .map_err(|e| e.to_string());
+    let (ok, body) = match &result {
+        Ok(p) => (true, serde_json::to_vec(p).unwrap_or_default()),
+        Err(e) => (false, e.clone().into_bytes()),
+    };
+    let turn_label = if dispatch {
+        turn.to_string()
+    } else {
+        "settled".to_string()
+    };
+    shared.record(format_args!(
+        "replica-{k} answer turn={turn_label} ok={ok} body={:016x}",
+        xxhash_rust::xxh3::xxh3_64(&body)
+    ));
+    shared.reads.borrow_mut().push(Read {
+        turn: dispatch.then_some(turn),
+        replica: k,
+        at_us: now_us(),
+        result,
+    });
+    write_frame(&mut stream, &Frame::Answer { ok, body }).await?;
+    if dispatch {
+        let mut agents = TcpStream::connect(("agents", AGENTS_PORT)).await?;
+        write_frame(&mut agents, &Frame::Dispatch { turn }).await?;
+        shared.record(format_args!("replica-{k} dispatch turn={turn}"));
+    }
+    Ok(())
+}
+
+// ---- agents ----
+
+async fn agents_host(shared: Rc<Shared>) -> turmoil::Result {
+    let listener = TcpListener::bind(any_addr(AGENTS_PORT)).await?;
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let shared = shared.clone();
+        tokio::task::spawn_local(async move {
+            if let Ok(Some(Frame::Dispatch { turn })) = read_frame(&mut stream).await {
+                if let Err(e) = play_turn(turn, &shared).await {
+                    shared.record(format_args!("agents turn={turn} failed: {e}"));
+                }
+                shared.turns_done.set(shared.turns_done.get() + 1);
+            }
+        });
+    }
+}
+
+async fn play_turn(turn: u32, shared: &Shared) -> std::io::Result<()> {
+    let Some(spec) = shared.scenario.turns.get(turn as usize) else {
+        return Ok(());
+    };
+    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
+    let scenario = &shared.scenario;
+    for step in &spec.steps {
+        if step.after_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(u64::from(step.after_ms))).await;
+        }
+        let counter = shared.next_event.get();
+        shared.next_event.set(counter + 1);
+        let event_id = format!("{:08x}{:016x}", EPOCH_SECS, counter);
+        let created_at_ns = turmoil::since_epoch()
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        let agent = scenario.agents.get(&step.agent);
+        let display_id = scenario
+            .displays
+            .get(&step.display)
+            .map(String::as_str)
+            .unwrap_or("");
+        let env = RowEnvelope {
+            agent_class: agent.map(|a| a.class.as_str()).unwrap_or(""),
+            agent_id: agent.map(|a| a.id.as_str()).unwrap_or(""),
+            thread_id: &scenario.thread_id,
+            display_id,
+            run_id: &step.run,
+            event_id: &event_id,
+            created_at_ns,
+        };
+        let row = encode_row(&env, &step.event, step.defect.as_ref());
+        shared.emissions.borrow_mut().push(Emitted {
+            step: step.id,
+            event_id: event_id.clone(),
+            created_at_ns,
+        });
+        shared.record(format_args!(
+            "agents emit step={} event_id={event_id} bytes={}",
+            step.id,
+            row.len()
+        ));
+        let subject = shared.subject(&step.display);
+        write_frame(
+            &mut bus,
+            &Frame::Publish {
+                step: step.id,
+                subject,
+                row,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+// ---- the client ----
+
+/// The step the client waits to see live after a request: the turn's last stop by the primary on
+/// the client's display.
+fn live_stop_step(scenario: &DisplayScenario, turn: usize) -> Option<u32> {
+    scenario.turns.get(turn)?.steps.iter().rev().find_map(|s| {
+        (s.agent == scenario.primary
+            && s.display == scenario.client_display
+            && matches!(s.event, Event::Stop { .. }))
+        .then_some(s.id)
+    })
+}
+
+async fn request(replica: u8, turn: u32, dispatch: bool) -> std::io::Result<()> {
+    let host = format!("replica-{replica}");
+    let mut stream = TcpStream::connect((host.as_str(), REPLICA_PORT)).await?;
+    write_frame(&mut stream, &Frame::Request { turn, dispatch }).await?;
+    match read_frame(&mut stream).await? {
+        Some(Frame::Answer { .. }) => Ok(()),
+        other => Err(std::io::Error::other(format!(
+            "expected an answer from {host}, got {other:?}"
+        ))),
+    }
+}
+
+async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+async fn client(shared: Rc<Shared>) -> turmoil::Result {
+    let scenario = &shared.scenario;
+    let prefix = shared.subject(&scenario.client_display);
+    // Subscribe before anything is dispatched, as the live endpoint does.
+    while shared.replicas_ready.get() < scenario.replicas {
+        sleep_ms(1).await;
+    }
+    let mut live = subscribe("client", &prefix).await?;
+    let seen: Rc<RefCell<BTreeSet<u32>>> = Rc::default();
+    let seen_by_reader = seen.clone();
+    let reader_shared = shared.clone();
+    tokio::task::spawn_local(async move {
+        while let Ok(Some(frame)) = read_frame(&mut live).await {
+            if let Frame::Deliver { step, copy, .. } = frame {
+                reader_shared.record(format_args!("client live step={step} copy={copy}"));
+                seen_by_reader.borrow_mut().insert(step);
+            }
+        }
+    });
+    for (k, turn) in scenario.turns.iter().enumerate() {
+        request(turn.replica, k as u32, true).await?;
+        match turn.wait_ms {
+            Some(ms) => sleep_ms(u64::from(ms)).await,
+            None => {
+                if let Some(stop) = live_stop_step(scenario, k) {
+                    let mut waited = 0;
+                    while !seen.borrow().contains(&stop) && waited < LIVE_STOP_WAIT_MS {
+                        sleep_ms(1).await;
+                        waited += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Settle: every run has emitted, then every held delivery has landed.
+    while shared.turns_done.get() < scenario.turns.len() as u32 {
+        sleep_ms(1).await;
+    }
+    sleep_ms(u64::from(shared.plan.settle_ms())).await;
+    for r in 0..scenario.replicas {
+        request(r, u32::MAX, false).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The trace of one run: every delivery, write and answer, in the order the simulation made them.
+//!
+//! Its hash is the determinism fingerprint: the same seed must give the same `trace-hash`, byte for
+//! byte, in this process or another. The full text is kept only when asked for (`--trace`); a
+//! bounded tail is always kept so a failure report can show the last events.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use xxhash_rust::xxh3::Xxh3;
+
+/// How many trailing events a failure report shows.
+pub const TAIL_EVENTS_MAX: usize = 40;
+
+pub struct Trace {
+    hasher: Xxh3,
+    events: u64,
+    tail: VecDeque<String>,
+    full: Option<Vec<String>>,
+}
+
+impl Trace {
+    pub fn new(keep_full: bool) -> Self {
+        Trace {
+            hasher: Xxh3::new(),
+            events: 0,
+            tail: VecDeque::with_capacity(TAIL_EVENTS_MAX),
+            full: keep_full.then(Vec::new),
+        }
+    }
+
+    /// Record one event. `at_us` is simulated time.
+    pub fn record(&mut self, at_us: u64, event: std::fmt::Arguments<'_>) {
+        let mut line = String::with_capacity(64);
+        let _ = write!(line, "{at_us:>9}us {event}");
+        self.hasher.update(line.as_bytes());
+        self.hasher.update(b"\n");
+        self.events += 1;
+        if self.tail.len() == TAIL_EVENTS_MAX {
+            self.tail.pop_front();
+        }
+        if let Some(full) = &mut self.full {
+            full.push(line.clone());
+        }
+        self.tail.push_back(line);
+    }
+
+    pub fn hash(&self) -> u64 {
+        self.hasher.digest()
+    }
+
+    pub fn hash_hex(&self) -> String {
+        format!("{:016x}", self.hash())
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn tail(&self) -> Vec<String> {
+        self.tail.iter().cloned().collect()
+    }
+
+    pub fn full(&self) -> Option<&[String]> {
+        self.full.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_events_give_equal_hashes_and_order_matters() {
+        let mut a = Trace::new(false);
+        let mut b = Trace::new(true);
+        let mut c = Trace::new(false);
+        a.record(1, format_args!("x"));
+        a.record(2, format_args!("y"));
+        b.record(1, format_args!("x"));
+        b.record(2, format_args!("y"));
+        c.record(2, format_args!("y"));
+        c.record(1, format_args!("x"));
+        assert_eq!(a.hash(), b.hash());
+        assert_ne!(a.hash(), c.hash());
+        assert_eq!(b.full().map(|f| f.len()), Some(2));
+        assert_eq!(a.events(), 2);
+    }
+
+    #[test]
+    fn the_tail_is_bounded() {
+        let mut t = Trace::new(false);
+        for i in 0..(TAIL_EVENTS_MAX as u64 + 10) {
+            t.record(i, format_args!("e{i}"));
+        }
+        let tail = t.tail();
+        assert_eq!(tail.len(), TAIL_EVENTS_MAX);
+        assert!(tail.last().is_some_and(|l| l.ends_with(&format!("e{}", TAIL_EVENTS_MAX + 9))));
+    }
+}
