@@ -163,10 +163,17 @@ impl HitlAnswer {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum UserBlock {
     Text(String),
-    Image { url: Option<String> },
-    Audio { data: AudioData, format: String },
+    Image {
+        url: Option<String>,
+    },
+    Audio {
+        data: AudioData,
+        format: String,
+    },
     /// Any block the contract does not keep (`block_type` not text/image/audio, or not an object).
-    Other { block_type: String },
+    Other {
+        block_type: String,
+    },
 }
 
 /// Audio bytes as the row carries them.
@@ -234,7 +241,10 @@ mod tests {
             },
             ..marker.clone()
         };
-        assert!(!decoy.is_marker(), "a look-alike class is never a marker [P7]");
+        assert!(
+            !decoy.is_marker(),
+            "a look-alike class is never a marker [P7]"
+        );
         let question = Emission {
             kind: EmissionKind::HitlQuestion {
                 question: "q".into(),

@@ -70,7 +70,12 @@ impl ClientView {
         }
         if !self.visible.contains(&emission.display) {
             if self.visible.is_empty() {
-                self.loss("P9", emission.index, "unread: persisted, but the thread has no visible display, so it reads empty".into());
+                self.loss(
+                    "P9",
+                    emission.index,
+                    "unread: persisted, but the thread has no visible display, so it reads empty"
+                        .into(),
+                );
             }
             return; // P2: hidden output never reaches the client.
         }
@@ -85,7 +90,11 @@ impl ClientView {
                 self.contribute(Role::User, &emission.display, text_parts(answer.render()));
             }
             EmissionKind::HitlQuestion { question } => {
-                self.contribute(Role::Assistant, &emission.display, text_parts(question.clone()));
+                self.contribute(
+                    Role::Assistant,
+                    &emission.display,
+                    text_parts(question.clone()),
+                );
             }
             EmissionKind::Chunk { text } => self.chunk(emission, text),
             EmissionKind::Stop { answer } => self.stop(emission, answer),
@@ -100,7 +109,14 @@ impl ClientView {
         let pending = std::mem::take(&mut self.pending_dropped);
         for (display, indices) in pending {
             for index in indices {
-                self.loss("P5", index, format!("lost: the chunk never reached the store and no primary stop on display {display} recovered it before the end"));
+                self.loss(
+                    "P5",
+                    index,
+                    format!(
+                        "lost: the chunk never reached the store and no primary stop on display \
+                     {display} recovered it before the end"
+                    ),
+                );
             }
         }
         if self.visible.is_empty() {
@@ -121,7 +137,10 @@ impl ClientView {
 
     /// Preconditions the simulator guarantees; a violation is a generator bug, not bad input.
     fn check_emission(&mut self, emission: &Emission) {
-        assert_eq!(emission.index, self.next_index, "emissions must be applied in order");
+        assert_eq!(
+            emission.index, self.next_index,
+            "emissions must be applied in order"
+        );
         assert!(
             self.event_ids.insert(emission.event_id.clone()),
             "event_id {} repeats (emission {})",
@@ -185,9 +204,20 @@ impl ClientView {
             return;
         }
         let display = &emission.display;
-        self.streamed.entry(display.clone()).or_default().push_str(text);
+        self.streamed
+            .entry(display.clone())
+            .or_default()
+            .push_str(text);
         for index in self.pending_dropped.remove(display).unwrap_or_default() {
-            self.loss("P5", index, format!("lost: the chunk never reached the store and the later chunk {} on display {display} did, so the streamed text has a gap that no stop fills", emission.index));
+            self.loss(
+                "P5",
+                index,
+                format!(
+                    "lost: the chunk never reached the store and the later chunk {} on display \
+                 {display} did, so the streamed text has a gap that no stop fills",
+                    emission.index
+                ),
+            );
         }
         self.contribute(Role::Assistant, display, text_parts(text.to_string()));
     }
@@ -209,7 +239,15 @@ impl ClientView {
         let remainder = remainder.to_string();
         streamed.push_str(&remainder);
         for index in self.pending_dropped.remove(display).unwrap_or_default() {
-            self.loss("P5", index, format!("recovered: the chunk never reached the store; it lies in the suffix the primary stop {} supplied on display {display}", emission.index));
+            self.loss(
+                "P5",
+                index,
+                format!(
+                    "recovered: the chunk never reached the store; it lies in the suffix the \
+                 primary stop {} supplied on display {display}",
+                    emission.index
+                ),
+            );
         }
         self.contribute(Role::Assistant, display, text_parts(remainder));
     }
@@ -224,11 +262,25 @@ impl ClientView {
             } else {
                 "it would not have been shown anyway"
             };
-            self.loss("P14", index, format!("unstored: never reached the store; {effect}"));
+            self.loss(
+                "P14",
+                index,
+                format!("unstored: never reached the store; {effect}"),
+            );
         } else if self.visible.contains(display) {
-            self.pending_dropped.entry(display.clone()).or_default().push(index);
+            self.pending_dropped
+                .entry(display.clone())
+                .or_default()
+                .push(index);
         } else {
-            self.loss("P5", index, format!("hidden: the chunk never reached the store; display {display} is not visible, so it would not have been shown anyway"));
+            self.loss(
+                "P5",
+                index,
+                format!(
+                    "hidden: the chunk never reached the store; display {display} is not \
+                 visible, so it would not have been shown anyway"
+                ),
+            );
         }
     }
 
@@ -237,7 +289,14 @@ impl ClientView {
     fn reset(&mut self, display: &str) {
         self.streamed.remove(display);
         for index in self.pending_dropped.remove(display).unwrap_or_default() {
-            self.loss("P5", index, format!("lost: the chunk never reached the store and no primary stop on display {display} recovered it before the next user turn"));
+            self.loss(
+                "P5",
+                index,
+                format!(
+                    "lost: the chunk never reached the store and no primary stop on display \
+                 {display} recovered it before the next user turn"
+                ),
+            );
         }
     }
 
@@ -428,11 +487,7 @@ mod tests {
             .done();
         // The empty answer shows nothing, so "Hello" merges onto "Hel"; but it reset the
         // streamed text, so the stop's whole answer counts as unseen.
-        check(
-            &conversation,
-            &["user@d: go", "assistant@d: HelHello"],
-            &[],
-        );
+        check(&conversation, &["user@d: go", "assistant@d: HelHello"], &[]);
     }
 
     #[test]
@@ -468,7 +523,10 @@ mod tests {
             .done();
         let transcript = check(
             &conversation,
-            &["user@d1: find", "assistant@d1: Looking. [sub] [deep] found. Done."],
+            &[
+                "user@d1: find",
+                "assistant@d1: Looking. [sub] [deep] found. Done.",
+            ],
             &[],
         );
         assert!(transcript.accepted_losses.is_empty());
@@ -547,7 +605,11 @@ mod tests {
             .lost()
             .emit(LEAD, "d", stop("Hello world"))
             .done();
-        let transcript = check(&conversation, &["user@d: q", "assistant@d: Hello world"], &[]);
+        let transcript = check(
+            &conversation,
+            &["user@d: q", "assistant@d: Hello world"],
+            &[],
+        );
         assert_eq!(
             losses(&transcript),
             vec![loss("P5", 2, "recovered"), loss("P5", 3, "recovered")]
@@ -744,7 +806,11 @@ mod tests {
     fn merging_concatenates_text_onto_a_trailing_text_part_only() {
         let conversation = Build::new()
             .emit(USER, "d", user_blocks(vec![UserBlock::Text("a".into())]))
-            .emit(USER, "d", user_blocks(vec![UserBlock::Text("b".into()), image(Some("u"))]))
+            .emit(
+                USER,
+                "d",
+                user_blocks(vec![UserBlock::Text("b".into()), image(Some("u"))]),
+            )
             .emit(USER, "d", user_text("c"))
             .emit(USER, "d", answer_text("d"))
             .done();
@@ -803,7 +869,9 @@ mod tests {
                 loss("P9", 4, "unread"),
             ]
         );
-        assert!(transcript.accepted_losses[0].why.contains("no visible display"));
+        assert!(transcript.accepted_losses[0]
+            .why
+            .contains("no visible display"));
         let empty = client_transcript(&Build::new().done());
         assert_eq!(empty.expected_warnings.len(), 1);
         assert!(empty.messages.is_empty() && empty.accepted_losses.is_empty());
