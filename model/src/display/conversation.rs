@@ -150,7 +150,7 @@ pub enum HitlAnswer {
 }
 
 impl HitlAnswer {
-    /// The text the client sees: a string as is, a bool as `"true"`/`"false"` [P3].
+    /// The text the client sees: a string as is, a bool as `"true"`/`"false"` (P3).
     pub fn render(&self) -> String {
         match self {
             HitlAnswer::Text(text) => text.clone(),
@@ -181,7 +181,7 @@ pub enum UserBlock {
 pub enum AudioData {
     /// A standard base64 string in the row; these are the decoded bytes.
     Base64(Vec<u8>),
-    /// A legacy JSON list; each element must be an integer in 0..=255 [P13].
+    /// A legacy JSON list; each element must be an integer in 0..=255 (P13).
     Legacy(Vec<LegacyByte>),
 }
 

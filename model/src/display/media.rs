@@ -1,4 +1,4 @@
-//! What one block of a user message becomes [P13].
+//! What one block of a user message becomes (P13).
 //!
 //! Text: non-empty becomes a text part, empty becomes nothing. Image: needs a non-empty url. Audio:
 //! only wav/mp3; legacy byte lists accept only integers in 0..=255 (a bool, a float or an

@@ -2,7 +2,7 @@
 //!
 //! A checker that finds text in a reconstructed transcript can look it up here to name the
 //! emission (and so the display and agent) it came from, e.g. to report that output of a hidden
-//! display leaked [P2] or that a nested stop supplied an answer [P6].
+//! display leaked (P2) or that a nested stop supplied an answer (P6).
 
 use serde::Serialize;
 

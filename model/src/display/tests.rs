@@ -3,9 +3,9 @@
 //! Conversations are generated from raw choices and built deterministically, so that every text
 //! carries a unique tag `⟨i⟩` naming the emission it came from (stop answers may also repeat the
 //! chunk texts of their own display, to exercise recovery). The properties: nothing of a hidden
-//! display reaches the transcript [P2]; text parts are never empty; adjacent messages never
+//! display reaches the transcript (P2); text parts are never empty; adjacent messages never
 //! share (role, display); the output depends only on persisted emissions; non-primary stops change
-//! nothing [P6]; every unpersisted emission is one accepted loss.
+//! nothing (P6); every unpersisted emission is one accepted loss.
 
 use proptest::prelude::*;
 

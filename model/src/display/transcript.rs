@@ -61,7 +61,7 @@ pub enum Part {
     Audio { data_base64: String, format: String },
 }
 
-/// Warning codes of the contract [P10].
+/// Warning codes of the contract (P10).
 pub mod code {
     pub const BAD_IDENTITY: &str = "bad_identity";
     pub const BAD_CREATED_AT: &str = "bad_created_at";

@@ -4,7 +4,7 @@
 //! emissions one at a time in emission order ([`ClientView::apply`]), and ends in a
 //! [`Transcript`] ([`ClientView::finish`]). Per display it keeps the *streamed text* (what the
 //! client has seen streamed since its last turn on that display), which decides what the primary
-//! stop may still add [P5]. It also tracks, per display, the chunks that never reached the store
+//! stop may still add (P5). It also tracks, per display, the chunks that never reached the store
 //! since the last streamed contribution, to state for each whether the stop recovered it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -223,7 +223,7 @@ impl ClientView {
     }
 
     /// The primary stop supplies what the client has not seen, when what it saw is a prefix of
-    /// the answer [P5]; any other stop changes nothing [P6].
+    /// the answer (P5); any other stop changes nothing (P6).
     fn stop(&mut self, emission: &Emission, answer: &str) {
         if !self.is_primary(&emission.agent) {
             return;

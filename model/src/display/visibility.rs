@@ -1,4 +1,4 @@
-//! Which displays the client can see [P2, P9, P11].
+//! Which displays the client can see (P2, P9, P11).
 //!
 //! A display is visible when it holds a marker (see [`Emission::is_marker`]): the live client
 //! subscribes to thread + display, and only a display on which the client itself spoke (a user
