@@ -3,4 +3,10 @@
 //! A model computes what a client must see from the ground truth of what agents emitted and from
 //! the simulation's own fault decisions. It never reads persisted rows or journal bytes.
 //!
+//! - [`display`]: the client's view of a conversation's display events (catalog P).
+//!
 //! **Architecture invariant:** `model` depends on no crate of this workspace.
+
+pub mod display;
+
+pub use display::{client_transcript, text_sources, ClientView, Conversation, Transcript};

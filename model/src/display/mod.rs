@@ -1,0 +1,89 @@
+//! `model::display`: what a client must see of a conversation (contract:
+//! docs/display-projection.md).
+//!
+//! This is not a second projector over rows. It works on the ground truth as the simulator
+//! generates it: typed [`Emission`]s in emission order, plus the simulation's own fault decisions
+//! (`persisted`, `defect`). [`visible_displays`] fixes which displays the client sees;
+//! [`ClientView`] then takes the emissions one at a time and ends in a [`Transcript`]: the
+//! messages, the warnings the projector must report, and the losses the contract accepts, each
+//! with its catalog ID.
+//!
+//! How the model reads points the contract leaves open (the projector must agree):
+//! - Every emission is a `DISPLAY_EVENT` row; a `CONTROL_EVENT` row is an `Unrelated` emission.
+//! - `BadIdentity` may name only agent_id, run_id, event_name or event_id (asserted): the other
+//!   four identity fields route the row (quarantine, another thread/display/class/topic).
+//! - `bad_created_at` names the field `created_at`.
+//! - A stop that is not the primary's is never read: a bad payload there warns nothing; a bad
+//!   identity or created_at still warns (those checks come before the walk).
+//! - A chunk with empty text is a bad payload (`content`).
+//! - A new message keeps one part per kept block; only appending to an existing message
+//!   concatenates text onto a trailing text part, part by part.
+//! - A user turn that shows nothing (all blocks dropped, empty answer) still resets the streamed
+//!   text but does not end the previous message, so the next assistant text merges into it.
+//! - User-message and HITL-answer rows of any agent class are user turns on a visible display.
+//! - Expected warnings are one per emission; the projector may order them differently, and each
+//!   stored copy of a bad-identity row (which has no identity to dedup on) may warn again.
+//!
+//! ```
+//! use model::display::{client_transcript, Agent, Conversation, Emission, EmissionKind, Part, Role, UserBlock};
+//!
+//! let emission = |index: usize, agent: Agent, kind: EmissionKind, persisted: bool| Emission {
+//!     index,
+//!     event_id: format!("e{index}"),
+//!     agent,
+//!     display: "d1".to_string(),
+//!     run: "r1".to_string(),
+//!     kind,
+//!     persisted,
+//!     defect: None,
+//! };
+//! let lead = Agent::new("LeadAgent", "a1");
+//! let conversation = Conversation {
+//!     primary: Some(lead.clone()),
+//!     emissions: vec![
+//!         emission(0, Agent::new("UserAgent", "u1"), EmissionKind::UserMessage { blocks: vec![UserBlock::Text("hi".into())] }, true),
+//!         emission(1, lead.clone(), EmissionKind::Chunk { text: "Hel".into() }, true),
+//!         emission(2, lead.clone(), EmissionKind::Chunk { text: "lo".into() }, false), // lost to the race
+//!         emission(3, lead.clone(), EmissionKind::Stop { answer: "Hello".into() }, true),
+//!     ],
+//! };
+//! let transcript = client_transcript(&conversation);
+//! assert_eq!(transcript.messages.len(), 2);
+//! assert_eq!(transcript.messages[1].role, Role::Assistant);
+//! assert_eq!(transcript.messages[1].parts, vec![Part::Text("Hello".into())]);
+//! assert_eq!(transcript.accepted_losses[0].rule, "P5"); // chunk 2, recovered by the stop
+//! ```
+
+mod conversation;
+mod media;
+mod provenance;
+mod transcript;
+mod view;
+mod visibility;
+
+#[cfg(test)]
+mod build;
+#[cfg(test)]
+mod tests;
+
+pub use conversation::{
+    Agent, AudioData, Conversation, Defect, Emission, EmissionKind, HitlAnswer, LegacyByte,
+    UserBlock, DEFECTIVE_IDENTITY_FIELDS, IDENTITY_FIELDS, USER_AGENT_CLASS,
+};
+pub use media::{convert_block, Converted};
+pub use provenance::{text_sources, TextSource};
+pub use transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
+pub use view::ClientView;
+pub use visibility::visible_displays;
+
+/// What the client of `conversation` must see, with the expected warnings and accepted losses.
+///
+/// Panics when the conversation breaks a guarantee of the simulator (indices out of order, a
+/// repeated event id, a defect the model cannot place): those are generator bugs.
+pub fn client_transcript(conversation: &Conversation) -> Transcript {
+    let mut view = ClientView::new(conversation.primary.clone(), visible_displays(conversation));
+    for emission in &conversation.emissions {
+        view.apply(emission);
+    }
+    view.finish()
+}
