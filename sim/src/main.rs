@@ -1,1 +1,441 @@
-fn main() {}
+//! `histsim`: run campaigns, replay seeds, hunt planted bugs, replay scenario files.
+//!
+//! Exit codes: 0 clean; 1 an invariant was violated (or a planted bug went undetected);
+//! 2 bad usage or input; 3 the simulated world itself broke down (a hang, a host error).
+
+use clap::{Parser, Subcommand};
+use history::BugId;
+use sim::bugs;
+use sim::campaign::{run_campaign, CampaignConfig};
+use sim::display::StoreKind;
+use sim::report;
+use sim::run::{run_scenario_file, run_seed, RunConfig, SeedReport, WorkloadChoice};
+use sim::scenario_file::{discover, ScenarioFile};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const EXIT_VIOLATION: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_WORLD_FAILURE: u8 = 3;
+
+/// The default campaign's seeds: about a minute on 2 cores.
+const DEFAULT_SEEDS: &str = "0..3000";
+
+#[derive(Parser)]
+#[command(name = "histsim", version, about = "Deterministic simulation of conversation-history systems")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct WorldArgs {
+    /// Which workloads to run; `all` mixes them by seed.
+    #[arg(long, value_enum, default_value = "all")]
+    workload: WorkloadChoice,
+    /// The store behind the replicas.
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
+    /// Number of API replicas (1 to 5); default: derived from each seed.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    replicas: Option<u8>,
+    /// Switch on one planted (legacy) bug by its catalog ID, e.g. P4.
+    #[arg(long)]
+    planted: Option<BugId>,
+}
+
+impl WorldArgs {
+    fn config(&self) -> RunConfig {
+        RunConfig {
+            workload: self.workload,
+            store: self.store,
+            planted: self.planted,
+            replicas: self.replicas,
+            keep_trace: false,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a campaign over a range of seeds; on a violation print how to replay it.
+    Run {
+        /// Seeds as `A..B` (B excluded) or a single seed.
+        #[arg(long, default_value = DEFAULT_SEEDS, value_parser = parse_seeds)]
+        seeds: std::ops::Range<u64>,
+        #[command(flatten)]
+        world: WorldArgs,
+        /// Worker threads (each runs whole seeds); default: the number of cores.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Keep going after the first failing seed.
+        #[arg(long)]
+        keep_going: bool,
+        /// Stop starting seeds after this many seconds of wall time.
+        #[arg(long)]
+        budget_s: Option<u64>,
+        /// Campaign name: reports go to <report-dir>/<name>/.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, default_value = "reports")]
+        report_dir: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Run one seed and print its options, trace hash and violations.
+    Replay {
+        #[arg(long)]
+        seed: u64,
+        #[command(flatten)]
+        world: WorldArgs,
+        /// Print every event of the trace.
+        #[arg(long)]
+        trace: bool,
+    },
+    /// For every planted bug, run seeds until an invariant fires; it must be the bug's own ID.
+    Bugs {
+        /// Give up on a bug after this many seeds.
+        #[arg(long, default_value_t = 10_000)]
+        max_seeds: u64,
+        /// Seeds of the clean campaign that must find nothing.
+        #[arg(long, default_value_t = 300)]
+        clean_seeds: u64,
+        /// Only these IDs (default: every planted bug).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<BugId>,
+        #[arg(long, value_enum, default_value = "memory")]
+        store: StoreKind,
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
+    Scenarios {
+        /// A file or a directory searched recursively for .toml files.
+        #[arg(default_value = "scenarios")]
+        path: PathBuf,
+        #[arg(long, value_enum, default_value = "memory")]
+        store: StoreKind,
+    },
+}
+
+fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
+    let parse = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{x}` is not a seed (expected an unsigned integer)"))
+    };
+    match s.split_once("..") {
+        Some((a, b)) => {
+            let (a, b) = (parse(a)?, parse(b)?);
+            if a >= b {
+                return Err(format!("empty range {a}..{b}: expected A..B with A < B"));
+            }
+            Ok(a..b)
+        }
+        None => {
+            let a = parse(s)?;
+            Ok(a..a.saturating_add(1))
+        }
+    }
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            seeds,
+            world,
+            jobs,
+            keep_going,
+            budget_s,
+            name,
+            report_dir,
+            quiet,
+        } => cmd_run(seeds, world, jobs, keep_going, budget_s, name, report_dir, quiet),
+        Command::Replay { seed, world, trace } => cmd_replay(seed, world, trace),
+        Command::Bugs {
+            max_seeds,
+            clean_seeds,
+            only,
+            store,
+            jobs,
+        } => cmd_bugs(max_seeds, clean_seeds, only, store, jobs),
+        Command::Scenarios { path, store } => cmd_scenarios(path, store),
+    }
+}
+
+fn print_failure(report: &SeedReport, config: &RunConfig) {
+    println!("\nFAILED seed {} ({} workload)", report.seed, report.workload);
+    if let Some(v) = report.first_violation() {
+        println!("invariant: {} ({:?})", v.id, v.kind);
+    }
+    for v in &report.violations {
+        println!("  {v}");
+    }
+    if let Some(e) = &report.failure {
+        println!("  world failure: {e}");
+    }
+    println!("options derived from the seed:\n{}", report.options);
+    println!("last events of the trace:");
+    for line in &report.trace_tail {
+        println!("  {line}");
+    }
+    println!("trace-hash: {}", report.trace_hash);
+    println!("replay: {}", config.replay_command(report.seed));
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_run(
+    seeds: std::ops::Range<u64>,
+    world: WorldArgs,
+    jobs: Option<usize>,
+    keep_going: bool,
+    budget_s: Option<u64>,
+    name: Option<String>,
+    report_dir: PathBuf,
+    quiet: bool,
+) -> ExitCode {
+    let config = world.config();
+    let jobs = jobs.unwrap_or_else(default_jobs);
+    let name = name.unwrap_or_else(|| {
+        let planted = config
+            .planted
+            .map(|p| format!("-{p}"))
+            .unwrap_or_default();
+        format!(
+            "run-{}-{}-{}{planted}",
+            seeds.start,
+            seeds.end,
+            sim::run::workload_choice_name(config.workload)
+        )
+    });
+    println!(
+        "histsim run: seeds {}..{}, workload {}, store {:?}, planted {}, jobs {jobs}, turmoil {}",
+        seeds.start,
+        seeds.end,
+        sim::run::workload_choice_name(config.workload),
+        config.store,
+        config.planted.map(|p| p.to_string()).unwrap_or_else(|| "none".into()),
+        report::TURMOIL_VERSION
+    );
+    let result = run_campaign(&CampaignConfig {
+        seeds: seeds.clone(),
+        jobs,
+        stop_at_first: !keep_going,
+        progress: !quiet,
+        budget: budget_s.map(Duration::from_secs),
+        run: config.clone(),
+    });
+    for f in &result.failures {
+        print_failure(f, &config);
+    }
+    let summary = report::summary(&name, &config, seeds, &result);
+    match report::write(&report_dir, &summary) {
+        Ok(dir) => println!(
+            "report: {} (summary.md, summary.json)",
+            dir.display()
+        ),
+        Err(e) => eprintln!("warning: cannot write the report under {}: {e}", report_dir.display()),
+    }
+    let violations: usize = result.failures.iter().map(|f| f.violations.len()).sum();
+    let world_failures = result.failures.iter().filter(|f| f.failure.is_some()).count();
+    if result.failures.is_empty() {
+        println!(
+            "ok: {} seeds, 0 violations, {:.1} seeds/s",
+            result.seeds_run(),
+            result.seeds_per_second()
+        );
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "FAILED: {} seeds, {} failing, {violations} violations, {world_failures} world failures, {:.1} seeds/s",
+            result.seeds_run(),
+            result.failures.len(),
+            result.seeds_per_second()
+        );
+        if violations == 0 && world_failures > 0 {
+            ExitCode::from(EXIT_WORLD_FAILURE)
+        } else {
+            ExitCode::from(EXIT_VIOLATION)
+        }
+    }
+}
+
+fn cmd_replay(seed: u64, world: WorldArgs, trace: bool) -> ExitCode {
+    let mut config = world.config();
+    config.keep_trace = trace;
+    let report = run_seed(seed, &config);
+    println!("seed {seed}: {} workload", report.workload);
+    println!("options derived from the seed:\n{}", report.options);
+    if let Some(full) = &report.trace_full {
+        println!("trace:");
+        for line in full {
+            println!("  {line}");
+        }
+    }
+    println!(
+        "steps: {}, trace events: {}, simulated {} ms",
+        report.steps, report.trace_events, report.sim_elapsed_ms
+    );
+    for v in &report.violations {
+        println!("violation {v}");
+    }
+    if let Some(e) = &report.failure {
+        println!("world failure: {e}");
+    }
+    println!("trace-hash: {}", report.trace_hash);
+    if report.failure.is_some() && report.violations.is_empty() {
+        ExitCode::from(EXIT_WORLD_FAILURE)
+    } else if !report.violations.is_empty() {
+        ExitCode::from(EXIT_VIOLATION)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn cmd_bugs(
+    max_seeds: u64,
+    clean_seeds: u64,
+    only: Vec<BugId>,
+    store: StoreKind,
+    jobs: Option<usize>,
+) -> ExitCode {
+    let jobs = jobs.unwrap_or_else(default_jobs);
+    let ids: Vec<BugId> = if only.is_empty() {
+        bugs::planted_ids()
+    } else {
+        only
+    };
+    let mut base = RunConfig::new();
+    base.store = store;
+    println!(
+        "histsim bugs: {} planted bugs, up to {max_seeds} seeds each, store {store:?}, jobs {jobs}",
+        ids.len()
+    );
+    println!("{:<5} {:<9} {:>8} {:>9}  {:<6} message", "ID", "workload", "seeds", "seconds", "fired");
+    let mut detected = 0;
+    for id in &ids {
+        if sim::run::Workload::covering(*id).is_none() {
+            println!("{:<5} no workload of this build covers it", id.as_str());
+            continue;
+        }
+        let d = bugs::hunt(*id, &base, max_seeds, jobs);
+        if d.detected() {
+            detected += 1;
+        }
+        println!(
+            "{:<5} {:<9} {:>8} {:>9.2}  {:<6} {}",
+            id.as_str(),
+            d.workload.to_string(),
+            d.seeds_to_detection
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            d.seconds,
+            d.fired.map(|f| f.to_string()).unwrap_or_else(|| "none".into()),
+            truncate(d.message.as_deref().unwrap_or(""), 100)
+        );
+    }
+    let clean = run_campaign(&CampaignConfig {
+        seeds: 0..clean_seeds,
+        jobs,
+        stop_at_first: true,
+        progress: false,
+        budget: None,
+        run: base.clone(),
+    });
+    let clean_ok = clean.failures.is_empty();
+    match clean.failures.first() {
+        None => println!("clean: {} seeds, 0 violations", clean.seeds_run()),
+        Some(f) => {
+            println!("clean campaign FAILED:");
+            print_failure(f, &base);
+        }
+    }
+    println!("detected {detected}/{} planted bugs", ids.len());
+    if detected == ids.len() && clean_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_VIOLATION)
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}
+
+fn cmd_scenarios(path: PathBuf, store: StoreKind) -> ExitCode {
+    let files = match discover(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for file in &files {
+        let scenario = match ScenarioFile::load(file) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("FAIL {}: {e}", file.display());
+                failed += 1;
+                continue;
+            }
+        };
+        let with_bug = run_scenario_file(&scenario, store, Some(scenario.id));
+        let without = run_scenario_file(&scenario, store, None);
+        let reproduced = with_bug.violations.iter().any(|v| v.id == scenario.id);
+        let first = with_bug.violations.first().map(|v| v.id);
+        let fixed = without.violations.is_empty() && without.failure.is_none();
+        if reproduced && fixed {
+            passed += 1;
+            println!(
+                "ok   {} [{}] reproduces with the bug planted (first: {}), passes without",
+                file.display(),
+                scenario.id,
+                first.map(|f| f.to_string()).unwrap_or_default()
+            );
+        } else {
+            failed += 1;
+            println!("FAIL {} [{}] {}", file.display(), scenario.id, scenario.title);
+            if !reproduced {
+                println!(
+                    "     with --planted {}: no {} violation (got: {})",
+                    scenario.id,
+                    scenario.id,
+                    with_bug
+                        .violations
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+            }
+            if !fixed {
+                for v in &without.violations {
+                    println!("     without the bug: {v}");
+                }
+                if let Some(e) = &without.failure {
+                    println!("     without the bug, the world failed: {e}");
+                }
+            }
+        }
+    }
+    println!("scenarios: {passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_VIOLATION)
+    }
+}

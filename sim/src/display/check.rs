@@ -1,0 +1,712 @@
+//! The invariant checkers of the display workload, P1 to P14.
+//!
+//! Checkers only check: they read the scenario (what the agents meant), the model's transcript
+//! (what the client must see), and the replicas' answers, and name every difference by its
+//! catalog ID. Text in generated scenarios is made of words unique to their step, so a word in an
+//! answer names the step it came from; that is how a difference is attributed to an invariant.
+//!
+//! Violations come out in a fixed priority order, most specific first, so that a world with one
+//! defect reports that defect's ID first even when its effects also break broader invariants.
+
+use super::scenario::{DisplayScenario, Event, Step};
+use super::world::Read;
+use crate::outcome::Violation;
+use history::display::{ChatMessage, ContentPart, Projection, Role};
+use history::BugId;
+use model::display as m;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A message reduced to what both sides can be compared on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewMessage {
+    pub role: &'static str,
+    pub parts: Vec<ViewPart>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewPart {
+    Text(String),
+    Image(String),
+    Audio { data: String, format: String },
+}
+
+fn push_part(parts: &mut Vec<ViewPart>, part: ViewPart) {
+    match (parts.last_mut(), part) {
+        (Some(ViewPart::Text(last)), ViewPart::Text(t)) => last.push_str(&t),
+        (_, part) => parts.push(part),
+    }
+}
+
+pub fn view_of_projection(messages: &[ChatMessage]) -> Vec<ViewMessage> {
+    messages
+        .iter()
+        .map(|msg| {
+            let mut parts = Vec::new();
+            for p in &msg.content {
+                let part = match p {
+                    ContentPart::Text { text } => ViewPart::Text(text.clone()),
+                    ContentPart::ImageUrl { url } => ViewPart::Image(url.clone()),
+                    ContentPart::InputAudio { data, format } => ViewPart::Audio {
+                        data: data.clone(),
+                        format: format.clone(),
+                    },
+                };
+                push_part(&mut parts, part);
+            }
+            ViewMessage {
+                role: match msg.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                },
+                parts,
+            }
+        })
+        .collect()
+}
+
+pub fn view_of_model(messages: &[m::Message]) -> Vec<ViewMessage> {
+    messages
+        .iter()
+        .map(|msg| {
+            let mut parts = Vec::new();
+            for p in &msg.parts {
+                let part = match p {
+                    m::Part::Text(t) => ViewPart::Text(t.clone()),
+                    m::Part::ImageUrl(u) => ViewPart::Image(u.clone()),
+                    m::Part::Audio {
+                        data_base64,
+                        format,
+                    } => ViewPart::Audio {
+                        data: data_base64.clone(),
+                        format: format.clone(),
+                    },
+                };
+                push_part(&mut parts, part);
+            }
+            ViewMessage {
+                role: match msg.role {
+                    m::Role::User => "user",
+                    m::Role::Assistant => "assistant",
+                },
+                parts,
+            }
+        })
+        .collect()
+}
+
+/// Every (role, word) of a view's text, in order.
+fn words(view: &[ViewMessage]) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for msg in view {
+        for part in &msg.parts {
+            if let ViewPart::Text(t) = part {
+                out.extend(t.split_whitespace().map(|w| (msg.role, w.to_string())));
+            }
+        }
+    }
+    out
+}
+
+fn media(view: &[ViewMessage]) -> Vec<ViewPart> {
+    view.iter()
+        .flat_map(|m| m.parts.iter())
+        .filter(|p| !matches!(p, ViewPart::Text(_)))
+        .cloned()
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    UserText,
+    Question,
+    Answer,
+    Chunk,
+    Stop,
+    Decoy,
+    Custom,
+    Envelope,
+}
+
+#[derive(Clone, Debug)]
+struct Source {
+    step: u32,
+    kind: Kind,
+    agent: String,
+    display: String,
+    bad_created_at: bool,
+}
+
+/// Where each word of the scenario's text comes from, and which payload strings a warning must
+/// never carry.
+struct Provenance {
+    words: BTreeMap<String, Vec<Source>>,
+    payload_strings: BTreeSet<String>,
+}
+
+fn provenance(scenario: &DisplayScenario) -> Provenance {
+    let mut words: BTreeMap<String, Vec<Source>> = BTreeMap::new();
+    let mut payload_strings = BTreeSet::new();
+    for step in scenario.steps() {
+        let mut add = |kind: Kind, text: &str| {
+            for w in text.split_whitespace() {
+                words.entry(w.to_string()).or_default().push(Source {
+                    step: step.id,
+                    kind,
+                    agent: step.agent.clone(),
+                    display: step.display.clone(),
+                    bad_created_at: matches!(
+                        step.defect,
+                        Some(super::scenario::Defect::BadCreatedAt { .. })
+                    ),
+                });
+                if is_tagged(w) {
+                    payload_strings.insert(w.to_string());
+                }
+            }
+        };
+        match &step.event {
+            Event::UserMessage { blocks } => {
+                for b in blocks {
+                    match b {
+                        super::scenario::Block::Text { text } => add(Kind::UserText, text),
+                        super::scenario::Block::Image { url: Some(u) } if u.len() > 12 => {
+                            payload_strings.insert(u.clone());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Event::HitlQuestion { question } => add(Kind::Question, question),
+            Event::HitlAnswer { answer } => match answer {
+                super::scenario::Answer::Text(t) => add(Kind::Answer, t),
+                super::scenario::Answer::Bool(b) => add(Kind::Answer, if *b { "true" } else { "false" }),
+            },
+            Event::Chunk { text } => add(Kind::Chunk, text),
+            Event::Stop { answer } => add(Kind::Stop, answer),
+            Event::Decoy { text, .. } => add(Kind::Decoy, text),
+            Event::Custom { text, .. } => add(Kind::Custom, text),
+            Event::Envelope { text, .. } => add(Kind::Envelope, text),
+        }
+    }
+    Provenance {
+        words,
+        payload_strings,
+    }
+}
+
+/// A generated word: a letter, digits, a letter (`c17a`).
+fn is_tagged(w: &str) -> bool {
+    let b = w.as_bytes();
+    b.len() >= 3
+        && b[0].is_ascii_lowercase()
+        && b[b.len() - 1].is_ascii_lowercase()
+        && b[1..b.len() - 1].iter().all(u8::is_ascii_digit)
+}
+
+/// The priority of each finding: most specific first.
+const PRIORITY: [BugId; 14] = [
+    BugId::P1,
+    BugId::P12,
+    BugId::P9,
+    BugId::P10,
+    BugId::P7,
+    BugId::P2,
+    BugId::P3,
+    BugId::P6,
+    BugId::P8,
+    BugId::P4,
+    BugId::P13,
+    BugId::P11,
+    BugId::P5,
+    BugId::P14,
+];
+
+/// Findings by ID, in discovery order within an ID; the catch-all goes last.
+#[derive(Default)]
+struct Findings {
+    by_id: BTreeMap<BugId, Vec<String>>,
+    catch_all: Vec<String>,
+}
+
+impl Findings {
+    fn add(&mut self, id: BugId, message: String) {
+        let list = self.by_id.entry(id).or_default();
+        if list.len() < 3 {
+            list.push(message);
+        }
+    }
+
+    fn into_violations(mut self) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for id in PRIORITY {
+            if let Some(messages) = self.by_id.remove(&id) {
+                out.push(Violation::safety(id, messages.join("; ")));
+            }
+        }
+        if !self.catch_all.is_empty() {
+            // The broadest invariant: the settled history equals what the client must see (P2's
+            // "history equals what the live thread+display subscriber saw").
+            out.push(Violation::safety(
+                BugId::P2,
+                format!(
+                    "settled history differs from the model: {}",
+                    self.catch_all.join("; ")
+                ),
+            ));
+        }
+        out
+    }
+}
+
+struct Context<'a> {
+    scenario: &'a DisplayScenario,
+    provenance: Provenance,
+    /// Display keys visible per the model.
+    visible: BTreeSet<String>,
+    /// Display keys holding a look-alike marker.
+    decoy_marker_displays: BTreeSet<String>,
+}
+
+impl Context<'_> {
+    fn sources(&self, word: &str) -> &[Source] {
+        self.provenance
+            .words
+            .get(word)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+}
+
+/// Checks one played world.
+pub fn check(
+    scenario: &DisplayScenario,
+    conversation: &m::Conversation,
+    transcript: &m::Transcript,
+    reads: &[Read],
+) -> Vec<Violation> {
+    let visible_ids = m::visible_displays(conversation);
+    let visible: BTreeSet<String> = scenario
+        .displays
+        .iter()
+        .filter(|(_, id)| visible_ids.contains(*id))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let decoy_marker_displays = scenario
+        .steps()
+        .filter(|s| is_decoy_marker(scenario, s))
+        .map(|s| s.display.clone())
+        .collect();
+    let cx = Context {
+        scenario,
+        provenance: provenance(scenario),
+        visible,
+        decoy_marker_displays,
+    };
+    let mut f = Findings::default();
+
+    // P1: reconstruction never fails.
+    for read in reads {
+        if let Err(e) = &read.result {
+            f.add(
+                BugId::P1,
+                format!(
+                    "replica-{} failed to reconstruct ({}): {e}",
+                    read.replica,
+                    turn_label(read)
+                ),
+            );
+        }
+    }
+    // P10: no payload text in any warning.
+    for read in reads {
+        if let Ok(p) = &read.result {
+            for w in &p.warnings {
+                if let Some(leak) = cx
+                    .provenance
+                    .payload_strings
+                    .iter()
+                    .find(|s| w.text.contains(s.as_str()))
+                {
+                    f.add(
+                        BugId::P10,
+                        format!(
+                            "a {} warning ({}) carries payload text `{leak}`",
+                            w.code.as_str(),
+                            turn_label(read)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let settled: Vec<&Read> = reads.iter().filter(|r| r.turn.is_none()).collect();
+    let Some(first) = settled.first() else {
+        f.catch_all.push("no settled read".into());
+        return f.into_violations();
+    };
+    // P12: every replica answers the same.
+    for other in &settled[1..] {
+        if !same_answer(&first.result, &other.result) {
+            f.add(
+                BugId::P12,
+                format!(
+                    "replica-{} and replica-{} answer differently after settling",
+                    first.replica, other.replica
+                ),
+            );
+        }
+    }
+    let Ok(projection) = &first.result else {
+        return f.into_violations();
+    };
+    let actual = view_of_projection(&projection.messages);
+    let expected = view_of_model(&transcript.messages);
+
+    // P9: fail closed.
+    let expects_no_display = transcript
+        .expected_warnings
+        .iter()
+        .any(|w| w.code == m::code::NO_VISIBLE_DISPLAY);
+    if expects_no_display {
+        let count = projection
+            .warnings
+            .iter()
+            .filter(|w| w.code.as_str() == m::code::NO_VISIBLE_DISPLAY)
+            .count();
+        if !actual.is_empty() || count != 1 {
+            f.add(
+                BugId::P9,
+                format!(
+                    "a thread without a visible display answered {} messages and {count} no_visible_display warnings (expected 0 and 1)",
+                    actual.len()
+                ),
+            );
+        }
+    }
+
+    diff_words(&cx, &actual, &expected, &mut f);
+
+    // P13: media parts.
+    let (am, em) = (media(&actual), media(&expected));
+    if am != em {
+        f.add(
+            BugId::P13,
+            format!(
+                "media parts differ: answered {} ({}), expected {} ({})",
+                am.len(),
+                describe_media(&am),
+                em.len(),
+                describe_media(&em)
+            ),
+        );
+    }
+    // P10: every skipped malformed row is warned about.
+    for w in &transcript.expected_warnings {
+        let Some(index) = w.emission else { continue };
+        let Some(emission) = conversation.emissions.get(index) else {
+            continue;
+        };
+        let named = projection
+            .warnings
+            .iter()
+            .any(|x| x.event_id.as_deref() == Some(emission.event_id.as_str()) && x.code.as_str() == w.code)
+            || (w.code == m::code::BAD_IDENTITY
+                && projection.warnings.iter().any(|x| x.code.as_str() == w.code));
+        if !named {
+            f.add(
+                BugId::P10,
+                format!(
+                    "no {} warning for event {} (a malformed row skipped silently)",
+                    w.code, emission.event_id
+                ),
+            );
+        }
+    }
+    // P14: reads before settling are in-order subsets of the settled history.
+    let settled_words = words(&actual);
+    for read in reads.iter().filter(|r| r.turn.is_some()) {
+        if let Ok(p) = &read.result {
+            if let Some(why) = early_read_problem(&cx, &words(&view_of_projection(&p.messages)), &settled_words) {
+                f.add(
+                    BugId::P14,
+                    format!("read before settling ({}, replica-{}): {why}", turn_label(read), read.replica),
+                );
+            }
+        }
+    }
+    if f.by_id.is_empty() && f.catch_all.is_empty() && actual != expected {
+        f.catch_all.push(format!(
+            "same words, different messages: answered {} messages, expected {}",
+            actual.len(),
+            expected.len()
+        ));
+    }
+    f.into_violations()
+}
+
+fn turn_label(read: &Read) -> String {
+    match read.turn {
+        Some(t) => format!("turn {t}"),
+        None => "settled".into(),
+    }
+}
+
+fn same_answer(a: &Result<Projection, String>, b: &Result<Projection, String>) -> bool {
+    match (a, b) {
+        (Ok(x), Ok(y)) => x == y,
+        (Err(x), Err(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn describe_media(parts: &[ViewPart]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            ViewPart::Image(_) => "image".to_string(),
+            ViewPart::Audio { format, data } => format!("{format}:{}B64", data.len()),
+            ViewPart::Text(_) => "text".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn is_decoy_marker(scenario: &DisplayScenario, step: &Step) -> bool {
+    let Event::Decoy { class, .. } = &step.event else {
+        return false;
+    };
+    let user_agent = scenario
+        .agents
+        .get(&step.agent)
+        .is_some_and(|a| a.class == "UserAgent");
+    user_agent
+        && (class.contains("UserMessageEvent") || class.contains("HumanInTheLoopResponseEvent"))
+}
+
+/// Attributes every extra, missing or misplaced word of the settled answer.
+fn diff_words(
+    cx: &Context<'_>,
+    actual: &[ViewMessage],
+    expected: &[ViewMessage],
+    f: &mut Findings,
+) {
+    let aw = words(actual);
+    let ew = words(expected);
+    let count = |ws: &[(&'static str, String)]| {
+        let mut c: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, w) in ws {
+            *c.entry(w.clone()).or_default() += 1;
+        }
+        c
+    };
+    let (ac, ec) = (count(&aw), count(&ew));
+    let primary = &cx.scenario.primary;
+    for (word, &n) in &ac {
+        let want = ec.get(word).copied().unwrap_or(0);
+        if n <= want {
+            continue;
+        }
+        let sources = cx.sources(word);
+        let what = format!("`{word}` appears {n}x, expected {want}x");
+        let Some(src) = sources.first() else {
+            f.catch_all.push(format!("{what} (text no step emitted)"));
+            continue;
+        };
+        let step = src.step;
+        if sources.iter().any(|s| s.kind == Kind::Decoy) {
+            f.add(BugId::P7, format!("{what}: look-alike class of step {step} was projected"));
+        } else if sources.iter().all(|s| !cx.visible.contains(&s.display)) {
+            if sources
+                .iter()
+                .any(|s| cx.decoy_marker_displays.contains(&s.display))
+            {
+                f.add(
+                    BugId::P7,
+                    format!("{what}: display `{}` is visible only through a look-alike marker", src.display),
+                );
+            } else {
+                f.add(
+                    BugId::P2,
+                    format!("{what}: step {step} is on hidden display `{}`", src.display),
+                );
+            }
+        } else if sources
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Question | Kind::Answer))
+        {
+            f.add(BugId::P3, format!("{what}: HITL text of step {step} duplicated"));
+        } else if sources
+            .iter()
+            .all(|s| s.kind == Kind::Stop && &s.agent != primary)
+        {
+            f.add(
+                BugId::P6,
+                format!("{what}: the stop of `{}` (not the primary agent) supplied text", src.agent),
+            );
+        } else if sources.iter().any(|s| s.bad_created_at) {
+            f.add(
+                BugId::P8,
+                format!("{what}: step {step} has a malformed created_at and must be skipped"),
+            );
+        } else if want >= 1 {
+            f.add(BugId::P4, format!("{what}: duplicated turn (step {step})"));
+        } else if sources
+            .iter()
+            .any(|s| s.kind == Kind::Stop && &s.agent == primary)
+        {
+            f.add(
+                BugId::P5,
+                format!("{what}: the primary stop (step {step}) supplied text the contract does not"),
+            );
+        } else {
+            f.catch_all.push(format!("{what} (step {step})"));
+        }
+    }
+    for (word, &want) in &ec {
+        let n = ac.get(word).copied().unwrap_or(0);
+        if n >= want {
+            continue;
+        }
+        let sources = cx.sources(word);
+        let what = format!("`{word}` appears {n}x, expected {want}x");
+        let Some(src) = sources.first() else {
+            f.catch_all.push(format!("{what}"));
+            continue;
+        };
+        let step = src.step;
+        if sources
+            .iter()
+            .any(|s| s.kind == Kind::Chunk && &s.agent != primary)
+        {
+            f.add(
+                BugId::P11,
+                format!("{what}: delegated output of `{}` (step {step}) on a shared display was dropped", src.agent),
+            );
+        } else if sources
+            .iter()
+            .any(|s| s.kind == Kind::Stop && &s.agent == primary)
+        {
+            f.add(
+                BugId::P5,
+                format!("{what}: the primary stop (step {step}) did not supply the missing suffix"),
+            );
+        } else if sources
+            .iter()
+            .any(|s| matches!(s.kind, Kind::Question | Kind::Answer))
+        {
+            f.add(BugId::P3, format!("{what}: HITL text of step {step} missing"));
+        } else {
+            f.catch_all.push(format!("{what} (step {step})"));
+        }
+    }
+    if ac == ec {
+        // Same words: roles, then order.
+        let roles_a: BTreeMap<&String, BTreeSet<&str>> = role_map(&aw);
+        let roles_e: BTreeMap<&String, BTreeSet<&str>> = role_map(&ew);
+        if roles_a != roles_e {
+            let word = roles_a
+                .iter()
+                .find(|(w, r)| roles_e.get(*w) != Some(*r))
+                .map(|(w, _)| (*w).clone())
+                .unwrap_or_default();
+            let hitl = cx
+                .sources(&word)
+                .iter()
+                .any(|s| matches!(s.kind, Kind::Question | Kind::Answer));
+            let what = format!("`{word}` has the wrong role");
+            if hitl {
+                f.add(BugId::P3, what);
+            } else {
+                f.catch_all.push(what);
+            }
+        } else if aw != ew {
+            let at = aw.iter().zip(&ew).position(|(a, e)| a != e).unwrap_or(0);
+            f.add(
+                BugId::P8,
+                format!(
+                    "order differs at word {at}: answered `{}`, expected `{}`",
+                    aw.get(at).map(|x| x.1.as_str()).unwrap_or(""),
+                    ew.get(at).map(|x| x.1.as_str()).unwrap_or("")
+                ),
+            );
+        }
+    }
+}
+
+fn role_map(ws: &[(&'static str, String)]) -> BTreeMap<&String, BTreeSet<&'static str>> {
+    let mut out: BTreeMap<&String, BTreeSet<&'static str>> = BTreeMap::new();
+    for (r, w) in ws {
+        out.entry(w).or_default().insert(r);
+    }
+    out
+}
+
+/// Why an early read is not an in-order subset of the settled history, if it is not.
+///
+/// Accepted (P5, stated in docs/display-projection.md): a word that the primary agent's stop
+/// supplied early, while fewer chunks were stored, may be absent once settled, when the stored
+/// chunks turn out not to be a prefix of the answer. Such words may be skipped, once each.
+/// Nothing else may: a duplicate within one read never is.
+fn early_read_problem(
+    cx: &Context<'_>,
+    early: &[(&'static str, String)],
+    settled: &[(&'static str, String)],
+) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    for (_, w) in early {
+        if is_tagged(w) && !seen.insert(w.as_str()) {
+            return Some(format!("`{w}` appears twice in one read"));
+        }
+    }
+    let primary = &cx.scenario.primary;
+    let mut at = 0;
+    for item in early {
+        match settled[at..].iter().position(|s| s == item) {
+            Some(p) => at += p + 1,
+            None => {
+                let from_primary_stop = cx
+                    .sources(&item.1)
+                    .iter()
+                    .any(|s| s.kind == Kind::Stop && &s.agent == primary);
+                if !from_primary_stop {
+                    return Some(format!(
+                        "`{}` ({}) is not in the settled history at or after word {at}",
+                        item.1, item.0
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tagged_words_are_recognised() {
+        assert!(is_tagged("c17a"));
+        assert!(is_tagged("s1b"));
+        assert!(!is_tagged("true"));
+        assert!(!is_tagged("o0"));
+        assert!(!is_tagged("c17"));
+    }
+
+    #[test]
+    fn adjacent_text_parts_merge_in_views() {
+        let mut parts = Vec::new();
+        push_part(&mut parts, ViewPart::Text("a ".into()));
+        push_part(&mut parts, ViewPart::Text("b ".into()));
+        push_part(&mut parts, ViewPart::Image("u".into()));
+        push_part(&mut parts, ViewPart::Text("c ".into()));
+        assert_eq!(
+            parts,
+            vec![
+                ViewPart::Text("a b ".into()),
+                ViewPart::Image("u".into()),
+                ViewPart::Text("c ".into())
+            ]
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! histsim: deterministic simulation of conversation-history systems.
+//!
+//! A run is a function of one `u64` seed: the seed derives the workload's options (swarm
+//! testing), a scripted scenario, and turmoil's network randomness; the world plays the scenario
+//! against the real components of the `history` crate; checkers compare what replicas answered
+//! with what the independent `model` says the client must see, and name every difference by its
+//! catalog ID (`shared/catalog.md`).
+//!
+//! ```no_run
+//! use sim::run::{run_seed, RunConfig};
+//! let report = run_seed(42, &RunConfig::new());
+//! println!("trace-hash: {} violations: {}", report.trace_hash, report.violations.len());
+//! ```
+
+pub mod bugs;
+pub mod campaign;
+pub mod display;
+pub mod outcome;
+pub mod report;
+pub mod rng;
+pub mod run;
+pub mod scenario_file;
+pub mod trace;

@@ -1,0 +1,226 @@
+//! One seed, end to end: pick the workload, derive its options, generate, play, check.
+
+use crate::display::{self, DisplayOptions, StoreKind, WorldConfig};
+use crate::outcome::Violation;
+use crate::rng::{SeedRng, Stream};
+use crate::scenario_file::{ScenarioFile, Script};
+use history::{BugId, Planted};
+use rand::Rng;
+use serde::Serialize;
+use std::fmt;
+
+/// The workloads a seed can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// Display events through the fan-out bus, persisters and the projector (P IDs).
+    Display,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 1] = [Workload::Display];
+
+    /// The workload whose invariants cover `id`.
+    pub fn covering(id: BugId) -> Option<Workload> {
+        match id.family() {
+            'P' => Some(Workload::Display),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Display => "display",
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which workloads a campaign runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadChoice {
+    /// Every workload, mixed by seed.
+    All,
+    Display,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub workload: WorkloadChoice,
+    pub store: StoreKind,
+    pub planted: Option<BugId>,
+    pub replicas: Option<u8>,
+    #[serde(skip)]
+    pub keep_trace: bool,
+}
+
+impl RunConfig {
+    pub fn new() -> Self {
+        RunConfig {
+            workload: WorkloadChoice::All,
+            store: StoreKind::Memory,
+            planted: None,
+            replicas: None,
+            keep_trace: false,
+        }
+    }
+
+    fn planted(&self) -> Planted {
+        Planted::from_option(self.planted)
+    }
+
+    /// The workload seed `seed` runs under this config. A planted bug pins the workload that can
+    /// see it.
+    pub fn workload_of(&self, seed: u64) -> Workload {
+        if let Some(w) = self.planted.and_then(Workload::covering) {
+            return w;
+        }
+        match self.workload {
+            WorkloadChoice::Display => Workload::Display,
+            WorkloadChoice::All => {
+                let mut rng = SeedRng::new(seed).stream(Stream::Mix);
+                Workload::ALL[rng.random_range(0..Workload::ALL.len())]
+            }
+        }
+    }
+
+    /// The flags that make `histsim replay` reproduce a seed of this config.
+    pub fn replay_flags(&self) -> String {
+        let mut flags = String::new();
+        if self.workload != WorkloadChoice::All {
+            flags.push_str(&format!(" --workload {}", workload_choice_name(self.workload)));
+        }
+        if self.store != StoreKind::Memory {
+            flags.push_str(" --store sqlite");
+        }
+        if let Some(r) = self.replicas {
+            flags.push_str(&format!(" --replicas {r}"));
+        }
+        if let Some(id) = self.planted {
+            flags.push_str(&format!(" --planted {id}"));
+        }
+        flags
+    }
+
+    pub fn replay_command(&self, seed: u64) -> String {
+        format!(
+            "cargo run --release -p sim -- replay --seed {seed}{}",
+            self.replay_flags()
+        )
+    }
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig::new()
+    }
+}
+
+pub fn workload_choice_name(w: WorkloadChoice) -> &'static str {
+    match w {
+        WorkloadChoice::All => "all",
+        WorkloadChoice::Display => "display",
+    }
+}
+
+/// What one seed did.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedReport {
+    pub seed: u64,
+    pub workload: Workload,
+    /// The options the seed derived, one `name = value` a line.
+    pub options: String,
+    pub violations: Vec<Violation>,
+    /// The world broke down (a host error, a hang): distinct from a violation.
+    pub failure: Option<String>,
+    pub trace_hash: String,
+    pub trace_events: u64,
+    /// Events the agents emitted (or operations the workload issued).
+    pub steps: usize,
+    pub sim_elapsed_ms: u64,
+    #[serde(skip)]
+    pub trace_tail: Vec<String>,
+    #[serde(skip)]
+    pub trace_full: Option<Vec<String>>,
+}
+
+impl SeedReport {
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty() && self.failure.is_none()
+    }
+
+    /// The invariant that fired first (the most specific one).
+    pub fn first_violation(&self) -> Option<&Violation> {
+        self.violations.first()
+    }
+}
+
+/// Runs `seed` under `config`.
+pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
+    let workload = config.workload_of(seed);
+    let rng = SeedRng::new(seed);
+    match workload {
+        Workload::Display => {
+            let options = DisplayOptions::from_seed(rng, config.replicas);
+            let scenario = display::generate::generate(rng, &options);
+            let world = WorldConfig {
+                store: config.store,
+                planted: config.planted(),
+                keep_trace: config.keep_trace,
+            };
+            let run = display::run_scenario(&scenario, &world);
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.emissions,
+                sim_elapsed_ms: run.sim_elapsed_ms,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+            }
+        }
+    }
+}
+
+/// What running a scenario file produced.
+pub struct ScenarioRun {
+    pub violations: Vec<Violation>,
+    pub failure: Option<String>,
+    pub trace_hash: String,
+}
+
+/// Plays a scenario file's script with `planted` (or none).
+pub fn run_scenario_file(file: &ScenarioFile, store: StoreKind, planted: Option<BugId>) -> ScenarioRun {
+    match file.script() {
+        Some(Script::Display(d)) => {
+            let run = display::run_scenario(
+                d,
+                &WorldConfig {
+                    store,
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        None => ScenarioRun {
+            violations: Vec::new(),
+            failure: Some("the scenario has no workload".into()),
+            trace_hash: String::new(),
+        },
+    }
+}

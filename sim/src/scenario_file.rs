@@ -1,0 +1,238 @@
+//! Scenario files: a hand-readable, versioned TOML format for a scripted run.
+//!
+//! A file names the catalog ID it reproduces and holds one workload's script. `histsim scenarios`
+//! runs each file twice: with that ID's planted bug on it must report a violation of that ID (the
+//! bug reproduces), and with it off it must pass (the fix holds).
+//!
+//! ```toml
+//! format = 1
+//! id = "P4"
+//! title = "Every replica persists its own copy"
+//! description = "..."
+//! [display]
+//! thread_id = "..."
+//! ...
+//! ```
+
+use crate::display::DisplayScenario;
+use history::BugId;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The version this build reads and writes.
+pub const SCENARIO_FORMAT: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Format version: 1.
+    pub format: u32,
+    /// The catalog ID this scenario reproduces.
+    pub id: BugId,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// Where it came from, e.g. `shrunk from seed 42 with --planted P4`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The display workload's script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<DisplayScenario>,
+}
+
+/// A scenario file that cannot be used, with the file, the field and what was expected.
+#[derive(Debug)]
+pub struct ScenarioError {
+    pub path: PathBuf,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "{}: field `{field}`: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// The workload of a scenario file.
+pub enum Script<'a> {
+    Display(&'a DisplayScenario),
+}
+
+impl ScenarioFile {
+    pub fn script(&self) -> Option<Script<'_>> {
+        self.display.as_ref().map(Script::Display)
+    }
+
+    /// Parses `text` (the contents of `path`).
+    pub fn parse(path: &Path, text: &str) -> Result<ScenarioFile, ScenarioError> {
+        let err = |field: Option<String>, message: String| ScenarioError {
+            path: path.to_path_buf(),
+            field,
+            message,
+        };
+        let de = toml::de::Deserializer::parse(text)
+            .map_err(|e| err(None, locate(text, &e)))?;
+        let file: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            err(
+                (field != ".").then_some(field),
+                locate(text, &inner),
+            )
+        })?;
+        if file.format != SCENARIO_FORMAT {
+            return Err(err(
+                Some("format".into()),
+                format!(
+                    "expected format {SCENARIO_FORMAT}, found {} (written by another version of histsim)",
+                    file.format
+                ),
+            ));
+        }
+        match (&file.display, file.id.family()) {
+            (None, _) => {
+                return Err(err(
+                    None,
+                    "expected a workload table: [display]".to_string(),
+                ))
+            }
+            (Some(d), 'P') => d
+                .validate()
+                .map_err(|m| err(Some(format!("display.{}", field_of(&m))), m))?,
+            (Some(_), other) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!("a [display] scenario reproduces a P ID, found a {other} ID"),
+                ))
+            }
+        }
+        Ok(file)
+    }
+
+    pub fn load(path: &Path) -> Result<ScenarioFile, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            path: path.to_path_buf(),
+            field: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        ScenarioFile::parse(path, &text)
+    }
+
+    pub fn to_toml(&self) -> Result<String, String> {
+        toml::to_string_pretty(self).map_err(|e| e.to_string())
+    }
+}
+
+fn field_of(message: &str) -> &str {
+    message.split(':').next().unwrap_or("")
+}
+
+/// A TOML error with its line and column, when it has a span.
+fn locate(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().to_string();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+            format!("line {line}, column {col}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// Every `.toml` file under `path` (or `path` itself), sorted.
+pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::{generate::generate, DisplayOptions};
+    use crate::rng::SeedRng;
+
+    fn sample() -> ScenarioFile {
+        let seed = SeedRng::new(9);
+        ScenarioFile {
+            format: SCENARIO_FORMAT,
+            id: BugId::P4,
+            title: "t".into(),
+            description: "d".into(),
+            origin: None,
+            display: Some(generate(seed, &DisplayOptions::from_seed(seed, None))),
+        }
+    }
+
+    #[test]
+    fn a_generated_scenario_round_trips_through_toml() {
+        for s in 0..40 {
+            let seed = SeedRng::new(s);
+            let file = ScenarioFile {
+                display: Some(generate(seed, &DisplayOptions::from_seed(seed, None))),
+                ..sample()
+            };
+            let text = file.to_toml().expect("serializes");
+            let back = ScenarioFile::parse(Path::new("x.toml"), &text)
+                .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
+            assert_eq!(back, file, "seed {s}");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_field() {
+        let text = sample().to_toml().expect("serializes").replace("replicas = ", "replicas = \"x\" # ");
+        let e = ScenarioFile::parse(Path::new("bad.toml"), &text).expect_err("must fail");
+        let shown = e.to_string();
+        assert!(shown.starts_with("bad.toml: field `display.replicas`"), "{shown}");
+
+        let e = ScenarioFile::parse(Path::new("v.toml"), "format = 2\nid = \"P4\"\ntitle = \"t\"\n")
+            .expect_err("must fail");
+        assert!(e.to_string().contains("field `format`"), "{e}");
+
+        let e = ScenarioFile::parse(Path::new("u.toml"), "format = 1\nid = \"P99\"\ntitle = \"t\"\n")
+            .expect_err("must fail");
+        assert!(e.to_string().contains("`id`"), "{e}");
+
+        let e = ScenarioFile::parse(Path::new("n.toml"), "format = 1\nid = \"P1\"\ntitle = \"t\"\n")
+            .expect_err("must fail");
+        assert!(e.to_string().contains("[display]"), "{e}");
+
+        let e = ScenarioFile::parse(Path::new("g.toml"), "format = = 1").expect_err("must fail");
+        assert!(e.to_string().contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn reference_errors_name_the_field() {
+        let mut file = sample();
+        if let Some(d) = file.display.as_mut() {
+            d.turns[0].steps[0].agent = "nobody".into();
+        }
+        let text = file.to_toml().expect("serializes");
+        let e = ScenarioFile::parse(Path::new("r.toml"), &text).expect_err("must fail");
+        assert!(e.to_string().contains("display.turns[0].steps[0].agent"), "{e}");
+    }
+}
