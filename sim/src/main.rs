@@ -281,6 +281,9 @@ fn cmd_replay(seed: u64, world: WorldArgs, trace: bool) -> ExitCode {
             println!("  {line}");
         }
     }
+    if let Some(details) = &report.details {
+        println!("answers:\n{details}");
+    }
     println!(
         "steps: {}, trace events: {}, simulated {} ms",
         report.steps, report.trace_events, report.sim_elapsed_ms

@@ -148,6 +148,9 @@ pub struct SeedReport {
     pub trace_tail: Vec<String>,
     #[serde(skip)]
     pub trace_full: Option<Vec<String>>,
+    /// With `keep_trace`: the answers and the model's expectation, as text.
+    #[serde(skip)]
+    pub details: Option<String>,
 }
 
 impl SeedReport {
@@ -187,6 +190,7 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 sim_elapsed_ms: run.sim_elapsed_ms,
                 trace_tail: run.trace.tail(),
                 trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
             }
         }
     }

@@ -11,7 +11,7 @@
 use super::scenario::{DisplayScenario, Event, Step};
 use super::world::Read;
 use crate::outcome::Violation;
-use history::display::{ChatMessage, ContentPart, Projection, Role};
+use history::display::{ChatMessage, ContentPart, Role};
 use history::BugId;
 use model::display as m;
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,6 +146,7 @@ struct Provenance {
 fn provenance(scenario: &DisplayScenario) -> Provenance {
     let mut words: BTreeMap<String, Vec<Source>> = BTreeMap::new();
     let mut payload_strings = BTreeSet::new();
+    let mut urls = Vec::new();
     for step in scenario.steps() {
         let mut add = |kind: Kind, text: &str| {
             for w in text.split_whitespace() {
@@ -170,7 +171,7 @@ fn provenance(scenario: &DisplayScenario) -> Provenance {
                     match b {
                         super::scenario::Block::Text { text } => add(Kind::UserText, text),
                         super::scenario::Block::Image { url: Some(u) } if u.len() > 12 => {
-                            payload_strings.insert(u.clone());
+                            urls.push(u.clone());
                         }
                         _ => {}
                     }
@@ -188,6 +189,7 @@ fn provenance(scenario: &DisplayScenario) -> Provenance {
             Event::Envelope { text, .. } => add(Kind::Envelope, text),
         }
     }
+    payload_strings.extend(urls);
     Provenance {
         words,
         payload_strings,
@@ -207,10 +209,10 @@ fn is_tagged(w: &str) -> bool {
 const PRIORITY: [BugId; 14] = [
     BugId::P1,
     BugId::P12,
-    BugId::P9,
     BugId::P10,
     BugId::P7,
     BugId::P2,
+    BugId::P9,
     BugId::P3,
     BugId::P6,
     BugId::P8,
@@ -225,6 +227,9 @@ const PRIORITY: [BugId; 14] = [
 #[derive(Default)]
 struct Findings {
     by_id: BTreeMap<BugId, Vec<String>>,
+    /// Findings that follow from most defects (a skipped row no longer warned about because it is
+    /// no longer skipped): reported after every specific finding.
+    secondary: BTreeMap<BugId, Vec<String>>,
     catch_all: Vec<String>,
 }
 
@@ -236,12 +241,22 @@ impl Findings {
         }
     }
 
+    fn add_secondary(&mut self, id: BugId, message: String) {
+        let list = self.secondary.entry(id).or_default();
+        if list.len() < 3 {
+            list.push(message);
+        }
+    }
+
     fn into_violations(mut self) -> Vec<Violation> {
         let mut out = Vec::new();
         for id in PRIORITY {
             if let Some(messages) = self.by_id.remove(&id) {
                 out.push(Violation::safety(id, messages.join("; ")));
             }
+        }
+        for (id, messages) in std::mem::take(&mut self.secondary) {
+            out.push(Violation::safety(id, messages.join("; ")));
         }
         if !self.catch_all.is_empty() {
             // The broadest invariant: the settled history equals what the client must see (P2's
@@ -265,6 +280,8 @@ struct Context<'a> {
     visible: BTreeSet<String>,
     /// Display keys holding a look-alike marker.
     decoy_marker_displays: BTreeSet<String>,
+    /// Display keys where the user spoke (a user message or a HITL answer, of any agent class).
+    interactive_displays: BTreeSet<String>,
 }
 
 impl Context<'_> {
@@ -283,6 +300,7 @@ pub fn check(
     conversation: &m::Conversation,
     transcript: &m::Transcript,
     reads: &[Read],
+    early_expected: &[Option<Vec<ViewMessage>>],
 ) -> Vec<Violation> {
     let visible_ids = m::visible_displays(conversation);
     let visible: BTreeSet<String> = scenario
@@ -296,11 +314,17 @@ pub fn check(
         .filter(|s| is_decoy_marker(scenario, s))
         .map(|s| s.display.clone())
         .collect();
+    let interactive_displays = scenario
+        .steps()
+        .filter(|s| matches!(s.event, Event::UserMessage { .. } | Event::HitlAnswer { .. }))
+        .map(|s| s.display.clone())
+        .collect();
     let cx = Context {
         scenario,
         provenance: provenance(scenario),
         visible,
         decoy_marker_displays,
+        interactive_displays,
     };
     let mut f = Findings::default();
 
@@ -321,12 +345,18 @@ pub fn check(
     for read in reads {
         if let Ok(p) = &read.result {
             for w in &p.warnings {
-                if let Some(leak) = cx
-                    .provenance
-                    .payload_strings
-                    .iter()
-                    .find(|s| w.text.contains(s.as_str()))
-                {
+                let tokens: BTreeSet<&str> = w
+                    .text
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if let Some(leak) = cx.provenance.payload_strings.iter().find(|s| {
+                    if s.contains('/') {
+                        w.text.contains(s.as_str())
+                    } else {
+                        tokens.contains(s.as_str())
+                    }
+                }) {
                     f.add(
                         BugId::P10,
                         format!(
@@ -344,23 +374,47 @@ pub fn check(
         f.catch_all.push("no settled read".into());
         return f.into_violations();
     };
-    // P12: every replica answers the same.
-    for other in &settled[1..] {
-        if !same_answer(&first.result, &other.result) {
+    // P12: every replica answers the same. A settled answer that is the model's plus trailing
+    // messages repeating earlier text is a live buffer that outlived its run (P14), not a replica
+    // reading a different store.
+    let expected_view = view_of_model(&transcript.messages);
+    let stripped: Vec<Result<Vec<ViewMessage>, String>> = settled
+        .iter()
+        .map(|r| match &r.result {
+            Ok(p) => {
+                let view = view_of_projection(&p.messages);
+                if let Some(extra) = overlay_tail(&view, &expected_view) {
+                    f.add(
+                        BugId::P14,
+                        format!(
+                            "settled answer of replica-{} ends with {extra} extra messages repeating earlier text",
+                            r.replica
+                        ),
+                    );
+                    Ok(expected_view.clone())
+                } else {
+                    Ok(view)
+                }
+            }
+            Err(e) => Err(e.clone()),
+        })
+        .collect();
+    for (i, other) in stripped.iter().enumerate().skip(1) {
+        if stripped[0] != *other {
             f.add(
                 BugId::P12,
                 format!(
                     "replica-{} and replica-{} answer differently after settling",
-                    first.replica, other.replica
+                    settled[0].replica, settled[i].replica
                 ),
             );
         }
     }
-    let Ok(projection) = &first.result else {
+    let (Ok(projection), Ok(actual)) = (&first.result, &stripped[0]) else {
         return f.into_violations();
     };
-    let actual = view_of_projection(&projection.messages);
-    let expected = view_of_model(&transcript.messages);
+    let actual = actual.clone();
+    let expected = expected_view;
 
     // P9: fail closed.
     let expects_no_display = transcript
@@ -413,7 +467,7 @@ pub fn check(
             || (w.code == m::code::BAD_IDENTITY
                 && projection.warnings.iter().any(|x| x.code.as_str() == w.code));
         if !named {
-            f.add(
+            f.add_secondary(
                 BugId::P10,
                 format!(
                     "no {} warning for event {} (a malformed row skipped silently)",
@@ -422,19 +476,27 @@ pub fn check(
             );
         }
     }
-    // P14: reads before settling are in-order subsets of the settled history.
-    let settled_words = words(&actual);
-    for read in reads.iter().filter(|r| r.turn.is_some()) {
-        if let Ok(p) = &read.result {
-            if let Some(why) = early_read_problem(&cx, &words(&view_of_projection(&p.messages)), &settled_words) {
-                f.add(
-                    BugId::P14,
-                    format!("read before settling ({}, replica-{}): {why}", turn_label(read), read.replica),
-                );
-            }
+    // P14: a read before settling shows exactly what the model computes from the rows stored by
+    // then, which is an in-order subset of the settled history except where the primary stop
+    // supplied a suffix early (accepted, P5: the stored chunks may later diverge from the answer).
+    for (read, expected_then) in reads.iter().zip(early_expected) {
+        let (Ok(p), Some(expected_then)) = (&read.result, expected_then) else {
+            continue;
+        };
+        let answered = view_of_projection(&p.messages);
+        if &answered != expected_then {
+            f.add(
+                BugId::P14,
+                format!(
+                    "read before settling ({}, replica-{}): {}",
+                    turn_label(read),
+                    read.replica,
+                    first_difference(&words(&answered), &words(expected_then))
+                ),
+            );
         }
     }
-    if f.by_id.is_empty() && f.catch_all.is_empty() && actual != expected {
+    if f.by_id.is_empty() && f.secondary.is_empty() && f.catch_all.is_empty() && actual != expected {
         f.catch_all.push(format!(
             "same words, different messages: answered {} messages, expected {}",
             actual.len(),
@@ -451,12 +513,18 @@ fn turn_label(read: &Read) -> String {
     }
 }
 
-fn same_answer(a: &Result<Projection, String>, b: &Result<Projection, String>) -> bool {
-    match (a, b) {
-        (Ok(x), Ok(y)) => x == y,
-        (Err(x), Err(y)) => x == y,
-        _ => false,
+/// When `answered` is `expected` followed by messages whose words all appear earlier, the number
+/// of those messages.
+fn overlay_tail(answered: &[ViewMessage], expected: &[ViewMessage]) -> Option<usize> {
+    if answered.len() <= expected.len() || answered[..expected.len()] != *expected {
+        return None;
     }
+    let earlier: BTreeSet<String> = words(expected).into_iter().map(|(_, w)| w).collect();
+    let tail = &answered[expected.len()..];
+    words(tail)
+        .iter()
+        .all(|(_, w)| earlier.contains(w))
+        .then_some(tail.len())
 }
 
 fn describe_media(parts: &[ViewPart]) -> String {
@@ -524,6 +592,15 @@ fn diff_words(
                     BugId::P7,
                     format!("{what}: display `{}` is visible only through a look-alike marker", src.display),
                 );
+            } else if cx.visible.is_empty()
+                && sources
+                    .iter()
+                    .any(|s| cx.interactive_displays.contains(&s.display))
+            {
+                f.add(
+                    BugId::P9,
+                    format!("{what}: the thread has no visible display, yet step {step} was shown"),
+                );
             } else {
                 f.add(
                     BugId::P2,
@@ -533,8 +610,12 @@ fn diff_words(
         } else if sources
             .iter()
             .any(|s| matches!(s.kind, Kind::Question | Kind::Answer))
+            && in_wrong_role(&aw, word, sources)
         {
-            f.add(BugId::P3, format!("{what}: HITL text of step {step} duplicated"));
+            f.add(
+                BugId::P3,
+                format!("{what}: HITL text of step {step} appears in the other role"),
+            );
         } else if sources
             .iter()
             .all(|s| s.kind == Kind::Stop && &s.agent != primary)
@@ -633,7 +714,21 @@ fn diff_words(
     }
 }
 
-fn role_map(ws: &[(&'static str, String)]) -> BTreeMap<&String, BTreeSet<&'static str>> {
+/// Whether a HITL word appears in the role its kind does not have (a question as the user, an
+/// answer as the assistant).
+fn in_wrong_role(ws: &[(&'static str, String)], word: &str, sources: &[Source]) -> bool {
+    let proper: BTreeSet<&str> = sources
+        .iter()
+        .filter_map(|s| match s.kind {
+            Kind::Question => Some("assistant"),
+            Kind::Answer => Some("user"),
+            _ => None,
+        })
+        .collect();
+    ws.iter().any(|(r, w)| w == word && !proper.contains(r))
+}
+
+fn role_map<'a>(ws: &'a [(&'static str, String)]) -> BTreeMap<&'a String, BTreeSet<&'static str>> {
     let mut out: BTreeMap<&String, BTreeSet<&'static str>> = BTreeMap::new();
     for (r, w) in ws {
         out.entry(w).or_default().insert(r);
@@ -641,43 +736,25 @@ fn role_map(ws: &[(&'static str, String)]) -> BTreeMap<&String, BTreeSet<&'stati
     out
 }
 
-/// Why an early read is not an in-order subset of the settled history, if it is not.
-///
-/// Accepted (P5, stated in docs/display-projection.md): a word that the primary agent's stop
-/// supplied early, while fewer chunks were stored, may be absent once settled, when the stored
-/// chunks turn out not to be a prefix of the answer. Such words may be skipped, once each.
-/// Nothing else may: a duplicate within one read never is.
-fn early_read_problem(
-    cx: &Context<'_>,
-    early: &[(&'static str, String)],
-    settled: &[(&'static str, String)],
-) -> Option<String> {
-    let mut seen = BTreeSet::new();
-    for (_, w) in early {
-        if is_tagged(w) && !seen.insert(w.as_str()) {
-            return Some(format!("`{w}` appears twice in one read"));
-        }
-    }
-    let primary = &cx.scenario.primary;
-    let mut at = 0;
-    for item in early {
-        match settled[at..].iter().position(|s| s == item) {
-            Some(p) => at += p + 1,
-            None => {
-                let from_primary_stop = cx
-                    .sources(&item.1)
-                    .iter()
-                    .any(|s| s.kind == Kind::Stop && &s.agent == primary);
-                if !from_primary_stop {
-                    return Some(format!(
-                        "`{}` ({}) is not in the settled history at or after word {at}",
-                        item.1, item.0
-                    ));
-                }
-            }
-        }
-    }
-    None
+/// Where two word sequences first part, in words.
+fn first_difference(answered: &[(&'static str, String)], expected: &[(&'static str, String)]) -> String {
+    let at = answered
+        .iter()
+        .zip(expected)
+        .position(|(a, e)| a != e)
+        .unwrap_or(answered.len().min(expected.len()));
+    let show = |ws: &[(&'static str, String)]| {
+        ws.get(at)
+            .map(|(r, w)| format!("`{w}` ({r})"))
+            .unwrap_or_else(|| "the end".to_string())
+    };
+    format!(
+        "{} words answered, {} expected from the rows stored by then; at word {at} answered {}, expected {}",
+        answered.len(),
+        expected.len(),
+        show(answered),
+        show(expected)
+    )
 }
 
 #[cfg(test)]

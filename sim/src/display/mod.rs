@@ -30,6 +30,8 @@ pub struct DisplayRun {
     pub emissions: usize,
     pub reads: usize,
     pub sim_elapsed_ms: u64,
+    /// With `keep_trace`: every answer and the model's transcript, as text, for people.
+    pub details: Option<String>,
 }
 
 /// Plays `scenario` and checks every invariant.
@@ -38,12 +40,39 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
     let plan = faults::FaultPlan::new(scenario);
     let conversation = truth::conversation(scenario, &plan, &record.emissions);
     let transcript = model::display::client_transcript(&conversation);
+    // What each read before settling must show: the model of the rows stored by then.
+    let early_expected: Vec<Option<Vec<check::ViewMessage>>> = record
+        .reads
+        .iter()
+        .map(|read| {
+            read.turn?;
+            let mut stored_then = conversation.clone();
+            for (emission, emitted) in stored_then.emissions.iter_mut().zip(&record.emissions) {
+                emission.persisted = record
+                    .first_stored
+                    .get(&emitted.step)
+                    .is_some_and(|&op| op < read.op);
+            }
+            let expected = model::display::client_transcript(&stored_then);
+            Some(check::view_of_model(&expected.messages))
+        })
+        .collect();
     let violations = if record.failure.is_some() {
         Vec::new()
     } else {
-        check::check(scenario, &conversation, &transcript, &record.reads)
+        check::check(
+            scenario,
+            &conversation,
+            &transcript,
+            &record.reads,
+            &early_expected,
+        )
     };
+    let details = config
+        .keep_trace
+        .then(|| describe(&record.reads, &transcript));
     DisplayRun {
+        details,
         violations,
         failure: record.failure,
         emissions: record.emissions.len(),
@@ -51,4 +80,51 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
         trace: record.trace,
         sim_elapsed_ms: record.sim_elapsed_ms,
     }
+}
+
+/// Every answer and the expected transcript, one message a line, for `histsim replay --trace`.
+fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let show = |out: &mut String, view: &[check::ViewMessage]| {
+        for m in view {
+            let text: Vec<String> = m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    check::ViewPart::Text(t) => t.trim_end().to_string(),
+                    check::ViewPart::Image(u) => format!("[image {u}]"),
+                    check::ViewPart::Audio { format, data } => format!("[audio {format} {data}]"),
+                })
+                .collect();
+            let _ = writeln!(out, "    {:<9} {}", m.role, text.join(" "));
+        }
+    };
+    for read in reads {
+        let label = match read.turn {
+            Some(t) => format!("turn {t}"),
+            None => "settled".to_string(),
+        };
+        let _ = writeln!(out, "  answer of replica-{} ({label}) at {}us:", read.replica, read.at_us);
+        match &read.result {
+            Ok(p) => {
+                show(&mut out, &check::view_of_projection(&p.messages));
+                for w in &p.warnings {
+                    let _ = writeln!(out, "    warning   {}", w.text);
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(out, "    error     {e}");
+            }
+        }
+    }
+    let _ = writeln!(out, "  the model's transcript:");
+    show(&mut out, &check::view_of_model(&transcript.messages));
+    for w in &transcript.expected_warnings {
+        let _ = writeln!(out, "    expected warning {} (emission {:?}, field {:?})", w.code, w.emission, w.field);
+    }
+    for l in &transcript.accepted_losses {
+        let _ = writeln!(out, "    accepted loss [{}] emission {}: {}", l.rule, l.emission, l.why);
+    }
+    out
 }

@@ -23,7 +23,7 @@ use history::display::{
 };
 use history::Planted;
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -69,6 +69,8 @@ pub struct Emitted {
 pub struct Read {
     /// The turn whose request this answered; `None` for the settled reads at the end.
     pub turn: Option<u32>,
+    /// Position in the world's total order of store operations (appends and reads).
+    pub op: u64,
     pub replica: u8,
     pub at_us: u64,
     /// The history, or the error the replica answered with (the HTTP 500).
@@ -78,6 +80,9 @@ pub struct Read {
 /// What a played world leaves for the checkers.
 pub struct WorldRecord {
     pub emissions: Vec<Emitted>,
+    /// For every step that reached the store: the position (in the order of store operations) of
+    /// its first stored copy. The simulation's own record of which deliveries landed when.
+    pub first_stored: BTreeMap<u32, u64>,
     pub reads: Vec<Read>,
     pub trace: Trace,
     /// Set when the world did not finish (a hang, a host error).
@@ -93,11 +98,19 @@ struct Shared {
     emissions: RefCell<Vec<Emitted>>,
     reads: RefCell<Vec<Read>>,
     next_event: Cell<u64>,
+    next_op: Cell<u64>,
+    first_stored: RefCell<BTreeMap<u32, u64>>,
     turns_done: Cell<u32>,
     replicas_ready: Cell<u8>,
 }
 
 impl Shared {
+    fn next_op(&self) -> u64 {
+        let op = self.next_op.get();
+        self.next_op.set(op + 1);
+        op
+    }
+
     fn record(&self, event: std::fmt::Arguments<'_>) {
         self.trace.borrow_mut().record(now_us(), event);
     }
@@ -146,6 +159,8 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         emissions: RefCell::new(Vec::new()),
         reads: RefCell::new(Vec::new()),
         next_event: Cell::new(1),
+        next_op: Cell::new(0),
+        first_stored: RefCell::new(BTreeMap::new()),
         turns_done: Cell::new(0),
         replicas_ready: Cell::new(0),
     });
@@ -156,6 +171,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
             Err(e) => {
                 return WorldRecord {
                     emissions: Vec::new(),
+                    first_stored: BTreeMap::new(),
                     reads: Vec::new(),
                     trace: Trace::new(false),
                     failure: Some(format!("cannot open the SQLite store: {e}")),
@@ -199,6 +215,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         Err(_) => {
             return WorldRecord {
                 emissions: Vec::new(),
+                first_stored: BTreeMap::new(),
                 reads: Vec::new(),
                 trace: Trace::new(false),
                 failure: Some("the world still holds its state after the simulation ended".into()),
@@ -208,6 +225,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
     };
     WorldRecord {
         emissions: shared.emissions.into_inner(),
+        first_stored: shared.first_stored.into_inner(),
         reads: shared.reads.into_inner(),
         trace: shared.trace.into_inner(),
         failure,
@@ -343,8 +361,16 @@ async fn replica_host(
         while let Ok(Some(frame)) = read_frame(&mut bus).await {
             if let Frame::Deliver { step, copy, row } = frame {
                 let admitted = persister_node.borrow_mut().deliver(&row);
+                let op = persister_shared.next_op();
                 let outcome = match admitted {
-                    Ok(history::display::Admission::Stored) => "stored".to_string(),
+                    Ok(history::display::Admission::Stored) => {
+                        persister_shared
+                            .first_stored
+                            .borrow_mut()
+                            .entry(step)
+                            .or_insert(op);
+                        "stored".to_string()
+                    }
                     Ok(history::display::Admission::Quarantined { .. }) => "quarantined".into(),
                     Err(e) => format!("error {e}"),
                 };
@@ -375,6 +401,7 @@ async fn serve_request(
     let Some(Frame::Request { turn, dispatch }) = read_frame(&mut stream).await? else {
         return Ok(());
     };
+    let op = shared.next_op();
     let result = node
         .borrow()
         .reconstruct(&shared.scenario.thread_id, Some(&shared.primary))
@@ -394,6 +421,7 @@ async fn serve_request(
     ));
     shared.reads.borrow_mut().push(Read {
         turn: dispatch.then_some(turn),
+        op,
         replica: k,
         at_us: now_us(),
         result,
