@@ -25,10 +25,17 @@ pub struct ChatMessage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "WirePart", into = "WirePart")]
 pub enum ContentPart {
-    Text { text: String },
-    ImageUrl { url: String },
+    Text {
+        text: String,
+    },
+    ImageUrl {
+        url: String,
+    },
     /// `data` is standard padded base64; `format` is `"wav"` or `"mp3"` in a projection.
-    InputAudio { data: String, format: String },
+    InputAudio {
+        data: String,
+        format: String,
+    },
 }
 
 impl ChatMessage {
@@ -93,7 +100,9 @@ impl From<ContentPart> for WirePart {
     fn from(p: ContentPart) -> Self {
         match p {
             ContentPart::Text { text } => WirePart::Text { text },
-            ContentPart::ImageUrl { url } => WirePart::ImageUrl { image_url: WireImage { url } },
+            ContentPart::ImageUrl { url } => WirePart::ImageUrl {
+                image_url: WireImage { url },
+            },
             ContentPart::InputAudio { data, format } => WirePart::InputAudio {
                 input_audio: WireAudio { data, format },
             },
@@ -112,8 +121,13 @@ mod tests {
             role: Role::User,
             content: vec![
                 ContentPart::Text { text: "hi".into() },
-                ContentPart::ImageUrl { url: "https://x/y.png".into() },
-                ContentPart::InputAudio { data: "AAE=".into(), format: "wav".into() },
+                ContentPart::ImageUrl {
+                    url: "https://x/y.png".into(),
+                },
+                ContentPart::InputAudio {
+                    data: "AAE=".into(),
+                    format: "wav".into(),
+                },
             ],
         };
         let v = serde_json::to_value(&m).expect("serializes");
@@ -126,12 +140,18 @@ mod tests {
         );
         let back: ChatMessage = serde_json::from_value(v).expect("deserializes");
         assert_eq!(back, m);
-        assert_eq!(serde_json::to_value(Role::Assistant).ok(), Some(json!("assistant")));
+        assert_eq!(
+            serde_json::to_value(Role::Assistant).ok(),
+            Some(json!("assistant"))
+        );
     }
 
     #[test]
     fn text_concatenates_onto_a_trailing_text_part_only() {
-        let mut m = ChatMessage { role: Role::Assistant, content: vec![] };
+        let mut m = ChatMessage {
+            role: Role::Assistant,
+            content: vec![],
+        };
         m.push_part(ContentPart::Text { text: "a".into() });
         m.push_part(ContentPart::Text { text: "b".into() });
         m.push_part(ContentPart::ImageUrl { url: "u".into() });

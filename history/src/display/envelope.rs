@@ -60,7 +60,10 @@ pub(crate) enum AdmissionError {
     /// An indexed field is missing.
     Missing(&'static str),
     /// An indexed field is present with the wrong type.
-    WrongType { field: &'static str, expected: &'static str },
+    WrongType {
+        field: &'static str,
+        expected: &'static str,
+    },
 }
 
 impl fmt::Display for AdmissionError {
@@ -93,7 +96,10 @@ impl<'a> Envelope<'a> {
 
     /// Field `index` of [`IDENTITY_FIELDS`] as a string, `None` if missing or not a string.
     pub fn str_field(&self, index: usize) -> Option<Cow<'a, str>> {
-        assert!(index < IDENTITY_FIELDS.len(), "identity field index {index} out of range");
+        assert!(
+            index < IDENTITY_FIELDS.len(),
+            "identity field index {index} out of range"
+        );
         self.fields[index].and_then(json::as_str)
     }
 
@@ -112,7 +118,10 @@ impl<'a> Envelope<'a> {
         let string = |index: usize| -> Result<Cow<'a, str>, AdmissionError> {
             let field = IDENTITY_FIELDS[index];
             let raw = self.fields[index].ok_or(AdmissionError::Missing(field))?;
-            json::as_str(raw).ok_or(AdmissionError::WrongType { field, expected: "a string" })
+            json::as_str(raw).ok_or(AdmissionError::WrongType {
+                field,
+                expected: "a string",
+            })
         };
         let thread_id = string(THREAD_ID)?;
         let display_id = string(DISPLAY_ID)?;
@@ -123,7 +132,13 @@ impl<'a> Envelope<'a> {
             field: "event_parents",
             expected: "an array of strings",
         })?;
-        Ok(IndexKey { thread_id, display_id, event_type, agent_class, parents })
+        Ok(IndexKey {
+            thread_id,
+            display_id,
+            event_type,
+            agent_class,
+            parents,
+        })
     }
 }
 

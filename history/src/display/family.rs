@@ -102,13 +102,20 @@ mod tests {
     #[test]
     fn membership_is_exact_element_equality() {
         let p = Planted::none();
-        assert_eq!(Family::of_parents(&["CustomStopEvent", "StopEvent"], p), Some(Family::Stop));
+        assert_eq!(
+            Family::of_parents(&["CustomStopEvent", "StopEvent"], p),
+            Some(Family::Stop)
+        );
         assert_eq!(Family::of_parents(&["NoAnswerStopEvent"], p), None);
         assert_eq!(Family::of_parents(&["XChunkEventY", "BaseEvent"], p), None);
         assert_eq!(Family::of_parents(&["UserMessageEventLog"], p), None);
-        assert_eq!(Family::of_parents::<&str>(&[], p), None);
+        let empty: [&str; 0] = [];
+        assert_eq!(Family::of_parents(&empty, p), None);
         assert!(!Family::marks_visible(&["UserMessageEventLog"], p));
-        assert!(Family::marks_visible(&["X", "HumanInTheLoopResponseEvent"], p));
+        assert!(Family::marks_visible(
+            &["X", "HumanInTheLoopResponseEvent"],
+            p
+        ));
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub struct AgentIdentity {
 impl AgentIdentity {
     /// Builds an identity from its two parts.
     pub fn new(agent_class: impl Into<String>, agent_id: impl Into<String>) -> Self {
-        AgentIdentity { agent_class: agent_class.into(), agent_id: agent_id.into() }
+        AgentIdentity {
+            agent_class: agent_class.into(),
+            agent_id: agent_id.into(),
+        }
     }
 }

@@ -25,7 +25,10 @@ impl fmt::Display for ObjectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ObjectError::Syntax { line, column } => {
-                write!(f, "bytes are not valid JSON (error at line {line}, column {column})")
+                write!(
+                    f,
+                    "bytes are not valid JSON (error at line {line}, column {column})"
+                )
             }
             ObjectError::NotAnObject => f.write_str("the top-level JSON value is not an object"),
         }
@@ -60,7 +63,10 @@ fn classify(e: &serde_json::Error) -> ObjectError {
     if e.is_data() {
         ObjectError::NotAnObject
     } else {
-        ObjectError::Syntax { line: e.line(), column: e.column() }
+        ObjectError::Syntax {
+            line: e.line(),
+            column: e.column(),
+        }
     }
 }
 
@@ -124,7 +130,10 @@ impl<'de> serde::Deserialize<'de> for CowStr<'de> {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
                 Ok(CowStr(Cow::Borrowed(v)))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
@@ -140,7 +149,9 @@ pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     if !raw.get().starts_with('"') {
         return None;
     }
-    serde_json::from_str::<CowStr<'_>>(raw.get()).ok().map(|s| s.0)
+    serde_json::from_str::<CowStr<'_>>(raw.get())
+        .ok()
+        .map(|s| s.0)
 }
 
 /// The value as a list of strings, if it is an array whose every element is a string.
@@ -206,8 +217,11 @@ mod tests {
 
     #[test]
     fn picks_named_fields_and_last_duplicate_wins() {
-        let f = object_fields(br#"{"a":1,"b":{"x":[1,2]},"a":"two","c":null}"#, &["a", "b", "z"])
-            .expect("object");
+        let f = object_fields(
+            br#"{"a":1,"b":{"x":[1,2]},"a":"two","c":null}"#,
+            &["a", "b", "z"],
+        )
+        .expect("object");
         assert_eq!(f[0].map(|r| r.get()), Some(r#""two""#));
         assert_eq!(f[1].map(|r| r.get()), Some(r#"{"x":[1,2]}"#));
         assert!(f[2].is_none());
@@ -221,11 +235,26 @@ mod tests {
 
     #[test]
     fn errors_name_the_position_and_the_kind() {
-        assert_eq!(object_fields(b"[1]", &["a"]), Err(ObjectError::NotAnObject));
-        assert_eq!(object_fields(b"\"x\"", &["a"]), Err(ObjectError::NotAnObject));
-        assert!(matches!(object_fields(b"{\"a\":", &["a"]), Err(ObjectError::Syntax { .. })));
-        assert!(matches!(object_fields(b"{} x", &["a"]), Err(ObjectError::Syntax { .. })));
-        assert!(matches!(object_fields(b"\xff\xfe", &["a"]), Err(ObjectError::Syntax { .. })));
+        assert_eq!(
+            object_fields(b"[1]", &["a"]).err(),
+            Some(ObjectError::NotAnObject)
+        );
+        assert_eq!(
+            object_fields(b"\"x\"", &["a"]).err(),
+            Some(ObjectError::NotAnObject)
+        );
+        assert!(matches!(
+            object_fields(b"{\"a\":", &["a"]),
+            Err(ObjectError::Syntax { .. })
+        ));
+        assert!(matches!(
+            object_fields(b"{} x", &["a"]),
+            Err(ObjectError::Syntax { .. })
+        ));
+        assert!(matches!(
+            object_fields(b"\xff\xfe", &["a"]),
+            Err(ObjectError::Syntax { .. })
+        ));
         let text = ObjectError::Syntax { line: 1, column: 7 }.to_string();
         assert!(text.contains("line 1") && text.contains("column 7"));
     }
@@ -234,7 +263,10 @@ mod tests {
     fn integers_are_exactly_the_integers_of_serde_json_value() {
         assert_eq!(as_integer(&raw("12")), Some(12));
         assert_eq!(as_integer(&raw("-12")), Some(-12));
-        assert_eq!(as_integer(&raw("18446744073709551615")), Some(u64::MAX as i128));
+        assert_eq!(
+            as_integer(&raw("18446744073709551615")),
+            Some(u64::MAX as i128)
+        );
         assert_eq!(as_integer(&raw("18446744073709551616")), None);
         assert_eq!(as_integer(&raw("1.0")), None);
         assert_eq!(as_integer(&raw("1e3")), None);

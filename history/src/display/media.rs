@@ -4,8 +4,8 @@
 //! integers; those are accepted only when every element is an integer in `0..=255`. A bad block is
 //! dropped on its own: the rest of the message stays.
 
-use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use serde_json::value::RawValue;
 
 use super::chat::ContentPart;
@@ -27,14 +27,20 @@ pub(crate) fn convert_block(
     match block_type.as_ref() {
         "text" => {
             let text = text.and_then(json::as_str).ok_or("text")?;
-            Ok((!text.is_empty()).then(|| ContentPart::Text { text: text.into_owned() }))
+            Ok((!text.is_empty()).then(|| ContentPart::Text {
+                text: text.into_owned(),
+            }))
         }
         "image" => {
             let url = url.and_then(json::as_str).filter(|u| !u.is_empty());
             match url {
-                Some(url) => Ok(Some(ContentPart::ImageUrl { url: url.into_owned() })),
+                Some(url) => Ok(Some(ContentPart::ImageUrl {
+                    url: url.into_owned(),
+                })),
                 // planted P13: the legacy reader kept images without a url, as an empty url.
-                None if planted.is(BugId::P13) => Ok(Some(ContentPart::ImageUrl { url: String::new() })),
+                None if planted.is(BugId::P13) => {
+                    Ok(Some(ContentPart::ImageUrl { url: String::new() }))
+                }
                 None => Err("url"),
             }
         }
@@ -60,7 +66,10 @@ fn audio_bytes(data: &RawValue, planted: Planted) -> Option<Vec<u8>> {
         return STANDARD.decode(b64.as_bytes()).ok();
     }
     let items = json::as_array(data)?;
-    items.into_iter().map(|item| legacy_byte(item, planted)).collect()
+    items
+        .into_iter()
+        .map(|item| legacy_byte(item, planted))
+        .collect()
 }
 
 fn legacy_byte(item: &RawValue, planted: Planted) -> Option<u8> {
@@ -83,7 +92,10 @@ mod tests {
     }
 
     fn audio(data: &str, format: &str) -> Result<Option<ContentPart>, &'static str> {
-        Ok(Some(ContentPart::InputAudio { data: data.into(), format: format.into() }))
+        Ok(Some(ContentPart::InputAudio {
+            data: data.into(),
+            format: format.into(),
+        }))
     }
 
     #[test]
@@ -101,30 +113,62 @@ mod tests {
     fn images_need_a_non_empty_url_and_never_read_data() {
         assert_eq!(
             convert(r#"{"block_type":"image","url":"https://x","data":[1,true]}"#),
-            Ok(Some(ContentPart::ImageUrl { url: "https://x".into() }))
+            Ok(Some(ContentPart::ImageUrl {
+                url: "https://x".into()
+            }))
         );
-        assert_eq!(convert(r#"{"block_type":"image","data":[1,2]}"#), Err("url"));
+        assert_eq!(
+            convert(r#"{"block_type":"image","data":[1,2]}"#),
+            Err("url")
+        );
         assert_eq!(convert(r#"{"block_type":"image","url":""}"#), Err("url"));
         assert_eq!(convert(r#"{"block_type":"image","url":7}"#), Err("url"));
     }
 
     #[test]
     fn audio_formats_and_data_shapes() {
-        assert_eq!(convert(r#"{"block_type":"audio","format":"wav","data":"AAEC"}"#), audio("AAEC", "wav"));
-        assert_eq!(convert(r#"{"block_type":"audio","format":"mp3","data":[0,1,255]}"#), audio("AAH/", "mp3"));
-        assert_eq!(convert(r#"{"block_type":"audio","format":"mp3","data":[]}"#), audio("", "mp3"));
-        assert_eq!(convert(r#"{"block_type":"audio","format":"ogg","data":"AAEC"}"#), Err("format"));
-        assert_eq!(convert(r#"{"block_type":"audio","data":"AAEC"}"#), Err("format"));
-        for bad in ["[true]", "[1.0]", "[-1]", "[256]", "[\"1\"]", "\"AAE\"", "\"A A=\"", "\"QR==\"", "5", "null"] {
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"wav","data":"AAEC"}"#),
+            audio("AAEC", "wav")
+        );
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"mp3","data":[0,1,255]}"#),
+            audio("AAH/", "mp3")
+        );
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"mp3","data":[]}"#),
+            audio("", "mp3")
+        );
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"ogg","data":"AAEC"}"#),
+            Err("format")
+        );
+        assert_eq!(
+            convert(r#"{"block_type":"audio","data":"AAEC"}"#),
+            Err("format")
+        );
+        for bad in [
+            "[true]", "[1.0]", "[-1]", "[256]", "[\"1\"]", "\"AAE\"", "\"A A=\"", "\"QR==\"", "5",
+            "null",
+        ] {
             let block = format!(r#"{{"block_type":"audio","format":"wav","data":{bad}}}"#);
             assert_eq!(convert(&block), Err("data"), "{block}");
         }
-        assert_eq!(convert(r#"{"block_type":"audio","format":"wav"}"#), Err("data"));
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"wav"}"#),
+            Err("data")
+        );
     }
 
     #[test]
     fn unknown_or_missing_block_types() {
-        for bad in [r#"{"block_type":"video"}"#, r#"{"text":"x"}"#, r#"{"block_type":1}"#, "\"text\"", "[]"] {
+        for bad in [
+            r#"{"block_type":"video"}"#,
+            r#"{"text":"x"}"#,
+            r#"{"block_type":1}"#,
+            "\"text\"",
+            "[]",
+        ] {
             assert_eq!(convert(bad), Err("block_type"), "{bad}");
         }
     }

@@ -39,7 +39,10 @@ struct Indexed {
 impl MemoryDisplayStore {
     /// An empty store. `planted` switches the legacy substring membership (P7) of the queries.
     pub fn new(planted: Planted) -> Self {
-        MemoryDisplayStore { planted, inner: Mutex::new(Inner::default()) }
+        MemoryDisplayStore {
+            planted,
+            inner: Mutex::new(Inner::default()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -58,7 +61,9 @@ impl DisplayEventStore for MemoryDisplayStore {
             Err(reason) => {
                 let seq = inner.quarantine.len() as u64 + 1;
                 inner.quarantine.push(StoredRow { seq, bytes });
-                return Ok(Admission::Quarantined { reason: reason.to_string() });
+                return Ok(Admission::Quarantined {
+                    reason: reason.to_string(),
+                });
             }
         };
         let seq = inner.rows.len() as u64 + 1;
@@ -105,8 +110,10 @@ impl DisplayEventStore for MemoryDisplayStore {
 
     fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         let inner = self.lock();
-        let displays: BTreeSet<&str> =
-            inner.thread_rows(thread_id).map(|r| r.display_id.as_str()).collect();
+        let displays: BTreeSet<&str> = inner
+            .thread_rows(thread_id)
+            .map(|r| r.display_id.as_str())
+            .collect();
         Ok(displays.into_iter().map(str::to_owned).collect())
     }
 

@@ -26,7 +26,10 @@ pub struct Persister<S> {
 impl<S: DisplayEventStore> Persister<S> {
     /// A persister writing to `store`.
     pub fn new(store: S) -> Self {
-        Persister { store, stats: PersisterStats::default() }
+        Persister {
+            store,
+            stats: PersisterStats::default(),
+        }
     }
 
     /// Appends one delivery, duplicates included. A store error leaves the delivery counted as
@@ -56,8 +59,8 @@ impl<S: DisplayEventStore> Persister<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Planted;
     use crate::display::MemoryDisplayStore;
+    use crate::Planted;
 
     #[test]
     fn appends_every_delivery_and_counts_admissions() {
@@ -65,8 +68,18 @@ mod tests {
         let row = br#"{"thread_id":"t","display_id":"d","event_type":"DISPLAY_EVENT","agent_class":"A","event_parents":[]}"#;
         assert_eq!(p.deliver(row).ok(), Some(Admission::Stored));
         assert_eq!(p.deliver(row).ok(), Some(Admission::Stored));
-        assert!(matches!(p.deliver(b"garbage"), Ok(Admission::Quarantined { .. })));
-        assert_eq!(p.stats(), PersisterStats { delivered: 3, stored: 2, quarantined: 1 });
+        assert!(matches!(
+            p.deliver(b"garbage"),
+            Ok(Admission::Quarantined { .. })
+        ));
+        assert_eq!(
+            p.stats(),
+            PersisterStats {
+                delivered: 3,
+                stored: 2,
+                quarantined: 1
+            }
+        );
         assert_eq!(p.store().row_count().ok(), Some(2));
     }
 }

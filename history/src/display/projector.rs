@@ -89,7 +89,13 @@ pub fn project<R: AsRef<[u8]>>(
     ordered.sort_by(|a, b| {
         (a.created_at, a.event_id(), &a.identity).cmp(&(b.created_at, b.event_id(), &b.identity))
     });
-    let mut walk = Walk { primary, planted, messages: Vec::new(), streamed: BTreeMap::new(), warnings };
+    let mut walk = Walk {
+        primary,
+        planted,
+        messages: Vec::new(),
+        streamed: BTreeMap::new(),
+        warnings,
+    };
     for row in &ordered {
         walk.apply(row);
     }
@@ -107,20 +113,35 @@ fn identified<'a, R: AsRef<[u8]>>(
 ) -> Vec<Candidate<'a>> {
     let mut out = Vec::new();
     for row in rows {
-        let Ok(env) = Envelope::parse(row.as_ref()) else { continue };
-        let Some(parents) = env.parents() else { continue };
-        let Some(family) = Family::of_parents(&parents, planted) else { continue };
+        let Ok(env) = Envelope::parse(row.as_ref()) else {
+            continue;
+        };
+        let Some(parents) = env.parents() else {
+            continue;
+        };
+        let Some(family) = Family::of_parents(&parents, planted) else {
+            continue;
+        };
         let fields: [Option<Cow<'a, str>>; 8] =
             std::array::from_fn(|i| env.str_field(i).filter(|s| !s.is_empty()));
         if let Some(bad) = fields.iter().position(Option::is_none) {
             let event_id = fields[envelope::EVENT_ID].as_deref().map(str::to_owned);
             let display_id = fields[envelope::DISPLAY_ID].as_deref().map(str::to_owned);
-            let warning = Warning::new(WarningCode::BadIdentity, event_id, display_id, Some(IDENTITY_FIELDS[bad]));
+            let warning = Warning::new(
+                WarningCode::BadIdentity,
+                event_id,
+                display_id,
+                Some(IDENTITY_FIELDS[bad]),
+            );
             warnings.push(with_raw_data(warning, env.data(), planted));
             continue;
         }
         let identity = fields.map(|f| f.unwrap_or_default());
-        out.push(Candidate { family, identity, data: env.data() });
+        out.push(Candidate {
+            family,
+            identity,
+            data: env.data(),
+        });
     }
     out
 }
@@ -132,7 +153,10 @@ fn deduplicated(candidates: Vec<Candidate<'_>>, planted: Planted) -> Vec<Candida
         return candidates;
     }
     let mut seen = BTreeSet::new();
-    let keep: Vec<bool> = candidates.iter().map(|c| seen.insert(&c.identity)).collect();
+    let keep: Vec<bool> = candidates
+        .iter()
+        .map(|c| seen.insert(&c.identity))
+        .collect();
     drop(seen);
     candidates
         .into_iter()
@@ -161,12 +185,23 @@ fn with_created_at<'a>(
             None => {
                 let display_id = Some(c.identity[envelope::DISPLAY_ID].to_string());
                 let event_id = Some(c.identity[envelope::EVENT_ID].to_string());
-                let warning = Warning::new(WarningCode::BadCreatedAt, event_id, display_id, Some("created_at"));
+                let warning = Warning::new(
+                    WarningCode::BadCreatedAt,
+                    event_id,
+                    display_id,
+                    Some("created_at"),
+                );
                 warnings.push(with_raw_data(warning, c.data, planted));
                 continue;
             }
         };
-        out.push(Ordered { created_at, family: c.family, identity: c.identity, data: c.data, payload });
+        out.push(Ordered {
+            created_at,
+            family: c.family,
+            identity: c.identity,
+            data: c.data,
+            payload,
+        });
     }
     out
 }
@@ -184,7 +219,9 @@ fn lenient_created_at(raw: Option<&RawValue>) -> i128 {
 fn with_raw_data(mut warning: Warning, data: Option<&RawValue>, planted: Planted) -> Warning {
     if planted.is(BugId::P10) {
         // planted P10: the legacy log line included the offending event's data.
-        warning.text.push_str(&format!(" event_data={}", data.map_or("null", |d| d.get())));
+        warning
+            .text
+            .push_str(&format!(" event_data={}", data.map_or("null", |d| d.get())));
     }
     warning
 }
@@ -215,7 +252,12 @@ impl Walk<'_> {
     }
 
     fn warn(&mut self, row: &Ordered<'_>, code: WarningCode, field: &str) {
-        let w = Warning::new(code, Some(row.event_id().to_owned()), Some(row.display_id().to_owned()), Some(field));
+        let w = Warning::new(
+            code,
+            Some(row.event_id().to_owned()),
+            Some(row.display_id().to_owned()),
+            Some(field),
+        );
         self.warnings.push(with_raw_data(w, row.data, self.planted));
     }
 
@@ -227,7 +269,9 @@ impl Walk<'_> {
         let mut parts = Vec::new();
         if let Some(text) = json::as_str(content) {
             if !text.is_empty() {
-                parts.push(ContentPart::Text { text: text.into_owned() });
+                parts.push(ContentPart::Text {
+                    text: text.into_owned(),
+                });
             }
         } else {
             for block in json::as_array(content).ok_or(())? {
@@ -259,13 +303,20 @@ impl Walk<'_> {
     }
 
     fn chunk(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
-        let content = row.payload.and_then(json::as_str).filter(|c| !c.is_empty()).ok_or(())?;
+        let content = row
+            .payload
+            .and_then(json::as_str)
+            .filter(|c| !c.is_empty())
+            .ok_or(())?;
         if self.planted.is(BugId::P11) && self.primary.is_some_and(|p| !self.is_agent(row, p)) {
             // planted P11: the legacy filter kept only the selected agent's chunks.
             return Ok(());
         }
         self.emit_text(Role::Assistant, row.display_id(), &content);
-        self.streamed.entry(row.display_id().to_owned()).or_default().push_str(&content);
+        self.streamed
+            .entry(row.display_id().to_owned())
+            .or_default()
+            .push_str(&content);
         Ok(())
     }
 
@@ -293,11 +344,17 @@ impl Walk<'_> {
         let last = outputs.last().ok_or(())?;
         let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
         let answer = content.and_then(json::as_str).ok_or(())?;
-        let streamed = self.streamed.get(row.display_id()).map_or("", String::as_str);
+        let streamed = self
+            .streamed
+            .get(row.display_id())
+            .map_or("", String::as_str);
         if let Some(rest) = answer.strip_prefix(streamed) {
             let rest = rest.to_owned();
             self.emit_text(Role::Assistant, row.display_id(), &rest);
-            self.streamed.entry(row.display_id().to_owned()).or_default().push_str(&rest);
+            self.streamed
+                .entry(row.display_id().to_owned())
+                .or_default()
+                .push_str(&rest);
         }
         Ok(())
     }
@@ -308,7 +365,13 @@ impl Walk<'_> {
 
     fn emit_text(&mut self, role: Role, display: &str, text: &str) {
         if !text.is_empty() {
-            self.emit(role, display, vec![ContentPart::Text { text: text.to_owned() }]);
+            self.emit(
+                role,
+                display,
+                vec![ContentPart::Text {
+                    text: text.to_owned(),
+                }],
+            );
         }
     }
 
@@ -323,7 +386,10 @@ impl Walk<'_> {
             .last()
             .is_some_and(|(m, d)| m.role == role && d == display);
         if !continues {
-            let message = ChatMessage { role, content: Vec::new() };
+            let message = ChatMessage {
+                role,
+                content: Vec::new(),
+            };
             self.messages.push((message, display.to_owned()));
         }
         if let Some((message, _)) = self.messages.last_mut() {

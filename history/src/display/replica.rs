@@ -15,7 +15,7 @@ use super::json;
 use super::memory_store::MemoryDisplayStore;
 use super::persister::{Persister, PersisterStats};
 use super::projector::{Projection, ProjectorOptions};
-use super::service::{ReconstructError, reconstruct};
+use super::service::{reconstruct, ReconstructError};
 use super::store::{Admission, DisplayEventStore, StoreError};
 use crate::BugId;
 
@@ -41,7 +41,12 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
             .planted
             .is(BugId::P12)
             .then(|| MemoryDisplayStore::new(options.planted));
-        ReplicaNode { persister: Persister::new(shared_store), options, local, in_flight: BTreeMap::new() }
+        ReplicaNode {
+            persister: Persister::new(shared_store),
+            options,
+            local,
+            in_flight: BTreeMap::new(),
+        }
     }
 
     /// The persister: appends one delivery to the shared store.
@@ -57,7 +62,11 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
     }
 
     /// Handles a follow-up request: the thread's history as the client saw it.
-    pub fn reconstruct(&self, thread_id: &str, primary: Option<&AgentIdentity>) -> Result<Projection, ReconstructError> {
+    pub fn reconstruct(
+        &self,
+        thread_id: &str,
+        primary: Option<&AgentIdentity>,
+    ) -> Result<Projection, ReconstructError> {
         let store: &dyn DisplayEventStore = match &self.local {
             Some(local) => local,
             None => self.persister.store(),
@@ -69,7 +78,10 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
             for ((thread, display, _run), text) in &self.in_flight {
                 if thread == thread_id && visible.contains(display) && !text.is_empty() {
                     let part = ContentPart::Text { text: text.clone() };
-                    projection.messages.push(ChatMessage { role: Role::Assistant, content: vec![part] });
+                    projection.messages.push(ChatMessage {
+                        role: Role::Assistant,
+                        content: vec![part],
+                    });
                 }
             }
         }
@@ -83,14 +95,18 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
 
     /// Planted P14's bookkeeping: chunk text per run until the run's stop arrives.
     fn track_in_flight(&mut self, bytes: &[u8]) {
-        let Ok(env) = Envelope::parse(bytes) else { return };
+        let Ok(env) = Envelope::parse(bytes) else {
+            return;
+        };
         let Some(parents) = env.parents() else { return };
         let key = (
             env.str_field(envelope::THREAD_ID),
             env.str_field(envelope::DISPLAY_ID),
             env.str_field(envelope::RUN_ID),
         );
-        let (Some(thread), Some(display), Some(run)) = key else { return };
+        let (Some(thread), Some(display), Some(run)) = key else {
+            return;
+        };
         let key = (thread.into_owned(), display.into_owned(), run.into_owned());
         match Family::of_parents(&parents, self.options.planted) {
             Some(Family::Chunk) => {

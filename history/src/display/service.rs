@@ -8,7 +8,7 @@ use super::envelope::{self, Envelope};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
-use super::projector::{Projection, ProjectorOptions, project};
+use super::projector::{project, Projection, ProjectorOptions};
 use super::store::{DisplayEventStore, StoreError, StoredRow};
 use super::warning::Warning;
 use crate::BugId;
@@ -21,7 +21,11 @@ pub enum ReconstructError {
     Store(#[from] StoreError),
     /// Planted P1 only: a row failed the legacy union's validation (the legacy HTTP 500).
     #[error("event {event_id:?} of class {class:?} failed validation: field `{field}`")]
-    EventValidation { event_id: String, class: String, field: String },
+    EventValidation {
+        event_id: String,
+        class: String,
+        field: String,
+    },
 }
 
 /// Rebuilds the chat history of `thread_id` as seen by the client (contract, "The two-stage
@@ -42,7 +46,10 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
     };
     if displays.is_empty() {
         if !planted.is(BugId::P9) {
-            return Ok(Projection { messages: Vec::new(), warnings: vec![Warning::no_visible_display()] });
+            return Ok(Projection {
+                messages: Vec::new(),
+                warnings: vec![Warning::no_visible_display()],
+            });
         }
         // planted P9: the legacy reader fell back to every display of the thread, silently.
         displays = store.thread_displays(thread_id)?;
@@ -58,23 +65,36 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
 /// required that family's field, failing the whole request when it was absent or mistyped.
 fn legacy_union_validation(rows: &[StoredRow]) -> Result<(), ReconstructError> {
     for row in rows {
-        let Ok(env) = Envelope::parse(&row.bytes) else { continue };
-        let Some(parents) = env.parents() else { continue };
-        let (Some(class), Some(family)) = (parents.first(), Family::of_parents(&parents, Default::default())) else {
+        let Ok(env) = Envelope::parse(&row.bytes) else {
+            continue;
+        };
+        let Some(parents) = env.parents() else {
+            continue;
+        };
+        let (Some(class), Some(family)) = (
+            parents.first(),
+            Family::of_parents(&parents, Default::default()),
+        ) else {
             continue;
         };
         if Family::of_class(class, Default::default()).is_some() {
             continue;
         }
         let field = family.payload_field();
-        let value = env.data().and_then(|d| json::raw_object_fields(d, &[field])).and_then(|[v]| v);
+        let value = env
+            .data()
+            .and_then(|d| json::raw_object_fields(d, &[field]))
+            .and_then(|[v]| v);
         let valid = value.is_some_and(|v| match family {
             Family::UserMessage | Family::Stop => json::as_array(v).is_some(),
             Family::HitlResponse => json::as_str(v).is_some() || json::as_bool(v).is_some(),
             Family::HitlRequest | Family::Chunk => json::as_str(v).is_some(),
         });
         if !valid {
-            let event_id = env.str_field(envelope::EVENT_ID).unwrap_or_default().into_owned();
+            let event_id = env
+                .str_field(envelope::EVENT_ID)
+                .unwrap_or_default()
+                .into_owned();
             return Err(ReconstructError::EventValidation {
                 event_id,
                 class: class.to_string(),

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, ToSql, params};
+use rusqlite::{params, Connection, ToSql};
 
 use super::envelope::admit;
 use super::family::Family;
@@ -73,8 +73,12 @@ impl SqliteDisplayStore {
     }
 
     fn with_connection(conn: Connection, planted: Planted) -> Result<Self, StoreError> {
-        conn.execute_batch(SCHEMA).map_err(sqlite("creating the schema"))?;
-        Ok(SqliteDisplayStore { planted, conn: Mutex::new(conn) })
+        conn.execute_batch(SCHEMA)
+            .map_err(sqlite("creating the schema"))?;
+        Ok(SqliteDisplayStore {
+            planted,
+            conn: Mutex::new(conn),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -85,14 +89,20 @@ impl SqliteDisplayStore {
 
     /// The `EXPLAIN QUERY PLAN` detail lines of both stages for `thread_id`, as
     /// `("stage 1: visible displays", lines)` and `("stage 2: conversation rows", lines)`.
-    pub fn explain_query_plans(&self, thread_id: &str) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+    pub fn explain_query_plans(
+        &self,
+        thread_id: &str,
+    ) -> Result<Vec<(String, Vec<String>)>, StoreError> {
         let mut displays = self.visible_displays(thread_id)?;
         if displays.is_empty() {
             displays.push(String::new());
         }
         let conn = self.lock();
         let (sql1, params1) = self.stage1_query(thread_id);
-        let (sql2, params2) = self.stage2_query(thread_id, &displays[..displays.len().min(DISPLAYS_PER_QUERY)]);
+        let (sql2, params2) = self.stage2_query(
+            thread_id,
+            &displays[..displays.len().min(DISPLAYS_PER_QUERY)],
+        );
         let mut out = Vec::new();
         for (stage, sql, params) in [
             ("stage 1: visible displays", sql1, params1),
@@ -114,7 +124,8 @@ impl SqliteDisplayStore {
 
     /// Stage 1: markers are `UserAgent` rows belonging to a user-turn family.
     fn stage1_query(&self, thread_id: &str) -> (String, Vec<String>) {
-        let (membership, mut params) = self.membership(&[Family::UserMessage, Family::HitlResponse], 3);
+        let (membership, mut params) =
+            self.membership(&[Family::UserMessage, Family::HitlResponse], 3);
         let sql = format!(
             "SELECT DISTINCT display_id FROM row_parents \
              WHERE thread_id = ?1 AND event_type = ?2 AND {membership} AND agent_class = ?{} \
@@ -132,7 +143,9 @@ impl SqliteDisplayStore {
         assert!(!displays.is_empty() && displays.len() <= DISPLAYS_PER_QUERY);
         let (membership, mut params) = self.membership(&Family::ALL, 3);
         let first = params.len() + 3;
-        let slots: Vec<String> = (first..first + displays.len()).map(|i| format!("?{i}")).collect();
+        let slots: Vec<String> = (first..first + displays.len())
+            .map(|i| format!("?{i}"))
+            .collect();
         // `seq IN (subquery)` returns a row once even when several of its parents match.
         let sql = format!(
             "SELECT seq, bytes FROM rows WHERE seq IN (\
@@ -149,7 +162,10 @@ impl SqliteDisplayStore {
     /// The SQL condition "some parent is one of `families`", with its parameters numbered from
     /// `first`.
     fn membership(&self, families: &[Family], first: usize) -> (String, Vec<String>) {
-        let params: Vec<String> = families.iter().map(|f| f.class_name().to_string()).collect();
+        let params: Vec<String> = families
+            .iter()
+            .map(|f| f.class_name().to_string())
+            .collect();
         let slots = (first..first + params.len()).map(|i| format!("?{i}"));
         let sql = if self.planted.is(BugId::P7) {
             // planted P7: the legacy query matched class names by substring.
@@ -161,11 +177,19 @@ impl SqliteDisplayStore {
         (sql, params)
     }
 
-    fn stored_rows(conn: &Connection, sql: &str, params: &[String]) -> Result<Vec<StoredRow>, StoreError> {
-        let mut stmt = conn.prepare_cached(sql).map_err(sqlite("preparing a row query"))?;
+    fn stored_rows(
+        conn: &Connection,
+        sql: &str,
+        params: &[String],
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        let mut stmt = conn
+            .prepare_cached(sql)
+            .map_err(sqlite("preparing a row query"))?;
         let refs: Vec<&dyn ToSql> = params.iter().map(|p| p as &dyn ToSql).collect();
         let rows = stmt
-            .query_map(refs.as_slice(), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .query_map(refs.as_slice(), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
             .map_err(sqlite("running a row query"))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(sqlite("reading rows"))?;
@@ -175,13 +199,18 @@ impl SqliteDisplayStore {
                     .ok()
                     .filter(|s| *s >= 1)
                     .ok_or_else(|| StoreError::Corrupt(format!("row seq {seq} is not positive")))?;
-                Ok(StoredRow { seq, bytes: Arc::from(bytes) })
+                Ok(StoredRow {
+                    seq,
+                    bytes: Arc::from(bytes),
+                })
             })
             .collect()
     }
 
     fn strings(conn: &Connection, sql: &str, params: &[String]) -> Result<Vec<String>, StoreError> {
-        let mut stmt = conn.prepare_cached(sql).map_err(sqlite("preparing a display query"))?;
+        let mut stmt = conn
+            .prepare_cached(sql)
+            .map_err(sqlite("preparing a display query"))?;
         let refs: Vec<&dyn ToSql> = params.iter().map(|p| p as &dyn ToSql).collect();
         let displays = stmt
             .query_map(refs.as_slice(), |r| r.get::<_, String>(0))
@@ -199,15 +228,24 @@ impl DisplayEventStore for SqliteDisplayStore {
         let admission = match admit(row) {
             Err(reason) => {
                 let reason = reason.to_string();
-                tx.execute("INSERT INTO quarantine(reason, bytes) VALUES (?1, ?2)", params![reason, row])
-                    .map_err(sqlite("quarantining a row"))?;
+                tx.execute(
+                    "INSERT INTO quarantine(reason, bytes) VALUES (?1, ?2)",
+                    params![reason, row],
+                )
+                .map_err(sqlite("quarantining a row"))?;
                 Admission::Quarantined { reason }
             }
             Ok(key) => {
                 tx.execute(
                     "INSERT INTO rows(thread_id, display_id, agent_class, event_type, bytes) \
                      VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![key.thread_id, key.display_id, key.agent_class, key.event_type, row],
+                    params![
+                        key.thread_id,
+                        key.display_id,
+                        key.agent_class,
+                        key.event_type,
+                        row
+                    ],
                 )
                 .map_err(sqlite("inserting a row"))?;
                 let seq = tx.last_insert_rowid();
@@ -218,8 +256,15 @@ impl DisplayEventStore for SqliteDisplayStore {
                     )
                     .map_err(sqlite("preparing the parent insert"))?;
                 for parent in &key.parents {
-                    stmt.execute(params![seq, key.thread_id, key.event_type, parent, key.agent_class, key.display_id])
-                        .map_err(sqlite("inserting a row parent"))?;
+                    stmt.execute(params![
+                        seq,
+                        key.thread_id,
+                        key.event_type,
+                        parent,
+                        key.agent_class,
+                        key.display_id
+                    ])
+                    .map_err(sqlite("inserting a row parent"))?;
                 }
                 drop(stmt);
                 Admission::Stored
@@ -234,7 +279,11 @@ impl DisplayEventStore for SqliteDisplayStore {
         Self::strings(&self.lock(), &sql, &params)
     }
 
-    fn rows_on_displays(&self, thread_id: &str, display_ids: &[String]) -> Result<Vec<StoredRow>, StoreError> {
+    fn rows_on_displays(
+        &self,
+        thread_id: &str,
+        display_ids: &[String],
+    ) -> Result<Vec<StoredRow>, StoreError> {
         let conn = self.lock();
         let mut out = Vec::new();
         for batch in display_ids.chunks(DISPLAYS_PER_QUERY) {
@@ -251,7 +300,11 @@ impl DisplayEventStore for SqliteDisplayStore {
         // Legacy paths only: the scan over `rows` is accepted there (no index for it, by design).
         let sql = "SELECT DISTINCT display_id FROM rows WHERE thread_id = ?1 AND event_type = ?2 \
                    ORDER BY display_id";
-        Self::strings(&self.lock(), sql, &[thread_id.to_string(), DISPLAY_EVENT.to_string()])
+        Self::strings(
+            &self.lock(),
+            sql,
+            &[thread_id.to_string(), DISPLAY_EVENT.to_string()],
+        )
     }
 
     fn row_count(&self) -> Result<u64, StoreError> {
@@ -263,6 +316,10 @@ impl DisplayEventStore for SqliteDisplayStore {
     }
 
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        Self::stored_rows(&self.lock(), "SELECT seq, bytes FROM quarantine ORDER BY seq", &[])
+        Self::stored_rows(
+            &self.lock(),
+            "SELECT seq, bytes FROM quarantine ORDER BY seq",
+            &[],
+        )
     }
 }

@@ -81,7 +81,13 @@ impl Warning {
             WarningCode::BadMedia => " is missing or malformed; block dropped",
             WarningCode::NoVisibleDisplay => ": no visible display; history is empty",
         });
-        Warning { code, event_id, display_id, field: field.map(str::to_owned), text }
+        Warning {
+            code,
+            event_id,
+            display_id,
+            field: field.map(str::to_owned),
+            text,
+        }
     }
 
     /// The single warning of a thread without a visible display.
@@ -106,7 +112,10 @@ mod tests {
         for part in ["\"e1\"", "\"d1\"", "`content`"] {
             assert!(w.text.contains(part), "{} lacks {part}", w.text);
         }
-        assert_eq!(Warning::no_visible_display().code.as_str(), "no_visible_display");
+        assert_eq!(
+            Warning::no_visible_display().code.as_str(),
+            "no_visible_display"
+        );
         assert_eq!(
             serde_json::to_value(WarningCode::BadCreatedAt).ok(),
             Some(serde_json::json!("bad_created_at"))

@@ -5,9 +5,9 @@
 //! [`SECRET`], so tests can tell where output came from and that warnings hold no payload.
 
 use proptest::prelude::*;
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 
-use crate::support::{Ev, lead, sub, user_agent};
+use crate::support::{lead, sub, user_agent, Ev};
 
 pub const SECRET: &str = "SECRET";
 pub const DISPLAYS: usize = 4;
@@ -92,7 +92,16 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 
 pub fn spec() -> impl Strategy<Value = Spec> {
     let words = proptest::collection::vec(proptest::sample::select(&["a", "b", "ab"][..]), 1..4);
-    (kind(), 0..3usize, prop_oneof![4 => Just(0usize), 1 => Just(1usize)], 0..DISPLAYS, 0..2usize, 0..8i64, words, mutation())
+    (
+        kind(),
+        0..3usize,
+        prop_oneof![4 => Just(0usize), 1 => Just(1usize)],
+        0..DISPLAYS,
+        0..2usize,
+        0..8i64,
+        words,
+        mutation(),
+    )
         .prop_map(|(kind, agent, thread, display, run, t, words, mutation)| {
             // User turns and answers come from the UserAgent unless the dice say otherwise.
             let agent = match kind {
@@ -100,7 +109,16 @@ pub fn spec() -> impl Strategy<Value = Spec> {
                 Kind::User | Kind::Answer(_) => 1,
                 _ => agent,
             };
-            Spec { kind, agent, thread, display, run, t, words, mutation }
+            Spec {
+                kind,
+                agent,
+                thread,
+                display,
+                run,
+                t,
+                words,
+                mutation,
+            }
         })
 }
 
@@ -132,15 +150,27 @@ impl Spec {
     }
 
     pub fn text(&self) -> String {
-        self.words.iter().map(|w| format!("<{}>{SECRET}{w}", self.display_id())).collect()
+        self.words
+            .iter()
+            .map(|w| format!("<{}>{SECRET}{w}", self.display_id()))
+            .collect()
     }
 
     /// Whether this row marks its display visible (contract, stage 1).
     pub fn is_marker(&self) -> bool {
-        let indexable = !matches!(self.mutation, Mutation::Unindexable | Mutation::ParentsNotStrings | Mutation::Garbage(_) | Mutation::ControlEvent);
+        let indexable = !matches!(
+            self.mutation,
+            Mutation::Unindexable
+                | Mutation::ParentsNotStrings
+                | Mutation::Garbage(_)
+                | Mutation::ControlEvent
+        );
         let marker_kind = match self.kind {
             Kind::User | Kind::Answer(_) => true,
-            Kind::Custom(chain) => chain.contains(&"UserMessageEvent") || chain.contains(&"HumanInTheLoopResponseEvent"),
+            Kind::Custom(chain) => {
+                chain.contains(&"UserMessageEvent")
+                    || chain.contains(&"HumanInTheLoopResponseEvent")
+            }
             _ => false,
         };
         indexable && marker_kind && self.agent == 0 && self.thread == 0
@@ -148,7 +178,12 @@ impl Spec {
 
     pub fn row(&self, index: usize) -> Vec<u8> {
         let event_id = format!("e{index:03}");
-        let (display, run, t, text) = (self.display_id(), format!("r{}", self.run), self.t, self.text());
+        let (display, run, t, text) = (
+            self.display_id(),
+            format!("r{}", self.run),
+            self.t,
+            self.text(),
+        );
         let agent = self.agent();
         let mut ev = match &self.kind {
             Kind::User => Ev::user(&display, &event_id, t, &text),
@@ -156,10 +191,20 @@ impl Spec {
             Kind::Question => Ev::question(&agent, &display, &event_id, t, &text),
             Kind::Chunk => Ev::chunk(&agent, &display, &run, &event_id, t, &text),
             Kind::Stop => Ev::stop(&agent, &display, &run, &event_id, t, &text),
-            Kind::Custom(chain) => Ev::custom(&agent, &display, &event_id, t, chain, json!({
-                "content": text, "output_messages": [{"content": text}], "blob": [1, {"x": SECRET}]})),
+            Kind::Custom(chain) => Ev::custom(
+                &agent,
+                &display,
+                &event_id,
+                t,
+                chain,
+                json!({
+                "content": text, "output_messages": [{"content": text}], "blob": [1, {"x": SECRET}]}),
+            ),
         };
-        ev = ev.set("agent_class", json!(agent.agent_class)).set("agent_id", json!(agent.agent_id)).set("run_id", json!(run));
+        ev = ev
+            .set("agent_class", json!(agent.agent_class))
+            .set("agent_id", json!(agent.agent_id))
+            .set("run_id", json!(run));
         if self.thread == 1 {
             ev = ev.set("thread_id", json!("T-other"));
         }

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
+use history::display::{project, reconstruct, DisplayEventStore, MemoryDisplayStore, Projection};
 use history::Planted;
-use history::display::{DisplayEventStore, MemoryDisplayStore, Projection, project, reconstruct};
 use proptest::prelude::*;
 
-use crate::gen::{self, SECRET, Spec};
+use crate::gen::{self, Spec, SECRET};
 use crate::support::*;
 
 fn sorted_warnings(p: &Projection) -> Vec<history::display::Warning> {
@@ -17,7 +17,11 @@ fn sorted_warnings(p: &Projection) -> Vec<history::display::Warning> {
 }
 
 /// Shuffling the input changes nothing (ids are unique, so no copy competes).
-pub fn permutation_invariant(specs: &[Spec], order: &[usize], planted: Planted) -> Result<(), TestCaseError> {
+pub fn permutation_invariant(
+    specs: &[Spec],
+    order: &[usize],
+    planted: Planted,
+) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let shuffled: Vec<&Vec<u8>> = order.iter().map(|&i| &rows[i]).collect();
     let primary = lead();
@@ -29,7 +33,11 @@ pub fn permutation_invariant(specs: &[Spec], order: &[usize], planted: Planted) 
 }
 
 /// Any number of copies of any row, in any order, changes nothing.
-pub fn duplication_invariant(specs: &[Spec], order: &[usize], planted: Planted) -> Result<(), TestCaseError> {
+pub fn duplication_invariant(
+    specs: &[Spec],
+    order: &[usize],
+    planted: Planted,
+) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let delivered = gen::delivered(specs, order);
     let primary = lead();
@@ -42,20 +50,40 @@ pub fn duplication_invariant(specs: &[Spec], order: &[usize], planted: Planted) 
 
 /// Reconstruction shows text of visible displays only, and the visible displays are exactly the
 /// ones holding a marker.
-pub fn nothing_from_hidden_displays(specs: &[Spec], order: &[usize], planted: Planted) -> Result<(), TestCaseError> {
+pub fn nothing_from_hidden_displays(
+    specs: &[Spec],
+    order: &[usize],
+    planted: Planted,
+) -> Result<(), TestCaseError> {
     let store = MemoryDisplayStore::new(planted);
     for row in gen::delivered(specs, order) {
-        store.append(&row).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        store
+            .append(&row)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
-    let visible: BTreeSet<String> = specs.iter().filter(|s| s.is_marker()).map(Spec::display_id).collect();
-    let stage1: BTreeSet<String> = store.visible_displays(THREAD).map_err(|e| TestCaseError::fail(e.to_string()))?.into_iter().collect();
+    let visible: BTreeSet<String> = specs
+        .iter()
+        .filter(|s| s.is_marker())
+        .map(Spec::display_id)
+        .collect();
+    let stage1: BTreeSet<String> = store
+        .visible_displays(THREAD)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?
+        .into_iter()
+        .collect();
     prop_assert_eq!(&stage1, &visible);
-    let p = reconstruct(&store, THREAD, Some(&lead()), &opts(planted)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let p = reconstruct(&store, THREAD, Some(&lead()), &opts(planted))
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for m in &p.messages {
         let text = m.text();
         for k in 0..gen::DISPLAYS {
             let d = format!("d{k}");
-            prop_assert!(visible.contains(&d) || !text.contains(&format!("<{d}>")), "text {:?} of hidden display {}", text, d);
+            prop_assert!(
+                visible.contains(&d) || !text.contains(&format!("<{d}>")),
+                "text {:?} of hidden display {}",
+                text,
+                d
+            );
         }
     }
     if visible.is_empty() {

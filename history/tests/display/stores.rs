@@ -1,9 +1,9 @@
 //! The two stores run through the same bodies and must answer identically.
 
-use history::Planted;
 use history::display::{
-    Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore, StoredRow, reconstruct,
+    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore, StoredRow,
 };
+use history::Planted;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -11,7 +11,9 @@ use crate::gen;
 use crate::support::*;
 
 fn append_all(store: &dyn DisplayEventStore, rows: &[Vec<u8>]) -> Vec<Admission> {
-    rows.iter().map(|r| store.append(r).expect("append")).collect()
+    rows.iter()
+        .map(|r| store.append(r).expect("append"))
+        .collect()
 }
 
 #[test]
@@ -20,69 +22,167 @@ fn unindexable_rows_are_quarantined_not_dropped() {
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (b"not json".to_vec(), "not valid JSON"),
         (b"[1]".to_vec(), "not an object"),
-        (good.clone().set("thread_id", json!(1)).bytes(), "`thread_id`"),
+        (
+            good.clone().set("thread_id", json!(1)).bytes(),
+            "`thread_id`",
+        ),
         (good.clone().without("display_id").bytes(), "`display_id`"),
-        (good.clone().set("event_type", json!(null)).bytes(), "`event_type`"),
-        (good.clone().set("agent_class", json!(["UserAgent"])).bytes(), "`agent_class`"),
-        (good.clone().set("event_parents", json!("UserMessageEvent")).bytes(), "`event_parents`"),
-        (good.clone().set("event_parents", json!(["UserMessageEvent", null])).bytes(), "`event_parents`"),
+        (
+            good.clone().set("event_type", json!(null)).bytes(),
+            "`event_type`",
+        ),
+        (
+            good.clone()
+                .set("agent_class", json!(["UserAgent"]))
+                .bytes(),
+            "`agent_class`",
+        ),
+        (
+            good.clone()
+                .set("event_parents", json!("UserMessageEvent"))
+                .bytes(),
+            "`event_parents`",
+        ),
+        (
+            good.clone()
+                .set("event_parents", json!(["UserMessageEvent", null]))
+                .bytes(),
+            "`event_parents`",
+        ),
     ];
     for (name, store) in both_stores(Planted::none()) {
         for (bytes, want) in &cases {
             match store.append(bytes).expect("append") {
-                Admission::Quarantined { reason } => assert!(reason.contains(want), "{name}: {reason:?} lacks {want:?}"),
+                Admission::Quarantined { reason } => {
+                    assert!(reason.contains(want), "{name}: {reason:?} lacks {want:?}")
+                }
                 Admission::Stored => panic!("{name}: stored an unindexable row ({want})"),
             }
         }
         // Other malformed fields are stored as given: the projector deals with them.
-        let odd = good.clone().set("agent_id", json!(5)).data("created_at", json!("x"));
-        assert_eq!(store.append(&odd.bytes()).expect("append"), Admission::Stored, "{name}");
+        let odd = good
+            .clone()
+            .set("agent_id", json!(5))
+            .data("created_at", json!("x"));
+        assert_eq!(
+            store.append(&odd.bytes()).expect("append"),
+            Admission::Stored,
+            "{name}"
+        );
         assert_eq!(store.row_count().expect("count"), 1, "{name}");
         let q = store.quarantined().expect("quarantine");
-        assert_eq!(q.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=cases.len() as u64).collect::<Vec<_>>(), "{name}");
+        assert_eq!(
+            q.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            (1..=cases.len() as u64).collect::<Vec<_>>(),
+            "{name}"
+        );
         assert_eq!(&*q[0].bytes, b"not json", "{name}");
-        assert!(store.visible_displays(THREAD).expect("stage 1").contains(&"d".to_string()), "{name}");
+        assert!(
+            store
+                .visible_displays(THREAD)
+                .expect("stage 1")
+                .contains(&"d".to_string()),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn the_two_stages_follow_the_contract() {
     let rows = [
-        Ev::user("d1", "e0", 0, "visible"),                                                   // 1
-        Ev::chunk(&lead(), "d1", "r", "e1", 1, "x"),                                          // 2
-        Ev::chunk(&lead(), "d2", "r", "e2", 2, "hidden"),                                     // 3
-        Ev::user("d3", "e3", 3, "x").set("agent_class", json!("LeadAgent")),                 // 4 not a marker
-        Ev::answer("d4", "e4", 4, json!(1)),                                                  // 5 marker whatever its payload
-        Ev::custom(&user_agent(), "d5", "e5", 5, &["UserMessageEventLog"], json!({})),        // 6 decoy
-        Ev::user("d6", "e6", 6, "x").set("event_type", json!("CONTROL_EVENT")),              // 7 control
-        Ev::user("d7", "e7", 7, "x").set("thread_id", json!("other")),                       // 8 other thread
-        Ev::custom(&lead(), "d1", "e8", 8, &["NoAnswerStopEvent"], json!({})),               // 9 not a family
-        Ev::custom(&lead(), "d1", "e9", 9, &["ChunkEvent", "StopEvent"], json!({})),          // 10 two families: once
+        Ev::user("d1", "e0", 0, "visible"),               // 1
+        Ev::chunk(&lead(), "d1", "r", "e1", 1, "x"),      // 2
+        Ev::chunk(&lead(), "d2", "r", "e2", 2, "hidden"), // 3
+        Ev::user("d3", "e3", 3, "x").set("agent_class", json!("LeadAgent")), // 4 not a marker
+        Ev::answer("d4", "e4", 4, json!(1)),              // 5 marker whatever its payload
+        Ev::custom(
+            &user_agent(),
+            "d5",
+            "e5",
+            5,
+            &["UserMessageEventLog"],
+            json!({}),
+        ), // 6 decoy
+        Ev::user("d6", "e6", 6, "x").set("event_type", json!("CONTROL_EVENT")), // 7 control
+        Ev::user("d7", "e7", 7, "x").set("thread_id", json!("other")), // 8 other thread
+        Ev::custom(&lead(), "d1", "e8", 8, &["NoAnswerStopEvent"], json!({})), // 9 not a family
+        Ev::custom(
+            &lead(),
+            "d1",
+            "e9",
+            9,
+            &["ChunkEvent", "StopEvent"],
+            json!({}),
+        ), // 10 two families: once
         Ev::chunk(&lead(), "d1", "r", "e10", 10, "c").set("event_type", json!("CONTROL_EVENT")), // 11 control
-        Ev::custom(&user_agent(), "d8", "e11", 11, &["ChunkEvent", "UserMessageEvent"], json!({})), // 12 member: marker
+        Ev::custom(
+            &user_agent(),
+            "d8",
+            "e11",
+            11,
+            &["ChunkEvent", "UserMessageEvent"],
+            json!({}),
+        ), // 12 member: marker
     ];
     for (name, store) in both_stores(Planted::none()) {
         append_all(&*store, &bytes(&rows));
-        assert_eq!(store.visible_displays(THREAD).expect("stage 1"), ["d1", "d4", "d8"], "{name}");
+        assert_eq!(
+            store.visible_displays(THREAD).expect("stage 1"),
+            ["d1", "d4", "d8"],
+            "{name}"
+        );
         let displays: Vec<String> = ["d1", "d2", "d4"].map(String::from).to_vec();
-        let seqs: Vec<u64> = store.rows_on_displays(THREAD, &displays).expect("stage 2").iter().map(|r| r.seq).collect();
+        let seqs: Vec<u64> = store
+            .rows_on_displays(THREAD, &displays)
+            .expect("stage 2")
+            .iter()
+            .map(|r| r.seq)
+            .collect();
         assert_eq!(seqs, [1, 2, 3, 5, 10], "{name}");
-        assert_eq!(store.thread_displays(THREAD).expect("legacy"), ["d1", "d2", "d3", "d4", "d5", "d8"], "{name}");
-        assert!(store.visible_displays("nobody").expect("stage 1").is_empty(), "{name}");
-        assert!(store.rows_on_displays(THREAD, &[]).expect("stage 2").is_empty(), "{name}");
-        assert_eq!(store.row_count().expect("count"), rows.len() as u64, "{name}");
+        assert_eq!(
+            store.thread_displays(THREAD).expect("legacy"),
+            ["d1", "d2", "d3", "d4", "d5", "d8"],
+            "{name}"
+        );
+        assert!(
+            store
+                .visible_displays("nobody")
+                .expect("stage 1")
+                .is_empty(),
+            "{name}"
+        );
+        assert!(
+            store
+                .rows_on_displays(THREAD, &[])
+                .expect("stage 2")
+                .is_empty(),
+            "{name}"
+        );
+        assert_eq!(
+            store.row_count().expect("count"),
+            rows.len() as u64,
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn a_thread_without_a_marker_fails_closed() {
-    let rows = [Ev::chunk(&lead(), "d", "r", "e1", 1, "orphan"), Ev::user("d", "e0", 0, "x").set("agent_class", json!("LeadAgent"))];
+    let rows = [
+        Ev::chunk(&lead(), "d", "r", "e1", 1, "orphan"),
+        Ev::user("d", "e0", 0, "x").set("agent_class", json!("LeadAgent")),
+    ];
     for (name, store) in both_stores(Planted::none()) {
         append_all(&*store, &bytes(&rows));
-        let p = reconstruct(&*store, THREAD, Some(&lead()), &opts(Planted::none())).expect("reconstructs");
+        let p = reconstruct(&*store, THREAD, Some(&lead()), &opts(Planted::none()))
+            .expect("reconstructs");
         assert!(p.messages.is_empty(), "{name}");
         assert_eq!(p.warnings.len(), 1, "{name}");
-        assert_eq!(p.warnings[0].code, history::display::WarningCode::NoVisibleDisplay, "{name}");
+        assert_eq!(
+            p.warnings[0].code,
+            history::display::WarningCode::NoVisibleDisplay,
+            "{name}"
+        );
     }
 }
 
@@ -92,12 +192,20 @@ fn an_unknown_nested_event_cannot_break_reconstruction() {
     // field the legacy union required.
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom(&sub(), "d", "e1", 1, &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"], json!({"result": {"hits": 3}})),
+        Ev::custom(
+            &sub(),
+            "d",
+            "e1",
+            1,
+            &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
+            json!({"result": {"hits": 3}}),
+        ),
         Ev::chunk(&lead(), "d", "r", "e2", 2, "Found 3."),
     ];
     for (name, store) in both_stores(Planted::none()) {
         append_all(&*store, &bytes(&rows));
-        let p = reconstruct(&*store, THREAD, Some(&lead()), &opts(Planted::none())).expect("never a 500");
+        let p = reconstruct(&*store, THREAD, Some(&lead()), &opts(Planted::none()))
+            .expect("never a 500");
         assert_eq!(texts(&p), [u("find it"), a("Found 3.")], "{name}");
     }
 }
@@ -106,18 +214,27 @@ fn an_unknown_nested_event_cannot_break_reconstruction() {
 fn sqlite_store_persists_across_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("display.sqlite");
-    let rows = [Ev::user("d", "e0", 0, "hi"), Ev::chunk(&lead(), "d", "r", "e1", 1, "yo")];
+    let rows = [
+        Ev::user("d", "e0", 0, "hi"),
+        Ev::chunk(&lead(), "d", "r", "e1", 1, "yo"),
+    ];
     {
         let store = SqliteDisplayStore::open(&path, Planted::none()).expect("open");
         append_all(&store, &bytes(&rows));
-        assert!(matches!(store.append(b"{").expect("append"), Admission::Quarantined { .. }));
+        assert!(matches!(
+            store.append(b"{").expect("append"),
+            Admission::Quarantined { .. }
+        ));
     }
     let store = SqliteDisplayStore::open(&path, Planted::none()).expect("reopen");
     assert_eq!(store.row_count().expect("count"), 2);
     assert_eq!(store.quarantined().expect("quarantine").len(), 1);
     let p = reconstruct(&store, THREAD, None, &opts(Planted::none())).expect("reconstructs");
     assert_eq!(texts(&p), [u("hi"), a("yo")]);
-    assert_eq!(store.append(&rows[0].bytes()).expect("append"), Admission::Stored);
+    assert_eq!(
+        store.append(&rows[0].bytes()).expect("append"),
+        Admission::Stored
+    );
     assert_eq!(store.row_count().expect("count"), 3);
 }
 
@@ -132,33 +249,55 @@ fn stage_two_handles_more_displays_than_one_query_binds() {
         let displays = store.visible_displays(THREAD).expect("stage 1");
         assert_eq!(displays.len(), 1200, "{name}");
         let got = store.rows_on_displays(THREAD, &displays).expect("stage 2");
-        assert_eq!(got.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=1200).collect::<Vec<u64>>(), "{name}");
+        assert_eq!(
+            got.iter().map(|r| r.seq).collect::<Vec<_>>(),
+            (1..=1200).collect::<Vec<u64>>(),
+            "{name}"
+        );
     }
 }
 
 /// Appends the same deliveries to both stores and compares every answer.
 pub fn compare_stores(rows: &[Vec<u8>], planted: Planted) -> Result<(), TestCaseError> {
     let memory = MemoryDisplayStore::new(planted);
-    let sqlite = SqliteDisplayStore::open_in_memory(planted).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let sqlite = SqliteDisplayStore::open_in_memory(planted)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
     for row in rows {
-        let m = memory.append(row).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let s = sqlite.append(row).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let m = memory
+            .append(row)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let s = sqlite
+            .append(row)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(m, s);
     }
     for thread in [THREAD, "T-other", "absent"] {
-        let vm = memory.visible_displays(thread).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let vs = sqlite.visible_displays(thread).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let vm = memory
+            .visible_displays(thread)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let vs = sqlite
+            .visible_displays(thread)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&vm, &vs);
         let all: Vec<String> = (0..gen::DISPLAYS).map(|k| format!("d{k}")).collect();
         for displays in [&vm, &all] {
-            let rm: Vec<StoredRow> = memory.rows_on_displays(thread, displays).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let rs: Vec<StoredRow> = sqlite.rows_on_displays(thread, displays).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let rm: Vec<StoredRow> = memory
+                .rows_on_displays(thread, displays)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let rs: Vec<StoredRow> = sqlite
+                .rows_on_displays(thread, displays)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(rm, rs);
         }
-        prop_assert_eq!(memory.thread_displays(thread).ok(), sqlite.thread_displays(thread).ok());
+        prop_assert_eq!(
+            memory.thread_displays(thread).ok(),
+            sqlite.thread_displays(thread).ok()
+        );
         for primary in [None, Some(lead())] {
-            let pm = reconstruct(&memory, thread, primary.as_ref(), &opts(planted)).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let ps = reconstruct(&sqlite, thread, primary.as_ref(), &opts(planted)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let pm = reconstruct(&memory, thread, primary.as_ref(), &opts(planted))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let ps = reconstruct(&sqlite, thread, primary.as_ref(), &opts(planted))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(pm, ps);
         }
     }

@@ -1,11 +1,11 @@
 //! Row builders and the shared checks of the display tests.
 
-use history::Planted;
 use history::display::{
-    AgentIdentity, ChatMessage, ContentPart, DisplayEventStore, MemoryDisplayStore, Projection,
-    ProjectorOptions, Role, SqliteDisplayStore, Warning, WarningCode, project,
+    project, AgentIdentity, ChatMessage, ContentPart, DisplayEventStore, MemoryDisplayStore,
+    Projection, ProjectorOptions, Role, SqliteDisplayStore, Warning, WarningCode,
 };
-use serde_json::{Value, json};
+use history::Planted;
+use serde_json::{json, Value};
 
 pub const THREAD: &str = "T";
 
@@ -24,7 +24,14 @@ pub fn sub() -> AgentIdentity {
 pub struct Ev(pub Value);
 
 impl Ev {
-    pub fn new(agent: &AgentIdentity, display: &str, run: &str, event_id: &str, parents: &[&str], data: Value) -> Ev {
+    pub fn new(
+        agent: &AgentIdentity,
+        display: &str,
+        run: &str,
+        event_id: &str,
+        parents: &[&str],
+        data: Value,
+    ) -> Ev {
         Ev(json!({
             "agent_class": agent.agent_class,
             "agent_id": agent.agent_id,
@@ -42,39 +49,101 @@ impl Ev {
     /// A user turn from the `UserAgent` (a visibility marker).
     pub fn user(display: &str, event_id: &str, t: i64, text: &str) -> Ev {
         let data = json!({"created_at": t, "messages": [{"role": "user", "content": text}]});
-        Ev::new(&user_agent(), display, "r-user", event_id, &["UserMessageEvent", "BaseEvent"], data)
+        Ev::new(
+            &user_agent(),
+            display,
+            "r-user",
+            event_id,
+            &["UserMessageEvent", "BaseEvent"],
+            data,
+        )
     }
 
     /// A user turn whose last message carries `blocks`.
     pub fn user_blocks(display: &str, event_id: &str, t: i64, blocks: Value) -> Ev {
         let data = json!({"created_at": t, "messages": [{"role": "user", "content": "older"}, {"role": "user", "content": blocks}]});
-        Ev::new(&user_agent(), display, "r-user", event_id, &["UserMessageEvent"], data)
+        Ev::new(
+            &user_agent(),
+            display,
+            "r-user",
+            event_id,
+            &["UserMessageEvent"],
+            data,
+        )
     }
 
-    pub fn chunk(agent: &AgentIdentity, display: &str, run: &str, event_id: &str, t: i64, text: &str) -> Ev {
+    pub fn chunk(
+        agent: &AgentIdentity,
+        display: &str,
+        run: &str,
+        event_id: &str,
+        t: i64,
+        text: &str,
+    ) -> Ev {
         let data = json!({"created_at": t, "content": text});
-        Ev::new(agent, display, run, event_id, &["ChunkEvent", "BaseEvent"], data)
+        Ev::new(
+            agent,
+            display,
+            run,
+            event_id,
+            &["ChunkEvent", "BaseEvent"],
+            data,
+        )
     }
 
-    pub fn stop(agent: &AgentIdentity, display: &str, run: &str, event_id: &str, t: i64, answer: &str) -> Ev {
+    pub fn stop(
+        agent: &AgentIdentity,
+        display: &str,
+        run: &str,
+        event_id: &str,
+        t: i64,
+        answer: &str,
+    ) -> Ev {
         let data = json!({"created_at": t, "output_messages": [
             {"role": "assistant", "content": "earlier"}, {"role": "assistant", "content": answer}]});
         Ev::new(agent, display, run, event_id, &["StopEvent"], data)
     }
 
-    pub fn question(agent: &AgentIdentity, display: &str, event_id: &str, t: i64, question: &str) -> Ev {
+    pub fn question(
+        agent: &AgentIdentity,
+        display: &str,
+        event_id: &str,
+        t: i64,
+        question: &str,
+    ) -> Ev {
         let data = json!({"created_at": t, "question": question});
-        Ev::new(agent, display, "r-q", event_id, &["HumanInTheLoopRequestEvent"], data)
+        Ev::new(
+            agent,
+            display,
+            "r-q",
+            event_id,
+            &["HumanInTheLoopRequestEvent"],
+            data,
+        )
     }
 
     /// A HITL answer from the `UserAgent` (a visibility marker).
     pub fn answer(display: &str, event_id: &str, t: i64, response: Value) -> Ev {
         let data = json!({"created_at": t, "response": response});
-        Ev::new(&user_agent(), display, "r-user", event_id, &["HumanInTheLoopResponseEvent"], data)
+        Ev::new(
+            &user_agent(),
+            display,
+            "r-user",
+            event_id,
+            &["HumanInTheLoopResponseEvent"],
+            data,
+        )
     }
 
     /// A custom event of a class the reader does not know.
-    pub fn custom(agent: &AgentIdentity, display: &str, event_id: &str, t: i64, parents: &[&str], data: Value) -> Ev {
+    pub fn custom(
+        agent: &AgentIdentity,
+        display: &str,
+        event_id: &str,
+        t: i64,
+        parents: &[&str],
+        data: Value,
+    ) -> Ev {
         let mut data = data;
         if let Some(o) = data.as_object_mut() {
             o.insert("created_at".into(), json!(t));
@@ -137,12 +206,23 @@ pub fn a(s: &str) -> (Role, String) {
 
 /// The data-driven check of this area: rows and primary in, expected texts and warnings out.
 #[track_caller]
-pub fn check(rows: &[Ev], primary: Option<&AgentIdentity>, want: &[(Role, String)], want_warnings: &[(WarningCode, &str)]) {
+pub fn check(
+    rows: &[Ev],
+    primary: Option<&AgentIdentity>,
+    want: &[(Role, String)],
+    want_warnings: &[(WarningCode, &str)],
+) {
     let p = run(rows, primary);
     assert_eq!(texts(&p), want, "messages of {p:#?}");
-    let got: Vec<(WarningCode, String)> =
-        p.warnings.iter().map(|w| (w.code, w.field.clone().unwrap_or_default())).collect();
-    let want_w: Vec<(WarningCode, String)> = want_warnings.iter().map(|(c, f)| (*c, f.to_string())).collect();
+    let got: Vec<(WarningCode, String)> = p
+        .warnings
+        .iter()
+        .map(|w| (w.code, w.field.clone().unwrap_or_default()))
+        .collect();
+    let want_w: Vec<(WarningCode, String)> = want_warnings
+        .iter()
+        .map(|(c, f)| (*c, f.to_string()))
+        .collect();
     assert_eq!(got, want_w, "warnings of {p:#?}");
     for m in &p.messages {
         assert_no_empty_text(m);
@@ -170,6 +250,9 @@ pub fn warning_set(p: &Projection) -> Vec<Warning> {
 pub fn both_stores(planted: Planted) -> Vec<(&'static str, Box<dyn DisplayEventStore>)> {
     vec![
         ("memory", Box::new(MemoryDisplayStore::new(planted))),
-        ("sqlite", Box::new(SqliteDisplayStore::open_in_memory(planted).expect("sqlite opens in memory"))),
+        (
+            "sqlite",
+            Box::new(SqliteDisplayStore::open_in_memory(planted).expect("sqlite opens in memory")),
+        ),
     ]
 }
