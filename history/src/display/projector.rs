@@ -400,3 +400,46 @@ impl Walk<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_string()).expect("test JSON is valid")
+    }
+
+    #[test]
+    fn the_legacy_coercion_turns_anything_into_a_number() {
+        assert_eq!(lenient_created_at(Some(&raw("\"42\""))), 42);
+        assert_eq!(lenient_created_at(Some(&raw("\"soon\""))), 0);
+        assert_eq!(lenient_created_at(Some(&raw("true"))), 1);
+        assert_eq!(lenient_created_at(Some(&raw("1.5"))), 0);
+        assert_eq!(lenient_created_at(None), 0);
+    }
+
+    #[test]
+    fn warnings_keep_their_metadata_text_without_p10() {
+        let w = Warning::new(
+            WarningCode::BadPayload,
+            Some("e".into()),
+            None,
+            Some("content"),
+        );
+        let data = raw(r#"{"content":"private"}"#);
+        let same = with_raw_data(w.clone(), Some(&data), Planted::none());
+        assert_eq!(same, w);
+    }
+
+    #[test]
+    fn rows_of_no_family_and_garbage_produce_nothing() {
+        let rows: [&[u8]; 4] = [
+            b"",
+            b"{\"event_parents\":[\"Custom\"],\"event_data\":\"x\"}",
+            b"{\"event_parents\":\"ChunkEvent\"}",
+            b"[\"ChunkEvent\"]",
+        ];
+        let p = project(&rows, None, &ProjectorOptions::default());
+        assert!(p.messages.is_empty() && p.warnings.is_empty());
+    }
+}
