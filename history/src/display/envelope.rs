@@ -1,0 +1,180 @@
+//! The envelope of a persisted row: its top-level fields, read without touching `event_data`.
+//!
+//! Every reader (store admission, the projector, the legacy paths) goes through this one parse so
+//! that a row means the same thing everywhere. `event_data` stays a borrowed [`RawValue`]: rows of
+//! unknown classes are never parsed beyond this point (catalog P1).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde_json::value::RawValue;
+
+use super::json::{self, ObjectError};
+
+/// The 8 identity fields, in the contract's order (dedup key and sort tie-breakers).
+pub const IDENTITY_FIELDS: [&str; 8] = [
+    "agent_class",
+    "agent_id",
+    "thread_id",
+    "display_id",
+    "run_id",
+    "event_type",
+    "event_name",
+    "event_id",
+];
+
+/// All fields the envelope reads: the identity, then `event_parents` and `event_data`.
+const FIELDS: [&str; 10] = [
+    "agent_class",
+    "agent_id",
+    "thread_id",
+    "display_id",
+    "run_id",
+    "event_type",
+    "event_name",
+    "event_id",
+    "event_parents",
+    "event_data",
+];
+const PARENTS: usize = 8;
+const DATA: usize = 9;
+pub(crate) const AGENT_CLASS: usize = 0;
+pub(crate) const AGENT_ID: usize = 1;
+pub(crate) const THREAD_ID: usize = 2;
+pub(crate) const DISPLAY_ID: usize = 3;
+pub(crate) const RUN_ID: usize = 4;
+pub(crate) const EVENT_TYPE: usize = 5;
+pub(crate) const EVENT_ID: usize = 7;
+
+/// The top-level fields of one row, borrowed from its bytes.
+pub(crate) struct Envelope<'a> {
+    fields: json::Fields<'a, 10>,
+}
+
+/// Why a row cannot be indexed by a store (contract, "Store admission"). Names the field, never
+/// its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AdmissionError {
+    /// The bytes are not a JSON object.
+    Object(ObjectError),
+    /// An indexed field is missing.
+    Missing(&'static str),
+    /// An indexed field is present with the wrong type.
+    WrongType {
+        field: &'static str,
+        expected: &'static str,
+    },
+}
+
+impl fmt::Display for AdmissionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdmissionError::Object(e) => e.fmt(f),
+            AdmissionError::Missing(field) => write!(f, "field `{field}` is missing"),
+            AdmissionError::WrongType { field, expected } => {
+                write!(f, "field `{field}` is not {expected}")
+            }
+        }
+    }
+}
+
+/// What a store indexes a row by. Only exists for rows that pass admission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IndexKey<'a> {
+    pub thread_id: Cow<'a, str>,
+    pub display_id: Cow<'a, str>,
+    pub event_type: Cow<'a, str>,
+    pub agent_class: Cow<'a, str>,
+    pub parents: Vec<Cow<'a, str>>,
+}
+
+impl<'a> Envelope<'a> {
+    /// Reads the envelope of `bytes`; an error if they are not one JSON object.
+    pub fn parse(bytes: &'a [u8]) -> Result<Envelope<'a>, ObjectError> {
+        json::object_fields(bytes, &FIELDS).map(|fields| Envelope { fields })
+    }
+
+    /// Field `index` of [`IDENTITY_FIELDS`] as a string, `None` if missing or not a string.
+    pub fn str_field(&self, index: usize) -> Option<Cow<'a, str>> {
+        assert!(
+            index < IDENTITY_FIELDS.len(),
+            "identity field index {index} out of range"
+        );
+        self.fields[index].and_then(json::as_str)
+    }
+
+    /// `event_parents` when it is an array of strings.
+    pub fn parents(&self) -> Option<Vec<Cow<'a, str>>> {
+        self.fields[PARENTS].and_then(json::as_str_array)
+    }
+
+    /// `event_data`, unparsed.
+    pub fn data(&self) -> Option<&'a RawValue> {
+        self.fields[DATA]
+    }
+
+    /// The store's index key, or why the row must be quarantined.
+    pub fn index_key(&self) -> Result<IndexKey<'a>, AdmissionError> {
+        let string = |index: usize| -> Result<Cow<'a, str>, AdmissionError> {
+            let field = IDENTITY_FIELDS[index];
+            let raw = self.fields[index].ok_or(AdmissionError::Missing(field))?;
+            json::as_str(raw).ok_or(AdmissionError::WrongType {
+                field,
+                expected: "a string",
+            })
+        };
+        let thread_id = string(THREAD_ID)?;
+        let display_id = string(DISPLAY_ID)?;
+        let event_type = string(EVENT_TYPE)?;
+        let agent_class = string(AGENT_CLASS)?;
+        let raw = self.fields[PARENTS].ok_or(AdmissionError::Missing("event_parents"))?;
+        let parents = json::as_str_array(raw).ok_or(AdmissionError::WrongType {
+            field: "event_parents",
+            expected: "an array of strings",
+        })?;
+        Ok(IndexKey {
+            thread_id,
+            display_id,
+            event_type,
+            agent_class,
+            parents,
+        })
+    }
+}
+
+/// Reads the index key of a row about to be stored.
+pub(crate) fn admit(bytes: &[u8]) -> Result<IndexKey<'_>, AdmissionError> {
+    Envelope::parse(bytes)
+        .map_err(AdmissionError::Object)?
+        .index_key()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admission_needs_the_indexed_fields_only() {
+        let ok = br#"{"thread_id":"t","display_id":"d","event_type":"DISPLAY_EVENT",
+            "agent_class":"UserAgent","event_parents":["UserMessageEvent"],"event_id":7}"#;
+        let key = admit(ok).expect("admitted");
+        assert_eq!(key.thread_id, "t");
+        assert_eq!(key.parents, vec!["UserMessageEvent"]);
+    }
+
+    #[test]
+    fn admission_errors_name_the_field() {
+        let cases: [(&[u8], &str); 6] = [
+            (b"nope", "not valid JSON"),
+            (b"[1,2]", "not an object"),
+            (br#"{"display_id":"d","event_type":"E","agent_class":"A","event_parents":[]}"#, "`thread_id` is missing"),
+            (br#"{"thread_id":1,"display_id":"d","event_type":"E","agent_class":"A","event_parents":[]}"#, "`thread_id` is not a string"),
+            (br#"{"thread_id":"t","display_id":"d","event_type":"E","agent_class":"A","event_parents":["x",2]}"#, "`event_parents` is not an array of strings"),
+            (br#"{"thread_id":"t","display_id":"d","event_type":"E","agent_class":"A"}"#, "`event_parents` is missing"),
+        ];
+        for (bytes, want) in cases {
+            let got = admit(bytes).expect_err("quarantined").to_string();
+            assert!(got.contains(want), "{got:?} should contain {want:?}");
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The in-memory display-event store: a vector of rows with a per-thread index.
+//!
+//! The reference backend for tests and the simulation; it answers exactly as the SQLite store.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::envelope::admit;
+use super::family::Family;
+use super::store::{Admission, DisplayEventStore, StoreError, StoredRow};
+use super::{DISPLAY_EVENT, USER_AGENT_CLASS};
+use crate::Planted;
+
+/// The in-memory store. Methods take `&self` (a mutex inside) so it can be shared like SQLite.
+#[derive(Debug)]
+pub struct MemoryDisplayStore {
+    planted: Planted,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    rows: Vec<Indexed>,
+    /// thread_id -> positions in `rows`, ascending.
+    by_thread: BTreeMap<String, Vec<usize>>,
+    quarantine: Vec<StoredRow>,
+}
+
+/// A stored row with the fields the thread query reads.
+#[derive(Debug)]
+struct Indexed {
+    row: StoredRow,
+    display_id: String,
+    event_is_display: bool,
+    from_user_agent: bool,
+    parents: Vec<String>,
+}
+
+impl MemoryDisplayStore {
+    /// An empty store. `planted` switches the legacy substring membership (P7) of the queries.
+    pub fn new(planted: Planted) -> Self {
+        MemoryDisplayStore {
+            planted,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic elsewhere while holding the lock leaves the vectors consistent (every mutation
+        // is a single push), so a poisoned lock is still safe to use.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl DisplayEventStore for MemoryDisplayStore {
+    fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
+        let mut inner = self.lock();
+        let bytes: Arc<[u8]> = Arc::from(row);
+        let key = match admit(row) {
+            Ok(key) => key,
+            Err(reason) => {
+                let seq = inner.quarantine.len() as u64 + 1;
+                inner.quarantine.push(StoredRow { seq, bytes });
+                return Ok(Admission::Quarantined {
+                    reason: reason.to_string(),
+                });
+            }
+        };
+        let seq = inner.rows.len() as u64 + 1;
+        let position = inner.rows.len();
+        inner
+            .by_thread
+            .entry(key.thread_id.into_owned())
+            .or_default()
+            .push(position);
+        inner.rows.push(Indexed {
+            row: StoredRow { seq, bytes },
+            display_id: key.display_id.into_owned(),
+            event_is_display: key.event_type == DISPLAY_EVENT,
+            from_user_agent: key.agent_class == USER_AGENT_CLASS,
+            parents: key.parents.into_iter().map(|p| p.into_owned()).collect(),
+        });
+        Ok(Admission::Stored)
+    }
+
+    fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        let inner = self.lock();
+        let displays: BTreeSet<&str> = inner
+            .thread_rows(thread_id)
+            .filter(|r| r.from_user_agent && Family::marks_visible(&r.parents, self.planted))
+            .map(|r| r.display_id.as_str())
+            .collect();
+        Ok(displays.into_iter().map(str::to_owned).collect())
+    }
+
+    fn rows_on_displays(
+        &self,
+        thread_id: &str,
+        display_ids: &[String],
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        let inner = self.lock();
+        let wanted: BTreeSet<&str> = display_ids.iter().map(String::as_str).collect();
+        Ok(inner
+            .thread_rows(thread_id)
+            .filter(|r| wanted.contains(r.display_id.as_str()))
+            .filter(|r| Family::of_parents(&r.parents, self.planted).is_some())
+            .map(|r| r.row.clone())
+            .collect())
+    }
+
+    fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        let inner = self.lock();
+        let displays: BTreeSet<&str> = inner
+            .thread_rows(thread_id)
+            .map(|r| r.display_id.as_str())
+            .collect();
+        Ok(displays.into_iter().map(str::to_owned).collect())
+    }
+
+    fn row_count(&self) -> Result<u64, StoreError> {
+        Ok(self.lock().rows.len() as u64)
+    }
+
+    fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
+        Ok(self.lock().quarantine.clone())
+    }
+}
+
+impl Inner {
+    /// The thread's `DISPLAY_EVENT` rows in insertion order.
+    fn thread_rows<'s>(&'s self, thread_id: &str) -> impl Iterator<Item = &'s Indexed> + 's {
+        self.by_thread
+            .get(thread_id)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.rows[i])
+            .filter(|r| r.event_is_display)
+    }
+}

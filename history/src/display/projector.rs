@@ -1,0 +1,445 @@
+//! The pure projector: persisted rows and the request's primary agent in, chat history out.
+//!
+//! No I/O, no `Result`, no panics: a malformed relevant row is skipped with a metadata-only
+//! warning, an irrelevant row is never parsed beyond its envelope (contract, "Projection").
+//!
+//! Steps: (1) keep rows of the five families, check their 8-field identity, drop later copies of
+//! an identity [P4]; (2) read `created_at` as a JSON integer [P8] and sort by
+//! `(created_at, event_id, identity)`; (3) walk the rows, keeping per display the text streamed
+//! since the last user turn, which a primary stop can complete [P5, P6]; (4) merge consecutive
+//! contributions of one role on one display.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::chat::{ChatMessage, ContentPart, Role};
+use super::envelope::{self, Envelope, IDENTITY_FIELDS};
+use super::family::Family;
+use super::identity::AgentIdentity;
+use super::json;
+use super::media;
+use super::warning::{Warning, WarningCode};
+use crate::{BugId, Planted};
+
+/// How to project.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProjectorOptions {
+    /// Planted legacy behaviours (none in production).
+    pub planted: Planted,
+}
+
+/// The reconstructed history and what was skipped on the way.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Projection {
+    pub messages: Vec<ChatMessage>,
+    /// Identity and `created_at` warnings in input order, then payload and media warnings in
+    /// projection order.
+    pub warnings: Vec<Warning>,
+}
+
+/// The 8 identity fields of a row, each a non-empty string.
+type Identity<'a> = [Cow<'a, str>; 8];
+
+/// A row of a family that passed the identity check.
+struct Candidate<'a> {
+    family: Family,
+    identity: Identity<'a>,
+    data: Option<&'a RawValue>,
+}
+
+/// A row ready for the walk: ordered, with its payload field picked out.
+struct Ordered<'a> {
+    created_at: i128,
+    family: Family,
+    identity: Identity<'a>,
+    /// The whole `event_data`, only for planted bug P10's warning text.
+    data: Option<&'a RawValue>,
+    payload: Option<&'a RawValue>,
+}
+
+impl Ordered<'_> {
+    fn agent_class(&self) -> &str {
+        &self.identity[envelope::AGENT_CLASS]
+    }
+    fn agent_id(&self) -> &str {
+        &self.identity[envelope::AGENT_ID]
+    }
+    fn display_id(&self) -> &str {
+        &self.identity[envelope::DISPLAY_ID]
+    }
+    fn event_id(&self) -> &str {
+        &self.identity[envelope::EVENT_ID]
+    }
+}
+
+/// Projects `rows` (raw persisted bytes, any order, duplicates allowed) into a chat history.
+pub fn project<R: AsRef<[u8]>>(
+    rows: &[R],
+    primary: Option<&AgentIdentity>,
+    options: &ProjectorOptions,
+) -> Projection {
+    let planted = options.planted;
+    let mut warnings = Vec::new();
+    let candidates = identified(rows, planted, &mut warnings);
+    let candidates = deduplicated(candidates, planted);
+    let mut ordered = with_created_at(candidates, planted, &mut warnings);
+    ordered.sort_by(|a, b| {
+        (a.created_at, a.event_id(), &a.identity).cmp(&(b.created_at, b.event_id(), &b.identity))
+    });
+    let mut walk = Walk {
+        primary,
+        planted,
+        messages: Vec::new(),
+        streamed: BTreeMap::new(),
+        warnings,
+    };
+    for row in &ordered {
+        walk.apply(row);
+    }
+    Projection {
+        messages: walk.messages.into_iter().map(|(m, _)| m).collect(),
+        warnings: walk.warnings,
+    }
+}
+
+/// Step 1a: rows of a family whose identity is complete; a warning for every other family row.
+fn identified<'a, R: AsRef<[u8]>>(
+    rows: &'a [R],
+    planted: Planted,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Candidate<'a>> {
+    let mut out = Vec::new();
+    for row in rows {
+        let Ok(env) = Envelope::parse(row.as_ref()) else {
+            continue;
+        };
+        let Some(parents) = env.parents() else {
+            continue;
+        };
+        let Some(family) = Family::of_parents(&parents, planted) else {
+            continue;
+        };
+        let fields: [Option<Cow<'a, str>>; 8] =
+            std::array::from_fn(|i| env.str_field(i).filter(|s| !s.is_empty()));
+        if let Some(bad) = fields.iter().position(Option::is_none) {
+            let event_id = fields[envelope::EVENT_ID].as_deref().map(str::to_owned);
+            let display_id = fields[envelope::DISPLAY_ID].as_deref().map(str::to_owned);
+            let warning = Warning::new(
+                WarningCode::BadIdentity,
+                event_id,
+                display_id,
+                Some(IDENTITY_FIELDS[bad]),
+            );
+            warnings.push(with_raw_data(warning, env.data(), planted));
+            continue;
+        }
+        let identity = fields.map(|f| f.unwrap_or_default());
+        out.push(Candidate {
+            family,
+            identity,
+            data: env.data(),
+        });
+    }
+    out
+}
+
+/// Step 1b: the first row of each identity, in input order.
+fn deduplicated(candidates: Vec<Candidate<'_>>, planted: Planted) -> Vec<Candidate<'_>> {
+    if planted.is(BugId::P4) {
+        // planted P4: the legacy reader trusted the store to hold each event once.
+        return candidates;
+    }
+    let mut seen = BTreeSet::new();
+    let keep: Vec<bool> = candidates
+        .iter()
+        .map(|c| seen.insert(&c.identity))
+        .collect();
+    drop(seen);
+    candidates
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
+}
+
+/// Step 2: `created_at` as a JSON integer, else the row is skipped with a warning.
+fn with_created_at<'a>(
+    candidates: Vec<Candidate<'a>>,
+    planted: Planted,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Ordered<'a>> {
+    let mut out = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let names = ["created_at", c.family.payload_field()];
+        let [raw_created_at, payload] = c
+            .data
+            .and_then(|d| json::raw_object_fields(d, &names))
+            .unwrap_or([None, None]);
+        let created_at = match raw_created_at.and_then(json::as_integer) {
+            Some(n) => n,
+            // planted P8: the legacy sort coerced whatever it found to a number.
+            None if planted.is(BugId::P8) => lenient_created_at(raw_created_at),
+            None => {
+                let display_id = Some(c.identity[envelope::DISPLAY_ID].to_string());
+                let event_id = Some(c.identity[envelope::EVENT_ID].to_string());
+                let warning = Warning::new(
+                    WarningCode::BadCreatedAt,
+                    event_id,
+                    display_id,
+                    Some("created_at"),
+                );
+                warnings.push(with_raw_data(warning, c.data, planted));
+                continue;
+            }
+        };
+        out.push(Ordered {
+            created_at,
+            family: c.family,
+            identity: c.identity,
+            data: c.data,
+            payload,
+        });
+    }
+    out
+}
+
+/// The legacy coercion of planted bug P8: numeric strings parsed, bools 0/1, anything else 0.
+fn lenient_created_at(raw: Option<&RawValue>) -> i128 {
+    let Some(raw) = raw else { return 0 };
+    json::as_str(raw)
+        .and_then(|s| s.trim().parse::<i128>().ok())
+        .or_else(|| json::as_bool(raw).map(i128::from))
+        .unwrap_or(0)
+}
+
+/// Planted bug P10 appends the raw payload to a warning; otherwise the warning is unchanged.
+fn with_raw_data(mut warning: Warning, data: Option<&RawValue>, planted: Planted) -> Warning {
+    if planted.is(BugId::P10) {
+        // planted P10: the legacy log line included the offending event's data.
+        warning
+            .text
+            .push_str(&format!(" event_data={}", data.map_or("null", |d| d.get())));
+    }
+    warning
+}
+
+/// Step 3 and 4: the walk over ordered rows and the merging of contributions.
+struct Walk<'p> {
+    primary: Option<&'p AgentIdentity>,
+    planted: Planted,
+    /// Each message with the display it came from (messages of two displays never merge).
+    messages: Vec<(ChatMessage, String)>,
+    /// Per display: chunk and recovered stop text since the last user turn on it.
+    streamed: BTreeMap<String, String>,
+    warnings: Vec<Warning>,
+}
+
+impl Walk<'_> {
+    fn apply(&mut self, row: &Ordered<'_>) {
+        let result = match row.family {
+            Family::UserMessage => self.user_message(row),
+            Family::HitlResponse => self.hitl_response(row),
+            Family::Chunk => self.chunk(row),
+            Family::HitlRequest => self.hitl_request(row),
+            Family::Stop => self.stop(row),
+        };
+        if result.is_err() {
+            self.warn(row, WarningCode::BadPayload, row.family.payload_field());
+        }
+    }
+
+    fn warn(&mut self, row: &Ordered<'_>, code: WarningCode, field: &str) {
+        let w = Warning::new(
+            code,
+            Some(row.event_id().to_owned()),
+            Some(row.display_id().to_owned()),
+            Some(field),
+        );
+        self.warnings.push(with_raw_data(w, row.data, self.planted));
+    }
+
+    fn user_message(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        let messages = row.payload.and_then(json::as_array).ok_or(())?;
+        let last = messages.last().ok_or(())?;
+        let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
+        let content = content.ok_or(())?;
+        let mut parts = Vec::new();
+        if let Some(text) = json::as_str(content) {
+            if !text.is_empty() {
+                parts.push(ContentPart::Text {
+                    text: text.into_owned(),
+                });
+            }
+        } else {
+            for block in json::as_array(content).ok_or(())? {
+                match media::convert_block(block, self.planted) {
+                    Ok(part) => parts.extend(part),
+                    Err(field) => self.warn(row, WarningCode::BadMedia, field),
+                }
+            }
+        }
+        self.emit(Role::User, row.display_id(), parts);
+        self.streamed.remove(row.display_id());
+        Ok(())
+    }
+
+    fn hitl_response(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        let payload = row.payload.ok_or(())?;
+        let text = match (json::as_str(payload), json::as_bool(payload)) {
+            (Some(s), _) => s.into_owned(),
+            (None, Some(b)) => b.to_string(),
+            (None, None) => return Err(()),
+        };
+        self.emit_text(Role::User, row.display_id(), &text);
+        if self.planted.is(BugId::P3) {
+            // planted P3: the legacy union also rendered every answer as assistant text.
+            self.emit_text(Role::Assistant, row.display_id(), &text);
+        }
+        self.streamed.remove(row.display_id());
+        Ok(())
+    }
+
+    fn chunk(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        let content = row
+            .payload
+            .and_then(json::as_str)
+            .filter(|c| !c.is_empty())
+            .ok_or(())?;
+        if self.planted.is(BugId::P11) && self.primary.is_some_and(|p| !self.is_agent(row, p)) {
+            // planted P11: the legacy filter kept only the selected agent's chunks.
+            return Ok(());
+        }
+        self.emit_text(Role::Assistant, row.display_id(), &content);
+        self.streamed
+            .entry(row.display_id().to_owned())
+            .or_default()
+            .push_str(&content);
+        Ok(())
+    }
+
+    fn hitl_request(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        let question = row.payload.and_then(json::as_str).ok_or(())?;
+        self.emit_text(Role::Assistant, row.display_id(), &question);
+        if self.planted.is(BugId::P3) {
+            // planted P3: the legacy union also rendered every question as user text.
+            self.emit_text(Role::User, row.display_id(), &question);
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        if self.planted.is(BugId::P5) {
+            // planted P5: the legacy history ignored stop events altogether.
+            return Ok(());
+        }
+        let from_primary = self.primary.is_some_and(|p| self.is_agent(row, p));
+        // planted P6: the legacy path took a stop from any agent.
+        if !from_primary && !self.planted.is(BugId::P6) {
+            return Ok(());
+        }
+        let outputs = row.payload.and_then(json::as_array).ok_or(())?;
+        let last = outputs.last().ok_or(())?;
+        let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
+        let answer = content.and_then(json::as_str).ok_or(())?;
+        let streamed = self
+            .streamed
+            .get(row.display_id())
+            .map_or("", String::as_str);
+        if let Some(rest) = answer.strip_prefix(streamed) {
+            let rest = rest.to_owned();
+            self.emit_text(Role::Assistant, row.display_id(), &rest);
+            self.streamed
+                .entry(row.display_id().to_owned())
+                .or_default()
+                .push_str(&rest);
+        }
+        Ok(())
+    }
+
+    fn is_agent(&self, row: &Ordered<'_>, agent: &AgentIdentity) -> bool {
+        row.agent_class() == agent.agent_class && row.agent_id() == agent.agent_id
+    }
+
+    fn emit_text(&mut self, role: Role, display: &str, text: &str) {
+        if !text.is_empty() {
+            self.emit(
+                role,
+                display,
+                vec![ContentPart::Text {
+                    text: text.to_owned(),
+                }],
+            );
+        }
+    }
+
+    /// Appends a contribution: onto the last message when role and display match, else as a new
+    /// message. Nothing is emitted for an empty contribution.
+    fn emit(&mut self, role: Role, display: &str, parts: Vec<ContentPart>) {
+        if parts.is_empty() {
+            return;
+        }
+        let continues = self
+            .messages
+            .last()
+            .is_some_and(|(m, d)| m.role == role && d == display);
+        if !continues {
+            let message = ChatMessage {
+                role,
+                content: Vec::new(),
+            };
+            self.messages.push((message, display.to_owned()));
+        }
+        if let Some((message, _)) = self.messages.last_mut() {
+            for part in parts {
+                debug_assert!(!matches!(&part, ContentPart::Text { text } if text.is_empty()));
+                message.push_part(part);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_string()).expect("test JSON is valid")
+    }
+
+    #[test]
+    fn the_legacy_coercion_turns_anything_into_a_number() {
+        assert_eq!(lenient_created_at(Some(&raw("\"42\""))), 42);
+        assert_eq!(lenient_created_at(Some(&raw("\"soon\""))), 0);
+        assert_eq!(lenient_created_at(Some(&raw("true"))), 1);
+        assert_eq!(lenient_created_at(Some(&raw("1.5"))), 0);
+        assert_eq!(lenient_created_at(None), 0);
+    }
+
+    #[test]
+    fn warnings_keep_their_metadata_text_without_p10() {
+        let w = Warning::new(
+            WarningCode::BadPayload,
+            Some("e".into()),
+            None,
+            Some("content"),
+        );
+        let data = raw(r#"{"content":"private"}"#);
+        let same = with_raw_data(w.clone(), Some(&data), Planted::none());
+        assert_eq!(same, w);
+    }
+
+    #[test]
+    fn rows_of_no_family_and_garbage_produce_nothing() {
+        let rows: [&[u8]; 4] = [
+            b"",
+            b"{\"event_parents\":[\"Custom\"],\"event_data\":\"x\"}",
+            b"{\"event_parents\":\"ChunkEvent\"}",
+            b"[\"ChunkEvent\"]",
+        ];
+        let p = project(&rows, None, &ProjectorOptions::default());
+        assert!(p.messages.is_empty() && p.warnings.is_empty());
+    }
+}

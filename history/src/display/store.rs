@@ -1,0 +1,101 @@
+//! The display-event store: what every backend answers, and how rows are admitted.
+//!
+//! A store keeps raw row bytes in insertion order and answers the two stages of the thread query
+//! (contract, "The two-stage thread query"). Rows that cannot be indexed go to a quarantine,
+//! never silently away. Backends: [`super::MemoryDisplayStore`] and [`super::SqliteDisplayStore`];
+//! the same tests run against both and require identical answers.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A stored row: its bytes as appended, and its position in insertion order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRow {
+    /// Insertion order, from 1, counted separately for stored and for quarantined rows.
+    pub seq: u64,
+    pub bytes: Arc<[u8]>,
+}
+
+impl AsRef<[u8]> for StoredRow {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// What a store did with an appended row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Indexed and visible to thread queries.
+    Stored,
+    /// Kept aside because it cannot be indexed; `reason` names the offending field or position,
+    /// never a value.
+    Quarantined { reason: String },
+}
+
+/// A backend failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error during `operation`.
+    #[error("sqlite error while {operation}: {source}")]
+    Sqlite {
+        operation: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A value read back from the backend violates the store's own invariants.
+    #[error("display store is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// The operations every display-event store offers.
+pub trait DisplayEventStore {
+    /// Stores a row as given (duplicates included), or quarantines it when it cannot be indexed.
+    fn append(&self, row: &[u8]) -> Result<Admission, StoreError>;
+    /// Stage 1: the visible displays of the thread, sorted ascending, each once.
+    fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
+    /// Stage 2: the thread's `DISPLAY_EVENT` rows on `display_ids` that belong to a family, each
+    /// once, in insertion order.
+    fn rows_on_displays(
+        &self,
+        thread_id: &str,
+        display_ids: &[String],
+    ) -> Result<Vec<StoredRow>, StoreError>;
+    /// Every display of the thread holding a `DISPLAY_EVENT` row, sorted ascending. Only the
+    /// planted legacy paths (P2, P9) read it.
+    fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
+    /// The number of stored (not quarantined) rows.
+    fn row_count(&self) -> Result<u64, StoreError>;
+    /// The quarantined rows, in insertion order.
+    fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError>;
+}
+
+macro_rules! forward_store {
+    ($($ptr:ty),*) => {$(
+        impl<T: DisplayEventStore + ?Sized> DisplayEventStore for $ptr {
+            fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
+                (**self).append(row)
+            }
+            fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+                (**self).visible_displays(thread_id)
+            }
+            fn rows_on_displays(
+                &self,
+                thread_id: &str,
+                display_ids: &[String],
+            ) -> Result<Vec<StoredRow>, StoreError> {
+                (**self).rows_on_displays(thread_id, display_ids)
+            }
+            fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+                (**self).thread_displays(thread_id)
+            }
+            fn row_count(&self) -> Result<u64, StoreError> {
+                (**self).row_count()
+            }
+            fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
+                (**self).quarantined()
+            }
+        }
+    )*};
+}
+
+forward_store!(Rc<T>, Arc<T>, &T);
