@@ -110,10 +110,10 @@ impl BugId {
     /// The catalog spelling, e.g. `"P4"`.
     pub fn as_str(self) -> &'static str {
         const NAMES: [&str; 43] = [
-            "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14",
-            "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "J1", "J2", "J3",
-            "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14", "J15", "J16",
-            "J17", "J18",
+            "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13",
+            "P14", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "J1", "J2",
+            "J3", "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14", "J15",
+            "J16", "J17", "J18",
         ];
         NAMES[self as usize]
     }
@@ -247,9 +247,18 @@ mod tests {
         assert_eq!(BugId::P14.family(), 'P');
         assert_eq!(BugId::R1.family(), 'R');
         assert_eq!(BugId::J18.family(), 'J');
-        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'P').count(), 14);
-        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'R').count(), 11);
-        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'J').count(), 18);
+        assert_eq!(
+            BugId::ALL.iter().filter(|id| id.family() == 'P').count(),
+            14
+        );
+        assert_eq!(
+            BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
+            11
+        );
+        assert_eq!(
+            BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
+            18
+        );
     }
 
     #[test]

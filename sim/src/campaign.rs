@@ -95,7 +95,10 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
                         first_failure.fetch_min(seed, Ordering::SeqCst);
                     }
                     bar.set_message(format!("failing seed {seed}"));
-                    failures.lock().unwrap_or_else(|e| e.into_inner()).push(report);
+                    failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(report);
                 }
                 lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
                 bar.inc(1);

@@ -23,7 +23,11 @@ const EXIT_WORLD_FAILURE: u8 = 3;
 const DEFAULT_SEEDS: &str = "0..3000";
 
 #[derive(Parser)]
-#[command(name = "histsim", version, about = "Deterministic simulation of conversation-history systems")]
+#[command(
+    name = "histsim",
+    version,
+    about = "Deterministic simulation of conversation-history systems"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -159,7 +163,9 @@ fn main() -> ExitCode {
             name,
             report_dir,
             quiet,
-        } => cmd_run(seeds, world, jobs, keep_going, budget_s, name, report_dir, quiet),
+        } => cmd_run(
+            seeds, world, jobs, keep_going, budget_s, name, report_dir, quiet,
+        ),
         Command::Replay { seed, world, trace } => cmd_replay(seed, world, trace),
         Command::Bugs {
             max_seeds,
@@ -173,7 +179,10 @@ fn main() -> ExitCode {
 }
 
 fn print_failure(report: &SeedReport, config: &RunConfig) {
-    println!("\nFAILED seed {} ({} workload)", report.seed, report.workload);
+    println!(
+        "\nFAILED seed {} ({} workload)",
+        report.seed, report.workload
+    );
     if let Some(v) = report.first_violation() {
         println!("invariant: {} ({:?})", v.id, v.kind);
     }
@@ -206,10 +215,7 @@ fn cmd_run(
     let config = world.config();
     let jobs = jobs.unwrap_or_else(default_jobs);
     let name = name.unwrap_or_else(|| {
-        let planted = config
-            .planted
-            .map(|p| format!("-{p}"))
-            .unwrap_or_default();
+        let planted = config.planted.map(|p| format!("-{p}")).unwrap_or_default();
         format!(
             "run-{}-{}-{}{planted}",
             seeds.start,
@@ -223,7 +229,10 @@ fn cmd_run(
         seeds.end,
         sim::run::workload_choice_name(config.workload),
         config.store,
-        config.planted.map(|p| p.to_string()).unwrap_or_else(|| "none".into()),
+        config
+            .planted
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "none".into()),
         report::TURMOIL_VERSION
     );
     let result = run_campaign(&CampaignConfig {
@@ -239,14 +248,18 @@ fn cmd_run(
     }
     let summary = report::summary(&name, &config, seeds, &result);
     match report::write(&report_dir, &summary) {
-        Ok(dir) => println!(
-            "report: {} (summary.md, summary.json)",
-            dir.display()
+        Ok(dir) => println!("report: {} (summary.md, summary.json)", dir.display()),
+        Err(e) => eprintln!(
+            "warning: cannot write the report under {}: {e}",
+            report_dir.display()
         ),
-        Err(e) => eprintln!("warning: cannot write the report under {}: {e}", report_dir.display()),
     }
     let violations: usize = result.failures.iter().map(|f| f.violations.len()).sum();
-    let world_failures = result.failures.iter().filter(|f| f.failure.is_some()).count();
+    let world_failures = result
+        .failures
+        .iter()
+        .filter(|f| f.failure.is_some())
+        .count();
     if result.failures.is_empty() {
         println!(
             "ok: {} seeds, 0 violations, {:.1} seeds/s",
@@ -323,7 +336,10 @@ fn cmd_bugs(
         "histsim bugs: {} planted bugs, up to {max_seeds} seeds each, store {store:?}, jobs {jobs}",
         ids.len()
     );
-    println!("{:<5} {:<9} {:>8} {:>9}  {:<6} message", "ID", "workload", "seeds", "seconds", "fired");
+    println!(
+        "{:<5} {:<9} {:>8} {:>9}  {:<6} message",
+        "ID", "workload", "seeds", "seconds", "fired"
+    );
     let mut detected = 0;
     for id in &ids {
         if sim::run::Workload::covering(*id).is_none() {
@@ -342,7 +358,9 @@ fn cmd_bugs(
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
             d.seconds,
-            d.fired.map(|f| f.to_string()).unwrap_or_else(|| "none".into()),
+            d.fired
+                .map(|f| f.to_string())
+                .unwrap_or_else(|| "none".into()),
             truncate(d.message.as_deref().unwrap_or(""), 100)
         );
     }
@@ -411,7 +429,12 @@ fn cmd_scenarios(path: PathBuf, store: StoreKind) -> ExitCode {
             );
         } else {
             failed += 1;
-            println!("FAIL {} [{}] {}", file.display(), scenario.id, scenario.title);
+            println!(
+                "FAIL {} [{}] {}",
+                file.display(),
+                scenario.id,
+                scenario.title
+            );
             if !reproduced {
                 println!(
                     "     with --planted {}: no {} violation (got: {})",

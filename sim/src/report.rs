@@ -87,19 +87,34 @@ pub fn summary<'a>(
 
 pub fn markdown(s: &Summary<'_>) -> String {
     let mut md = String::new();
-    let verdict = if s.seeds_failed == 0 { "passed" } else { "FAILED" };
+    let verdict = if s.seeds_failed == 0 {
+        "passed"
+    } else {
+        "FAILED"
+    };
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
     let _ = writeln!(md, "| | |\n|---|---|");
-    let _ = writeln!(md, "| seeds | {}..{} ({} run) |", s.seeds_start, s.seeds_end, s.seeds_run);
+    let _ = writeln!(
+        md,
+        "| seeds | {}..{} ({} run) |",
+        s.seeds_start, s.seeds_end, s.seeds_run
+    );
     let _ = writeln!(md, "| failed seeds | {} |", s.seeds_failed);
     let _ = writeln!(md, "| workload | {:?} |", s.config.workload);
     let _ = writeln!(md, "| store | {:?} |", s.config.store);
     let _ = writeln!(
         md,
         "| planted | {} |",
-        s.config.planted.map(|p| p.to_string()).unwrap_or_else(|| "none".into())
+        s.config
+            .planted
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "none".into())
     );
-    let _ = writeln!(md, "| speed | {:.1} seeds/s over {:.1} s |", s.seeds_per_second, s.elapsed_s);
+    let _ = writeln!(
+        md,
+        "| speed | {:.1} seeds/s over {:.1} s |",
+        s.seeds_per_second, s.elapsed_s
+    );
     let _ = writeln!(md, "| steps | {} |", s.steps_total);
     let _ = writeln!(
         md,
@@ -117,7 +132,11 @@ pub fn markdown(s: &Summary<'_>) -> String {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
-        let _ = writeln!(md, "<details><summary>options</summary>\n\n```\n{}```\n</details>", f.options);
+        let _ = writeln!(
+            md,
+            "<details><summary>options</summary>\n\n```\n{}```\n</details>",
+            f.options
+        );
     }
     md
 }

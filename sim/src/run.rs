@@ -94,7 +94,10 @@ impl RunConfig {
     pub fn replay_flags(&self) -> String {
         let mut flags = String::new();
         if self.workload != WorkloadChoice::All {
-            flags.push_str(&format!(" --workload {}", workload_choice_name(self.workload)));
+            flags.push_str(&format!(
+                " --workload {}",
+                workload_choice_name(self.workload)
+            ));
         }
         if self.store != StoreKind::Memory {
             flags.push_str(" --store sqlite");
@@ -204,7 +207,11 @@ pub struct ScenarioRun {
 }
 
 /// Plays a scenario file's script with `planted` (or none).
-pub fn run_scenario_file(file: &ScenarioFile, store: StoreKind, planted: Option<BugId>) -> ScenarioRun {
+pub fn run_scenario_file(
+    file: &ScenarioFile,
+    store: StoreKind,
+    planted: Option<BugId>,
+) -> ScenarioRun {
     match file.script() {
         Some(Script::Display(d)) => {
             let run = display::run_scenario(

@@ -52,7 +52,12 @@ pub struct ScenarioError {
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.field {
-            Some(field) => write!(f, "{}: field `{field}`: {}", self.path.display(), self.message),
+            Some(field) => write!(
+                f,
+                "{}: field `{field}`: {}",
+                self.path.display(),
+                self.message
+            ),
             None => write!(f, "{}: {}", self.path.display(), self.message),
         }
     }
@@ -77,15 +82,11 @@ impl ScenarioFile {
             field,
             message,
         };
-        let de = toml::de::Deserializer::parse(text)
-            .map_err(|e| err(None, locate(text, &e)))?;
+        let de = toml::de::Deserializer::parse(text).map_err(|e| err(None, locate(text, &e)))?;
         let file: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
             let inner = e.into_inner();
-            err(
-                (field != ".").then_some(field),
-                locate(text, &inner),
-            )
+            err((field != ".").then_some(field), locate(text, &inner))
         })?;
         if file.format != SCENARIO_FORMAT {
             return Err(err(
@@ -204,21 +205,36 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_the_field() {
-        let text = sample().to_toml().expect("serializes").replace("replicas = ", "replicas = \"x\" # ");
+        let text = sample()
+            .to_toml()
+            .expect("serializes")
+            .replace("replicas = ", "replicas = \"x\" # ");
         let e = ScenarioFile::parse(Path::new("bad.toml"), &text).expect_err("must fail");
         let shown = e.to_string();
-        assert!(shown.starts_with("bad.toml: field `display.replicas`"), "{shown}");
+        assert!(
+            shown.starts_with("bad.toml: field `display.replicas`"),
+            "{shown}"
+        );
 
-        let e = ScenarioFile::parse(Path::new("v.toml"), "format = 2\nid = \"P4\"\ntitle = \"t\"\n")
-            .expect_err("must fail");
+        let e = ScenarioFile::parse(
+            Path::new("v.toml"),
+            "format = 2\nid = \"P4\"\ntitle = \"t\"\n",
+        )
+        .expect_err("must fail");
         assert!(e.to_string().contains("field `format`"), "{e}");
 
-        let e = ScenarioFile::parse(Path::new("u.toml"), "format = 1\nid = \"P99\"\ntitle = \"t\"\n")
-            .expect_err("must fail");
+        let e = ScenarioFile::parse(
+            Path::new("u.toml"),
+            "format = 1\nid = \"P99\"\ntitle = \"t\"\n",
+        )
+        .expect_err("must fail");
         assert!(e.to_string().contains("`id`"), "{e}");
 
-        let e = ScenarioFile::parse(Path::new("n.toml"), "format = 1\nid = \"P1\"\ntitle = \"t\"\n")
-            .expect_err("must fail");
+        let e = ScenarioFile::parse(
+            Path::new("n.toml"),
+            "format = 1\nid = \"P1\"\ntitle = \"t\"\n",
+        )
+        .expect_err("must fail");
         assert!(e.to_string().contains("[display]"), "{e}");
 
         let e = ScenarioFile::parse(Path::new("g.toml"), "format = = 1").expect_err("must fail");
@@ -233,6 +249,9 @@ mod tests {
         }
         let text = file.to_toml().expect("serializes");
         let e = ScenarioFile::parse(Path::new("r.toml"), &text).expect_err("must fail");
-        assert!(e.to_string().contains("display.turns[0].steps[0].agent"), "{e}");
+        assert!(
+            e.to_string().contains("display.turns[0].steps[0].agent"),
+            "{e}"
+        );
     }
 }

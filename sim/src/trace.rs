@@ -94,6 +94,8 @@ mod tests {
         }
         let tail = t.tail();
         assert_eq!(tail.len(), TAIL_EVENTS_MAX);
-        assert!(tail.last().is_some_and(|l| l.ends_with(&format!("e{}", TAIL_EVENTS_MAX + 9))));
+        assert!(tail
+            .last()
+            .is_some_and(|l| l.ends_with(&format!("e{}", TAIL_EVENTS_MAX + 9))));
     }
 }

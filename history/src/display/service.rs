@@ -51,14 +51,37 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
                 warnings: vec![Warning::no_visible_display()],
             });
         }
-        // planted P9: the legacy reader fell back to every display of the thread, silently.
-        displays = store.thread_displays(thread_id)?;
+        // planted P9: the legacy reader treated any display where a user spoke (a user message or
+        // HITL answer of any agent class) as visible, silently.
+        displays = legacy_user_displays(store, thread_id, options)?;
     }
     let rows = store.rows_on_displays(thread_id, &displays)?;
     if planted.is(BugId::P1) {
         legacy_union_validation(&rows)?;
     }
     Ok(project(&rows, primary, options))
+}
+
+/// Planted P9: displays holding a user-message or HITL-answer row, whoever wrote it.
+fn legacy_user_displays<S: DisplayEventStore + ?Sized>(
+    store: &S,
+    thread_id: &str,
+    options: &ProjectorOptions,
+) -> Result<Vec<String>, StoreError> {
+    let all = store.thread_displays(thread_id)?;
+    let mut spoken = std::collections::BTreeSet::new();
+    for row in store.rows_on_displays(thread_id, &all)? {
+        let Ok(key) = envelope::admit(&row.bytes) else {
+            continue;
+        };
+        if matches!(
+            Family::of_parents(&key.parents, options.planted),
+            Some(Family::UserMessage | Family::HitlResponse)
+        ) {
+            spoken.insert(key.display_id.into_owned());
+        }
+    }
+    Ok(spoken.into_iter().collect())
 }
 
 /// Planted P1: the legacy union resolved an unknown class to its closest known family and then

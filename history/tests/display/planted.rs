@@ -252,16 +252,22 @@ fn planted_p8_malformed_created_at_corrupts_the_order() {
 }
 
 #[test]
-fn planted_p9_markerless_thread_falls_back_to_every_display() {
-    let rows = [Ev::chunk(&lead(), "d", "r", "e1", 1, "orphan")];
+fn planted_p9_markerless_thread_falls_back_to_displays_where_a_user_spoke() {
+    // A thread older than UserAgent markers: its user message comes from a legacy proxy class.
+    let rows = [
+        Ev::user("d", "e0", 0, "old question").set("agent_class", json!("LegacyUserProxy")),
+        Ev::chunk(&lead(), "d", "r", "e1", 1, "orphan"),
+        Ev::chunk(&sub(), "h", "r2", "e2", 2, "hidden"),
+    ];
     let fixed = rebuild(&rows, NONE).expect("fixed");
     assert!(fixed.messages.is_empty());
     assert_eq!(
         fixed.warnings.iter().map(|w| w.code).collect::<Vec<_>>(),
         [WarningCode::NoVisibleDisplay]
     );
+    // The legacy reader took any display where a user spoke, silently; hidden output stays out.
     let p = rebuild(&rows, Planted::only(BugId::P9)).expect("planted");
-    assert_eq!(texts(&p), [a("orphan")]);
+    assert_eq!(texts(&p), [u("old question"), a("orphan")]);
     assert!(p.warnings.is_empty());
 }
 

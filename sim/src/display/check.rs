@@ -180,7 +180,9 @@ fn provenance(scenario: &DisplayScenario) -> Provenance {
             Event::HitlQuestion { question } => add(Kind::Question, question),
             Event::HitlAnswer { answer } => match answer {
                 super::scenario::Answer::Text(t) => add(Kind::Answer, t),
-                super::scenario::Answer::Bool(b) => add(Kind::Answer, if *b { "true" } else { "false" }),
+                super::scenario::Answer::Bool(b) => {
+                    add(Kind::Answer, if *b { "true" } else { "false" })
+                }
             },
             Event::Chunk { text } => add(Kind::Chunk, text),
             Event::Stop { answer } => add(Kind::Stop, answer),
@@ -316,7 +318,12 @@ pub fn check(
         .collect();
     let interactive_displays = scenario
         .steps()
-        .filter(|s| matches!(s.event, Event::UserMessage { .. } | Event::HitlAnswer { .. }))
+        .filter(|s| {
+            matches!(
+                s.event,
+                Event::UserMessage { .. } | Event::HitlAnswer { .. }
+            )
+        })
         .map(|s| s.display.clone())
         .collect();
     let cx = Context {
@@ -460,12 +467,13 @@ pub fn check(
         let Some(emission) = conversation.emissions.get(index) else {
             continue;
         };
-        let named = projection
-            .warnings
-            .iter()
-            .any(|x| x.event_id.as_deref() == Some(emission.event_id.as_str()) && x.code.as_str() == w.code)
-            || (w.code == m::code::BAD_IDENTITY
-                && projection.warnings.iter().any(|x| x.code.as_str() == w.code));
+        let named = projection.warnings.iter().any(|x| {
+            x.event_id.as_deref() == Some(emission.event_id.as_str()) && x.code.as_str() == w.code
+        }) || (w.code == m::code::BAD_IDENTITY
+            && projection
+                .warnings
+                .iter()
+                .any(|x| x.code.as_str() == w.code));
         if !named {
             f.add_secondary(
                 BugId::P10,
@@ -496,7 +504,8 @@ pub fn check(
             );
         }
     }
-    if f.by_id.is_empty() && f.secondary.is_empty() && f.catch_all.is_empty() && actual != expected {
+    if f.by_id.is_empty() && f.secondary.is_empty() && f.catch_all.is_empty() && actual != expected
+    {
         f.catch_all.push(format!(
             "same words, different messages: answered {} messages, expected {}",
             actual.len(),
@@ -582,7 +591,10 @@ fn diff_words(
         };
         let step = src.step;
         if sources.iter().any(|s| s.kind == Kind::Decoy) {
-            f.add(BugId::P7, format!("{what}: look-alike class of step {step} was projected"));
+            f.add(
+                BugId::P7,
+                format!("{what}: look-alike class of step {step} was projected"),
+            );
         } else if sources.iter().all(|s| !cx.visible.contains(&s.display)) {
             if sources
                 .iter()
@@ -590,7 +602,10 @@ fn diff_words(
             {
                 f.add(
                     BugId::P7,
-                    format!("{what}: display `{}` is visible only through a look-alike marker", src.display),
+                    format!(
+                        "{what}: display `{}` is visible only through a look-alike marker",
+                        src.display
+                    ),
                 );
             } else if cx.visible.is_empty()
                 && sources
@@ -622,7 +637,10 @@ fn diff_words(
         {
             f.add(
                 BugId::P6,
-                format!("{what}: the stop of `{}` (not the primary agent) supplied text", src.agent),
+                format!(
+                    "{what}: the stop of `{}` (not the primary agent) supplied text",
+                    src.agent
+                ),
             );
         } else if sources.iter().any(|s| s.bad_created_at) {
             f.add(
@@ -637,7 +655,9 @@ fn diff_words(
         {
             f.add(
                 BugId::P5,
-                format!("{what}: the primary stop (step {step}) supplied text the contract does not"),
+                format!(
+                    "{what}: the primary stop (step {step}) supplied text the contract does not"
+                ),
             );
         } else {
             f.catch_all.push(format!("{what} (step {step})"));
@@ -675,7 +695,10 @@ fn diff_words(
             .iter()
             .any(|s| matches!(s.kind, Kind::Question | Kind::Answer))
         {
-            f.add(BugId::P3, format!("{what}: HITL text of step {step} missing"));
+            f.add(
+                BugId::P3,
+                format!("{what}: HITL text of step {step} missing"),
+            );
         } else {
             f.catch_all.push(format!("{what} (step {step})"));
         }
@@ -737,7 +760,10 @@ fn role_map<'a>(ws: &'a [(&'static str, String)]) -> BTreeMap<&'a String, BTreeS
 }
 
 /// Where two word sequences first part, in words.
-fn first_difference(answered: &[(&'static str, String)], expected: &[(&'static str, String)]) -> String {
+fn first_difference(
+    answered: &[(&'static str, String)],
+    expected: &[(&'static str, String)],
+) -> String {
     let at = answered
         .iter()
         .zip(expected)

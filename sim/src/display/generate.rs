@@ -226,8 +226,10 @@ impl Generator<'_> {
                 let data = if self.rng.random_bool(0.5) {
                     AudioData::Base64(base64_standard(&bytes))
                 } else {
-                    let mut legacy: Vec<LegacyByte> =
-                        bytes.iter().map(|b| LegacyByte::Int(i64::from(*b))).collect();
+                    let mut legacy: Vec<LegacyByte> = bytes
+                        .iter()
+                        .map(|b| LegacyByte::Int(i64::from(*b)))
+                        .collect();
                     if self.rng.random_bool(0.3) {
                         let bad = [
                             LegacyByte::Bool(true),
@@ -326,7 +328,13 @@ impl Generator<'_> {
             }
             if self.chance(o.hitl_probability) {
                 let question = words('q', self.peek_id(), self.rng.random_range(1..=2));
-                self.push(agent, &display, &run, Event::HitlQuestion { question }, true);
+                self.push(
+                    agent,
+                    &display,
+                    &run,
+                    Event::HitlQuestion { question },
+                    true,
+                );
                 let answer = if self.chance(o.hitl_bool_probability) {
                     Answer::Bool(self.rng.random_bool(0.5))
                 } else {

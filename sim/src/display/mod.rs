@@ -105,7 +105,11 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
             Some(t) => format!("turn {t}"),
             None => "settled".to_string(),
         };
-        let _ = writeln!(out, "  answer of replica-{} ({label}) at {}us:", read.replica, read.at_us);
+        let _ = writeln!(
+            out,
+            "  answer of replica-{} ({label}) at {}us:",
+            read.replica, read.at_us
+        );
         match &read.result {
             Ok(p) => {
                 show(&mut out, &check::view_of_projection(&p.messages));
@@ -121,10 +125,18 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
     let _ = writeln!(out, "  the model's transcript:");
     show(&mut out, &check::view_of_model(&transcript.messages));
     for w in &transcript.expected_warnings {
-        let _ = writeln!(out, "    expected warning {} (emission {:?}, field {:?})", w.code, w.emission, w.field);
+        let _ = writeln!(
+            out,
+            "    expected warning {} (emission {:?}, field {:?})",
+            w.code, w.emission, w.field
+        );
     }
     for l in &transcript.accepted_losses {
-        let _ = writeln!(out, "    accepted loss [{}] emission {}: {}", l.rule, l.emission, l.why);
+        let _ = writeln!(
+            out,
+            "    accepted loss [{}] emission {}: {}",
+            l.rule, l.emission, l.why
+        );
     }
     out
 }

@@ -205,12 +205,19 @@ mod tests {
                 ]
             })
             .collect();
-        assert!(subsets.len() > 8, "only {} subsets in 64 seeds", subsets.len());
+        assert!(
+            subsets.len() > 8,
+            "only {} subsets in 64 seeds",
+            subsets.len()
+        );
     }
 
     #[test]
     fn a_replica_override_wins() {
-        assert_eq!(DisplayOptions::from_seed(SeedRng::new(3), Some(3)).replicas, 3);
+        assert_eq!(
+            DisplayOptions::from_seed(SeedRng::new(3), Some(3)).replicas,
+            3
+        );
     }
 
     #[test]

@@ -243,7 +243,10 @@ mod tests {
         assert_eq!(row["event_parents"], json!(["ChunkEvent", "BaseEvent"]));
         assert_eq!(row["event_name"], "ChunkEvent");
         assert_eq!(row["event_data"]["content"], "c1a ");
-        assert_eq!(row["event_data"]["created_at"], json!(1_700_000_000_000_000_000i64));
+        assert_eq!(
+            row["event_data"]["created_at"],
+            json!(1_700_000_000_000_000_000i64)
+        );
         assert_eq!(row["event_type"], DISPLAY_EVENT);
     }
 

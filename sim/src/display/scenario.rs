@@ -132,7 +132,10 @@ pub enum Block {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
     },
-    Audio { format: String, data: AudioData },
+    Audio {
+        format: String,
+        data: AudioData,
+    },
     /// Any other block type (`video`, `file`): dropped by the projector.
     Other {
         name: String,
@@ -223,7 +226,10 @@ impl DisplayScenario {
     /// by construction (a test asserts it).
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=5).contains(&self.replicas) {
-            return Err(format!("replicas: expected 1 to 5, found {}", self.replicas));
+            return Err(format!(
+                "replicas: expected 1 to 5, found {}",
+                self.replicas
+            ));
         }
         if !self.agents.contains_key(&self.primary) {
             return Err(format!("primary: no agent with key `{}`", self.primary));
@@ -255,7 +261,10 @@ impl DisplayScenario {
                     return Err(format!("{at}.agent: no agent with key `{}`", step.agent));
                 }
                 if !self.displays.contains_key(&step.display) {
-                    return Err(format!("{at}.display: no display with key `{}`", step.display));
+                    return Err(format!(
+                        "{at}.display: no display with key `{}`",
+                        step.display
+                    ));
                 }
                 if let Some(Defect::BadCreatedAt { as_type }) = &step.defect {
                     if !["string", "bool", "float"].contains(&as_type.as_str()) {
@@ -289,7 +298,9 @@ impl DisplayScenario {
                         return Err(format!("{at}.replica: no replica {replica}"));
                     }
                     if from_step > to_step {
-                        return Err(format!("{at}: from_step {from_step} is after to_step {to_step}"));
+                        return Err(format!(
+                            "{at}: from_step {from_step} is after to_step {to_step}"
+                        ));
                     }
                     (None, None)
                 }

@@ -2,9 +2,7 @@
 //! emission reached the store (from the fault plan, not from the store).
 
 use super::faults::FaultPlan;
-use super::scenario::{
-    Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte, Step,
-};
+use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte, Step};
 use super::world::Emitted;
 use model::display as m;
 use std::collections::BTreeMap;

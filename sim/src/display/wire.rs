@@ -49,7 +49,10 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> io::Result<&'a [u8]> {
         if self.body.len() < n {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too short"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "frame too short",
+            ));
         }
         let (head, rest) = self.body.split_at(n);
         self.body = rest;
@@ -150,7 +153,10 @@ impl Frame {
             }
         };
         if !r.body.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "trailing bytes in frame"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "trailing bytes in frame",
+            ));
         }
         Ok(frame)
     }

@@ -291,7 +291,13 @@ async fn bus_connection(
 }
 
 /// Every matching subscriber gets the message, as the fault plan allows.
-fn fan_out(shared: &Shared, subscriptions: &[Subscription], step: u32, subject: &str, row: Vec<u8>) {
+fn fan_out(
+    shared: &Shared,
+    subscriptions: &[Subscription],
+    step: u32,
+    subject: &str,
+    row: Vec<u8>,
+) {
     let plan = &shared.plan;
     if plan.dropped(step) {
         shared.record(format_args!("bus drop step={step}"));
