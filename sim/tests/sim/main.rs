@@ -1,0 +1,6 @@
+//! Integration tests of the simulator, grouped by area.
+
+mod campaigns;
+mod determinism;
+mod planted;
+mod scenarios;
