@@ -20,4 +20,5 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario_file;
+pub mod shrink;
 pub mod trace;

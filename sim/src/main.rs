@@ -87,6 +87,12 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Do not shrink the first failing seed into a regression scenario.
+        #[arg(long)]
+        no_shrink: bool,
+        /// Time cap of the automatic shrink.
+        #[arg(long, default_value_t = 30)]
+        shrink_cap_s: u64,
     },
     /// Run one seed and print its options, trace hash and violations.
     Replay {
@@ -113,6 +119,19 @@ enum Command {
         store: StoreKind,
         #[arg(long)]
         jobs: Option<usize>,
+    },
+    /// Minimise a failing seed into a scenario file under scenarios/regressions/.
+    Shrink {
+        #[arg(long)]
+        seed: u64,
+        #[command(flatten)]
+        world: WorldArgs,
+        /// Give up simplifying after this many seconds (the best so far is written).
+        #[arg(long, default_value_t = 30)]
+        time_cap_s: u64,
+        /// Where the scenario file goes.
+        #[arg(long, default_value = "scenarios/regressions")]
+        out: PathBuf,
     },
     /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
     Scenarios {
@@ -163,9 +182,36 @@ fn main() -> ExitCode {
             name,
             report_dir,
             quiet,
-        } => cmd_run(
-            seeds, world, jobs, keep_going, budget_s, name, report_dir, quiet,
-        ),
+            no_shrink,
+            shrink_cap_s,
+        } => {
+            let verdict = cmd_run(
+                seeds,
+                world.clone(),
+                jobs,
+                keep_going,
+                budget_s,
+                name,
+                report_dir,
+                quiet,
+            );
+            match verdict {
+                RunVerdict::Failed { seed, code } => {
+                    if !no_shrink {
+                        let out = PathBuf::from("scenarios/regressions");
+                        let _ = shrink_seed(seed, &world, shrink_cap_s, &out);
+                    }
+                    ExitCode::from(code)
+                }
+                RunVerdict::Clean => ExitCode::SUCCESS,
+            }
+        }
+        Command::Shrink {
+            seed,
+            world,
+            time_cap_s,
+            out,
+        } => shrink_seed(seed, &world, time_cap_s, &out),
         Command::Replay { seed, world, trace } => cmd_replay(seed, world, trace),
         Command::Bugs {
             max_seeds,
@@ -201,6 +247,65 @@ fn print_failure(report: &SeedReport, config: &RunConfig) {
     println!("replay: {}", config.replay_command(report.seed));
 }
 
+enum RunVerdict {
+    Clean,
+    Failed { seed: u64, code: u8 },
+}
+
+/// Shrinks `seed`'s failure into a regression scenario; prints the path.
+fn shrink_seed(seed: u64, world: &WorldArgs, time_cap_s: u64, out: &std::path::Path) -> ExitCode {
+    let config = world.config();
+    let report = run_seed(seed, &config);
+    let Some(target) = report.first_violation().map(|v| v.id) else {
+        println!("seed {seed} passes: nothing to shrink");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let Some(scenario) = sim::run::display_scenario_of(seed, &config) else {
+        println!("seed {seed}: its workload cannot be shrunk yet");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    println!("shrinking seed {seed} (violates {target}), at most {time_cap_s} s ...");
+    let shrunk = sim::shrink::shrink_display(
+        &scenario,
+        &sim::shrink::ShrinkOptions {
+            target,
+            planted: config.planted,
+            store: config.store,
+            time_cap: Duration::from_secs(time_cap_s),
+        },
+    );
+    println!(
+        "shrunk: {} steps, {} faults -> {} steps, {} faults ({} attempts, {:.1} s{})",
+        shrunk.steps_before,
+        shrunk.faults_before,
+        shrunk.steps,
+        shrunk.faults,
+        shrunk.attempts,
+        shrunk.elapsed.as_secs_f64(),
+        if shrunk.capped { ", time cap reached" } else { "" }
+    );
+    let file = sim::shrink::regression_file(&shrunk, target, seed, config.planted);
+    let planted = config
+        .planted
+        .map(|p| format!("-planted-{p}"))
+        .unwrap_or_default();
+    let path = out.join(format!("{}-seed-{seed}{planted}.toml", target.as_str().to_lowercase()));
+    let text = match file.to_toml() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot write the scenario: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(out).and_then(|_| std::fs::write(&path, text)) {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return ExitCode::from(EXIT_USAGE);
+    }
+    println!("regression scenario: {}", path.display());
+    println!("replay it: cargo run --release -p sim -- scenarios {}", path.display());
+    ExitCode::SUCCESS
+}
+
 #[allow(clippy::too_many_arguments)]
 fn cmd_run(
     seeds: std::ops::Range<u64>,
@@ -211,7 +316,7 @@ fn cmd_run(
     name: Option<String>,
     report_dir: PathBuf,
     quiet: bool,
-) -> ExitCode {
+) -> RunVerdict {
     let config = world.config();
     let jobs = jobs.unwrap_or_else(default_jobs);
     let name = name.unwrap_or_else(|| {
@@ -266,7 +371,7 @@ fn cmd_run(
             result.seeds_run(),
             result.seeds_per_second()
         );
-        ExitCode::SUCCESS
+        RunVerdict::Clean
     } else {
         println!(
             "FAILED: {} seeds, {} failing, {violations} violations, {world_failures} world failures, {:.1} seeds/s",
@@ -274,10 +379,14 @@ fn cmd_run(
             result.failures.len(),
             result.seeds_per_second()
         );
-        if violations == 0 && world_failures > 0 {
-            ExitCode::from(EXIT_WORLD_FAILURE)
+        let code = if violations == 0 && world_failures > 0 {
+            EXIT_WORLD_FAILURE
         } else {
-            ExitCode::from(EXIT_VIOLATION)
+            EXIT_VIOLATION
+        };
+        RunVerdict::Failed {
+            seed: result.failures[0].seed,
+            code,
         }
     }
 }

@@ -167,6 +167,16 @@ impl SeedReport {
     }
 }
 
+/// The display scenario seed `seed` plays under `config`, if it runs the display workload.
+pub fn display_scenario_of(seed: u64, config: &RunConfig) -> Option<display::DisplayScenario> {
+    if config.workload_of(seed) != Workload::Display {
+        return None;
+    }
+    let rng = SeedRng::new(seed);
+    let options = DisplayOptions::from_seed(rng, config.replicas);
+    Some(display::generate::generate(rng, &options))
+}
+
 /// Runs `seed` under `config`.
 pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
     let workload = config.workload_of(seed);

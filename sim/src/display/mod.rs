@@ -10,6 +10,7 @@ pub mod generate;
 pub mod options;
 pub mod rows;
 pub mod scenario;
+pub mod shrink;
 pub mod truth;
 pub mod wire;
 pub mod world;
@@ -40,21 +41,27 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
     let plan = faults::FaultPlan::new(scenario);
     let conversation = truth::conversation(scenario, &plan, &record.emissions);
     let transcript = model::display::client_transcript(&conversation);
-    // What each read before settling must show: the model of the rows stored by then.
-    let early_expected: Vec<Option<Vec<check::ViewMessage>>> = record
+    // What each read before settling must show: the model of the rows stored by then; and, to
+    // tell a replica reading its own deliveries (P12) from other early-read defects, the model of
+    // the rows that replica's own persister had received.
+    let stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
+        let mut then = conversation.clone();
+        for (emission, emitted) in then.emissions.iter_mut().zip(&record.emissions) {
+            emission.persisted = stored(emitted.step).is_some_and(|op| op < read.op);
+        }
+        check::view_of_model(&model::display::client_transcript(&then).messages)
+    };
+    let early_expected: Vec<Option<check::EarlyExpectation>> = record
         .reads
         .iter()
         .map(|read| {
             read.turn?;
-            let mut stored_then = conversation.clone();
-            for (emission, emitted) in stored_then.emissions.iter_mut().zip(&record.emissions) {
-                emission.persisted = record
-                    .first_stored
-                    .get(&emitted.step)
-                    .is_some_and(|&op| op < read.op);
-            }
-            let expected = model::display::client_transcript(&stored_then);
-            Some(check::view_of_model(&expected.messages))
+            Some(check::EarlyExpectation {
+                shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
+                own: stored_by(read, &|step| {
+                    record.first_received.get(&(read.replica, step)).copied()
+                }),
+            })
         })
         .collect();
     let violations = if record.failure.is_some() {

@@ -83,6 +83,8 @@ pub struct WorldRecord {
     /// For every step that reached the store: the position (in the order of store operations) of
     /// its first stored copy. The simulation's own record of which deliveries landed when.
     pub first_stored: BTreeMap<u32, u64>,
+    /// Per replica: the position of the first copy of each step its own persister received.
+    pub first_received: BTreeMap<(u8, u32), u64>,
     pub reads: Vec<Read>,
     pub trace: Trace,
     /// Set when the world did not finish (a hang, a host error).
@@ -100,6 +102,7 @@ struct Shared {
     next_event: Cell<u64>,
     next_op: Cell<u64>,
     first_stored: RefCell<BTreeMap<u32, u64>>,
+    first_received: RefCell<BTreeMap<(u8, u32), u64>>,
     turns_done: Cell<u32>,
     replicas_ready: Cell<u8>,
 }
@@ -161,6 +164,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         next_event: Cell::new(1),
         next_op: Cell::new(0),
         first_stored: RefCell::new(BTreeMap::new()),
+        first_received: RefCell::new(BTreeMap::new()),
         turns_done: Cell::new(0),
         replicas_ready: Cell::new(0),
     });
@@ -172,6 +176,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
                 return WorldRecord {
                     emissions: Vec::new(),
                     first_stored: BTreeMap::new(),
+                    first_received: BTreeMap::new(),
                     reads: Vec::new(),
                     trace: Trace::new(false),
                     failure: Some(format!("cannot open the SQLite store: {e}")),
@@ -216,6 +221,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
             return WorldRecord {
                 emissions: Vec::new(),
                 first_stored: BTreeMap::new(),
+                first_received: BTreeMap::new(),
                 reads: Vec::new(),
                 trace: Trace::new(false),
                 failure: Some("the world still holds its state after the simulation ended".into()),
@@ -226,6 +232,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
     WorldRecord {
         emissions: shared.emissions.into_inner(),
         first_stored: shared.first_stored.into_inner(),
+        first_received: shared.first_received.into_inner(),
         reads: shared.reads.into_inner(),
         trace: shared.trace.into_inner(),
         failure,
@@ -368,6 +375,11 @@ async fn replica_host(
             if let Frame::Deliver { step, copy, row } = frame {
                 let admitted = persister_node.borrow_mut().deliver(&row);
                 let op = persister_shared.next_op();
+                persister_shared
+                    .first_received
+                    .borrow_mut()
+                    .entry((k, step))
+                    .or_insert(op);
                 let outcome = match admitted {
                     Ok(history::display::Admission::Stored) => {
                         persister_shared

@@ -1,0 +1,180 @@
+//! Candidate simplifications of a display scenario, for the shrinker.
+//!
+//! Each candidate is the scenario with one thing removed or made plainer: a block of steps, one
+//! step, a turn, a fault, a replica, a delay, a defect, extra words. Candidates are listed from
+//! the largest cut to the smallest, so the greedy shrinker takes big steps first.
+
+use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
+
+/// The size the shrinker minimises: steps first, then faults.
+pub fn size(s: &DisplayScenario) -> (usize, usize) {
+    (s.steps().count(), s.faults.len())
+}
+
+/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
+pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
+    let mut out = Vec::new();
+    // Whole turns.
+    if s.turns.len() > 1 {
+        for t in 0..s.turns.len() {
+            let mut c = s.clone();
+            c.turns.remove(t);
+            out.push(prune(c));
+        }
+    }
+    // Blocks of steps within a turn, halving down to single steps.
+    for (t, turn) in s.turns.iter().enumerate() {
+        let n = turn.steps.len();
+        let mut width = n / 2;
+        while width >= 1 {
+            let mut start = 0;
+            while start < n {
+                let end = (start + width).min(n);
+                if end - start < n {
+                    let mut c = s.clone();
+                    c.turns[t].steps.drain(start..end);
+                    out.push(prune(c));
+                }
+                start = end;
+            }
+            width /= 2;
+        }
+    }
+    // Faults, one at a time.
+    for f in 0..s.faults.len() {
+        let mut c = s.clone();
+        c.faults.remove(f);
+        out.push(c);
+    }
+    // Fewer replicas.
+    if s.replicas > 1 {
+        let mut c = s.clone();
+        c.replicas -= 1;
+        out.push(prune(c));
+    }
+    // Plainer steps and turns.
+    for (t, turn) in s.turns.iter().enumerate() {
+        if turn.wait_ms.is_some() {
+            let mut c = s.clone();
+            c.turns[t].wait_ms = None;
+            out.push(c);
+        }
+        if turn.replica != 0 {
+            let mut c = s.clone();
+            c.turns[t].replica = 0;
+            out.push(c);
+        }
+        for (i, step) in turn.steps.iter().enumerate() {
+            if step.defect.is_some() {
+                let mut c = s.clone();
+                c.turns[t].steps[i].defect = None;
+                out.push(c);
+            }
+            if step.after_ms > 1 {
+                let mut c = s.clone();
+                c.turns[t].steps[i].after_ms = 1;
+                out.push(c);
+            }
+            if let Event::UserMessage { blocks } = &step.event {
+                for b in 0..blocks.len() {
+                    if blocks.len() > 1 {
+                        let mut c = s.clone();
+                        if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                            blocks.remove(b);
+                        }
+                        out.push(c);
+                    }
+                }
+                if let Some(Block::Text { text }) = blocks.first() {
+                    if let Some(shorter) = first_word(text) {
+                        let mut c = s.clone();
+                        if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                            blocks[0] = Block::Text { text: shorter };
+                        }
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+    // Delays shortened.
+    for (f, fault) in s.faults.iter().enumerate() {
+        if let Fault::Delay { ms, .. } = fault {
+            if *ms > 1 {
+                let mut c = s.clone();
+                if let Fault::Delay { ms, .. } = &mut c.faults[f] {
+                    *ms /= 2;
+                }
+                out.push(c);
+            }
+        }
+    }
+    out.retain(|c| c.validate().is_ok() && c != s);
+    out
+}
+
+fn first_word(text: &str) -> Option<String> {
+    let mut words = text.split_whitespace();
+    let first = words.next()?;
+    words.next().map(|_| format!("{first} "))
+}
+
+/// Drops what a removal left dangling: faults naming missing steps or replicas, empty turns,
+/// turns served by a replica that no longer exists.
+fn prune(mut s: DisplayScenario) -> DisplayScenario {
+    s.turns.retain(|t| !t.steps.is_empty());
+    let ids: std::collections::BTreeSet<u32> = s.steps().map(|st| st.id).collect();
+    let replicas = s.replicas;
+    s.faults.retain(|f| match f {
+        Fault::Duplicate { step, to, .. } | Fault::Delay { step, to, .. } => {
+            ids.contains(step)
+                && match Subscriber::parse(to) {
+                    Some(Subscriber::Replica(r)) => r < replicas,
+                    Some(Subscriber::Client) => true,
+                    None => false,
+                }
+        }
+        Fault::Drop { step } => ids.contains(step),
+        Fault::Disconnect {
+            replica,
+            from_step,
+            to_step,
+        } => *replica < replicas && ids.range(*from_step..=*to_step).next().is_some(),
+    });
+    for t in &mut s.turns {
+        if t.replica >= replicas {
+            t.replica = 0;
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::{generate::generate, DisplayOptions};
+    use crate::rng::SeedRng;
+
+    #[test]
+    fn candidates_are_valid_and_smaller_or_plainer() {
+        for seed in 0..20 {
+            let rng = SeedRng::new(seed);
+            let s = generate(rng, &DisplayOptions::from_seed(rng, None));
+            let cands = candidates(&s);
+            assert!(!cands.is_empty());
+            for c in &cands {
+                c.validate().expect("valid");
+                assert!(size(c) <= size(&s));
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_step_scenario_has_no_step_removals() {
+        let rng = SeedRng::new(3);
+        let mut s = generate(rng, &DisplayOptions::quiet(1));
+        s.turns[0].steps.truncate(1);
+        s.faults.clear();
+        assert!(candidates(&s).iter().all(|c| size(c).0 == 1));
+    }
+}
