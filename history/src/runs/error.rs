@@ -8,7 +8,9 @@ pub enum RunStoreError {
     InvalidEvent { field: &'static str, reason: String },
     /// A writer numbered an event with a `seq` the thread already has (or below its maximum):
     /// the unique guard that catches racing writers (R5).
-    #[error("seq conflict on thread `{thread_id}`: seq {seq} is not above the stored maximum {max_seq}")]
+    #[error(
+        "seq conflict on thread `{thread_id}`: seq {seq} is not above the stored maximum {max_seq}"
+    )]
     SeqConflict {
         thread_id: String,
         seq: u64,

@@ -137,7 +137,11 @@ impl FeedbackStore {
 
     /// The rating of one user for one run.
     pub fn get(&self, thread_id: &str, run_id: &str, user_id: &str) -> Option<Feedback> {
-        let key = (thread_id.to_string(), run_id.to_string(), user_id.to_string());
+        let key = (
+            thread_id.to_string(),
+            run_id.to_string(),
+            user_id.to_string(),
+        );
         self.lock().rows.get(&key).cloned()
     }
 
@@ -186,7 +190,10 @@ mod tests {
         let s = FeedbackStore::new();
         assert!(matches!(
             s.submit(input("", "u", Rating::Up)),
-            Err(FeedbackError::Invalid { field: "run_id", .. })
+            Err(FeedbackError::Invalid {
+                field: "run_id",
+                ..
+            })
         ));
     }
 }

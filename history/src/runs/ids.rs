@@ -5,13 +5,21 @@ use uuid::Uuid;
 
 /// `uuid5(NAMESPACE_URL, "{thread_id}:{seq}")`, as the seed's history helper computes it.
 pub fn message_id(thread_id: &str, seq: u64) -> String {
-    Uuid::new_v5(&Uuid::NAMESPACE_URL, format!("{thread_id}:{seq}").as_bytes()).to_string()
+    Uuid::new_v5(
+        &Uuid::NAMESPACE_URL,
+        format!("{thread_id}:{seq}").as_bytes(),
+    )
+    .to_string()
 }
 
 /// planted R10: a random-looking id derived from the message's position counted from the newest
 /// message of this read. Unique within one read, but every new message shifts it.
 pub(crate) fn legacy_unstable_id(thread_id: &str, from_newest: usize) -> String {
-    Uuid::new_v5(&Uuid::NAMESPACE_OID, format!("{thread_id}#{from_newest}").as_bytes()).to_string()
+    Uuid::new_v5(
+        &Uuid::NAMESPACE_OID,
+        format!("{thread_id}#{from_newest}").as_bytes(),
+    )
+    .to_string()
 }
 
 #[cfg(test)]

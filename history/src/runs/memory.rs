@@ -131,7 +131,9 @@ impl RunEventStore for MemoryRunEventStore {
             e.validate()?;
         }
         let mut state = self.lock();
-        check_room(&events, |t| Ok(state.threads.get(t).map_or(0, |r| r.max_seq)))?;
+        check_room(&events, |t| {
+            Ok(state.threads.get(t).map_or(0, |r| r.max_seq))
+        })?;
         let mut seqs = Vec::with_capacity(events.len());
         for e in events {
             state.writes += 1;
@@ -150,9 +152,9 @@ impl RunEventStore for MemoryRunEventStore {
         let mut max_by_thread: BTreeMap<&str, u64> = BTreeMap::new();
         for e in &events {
             NewRunEvent::validate_numbered(e)?;
-            let max = max_by_thread.entry(&e.thread_id).or_insert_with(|| {
-                state.threads.get(&e.thread_id).map_or(0, |t| t.max_seq)
-            });
+            let max = max_by_thread
+                .entry(&e.thread_id)
+                .or_insert_with(|| state.threads.get(&e.thread_id).map_or(0, |t| t.max_seq));
             // planted R5: the legacy store had no unique guard, so duplicate seqs went in.
             if e.seq <= *max && !self.planted.is(BugId::R5) {
                 return Err(RunStoreError::SeqConflict {
@@ -293,15 +295,33 @@ mod tests {
         assert_eq!(list(3, MessageCursor::After(2)), vec![3, 4, 5]);
         assert_eq!(list(3, MessageCursor::Before(5)), vec![2, 3, 4]);
         assert_eq!(
-            list(3, MessageCursor::Both { before: 9, after: 2 }),
+            list(
+                3,
+                MessageCursor::Both {
+                    before: 9,
+                    after: 2
+                }
+            ),
             vec![3, 4, 5]
         );
         assert_eq!(
-            list(30, MessageCursor::Both { before: 5, after: 2 }),
+            list(
+                30,
+                MessageCursor::Both {
+                    before: 5,
+                    after: 2
+                }
+            ),
             vec![3, 4]
         );
         assert_eq!(
-            list(3, MessageCursor::Both { before: 2, after: 5 }),
+            list(
+                3,
+                MessageCursor::Both {
+                    before: 2,
+                    after: 5
+                }
+            ),
             Vec::<u64>::new()
         );
         assert_eq!(list(0, MessageCursor::None), Vec::<u64>::new());

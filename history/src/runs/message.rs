@@ -161,10 +161,14 @@ mod tests {
         for m in &msgs {
             assert_eq!(ChatMessage::from_content(&m.to_content()).as_ref(), Ok(m));
         }
-        assert_eq!(msgs[0].to_content(), json!({"type":"human","content":"hello","id":null}));
+        assert_eq!(
+            msgs[0].to_content(),
+            json!({"type":"human","content":"hello","id":null})
+        );
     }
 
-    const MESSAGE_TYPES_IN_ORDER: [&str; 4] = [HUMAN_MESSAGE, AI_TOOL_CALL, TOOL_RESULT, AI_MESSAGE];
+    const MESSAGE_TYPES_IN_ORDER: [&str; 4] =
+        [HUMAN_MESSAGE, AI_TOOL_CALL, TOOL_RESULT, AI_MESSAGE];
 
     #[test]
     fn bad_dumps_are_errors_not_panics() {

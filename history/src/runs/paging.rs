@@ -79,7 +79,7 @@ mod tests {
             run_id: "r".into(),
             user_id: None,
             event_type: "human_message".into(),
-            category: if i % 3 == 0 {
+            category: if i.is_multiple_of(3) {
                 Category::Trace
             } else {
                 Category::Message

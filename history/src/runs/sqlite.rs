@@ -216,7 +216,9 @@ fn insert_row(conn: &Connection, e: &RunEvent) -> Result<(), RunStoreError> {
         e.created_at_ns,
     ])
     .map_err(|err| match err {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
             RunStoreError::SeqConflict {
                 thread_id: e.thread_id.clone(),
                 seq: e.seq,
@@ -249,7 +251,8 @@ impl RunEventStore for SqliteRunEventStore {
             insert_row(&tx, &e.with_seq(seq))?;
             seqs.push(seq);
         }
-        tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))?;
+        tx.commit()
+            .map_err(|e| RunStoreError::sqlite("commit", e))?;
         Ok(seqs)
     }
 
@@ -303,8 +306,9 @@ impl RunEventStore for SqliteRunEventStore {
                  ORDER BY seq ASC, id ASC"
             )
         };
-        let oldest_first =
-            |cond: &str| format!("SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq ASC, id ASC LIMIT ?2)");
+        let oldest_first = |cond: &str| {
+            format!("SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq ASC, id ASC LIMIT ?2)")
+        };
         let conn = self.lock();
         match cursor {
             MessageCursor::None => query(&conn, &newest_first(""), &[&thread_id, &limit]),
@@ -383,10 +387,15 @@ mod tests {
     #[test]
     fn rows_round_trip_with_null_users() {
         let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
-        let seqs = s.put_batch(vec![ev("t", None), ev("t", Some("u"))]).unwrap();
+        let seqs = s
+            .put_batch(vec![ev("t", None), ev("t", Some("u"))])
+            .unwrap();
         assert_eq!(seqs, vec![1, 2]);
         let rows = s.list_messages("t", 10, MessageCursor::None).unwrap();
-        assert_eq!(rows, vec![ev("t", None).with_seq(1), ev("t", Some("u")).with_seq(2)]);
+        assert_eq!(
+            rows,
+            vec![ev("t", None).with_seq(1), ev("t", Some("u")).with_seq(2)]
+        );
         assert_eq!(s.count_messages("t").unwrap(), 2);
     }
 

@@ -39,7 +39,10 @@ impl Summarizer for StubSummarizer {
         );
         for m in messages.iter().take(self.lines_max) {
             let text = m.text();
-            let words: Vec<&str> = text.split_whitespace().take(self.words_per_message).collect();
+            let words: Vec<&str> = text
+                .split_whitespace()
+                .take(self.words_per_message)
+                .collect();
             let kind = match m.kind {
                 MessageKind::Human => "human",
                 MessageKind::Ai if !m.tool_calls.is_empty() => "ai (tool call)",

@@ -104,7 +104,13 @@ fn read_rows<S: RunEventStore + ?Sized>(
             store,
             thread_id,
             options.page_size_events,
-            &mut |row| fill_ids(&mut row.content, || message_id(&row.thread_id, row.seq), &row.run_id),
+            &mut |row| {
+                fill_ids(
+                    &mut row.content,
+                    || message_id(&row.thread_id, row.seq),
+                    &row.run_id,
+                )
+            },
         );
     }
     read_all_messages(store, thread_id, options.page_size_events)
@@ -122,7 +128,11 @@ fn render(rows: Vec<RunEvent>, options: &ViewOptions) -> Vec<MessageView> {
                 let legacy = legacy_unstable_id(&row.thread_id, n - i);
                 fill_ids(&mut message, || legacy, &row.run_id);
             }
-            fill_ids(&mut message, || message_id(&row.thread_id, row.seq), &row.run_id);
+            fill_ids(
+                &mut message,
+                || message_id(&row.thread_id, row.seq),
+                &row.run_id,
+            );
             MessageView {
                 seq: row.seq,
                 run_id: row.run_id,
@@ -237,7 +247,11 @@ mod tests {
         let h = thread_history(&store, &cps, "t", &opts).unwrap().unwrap();
         assert_eq!(h.source, MessageSource::Checkpoint);
         put(&store, "r1", &ChatMessage::human("hi"));
-        put(&store, "r1", &ChatMessage::ai("hello", Some("lc_run--x".into())));
+        put(
+            &store,
+            "r1",
+            &ChatMessage::ai("hello", Some("lc_run--x".into())),
+        );
         let h = thread_history(&store, &cps, "t", &opts).unwrap().unwrap();
         assert_eq!(h.title.as_deref(), Some("title"));
         assert_eq!(h.source, MessageSource::EventStore);

@@ -17,7 +17,11 @@ impl RatingTruth {
     pub fn rate(&mut self, thread_id: &str, run_id: &str, user_id: &str, value: i8) {
         assert!(value == 1 || value == -1, "a rating is +1 or -1");
         self.ratings.insert(
-            (thread_id.to_string(), run_id.to_string(), user_id.to_string()),
+            (
+                thread_id.to_string(),
+                run_id.to_string(),
+                user_id.to_string(),
+            ),
             value,
         );
     }

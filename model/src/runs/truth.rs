@@ -144,13 +144,21 @@ impl RunTruth {
     /// A running run emits a message.
     pub fn emit(&mut self, thread_id: &str, run_id: &str, kind: MessageKind, text: &str) {
         let run = self.run_mut(thread_id, run_id);
-        assert_eq!(run.outcome, RunOutcome::Running, "emit after the run stopped");
+        assert_eq!(
+            run.outcome,
+            RunOutcome::Running,
+            "emit after the run stopped"
+        );
         run.messages.push((kind, text.to_string()));
     }
 
     /// A running run stops.
     pub fn stop_run(&mut self, thread_id: &str, run_id: &str, outcome: RunOutcome) {
-        assert_ne!(outcome, RunOutcome::Running, "stop_run needs a final outcome");
+        assert_ne!(
+            outcome,
+            RunOutcome::Running,
+            "stop_run needs a final outcome"
+        );
         let at = self.tick();
         let run = self.run_mut(thread_id, run_id);
         assert_eq!(run.outcome, RunOutcome::Running, "run stopped twice");
@@ -169,9 +177,9 @@ impl RunTruth {
 
     /// Run ids of a thread in start order.
     pub fn runs(&self, thread_id: &str) -> Vec<String> {
-        self.threads
-            .get(thread_id)
-            .map_or_else(Vec::new, |runs| runs.iter().map(|r| r.run_id.clone()).collect())
+        self.threads.get(thread_id).map_or_else(Vec::new, |runs| {
+            runs.iter().map(|r| r.run_id.clone()).collect()
+        })
     }
 
     /// Every message every run emitted, runs in start order, each run's messages in emission
@@ -230,7 +238,9 @@ impl RunTruth {
                 .push((m.kind, m.text.clone()));
         }
         for run in runs {
-            let seen = per_run.get(run.run_id.as_str()).map_or(&[][..], Vec::as_slice);
+            let seen = per_run
+                .get(run.run_id.as_str())
+                .map_or(&[][..], Vec::as_slice);
             check_run(run, seen)?;
         }
         check_order(runs, observed)
@@ -245,8 +255,7 @@ fn check_run(run: &Run, seen: &[(MessageKind, String)]) -> Result<(), HistoryMis
         expected: run.messages.get(position).cloned(),
         observed: seen.get(position).cloned(),
     };
-    if let Some(p) = (0..seen.len().min(run.messages.len())).find(|&i| seen[i] != run.messages[i])
-    {
+    if let Some(p) = (0..seen.len().min(run.messages.len())).find(|&i| seen[i] != run.messages[i]) {
         return Err(differs(p));
     }
     if seen.len() > run.messages.len() || (seen.len() < run.messages.len() && !prefix_ok) {
