@@ -1,8 +1,10 @@
 //! Full `thread_history` read of a 10,000- and a 100,000-message thread from each backend
 //! (seed 003, R2: the full read pages through everything, so its cost must grow linearly).
 //!
-//! Criterion reports time and rows/s per case; afterwards a short direct measurement prints
-//! rows/s and the 100k/10k time ratio per backend (linear ≈ 10).
+//! Criterion reports time and rows/s per case, and the cost of one 500-row page at the start and
+//! at the end of the 100k thread (equal costs: a page does not get dearer deeper in the thread,
+//! so the full read is linear in the number of pages). Afterwards a short direct measurement
+//! prints rows/s and the 100k/10k time ratio per backend (linear ≈ 10).
 //!
 //! Run: `cargo bench -p history --bench run_history`
 
@@ -137,6 +139,27 @@ fn main() {
                 });
             }
             all.push((n, built));
+        }
+        group.finish();
+    }
+    {
+        let mut group = c.benchmark_group("list_messages_page_500");
+        group.throughput(Throughput::Elements(500));
+        let (n, built) = &all[all.len() - 1];
+        for case in built {
+            // The last full page starts ~700 seqs before the end (traces take seqs too).
+            let max = case.store.max_seq("bench").expect("max seq");
+            for (at, after) in [("start", 0u64), ("end", max.saturating_sub(700))] {
+                group.bench_function(BenchmarkId::new(case.name, format!("{at}_of_{n}")), |b| {
+                    b.iter(|| {
+                        let page = case
+                            .store
+                            .list_messages("bench", 500, MessageCursor::After(after))
+                            .expect("page");
+                        black_box(page.len())
+                    })
+                });
+            }
         }
         group.finish();
     }
