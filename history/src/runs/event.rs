@@ -4,6 +4,8 @@
 //! notes). The store numbers them per thread with `seq` when it writes them; that number is the
 //! only order a reader may rely on (seed 003; R5).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -127,6 +129,26 @@ impl NewRunEvent {
             created_at_ns: self.created_at_ns,
         }
     }
+}
+
+/// Fails (before anything is written) when a thread would run past [`SEQ_MAX`].
+pub(crate) fn check_room(
+    events: &[NewRunEvent],
+    mut max_seq: impl FnMut(&str) -> Result<u64, RunStoreError>,
+) -> Result<(), RunStoreError> {
+    let mut per_thread: BTreeMap<&str, u64> = BTreeMap::new();
+    for e in events {
+        *per_thread.entry(&e.thread_id).or_default() += 1;
+    }
+    for (thread, n) in per_thread {
+        if max_seq(thread)?.saturating_add(n) > SEQ_MAX {
+            return Err(RunStoreError::InvalidEvent {
+                field: "seq",
+                reason: format!("thread `{thread}` has no room for {n} more events"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A stored event. Reads hand out owned copies: changing one never changes the store (R3).

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
 use super::error::RunStoreError;
-use super::event::{Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
+use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
 
@@ -77,26 +77,6 @@ impl MemoryRunEventStore {
         // before they are applied), so a poisoned lock still guards consistent data.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// Fails (before anything is written) when a thread would run past [`SEQ_MAX`].
-pub(crate) fn check_room(
-    events: &[NewRunEvent],
-    mut max_seq: impl FnMut(&str) -> Result<u64, RunStoreError>,
-) -> Result<(), RunStoreError> {
-    let mut per_thread: BTreeMap<&str, u64> = BTreeMap::new();
-    for e in events {
-        *per_thread.entry(&e.thread_id).or_default() += 1;
-    }
-    for (thread, n) in per_thread {
-        if max_seq(thread)?.saturating_add(n) > SEQ_MAX {
-            return Err(RunStoreError::InvalidEvent {
-                field: "seq",
-                reason: format!("thread `{thread}` has no room for {n} more events"),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The index window of a message page, per the semantics documented on [`MessageCursor`].

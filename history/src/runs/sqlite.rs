@@ -13,8 +13,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde_json::Value;
 
 use super::error::RunStoreError;
-use super::event::{Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
-use super::memory::check_room;
+use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
 
