@@ -1,1 +1,77 @@
-//! See the crate documentation.
+//! Run events (seed 003): the append-only run-event store and its two backends, the run journal
+//! that writes to it, the checkpointer and its summarization middleware, the `/history` and
+//! `/messages` views, and feedback.
+//!
+//! The design in one paragraph: every message a run emits becomes a `message` row in the store,
+//! numbered per thread at write time (`seq`). The store is the history; the checkpoint is working
+//! state that summarization rewrites (R1, R11). Views read the store completely, in pages, with
+//! one shared read path (R2, R7), and decorate copies, never the stored rows (R3), with stable
+//! ids (R10) and the producing run (R6, R8). Both backends answer every operation identically
+//! (R9). The journal flushes on every way a run can stop except a hard kill (R4); the store, not
+//! the writer, numbers events (R5).
+//!
+//! ```
+//! use history::runs::*;
+//! use history::Planted;
+//! # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+//! #     let mut f = std::pin::pin!(f);
+//! #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
+//! # }
+//! let store = MemoryRunEventStore::new(Planted::none());
+//! let mut journal = RunJournal::new(&store, "t1", "run-1", None, RunJournalOptions::default());
+//! block_on(journal.record(JournalEntry::message(&ChatMessage::human("hi"), 1))).unwrap();
+//! block_on(journal.end()).unwrap();
+//! let checkpoints = Checkpointer::new();
+//! let history = thread_history(&store, &checkpoints, "t1", &ViewOptions::default())
+//!     .unwrap()
+//!     .unwrap();
+//! assert_eq!(history.messages[0]["run_id"], "run-1");
+//! assert_eq!(history.messages[0]["id"], message_id("t1", 1).as_str());
+//! ```
+
+mod checkpoint;
+mod error;
+mod event;
+mod faulty;
+mod feedback;
+mod ids;
+mod journal;
+mod mapper;
+mod memory;
+mod message;
+mod paging;
+mod sqlite;
+mod store;
+mod summarization;
+mod summarizer;
+mod tokens;
+mod views;
+mod yield_now;
+
+pub use checkpoint::{Checkpoint, Checkpointer};
+pub use error::RunStoreError;
+pub use event::{
+    Category, MessageCursor, NewRunEvent, RunEvent, AI_MESSAGE, AI_TOOL_CALL, HUMAN_MESSAGE,
+    MESSAGE_EVENT_TYPES, RUN_END, RUN_ERROR, RUN_START, SEQ_MAX, TOOL_RESULT,
+};
+pub use faulty::{FaultSchedule, FaultyRunStore};
+pub use feedback::{Feedback, FeedbackError, FeedbackInput, FeedbackStore, Rating};
+pub use ids::message_id;
+pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
+pub use mapper::FeedbackMapper;
+pub use memory::MemoryRunEventStore;
+pub use message::{content_text, ChatMessage, MessageError, MessageKind, ToolCall};
+pub use paging::read_all_messages;
+pub use sqlite::SqliteRunEventStore;
+pub use store::RunEventStore;
+pub use summarization::{
+    orphaned_tool_results, safe_cut, SummarizationMiddleware, SummarizationOptions, SUMMARY_PREFIX,
+};
+pub use summarizer::{StubSummarizer, Summarizer};
+pub use tokens::{TokenCounter, MESSAGE_OVERHEAD_TOKENS};
+pub use views::{
+    rendered_id, rendered_run_id, thread_history, thread_messages, MessageSource, MessageView,
+    ThreadHistory, ViewOptions,
+};
+pub use yield_now::YieldNow;

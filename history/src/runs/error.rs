@@ -1,0 +1,61 @@
+//! The errors of the run-event store and of everything built on it.
+
+/// Why a store operation failed. Nothing is written when a write fails (batches are atomic).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunStoreError {
+    /// An event was rejected before anything was written.
+    #[error("invalid run event: field `{field}` {reason}")]
+    InvalidEvent { field: &'static str, reason: String },
+    /// A writer numbered an event with a `seq` the thread already has (or below its maximum):
+    /// the unique guard that catches racing writers (R5).
+    #[error(
+        "seq conflict on thread `{thread_id}`: seq {seq} is not above the stored maximum {max_seq}"
+    )]
+    SeqConflict {
+        thread_id: String,
+        seq: u64,
+        max_seq: u64,
+    },
+    /// A stored row could not be decoded (a legacy or corrupt row): names the row and the field.
+    #[error("stored row thread `{thread_id}` seq {seq}: field `{field}` {reason}")]
+    Decode {
+        thread_id: String,
+        seq: i64,
+        field: &'static str,
+        reason: String,
+    },
+    /// The SQLite backend failed; `op` says which operation.
+    #[error("sqlite {op}: {message}")]
+    Sqlite { op: &'static str, message: String },
+    /// A fault injected by [`super::FaultyRunStore`] (tests and simulation only).
+    #[error("injected fault on write call {call}")]
+    Injected { call: u64 },
+}
+
+impl RunStoreError {
+    pub(crate) fn sqlite(op: &'static str, e: rusqlite::Error) -> RunStoreError {
+        RunStoreError::Sqlite {
+            op,
+            message: e.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_field_and_row() {
+        let e = RunStoreError::Decode {
+            thread_id: "t1".into(),
+            seq: 4,
+            field: "content",
+            reason: "not JSON".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "stored row thread `t1` seq 4: field `content` not JSON"
+        );
+    }
+}

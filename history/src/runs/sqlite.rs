@@ -1,0 +1,444 @@
+//! The SQLite run-event store: the `run_events` table of the seed, with UNIQUE(thread_id, seq)
+//! and the two indexes the reads need.
+//!
+//! Each write is one IMMEDIATE transaction, so `seq` assignment (max + 1 inside the transaction)
+//! cannot race; the unique constraint is the second line of defence (R5). Every read returns the
+//! same rows as the in-memory store, NULL `user_id` rows included (R9).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+use serde_json::Value;
+
+use super::error::RunStoreError;
+use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
+use super::store::RunEventStore;
+use crate::planted::{BugId, Planted};
+
+const SCHEMA_UNIQUE: &str = "
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    user_id TEXT,
+    event_type TEXT NOT NULL,
+    category TEXT NOT NULL,
+    content TEXT NOT NULL,
+    event_metadata TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (thread_id, seq)
+);";
+
+// planted R5: the legacy table had no unique guard on (thread_id, seq).
+const SCHEMA_NO_UNIQUE: &str = "
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    user_id TEXT,
+    event_type TEXT NOT NULL,
+    category TEXT NOT NULL,
+    content TEXT NOT NULL,
+    event_metadata TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);";
+
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS ix_run_events_thread_category_seq
+    ON run_events (thread_id, category, seq);
+CREATE INDEX IF NOT EXISTS ix_run_events_thread_run_seq
+    ON run_events (thread_id, run_id, seq);";
+
+const COLUMNS: &str =
+    "thread_id, run_id, user_id, event_type, category, content, event_metadata, seq, created_at";
+
+const INSERT: &str = "INSERT INTO run_events (thread_id, run_id, user_id, event_type, category, \
+     content, event_metadata, seq, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// The SQLite backend (one connection behind a mutex).
+#[derive(Debug)]
+pub struct SqliteRunEventStore {
+    conn: Mutex<Connection>,
+    planted: Planted,
+}
+
+impl SqliteRunEventStore {
+    /// Opens (and creates if needed) a database file. `planted` may switch on R5 (table without
+    /// the unique guard) or R9 (reads drop NULL-user rows; `Both` cursors page backwards).
+    pub fn open(path: &Path, planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
+        let conn = Connection::open(path).map_err(|e| RunStoreError::sqlite("open", e))?;
+        // A 64 MiB page cache (the default is 2 MiB): a full history read of a long thread
+        // touches every page of it, and a cache smaller than the thread turns each read into
+        // re-reads from the OS.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;",
+        )
+        .map_err(|e| RunStoreError::sqlite("pragma", e))?;
+        SqliteRunEventStore::with_connection(conn, planted)
+    }
+
+    /// A private in-memory database.
+    pub fn open_in_memory(planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
+        let conn = Connection::open_in_memory().map_err(|e| RunStoreError::sqlite("open", e))?;
+        SqliteRunEventStore::with_connection(conn, planted)
+    }
+
+    fn with_connection(
+        conn: Connection,
+        planted: Planted,
+    ) -> Result<SqliteRunEventStore, RunStoreError> {
+        let table = if planted.is(BugId::R5) {
+            SCHEMA_NO_UNIQUE
+        } else {
+            SCHEMA_UNIQUE
+        };
+        conn.execute_batch(table)
+            .and_then(|_| conn.execute_batch(INDEXES))
+            .map_err(|e| RunStoreError::sqlite("create schema", e))?;
+        Ok(SqliteRunEventStore {
+            conn: Mutex::new(conn),
+            planted,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // SQLite transactions roll back when dropped, so a poisoned lock guards a consistent
+        // database.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The extra condition of every read. Empty unless planted R9.
+    fn user_filter(&self) -> &'static str {
+        if self.planted.is(BugId::R9) {
+            // planted R9: the DB store filtered reads by user, so NULL-user (legacy) rows vanished.
+            " AND user_id IS NOT NULL"
+        } else {
+            ""
+        }
+    }
+}
+
+fn to_sql_seq(seq: u64) -> i64 {
+    // Callers validate seq <= SEQ_MAX; cursors beyond it are clamped (no row is above it).
+    seq.min(SEQ_MAX) as i64
+}
+
+/// `seq < before` as the inclusive bound `seq <= before - 1` (SQLite integers are signed).
+fn below(before: u64) -> i64 {
+    if before == 0 {
+        -1
+    } else {
+        to_sql_seq(before - 1)
+    }
+}
+
+fn json_text(v: &Value) -> String {
+    // Serializing a `Value` cannot fail: its map keys are strings.
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+fn decode_row(row: &Row<'_>) -> Result<RunEvent, RunStoreError> {
+    let sql = |e| RunStoreError::sqlite("read row", e);
+    let thread_id: String = row.get(0).map_err(sql)?;
+    let seq: i64 = row.get(7).map_err(sql)?;
+    let bad = |field: &'static str, reason: String| RunStoreError::Decode {
+        thread_id: thread_id.clone(),
+        seq,
+        field,
+        reason,
+    };
+    let category: String = row.get(4).map_err(sql)?;
+    let category = Category::parse(&category)
+        .ok_or_else(|| bad("category", format!("unknown category `{category}`")))?;
+    let content: String = row.get(5).map_err(sql)?;
+    let content = serde_json::from_str(&content).map_err(|e| bad("content", e.to_string()))?;
+    let metadata: String = row.get(6).map_err(sql)?;
+    let metadata =
+        serde_json::from_str(&metadata).map_err(|e| bad("event_metadata", e.to_string()))?;
+    let seq_u = u64::try_from(seq).map_err(|_| bad("seq", "negative".to_string()))?;
+    Ok(RunEvent {
+        thread_id: thread_id.clone(),
+        run_id: row.get(1).map_err(sql)?,
+        user_id: row.get(2).map_err(sql)?,
+        event_type: row.get(3).map_err(sql)?,
+        category,
+        content,
+        metadata,
+        seq: seq_u,
+        created_at_ns: row.get(8).map_err(sql)?,
+    })
+}
+
+fn query(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<RunEvent>, RunStoreError> {
+    let mut stmt = conn
+        .prepare_cached(sql)
+        .map_err(|e| RunStoreError::sqlite("prepare", e))?;
+    let mut rows = stmt
+        .query(params)
+        .map_err(|e| RunStoreError::sqlite("query", e))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(|e| RunStoreError::sqlite("step", e))? {
+        out.push(decode_row(row)?);
+    }
+    Ok(out)
+}
+
+fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> {
+    let max: Option<i64> = conn
+        .query_row(
+            "SELECT MAX(seq) FROM run_events WHERE thread_id = ?1",
+            [thread_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| RunStoreError::sqlite("max seq", e))?
+        .flatten();
+    Ok(max.map_or(0, |m| u64::try_from(m).unwrap_or(0)))
+}
+
+fn insert_row(conn: &Connection, e: &RunEvent) -> Result<(), RunStoreError> {
+    let mut stmt = conn
+        .prepare_cached(INSERT)
+        .map_err(|err| RunStoreError::sqlite("prepare insert", err))?;
+    stmt.execute(params![
+        e.thread_id,
+        e.run_id,
+        e.user_id,
+        e.event_type,
+        e.category.as_str(),
+        json_text(&e.content),
+        json_text(&e.metadata),
+        to_sql_seq(e.seq),
+        e.created_at_ns,
+    ])
+    .map_err(|err| match err {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            RunStoreError::SeqConflict {
+                thread_id: e.thread_id.clone(),
+                seq: e.seq,
+                max_seq: e.seq,
+            }
+        }
+        other => RunStoreError::sqlite("insert", other),
+    })?;
+    Ok(())
+}
+
+impl RunEventStore for SqliteRunEventStore {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        for e in &events {
+            e.validate()?;
+        }
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| RunStoreError::sqlite("begin", e))?;
+        check_room(&events, |t| max_seq_in(&tx, t))?;
+        let mut next: BTreeMap<String, u64> = BTreeMap::new();
+        let mut seqs = Vec::with_capacity(events.len());
+        for e in events {
+            let seq = match next.get(&e.thread_id) {
+                Some(s) => *s,
+                None => max_seq_in(&tx, &e.thread_id)? + 1,
+            };
+            next.insert(e.thread_id.clone(), seq + 1);
+            insert_row(&tx, &e.with_seq(seq))?;
+            seqs.push(seq);
+        }
+        tx.commit()
+            .map_err(|e| RunStoreError::sqlite("commit", e))?;
+        Ok(seqs)
+    }
+
+    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
+        for e in &events {
+            NewRunEvent::validate_numbered(e)?;
+        }
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| RunStoreError::sqlite("begin", e))?;
+        let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
+        for e in &events {
+            let max = match max_by_thread.get(&e.thread_id) {
+                Some(m) => *m,
+                None => max_seq_in(&tx, &e.thread_id)?,
+            };
+            // planted R5: the legacy writer trusted its own max+1 and nothing checked it.
+            if e.seq <= max && !self.planted.is(BugId::R5) {
+                return Err(RunStoreError::SeqConflict {
+                    thread_id: e.thread_id.clone(),
+                    seq: e.seq,
+                    max_seq: max,
+                });
+            }
+            max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
+            insert_row(&tx, e)?;
+        }
+        tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))
+    }
+
+    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        max_seq_in(&self.lock(), thread_id)
+    }
+
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let base = format!(
+            "SELECT {COLUMNS}, id FROM run_events WHERE thread_id = ?1 AND category = 'message'{}",
+            self.user_filter()
+        );
+        // Pages taken from the end are selected newest-first, then put back in ascending order.
+        let newest_first = |cond: &str| {
+            format!(
+                "SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq DESC, id DESC LIMIT ?2) \
+                 ORDER BY seq ASC, id ASC"
+            )
+        };
+        let oldest_first = |cond: &str| {
+            format!("SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq ASC, id ASC LIMIT ?2)")
+        };
+        let conn = self.lock();
+        match cursor {
+            MessageCursor::None => query(&conn, &newest_first(""), &[&thread_id, &limit]),
+            MessageCursor::Before(b) => query(
+                &conn,
+                &newest_first(" AND seq <= ?3"),
+                &[&thread_id, &limit, &below(b)],
+            ),
+            MessageCursor::After(a) => query(
+                &conn,
+                &oldest_first(" AND seq > ?3"),
+                &[&thread_id, &limit, &to_sql_seq(a)],
+            ),
+            MessageCursor::Both { before, after } => {
+                let cond = " AND seq > ?3 AND seq <= ?4";
+                // planted R9: the DB store let before_seq win, paging backwards from it.
+                let sql = if self.planted.is(BugId::R9) {
+                    newest_first(cond)
+                } else {
+                    oldest_first(cond)
+                };
+                query(
+                    &conn,
+                    &sql,
+                    &[&thread_id, &limit, &to_sql_seq(after), &below(before)],
+                )
+            }
+        }
+    }
+
+    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        let sql = format!(
+            "SELECT COUNT(*) FROM run_events WHERE thread_id = ?1 AND category = 'message'{}",
+            self.user_filter()
+        );
+        let n: i64 = self
+            .lock()
+            .query_row(&sql, [thread_id], |r| r.get(0))
+            .map_err(|e| RunStoreError::sqlite("count", e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM run_events WHERE thread_id = ?1 AND run_id = ?2{} \
+             ORDER BY seq ASC, id ASC",
+            self.user_filter()
+        );
+        query(&self.lock(), &sql, &[&thread_id, &run_id])
+    }
+
+    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM run_events ORDER BY thread_id, seq, id");
+        query(&self.lock(), &sql, &[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(thread: &str, user: Option<&str>) -> NewRunEvent {
+        NewRunEvent {
+            thread_id: thread.into(),
+            run_id: "r1".into(),
+            user_id: user.map(str::to_string),
+            event_type: "human_message".into(),
+            category: Category::Message,
+            content: json!({"type": "human", "content": "m", "n": 1.5}),
+            metadata: json!({"k": [1, 2]}),
+            created_at_ns: -3,
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_with_null_users() {
+        let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        let seqs = s
+            .put_batch(vec![ev("t", None), ev("t", Some("u"))])
+            .unwrap();
+        assert_eq!(seqs, vec![1, 2]);
+        let rows = s.list_messages("t", 10, MessageCursor::None).unwrap();
+        assert_eq!(
+            rows,
+            vec![ev("t", None).with_seq(1), ev("t", Some("u")).with_seq(2)]
+        );
+        assert_eq!(s.count_messages("t").unwrap(), 2);
+    }
+
+    #[test]
+    fn the_unique_guard_rejects_a_duplicate_seq() {
+        let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        s.put_batch(vec![ev("t", None)]).unwrap();
+        let dup = ev("t", None).with_seq(1);
+        assert!(matches!(
+            s.insert_numbered(vec![dup]),
+            Err(RunStoreError::SeqConflict { seq: 1, .. })
+        ));
+        assert_eq!(s.dump().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_corrupt_row_is_an_error_naming_the_field() {
+        let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        s.put_batch(vec![ev("t", None)]).unwrap();
+        s.lock()
+            .execute("UPDATE run_events SET content = '{not json'", [])
+            .unwrap();
+        match s.list_messages("t", 10, MessageCursor::None) {
+            Err(RunStoreError::Decode { field, seq, .. }) => {
+                assert_eq!((field, seq), ("content", 1));
+            }
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_database_reopens_with_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        {
+            let s = SqliteRunEventStore::open(&path, Planted::none()).unwrap();
+            s.put_batch(vec![ev("t", None), ev("t", None)]).unwrap();
+        }
+        let s = SqliteRunEventStore::open(&path, Planted::none()).unwrap();
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![3]);
+    }
+}

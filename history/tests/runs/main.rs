@@ -1,0 +1,9 @@
+//! Integration tests of `history::runs` (seed 003, R1 to R11): the same check bodies prove each
+//! rule on the fixed code against both backends (`props`) and show that each planted bug breaks
+//! it (`planted`, with `--features planted`).
+
+mod checks;
+#[cfg(feature = "planted")]
+mod planted;
+mod props;
+mod support;

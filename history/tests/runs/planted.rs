@@ -1,0 +1,196 @@
+//! One test per planted bug: the same check that passes on the fixed code fails with that bug
+//! switched on, for the reason the catalog gives.
+
+use history::{BugId, Planted};
+
+use crate::checks::{self, Stop, StoreOp};
+use crate::support::*;
+use history::runs::MessageCursor;
+
+fn on(id: BugId) -> Planted {
+    Planted::only(id)
+}
+
+/// Asserts the fixed run passes and the planted run fails; returns the failure text.
+fn fixed_passes_planted_fails<T: std::fmt::Debug>(
+    fixed: Result<T, String>,
+    planted: Result<T, String>,
+) -> String {
+    assert!(fixed.is_ok(), "fixed code failed: {fixed:?}");
+    match planted {
+        Ok(v) => panic!("the planted bug went unnoticed: {v:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn planted_r1_history_loses_summarized_messages() {
+    let runs = conversation(&[vec![1, 0, 2], vec![0, 1]], 6);
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::history_survives_summarization(b, Planted::none(), &runs, 60),
+            checks::history_survives_summarization(b, on(BugId::R1), &runs, 60),
+        );
+        assert!(err.contains("Here is a summary"), "{err}");
+    }
+}
+
+#[test]
+fn planted_r2_drops_oldest_messages() {
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::history_is_complete(b, Planted::none(), 1001, 500),
+            checks::history_is_complete(b, on(BugId::R2), 1001, 500),
+        );
+        assert!(
+            err.contains("history has 1000 messages, the store 1001"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn planted_r3_reads_write_into_the_memory_store() {
+    let runs = conversation(&[vec![1, 0], vec![0]], 0);
+    let err = fixed_passes_planted_fails(
+        checks::reads_leave_the_store_unchanged(Backend::Memory, Planted::none(), &runs),
+        checks::reads_leave_the_store_unchanged(Backend::Memory, on(BugId::R3), &runs),
+    );
+    assert!(err.contains("stored rows changed by reads"), "{err}");
+    // The SQLite store hands out fresh rows: the legacy helper could not reach its data.
+    assert_eq!(
+        checks::reads_leave_the_store_unchanged(Backend::Sqlite, on(BugId::R3), &runs),
+        Ok(())
+    );
+}
+
+#[test]
+fn planted_r4_error_and_cancel_lose_the_buffer() {
+    for b in BACKENDS {
+        for stop in [Stop::Error, Stop::Cancel] {
+            let err = fixed_passes_planted_fails(
+                checks::journal_keeps_events(b, Planted::none(), 25, 20, &[], stop),
+                checks::journal_keeps_events(b, on(BugId::R4), 25, 20, &[], stop),
+            );
+            assert!(
+                err.contains("20 of 25 events stored, 5 still buffered"),
+                "{err}"
+            );
+        }
+        // A normal end still flushes under R4.
+        assert_eq!(
+            checks::journal_keeps_events(b, on(BugId::R4), 25, 20, &[], Stop::End),
+            Ok(())
+        );
+    }
+}
+
+#[test]
+fn planted_r5_racing_writers_duplicate_seqs() {
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::seqs_survive_racing_writers(b, Planted::none(), (6, 6), (3, 3), &[true, false]),
+            checks::seqs_survive_racing_writers(b, on(BugId::R5), (6, 6), (3, 3), &[true, false]),
+        );
+        assert!(err.contains("seqs not unique and increasing"), "{err}");
+    }
+}
+
+#[test]
+fn planted_r6_ratings_by_ai_index_hit_the_wrong_run() {
+    let runs = conversation(&[vec![1, 0], vec![2], vec![0]], 2);
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::ratings_land_on_their_run(b, Planted::none(), &runs),
+            checks::ratings_land_on_their_run(b, on(BugId::R6), &runs),
+        );
+        assert!(err.contains("maps to"), "{err}");
+    }
+}
+
+#[test]
+fn planted_r7_messages_view_capped_at_200() {
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::views_agree(b, Planted::none(), 201, 500),
+            checks::views_agree(b, on(BugId::R7), 201, 500),
+        );
+        assert!(
+            err.contains("/messages has 200 rows, /history 201"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn planted_r8_stale_mapping_after_a_new_run() {
+    let runs = conversation(&[vec![1], vec![0, 2]], 0);
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::rating_after_a_new_run(b, Planted::none(), &runs),
+            checks::rating_after_a_new_run(b, on(BugId::R8), &runs),
+        );
+        assert!(err.contains("maps to None"), "{err}");
+    }
+}
+
+#[test]
+fn planted_r9_backends_disagree_on_null_users() {
+    let ops = [
+        StoreOp::Batch(vec![(0, true, true), (0, true, false), (0, true, true)]),
+        StoreOp::List {
+            thread: 0,
+            limit: 10,
+            cursor: MessageCursor::None,
+        },
+    ];
+    let err = fixed_passes_planted_fails(
+        checks::backends_agree(Planted::none(), &ops),
+        checks::backends_agree(on(BugId::R9), &ops),
+    );
+    assert!(err.contains("memory [1, 2, 3] vs sqlite [1, 3]"), "{err}");
+}
+
+#[test]
+fn planted_r9_backends_disagree_on_both_cursors() {
+    let ops = [
+        StoreOp::Batch(vec![(0, true, true); 10]),
+        StoreOp::List {
+            thread: 0,
+            limit: 2,
+            cursor: MessageCursor::Both {
+                before: 9,
+                after: 2,
+            },
+        },
+    ];
+    let err = fixed_passes_planted_fails(
+        checks::backends_agree(Planted::none(), &ops),
+        checks::backends_agree(on(BugId::R9), &ops),
+    );
+    assert!(err.contains("memory [3, 4] vs sqlite [7, 8]"), "{err}");
+}
+
+#[test]
+fn planted_r10_ids_change_between_reads() {
+    let first = conversation(&[vec![1, 0]], 0);
+    let more = named_conversation(&[vec![0]], 0, "later-");
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(
+            checks::ids_are_stable(b, Planted::none(), &first, &more),
+            checks::ids_are_stable(b, on(BugId::R10), &first, &more),
+        );
+        assert!(err.contains("ids are not uuid5/model ids"), "{err}");
+    }
+}
+
+#[test]
+fn planted_r11_summary_splits_tool_pairs() {
+    // A tool step with two calls: keeping the last 2 by count keeps one result without its call.
+    let runs = conversation(&[vec![2, 2, 2]], 3);
+    let err = fixed_passes_planted_fails(
+        checks::summaries_keep_tool_pairs(Planted::none(), &runs, 30, 2),
+        checks::summaries_keep_tool_pairs(on(BugId::R11), &runs, 30, 2),
+    );
+    assert!(err.contains("kept without their call"), "{err}");
+}

@@ -1,0 +1,13 @@
+//! The run-events model (seed 003): the append-only truth of what every run emitted, and what
+//! every rating must target. Pure values, no I/O; it never sees stored rows.
+//!
+//! - [`RunTruth`]: per thread, every message each run emitted, in emission order, and how each
+//!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7) and which run a
+//!   rendered message belongs to (R6, R8).
+//! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins.
+
+mod ratings;
+mod truth;
+
+pub use ratings::RatingTruth;
+pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
