@@ -167,6 +167,11 @@ struct Source {
     agent: String,
     display: String,
     bad_created_at: bool,
+    /// The step's row is malformed: the projector skips it, so its text may only appear through
+    /// a stop's answer.
+    defective: bool,
+    /// The fault plan lets at least one copy of the step reach the store.
+    persisted: bool,
 }
 
 /// Where each word of the scenario's text comes from, and which payload strings a warning must
@@ -177,6 +182,7 @@ struct Provenance {
 }
 
 fn provenance(scenario: &DisplayScenario) -> Provenance {
+    let plan = super::faults::FaultPlan::new(scenario);
     let mut words: BTreeMap<String, Vec<Source>> = BTreeMap::new();
     let mut payload_strings = BTreeSet::new();
     let mut urls = Vec::new();
@@ -192,6 +198,8 @@ fn provenance(scenario: &DisplayScenario) -> Provenance {
                         step.defect,
                         Some(super::scenario::Defect::BadCreatedAt { .. })
                     ),
+                    defective: step.defect.is_some(),
+                    persisted: plan.persisted(step.id),
                 });
                 if is_tagged(w) {
                     payload_strings.insert(w.to_string());
@@ -248,12 +256,12 @@ const PRIORITY: [BugId; 14] = [
     BugId::P2,
     BugId::P7,
     BugId::P9,
+    BugId::P11,
     BugId::P3,
     BugId::P6,
     BugId::P8,
     BugId::P4,
     BugId::P13,
-    BugId::P11,
     BugId::P5,
     BugId::P14,
 ];
@@ -287,6 +295,12 @@ impl Findings {
         let mut out = Vec::new();
         for id in PRIORITY {
             if let Some(messages) = self.by_id.remove(&id) {
+                out.push(Violation::safety(id, messages.join("; ")));
+            }
+        }
+        // The weakest signals, strongest first.
+        for id in [BugId::P12, BugId::P5, BugId::P10] {
+            if let Some(messages) = self.secondary.remove(&id) {
                 out.push(Violation::safety(id, messages.join("; ")));
             }
         }
@@ -507,7 +521,17 @@ pub fn check(
                 .warnings
                 .iter()
                 .any(|x| x.code.as_str() == w.code));
-        if !named {
+        let primary_stop = matches!(emission.kind, m::EmissionKind::Stop { .. })
+            && conversation.primary.as_ref() == Some(&emission.agent);
+        if !named && primary_stop {
+            f.add_secondary(
+                BugId::P5,
+                format!(
+                    "no {} warning for the primary agent's stop {}: stop events were not read",
+                    w.code, emission.event_id
+                ),
+            );
+        } else if !named {
             f.add_secondary(
                 BugId::P10,
                 format!(
@@ -528,6 +552,17 @@ pub fn check(
         if answered == expected_then.shared {
             continue;
         }
+        if let Some(extra) = overlay_tail(&cx, &answered, &expected_then.shared) {
+            f.add(
+                BugId::P14,
+                format!(
+                    "read before settling ({}, replica-{}) ends with {extra} messages of live chunk text after the stored history",
+                    turn_label(read),
+                    read.replica
+                ),
+            );
+            continue;
+        }
         if answered == expected_then.own {
             // Secondary: a bug that drops what the replica had not yet received can also match.
             f.add_secondary(
@@ -536,6 +571,24 @@ pub fn check(
                     "replica-{} answered ({}) from the rows its own persister received, not from the shared store",
                     read.replica,
                     turn_label(read)
+                ),
+            );
+        } else if let Some(word) = hidden_word(&cx, &words(&answered), &words(&expected_then.shared)) {
+            f.add(
+                BugId::P2,
+                format!(
+                    "read before settling ({}, replica-{}): `{word}` is from a display the client never saw",
+                    turn_label(read),
+                    read.replica
+                ),
+            );
+        } else if let Some(word) = nested_stop_word(&cx, &words(&answered), &words(&expected_then.shared)) {
+            f.add(
+                BugId::P6,
+                format!(
+                    "read before settling ({}, replica-{}): `{word}` came from a stop of an agent that is not the primary",
+                    turn_label(read),
+                    read.replica
                 ),
             );
         } else {
@@ -579,11 +632,14 @@ fn overlay_tail(
         return None;
     }
     let tail = &answered[expected.len()..];
-    let only_chunks = tail.iter().all(|m| m.role == "assistant")
-        && words(tail)
-            .iter()
-            .all(|(_, w)| cx.sources(w).iter().any(|s| s.kind == Kind::Chunk));
-    only_chunks.then_some(tail.len())
+    let earlier: BTreeSet<String> = words(expected).into_iter().map(|(_, w)| w).collect();
+    let repeats_chunks = tail.iter().all(|m| m.role == "assistant")
+        && words(tail).iter().all(|(_, w)| {
+            let chunk = cx.sources(w).iter().any(|s| s.kind == Kind::Chunk);
+            let skipped = cx.sources(w).iter().any(|s| s.kind == Kind::Chunk && s.defective);
+            chunk && (earlier.contains(w) || skipped)
+        });
+    repeats_chunks.then_some(tail.len())
 }
 
 fn describe_media(parts: &[ViewPart]) -> String {
@@ -628,6 +684,11 @@ fn diff_words(
     };
     let (ac, ec) = (count(&aw), count(&ew));
     let primary = &cx.scenario.primary;
+    let decoy_shown = ac
+        .keys()
+        .any(|w| cx.sources(w).iter().any(|s| s.kind == Kind::Decoy));
+    let duplicates_cause = duplicates_cause(cx, &aw, &ew);
+
     for (word, &n) in &ac {
         let want = ec.get(word).copied().unwrap_or(0);
         if n <= want {
@@ -646,9 +707,12 @@ fn diff_words(
                 format!("{what}: look-alike class of step {step} was projected"),
             );
         } else if sources.iter().all(|s| !cx.visible.contains(&s.display)) {
-            if sources
-                .iter()
-                .any(|s| cx.decoy_marker_displays.contains(&s.display))
+            // A look-alike marker's display leaks under a thread-wide scope too (P2); only a
+            // substring match also projects the look-alike rows themselves.
+            if decoy_shown
+                && sources
+                    .iter()
+                    .any(|s| cx.decoy_marker_displays.contains(&s.display))
             {
                 f.add(
                     BugId::P7,
@@ -682,19 +746,24 @@ fn diff_words(
                 format!("{what}: HITL text of step {step} appears in the other role"),
             );
         } else if want >= 1 {
-            f.add(BugId::P4, format!("{what}: duplicated turn (step {step})"));
-        } else if sources
-            .iter()
-            .all(|s| s.kind == Kind::Stop && &s.agent != primary)
-        {
-            f.add(
-                BugId::P6,
-                format!("{what}: the stop of `{}` (not the primary agent) supplied text", src.agent),
-            );
+            let why = match duplicates_cause {
+                BugId::P6 => "copied by the stop of an agent that is not the primary",
+                BugId::P8 => "a row with a malformed created_at was placed in the order anyway",
+                _ => "duplicated turn",
+            };
+            f.add(duplicates_cause, format!("{what}: {why} (step {step})"));
         } else if sources.iter().any(|s| s.bad_created_at) {
             f.add(
                 BugId::P8,
                 format!("{what}: step {step} has a malformed created_at and must be skipped"),
+            );
+        } else if only_from_nested_stop(cx, word) {
+            f.add(
+                BugId::P6,
+                format!(
+                    "{what}: only the stop of `{}`, not the primary agent, carries it",
+                    nested_agent(cx, word)
+                ),
             );
         } else if sources
             .iter()
@@ -802,6 +871,131 @@ fn role_map<'a>(ws: &'a [(&'static str, String)]) -> BTreeMap<&'a String, BTreeS
         out.entry(w).or_default().insert(r);
     }
     out
+}
+
+/// The words `answered` has more copies of than `expected`, one entry per extra copy.
+fn excess_words(
+    answered: &[(&'static str, String)],
+    expected: &[(&'static str, String)],
+) -> Vec<String> {
+    let mut budget: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, w) in expected {
+        *budget.entry(w.as_str()).or_default() += 1;
+    }
+    answered
+        .iter()
+        .filter_map(|(_, w)| {
+            let left = budget.entry(w.as_str()).or_default();
+            if *left > 0 {
+                *left -= 1;
+                None
+            } else {
+                Some(w.clone())
+            }
+        })
+        .collect()
+}
+
+/// What copies of expected words point at, taken over all of them: all carried by a nested
+/// agent's stop answer (stop gating, P6); all of rows with a malformed created_at (P8); anything
+/// else is missing dedup (P4).
+fn duplicates_cause(
+    cx: &Context<'_>,
+    answered: &[(&'static str, String)],
+    expected: &[(&'static str, String)],
+) -> BugId {
+    let expected_words: BTreeSet<&str> = expected.iter().map(|(_, w)| w.as_str()).collect();
+    let copies: Vec<String> = excess_words(answered, expected)
+        .into_iter()
+        .filter(|w| expected_words.contains(w.as_str()))
+        .collect();
+    // Copies of one row sort next to each other (same created_at and event_id): adjacent repeats
+    // are missing dedup whatever the word.
+    let adjacent_repeat = answered.windows(2).any(|p| p[0] == p[1] && is_tagged(&p[0].1));
+    if copies.is_empty() || adjacent_repeat {
+        BugId::P4
+    } else if copies.iter().all(|w| from_nested_stop(cx, w)) {
+        BugId::P6
+    } else if !copies.is_empty()
+        && copies
+            .iter()
+            .all(|w| cx.sources(w).iter().any(|s| s.bad_created_at))
+    {
+        BugId::P8
+    } else {
+        BugId::P4
+    }
+}
+
+fn from_nested_stop(cx: &Context<'_>, word: &str) -> bool {
+    cx.sources(word)
+        .iter()
+        .any(|s| s.kind == Kind::Stop && s.agent != cx.scenario.primary)
+}
+
+/// Whether the only rows that could legitimately show `word` are stops of agents other than the
+/// primary (its chunk, if any, is malformed and skipped): seeing it means a nested stop was used.
+fn only_from_nested_stop(cx: &Context<'_>, word: &str) -> bool {
+    let sources = cx.sources(word);
+    let nested = |s: &Source| s.kind == Kind::Stop && s.agent != cx.scenario.primary;
+    sources.iter().any(nested)
+        && sources
+            .iter()
+            .filter(|s| s.persisted && (!s.defective || s.bad_created_at))
+            .all(nested)
+}
+
+fn nested_agent(cx: &Context<'_>, word: &str) -> String {
+    cx.sources(word)
+        .iter()
+        .find(|s| s.kind == Kind::Stop && s.agent != cx.scenario.primary)
+        .map(|s| s.agent.clone())
+        .unwrap_or_default()
+}
+
+/// An extra word whose every source is on a display that is never visible.
+fn hidden_word(
+    cx: &Context<'_>,
+    answered: &[(&'static str, String)],
+    expected: &[(&'static str, String)],
+) -> Option<String> {
+    excess_words(answered, expected).into_iter().find(|w| {
+        let sources = cx.sources(w);
+        !sources.is_empty()
+            && sources.iter().all(|s| {
+                !cx.visible.contains(&s.display) && !cx.decoy_marker_displays.contains(&s.display)
+            })
+    })
+}
+
+/// The first extra word of an early read when the extra words point at a nested agent's stop:
+/// one only such a stop carries, or copies all of which such a stop carries.
+fn nested_stop_word(
+    cx: &Context<'_>,
+    answered: &[(&'static str, String)],
+    expected: &[(&'static str, String)],
+) -> Option<String> {
+    if answered.windows(2).any(|p| p[0] == p[1] && is_tagged(&p[0].1)) {
+        // Adjacent copies of one row: missing dedup, not a stop.
+        return None;
+    }
+    let excess = excess_words(answered, expected);
+    if let Some(w) = excess.iter().find(|w| only_from_nested_stop(cx, w)) {
+        return Some(w.clone());
+    }
+    // Before settling, a word whose chunk is not stored yet can only come from a stop's answer
+    // (unless its chunk's malformed created_at was taken at face value: P8).
+    let expected_words: BTreeSet<&str> = expected.iter().map(|(_, w)| w.as_str()).collect();
+    if let Some(w) = excess.iter().find(|w| {
+        !expected_words.contains(w.as_str())
+            && from_nested_stop(cx, w)
+            && !cx.sources(w).iter().any(|s| s.bad_created_at)
+    }) {
+        return Some(w.clone());
+    }
+    (duplicates_cause(cx, answered, expected) == BugId::P6)
+        .then(|| excess.first().cloned())
+        .flatten()
 }
 
 /// Where two word sequences first part, in words.
