@@ -1,0 +1,195 @@
+//! A small streaming JSON writer: the body builders emit a request body token by token into any
+//! `Write`, so no part of the body larger than one string chunk exists in memory.
+//!
+//! Strings are escaped exactly as `serde_json` escapes them (the oracle serializes with
+//! `serde_json`, and the two must agree byte for byte): `"` and `\` get a backslash, the control
+//! characters U+0000..U+001F become `\b \t \n \f \r` or `\u00xx` (lowercase hex), everything else,
+//! including `/`, U+007F and non-ASCII, is written as is.
+
+use std::io::Write;
+
+use super::SpoolError;
+
+/// For each byte: 0 when it is written as is, else the character after the backslash
+/// (`b'u'` for the `\u00xx` form).
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0A] = b'n';
+    table[0x0C] = b'f';
+    table[0x0D] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A writer of JSON tokens that counts what it wrote. Commas and nesting are the caller's job:
+/// the builders know their shapes, and a generic nesting tracker would only add state.
+pub struct JsonOut<W: Write> {
+    out: W,
+    written_bytes: u64,
+}
+
+impl<W: Write> JsonOut<W> {
+    pub fn new(out: W) -> Self {
+        JsonOut {
+            out,
+            written_bytes: 0,
+        }
+    }
+
+    /// Bytes written so far.
+    pub fn written_bytes(&self) -> u64 {
+        self.written_bytes
+    }
+
+    /// The underlying writer back.
+    #[cfg(test)]
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// Literal JSON text (punctuation, keys known to need no escaping, numbers).
+    pub fn raw(&mut self, text: &str) -> Result<(), SpoolError> {
+        self.bytes(text.as_bytes())
+    }
+
+    /// An unsigned number.
+    pub fn number(&mut self, n: u64) -> Result<(), SpoolError> {
+        // u64::MAX has 20 digits.
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut rest = n;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        self.bytes(&digits[i..])
+    }
+
+    /// A complete JSON string.
+    pub fn string(&mut self, s: &str) -> Result<(), SpoolError> {
+        self.bytes(b"\"")?;
+        self.string_part(s)?;
+        self.bytes(b"\"")
+    }
+
+    /// A string whose value is `prefix` followed by the decimal `n` (mapped tool ids).
+    pub fn string_with_number(&mut self, prefix: &str, n: u64) -> Result<(), SpoolError> {
+        self.bytes(b"\"")?;
+        self.string_part(prefix)?;
+        self.number(n)?;
+        self.bytes(b"\"")
+    }
+
+    /// Opens a string written in parts (joined texts).
+    pub fn string_open(&mut self) -> Result<(), SpoolError> {
+        self.bytes(b"\"")
+    }
+
+    /// Escapes `s` into the open string.
+    pub fn string_part(&mut self, s: &str) -> Result<(), SpoolError> {
+        let bytes = s.as_bytes();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let esc = ESCAPE[b as usize];
+            if esc == 0 {
+                continue;
+            }
+            // Escaped bytes are all ASCII, so `i` is a char boundary and the run before it is
+            // whole UTF-8.
+            self.bytes(&bytes[start..i])?;
+            if esc == b'u' {
+                let seq = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 0xF) as usize],
+                ];
+                self.bytes(&seq)?;
+            } else {
+                self.bytes(&[b'\\', esc])?;
+            }
+            start = i + 1;
+        }
+        self.bytes(&bytes[start..])
+    }
+
+    /// Closes a string opened with [`JsonOut::string_open`].
+    pub fn string_close(&mut self) -> Result<(), SpoolError> {
+        self.bytes(b"\"")
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> Result<(), SpoolError> {
+        self.out.flush().map_err(|source| SpoolError::Write {
+            written_bytes: self.written_bytes,
+            source,
+        })
+    }
+
+    fn bytes(&mut self, b: &[u8]) -> Result<(), SpoolError> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(b).map_err(|source| SpoolError::Write {
+            written_bytes: self.written_bytes,
+            source,
+        })?;
+        self.written_bytes += b.len() as u64;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escaped(s: &str) -> String {
+        let mut out = JsonOut::new(Vec::new());
+        out.string(s).expect("vec writes do not fail");
+        assert_eq!(out.written_bytes(), out.out.len() as u64);
+        String::from_utf8(out.into_inner()).expect("escaping keeps UTF-8")
+    }
+
+    #[test]
+    fn escapes_every_byte_below_0x80_as_serde_json_does() {
+        for b in 0u8..0x80 {
+            let s = format!("a{}b", b as char);
+            assert_eq!(
+                escaped(&s),
+                serde_json::to_string(&s).expect("strings serialize"),
+                "byte {b:#04x}"
+            );
+        }
+    }
+
+    #[test]
+    fn leaves_non_ascii_alone() {
+        let s = "naïve 日本語 🚀 \u{2028} \u{7f}";
+        assert_eq!(escaped(s), serde_json::to_string(s).expect("strings serialize"));
+    }
+
+    #[test]
+    fn numbers_are_decimal() {
+        for n in [0u64, 7, 10, 12345, u64::MAX] {
+            let mut out = JsonOut::new(Vec::new());
+            out.number(n).expect("vec writes do not fail");
+            assert_eq!(out.into_inner(), n.to_string().into_bytes());
+        }
+    }
+}
