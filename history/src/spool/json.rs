@@ -31,6 +31,35 @@ const ESCAPE: [u8; 256] = {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The index of the first byte at or after `from` that needs escaping.
+///
+/// Eight bytes at a time (most text needs no escaping): with `LO` = 0x01 in every byte and `HI` =
+/// 0x80 in every byte, `(x - LO*n) & !x & HI` has its lowest set bit in the first byte of `x`
+/// below `n` (a borrow only starts at such a byte, so bits below the first match are exact), and a
+/// byte equal to `c` is a zero byte of `x ^ LO*c`. Bytes >= 0x80 never match (`& !x`).
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(LO * u64::from(n)) & !x & HI;
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (LO * u64::from(b'"'));
+        let backslash = x ^ (LO * u64::from(b'\\'));
+        let hits = below(x, 0x20) | below(quote, 1) | below(backslash, 1);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes[i.min(bytes.len())..]
+        .iter()
+        .position(|&b| ESCAPE[b as usize] != 0)
+        .map(|p| i + p)
+}
+
 /// A writer of JSON tokens that counts what it wrote. Commas and nesting are the caller's job:
 /// the builders know their shapes, and a generic nesting tracker would only add state.
 pub struct JsonOut<W: Write> {
@@ -103,14 +132,12 @@ impl<W: Write> JsonOut<W> {
     pub fn string_part(&mut self, s: &str) -> Result<(), SpoolError> {
         let bytes = s.as_bytes();
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let esc = ESCAPE[b as usize];
-            if esc == 0 {
-                continue;
-            }
+        while let Some(i) = next_escape(bytes, start) {
             // Escaped bytes are all ASCII, so `i` is a char boundary and the run before it is
             // whole UTF-8.
             self.bytes(&bytes[start..i])?;
+            let b = bytes[i];
+            let esc = ESCAPE[b as usize];
             if esc == b'u' {
                 let seq = [
                     b'\\',
@@ -175,6 +202,22 @@ mod tests {
                 serde_json::to_string(&s).expect("strings serialize"),
                 "byte {b:#04x}"
             );
+        }
+    }
+
+    #[test]
+    fn escapes_at_every_offset_of_long_strings() {
+        for b in (0u8..0x20).chain([b'"', b'\\', b'a', 0x7f]) {
+            for at in 0..20 {
+                let mut s = "xé".repeat(7);
+                s.insert(s.char_indices().nth(at).map_or(s.len(), |(i, _)| i), b as char);
+                s.push(b as char);
+                assert_eq!(
+                    escaped(&s),
+                    serde_json::to_string(&s).expect("strings serialize"),
+                    "byte {b:#04x} at char {at}"
+                );
+            }
         }
     }
 
