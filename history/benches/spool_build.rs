@@ -5,7 +5,9 @@
 //!
 //! - `floor`: the oracle body, already in memory, written to a new file and fsynced;
 //! - `spool/<shape>/<history>`: rows in, sealed spool out ([`build`]);
-//! - `sink/<shape>/<history>`: the same streaming pass into `io::sink` (CPU cost alone).
+//! - `sink/<shape>/<history>`: the same streaming pass into `io::sink` (CPU cost alone);
+//! - `oracle/<shape>/<history>`: the in-memory body of the oracle, `serde_json` over the whole row
+//!   array (the CPU cost of the route J14 describes, no file).
 //!
 //! Throughput is the body size in bytes.
 
@@ -85,11 +87,21 @@ fn bench(c: &mut Criterion) {
                 b.iter_batched(
                     || VecSource::new(rows.clone()),
                     |mut source| {
-                        build(shape, &head, &mut source, &mut dir, &BuildOptions::default(), &NeverAbort)
-                            .expect("build")
+                        build(
+                            shape,
+                            &head,
+                            &mut source,
+                            &mut dir,
+                            &BuildOptions::default(),
+                            &NeverAbort,
+                        )
+                        .expect("build")
                     },
                     BatchSize::PerIteration,
                 )
+            });
+            group.bench_function(format!("oracle/{}/{history}", shape.name()), |b| {
+                b.iter(|| oracle::body(shape, &head, black_box(&rows)).expect("valid rows"))
             });
             group.bench_function(format!("sink/{}/{history}", shape.name()), |b| {
                 b.iter_batched(

@@ -29,8 +29,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use history::journal::Row;
 use history::spool::{
-    build, oracle, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource, SendOptions, Shape, SpoolDir,
-    SpoolError, SyntheticOptions, SyntheticRows,
+    build, oracle, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource,
+    SendOptions, Shape, SpoolDir, SpoolError, SyntheticOptions, SyntheticRows,
 };
 use history::Planted;
 
@@ -195,7 +195,7 @@ fn request(
             all.push(row?);
         }
         let body = oracle::body(shape, &head, &all)?;
-        let mut spool = dir.create_spool(BuildOptions::default().write_buffer_bytes)?;
+        let mut spool = dir.create_spool()?;
         spool.write_all(&body).map_err(|source| SpoolError::Write {
             written_bytes: 0,
             source,
@@ -281,7 +281,14 @@ fn main() {
 
     println!(
         "{:<12} {:<9} {:<11} {:>10} {:>12} {:>10} {:>12} {:>13}",
-        "route", "shape", "history", "body 1MiB", "growth 1MiB", "body 8MiB", "growth 8MiB", "growth 1->8"
+        "route",
+        "shape",
+        "history",
+        "body 1MiB",
+        "growth 1MiB",
+        "body 8MiB",
+        "growth 8MiB",
+        "growth 1->8"
     );
     let mut figures = Vec::new();
     let mut failed = false;
@@ -315,7 +322,9 @@ fn main() {
                         LAST_RECEIVED.load(Ordering::SeqCst),
                     );
                     if cl != body || got != body {
-                        println!("  LENGTH MISMATCH: sealed {body}, Content-Length {cl}, received {got}");
+                        println!(
+                            "  LENGTH MISMATCH: sealed {body}, Content-Length {cl}, received {got}"
+                        );
                         failed = true;
                     }
                     fig.body[i] = body;
@@ -339,25 +348,45 @@ fn main() {
     drop(dir);
     let _ = std::fs::remove_dir(&scratch);
 
-    let of = |route: Route| figures.iter().filter(move |f| f.route == route).map(Figure::delta);
+    let of = |route: Route| {
+        figures
+            .iter()
+            .filter(move |f| f.route == route)
+            .map(Figure::delta)
+    };
     let streamed = of(Route::Streamed).max().expect("streamed figures");
     let trap = of(Route::Trap).min().expect("trap figures");
-    println!("every request: Content-Length == sealed size == bytes received: {}", !failed);
+    println!(
+        "every request: Content-Length == sealed size == bytes received: {}",
+        !failed
+    );
     println!(
         "streamed worst growth {streamed} B vs goal {GOAL_BYTES} B: {}",
-        if streamed < GOAL_BYTES { "met" } else { "MISSED" }
+        if streamed < GOAL_BYTES {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
     println!(
         "trap least growth {trap} B = {:.1}x the goal (needs {TRAP_FACTOR_MIN}x): {}",
         trap as f64 / GOAL_BYTES as f64,
-        if trap >= TRAP_FACTOR_MIN * GOAL_BYTES { "met" } else { "MISSED" }
+        if trap >= TRAP_FACTOR_MIN * GOAL_BYTES {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
     #[cfg(feature = "planted")]
     {
         let planted = of(Route::Planted).min().expect("planted figures");
         println!(
             "planted J14 least growth {planted} B: {}",
-            if planted >= GOAL_BYTES { "detected (over the goal)" } else { "NOT detected" }
+            if planted >= GOAL_BYTES {
+                "detected (over the goal)"
+            } else {
+                "NOT detected"
+            }
         );
         failed |= planted < GOAL_BYTES;
     }

@@ -92,7 +92,10 @@ impl Messages {
         row: &Row,
         marked: bool,
     ) -> Result<(), SpoolError> {
-        assert!(!row.blocks.is_empty(), "the reader skips rows with no blocks");
+        assert!(
+            !row.blocks.is_empty(),
+            "the reader skips rows with no blocks"
+        );
         let role = match row.speaker {
             Speaker::Ai => "assistant",
             Speaker::Human | Speaker::Tool => "user",

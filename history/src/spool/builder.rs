@@ -19,7 +19,8 @@ use super::{SendReport, SpoolError};
 /// How a body is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BuildOptions {
-    /// The spool's write buffer: the only output the builder holds in memory.
+    /// The builder's output buffer: the only part of the body it holds in memory. Larger means
+    /// fewer, bigger writes to the spool file.
     pub write_buffer_bytes: usize,
     /// Legacy paths (J14: the whole body built in memory).
     pub planted: Planted,
@@ -77,7 +78,7 @@ pub fn build<S: RowSource + ?Sized>(
     opts: &BuildOptions,
     abort: &dyn AbortSignal,
 ) -> Result<Built, SpoolError> {
-    let mut spool = dir.create_spool(opts.write_buffer_bytes)?;
+    let mut spool = dir.create_spool()?;
     let mut track = BufferTracker::new(opts.write_buffer_bytes as u64);
     if opts.planted.is(BugId::J14) {
         // planted J14: the legacy send collected every row and built the whole body in memory.
@@ -107,7 +108,8 @@ pub fn build<S: RowSource + ?Sized>(
     Ok(Built { spool, stats })
 }
 
-/// Streams the body into `out` one row at a time; returns the bytes written.
+/// Streams the body into `out` one row at a time; returns the bytes written. The output buffer
+/// is `track`'s write buffer ([`BufferTracker::new`]), so the figures count it.
 pub fn write_body<S: RowSource + ?Sized, W: Write>(
     shape: Shape,
     head: &RequestHead,
@@ -116,8 +118,8 @@ pub fn write_body<S: RowSource + ?Sized, W: Write>(
     abort: &dyn AbortSignal,
     track: &mut BufferTracker,
 ) -> Result<u64, SpoolError> {
+    let mut out = JsonOut::new(out, track.write_buffer_bytes() as usize);
     let mut rows = RowReader::new(source, abort, track);
-    let mut out = JsonOut::new(out);
     match shape {
         Shape::OpenAiChat => openai::write_body(head, &mut rows, &mut out)?,
         Shape::AnthropicMessages => anthropic::write_body(head, &mut rows, &mut out)?,
@@ -135,7 +137,11 @@ mod tests {
     fn rows(n: usize) -> Vec<Row> {
         (0..n)
             .map(|i| {
-                let speaker = if i % 2 == 0 { Speaker::Human } else { Speaker::Ai };
+                let speaker = if i % 2 == 0 {
+                    Speaker::Human
+                } else {
+                    Speaker::Ai
+                };
                 Row::text(speaker, Origin::Main, format!("row {i} \"x\"\n"))
             })
             .collect()
@@ -180,7 +186,10 @@ mod tests {
             &NeverAbort,
         )
         .expect_err("a tool row cannot hold text");
-        assert!(matches!(err, SpoolError::Shape { row_index: 2, .. }), "{err}");
+        assert!(
+            matches!(err, SpoolError::Shape { row_index: 2, .. }),
+            "{err}"
+        );
         assert_eq!(std::fs::read_dir(tmp.path()).expect("dir").count(), 0);
     }
 

@@ -9,7 +9,7 @@
 //!   behind. A send that succeeds removes the file itself and reports a failed removal.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::SpoolError;
@@ -37,9 +37,8 @@ impl SpoolDir {
         &self.path
     }
 
-    /// A new empty spool with `write_buffer_bytes` of write buffer.
-    pub fn create_spool(&mut self, write_buffer_bytes: usize) -> Result<Spool, SpoolError> {
-        assert!(write_buffer_bytes > 0, "a spool needs a write buffer");
+    /// A new empty spool.
+    pub fn create_spool(&mut self) -> Result<Spool, SpoolError> {
         for _ in 0..NAME_ATTEMPTS_MAX {
             let path = self.path.join(format!("spool-{:06}.json", self.next_seq));
             self.next_seq += 1;
@@ -51,7 +50,7 @@ impl SpoolDir {
             {
                 Ok(file) => {
                     return Ok(Spool {
-                        writer: BufWriter::with_capacity(write_buffer_bytes, file),
+                        file,
                         written_bytes: 0,
                         guard: RemoveOnDrop(Some(path)),
                     })
@@ -84,10 +83,11 @@ impl Drop for SpoolDir {
     }
 }
 
-/// A spool being written.
+/// A spool being written. Writes go straight to the file: the builders buffer their output
+/// ([`JsonOut`](super::json::JsonOut)), so a second buffer here would only copy it again.
 #[derive(Debug)]
 pub struct Spool {
-    writer: BufWriter<File>,
+    file: File,
     written_bytes: u64,
     guard: RemoveOnDrop,
 }
@@ -102,16 +102,14 @@ impl Spool {
         self.written_bytes
     }
 
-    /// Flushes, fsyncs and checks the size on disk. The returned spool reads from the start.
+    /// Fsyncs and checks the size on disk. The returned spool reads from the start.
     pub fn seal(mut self) -> Result<SealedSpool, SpoolError> {
         let path = self.guard.path().to_path_buf();
-        self.writer
-            .flush()
-            .map_err(|e| SpoolError::file("flush", &path, e))?;
-        let file = self.writer.get_mut();
-        file.sync_all()
+        self.file
+            .sync_all()
             .map_err(|e| SpoolError::file("fsync", &path, e))?;
-        let on_disk_bytes = file
+        let on_disk_bytes = self
+            .file
             .metadata()
             .map_err(|e| SpoolError::file("stat", &path, e))?
             .len();
@@ -122,29 +120,26 @@ impl Spool {
                 on_disk_bytes,
             });
         }
-        file.seek(SeekFrom::Start(0))
+        self.file
+            .seek(SeekFrom::Start(0))
             .map_err(|e| SpoolError::file("seek", &path, e))?;
-        let Spool { writer, guard, .. } = self;
-        let file = writer
-            .into_inner()
-            .map_err(|e| SpoolError::file("flush", &path, e.into_error()))?;
         Ok(SealedSpool {
-            file,
+            file: self.file,
             size_bytes: on_disk_bytes,
-            guard,
+            guard: self.guard,
         })
     }
 }
 
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.writer.write(buf)?;
+        let n = self.file.write(buf)?;
         self.written_bytes += n as u64;
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        self.file.flush()
     }
 }
 
@@ -211,12 +206,7 @@ mod tests {
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .expect("test dir is readable")
-            .map(|e| {
-                e.expect("entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
         names
@@ -226,7 +216,7 @@ mod tests {
     fn a_sealed_spool_has_the_written_size_and_reads_from_the_start() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let mut dir = SpoolDir::open(tmp.path().join("req")).expect("open");
-        let mut spool = dir.create_spool(4).expect("create");
+        let mut spool = dir.create_spool().expect("create");
         spool.write_all(b"hello, spool").expect("write");
         assert_eq!(spool.written_bytes(), 12);
         let mut sealed = spool.seal().expect("seal");
@@ -247,9 +237,9 @@ mod tests {
         let mut dir = SpoolDir::open(tmp.path()).expect("open");
         // A file left by a dead process takes the first name.
         fs::write(tmp.path().join("spool-000000.json"), b"old").expect("write");
-        let a = dir.create_spool(8).expect("create");
+        let a = dir.create_spool().expect("create");
         assert!(a.path().ends_with("spool-000001.json"));
-        let b = dir.create_spool(8).expect("create").seal().expect("seal");
+        let b = dir.create_spool().expect("create").seal().expect("seal");
         assert!(b.path().ends_with("spool-000002.json"));
         drop(a);
         drop(b);

@@ -179,7 +179,10 @@ impl SealedSpool {
 /// The request line and headers, checked so nothing in them can break the framing.
 fn request_head(opts: &SendOptions, size_bytes: u64) -> Result<String, SpoolError> {
     fn clean(field: &'static str, value: &str) -> Result<(), SpoolError> {
-        match value.bytes().position(|b| b.is_ascii_control() || b == b' ' && field == "target") {
+        match value
+            .bytes()
+            .position(|b| b.is_ascii_control() || b == b' ' && field == "target")
+        {
             Some(i) => Err(SpoolError::InvalidOption {
                 field,
                 reason: format!("byte {i} of {value:?} is a control character or space"),
@@ -232,7 +235,10 @@ fn read_response<S: Read>(
     let status_line = reader.line(opts.response_head_max_bytes, "status line")?;
     let status = parse_status(&status_line).ok_or_else(|| SpoolError::Response {
         offset: 0,
-        what: format!("bad status line {:?}", String::from_utf8_lossy(&status_line)),
+        what: format!(
+            "bad status line {:?}",
+            String::from_utf8_lossy(&status_line)
+        ),
     })?;
     let mut content_length = None;
     let mut chunked = false;
@@ -272,7 +278,7 @@ fn read_response<S: Read>(
         }
         reader.exact(n)?
     } else {
-        reader.to_end(max)?
+        reader.until_close(max)?
     };
     Ok((status, body))
 }
@@ -345,7 +351,7 @@ impl<R: Read> Counted<R> {
         Ok(body)
     }
 
-    fn to_end(&mut self, max: u64) -> Result<Vec<u8>, SpoolError> {
+    fn until_close(&mut self, max: u64) -> Result<Vec<u8>, SpoolError> {
         let mut body = Vec::new();
         let got = (&mut self.inner)
             .take(max + 1)
@@ -391,7 +397,11 @@ mod tests {
     use std::io::Cursor;
 
     fn parse(response: &[u8]) -> Result<(u16, Vec<u8>), SpoolError> {
-        read_response(&mut Cursor::new(response.to_vec()), &SendOptions::default(), 0)
+        read_response(
+            &mut Cursor::new(response.to_vec()),
+            &SendOptions::default(),
+            0,
+        )
     }
 
     #[test]
@@ -416,13 +426,25 @@ mod tests {
         let cases: [(&[u8], &str); 5] = [
             (b"", "connection closed before the status line"),
             (b"HTTP/2 200\r\n\r\n", "bad status line"),
-            (b"HTTP/1.1 200 OK\r\nnocolon\r\n\r\n", "byte 17: header without a colon"),
-            (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", "body ended after 2 of 5"),
-            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "bad chunk size"),
+            (
+                b"HTTP/1.1 200 OK\r\nnocolon\r\n\r\n",
+                "byte 17: header without a colon",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",
+                "body ended after 2 of 5",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                "bad chunk size",
+            ),
         ];
         for (response, want) in cases {
             let err = parse(response).expect_err("malformed");
-            assert!(err.to_string().contains(want), "{err} does not contain {want}");
+            assert!(
+                err.to_string().contains(want),
+                "{err} does not contain {want}"
+            );
         }
     }
 

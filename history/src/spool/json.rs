@@ -37,6 +37,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// 0x80 in every byte, `(x - LO*n) & !x & HI` has its lowest set bit in the first byte of `x`
 /// below `n` (a borrow only starts at such a byte, so bits below the first match are exact), and a
 /// byte equal to `c` is a zero byte of `x ^ LO*c`. Bytes >= 0x80 never match (`& !x`).
+#[inline]
 fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
@@ -62,15 +63,22 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
 
 /// A writer of JSON tokens that counts what it wrote. Commas and nesting are the caller's job:
 /// the builders know their shapes, and a generic nesting tracker would only add state.
+///
+/// It buffers up to a fixed number of bytes and writes to `out` in blocks: escaped text comes out
+/// in pieces of a few bytes, and handing each to the writer costs more than the escaping. The
+/// buffer never grows; it is the only output the builder holds.
 pub struct JsonOut<W: Write> {
     out: W,
+    buf: Vec<u8>,
     written_bytes: u64,
 }
 
 impl<W: Write> JsonOut<W> {
-    pub fn new(out: W) -> Self {
+    /// A writer holding at most `buffer_bytes` before writing to `out` (0: every token at once).
+    pub fn new(out: W, buffer_bytes: usize) -> Self {
         JsonOut {
             out,
+            buf: Vec::with_capacity(buffer_bytes),
             written_bytes: 0,
         }
     }
@@ -80,9 +88,10 @@ impl<W: Write> JsonOut<W> {
         self.written_bytes
     }
 
-    /// The underlying writer back.
+    /// The underlying writer back, with everything written to it.
     #[cfg(test)]
-    pub fn into_inner(self) -> W {
+    pub fn into_inner(mut self) -> W {
+        self.drain().expect("test writers do not fail");
         self.out
     }
 
@@ -161,23 +170,48 @@ impl<W: Write> JsonOut<W> {
         self.bytes(b"\"")
     }
 
-    /// Flushes the underlying writer.
+    /// Writes out the buffer and flushes the underlying writer.
     pub fn flush(&mut self) -> Result<(), SpoolError> {
+        self.drain()?;
         self.out.flush().map_err(|source| SpoolError::Write {
             written_bytes: self.written_bytes,
             source,
         })
     }
 
+    #[inline]
     fn bytes(&mut self, b: &[u8]) -> Result<(), SpoolError> {
-        if b.is_empty() {
+        if b.len() > self.buf.capacity() - self.buf.len() {
+            self.drain()?;
+            if b.len() > self.buf.capacity() {
+                // Larger than the whole buffer: no point copying it through.
+                self.out.write_all(b).map_err(|source| SpoolError::Write {
+                    written_bytes: self.written_bytes,
+                    source,
+                })?;
+                self.written_bytes += b.len() as u64;
+                return Ok(());
+            }
+        }
+        self.buf.extend_from_slice(b);
+        debug_assert!(self.buf.len() <= self.buf.capacity());
+        self.written_bytes += b.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the buffer to `out`.
+    fn drain(&mut self) -> Result<(), SpoolError> {
+        if self.buf.is_empty() {
             return Ok(());
         }
-        self.out.write_all(b).map_err(|source| SpoolError::Write {
-            written_bytes: self.written_bytes,
-            source,
-        })?;
-        self.written_bytes += b.len() as u64;
+        let pending = self.buf.len() as u64;
+        self.out
+            .write_all(&self.buf)
+            .map_err(|source| SpoolError::Write {
+                written_bytes: self.written_bytes - pending,
+                source,
+            })?;
+        self.buf.clear();
         Ok(())
     }
 }
@@ -187,10 +221,18 @@ mod tests {
     use super::*;
 
     fn escaped(s: &str) -> String {
-        let mut out = JsonOut::new(Vec::new());
-        out.string(s).expect("vec writes do not fail");
-        assert_eq!(out.written_bytes(), out.out.len() as u64);
-        String::from_utf8(out.into_inner()).expect("escaping keeps UTF-8")
+        let mut outs = Vec::new();
+        // Unbuffered, a buffer smaller than most tokens, and a roomy one: all the same bytes.
+        for buffer_bytes in [0, 3, 4096] {
+            let mut out = JsonOut::new(Vec::new(), buffer_bytes);
+            out.string(s).expect("vec writes do not fail");
+            let written = out.written_bytes();
+            let bytes = out.into_inner();
+            assert_eq!(written, bytes.len() as u64);
+            outs.push(String::from_utf8(bytes).expect("escaping keeps UTF-8"));
+        }
+        assert!(outs.windows(2).all(|w| w[0] == w[1]), "{outs:?}");
+        outs.swap_remove(0)
     }
 
     #[test]
@@ -210,7 +252,10 @@ mod tests {
         for b in (0u8..0x20).chain([b'"', b'\\', b'a', 0x7f]) {
             for at in 0..20 {
                 let mut s = "xé".repeat(7);
-                s.insert(s.char_indices().nth(at).map_or(s.len(), |(i, _)| i), b as char);
+                s.insert(
+                    s.char_indices().nth(at).map_or(s.len(), |(i, _)| i),
+                    b as char,
+                );
                 s.push(b as char);
                 assert_eq!(
                     escaped(&s),
@@ -224,13 +269,16 @@ mod tests {
     #[test]
     fn leaves_non_ascii_alone() {
         let s = "naïve 日本語 🚀 \u{2028} \u{7f}";
-        assert_eq!(escaped(s), serde_json::to_string(s).expect("strings serialize"));
+        assert_eq!(
+            escaped(s),
+            serde_json::to_string(s).expect("strings serialize")
+        );
     }
 
     #[test]
     fn numbers_are_decimal() {
         for n in [0u64, 7, 10, 12345, u64::MAX] {
-            let mut out = JsonOut::new(Vec::new());
+            let mut out = JsonOut::new(Vec::new(), 8);
             out.number(n).expect("vec writes do not fail");
             assert_eq!(out.into_inner(), n.to_string().into_bytes());
         }

@@ -98,11 +98,7 @@ fn assistant<W: Write>(
             arguments,
         } = block
         {
-            out.raw(if first_call {
-                ",\"tool_calls\":["
-            } else {
-                ","
-            })?;
+            out.raw(if first_call { ",\"tool_calls\":[" } else { "," })?;
             first_call = false;
             out.raw("{\"id\":")?;
             out.string_with_number(PREFIX, ids.call(id))?;

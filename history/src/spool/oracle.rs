@@ -266,11 +266,7 @@ fn tool_input(arguments: &str) -> Box<RawValue> {
     }
 }
 
-fn anthropic<'a>(
-    head: &'a RequestHead,
-    rows: &[&'a Row],
-    ids: &'a [String],
-) -> AnthropicBody<'a> {
+fn anthropic<'a>(head: &'a RequestHead, rows: &[&'a Row], ids: &'a [String]) -> AnthropicBody<'a> {
     let mut ids = ids.iter();
     let marked_from = rows.len().saturating_sub(2);
     let mut messages: Vec<AnthropicMessage<'a>> = Vec::new();
@@ -424,7 +420,10 @@ mod tests {
     fn tool_ids_follow_calls_and_orphans_in_order() {
         let rows = [
             row(Speaker::Ai, vec![call("a", ""), call("a", "[1]")]),
-            row(Speaker::Tool, vec![result("z", "orphan"), result("a", "first")]),
+            row(
+                Speaker::Tool,
+                vec![result("z", "orphan"), result("a", "first")],
+            ),
             row(Speaker::Tool, vec![result("a", "second")]),
         ];
         let refs: Vec<&Row> = rows.iter().collect();

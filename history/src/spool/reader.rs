@@ -16,7 +16,11 @@ pub struct RowReader<'a, S: RowSource + ?Sized> {
 }
 
 impl<'a, S: RowSource + ?Sized> RowReader<'a, S> {
-    pub fn new(source: &'a mut S, abort: &'a dyn AbortSignal, track: &'a mut BufferTracker) -> Self {
+    pub fn new(
+        source: &'a mut S,
+        abort: &'a dyn AbortSignal,
+        track: &'a mut BufferTracker,
+    ) -> Self {
         RowReader {
             source,
             abort,

@@ -2,7 +2,7 @@
 //! the sizes that must agree (sealed, Content-Length, sent) and the largest in-memory buffer the
 //! builder held against the bound a streaming builder can never exceed.
 //!
-//! "Buffered" counts the bytes a builder itself holds: the fixed write buffer of the spool plus the
+//! "Buffered" counts the bytes a builder itself holds: its fixed output buffer plus the
 //! content of the rows it holds at once (one row for OpenAI, a window of at most three for
 //! Anthropic's cache markers). A builder that holds the whole history or the whole body (J14)
 //! exceeds the bound as soon as the history is larger than a few rows.
@@ -48,6 +48,11 @@ impl BufferTracker {
                 ..BuildStats::default()
             },
         }
+    }
+
+    /// The builder's output buffer size this tracker was made with.
+    pub fn write_buffer_bytes(&self) -> u64 {
+        self.base_bytes
     }
 
     /// A row came out of the source.

@@ -105,7 +105,10 @@ mod tests {
             Row::text(Speaker::Ai, Origin::Main, "a"),
             Row::text(Speaker::Human, Origin::Main, "b"),
         ];
-        let got = drain(Compressed::new(summary.clone(), VecSource::new(kept.clone())));
+        let got = drain(Compressed::new(
+            summary.clone(),
+            VecSource::new(kept.clone()),
+        ));
         let mut want = vec![summary];
         want.extend(kept);
         assert_eq!(got, want);

@@ -69,7 +69,10 @@ pub struct SyntheticRows {
 
 impl SyntheticRows {
     pub fn new(opts: SyntheticOptions) -> Self {
-        assert!(opts.text_bytes_max >= 16, "text blocks need room for a word");
+        assert!(
+            opts.text_bytes_max >= 16,
+            "text blocks need room for a word"
+        );
         SyntheticRows {
             opts,
             rng: opts.seed ^ 0x9E37_79B9_7F4A_7C15,
@@ -125,8 +128,18 @@ impl SyntheticRows {
     fn row(&mut self) -> Row {
         let text_max = self.opts.text_bytes_max;
         let (speaker, blocks) = match (self.opts.tool_heavy, self.step) {
-            (_, 0) => (Speaker::Human, vec![Block::Text { text: self.text(text_max) }]),
-            (false, _) => (Speaker::Ai, vec![Block::Text { text: self.text(text_max) }]),
+            (_, 0) => (
+                Speaker::Human,
+                vec![Block::Text {
+                    text: self.text(text_max),
+                }],
+            ),
+            (false, _) => (
+                Speaker::Ai,
+                vec![Block::Text {
+                    text: self.text(text_max),
+                }],
+            ),
             (true, 1) => {
                 let mut blocks = vec![Block::Text {
                     text: self.text(text_max / 4),
@@ -157,7 +170,12 @@ impl SyntheticRows {
                     .collect();
                 (Speaker::Tool, blocks)
             }
-            (true, _) => (Speaker::Ai, vec![Block::Text { text: self.text(text_max) }]),
+            (true, _) => (
+                Speaker::Ai,
+                vec![Block::Text {
+                    text: self.text(text_max),
+                }],
+            ),
         };
         let turn_len = if self.opts.tool_heavy { 4 } else { 2 };
         self.step = (self.step + 1) % turn_len;

@@ -11,11 +11,19 @@ use serde_json::Value;
 
 use crate::strategies::{head, history, maybe_invalid_history, well_formed_tool_history};
 
-/// The streamed body of `rows`, written into memory (the test's own buffer, not the builder's).
+/// The streamed body of `rows`, written into memory (the test's own vector; the builder's output
+/// buffer is 16 bytes, so tokens cross its boundary all the time).
 fn streamed(shape: Shape, head: &RequestHead, rows: Vec<Row>) -> Result<Vec<u8>, SpoolError> {
     let mut out = Vec::new();
-    let mut track = BufferTracker::new(0);
-    write_body(shape, head, &mut VecSource::new(rows), &mut out, &NeverAbort, &mut track)?;
+    let mut track = BufferTracker::new(16);
+    write_body(
+        shape,
+        head,
+        &mut VecSource::new(rows),
+        &mut out,
+        &NeverAbort,
+        &mut track,
+    )?;
     Ok(out)
 }
 
@@ -184,7 +192,7 @@ fn synthetic_histories_stream_to_the_oracle_bytes() {
         for shape in Shape::ALL {
             let want = oracle::body(shape, &RequestHead::default(), &rows).expect("valid rows");
             let mut out = Vec::new();
-            let mut track = BufferTracker::new(0);
+            let mut track = BufferTracker::new(4096);
             write_body(
                 shape,
                 &RequestHead::default(),
@@ -196,7 +204,10 @@ fn synthetic_histories_stream_to_the_oracle_bytes() {
             .expect("build");
             assert!(out == want, "{shape:?} tool_heavy={tool_heavy}");
             let stats = track.finish(out.len() as u64);
-            assert!(stats.peak_buffered_bytes <= stats.buffered_bound_bytes, "{stats:?}");
+            assert!(
+                stats.peak_buffered_bytes <= stats.buffered_bound_bytes,
+                "{stats:?}"
+            );
         }
     }
 }

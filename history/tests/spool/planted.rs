@@ -26,8 +26,15 @@ fn planted_j14_breaks_the_buffered_bytes_bound_and_the_fix_does_not() {
                 planted,
                 ..BuildOptions::default()
             };
-            let built = build(shape, &RequestHead::default(), &mut rows, &mut dir, &opts, &NeverAbort)
-                .expect("build");
+            let built = build(
+                shape,
+                &RequestHead::default(),
+                &mut rows,
+                &mut dir,
+                &opts,
+                &NeverAbort,
+            )
+            .expect("build");
             let send = SendOptions {
                 target: shape.default_target().into(),
                 io_timeout_ms: Some(60_000),
@@ -40,13 +47,20 @@ fn planted_j14_breaks_the_buffered_bytes_bound_and_the_fix_does_not() {
             if planted.is(BugId::J14) {
                 assert_eq!(violations.len(), 1, "{violations:?}");
                 assert_eq!(violations[0].id, BugId::J14);
-                assert!(violations[0].what.contains("held"), "{}", violations[0].what);
+                assert!(
+                    violations[0].what.contains("held"),
+                    "{}",
+                    violations[0].what
+                );
                 // The whole history and the whole body: over twice the body size.
                 assert!(report.peak_buffered_bytes > 2 * (1 << 20));
             } else {
                 assert_eq!(violations, []);
                 // The bound is a small fraction of the body, so it means something.
-                assert!(report.buffered_bound_bytes < report.sealed_bytes / 8, "{report:?}");
+                assert!(
+                    report.buffered_bound_bytes < report.sealed_bytes / 8,
+                    "{report:?}"
+                );
             }
         }
     }

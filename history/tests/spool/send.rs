@@ -126,7 +126,11 @@ fn a_continuation_after_tool_calls_is_a_second_spool() {
             }],
         });
         let second = build_rows(shape, continued.clone(), &mut dir);
-        assert_ne!(second.spool.path(), first_path, "a continuation is a new spool");
+        assert_ne!(
+            second.spool.path(),
+            first_path,
+            "a continuation is a new spool"
+        );
         second
             .send(server.addr, &send_opts(shape, &server), &NeverAbort)
             .expect("continuation send");
@@ -166,7 +170,13 @@ fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
         .send(server.addr, &send_opts(Shape::OpenAiChat, &server), &abort)
         .expect_err("aborted");
     assert!(
-        matches!(err, SpoolError::Aborted { phase: "send", at_bytes: 20480 }),
+        matches!(
+            err,
+            SpoolError::Aborted {
+                phase: "send",
+                at_bytes: 20480
+            }
+        ),
         "{err}"
     );
     assert_eq!(spool_files(dir.path()), Vec::<String>::new());
@@ -195,7 +205,10 @@ fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
             &abort,
         )
         .expect_err("aborted");
-        assert!(matches!(err, SpoolError::Aborted { phase: "build", .. }), "{err}");
+        assert!(
+            matches!(err, SpoolError::Aborted { phase: "build", .. }),
+            "{err}"
+        );
         assert_eq!(spool_files(dir.path()), Vec::<String>::new());
     }
 }
@@ -215,7 +228,10 @@ fn failed_calls_leave_no_spool() {
             &NeverAbort,
         )
         .expect_err("500");
-    assert!(matches!(err, SpoolError::Status { status: 500, .. }), "{err}");
+    assert!(
+        matches!(err, SpoolError::Status { status: 500, .. }),
+        "{err}"
+    );
     assert!(failing.next_request().complete);
     assert_eq!(spool_files(dir.path()), Vec::<String>::new());
 
@@ -242,7 +258,10 @@ fn failed_calls_leave_no_spool() {
     let err = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir)
         .send(closed, &SendOptions::default(), &NeverAbort)
         .expect_err("refused");
-    assert!(matches!(err, SpoolError::Net { op: "connect", .. }), "{err}");
+    assert!(
+        matches!(err, SpoolError::Net { op: "connect", .. }),
+        "{err}"
+    );
     assert_eq!(spool_files(dir.path()), Vec::<String>::new());
 
     // The build itself fails on a row its speaker may not send.
@@ -299,7 +318,10 @@ fn a_send_over_any_stream_reports_the_same_figures() {
     assert_eq!(sent.status, 200);
     let text = String::from_utf8_lossy(&stream.request).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
-    assert!(head.contains(&format!("\r\nContent-Length: {sealed}\r\n")), "{head}");
+    assert!(
+        head.contains(&format!("\r\nContent-Length: {sealed}\r\n")),
+        "{head}"
+    );
     let want = oracle::body(Shape::OpenAiChat, &RequestHead::default(), &rows).expect("valid");
     assert_eq!(body.as_bytes(), &want[..]);
     assert_eq!(spool_files(tmp.path()), Vec::<String>::new());

@@ -113,26 +113,33 @@ pub fn maybe_invalid_history() -> impl Strategy<Value = Vec<Row>> {
             blocks,
         },
     );
-    (history(true), any::<prop::sample::Index>(), prop::option::of(bad_row)).prop_map(
-        |(mut rows, at, bad)| {
+    (
+        history(true),
+        any::<prop::sample::Index>(),
+        prop::option::of(bad_row),
+    )
+        .prop_map(|(mut rows, at, bad)| {
             if let Some(bad) = bad {
                 let i = at.index(rows.len() + 1);
                 rows.insert(i, bad);
             }
             rows
-        },
-    )
+        })
 }
 
 pub fn head() -> impl Strategy<Value = RequestHead> {
-    (text(), prop::option::of(text()), any::<u32>(), any::<bool>()).prop_map(
-        |(model, system, max_tokens, stream)| RequestHead {
+    (
+        text(),
+        prop::option::of(text()),
+        any::<u32>(),
+        any::<bool>(),
+    )
+        .prop_map(|(model, system, max_tokens, stream)| RequestHead {
             model,
             system,
             max_tokens,
             stream,
-        },
-    )
+        })
 }
 
 /// A history where every tool result answers an earlier call: turns of a human row, an AI row with
