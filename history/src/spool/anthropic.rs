@@ -9,7 +9,7 @@
 //!   `{"role":R,"content":[BLOCK...]}` with the blocks of all its rows in order;
 //! - text: `{"type":"text","text":T}`;
 //! - tool call: `{"type":"tool_use","id":"toolu_<n>","name":N,"input":I}`, I from
-//!   [`tool_input`] (the arguments object verbatim, `{}` or `{"raw_arguments":A}`);
+//!   the arguments (the arguments object verbatim, `{}` when blank, else `{"raw_arguments":A}`);
 //! - tool result: `{"type":"tool_result","tool_use_id":"toolu_<n>","content":C}`;
 //! - the last block of each of the last two non-empty rows ends with
 //!   `,"cache_control":{"type":"ephemeral"}`.
@@ -36,7 +36,7 @@ const MARKED_ROWS: usize = 2;
 const CACHE_CONTROL: &str = ",\"cache_control\":{\"type\":\"ephemeral\"}";
 
 /// Writes the whole body of `head` and the reader's rows into `out`.
-pub fn write_body<S: RowSource + ?Sized, W: Write>(
+pub(crate) fn write_body<S: RowSource + ?Sized, W: Write>(
     head: &RequestHead,
     rows: &mut RowReader<'_, S>,
     out: &mut JsonOut<W>,

@@ -84,7 +84,8 @@ impl Drop for SpoolDir {
 }
 
 /// A spool being written. Writes go straight to the file: the builders buffer their output
-/// ([`JsonOut`](super::json::JsonOut)), so a second buffer here would only copy it again.
+/// (a fixed buffer of `BuildOptions::write_buffer_bytes`), so a second buffer here would only copy
+/// it again.
 #[derive(Debug)]
 pub struct Spool {
     file: File,
@@ -143,8 +144,8 @@ impl Write for Spool {
     }
 }
 
-/// A sealed spool: its size is final. Send it with
-/// [`SealedSpool::send`](super::http) / `send_over`.
+/// A sealed spool: its size is final. Send it with [`SealedSpool::send`] or
+/// [`SealedSpool::send_over`].
 #[derive(Debug)]
 pub struct SealedSpool {
     pub(super) file: File,

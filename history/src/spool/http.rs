@@ -324,7 +324,7 @@ impl<R: Read> Counted<R> {
     fn line(&mut self, max: u64, what: &str) -> Result<Vec<u8>, SpoolError> {
         let mut line = Vec::new();
         let n = (&mut self.inner)
-            .take(max + 2)
+            .take(max.saturating_add(2))
             .read_until(b'\n', &mut line)
             .map_err(|e| self.io(e))?;
         if n == 0 {
@@ -354,7 +354,7 @@ impl<R: Read> Counted<R> {
     fn until_close(&mut self, max: u64) -> Result<Vec<u8>, SpoolError> {
         let mut body = Vec::new();
         let got = (&mut self.inner)
-            .take(max + 1)
+            .take(max.saturating_add(1))
             .read_to_end(&mut body)
             .map_err(|e| self.io(e))?;
         self.offset += got as u64;
@@ -380,7 +380,7 @@ impl<R: Read> Counted<R> {
                 while !self.line(CHUNK_LINE_MAX_BYTES, "trailer")?.is_empty() {}
                 return Ok(body);
             }
-            if body.len() as u64 + size > max {
+            if size > max.saturating_sub(body.len() as u64) {
                 return Err(self.bad("chunked body over response_body_max_bytes"));
             }
             body.extend(self.exact(size)?);
@@ -446,6 +446,43 @@ mod tests {
                 "{err} does not contain {want}"
             );
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever a server sends, reading it gives a value or an error, never a panic.
+        #[test]
+        fn any_response_bytes_parse_or_fail_cleanly(
+            head in proptest::sample::select(vec![
+                &b""[..],
+                b"HTTP/1.1 200 OK\r\n",
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n",
+            ]),
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            max in proptest::prelude::any::<u64>(),
+        ) {
+            let mut bytes = head.to_vec();
+            bytes.extend(tail);
+            let opts = SendOptions {
+                response_head_max_bytes: max,
+                response_body_max_bytes: max,
+                ..SendOptions::default()
+            };
+            let _ = read_response(&mut Cursor::new(bytes), &opts, 0);
+        }
+    }
+
+    #[test]
+    fn huge_chunk_sizes_are_refused() {
+        let err =
+            parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n")
+                .expect_err("too large");
+        assert!(
+            err.to_string().contains("over response_body_max_bytes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@
 //! ```
 
 mod abort;
-mod anthropic;
+pub mod anthropic;
 mod builder;
 mod error;
 mod file;
@@ -40,7 +40,7 @@ mod head;
 mod http;
 mod ids;
 mod json;
-mod openai;
+pub mod openai;
 pub mod oracle;
 mod reader;
 mod report;

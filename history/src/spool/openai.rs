@@ -25,7 +25,7 @@ use super::{RequestHead, RowSource, Shape, SpoolError};
 const PREFIX: &str = "call_";
 
 /// Writes the whole body of `head` and the reader's rows into `out`.
-pub fn write_body<S: RowSource + ?Sized, W: Write>(
+pub(crate) fn write_body<S: RowSource + ?Sized, W: Write>(
     head: &RequestHead,
     rows: &mut RowReader<'_, S>,
     out: &mut JsonOut<W>,
