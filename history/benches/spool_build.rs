@@ -9,7 +9,9 @@
 //! - `oracle/<shape>/<history>`: the in-memory body of the oracle, `serde_json` over the whole row
 //!   array (the CPU cost of the route J14 describes, no file).
 //!
-//! Throughput is the body size in bytes.
+//! Throughput is the body size in bytes. The synthetic text is escape-dense on purpose (about one
+//! character to escape every 10 bytes: quotes, backslashes, newlines, control characters), which
+//! is the worst case for a writer that escapes strings piece by piece.
 
 use std::fs::{self, File};
 use std::hint::black_box;
