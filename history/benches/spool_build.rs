@@ -1,0 +1,131 @@
+//! Spool build throughput for an 8 MiB body against the physical floor: writing the oracle's
+//! finished bytes to a file. Both sides end with an fsync (sealing a spool fsyncs it).
+//!
+//! `cargo bench -p history --bench spool_build`
+//!
+//! - `floor`: the oracle body, already in memory, written to a new file and fsynced;
+//! - `spool/<shape>/<history>`: rows in, sealed spool out ([`build`]);
+//! - `sink/<shape>/<history>`: the same streaming pass into `io::sink` (CPU cost alone);
+//! - `oracle/<shape>/<history>`: the in-memory body of the oracle, `serde_json` over the whole row
+//!   array (the CPU cost of the route J14 describes, no file).
+//!
+//! Throughput is the body size in bytes. The synthetic text is escape-dense on purpose (about one
+//! character to escape every 10 bytes: quotes, backslashes, newlines, control characters), which
+//! is the worst case for a writer that escapes strings piece by piece.
+
+use std::fs::{self, File};
+use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use history::journal::Row;
+use history::spool::{
+    build, oracle, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource,
+    Shape, SpoolDir, SyntheticOptions, SyntheticRows, VecSource,
+};
+
+/// A history whose OpenAI body is about 8 MiB.
+fn rows(tool_heavy: bool) -> Vec<Row> {
+    let mut source = SyntheticRows::new(SyntheticOptions {
+        // Escapes and JSON add about 20% to the content.
+        content_bytes_target: 8 * (1 << 20) * 5 / 6,
+        tool_heavy,
+        seed: 1,
+        ..SyntheticOptions::default()
+    });
+    let mut rows = Vec::new();
+    while let Some(row) = source.next_row() {
+        rows.push(row.expect("the generator does not fail"));
+    }
+    rows
+}
+
+/// Removes a file when dropped (outside the timed part of a batched iteration).
+struct Remove(PathBuf);
+
+impl Drop for Remove {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+fn write_floor(dir: &Path, n: u64, body: &[u8]) -> Remove {
+    let path = dir.join(format!("floor-{n}.json"));
+    let mut file = File::create(&path).expect("create");
+    file.write_all(body).expect("write");
+    file.sync_all().expect("fsync");
+    Remove(path)
+}
+
+fn bench(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request")).expect("spool dir");
+    let head = RequestHead::default();
+    let mut group = c.benchmark_group("spool_build_8MiB");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(10));
+    for tool_heavy in [false, true] {
+        let history = if tool_heavy { "tool-heavy" } else { "plain" };
+        let rows = rows(tool_heavy);
+        for shape in Shape::ALL {
+            let body = oracle::body(shape, &head, &rows).expect("valid rows");
+            group.throughput(Throughput::Bytes(body.len() as u64));
+            let mut n = 0u64;
+            group.bench_function(format!("floor/{}/{history}", shape.name()), |b| {
+                b.iter_batched(
+                    || {
+                        n += 1;
+                        n
+                    },
+                    |n| write_floor(tmp.path(), n, black_box(&body)),
+                    BatchSize::PerIteration,
+                )
+            });
+            group.bench_function(format!("spool/{}/{history}", shape.name()), |b| {
+                b.iter_batched(
+                    || VecSource::new(rows.clone()),
+                    |mut source| {
+                        build(
+                            shape,
+                            &head,
+                            &mut source,
+                            &mut dir,
+                            &BuildOptions::default(),
+                            &NeverAbort,
+                        )
+                        .expect("build")
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+            group.bench_function(format!("oracle/{}/{history}", shape.name()), |b| {
+                b.iter(|| oracle::body(shape, &head, black_box(&rows)).expect("valid rows"))
+            });
+            group.bench_function(format!("sink/{}/{history}", shape.name()), |b| {
+                b.iter_batched(
+                    || VecSource::new(rows.clone()),
+                    |mut source| {
+                        write_body(
+                            shape,
+                            &head,
+                            &mut source,
+                            std::io::sink(),
+                            &NeverAbort,
+                            &mut BufferTracker::new(0),
+                        )
+                        .expect("build")
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,328 @@
+//! Sends over a real HTTP connection (J14): Content-Length == sealed size == bytes received ==
+//! oracle bytes; no spool left after success, abort or failure; a continuation is a second spool.
+
+use std::cell::Cell;
+use std::net::TcpListener;
+use std::path::Path;
+
+use history::journal::{Block, Origin, Row, Speaker};
+use history::spool::{
+    build, oracle, BuildOptions, Built, NeverAbort, RequestHead, SendOptions, Shape, SpoolDir,
+    SpoolError, SyntheticOptions, SyntheticRows, VecSource,
+};
+
+use crate::server::{Behaviour, TestServer};
+
+fn spool_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("request dir is readable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn send_opts(shape: Shape, server: &TestServer) -> SendOptions {
+    SendOptions {
+        target: shape.default_target().to_string(),
+        host: server.addr.to_string(),
+        headers: vec![("x-api-key".into(), "test".into())],
+        chunk_bytes: 4096,
+        io_timeout_ms: Some(60_000),
+        ..SendOptions::default()
+    }
+}
+
+fn synthetic(content_bytes_target: u64, tool_heavy: bool) -> SyntheticRows {
+    SyntheticRows::new(SyntheticOptions {
+        content_bytes_target,
+        tool_heavy,
+        seed: 11,
+        ..SyntheticOptions::default()
+    })
+}
+
+fn collect(mut source: SyntheticRows) -> Vec<Row> {
+    let mut rows = Vec::new();
+    while let Some(row) = history::spool::RowSource::next_row(&mut source) {
+        rows.push(row.expect("the generator does not fail"));
+    }
+    rows
+}
+
+fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
+    build(
+        shape,
+        &RequestHead::default(),
+        &mut VecSource::new(rows),
+        dir,
+        &BuildOptions::default(),
+        &NeverAbort,
+    )
+    .expect("build")
+}
+
+#[test]
+fn content_length_equals_the_sealed_size_and_the_bytes_received() {
+    let server = TestServer::start(Behaviour::Check);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request-1")).expect("open");
+    for shape in Shape::ALL {
+        for tool_heavy in [false, true] {
+            let rows = collect(synthetic(300 * 1024, tool_heavy));
+            let want = oracle::body(shape, &RequestHead::default(), &rows).expect("valid");
+            let built = build_rows(shape, rows, &mut dir);
+            let sealed = built.spool.size_bytes();
+            let report = built
+                .send(server.addr, &send_opts(shape, &server), &NeverAbort)
+                .expect("send");
+            let got = server.next_request();
+            assert_eq!(got.target, shape.default_target());
+            assert!(got.complete);
+            assert_eq!(got.content_length, Some(sealed));
+            assert_eq!(got.body.len() as u64, sealed);
+            assert!(got.body == want, "{shape:?} tool_heavy={tool_heavy}");
+            assert_eq!(report.content_length, sealed);
+            assert_eq!(report.sent_bytes, sealed);
+            assert_eq!(report.violations(), []);
+            assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+        }
+    }
+    dir.close().expect("the request dir is empty and removable");
+}
+
+#[test]
+fn a_continuation_after_tool_calls_is_a_second_spool() {
+    let server = TestServer::start(Behaviour::Check);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request-2")).expect("open");
+    let mut rows = vec![
+        Row::text(Speaker::Human, Origin::Main, "list the files"),
+        Row {
+            speaker: Speaker::Ai,
+            origin: Origin::Main,
+            blocks: vec![Block::ToolCall {
+                id: "raw-1".into(),
+                name: "list_dir".into(),
+                arguments: "{\"path\":\".\"}".into(),
+            }],
+        },
+    ];
+    for shape in Shape::ALL {
+        let first = build_rows(shape, rows.clone(), &mut dir);
+        assert!(first.spool.path().ends_with("spool-000000.json") || shape != Shape::OpenAiChat);
+        let first_path = first.spool.path().to_path_buf();
+        first
+            .send(server.addr, &send_opts(shape, &server), &NeverAbort)
+            .expect("first send");
+        let mut continued = rows.clone();
+        continued.push(Row {
+            speaker: Speaker::Tool,
+            origin: Origin::Main,
+            blocks: vec![Block::ToolResult {
+                call_id: "raw-1".into(),
+                name: "list_dir".into(),
+                content: "Cargo.toml\nsrc/".into(),
+            }],
+        });
+        let second = build_rows(shape, continued.clone(), &mut dir);
+        assert_ne!(
+            second.spool.path(),
+            first_path,
+            "a continuation is a new spool"
+        );
+        second
+            .send(server.addr, &send_opts(shape, &server), &NeverAbort)
+            .expect("continuation send");
+        let (a, b) = (server.next_request(), server.next_request());
+        let head = RequestHead::default();
+        assert!(a.body == oracle::body(shape, &head, &rows).expect("valid"));
+        assert!(b.body == oracle::body(shape, &head, &continued).expect("valid"));
+        assert!(b.body.len() > a.body.len());
+        assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+    }
+    rows.clear();
+    dir.close().expect("empty");
+}
+
+#[test]
+fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
+    let server = TestServer::start(Behaviour::Check);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request-3")).expect("open");
+    let built = build(
+        Shape::OpenAiChat,
+        &RequestHead::default(),
+        &mut synthetic(100 * 1024, true),
+        &mut dir,
+        &BuildOptions::default(),
+        &NeverAbort,
+    )
+    .expect("build");
+    let sealed = built.spool.size_bytes();
+    let polls = Cell::new(0u32);
+    // Fires on the 6th chunk: 5 chunks of 4096 bytes went out.
+    let abort = || {
+        polls.set(polls.get() + 1);
+        polls.get() > 5
+    };
+    let err = built
+        .send(server.addr, &send_opts(Shape::OpenAiChat, &server), &abort)
+        .expect_err("aborted");
+    assert!(
+        matches!(
+            err,
+            SpoolError::Aborted {
+                phase: "send",
+                at_bytes: 20480
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+    let got = server.next_request();
+    assert!(!got.complete);
+    assert_eq!(got.content_length, Some(sealed));
+    assert!((got.body.len() as u64) < sealed);
+}
+
+#[test]
+fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request-4")).expect("open");
+    for shape in Shape::ALL {
+        let polls = Cell::new(0u32);
+        let abort = || {
+            polls.set(polls.get() + 1);
+            polls.get() > 10
+        };
+        let err = build(
+            shape,
+            &RequestHead::default(),
+            &mut synthetic(100 * 1024, true),
+            &mut dir,
+            &BuildOptions::default(),
+            &abort,
+        )
+        .expect_err("aborted");
+        assert!(
+            matches!(err, SpoolError::Aborted { phase: "build", .. }),
+            "{err}"
+        );
+        assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn failed_calls_leave_no_spool() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path().join("request-5")).expect("open");
+    let rows = collect(synthetic(64 * 1024, true));
+
+    // The server answers 500.
+    let failing = TestServer::start(Behaviour::Fail(500));
+    let err = build_rows(Shape::AnthropicMessages, rows.clone(), &mut dir)
+        .send(
+            failing.addr,
+            &send_opts(Shape::AnthropicMessages, &failing),
+            &NeverAbort,
+        )
+        .expect_err("500");
+    assert!(
+        matches!(err, SpoolError::Status { status: 500, .. }),
+        "{err}"
+    );
+    assert!(failing.next_request().complete);
+    assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+
+    // The server hangs up without answering.
+    let hanging = TestServer::start(Behaviour::HangUp);
+    let err = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir)
+        .send(
+            hanging.addr,
+            &send_opts(Shape::OpenAiChat, &hanging),
+            &NeverAbort,
+        )
+        .expect_err("hang-up");
+    assert!(
+        matches!(err, SpoolError::Response { .. } | SpoolError::Net { .. }),
+        "{err}"
+    );
+    assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+
+    // Nobody listens.
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let err = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir)
+        .send(closed, &SendOptions::default(), &NeverAbort)
+        .expect_err("refused");
+    assert!(
+        matches!(err, SpoolError::Net { op: "connect", .. }),
+        "{err}"
+    );
+    assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+
+    // The build itself fails on a row its speaker may not send.
+    let mut bad = rows;
+    bad.push(Row::text(Speaker::Tool, Origin::Main, "text in a tool row"));
+    let err = build(
+        Shape::OpenAiChat,
+        &RequestHead::default(),
+        &mut VecSource::new(bad),
+        &mut dir,
+        &BuildOptions::default(),
+        &NeverAbort,
+    )
+    .expect_err("invalid row");
+    assert!(matches!(err, SpoolError::Shape { .. }), "{err}");
+    assert_eq!(spool_files(dir.path()), Vec::<String>::new());
+    dir.close().expect("empty");
+}
+
+#[test]
+fn a_send_over_any_stream_reports_the_same_figures() {
+    // The simulator sends over its own connections: send_over on an in-memory duplex.
+    struct Duplex {
+        request: Vec<u8>,
+        response: std::io::Cursor<Vec<u8>>,
+    }
+    impl std::io::Write for Duplex {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.request.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl std::io::Read for Duplex {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.response.read(buf)
+        }
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut dir = SpoolDir::open(tmp.path()).expect("open");
+    let rows = collect(synthetic(32 * 1024, true));
+    let built = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir);
+    let sealed = built.spool.size_bytes();
+    let mut stream = Duplex {
+        request: Vec::new(),
+        response: std::io::Cursor::new(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_vec()),
+    };
+    let (report, sent) = built
+        .send_over(&mut stream, &SendOptions::default(), &NeverAbort)
+        .expect("send");
+    assert_eq!(report.violations(), []);
+    assert_eq!(sent.status, 200);
+    let text = String::from_utf8_lossy(&stream.request).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(
+        head.contains(&format!("\r\nContent-Length: {sealed}\r\n")),
+        "{head}"
+    );
+    let want = oracle::body(Shape::OpenAiChat, &RequestHead::default(), &rows).expect("valid");
+    assert_eq!(body.as_bytes(), &want[..]);
+    assert_eq!(spool_files(tmp.path()), Vec::<String>::new());
+}
