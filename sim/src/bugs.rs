@@ -44,6 +44,7 @@ pub fn hunt(id: BugId, base: &RunConfig, max_seeds: u64, jobs: usize) -> Detecti
     run.planted = Some(id);
     let result = run_campaign(&CampaignConfig {
         seeds: 0..max_seeds,
+        shard: None,
         jobs,
         stop_at_first: true,
         progress: false,

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 pub struct CampaignConfig {
     pub seeds: std::ops::Range<u64>,
+    /// Run only the seeds of this shard: `(k, n)` takes every seed whose offset from the start is
+    /// `k` modulo `n`, so shards are disjoint and together cover the range.
+    pub shard: Option<(u64, u64)>,
     pub jobs: usize,
     pub stop_at_first: bool,
     pub progress: bool,
@@ -23,7 +26,7 @@ pub struct CampaignConfig {
 }
 
 /// One line per seed in the JSON report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SeedLine {
     pub seed: u64,
     pub workload: crate::run::Workload,
@@ -39,6 +42,10 @@ pub struct CampaignResult {
     pub failures: Vec<SeedReport>,
     pub elapsed: Duration,
     pub steps_total: u64,
+    /// Probes fired, summed over every seed run.
+    pub coverage: crate::coverage::Coverage,
+    /// The workloads that ran, for the probes they declare.
+    pub workloads: std::collections::BTreeSet<crate::run::Workload>,
 }
 
 impl CampaignResult {
@@ -67,22 +74,40 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     } else {
         ProgressBar::hidden()
     };
-    let next = AtomicU64::new(config.seeds.start);
+    let (shard_k, shard_n) = config.shard.unwrap_or((0, 1));
+    assert!(shard_n >= 1 && shard_k < shard_n, "shard {shard_k}/{shard_n}");
+    let total = total.saturating_sub(shard_k).div_ceil(shard_n);
+    bar.set_length(total);
+    // Seeds are handed out by index within the shard.
+    let next = AtomicU64::new(0);
     let first_failure = AtomicU64::new(u64::MAX);
     let lines = Mutex::new(Vec::<SeedLine>::new());
+    let coverages = Mutex::new(Vec::<(u64, crate::coverage::Coverage)>::new());
     let failures = Mutex::new(Vec::<SeedReport>::new());
     let jobs = config.jobs.max(1);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::SeqCst);
-                if seed >= config.seeds.end || seed > first_failure.load(Ordering::SeqCst) {
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                let seed = config
+                    .seeds
+                    .start
+                    .saturating_add(shard_k)
+                    .saturating_add(index.saturating_mul(shard_n));
+                if index >= total
+                    || seed >= config.seeds.end
+                    || seed > first_failure.load(Ordering::SeqCst)
+                {
                     break;
                 }
                 if config.budget.is_some_and(|b| start.elapsed() >= b) {
                     break;
                 }
                 let report = run_seed(seed, &config.run);
+                coverages
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((seed, report.coverage.clone()));
                 let line = SeedLine {
                     seed,
                     workload: report.workload,
@@ -118,10 +143,20 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     lines.sort_by_key(|l| l.seed);
     failures.sort_by_key(|f| f.seed);
     let steps_total = lines.iter().map(|l| l.steps as u64).sum();
+    let workloads = lines.iter().map(|l| l.workload).collect();
+    let last_seed = lines.last().map(|l| l.seed).unwrap_or(0);
+    let mut coverage = crate::coverage::Coverage::default();
+    for (seed, c) in coverages.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if seed <= last_seed {
+            coverage.add(&c);
+        }
+    }
     CampaignResult {
         lines,
         failures,
         elapsed: start.elapsed(),
         steps_total,
+        coverage,
+        workloads,
     }
 }

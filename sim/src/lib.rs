@@ -14,6 +14,8 @@
 
 pub mod bugs;
 pub mod campaign;
+pub mod coverage;
+pub mod determinism;
 pub mod display;
 pub mod outcome;
 pub mod report;

@@ -87,6 +87,15 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Run only shard K of N (`K/N`, K from 0): a disjoint share of the seeds, for fleets.
+        #[arg(long, value_parser = parse_shard)]
+        shard: Option<(u64, u64)>,
+        /// Replay this percentage of the seeds in fresh processes and compare trace hashes.
+        #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+        check_determinism: Option<u8>,
+        /// Fail when some fault or feature probe of the campaign's workloads never fired.
+        #[arg(long)]
+        require_coverage: bool,
         /// Do not shrink the first failing seed into a regression scenario.
         #[arg(long)]
         no_shrink: bool,
@@ -133,6 +142,11 @@ enum Command {
         #[arg(long, default_value = "scenarios/regressions")]
         out: PathBuf,
     },
+    /// Work with campaign reports.
+    Report {
+        #[command(subcommand)]
+        action: ReportAction,
+    },
     /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
     Scenarios {
         /// A file or a directory searched recursively for .toml files.
@@ -141,6 +155,33 @@ enum Command {
         #[arg(long, value_enum, default_value = "memory")]
         store: StoreKind,
     },
+}
+
+#[derive(Subcommand)]
+enum ReportAction {
+    /// Merge shard reports (directories holding summary.json) into one report.
+    Merge {
+        /// Shard report directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Name of the merged campaign.
+        #[arg(long, default_value = "merged")]
+        name: String,
+        #[arg(long, default_value = "reports")]
+        report_dir: PathBuf,
+    },
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not a shard: expected K/N, e.g. 0/4"))?;
+    let k: u64 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard index"))?;
+    let n: u64 = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
+    if n == 0 || k >= n {
+        return Err(format!("shard {k}/{n}: expected 0 <= K < N"));
+    }
+    Ok((k, n))
 }
 
 fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
@@ -182,19 +223,25 @@ fn main() -> ExitCode {
             name,
             report_dir,
             quiet,
+            shard,
+            check_determinism,
+            require_coverage,
             no_shrink,
             shrink_cap_s,
         } => {
-            let verdict = cmd_run(
+            let verdict = cmd_run(RunArgs {
                 seeds,
-                world.clone(),
+                world: world.clone(),
                 jobs,
                 keep_going,
                 budget_s,
                 name,
                 report_dir,
                 quiet,
-            );
+                shard,
+                check_determinism,
+                require_coverage,
+            });
             match verdict {
                 RunVerdict::Failed { seed, code } => {
                     if !no_shrink {
@@ -203,6 +250,7 @@ fn main() -> ExitCode {
                     }
                     ExitCode::from(code)
                 }
+                RunVerdict::Broken(code) => ExitCode::from(code),
                 RunVerdict::Clean => ExitCode::SUCCESS,
             }
         }
@@ -221,6 +269,14 @@ fn main() -> ExitCode {
             jobs,
         } => cmd_bugs(max_seeds, clean_seeds, only, store, jobs),
         Command::Scenarios { path, store } => cmd_scenarios(path, store),
+        Command::Report {
+            action:
+                ReportAction::Merge {
+                    dirs,
+                    name,
+                    report_dir,
+                },
+        } => cmd_report_merge(dirs, name, report_dir),
     }
 }
 
@@ -250,6 +306,8 @@ fn print_failure(report: &SeedReport, config: &RunConfig) {
 enum RunVerdict {
     Clean,
     Failed { seed: u64, code: u8 },
+    /// No failing seed, but the campaign is not clean (nondeterminism, missing coverage).
+    Broken(u8),
 }
 
 /// Shrinks `seed`'s failure into a regression scenario; prints the path.
@@ -306,8 +364,7 @@ fn shrink_seed(seed: u64, world: &WorldArgs, time_cap_s: u64, out: &std::path::P
     ExitCode::SUCCESS
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cmd_run(
+struct RunArgs {
     seeds: std::ops::Range<u64>,
     world: WorldArgs,
     jobs: Option<usize>,
@@ -316,13 +373,34 @@ fn cmd_run(
     name: Option<String>,
     report_dir: PathBuf,
     quiet: bool,
-) -> RunVerdict {
+    shard: Option<(u64, u64)>,
+    check_determinism: Option<u8>,
+    require_coverage: bool,
+}
+
+fn cmd_run(args: RunArgs) -> RunVerdict {
+    let RunArgs {
+        seeds,
+        world,
+        jobs,
+        keep_going,
+        budget_s,
+        name,
+        report_dir,
+        quiet,
+        shard,
+        check_determinism,
+        require_coverage,
+    } = args;
     let config = world.config();
     let jobs = jobs.unwrap_or_else(default_jobs);
     let name = name.unwrap_or_else(|| {
         let planted = config.planted.map(|p| format!("-{p}")).unwrap_or_default();
+        let shard = shard
+            .map(|(k, n)| format!("-shard-{k}-of-{n}"))
+            .unwrap_or_default();
         format!(
-            "run-{}-{}-{}{planted}",
+            "run-{}-{}-{}{planted}{shard}",
             seeds.start,
             seeds.end,
             sim::run::workload_choice_name(config.workload)
@@ -340,8 +418,12 @@ fn cmd_run(
             .unwrap_or_else(|| "none".into()),
         report::TURMOIL_VERSION
     );
+    if let Some((k, n)) = shard {
+        println!("shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}", seeds.start);
+    }
     let result = run_campaign(&CampaignConfig {
         seeds: seeds.clone(),
+        shard,
         jobs,
         stop_at_first: !keep_going,
         progress: !quiet,
@@ -351,9 +433,53 @@ fn cmd_run(
     for f in &result.failures {
         print_failure(f, &config);
     }
-    let summary = report::summary(&name, &config, seeds, &result);
+    let mut summary = report::summary(&name, &config, seeds, shard, &result);
+    let mut nondeterministic = false;
+    if let Some(percent) = check_determinism {
+        let ran: Vec<u64> = result.lines.iter().map(|l| l.seed).collect();
+        let chosen = sim::determinism::chosen(&ran, percent);
+        println!(
+            "determinism: replaying {} seeds ({percent}%) in fresh processes",
+            chosen.len()
+        );
+        let mut d = report::DeterminismSummary {
+            percent,
+            checked: chosen.clone(),
+            mismatches: Vec::new(),
+        };
+        for seed in chosen {
+            let Some(line) = result.lines.iter().find(|l| l.seed == seed) else {
+                continue;
+            };
+            if let Some(m) = sim::determinism::check_seed(seed, &config, &line.trace_hash) {
+                println!(
+                    "NONDETERMINISTIC seed {seed}: trace-hash {} here, {} in a fresh process; {}",
+                    m.hash_here, m.hash_fresh_process, m.first_difference
+                );
+                d.mismatches.push(m);
+            }
+        }
+        nondeterministic = !d.mismatches.is_empty();
+        if !nondeterministic {
+            println!("determinism: {} seeds, every trace hash matched", d.checked.len());
+        }
+        summary.determinism = Some(d);
+    }
+    let uncovered = !summary.coverage_never_fired.is_empty();
+    if uncovered {
+        println!(
+            "coverage: {} probes never fired: {}",
+            summary.coverage_never_fired.len(),
+            summary.coverage_never_fired.join(", ")
+        );
+    } else {
+        println!("coverage: all {} probes fired", summary.coverage.len());
+    }
     match report::write(&report_dir, &summary) {
-        Ok(dir) => println!("report: {} (summary.md, summary.json)", dir.display()),
+        Ok(dir) => println!(
+            "report: {} (summary.md, summary.json, junit.xml)",
+            dir.display()
+        ),
         Err(e) => eprintln!(
             "warning: cannot write the report under {}: {e}",
             report_dir.display()
@@ -366,6 +492,17 @@ fn cmd_run(
         .filter(|f| f.failure.is_some())
         .count();
     if result.failures.is_empty() {
+        if nondeterministic {
+            println!("FAILED: {} seeds, 0 violations, but nondeterministic", result.seeds_run());
+            return RunVerdict::Broken(EXIT_WORLD_FAILURE);
+        }
+        if require_coverage && uncovered {
+            println!(
+                "FAILED: {} seeds, 0 violations, but some probes never fired (--require-coverage)",
+                result.seeds_run()
+            );
+            return RunVerdict::Broken(EXIT_VIOLATION);
+        }
         println!(
             "ok: {} seeds, 0 violations, {:.1} seeds/s",
             result.seeds_run(),
@@ -475,6 +612,7 @@ fn cmd_bugs(
     }
     let clean = run_campaign(&CampaignConfig {
         seeds: 0..clean_seeds,
+        shard: None,
         jobs,
         stop_at_first: true,
         progress: false,
@@ -569,6 +707,44 @@ fn cmd_scenarios(path: PathBuf, store: StoreKind) -> ExitCode {
     }
     println!("scenarios: {passed} passed, {failed} failed");
     if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_VIOLATION)
+    }
+}
+
+fn cmd_report_merge(dirs: Vec<PathBuf>, name: String, report_dir: PathBuf) -> ExitCode {
+    let mut parts = Vec::new();
+    for dir in &dirs {
+        match report::Summary::read(dir) {
+            Ok(s) => parts.push(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    let merged = match report::Summary::merge(&parts, &name) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match report::write(&report_dir, &merged) {
+        Ok(dir) => println!(
+            "merged {} reports: {} seeds, {} failing -> {}",
+            parts.len(),
+            merged.seeds_run,
+            merged.seeds_failed,
+            dir.display()
+        ),
+        Err(e) => {
+            eprintln!("error: cannot write the merged report: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    if merged.seeds_failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_VIOLATION)

@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// One broken invariant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Violation {
     /// The catalog ID of the invariant (`shared/catalog.md`).
     pub id: BugId,
@@ -15,7 +15,7 @@ pub struct Violation {
     pub message: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
     Safety,

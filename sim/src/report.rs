@@ -1,35 +1,28 @@
-//! Campaign reports: `reports/<campaign>/summary.md` for people (and CI job summaries) and
-//! `summary.json` for machines. The formats are documented in reports/README.md.
+//! Campaign reports under `reports/<campaign>/`: `summary.md` for people (and CI job summaries),
+//! `summary.json` for machines, `junit.xml` with one test case per invariant ID. Shard reports
+//! merge into the report of the whole range (`histsim report merge`). The formats are documented
+//! in reports/README.md.
 
 use crate::campaign::{CampaignResult, SeedLine};
 use crate::outcome::Violation;
-use crate::run::RunConfig;
-use serde::Serialize;
+use crate::run::{workload_choice_name, RunConfig, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The turmoil version seeds are comparable under.
 pub const TURMOIL_VERSION: &str = "0.7.2";
 
-#[derive(Serialize)]
-pub struct Summary<'a> {
-    pub campaign: &'a str,
-    pub histsim_version: &'static str,
-    pub turmoil_version: &'static str,
-    pub commit: Option<String>,
-    pub config: &'a RunConfig,
-    pub seeds_start: u64,
-    pub seeds_end: u64,
-    pub seeds_run: usize,
-    pub seeds_failed: usize,
-    pub elapsed_s: f64,
-    pub seeds_per_second: f64,
-    pub steps_total: u64,
-    pub failures: Vec<FailureSummary>,
-    pub seeds: &'a [SeedLine],
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConfigSummary {
+    pub workload: String,
+    pub store: String,
+    pub planted: Option<String>,
+    pub replicas: Option<u8>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailureSummary {
     pub seed: u64,
     pub workload: String,
@@ -37,6 +30,49 @@ pub struct FailureSummary {
     pub failure: Option<String>,
     pub options: String,
     pub replay: String,
+}
+
+/// Seeds replayed in a fresh process and whether their trace hashes matched.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeterminismSummary {
+    pub percent: u8,
+    pub checked: Vec<u64>,
+    pub mismatches: Vec<Mismatch>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mismatch {
+    pub seed: u64,
+    pub hash_here: String,
+    pub hash_fresh_process: String,
+    /// The first event that differs, from both traces.
+    pub first_difference: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub campaign: String,
+    pub histsim_version: String,
+    pub turmoil_version: String,
+    pub commit: Option<String>,
+    pub config: ConfigSummary,
+    pub seeds_start: u64,
+    pub seeds_end: u64,
+    /// `K/N` of every shard this report covers; empty for an unsharded run.
+    pub shards: Vec<String>,
+    pub seeds_run: usize,
+    pub seeds_failed: usize,
+    pub elapsed_s: f64,
+    pub seeds_per_second: f64,
+    pub steps_total: u64,
+    /// Every probe the campaign's workloads declare, with how often it fired.
+    pub coverage: BTreeMap<String, u64>,
+    pub coverage_never_fired: Vec<String>,
+    /// The invariant IDs the campaign's workloads check.
+    pub invariants: Vec<String>,
+    pub failures: Vec<FailureSummary>,
+    pub determinism: Option<DeterminismSummary>,
+    pub seeds: Vec<SeedLine>,
 }
 
 /// The project's commit, when the binary runs inside its git checkout.
@@ -50,25 +86,59 @@ pub fn current_commit() -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-pub fn summary<'a>(
-    campaign: &'a str,
-    config: &'a RunConfig,
+fn declared_probes(workloads: impl Iterator<Item = Workload>) -> Vec<&'static str> {
+    let mut probes: Vec<&'static str> = workloads.flat_map(|w| w.probes().iter().copied()).collect();
+    probes.sort_unstable();
+    probes.dedup();
+    probes
+}
+
+fn invariants_of(workloads: impl Iterator<Item = Workload>) -> Vec<String> {
+    let mut ids: Vec<history::BugId> = workloads.flat_map(|w| w.ids()).collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter().map(|i| i.to_string()).collect()
+}
+
+pub fn summary(
+    campaign: &str,
+    config: &RunConfig,
     seeds: std::ops::Range<u64>,
-    result: &'a CampaignResult,
-) -> Summary<'a> {
+    shard: Option<(u64, u64)>,
+    result: &CampaignResult,
+) -> Summary {
+    let probes = declared_probes(result.workloads.iter().copied());
+    let coverage: BTreeMap<String, u64> = probes
+        .iter()
+        .map(|p| (p.to_string(), result.coverage.get(p)))
+        .collect();
     Summary {
-        campaign,
-        histsim_version: env!("CARGO_PKG_VERSION"),
-        turmoil_version: TURMOIL_VERSION,
+        campaign: campaign.to_string(),
+        histsim_version: env!("CARGO_PKG_VERSION").to_string(),
+        turmoil_version: TURMOIL_VERSION.to_string(),
         commit: current_commit(),
-        config,
+        config: ConfigSummary {
+            workload: workload_choice_name(config.workload).to_string(),
+            store: format!("{:?}", config.store).to_lowercase(),
+            planted: config.planted.map(|p| p.to_string()),
+            replicas: config.replicas,
+        },
         seeds_start: seeds.start,
         seeds_end: seeds.end,
+        shards: shard.map(|(k, n)| vec![format!("{k}/{n}")]).unwrap_or_default(),
         seeds_run: result.seeds_run(),
         seeds_failed: result.failures.len(),
         elapsed_s: result.elapsed.as_secs_f64(),
         seeds_per_second: result.seeds_per_second(),
         steps_total: result.steps_total,
+        coverage_never_fired: result
+            .coverage
+            .never_fired(&probes)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        coverage,
+        invariants: invariants_of(result.workloads.iter().copied()),
         failures: result
             .failures
             .iter()
@@ -81,40 +151,116 @@ pub fn summary<'a>(
                 replay: config.replay_command(f.seed),
             })
             .collect(),
-        seeds: &result.lines,
+        determinism: None,
+        seeds: result.lines.clone(),
     }
 }
 
-pub fn markdown(s: &Summary<'_>) -> String {
+impl Summary {
+    /// The report without what depends on the machine or the split: timings, the commit, the
+    /// campaign name and the shards. Merged shard reports equal the unsharded report on this.
+    pub fn deterministic_view(&self) -> Summary {
+        Summary {
+            campaign: String::new(),
+            commit: None,
+            shards: Vec::new(),
+            elapsed_s: 0.0,
+            seeds_per_second: 0.0,
+            determinism: None,
+            ..self.clone()
+        }
+    }
+
+    /// Merges shard reports of one campaign (same range, config and versions) into one.
+    pub fn merge(parts: &[Summary], campaign: &str) -> Result<Summary, String> {
+        let Some(first) = parts.first() else {
+            return Err("no reports to merge".into());
+        };
+        for p in parts {
+            if p.config != first.config
+                || (p.seeds_start, p.seeds_end) != (first.seeds_start, first.seeds_end)
+                || p.turmoil_version != first.turmoil_version
+                || p.histsim_version != first.histsim_version
+            {
+                return Err(format!(
+                    "report `{}` is of another campaign (range, config or versions differ from `{}`)",
+                    p.campaign, first.campaign
+                ));
+            }
+        }
+        let mut seeds: Vec<SeedLine> = parts.iter().flat_map(|p| p.seeds.clone()).collect();
+        seeds.sort_by_key(|l| l.seed);
+        let before = seeds.len();
+        seeds.dedup_by_key(|l| l.seed);
+        if seeds.len() != before {
+            return Err("the reports overlap: a seed appears in two shards".into());
+        }
+        let mut failures: Vec<FailureSummary> = parts.iter().flat_map(|p| p.failures.clone()).collect();
+        failures.sort_by_key(|f| f.seed);
+        let mut coverage: BTreeMap<String, u64> = BTreeMap::new();
+        for p in parts {
+            for (k, v) in &p.coverage {
+                *coverage.entry(k.clone()).or_default() += v;
+            }
+        }
+        let mut invariants: Vec<String> = parts.iter().flat_map(|p| p.invariants.clone()).collect();
+        // Catalog order, not string order (P2 before P10).
+        invariants.sort_by_key(|i| (i.parse::<history::BugId>().ok(), i.clone()));
+        invariants.dedup();
+        let mut shards: Vec<String> = parts.iter().flat_map(|p| p.shards.clone()).collect();
+        shards.sort();
+        let elapsed_s = parts.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+        let seeds_run = seeds.len();
+        Ok(Summary {
+            campaign: campaign.to_string(),
+            histsim_version: first.histsim_version.clone(),
+            turmoil_version: first.turmoil_version.clone(),
+            commit: first.commit.clone(),
+            config: first.config.clone(),
+            seeds_start: first.seeds_start,
+            seeds_end: first.seeds_end,
+            shards,
+            seeds_run,
+            seeds_failed: failures.len(),
+            elapsed_s,
+            seeds_per_second: seeds_run as f64 / parts.iter().map(|p| p.elapsed_s).sum::<f64>().max(1e-9),
+            steps_total: parts.iter().map(|p| p.steps_total).sum(),
+            coverage_never_fired: coverage
+                .iter()
+                .filter(|(_, v)| **v == 0)
+                .map(|(k, _)| k.clone())
+                .collect(),
+            coverage,
+            invariants,
+            failures,
+            determinism: None,
+            seeds,
+        })
+    }
+
+    pub fn read(dir: &Path) -> Result<Summary, String> {
+        let path = dir.join("summary.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+pub fn markdown(s: &Summary) -> String {
     let mut md = String::new();
-    let verdict = if s.seeds_failed == 0 {
-        "passed"
-    } else {
-        "FAILED"
-    };
+    let failed = s.seeds_failed > 0
+        || s.determinism.as_ref().is_some_and(|d| !d.mismatches.is_empty());
+    let verdict = if failed { "FAILED" } else { "passed" };
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
     let _ = writeln!(md, "| | |\n|---|---|");
-    let _ = writeln!(
-        md,
-        "| seeds | {}..{} ({} run) |",
-        s.seeds_start, s.seeds_end, s.seeds_run
-    );
+    let _ = writeln!(md, "| seeds | {}..{} ({} run) |", s.seeds_start, s.seeds_end, s.seeds_run);
+    if !s.shards.is_empty() {
+        let _ = writeln!(md, "| shards | {} |", s.shards.join(", "));
+    }
     let _ = writeln!(md, "| failed seeds | {} |", s.seeds_failed);
-    let _ = writeln!(md, "| workload | {:?} |", s.config.workload);
-    let _ = writeln!(md, "| store | {:?} |", s.config.store);
-    let _ = writeln!(
-        md,
-        "| planted | {} |",
-        s.config
-            .planted
-            .map(|p| p.to_string())
-            .unwrap_or_else(|| "none".into())
-    );
-    let _ = writeln!(
-        md,
-        "| speed | {:.1} seeds/s over {:.1} s |",
-        s.seeds_per_second, s.elapsed_s
-    );
+    let _ = writeln!(md, "| workload | {} |", s.config.workload);
+    let _ = writeln!(md, "| store | {} |", s.config.store);
+    let _ = writeln!(md, "| planted | {} |", s.config.planted.as_deref().unwrap_or("none"));
+    let _ = writeln!(md, "| speed | {:.1} seeds/s over {:.1} s |", s.seeds_per_second, s.elapsed_s);
     let _ = writeln!(md, "| steps | {} |", s.steps_total);
     let _ = writeln!(
         md,
@@ -123,6 +269,15 @@ pub fn markdown(s: &Summary<'_>) -> String {
         s.turmoil_version,
         s.commit.as_deref().unwrap_or("unknown")
     );
+    if let Some(d) = &s.determinism {
+        let _ = writeln!(
+            md,
+            "| determinism | {} seeds replayed in fresh processes ({}%), {} mismatches |",
+            d.checked.len(),
+            d.percent,
+            d.mismatches.len()
+        );
+    }
     for f in &s.failures {
         let _ = writeln!(md, "\n## seed {} ({})\n", f.seed, f.workload);
         if let Some(e) = &f.failure {
@@ -132,21 +287,123 @@ pub fn markdown(s: &Summary<'_>) -> String {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
-        let _ = writeln!(
-            md,
-            "<details><summary>options</summary>\n\n```\n{}```\n</details>",
-            f.options
-        );
+        let _ = writeln!(md, "<details><summary>options</summary>\n\n```\n{}```\n</details>", f.options);
+    }
+    if let Some(d) = &s.determinism {
+        for m in &d.mismatches {
+            let _ = writeln!(
+                md,
+                "\n## nondeterminism: seed {}\n\nhere `{}`, fresh process `{}`; first difference: `{}`",
+                m.seed, m.hash_here, m.hash_fresh_process, m.first_difference
+            );
+        }
+    }
+    let _ = writeln!(md, "\n## coverage\n\n| probe | fired |\n|---|---|");
+    for (probe, n) in &s.coverage {
+        let mark = if *n == 0 { " **never**" } else { "" };
+        let _ = writeln!(md, "| {probe} | {n}{mark} |");
     }
     md
 }
 
-/// Writes summary.md and summary.json under `dir/<campaign>/`; returns the directory.
-pub fn write(dir: &Path, s: &Summary<'_>) -> std::io::Result<PathBuf> {
-    let out = dir.join(s.campaign);
+fn xml_escape(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_string(),
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            '"' => "&quot;".to_string(),
+            '\'' => "&apos;".to_string(),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => " ".to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// JUnit XML: one test case per invariant ID, plus world failures, determinism and coverage.
+pub fn junit(s: &Summary) -> String {
+    let mut cases: Vec<(String, Option<String>)> = Vec::new();
+    for id in &s.invariants {
+        let hits: Vec<String> = s
+            .failures
+            .iter()
+            .flat_map(|f| {
+                f.violations
+                    .iter()
+                    .filter(|v| v.id.as_str() == id)
+                    .map(move |v| format!("seed {}: {} (replay: {})", f.seed, v.message, f.replay))
+            })
+            .collect();
+        cases.push((id.clone(), (!hits.is_empty()).then(|| hits.join("\n"))));
+    }
+    let world: Vec<String> = s
+        .failures
+        .iter()
+        .filter_map(|f| f.failure.as_ref().map(|e| format!("seed {}: {e}", f.seed)))
+        .collect();
+    cases.push(("world".into(), (!world.is_empty()).then(|| world.join("\n"))));
+    if let Some(d) = &s.determinism {
+        let m: Vec<String> = d
+            .mismatches
+            .iter()
+            .map(|m| format!("seed {}: {} vs {}: {}", m.seed, m.hash_here, m.hash_fresh_process, m.first_difference))
+            .collect();
+        cases.push(("determinism".into(), (!m.is_empty()).then(|| m.join("\n"))));
+    }
+    cases.push((
+        "coverage".into(),
+        (!s.coverage_never_fired.is_empty())
+            .then(|| format!("never fired: {}", s.coverage_never_fired.join(", "))),
+    ));
+    let failures = cases.iter().filter(|c| c.1.is_some()).count();
+    let mut x = String::new();
+    let _ = writeln!(x, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    let _ = writeln!(
+        x,
+        r#"<testsuite name="histsim.{}" tests="{}" failures="{failures}" time="{:.3}">"#,
+        xml_escape(&s.campaign),
+        cases.len(),
+        s.elapsed_s
+    );
+    for (name, failure) in &cases {
+        match failure {
+            None => {
+                let _ = writeln!(x, r#"  <testcase classname="histsim" name="{}"/>"#, xml_escape(name));
+            }
+            Some(text) => {
+                let _ = writeln!(x, r#"  <testcase classname="histsim" name="{}">"#, xml_escape(name));
+                let first = text.lines().next().unwrap_or("");
+                let _ = writeln!(
+                    x,
+                    r#"    <failure message="{}">{}</failure>"#,
+                    xml_escape(first),
+                    xml_escape(text)
+                );
+                let _ = writeln!(x, "  </testcase>");
+            }
+        }
+    }
+    let _ = writeln!(x, "</testsuite>");
+    x
+}
+
+/// Writes summary.md, summary.json and junit.xml under `dir/<campaign>/`; returns the directory.
+pub fn write(dir: &Path, s: &Summary) -> std::io::Result<PathBuf> {
+    let out = dir.join(&s.campaign);
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("summary.md"), markdown(s))?;
     let json = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
     std::fs::write(out.join("summary.json"), json)?;
+    std::fs::write(out.join("junit.xml"), junit(s))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_is_escaped() {
+        assert_eq!(xml_escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot; ");
+    }
 }

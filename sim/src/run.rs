@@ -10,7 +10,9 @@ use serde::Serialize;
 use std::fmt;
 
 /// The workloads a seed can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
     /// Display events through the fan-out bus, persisters and the projector (P IDs).
@@ -32,6 +34,22 @@ impl Workload {
         match self {
             Workload::Display => "display",
         }
+    }
+
+    /// The coverage probes this workload declares.
+    pub fn probes(self) -> &'static [&'static str] {
+        match self {
+            Workload::Display => display::probes::PROBES,
+        }
+    }
+
+    /// The catalog IDs whose invariants this workload checks.
+    pub fn ids(self) -> Vec<BugId> {
+        BugId::ALL
+            .iter()
+            .copied()
+            .filter(|id| Workload::covering(*id) == Some(self))
+            .collect()
     }
 }
 
@@ -151,6 +169,8 @@ pub struct SeedReport {
     pub trace_tail: Vec<String>,
     #[serde(skip)]
     pub trace_full: Option<Vec<String>>,
+    /// Probes that fired in this seed.
+    pub coverage: crate::coverage::Coverage,
     /// With `keep_trace`: the answers and the model's expectation, as text.
     #[serde(skip)]
     pub details: Option<String>,
@@ -204,6 +224,7 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 trace_tail: run.trace.tail(),
                 trace_full: run.trace.full().map(<[String]>::to_vec),
                 details: run.details,
+                coverage: run.coverage,
             }
         }
     }

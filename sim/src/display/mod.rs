@@ -8,6 +8,7 @@ pub mod check;
 pub mod faults;
 pub mod generate;
 pub mod options;
+pub mod probes;
 pub mod rows;
 pub mod scenario;
 pub mod shrink;
@@ -31,6 +32,8 @@ pub struct DisplayRun {
     pub emissions: usize,
     pub reads: usize,
     pub sim_elapsed_ms: u64,
+    /// Probes fired: faults the bus injected, features the conversation exercised.
+    pub coverage: crate::coverage::Coverage,
     /// With `keep_trace`: every answer and the model's transcript, as text, for people.
     pub details: Option<String>,
 }
@@ -78,7 +81,11 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
     let details = config
         .keep_trace
         .then(|| describe(&record.reads, &transcript));
+    let mut coverage = record.coverage.clone();
+    probes::scenario_probes(scenario, &mut coverage);
+    probes::model_probes(&transcript, &mut coverage);
     DisplayRun {
+        coverage,
         details,
         violations,
         failure: record.failure,

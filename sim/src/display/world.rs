@@ -90,6 +90,8 @@ pub struct WorldRecord {
     /// Set when the world did not finish (a hang, a host error).
     pub failure: Option<String>,
     pub sim_elapsed_ms: u64,
+    /// Faults the bus actually injected.
+    pub coverage: crate::coverage::Coverage,
 }
 
 struct Shared {
@@ -105,6 +107,7 @@ struct Shared {
     first_received: RefCell<BTreeMap<(u8, u32), u64>>,
     turns_done: Cell<u32>,
     replicas_ready: Cell<u8>,
+    coverage: RefCell<crate::coverage::Coverage>,
 }
 
 impl Shared {
@@ -167,6 +170,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         first_received: RefCell::new(BTreeMap::new()),
         turns_done: Cell::new(0),
         replicas_ready: Cell::new(0),
+        coverage: RefCell::new(crate::coverage::Coverage::default()),
     });
     let store: SharedStore = match config.store {
         StoreKind::Memory => Rc::new(MemoryDisplayStore::new(config.planted)),
@@ -181,6 +185,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
                     trace: Trace::new(false),
                     failure: Some(format!("cannot open the SQLite store: {e}")),
                     sim_elapsed_ms: 0,
+                    coverage: Default::default(),
                 }
             }
         },
@@ -226,6 +231,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
                 trace: Trace::new(false),
                 failure: Some("the world still holds its state after the simulation ended".into()),
                 sim_elapsed_ms,
+                coverage: Default::default(),
             }
         }
     };
@@ -237,6 +243,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         trace: shared.trace.into_inner(),
         failure,
         sim_elapsed_ms,
+        coverage: shared.coverage.into_inner(),
     }
 }
 
@@ -307,6 +314,7 @@ fn fan_out(
 ) {
     let plan = &shared.plan;
     if plan.dropped(step) {
+        shared.coverage.borrow_mut().hit("display.fault.trailing_chunk_dropped");
         shared.record(format_args!("bus drop step={step}"));
         return;
     }
@@ -316,12 +324,18 @@ fn fan_out(
         }
         if let Subscriber::Replica(r) = sub.who {
             if plan.cut_off(r, step) {
+                shared.coverage.borrow_mut().hit("display.fault.replica_cut_off");
                 shared.record(format_args!("bus cut step={step} to={}", sub.who.name()));
                 continue;
             }
         }
         let copies = 1 + plan.duplicates(step, sub.who);
         let delay_ms = plan.delay_ms(step, sub.who);
+        {
+            let mut cov = shared.coverage.borrow_mut();
+            cov.hit_n("display.fault.duplicate_delivered", u64::from(copies - 1));
+            cov.hit_n("display.fault.delay", u64::from(delay_ms > 0));
+        }
         for copy in 0..copies {
             let frame = Frame::Deliver {
                 step,

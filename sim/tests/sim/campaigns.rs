@@ -7,6 +7,7 @@ use sim::run::RunConfig;
 fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
     let result = run_campaign(&CampaignConfig {
         seeds: seeds.clone(),
+        shard: None,
         jobs: 2,
         stop_at_first: false,
         progress: false,
@@ -41,6 +42,7 @@ fn a_campaign_verdict_does_not_depend_on_threads() {
     let run = |jobs| {
         run_campaign(&CampaignConfig {
             seeds: 0..12,
+            shard: None,
             jobs,
             stop_at_first: true,
             progress: false,
@@ -56,4 +58,36 @@ fn a_campaign_verdict_does_not_depend_on_threads() {
     let seeds = |r: &sim::campaign::CampaignResult| r.failures.iter().map(|f| f.seed).collect::<Vec<_>>();
     assert_eq!(seeds(&one), seeds(&two));
     assert_eq!(one.failures.len(), 1, "stop at the first failing seed");
+}
+
+#[test]
+fn shards_are_disjoint_and_their_merged_report_equals_the_whole_campaign() {
+    use sim::report::{summary, Summary};
+    let config = RunConfig::new();
+    let run = |shard| {
+        let result = run_campaign(&CampaignConfig {
+            seeds: 10..31,
+            shard,
+            jobs: 2,
+            stop_at_first: false,
+            progress: false,
+            budget: None,
+            run: config.clone(),
+        });
+        summary("c", &config, 10..31, shard, &result)
+    };
+    let whole = run(None);
+    let parts = [run(Some((0, 3))), run(Some((1, 3))), run(Some((2, 3)))];
+    let mut seen = std::collections::BTreeSet::new();
+    for p in &parts {
+        for l in &p.seeds {
+            assert!(seen.insert(l.seed), "seed {} in two shards", l.seed);
+        }
+    }
+    assert_eq!(seen.len(), 21);
+    let merged = Summary::merge(&parts, "c").expect("merge");
+    assert_eq!(merged.deterministic_view(), whole.deterministic_view());
+    assert!(whole.coverage.values().any(|n| *n > 0));
+    let junit = sim::report::junit(&merged);
+    assert!(junit.contains(r#"name="P4""#));
 }

@@ -1,0 +1,137 @@
+//! The display workload's coverage probes: faults the bus injected and features the played
+//! conversation exercised.
+
+use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte};
+use crate::coverage::Coverage;
+use std::collections::BTreeSet;
+
+/// Every probe this workload can fire.
+pub const PROBES: &[&str] = &[
+    "display.fault.duplicate_delivered",
+    "display.fault.delay",
+    "display.fault.trailing_chunk_dropped",
+    "display.fault.replica_cut_off",
+    "display.fault.early_request",
+    "display.feature.delegation_shared",
+    "display.feature.delegation_hidden",
+    "display.feature.hidden_display_became_visible",
+    "display.feature.hitl",
+    "display.feature.hitl_bool_answer",
+    "display.feature.custom_event",
+    "display.feature.envelope",
+    "display.feature.decoy_class",
+    "display.feature.decoy_marker",
+    "display.feature.defect_identity",
+    "display.feature.defect_created_at",
+    "display.feature.defect_payload",
+    "display.feature.media_legacy_bytes",
+    "display.feature.media_rejected",
+    "display.feature.tied_timestamp",
+    "display.feature.marker_less_thread",
+    "display.feature.stop_only_run",
+    "display.feature.replicas_3_or_more",
+    "display.model.suffix_recovered",
+    "display.model.chunk_lost",
+];
+
+/// Probes of the scenario as played: what the bus did (from the trace counters the world keeps)
+/// and what the conversation contained.
+pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
+    let user_class = s.agents.get("user").map(|a| a.class.as_str());
+    if user_class.is_some_and(|c| c != "UserAgent") {
+        cov.hit("display.feature.marker_less_thread");
+    }
+    if s.replicas >= 3 {
+        cov.hit("display.feature.replicas_3_or_more");
+    }
+    let early = s.turns.iter().filter(|t| t.wait_ms.is_some()).count();
+    cov.hit_n("display.fault.early_request", early as u64);
+    let mut answered_displays = BTreeSet::new();
+    for turn in &s.turns {
+        let mut streamed_agents = BTreeSet::new();
+        for (i, step) in turn.steps.iter().enumerate() {
+            if i > 0 && step.after_ms == 0 {
+                cov.hit("display.feature.tied_timestamp");
+            }
+            let shared = step.display == s.client_display;
+            let delegate = step.agent != s.primary && step.agent != "user";
+            match &step.event {
+                Event::Chunk { .. } => {
+                    streamed_agents.insert(step.agent.clone());
+                    if delegate && shared {
+                        cov.hit("display.feature.delegation_shared");
+                    }
+                    if !shared {
+                        cov.hit("display.feature.delegation_hidden");
+                    }
+                }
+                Event::Stop { .. } => {
+                    if step.agent == s.primary && !streamed_agents.contains(&step.agent) {
+                        cov.hit("display.feature.stop_only_run");
+                    }
+                }
+                Event::HitlQuestion { .. } => cov.hit("display.feature.hitl"),
+                Event::HitlAnswer { answer } => {
+                    if matches!(answer, Answer::Bool(_)) {
+                        cov.hit("display.feature.hitl_bool_answer");
+                    }
+                    if step.display != s.client_display && answered_displays.insert(step.display.clone()) {
+                        cov.hit("display.feature.hidden_display_became_visible");
+                    }
+                }
+                Event::Custom { .. } => cov.hit("display.feature.custom_event"),
+                Event::Envelope { .. } => cov.hit("display.feature.envelope"),
+                Event::Decoy { class, .. } => {
+                    if class.contains("UserMessage") {
+                        cov.hit("display.feature.decoy_marker");
+                    } else {
+                        cov.hit("display.feature.decoy_class");
+                    }
+                }
+                Event::UserMessage { blocks } => {
+                    for b in blocks {
+                        match b {
+                            Block::Audio {
+                                data: AudioData::Legacy(bytes),
+                                format,
+                            } => {
+                                cov.hit("display.feature.media_legacy_bytes");
+                                let bad = !matches!(format.as_str(), "wav" | "mp3")
+                                    || bytes.iter().any(|b| !matches!(b, LegacyByte::Int(0..=255)));
+                                if bad {
+                                    cov.hit("display.feature.media_rejected");
+                                }
+                            }
+                            Block::Audio { format, .. } if !matches!(format.as_str(), "wav" | "mp3") => {
+                                cov.hit("display.feature.media_rejected")
+                            }
+                            Block::Image { url: None } | Block::Other { .. } => {
+                                cov.hit("display.feature.media_rejected")
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            match &step.defect {
+                Some(Defect::BadIdentity { .. }) => cov.hit("display.feature.defect_identity"),
+                Some(Defect::BadCreatedAt { .. }) => cov.hit("display.feature.defect_created_at"),
+                Some(Defect::BadPayload { .. }) => cov.hit("display.feature.defect_payload"),
+                None => {}
+            }
+        }
+    }
+}
+
+/// Probes of the model's verdicts: suffixes the primary stop recovered, chunks lost for good.
+pub fn model_probes(transcript: &model::display::Transcript, cov: &mut Coverage) {
+    for loss in &transcript.accepted_losses {
+        if loss.rule == "P5" {
+            if loss.why.starts_with("recovered") {
+                cov.hit("display.model.suffix_recovered");
+            } else if loss.why.starts_with("lost") {
+                cov.hit("display.model.chunk_lost");
+            }
+        }
+    }
+}
