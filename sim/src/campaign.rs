@@ -33,6 +33,8 @@ pub struct SeedLine {
     pub trace_hash: String,
     pub passed: bool,
     pub steps: usize,
+    /// Simulated ms from healing until convergence (liveness phase).
+    pub converged_after_ms: Option<u64>,
 }
 
 pub struct CampaignResult {
@@ -75,7 +77,10 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
         ProgressBar::hidden()
     };
     let (shard_k, shard_n) = config.shard.unwrap_or((0, 1));
-    assert!(shard_n >= 1 && shard_k < shard_n, "shard {shard_k}/{shard_n}");
+    assert!(
+        shard_n >= 1 && shard_k < shard_n,
+        "shard {shard_k}/{shard_n}"
+    );
     let total = total.saturating_sub(shard_k).div_ceil(shard_n);
     bar.set_length(total);
     // Seeds are handed out by index within the shard.
@@ -114,6 +119,7 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
                     trace_hash: report.trace_hash.clone(),
                     passed: report.passed(),
                     steps: report.steps,
+                    converged_after_ms: report.converged_after_ms,
                 };
                 if !report.passed() {
                     if config.stop_at_first {

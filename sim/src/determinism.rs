@@ -35,7 +35,11 @@ fn replay_args(seed: u64, config: &RunConfig, trace: bool) -> Vec<String> {
 
 /// Runs `histsim replay` for `seed` in a fresh process; returns its trace hash and, with `trace`,
 /// its trace lines.
-fn fresh_process(seed: u64, config: &RunConfig, trace: bool) -> Result<(String, Vec<String>), String> {
+fn fresh_process(
+    seed: u64,
+    config: &RunConfig,
+    trace: bool,
+) -> Result<(String, Vec<String>), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find histsim: {e}"))?;
     let out = Command::new(exe)
         .args(replay_args(seed, config, trace))

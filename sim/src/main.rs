@@ -1,7 +1,8 @@
 //! `histsim`: run campaigns, replay seeds, hunt planted bugs, replay scenario files.
 //!
-//! Exit codes: 0 clean; 1 an invariant was violated (or a planted bug went undetected);
-//! 2 bad usage or input; 3 the simulated world itself broke down (a hang, a host error).
+//! Exit codes: 0 clean; 1 a safety invariant was violated (or a planted bug went undetected);
+//! 2 bad usage or input; 3 the simulated world itself broke down (a hang, a host error) or a
+//! seed was nondeterministic; 4 only liveness failed (histories did not converge after healing).
 
 use clap::{Parser, Subcommand};
 use history::BugId;
@@ -18,6 +19,7 @@ use std::time::Duration;
 const EXIT_VIOLATION: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_WORLD_FAILURE: u8 = 3;
+const EXIT_LIVENESS: u8 = 4;
 
 /// The default campaign's seeds: about a minute on 2 cores.
 const DEFAULT_SEEDS: &str = "0..3000";
@@ -176,8 +178,14 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let (k, n) = s
         .split_once('/')
         .ok_or_else(|| format!("`{s}` is not a shard: expected K/N, e.g. 0/4"))?;
-    let k: u64 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard index"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
+    let k: u64 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{k}` is not a shard index"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{n}` is not a shard count"))?;
     if n == 0 || k >= n {
         return Err(format!("shard {k}/{n}: expected 0 <= K < N"));
     }
@@ -305,7 +313,10 @@ fn print_failure(report: &SeedReport, config: &RunConfig) {
 
 enum RunVerdict {
     Clean,
-    Failed { seed: u64, code: u8 },
+    Failed {
+        seed: u64,
+        code: u8,
+    },
     /// No failing seed, but the campaign is not clean (nondeterminism, missing coverage).
     Broken(u8),
 }
@@ -340,14 +351,21 @@ fn shrink_seed(seed: u64, world: &WorldArgs, time_cap_s: u64, out: &std::path::P
         shrunk.faults,
         shrunk.attempts,
         shrunk.elapsed.as_secs_f64(),
-        if shrunk.capped { ", time cap reached" } else { "" }
+        if shrunk.capped {
+            ", time cap reached"
+        } else {
+            ""
+        }
     );
     let file = sim::shrink::regression_file(&shrunk, target, seed, config.planted);
     let planted = config
         .planted
         .map(|p| format!("-planted-{p}"))
         .unwrap_or_default();
-    let path = out.join(format!("{}-seed-{seed}{planted}.toml", target.as_str().to_lowercase()));
+    let path = out.join(format!(
+        "{}-seed-{seed}{planted}.toml",
+        target.as_str().to_lowercase()
+    ));
     let text = match file.to_toml() {
         Ok(t) => t,
         Err(e) => {
@@ -360,7 +378,10 @@ fn shrink_seed(seed: u64, world: &WorldArgs, time_cap_s: u64, out: &std::path::P
         return ExitCode::from(EXIT_USAGE);
     }
     println!("regression scenario: {}", path.display());
-    println!("replay it: cargo run --release -p sim -- scenarios {}", path.display());
+    println!(
+        "replay it: cargo run --release -p sim -- scenarios {}",
+        path.display()
+    );
     ExitCode::SUCCESS
 }
 
@@ -419,7 +440,10 @@ fn cmd_run(args: RunArgs) -> RunVerdict {
         report::TURMOIL_VERSION
     );
     if let Some((k, n)) = shard {
-        println!("shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}", seeds.start);
+        println!(
+            "shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}",
+            seeds.start
+        );
     }
     let result = run_campaign(&CampaignConfig {
         seeds: seeds.clone(),
@@ -461,7 +485,10 @@ fn cmd_run(args: RunArgs) -> RunVerdict {
         }
         nondeterministic = !d.mismatches.is_empty();
         if !nondeterministic {
-            println!("determinism: {} seeds, every trace hash matched", d.checked.len());
+            println!(
+                "determinism: {} seeds, every trace hash matched",
+                d.checked.len()
+            );
         }
         summary.determinism = Some(d);
     }
@@ -493,7 +520,10 @@ fn cmd_run(args: RunArgs) -> RunVerdict {
         .count();
     if result.failures.is_empty() {
         if nondeterministic {
-            println!("FAILED: {} seeds, 0 violations, but nondeterministic", result.seeds_run());
+            println!(
+                "FAILED: {} seeds, 0 violations, but nondeterministic",
+                result.seeds_run()
+            );
             return RunVerdict::Broken(EXIT_WORLD_FAILURE);
         }
         if require_coverage && uncovered {
@@ -516,8 +546,15 @@ fn cmd_run(args: RunArgs) -> RunVerdict {
             result.failures.len(),
             result.seeds_per_second()
         );
+        let safety = result
+            .failures
+            .iter()
+            .flat_map(|f| &f.violations)
+            .any(|v| v.kind == sim::outcome::ViolationKind::Safety);
         let code = if violations == 0 && world_failures > 0 {
             EXIT_WORLD_FAILURE
+        } else if !safety {
+            EXIT_LIVENESS
         } else {
             EXIT_VIOLATION
         };

@@ -87,7 +87,8 @@ pub fn current_commit() -> Option<String> {
 }
 
 fn declared_probes(workloads: impl Iterator<Item = Workload>) -> Vec<&'static str> {
-    let mut probes: Vec<&'static str> = workloads.flat_map(|w| w.probes().iter().copied()).collect();
+    let mut probes: Vec<&'static str> =
+        workloads.flat_map(|w| w.probes().iter().copied()).collect();
     probes.sort_unstable();
     probes.dedup();
     probes
@@ -125,7 +126,9 @@ pub fn summary(
         },
         seeds_start: seeds.start,
         seeds_end: seeds.end,
-        shards: shard.map(|(k, n)| vec![format!("{k}/{n}")]).unwrap_or_default(),
+        shards: shard
+            .map(|(k, n)| vec![format!("{k}/{n}")])
+            .unwrap_or_default(),
         seeds_run: result.seeds_run(),
         seeds_failed: result.failures.len(),
         elapsed_s: result.elapsed.as_secs_f64(),
@@ -195,7 +198,8 @@ impl Summary {
         if seeds.len() != before {
             return Err("the reports overlap: a seed appears in two shards".into());
         }
-        let mut failures: Vec<FailureSummary> = parts.iter().flat_map(|p| p.failures.clone()).collect();
+        let mut failures: Vec<FailureSummary> =
+            parts.iter().flat_map(|p| p.failures.clone()).collect();
         failures.sort_by_key(|f| f.seed);
         let mut coverage: BTreeMap<String, u64> = BTreeMap::new();
         for p in parts {
@@ -223,7 +227,8 @@ impl Summary {
             seeds_run,
             seeds_failed: failures.len(),
             elapsed_s,
-            seeds_per_second: seeds_run as f64 / parts.iter().map(|p| p.elapsed_s).sum::<f64>().max(1e-9),
+            seeds_per_second: seeds_run as f64
+                / parts.iter().map(|p| p.elapsed_s).sum::<f64>().max(1e-9),
             steps_total: parts.iter().map(|p| p.steps_total).sum(),
             coverage_never_fired: coverage
                 .iter()
@@ -240,7 +245,8 @@ impl Summary {
 
     pub fn read(dir: &Path) -> Result<Summary, String> {
         let path = dir.join("summary.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
@@ -248,20 +254,49 @@ impl Summary {
 pub fn markdown(s: &Summary) -> String {
     let mut md = String::new();
     let failed = s.seeds_failed > 0
-        || s.determinism.as_ref().is_some_and(|d| !d.mismatches.is_empty());
+        || s.determinism
+            .as_ref()
+            .is_some_and(|d| !d.mismatches.is_empty());
     let verdict = if failed { "FAILED" } else { "passed" };
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
     let _ = writeln!(md, "| | |\n|---|---|");
-    let _ = writeln!(md, "| seeds | {}..{} ({} run) |", s.seeds_start, s.seeds_end, s.seeds_run);
+    let _ = writeln!(
+        md,
+        "| seeds | {}..{} ({} run) |",
+        s.seeds_start, s.seeds_end, s.seeds_run
+    );
     if !s.shards.is_empty() {
         let _ = writeln!(md, "| shards | {} |", s.shards.join(", "));
     }
     let _ = writeln!(md, "| failed seeds | {} |", s.seeds_failed);
     let _ = writeln!(md, "| workload | {} |", s.config.workload);
     let _ = writeln!(md, "| store | {} |", s.config.store);
-    let _ = writeln!(md, "| planted | {} |", s.config.planted.as_deref().unwrap_or("none"));
-    let _ = writeln!(md, "| speed | {:.1} seeds/s over {:.1} s |", s.seeds_per_second, s.elapsed_s);
+    let _ = writeln!(
+        md,
+        "| planted | {} |",
+        s.config.planted.as_deref().unwrap_or("none")
+    );
+    let _ = writeln!(
+        md,
+        "| speed | {:.1} seeds/s over {:.1} s |",
+        s.seeds_per_second, s.elapsed_s
+    );
     let _ = writeln!(md, "| steps | {} |", s.steps_total);
+    let converged: Vec<u64> = s
+        .seeds
+        .iter()
+        .filter_map(|l| l.converged_after_ms)
+        .collect();
+    if !converged.is_empty() {
+        let max = converged.iter().max().copied().unwrap_or(0);
+        let mean = converged.iter().sum::<u64>() as f64 / converged.len() as f64;
+        let _ = writeln!(
+            md,
+            "| liveness | {} of {} seeds converged after healing; mean {mean:.1} ms, max {max} ms (simulated) |",
+            converged.len(),
+            s.seeds_run
+        );
+    }
     let _ = writeln!(
         md,
         "| versions | histsim {}, turmoil {}, commit {} |",
@@ -287,7 +322,11 @@ pub fn markdown(s: &Summary) -> String {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
-        let _ = writeln!(md, "<details><summary>options</summary>\n\n```\n{}```\n</details>", f.options);
+        let _ = writeln!(
+            md,
+            "<details><summary>options</summary>\n\n```\n{}```\n</details>",
+            f.options
+        );
     }
     if let Some(d) = &s.determinism {
         for m in &d.mismatches {
@@ -341,12 +380,20 @@ pub fn junit(s: &Summary) -> String {
         .iter()
         .filter_map(|f| f.failure.as_ref().map(|e| format!("seed {}: {e}", f.seed)))
         .collect();
-    cases.push(("world".into(), (!world.is_empty()).then(|| world.join("\n"))));
+    cases.push((
+        "world".into(),
+        (!world.is_empty()).then(|| world.join("\n")),
+    ));
     if let Some(d) = &s.determinism {
         let m: Vec<String> = d
             .mismatches
             .iter()
-            .map(|m| format!("seed {}: {} vs {}: {}", m.seed, m.hash_here, m.hash_fresh_process, m.first_difference))
+            .map(|m| {
+                format!(
+                    "seed {}: {} vs {}: {}",
+                    m.seed, m.hash_here, m.hash_fresh_process, m.first_difference
+                )
+            })
             .collect();
         cases.push(("determinism".into(), (!m.is_empty()).then(|| m.join("\n"))));
     }
@@ -368,10 +415,18 @@ pub fn junit(s: &Summary) -> String {
     for (name, failure) in &cases {
         match failure {
             None => {
-                let _ = writeln!(x, r#"  <testcase classname="histsim" name="{}"/>"#, xml_escape(name));
+                let _ = writeln!(
+                    x,
+                    r#"  <testcase classname="histsim" name="{}"/>"#,
+                    xml_escape(name)
+                );
             }
             Some(text) => {
-                let _ = writeln!(x, r#"  <testcase classname="histsim" name="{}">"#, xml_escape(name));
+                let _ = writeln!(
+                    x,
+                    r#"  <testcase classname="histsim" name="{}">"#,
+                    xml_escape(name)
+                );
                 let first = text.lines().next().unwrap_or("");
                 let _ = writeln!(
                     x,
@@ -404,6 +459,9 @@ mod tests {
 
     #[test]
     fn xml_is_escaped() {
-        assert_eq!(xml_escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot; ");
+        assert_eq!(
+            xml_escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot; "
+        );
     }
 }

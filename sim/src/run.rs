@@ -11,7 +11,16 @@ use std::fmt;
 
 /// The workloads a seed can run.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize, clap::ValueEnum,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
@@ -171,6 +180,8 @@ pub struct SeedReport {
     pub trace_full: Option<Vec<String>>,
     /// Probes that fired in this seed.
     pub coverage: crate::coverage::Coverage,
+    /// Simulated ms from healing every fault until the answers converged on the model.
+    pub converged_after_ms: Option<u64>,
     /// With `keep_trace`: the answers and the model's expectation, as text.
     #[serde(skip)]
     pub details: Option<String>,
@@ -225,6 +236,7 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 trace_full: run.trace.full().map(<[String]>::to_vec),
                 details: run.details,
                 coverage: run.coverage,
+                converged_after_ms: run.converged_after_ms,
             }
         }
     }

@@ -423,7 +423,7 @@ pub fn check(
             }
         }
     }
-    let settled: Vec<&Read> = reads.iter().filter(|r| r.turn.is_none()).collect();
+    let settled: Vec<&Read> = reads.iter().filter(|r| r.settled).collect();
     let Some(first) = settled.first() else {
         f.catch_all.push("no settled read".into());
         return f.into_violations();
@@ -573,7 +573,9 @@ pub fn check(
                     turn_label(read)
                 ),
             );
-        } else if let Some(word) = hidden_word(&cx, &words(&answered), &words(&expected_then.shared)) {
+        } else if let Some(word) =
+            hidden_word(&cx, &words(&answered), &words(&expected_then.shared))
+        {
             f.add(
                 BugId::P2,
                 format!(
@@ -582,7 +584,9 @@ pub fn check(
                     read.replica
                 ),
             );
-        } else if let Some(word) = nested_stop_word(&cx, &words(&answered), &words(&expected_then.shared)) {
+        } else if let Some(word) =
+            nested_stop_word(&cx, &words(&answered), &words(&expected_then.shared))
+        {
             f.add(
                 BugId::P6,
                 format!(
@@ -615,9 +619,10 @@ pub fn check(
 }
 
 fn turn_label(read: &Read) -> String {
-    match read.turn {
-        Some(t) => format!("turn {t}"),
-        None => "settled".into(),
+    match (read.turn, read.settled) {
+        (Some(t), _) => format!("turn {t}"),
+        (None, true) => "settled".into(),
+        (None, false) => "poll after healing".into(),
     }
 }
 
@@ -636,7 +641,10 @@ fn overlay_tail(
     let repeats_chunks = tail.iter().all(|m| m.role == "assistant")
         && words(tail).iter().all(|(_, w)| {
             let chunk = cx.sources(w).iter().any(|s| s.kind == Kind::Chunk);
-            let skipped = cx.sources(w).iter().any(|s| s.kind == Kind::Chunk && s.defective);
+            let skipped = cx
+                .sources(w)
+                .iter()
+                .any(|s| s.kind == Kind::Chunk && s.defective);
             chunk && (earlier.contains(w) || skipped)
         });
     repeats_chunks.then_some(tail.len())
@@ -771,7 +779,9 @@ fn diff_words(
         {
             f.add(
                 BugId::P5,
-                format!("{what}: the primary stop (step {step}) supplied text the contract does not"),
+                format!(
+                    "{what}: the primary stop (step {step}) supplied text the contract does not"
+                ),
             );
         } else {
             f.catch_all.push(format!("{what} (step {step})"));
@@ -911,7 +921,9 @@ fn duplicates_cause(
         .collect();
     // Copies of one row sort next to each other (same created_at and event_id): adjacent repeats
     // are missing dedup whatever the word.
-    let adjacent_repeat = answered.windows(2).any(|p| p[0] == p[1] && is_tagged(&p[0].1));
+    let adjacent_repeat = answered
+        .windows(2)
+        .any(|p| p[0] == p[1] && is_tagged(&p[0].1));
     if copies.is_empty() || adjacent_repeat {
         BugId::P4
     } else if copies.iter().all(|w| from_nested_stop(cx, w)) {
@@ -975,7 +987,10 @@ fn nested_stop_word(
     answered: &[(&'static str, String)],
     expected: &[(&'static str, String)],
 ) -> Option<String> {
-    if answered.windows(2).any(|p| p[0] == p[1] && is_tagged(&p[0].1)) {
+    if answered
+        .windows(2)
+        .any(|p| p[0] == p[1] && is_tagged(&p[0].1))
+    {
         // Adjacent copies of one row: missing dedup, not a stop.
         return None;
     }

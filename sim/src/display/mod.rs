@@ -32,6 +32,8 @@ pub struct DisplayRun {
     pub emissions: usize,
     pub reads: usize,
     pub sim_elapsed_ms: u64,
+    /// Simulated ms from healing until every replica answered the model's history.
+    pub converged_after_ms: Option<u64>,
     /// Probes fired: faults the bus injected, features the conversation exercised.
     pub coverage: crate::coverage::Coverage,
     /// With `keep_trace`: every answer and the model's transcript, as text, for people.
@@ -58,7 +60,9 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
         .reads
         .iter()
         .map(|read| {
-            read.turn?;
+            if read.settled {
+                return None;
+            }
             Some(check::EarlyExpectation {
                 shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
                 own: stored_by(read, &|step| {
@@ -67,7 +71,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
             })
         })
         .collect();
-    let violations = if record.failure.is_some() {
+    let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
         check::check(
@@ -78,6 +82,12 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
             &early_expected,
         )
     };
+    if record.failure.is_none() && record.converged_after_ms.is_none() {
+        violations.push(crate::outcome::Violation::liveness(
+            history::BugId::P14,
+            "after every fault healed, the replicas did not converge on the model's history within the bound",
+        ));
+    }
     let details = config
         .keep_trace
         .then(|| describe(&record.reads, &transcript));
@@ -85,6 +95,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
     probes::scenario_probes(scenario, &mut coverage);
     probes::model_probes(&transcript, &mut coverage);
     DisplayRun {
+        converged_after_ms: record.converged_after_ms,
         coverage,
         details,
         violations,
@@ -115,9 +126,10 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
         }
     };
     for read in reads {
-        let label = match read.turn {
-            Some(t) => format!("turn {t}"),
-            None => "settled".to_string(),
+        let label = match (read.turn, read.settled) {
+            (Some(t), _) => format!("turn {t}"),
+            (None, true) => "settled".to_string(),
+            (None, false) => "poll after healing".to_string(),
         };
         let _ = writeln!(
             out,

@@ -75,7 +75,9 @@ pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
                     if matches!(answer, Answer::Bool(_)) {
                         cov.hit("display.feature.hitl_bool_answer");
                     }
-                    if step.display != s.client_display && answered_displays.insert(step.display.clone()) {
+                    if step.display != s.client_display
+                        && answered_displays.insert(step.display.clone())
+                    {
                         cov.hit("display.feature.hidden_display_became_visible");
                     }
                 }
@@ -102,7 +104,9 @@ pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
                                     cov.hit("display.feature.media_rejected");
                                 }
                             }
-                            Block::Audio { format, .. } if !matches!(format.as_str(), "wav" | "mp3") => {
+                            Block::Audio { format, .. }
+                                if !matches!(format.as_str(), "wav" | "mp3") =>
+                            {
                                 cov.hit("display.feature.media_rejected")
                             }
                             Block::Image { url: None } | Block::Other { .. } => {

@@ -36,6 +36,12 @@ const AGENTS_PORT: u16 = 7000;
 /// Seconds since the Unix epoch at simulated time zero (2023-11-14): created_at values are
 /// deterministic.
 const EPOCH_SECS: u64 = 1_700_000_000;
+/// After the faults heal, how long the client polls for the replicas to converge on the model
+/// before it declares a liveness failure.
+const LIVENESS_BOUND_MS: u64 = 1_000;
+/// Between two rounds of polls.
+const POLL_INTERVAL_MS: u64 = 5;
+
 /// How long the client waits to see a run's stop live before it moves on.
 const LIVE_STOP_WAIT_MS: u64 = 500;
 /// Upper bound on simulated time: a world that has not finished by then is a liveness failure.
@@ -67,8 +73,10 @@ pub struct Emitted {
 /// One answer of a replica.
 #[derive(Clone, Debug)]
 pub struct Read {
-    /// The turn whose request this answered; `None` for the settled reads at the end.
+    /// The turn whose request this answered; `None` for the polls after the faults healed.
     pub turn: Option<u32>,
+    /// Part of the last round of polls: the settled history.
+    pub settled: bool,
     /// Position in the world's total order of store operations (appends and reads).
     pub op: u64,
     pub replica: u8,
@@ -92,6 +100,9 @@ pub struct WorldRecord {
     pub sim_elapsed_ms: u64,
     /// Faults the bus actually injected.
     pub coverage: crate::coverage::Coverage,
+    /// Simulated milliseconds from healing (every run emitted) until every replica answered the
+    /// model's history; `None` if that did not happen within the bound.
+    pub converged_after_ms: Option<u64>,
 }
 
 struct Shared {
@@ -108,6 +119,7 @@ struct Shared {
     turns_done: Cell<u32>,
     replicas_ready: Cell<u8>,
     coverage: RefCell<crate::coverage::Coverage>,
+    converged_after_ms: Cell<Option<u64>>,
 }
 
 impl Shared {
@@ -171,6 +183,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         turns_done: Cell::new(0),
         replicas_ready: Cell::new(0),
         coverage: RefCell::new(crate::coverage::Coverage::default()),
+        converged_after_ms: Cell::new(None),
     });
     let store: SharedStore = match config.store {
         StoreKind::Memory => Rc::new(MemoryDisplayStore::new(config.planted)),
@@ -186,6 +199,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
                     failure: Some(format!("cannot open the SQLite store: {e}")),
                     sim_elapsed_ms: 0,
                     coverage: Default::default(),
+                    converged_after_ms: None,
                 }
             }
         },
@@ -232,6 +246,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
                 failure: Some("the world still holds its state after the simulation ended".into()),
                 sim_elapsed_ms,
                 coverage: Default::default(),
+                converged_after_ms: None,
             }
         }
     };
@@ -244,6 +259,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         failure,
         sim_elapsed_ms,
         coverage: shared.coverage.into_inner(),
+        converged_after_ms: shared.converged_after_ms.get(),
     }
 }
 
@@ -314,7 +330,10 @@ fn fan_out(
 ) {
     let plan = &shared.plan;
     if plan.dropped(step) {
-        shared.coverage.borrow_mut().hit("display.fault.trailing_chunk_dropped");
+        shared
+            .coverage
+            .borrow_mut()
+            .hit("display.fault.trailing_chunk_dropped");
         shared.record(format_args!("bus drop step={step}"));
         return;
     }
@@ -324,7 +343,10 @@ fn fan_out(
         }
         if let Subscriber::Replica(r) = sub.who {
             if plan.cut_off(r, step) {
-                shared.coverage.borrow_mut().hit("display.fault.replica_cut_off");
+                shared
+                    .coverage
+                    .borrow_mut()
+                    .hit("display.fault.replica_cut_off");
                 shared.record(format_args!("bus cut step={step} to={}", sub.who.name()));
                 continue;
             }
@@ -453,6 +475,7 @@ async fn serve_request(
     ));
     shared.reads.borrow_mut().push(Read {
         turn: dispatch.then_some(turn),
+        settled: false,
         op,
         replica: k,
         at_us: now_us(),
@@ -604,13 +627,46 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             }
         }
     }
-    // Settle: every run has emitted, then every held delivery has landed.
+    // The fault phase ends when every run has emitted: nothing new is published, disconnected
+    // subscriptions are back, and only held deliveries are still in flight. From here the
+    // replicas must converge on the model's history within a bound (liveness). The harness, not
+    // the client, knows that history: it computes it from the ground truth.
     while shared.turns_done.get() < scenario.turns.len() as u32 {
         sleep_ms(1).await;
     }
-    sleep_ms(u64::from(shared.plan.settle_ms())).await;
-    for r in 0..scenario.replicas {
-        request(r, u32::MAX, false).await?;
+    let healed_at = turmoil::sim_elapsed().unwrap_or_default();
+    let expected = expected_view(&shared);
+    let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
+    loop {
+        let round_start = shared.reads.borrow().len();
+        for r in 0..scenario.replicas {
+            request(r, u32::MAX, false).await?;
+        }
+        let waited_ms = (turmoil::sim_elapsed().unwrap_or_default() - healed_at).as_millis() as u64;
+        let converged =
+            shared.reads.borrow()[round_start..]
+                .iter()
+                .all(|read| match &read.result {
+                    Ok(p) => super::check::view_of_projection(&p.messages) == expected,
+                    Err(_) => false,
+                });
+        if converged || waited_ms >= bound {
+            for read in shared.reads.borrow_mut()[round_start..].iter_mut() {
+                read.settled = true;
+            }
+            if converged {
+                shared.converged_after_ms.set(Some(waited_ms));
+            }
+            break;
+        }
+        sleep_ms(POLL_INTERVAL_MS).await;
     }
     Ok(())
+}
+
+/// The history the model says the client must see, from the emissions so far and the fault plan.
+fn expected_view(shared: &Shared) -> Vec<super::check::ViewMessage> {
+    let conversation =
+        super::truth::conversation(&shared.scenario, &shared.plan, &shared.emissions.borrow());
+    super::check::view_of_model(&model::display::client_transcript(&conversation).messages)
 }

@@ -55,7 +55,8 @@ fn a_campaign_verdict_does_not_depend_on_threads() {
     };
     let one = run(1);
     let two = run(2);
-    let seeds = |r: &sim::campaign::CampaignResult| r.failures.iter().map(|f| f.seed).collect::<Vec<_>>();
+    let seeds =
+        |r: &sim::campaign::CampaignResult| r.failures.iter().map(|f| f.seed).collect::<Vec<_>>();
     assert_eq!(seeds(&one), seeds(&two));
     assert_eq!(one.failures.len(), 1, "stop at the first failing seed");
 }

@@ -58,6 +58,10 @@ fn a_seed_replayed_in_separate_processes_gives_one_trace_hash() {
         let first = replay_hash(seed);
         let second = replay_hash(seed);
         assert_eq!(first, second, "seed {seed}");
-        assert_eq!(first, run_seed(seed, &RunConfig::new()).trace_hash, "seed {seed}");
+        assert_eq!(
+            first,
+            run_seed(seed, &RunConfig::new()).trace_hash,
+            "seed {seed}"
+        );
     }
 }

@@ -53,8 +53,11 @@ fn there_is_a_scenario_for_every_p_id() {
 fn a_bad_scenario_file_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("broken.toml");
-    std::fs::write(&path, "format = 1\nid = \"P4\"\ntitle = \"x\"\n[display]\nthread_id = 7\n")
-        .expect("write");
+    std::fs::write(
+        &path,
+        "format = 1\nid = \"P4\"\ntitle = \"x\"\n[display]\nthread_id = 7\n",
+    )
+    .expect("write");
     let e = ScenarioFile::load(&path).expect_err("must fail");
     let text = e.to_string();
     assert!(text.contains("broken.toml"), "{text}");
