@@ -4,3 +4,5 @@
 //! the simulation's own fault decisions. It never reads persisted rows or journal bytes.
 //!
 //! **Architecture invariant:** `model` depends on no crate of this workspace.
+
+pub mod journal;
