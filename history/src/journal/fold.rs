@@ -447,13 +447,10 @@ impl Fold {
             Some(id) => self.position(id).map(|p| p + 1),
         };
         let e = self.introduce(row.clone());
-        match at {
-            Some(p) => {
-                self.stats.add(&e);
-                self.in_context.insert(p, e);
-            }
-            // The anchor is gone: the insert is skipped, but the row keeps its transcript place.
-            None => {}
+        // When the anchor is gone the insert is skipped; the row keeps its transcript place.
+        if let Some(p) = at {
+            self.stats.add(&e);
+            self.in_context.insert(p, e);
         }
     }
 }

@@ -8,10 +8,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::row::{Origin, Row};
 
+/// One queued append: its origin and rows.
+type Submission = (Origin, Vec<Row>);
+
 /// A cloneable handle for submitting appends to one journal.
 #[derive(Clone, Debug, Default)]
 pub struct Inbox {
-    queue: Arc<Mutex<VecDeque<(Origin, Vec<Row>)>>>,
+    queue: Arc<Mutex<VecDeque<Submission>>>,
 }
 
 impl Inbox {
@@ -31,15 +34,15 @@ impl Inbox {
         self.len() == 0
     }
 
-    pub(crate) fn pop(&self) -> Option<(Origin, Vec<Row>)> {
+    pub(crate) fn pop(&self) -> Option<Submission> {
         self.lock().pop_front()
     }
 
-    pub(crate) fn push_front(&self, item: (Origin, Vec<Row>)) {
+    pub(crate) fn push_front(&self, item: Submission) {
         self.lock().push_front(item);
     }
 
-    fn lock(&self) -> MutexGuard<'_, VecDeque<(Origin, Vec<Row>)>> {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Submission>> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

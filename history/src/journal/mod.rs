@@ -8,6 +8,7 @@
 //! - [`writer`] and [`replace`]: the one writer per journal, transactions and their guard (J1, J3),
 //!   single-record shapes (J15) and bounded density records ([`density`], J16).
 //! - [`reader`]: incremental statistics and context reads (J11); [`tokens`]: o200k counts (J17).
+//! - [`reopen`]: resume, clone and fork, each closing a replacement left open first (J2).
 //! - [`dump`]: the records as JSON lines for `histsim journal dump`.
 //!
 //! ```
@@ -34,6 +35,7 @@ pub mod mem;
 pub mod options;
 pub mod reader;
 pub mod record;
+pub mod reopen;
 pub mod replace;
 pub mod row;
 pub mod scan;
@@ -52,6 +54,7 @@ pub use mem::{FaultOp, MemStorage};
 pub use options::JournalOptions;
 pub use reader::JournalReader;
 pub use record::{DensityReplacement, Record, RecordBody, RowId};
+pub use reopen::{clone_journal, fork_journal, resume_journal};
 pub use replace::ReplaceGuard;
 pub use row::{Block, Origin, Row, Speaker};
 pub use scan::{ScanOutcome, TornTail};

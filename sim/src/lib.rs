@@ -1,0 +1,2 @@
+pub mod crash;
+pub mod disk;
