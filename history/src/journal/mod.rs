@@ -9,6 +9,8 @@
 //!   single-record shapes (J15) and bounded density records ([`density`], J16).
 //! - [`reader`]: incremental statistics and context reads (J11); [`tokens`]: o200k counts (J17).
 //! - [`reopen`]: resume, clone and fork, each closing a replacement left open first (J2).
+//! - [`session`]: the session's recording and resume (J4, J5, J6); [`store`] and [`scratch`]:
+//!   disposal that finishes and reports, and the sweep of dead processes' scratch (J18).
 //! - [`dump`]: the records as JSON lines for `histsim journal dump`.
 //!
 //! ```
@@ -39,7 +41,10 @@ pub mod reopen;
 pub mod replace;
 pub mod row;
 pub mod scan;
+pub mod scratch;
+pub mod session;
 pub mod storage;
+pub mod store;
 pub mod tokens;
 pub mod writer;
 
@@ -58,6 +63,9 @@ pub use reopen::{clone_journal, fork_journal, resume_journal};
 pub use replace::ReplaceGuard;
 pub use row::{Block, Origin, Row, Speaker};
 pub use scan::{ScanOutcome, TornTail};
+pub use scratch::{ScratchArea, ScratchOptions, SweepReport};
+pub use session::{LoadProgress, Recorder, ResumeReport, Session};
 pub use storage::{SharedStorage, Storage};
+pub use store::{DisposeError, DisposeReport, JournalStore};
 pub use tokens::{TokenCounter, Tokenizer};
 pub use writer::{Journal, WriteReceipt};

@@ -74,14 +74,14 @@ fn end_of(rec: &ScannedRecord) -> u64 {
 }
 
 /// Closes a replacement the journal was left with, before its new writer does anything.
-fn close_for_writer(j: &mut Journal) -> Result<(), JournalError> {
+/// Returns the aborted transaction.
+pub(crate) fn close_for_writer(j: &mut Journal) -> Result<Option<u64>, JournalError> {
     if j.options().planted.is(BugId::J2) {
         // planted J2: resume, clone and fork started writing with the old transaction still open.
-        return Ok(());
+        return Ok(None);
     }
     let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
-    j.close_open_transaction(origin)?;
-    Ok(())
+    j.close_open_transaction(origin)
 }
 
 /// Copies bytes `[0, len)` of `src` into the new file `dst`, synced.
