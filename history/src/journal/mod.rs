@@ -11,6 +11,8 @@
 //! - [`reopen`]: resume, clone and fork, each closing a replacement left open first (J2).
 //! - [`session`]: the session's recording and resume (J4, J5, J6); [`store`] and [`scratch`]:
 //!   disposal that finishes and reports, and the sweep of dead processes' scratch (J18).
+//! - [`shared`] and [`mirror`]: a history of several origins fanned out to per-origin mirrors
+//!   (J7, J8, J9), with rollbacks that keep origins and never re-read the journal (J12).
 //! - [`dump`]: the records as JSON lines for `histsim journal dump`.
 //!
 //! ```
@@ -34,6 +36,7 @@ pub mod frame;
 pub mod fs;
 pub mod inbox;
 pub mod mem;
+pub mod mirror;
 pub mod options;
 pub mod reader;
 pub mod record;
@@ -43,6 +46,7 @@ pub mod row;
 pub mod scan;
 pub mod scratch;
 pub mod session;
+pub mod shared;
 pub mod storage;
 pub mod store;
 pub mod tokens;
@@ -65,6 +69,7 @@ pub use row::{Block, Origin, Row, Speaker};
 pub use scan::{ScanOutcome, TornTail};
 pub use scratch::{ScratchArea, ScratchOptions, SweepReport};
 pub use session::{LoadProgress, Recorder, ResumeReport, Session};
+pub use shared::SharedHistory;
 pub use storage::{SharedStorage, Storage};
 pub use store::{DisposeError, DisposeReport, JournalStore};
 pub use tokens::{TokenCounter, Tokenizer};

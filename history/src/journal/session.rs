@@ -49,6 +49,11 @@ impl Recorder {
         self.journal
     }
 
+    /// Replaces the journal (a resumed copy of the same file), keeping the filter.
+    pub(crate) fn set_journal(&mut self, journal: Journal) {
+        self.journal = journal;
+    }
+
     /// The origin this recorder keeps (`None`: every origin).
     pub fn filter(&self) -> Option<&Origin> {
         self.filter.as_ref()

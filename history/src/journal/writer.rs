@@ -188,6 +188,11 @@ impl Journal {
         self.bytes_read
     }
 
+    /// Why this writer refuses writes, if it does (see the module doc).
+    pub fn poisoned(&self) -> Option<&str> {
+        self.poisoned.as_deref()
+    }
+
     /// A handle for other producers to queue appends.
     pub fn inbox(&self) -> Inbox {
         self.inbox.clone()

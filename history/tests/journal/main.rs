@@ -6,6 +6,7 @@
 //! the invariant that its ID names.
 
 mod dispose;
+mod mirrors;
 mod resume;
 mod torn;
 mod transactions;
