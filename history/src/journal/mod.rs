@@ -7,7 +7,8 @@
 //! - [`fold`]: records to history; [`scan`]: bytes to records, torn tail versus corruption (J10).
 //! - [`writer`] and [`replace`]: the one writer per journal, transactions and their guard (J1, J3),
 //!   single-record shapes (J15) and bounded density records ([`density`], J16).
-//! - [`reader`]: incremental statistics and context reads (J11); [`tokens`]: o200k counts (J17).
+//! - [`reader`]: incremental statistics and context reads (J11); [`tokens`]: o200k counts (J17);
+//!   [`truncation`]: last-resort truncation of tool results in one pass (J13).
 //! - [`reopen`]: resume, clone and fork, each closing a replacement left open first (J2).
 //! - [`session`]: the session's recording and resume (J4, J5, J6); [`store`] and [`scratch`]:
 //!   disposal that finishes and reports, and the sweep of dead processes' scratch (J18).
@@ -50,6 +51,7 @@ pub mod shared;
 pub mod storage;
 pub mod store;
 pub mod tokens;
+pub mod truncation;
 pub mod writer;
 
 pub use density::{MAX_RECORD_BYTES, MAX_RECORD_ROWS};
@@ -73,4 +75,5 @@ pub use shared::SharedHistory;
 pub use storage::{SharedStorage, Storage};
 pub use store::{DisposeError, DisposeReport, JournalStore};
 pub use tokens::{TokenCounter, Tokenizer};
+pub use truncation::{plan_truncation, TruncationOptions, TruncationPlan};
 pub use writer::{Journal, WriteReceipt};

@@ -7,6 +7,7 @@
 
 mod dispose;
 mod mirrors;
+mod reads;
 mod resume;
 mod torn;
 mod transactions;
