@@ -27,6 +27,8 @@ use crate::BugId;
 enum Rollback {
     /// Cut the rows an append added.
     CutAppended(u64),
+    /// Append again the rows a rewind cut (each keeps its origin).
+    Reappend(Vec<Row>),
     /// Put these rows back (each keeps its origin).
     Restore(Vec<Row>),
 }
@@ -276,8 +278,14 @@ impl SharedHistory {
                 Journal::open(self.storage.clone(), self.primary.name(), self.opts.clone())?;
             return Ok(Rollback::Restore(refold.rows()));
         }
+        // Appends and rewinds, the per-turn mutations, capture only what they touch.
         Ok(match op {
             SharedOp::Append(rows) => Rollback::CutAppended(rows.len() as u64),
+            SharedOp::Rewind(n) => {
+                let ctx = self.primary.fold().in_context();
+                let from = ctx.len().saturating_sub(*n as usize);
+                Rollback::Reappend(ctx[from..].iter().map(|e| (*e.row).clone()).collect())
+            }
             _ => Rollback::Restore(self.primary.rows()),
         })
     }
@@ -309,16 +317,28 @@ impl SharedHistory {
         rollback: Rollback,
         cause: JournalError,
     ) -> JournalError {
-        let undone = match rollback {
-            Rollback::CutAppended(n) => self.primary.suffix_cut(origin.clone(), n),
-            Rollback::Restore(mut rows) => {
-                if self.opts.planted.is(BugId::J8) {
-                    // planted J8: the rollback put the rows back under the mutation's origin.
-                    for r in &mut rows {
-                        r.origin = origin.clone();
-                    }
+        let planted_j8 = self.opts.planted.is(BugId::J8);
+        let restore_origins = |rows: &mut Vec<Row>| {
+            if planted_j8 {
+                // planted J8: the rollback put the rows back under the mutation's origin.
+                for r in rows.iter_mut() {
+                    r.origin = origin.clone();
                 }
-                self.primary.replace_all(origin, rows)
+            }
+        };
+        let undone = match rollback {
+            Rollback::CutAppended(n) => self.primary.suffix_cut(origin.clone(), n).map(|_| ()),
+            Rollback::Reappend(mut rows) => {
+                restore_origins(&mut rows);
+                if rows.is_empty() {
+                    Ok(())
+                } else {
+                    self.primary.append(origin.clone(), rows).map(|_| ())
+                }
+            }
+            Rollback::Restore(mut rows) => {
+                restore_origins(&mut rows);
+                self.primary.replace_all(origin.clone(), rows).map(|_| ())
             }
         };
         if let Err(e) = undone {
