@@ -141,7 +141,7 @@ impl Session {
         let mut j =
             Journal::open_observed(self.storage.clone(), name, self.opts.clone(), &mut |_| {
                 loaded += 1;
-                if loaded % step == 0 {
+                if loaded.checked_rem(step) == Some(0) {
                     arrived.extend(arrivals(LoadProgress {
                         records_loaded: loaded,
                         done: false,

@@ -161,7 +161,8 @@ fn planted_j8_a_rollback_loses_origins_and_a_late_recorder_gets_foreign_rows() {
 fn durable_after_each_mutation(o: JournalOptions) -> Result<(), String> {
     let mem = Arc::new(MemStorage::new());
     let mut h = shared(&mem, &o);
-    let steps: Vec<Box<dyn Fn(&mut SharedHistory) -> Result<(), String>>> = vec![
+    type Step = Box<dyn Fn(&mut SharedHistory) -> Result<(), String>>;
+    let steps: Vec<Step> = vec![
         Box::new(|h| {
             h.append(sub(), vec![sub_row("s", "s2")])
                 .map(|_| ())

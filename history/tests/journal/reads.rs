@@ -122,38 +122,33 @@ fn planted_j13_truncation_reprojects_after_every_replacement() {
     );
 }
 
-/// Counts `texts` on separate counters, feeding their pieces in the interleaving `order`.
+/// Counts `texts` on separate counters: at each entry of `order` the chosen counter is fed its
+/// next piece, or ends its row when it has none left; counters still open end at the close.
 fn interleaved_counts(planted: Planted, texts: &[Vec<String>], order: &[usize]) -> Vec<u64> {
     let t = Tokenizer::o200k();
     let mut counters: Vec<_> = texts.iter().map(|_| t.counter(planted)).collect();
-    let mut next = vec![0usize; texts.len()];
-    let mut counts = vec![0u64; texts.len()];
-    let mut schedule: Vec<usize> = order.iter().map(|k| k % texts.len()).collect();
-    schedule.extend(0..texts.len());
-    for k in schedule {
-        loop {
-            if next[k] < texts[k].len() {
-                counters[k].push(&texts[k][next[k]]);
-                next[k] += 1;
-                break;
-            }
-            if next[k] == texts[k].len() {
-                counts[k] = counters[k].end_row();
-                next[k] += 1;
-            }
-            break;
+    let mut fed = vec![0usize; texts.len()];
+    let mut counts: Vec<Option<u64>> = vec![None; texts.len()];
+    for k in order.iter().map(|k| k % texts.len()) {
+        if counts[k].is_some() {
+            continue;
+        }
+        if fed[k] < texts[k].len() {
+            counters[k].push(&texts[k][fed[k]]);
+            fed[k] += 1;
+        } else {
+            counts[k] = Some(counters[k].end_row());
         }
     }
     for (k, c) in counters.iter_mut().enumerate() {
-        if next[k] <= texts[k].len() {
-            while next[k] < texts[k].len() {
-                c.push(&texts[k][next[k]]);
-                next[k] += 1;
+        if counts[k].is_none() {
+            for piece in &texts[k][fed[k]..] {
+                c.push(piece);
             }
-            counts[k] = c.end_row();
+            counts[k] = Some(c.end_row());
         }
     }
-    counts
+    counts.into_iter().map(|c| c.unwrap_or_default()).collect()
 }
 
 fn sequential_counts(texts: &[Vec<String>]) -> Vec<u64> {

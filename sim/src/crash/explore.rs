@@ -17,7 +17,7 @@ use crate::disk::{CrashPoint, SimDisk, SimDiskOptions};
 
 /// One workload operation's place in the disk log.
 #[derive(Clone, Copy, Debug)]
-struct Span {
+pub(super) struct Span {
     /// Index of its first disk event.
     start: usize,
     /// One past its last disk event (its sync).
@@ -32,7 +32,7 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     assert!(opts.ops >= 1, "a workload of no operations");
     let jopts = JournalOptions::planted(opts.planted);
     let mut report = CrashReport::default();
-    let (disk, model, spans) = match run_workload(opts.ops, &jopts) {
+    let (disk, model, spans) = match run_workload(opts.ops, 0, &jopts) {
         Ok(run) => run,
         Err((id, description)) => {
             // The workload itself failed before any crash: report it as one failed state.
@@ -78,10 +78,15 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     report
 }
 
-type Run = (Arc<SimDisk>, CrashModel<Row>, Vec<Span>);
+pub(super) type Run = (Arc<SimDisk>, CrashModel<Row>, Vec<Span>);
 
-/// Runs `ops` mutations on a fresh logging disk, checking each against the model as it goes.
-fn run_workload(ops: usize, jopts: &JournalOptions) -> Result<Run, (BugId, String)> {
+/// Runs `ops` mutations (the cycle of [`next_op`] from `first`) on a fresh logging disk,
+/// checking each against the model as it goes.
+pub(super) fn run_workload(
+    ops: usize,
+    first: usize,
+    jopts: &JournalOptions,
+) -> Result<Run, (BugId, String)> {
     let disk = Arc::new(SimDisk::new(SimDiskOptions {
         log_events: true,
         ..SimDiskOptions::default()
@@ -92,7 +97,7 @@ fn run_workload(ops: usize, jopts: &JournalOptions) -> Result<Run, (BugId, Strin
     let mut model: CrashModel<Row> = CrashModel::new(ModelHistory::new());
     let mut spans = Vec::with_capacity(ops);
     for i in 0..ops {
-        let op = next_op(i, model.latest(), &origin);
+        let op = next_op(first + i, model.latest(), &origin);
         let start = disk.event_count();
         let receipt = op.run(&mut journal, &origin).map_err(|e| {
             (
@@ -138,7 +143,7 @@ fn run_workload(ops: usize, jopts: &JournalOptions) -> Result<Run, (BugId, Strin
 }
 
 /// The model states a crash at `point` may show, and the operation it interrupted.
-fn window_of(spans: &[Span], point: CrashPoint) -> (Window, Option<usize>) {
+pub(super) fn window_of(spans: &[Span], point: CrashPoint) -> (Window, Option<usize>) {
     let happened = point.event;
     let durable = spans
         .iter()

@@ -14,13 +14,18 @@
 //! Every failure names the catalog ID whose invariant broke, judged from what the files show
 //! (an open transaction in the image, a non-atomic operation, lost bytes), never from which bug
 //! is planted. `histsim crash [--ops N]` prints [`CrashReport`].
+//!
+//! [`invariants`] holds the pure checks of every journal invariant (J1 to J18 without J14), and
+//! [`probe`] runs seeded random episodes that call them, for `histsim bugs`.
 
 mod check;
 mod explore;
+pub mod invariants;
+pub mod probe;
 mod view;
 mod workload;
 
-pub use check::classify_image;
+pub use check::{classify_image, ImageFacts};
 pub use explore::explore;
 pub use view::{describe, model_view};
 pub use workload::{next_op, WorkloadOp};
