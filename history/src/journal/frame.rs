@@ -125,11 +125,6 @@ pub fn encode_frame(record: &Record) -> Vec<u8> {
     frame
 }
 
-/// The encoded size of a record's frame, without keeping the bytes.
-pub fn frame_bytes(record: &Record) -> u64 {
-    encode_frame(record).len() as u64
-}
-
 /// Checks a header's own checksum and its length bound.
 pub fn parse_header(bytes: &[u8; HEADER_BYTES]) -> Result<Header, FrameProblem> {
     let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
