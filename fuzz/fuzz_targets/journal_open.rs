@@ -47,7 +47,9 @@ fn valid_prefix(ops: &[Op]) -> (Vec<u8>, u64, Vec<Row>) {
         // Invalid operations (a cut beyond the context, say) are refused; that is fine.
         let _ = match op {
             Op::Append(t) => j.append(Origin::Main, vec![row(t)]).map(|_| ()),
-            Op::Cut(k) => j.suffix_cut(Origin::Main, u64::from(*k) % (n + 1)).map(|_| ()),
+            Op::Cut(k) => j
+                .suffix_cut(Origin::Main, u64::from(*k) % (n + 1))
+                .map(|_| ()),
             Op::Clear => j.clear(Origin::Main).map(|_| ()),
             Op::Compress(t, k) => j
                 .compress(Origin::Main, row(t), u64::from(*k) % (n + 1))
@@ -81,15 +83,24 @@ fuzz_target!(|input: Input| {
     bytes.extend_from_slice(&input.tail);
     match open(&bytes) {
         Ok(j) => {
-            assert!(j.fold().last_seq() >= last_seq, "a committed record was lost");
-            assert!(j.end_offset() >= prefix.len() as u64, "the valid prefix was cut");
+            assert!(
+                j.fold().last_seq() >= last_seq,
+                "a committed record was lost"
+            );
+            assert!(
+                j.end_offset() >= prefix.len() as u64,
+                "the valid prefix was cut"
+            );
             if j.fold().last_seq() == last_seq {
                 assert_eq!(j.rows(), rows, "the prefix's history changed");
             }
         }
         Err(e) => {
             let at = e.offset().expect("a failure on bytes names its offset");
-            assert!(at >= prefix.len() as u64, "the valid prefix was reported bad: {e}");
+            assert!(
+                at >= prefix.len() as u64,
+                "the valid prefix was reported bad: {e}"
+            );
         }
     }
 });
