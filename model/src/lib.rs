@@ -4,11 +4,14 @@
 //! the simulation's own fault decisions. It never reads persisted rows or journal bytes.
 //!
 //! - [`display`]: the client's view of a conversation's display events (catalog P).
+//! - [`journal`]: a list of rows with transaction semantics, and what a reopened journal may show
+//!   after a crash (J).
 //! - [`runs`]: the append-only truth of what each run emitted, and what a rating targets (R).
 //!
 //! **Architecture invariant:** `model` depends on no crate of this workspace.
 
 pub mod display;
+pub mod journal;
 pub mod runs;
 
 pub use display::{client_transcript, text_sources, ClientView, Conversation, Transcript};

@@ -15,7 +15,9 @@
 pub mod bugs;
 pub mod campaign;
 pub mod coverage;
+pub mod crash;
 pub mod determinism;
+pub mod disk;
 pub mod display;
 pub mod outcome;
 pub mod report;

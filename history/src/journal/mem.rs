@@ -1,0 +1,252 @@
+//! [`Storage`] in memory, for tests and benches: counts the bytes every read touches, remembers
+//! how much of each file was synced, and fails the operations a test scripts.
+//!
+//! It is not the crash simulator (that is the `sim` crate's disk, which enumerates crash states);
+//! it only answers "what would survive a crash now" ([`MemStorage::durable_bytes`]) and "how many
+//! bytes did that read cost" ([`MemStorage::bytes_read`]), which is what the J9, J11 and J12 checks
+//! of this crate need.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::sync::{Mutex, MutexGuard};
+
+use super::storage::{check_name, Storage};
+
+/// An operation a scripted fault can hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FaultOp {
+    Read,
+    Append,
+    Truncate,
+    Sync,
+    Remove,
+}
+
+/// In-memory storage.
+#[derive(Debug, Default)]
+pub struct MemStorage {
+    state: Mutex<MemState>,
+}
+
+#[derive(Debug, Default)]
+struct MemState {
+    files: BTreeMap<String, MemFile>,
+    /// Scripted faults: every matching operation fails until cleared.
+    faults: BTreeSet<(String, FaultOp)>,
+    bytes_read: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct MemFile {
+    data: Vec<u8>,
+    /// Bytes that a crash now would keep. Appends are lost until a sync; a truncation below it
+    /// takes effect at once (the simplification this storage makes, documented on the type).
+    durable_len: usize,
+}
+
+impl MemStorage {
+    pub fn new() -> MemStorage {
+        MemStorage::default()
+    }
+
+    /// Storage holding one file with `bytes`, all durable.
+    pub fn with_file(name: &str, bytes: &[u8]) -> MemStorage {
+        let s = MemStorage::new();
+        s.lock().files.insert(
+            name.to_string(),
+            MemFile {
+                data: bytes.to_vec(),
+                durable_len: bytes.len(),
+            },
+        );
+        s
+    }
+
+    fn lock(&self) -> MutexGuard<'_, MemState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes every `op` on `name` fail with EIO until [`MemStorage::clear_faults`].
+    pub fn fail(&self, name: &str, op: FaultOp) {
+        self.lock().faults.insert((name.to_string(), op));
+    }
+
+    /// Removes every scripted fault.
+    pub fn clear_faults(&self) {
+        self.lock().faults.clear();
+    }
+
+    /// Bytes read from `name` since the last reset.
+    pub fn bytes_read(&self, name: &str) -> u64 {
+        self.lock().bytes_read.get(name).copied().unwrap_or(0)
+    }
+
+    /// Bytes read from every file since the last reset.
+    pub fn total_bytes_read(&self) -> u64 {
+        self.lock().bytes_read.values().sum()
+    }
+
+    /// Zeroes the read counters.
+    pub fn reset_read_counters(&self) {
+        self.lock().bytes_read.clear();
+    }
+
+    /// What a crash now would leave of `name` (empty when it does not exist).
+    pub fn durable_bytes(&self, name: &str) -> Vec<u8> {
+        let st = self.lock();
+        st.files
+            .get(name)
+            .map(|f| f.data[..f.durable_len].to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The current bytes of `name` (empty when it does not exist).
+    pub fn bytes(&self, name: &str) -> Vec<u8> {
+        let st = self.lock();
+        st.files
+            .get(name)
+            .map(|f| f.data.clone())
+            .unwrap_or_default()
+    }
+
+    /// Overwrites one byte in place (a corruption a test plants).
+    pub fn corrupt_byte(&self, name: &str, offset: u64, xor: u8) {
+        assert_ne!(xor, 0, "a corruption must change the byte");
+        let mut st = self.lock();
+        let file = st
+            .files
+            .get_mut(name)
+            .expect("corrupt_byte on a missing file");
+        file.data[offset as usize] ^= xor;
+    }
+
+    fn check_fault(st: &MemState, name: &str, op: FaultOp) -> io::Result<()> {
+        if st.faults.contains(&(name.to_string(), op)) {
+            return Err(io::Error::other(format!(
+                "EIO: scripted {op:?} fault on {name}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn missing(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+}
+
+impl Storage for MemStorage {
+    fn len(&self, name: &str) -> io::Result<Option<u64>> {
+        check_name(name)?;
+        Ok(self.lock().files.get(name).map(|f| f.data.len() as u64))
+    }
+
+    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        check_name(name)?;
+        let mut st = self.lock();
+        Self::check_fault(&st, name, FaultOp::Read)?;
+        let file = st.files.get(name).ok_or_else(|| missing(name))?;
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(file.data.len());
+        let n = buf.len().min(file.data.len() - start);
+        buf[..n].copy_from_slice(&file.data[start..start + n]);
+        *st.bytes_read.entry(name.to_string()).or_insert(0) += n as u64;
+        Ok(n)
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        Self::check_fault(&st, name, FaultOp::Append)?;
+        st.files
+            .entry(name.to_string())
+            .or_default()
+            .data
+            .extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        Self::check_fault(&st, name, FaultOp::Truncate)?;
+        let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > file.data.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{name}: truncate to {len} beyond length {}",
+                    file.data.len()
+                ),
+            ));
+        }
+        file.data.truncate(len);
+        file.durable_len = file.durable_len.min(len);
+        Ok(())
+    }
+
+    fn sync(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        Self::check_fault(&st, name, FaultOp::Sync)?;
+        let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
+        file.durable_len = file.data.len();
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        Self::check_fault(&st, name, FaultOp::Remove)?;
+        st.files
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| missing(name))
+    }
+
+    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+        check_name(dir)?;
+        let prefix = format!("{dir}/");
+        Ok(self
+            .lock()
+            .files
+            .keys()
+            .filter(|k| k.starts_with(&prefix))
+            .cloned()
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::storage::read_all;
+
+    #[test]
+    fn durability_follows_sync_and_reads_are_counted() {
+        let s = MemStorage::new();
+        s.append("j", b"abc").expect("append");
+        assert_eq!(s.durable_bytes("j"), b"");
+        s.sync("j").expect("sync");
+        s.append("j", b"def").expect("append");
+        assert_eq!(s.durable_bytes("j"), b"abc");
+        assert_eq!(read_all(&s, "j").expect("read"), b"abcdef");
+        assert_eq!(s.bytes_read("j"), 6);
+        s.truncate("j", 2).expect("truncate");
+        assert_eq!(s.durable_bytes("j"), b"ab");
+        s.reset_read_counters();
+        assert_eq!(s.total_bytes_read(), 0);
+    }
+
+    #[test]
+    fn scripted_faults_fail_until_cleared() {
+        let s = MemStorage::new();
+        s.fail("j", FaultOp::Append);
+        assert!(s.append("j", b"x").is_err());
+        assert!(s.append("k", b"x").is_ok());
+        s.clear_faults();
+        assert!(s.append("j", b"x").is_ok());
+        assert_eq!(s.list("j").expect("list"), Vec::<String>::new());
+    }
+}

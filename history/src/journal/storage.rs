@@ -1,0 +1,99 @@
+//! The small file interface the journal runs over.
+//!
+//! Two implementations matter: the real filesystem ([`super::FsStorage`]) and a simulated disk (in
+//! the `sim` crate) on which unsynced writes are lost on a crash, the last write can tear at any
+//! byte and writes can fail or corrupt. [`super::MemStorage`] is a plain in-memory one for tests and
+//! benches. The journal only ever appends, truncates a torn tail, reads at offsets and syncs, so
+//! the interface is exactly that, and names are flat `/`-separated strings inside one root.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+/// Files addressed by name. Every method takes `&self`: one storage is shared by a primary
+/// journal, its mirrors, readers and scratch, each behind its own `Arc`. Implementations
+/// serialize their own state.
+pub trait Storage: Send + Sync + fmt::Debug {
+    /// The file's length, or `None` when it does not exist.
+    fn len(&self, name: &str) -> io::Result<Option<u64>>;
+    /// Reads up to `buf.len()` bytes at `offset`; returns fewer only at the end of the file.
+    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+    /// Appends `bytes` at the end of the file, creating it when missing. Not durable until
+    /// [`Storage::sync`].
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Cuts the file to `len` bytes (`len` at most its length).
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()>;
+    /// Makes every earlier write to the file durable (fsync).
+    fn sync(&self, name: &str) -> io::Result<()>;
+    /// Removes the file.
+    fn remove(&self, name: &str) -> io::Result<()>;
+    /// Every file whose name starts with `dir/`, sorted.
+    fn list(&self, dir: &str) -> io::Result<Vec<String>>;
+}
+
+/// The handle journals keep.
+pub type SharedStorage = Arc<dyn Storage>;
+
+/// Reads exactly `buf.len()` bytes at `offset` or fails with `UnexpectedEof`.
+pub fn read_exact_at(
+    storage: &dyn Storage,
+    name: &str,
+    offset: u64,
+    buf: &mut [u8],
+) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = storage.read_at(name, offset + done as u64, &mut buf[done..])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{name}: read of {} bytes at offset {offset} hit the end",
+                    buf.len()
+                ),
+            ));
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// Reads a whole file; an absent file reads as empty.
+pub fn read_all(storage: &dyn Storage, name: &str) -> io::Result<Vec<u8>> {
+    let len = storage.len(name)?.unwrap_or(0);
+    let mut buf = vec![0u8; usize::try_from(len).map_err(io::Error::other)?];
+    read_exact_at(storage, name, 0, &mut buf)?;
+    Ok(buf)
+}
+
+/// Checks a storage name: relative, `/`-separated, no empty, `.` or `..` parts.
+pub fn check_name(name: &str) -> io::Result<()> {
+    let bad = name.is_empty()
+        || name.starts_with('/')
+        || name.contains('\\')
+        || name
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..");
+    if bad {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{name}` is not a storage name (relative, /-separated, no . or ..)"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        for good in ["a", "a/b", "scratch/p1/x.json"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "/a", "a//b", "../a", "a/./b", "a\\b", "a/"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+}

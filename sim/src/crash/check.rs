@@ -1,0 +1,228 @@
+//! Checking one crash state: reopen, resume (and clone, fork), write again, reopen again.
+//!
+//! The checker judges a failure's catalog ID from what the crash image shows, read with the
+//! production scanner and no planted bug: an open transaction at the end (J1 when the history is
+//! a mix, J2 when it survives a resume), a crash inside an operation that wrote several records
+//! (J15), bytes lost or misread around a torn tail (J10).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use history::journal::{
+    clone_journal, dump_records, fork_journal, resume_journal, Journal, JournalError,
+    JournalOptions, Origin, Row, Speaker, Storage,
+};
+use history::BugId;
+use model::journal::{CrashModel, ModelHistory, ModelOp};
+
+use super::view::{describe, model_view};
+use crate::disk::{SimDisk, SimDiskOptions};
+
+/// What the production scanner sees in one journal image.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImageFacts {
+    /// Good records.
+    pub records: usize,
+    /// A replacement begun and not terminated by the end of the good records.
+    pub open_txn: Option<u64>,
+    /// Bytes after the good records (a torn tail).
+    pub torn_tail: bool,
+    /// The offset of corruption before the tail.
+    pub corrupt_at: Option<u64>,
+    /// The sequence number of the last good record.
+    pub last_seq: u64,
+}
+
+/// Reads the facts of a journal image.
+pub fn classify_image(bytes: &[u8]) -> ImageFacts {
+    let mut facts = ImageFacts::default();
+    for line in dump_records(bytes) {
+        match line {
+            Ok(v) if v.get("torn_tail_bytes").is_some() => facts.torn_tail = true,
+            Ok(v) => {
+                facts.records += 1;
+                facts.last_seq = v["seq"].as_u64().unwrap_or(0);
+                let txn = v["txn"].as_u64();
+                match v["kind"].as_str().unwrap_or("") {
+                    "replace_begin" => facts.open_txn = txn,
+                    "replace_commit" | "replace_abort" if facts.open_txn == txn => {
+                        facts.open_txn = None
+                    }
+                    _ => {}
+                }
+            }
+            Err(e) => facts.corrupt_at = Some(e.offset),
+        }
+    }
+    facts
+}
+
+/// Where a crash state sits in the workload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Window {
+    /// The model state that was durable.
+    pub durable: usize,
+    /// The newest model state issued.
+    pub issued: usize,
+    /// Whether the operation in progress wrote several records outside a transaction.
+    pub in_non_atomic_op: bool,
+}
+
+/// The file names a check uses.
+pub(crate) const JOURNAL: &str = "session.journal";
+const CLONE: &str = "clone.journal";
+const FORK: &str = "fork.journal";
+
+/// Checks one crash image; returns the broken invariant's ID and what happened.
+pub(crate) fn check_state(
+    image: BTreeMap<String, Vec<u8>>,
+    window: Window,
+    model: &CrashModel<Row>,
+    opts: &JournalOptions,
+) -> Result<(), (BugId, String)> {
+    let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
+    let exists = image.contains_key(JOURNAL);
+    let disk = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+
+    // 1. Reopen: the history must be one the model allows.
+    let shown = if exists {
+        let j = Journal::open(disk.clone(), JOURNAL, opts.clone()).map_err(|e| {
+            (
+                BugId::J10,
+                format!("the crash image does not reopen: {e} ({facts:?})"),
+            )
+        })?;
+        model_view(j.fold())
+    } else {
+        ModelHistory::new()
+    };
+    let Some(matched) = model.matching(window.durable, window.issued, &shown) else {
+        let id = if facts.open_txn.is_some() {
+            BugId::J1
+        } else if window.in_non_atomic_op {
+            BugId::J15
+        } else {
+            BugId::J10
+        };
+        return Err((
+            id,
+            format!(
+                "reopened as {} but the model allows states {}..={} ({}); {facts:?}",
+                describe(&shown),
+                window.durable,
+                window.issued,
+                describe(model.state(window.durable)),
+            ),
+        ));
+    };
+
+    // 2. Resume, clone and fork close any open transaction before writing.
+    let recovery_id = if facts.open_txn.is_some() {
+        BugId::J2
+    } else {
+        BugId::J10
+    };
+    let mut j = if exists {
+        resume_journal(disk.clone(), JOURNAL, opts.clone())
+            .map_err(|e| (recovery_id, format!("resume failed: {e}")))?
+    } else {
+        Journal::create(disk.clone(), JOURNAL, opts.clone(), None)
+            .map_err(|e| (BugId::J10, format!("recreating the journal failed: {e}")))?
+    };
+    if let Some(txn) = j.open_txn() {
+        return Err((BugId::J2, format!("resume left transaction {txn} open")));
+    }
+    if exists {
+        check_copies(&disk, facts.last_seq, opts)?;
+    }
+
+    // 3. Write again, then reopen: exactly the recovered history plus the new writes.
+    let post_replace = vec![Row::text(Speaker::Ai, Origin::Main, "after the crash")];
+    let post_append = vec![Row::text(Speaker::Human, Origin::Main, "and on")];
+    j.replace_all(Origin::Main, post_replace.clone())
+        .and_then(|_| j.append(Origin::Main, post_append.clone()))
+        .map_err(|e| (recovery_id, format!("writing after recovery failed: {e}")))?;
+    let expected = model
+        .state(matched)
+        .apply(&ModelOp::Replace(post_replace))
+        .and_then(|h| h.apply(&ModelOp::Append(post_append)))
+        .map_err(|e| {
+            (
+                BugId::J10,
+                format!("model refused the post-crash writes: {e}"),
+            )
+        })?;
+    let after_id = if facts.torn_tail {
+        BugId::J10
+    } else {
+        recovery_id
+    };
+    let reopened = Journal::open(disk.clone(), JOURNAL, opts.clone()).map_err(|e| {
+        (
+            after_id,
+            format!("the journal written after recovery does not reopen: {e}"),
+        )
+    })?;
+    let again = model_view(reopened.fold());
+    if again != expected || again != model_view(j.fold()) {
+        return Err((
+            after_id,
+            format!(
+                "after recovery and two writes the journal reopened as {}, expected {}",
+                describe(&again),
+                describe(&expected)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Clone and checkpoint fork of the crash image must leave no transaction open either.
+fn check_copies(
+    disk: &Arc<SimDisk>,
+    last_seq: u64,
+    opts: &JournalOptions,
+) -> Result<(), (BugId, String)> {
+    let storage: Arc<dyn Storage> = disk.clone();
+    let copied = |r: Result<Journal, JournalError>, what: &str| match r {
+        Ok(j) => match j.open_txn() {
+            Some(txn) => Err((BugId::J2, format!("{what} left transaction {txn} open"))),
+            None => Ok(()),
+        },
+        Err(e) => Err((BugId::J2, format!("{what} failed: {e}"))),
+    };
+    copied(
+        clone_journal(storage.clone(), JOURNAL, CLONE, opts.clone()),
+        "clone",
+    )?;
+    if last_seq >= 2 {
+        copied(
+            fork_journal(storage, JOURNAL, FORK, last_seq - 1, opts.clone()),
+            "fork",
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::journal::MemStorage;
+
+    #[test]
+    fn facts_see_an_open_transaction_and_a_torn_tail() {
+        let s = Arc::new(MemStorage::new());
+        let mut j =
+            Journal::create(s.clone(), "j", JournalOptions::default(), None).expect("create");
+        let mut g = j.begin_replace(Origin::Main).expect("begin");
+        g.push_rows(vec![Row::text(Speaker::Ai, Origin::Main, "x")])
+            .expect("rows");
+        std::mem::forget(g);
+        let mut bytes = s.bytes("j");
+        let facts = classify_image(&bytes);
+        assert_eq!(facts.open_txn, Some(2));
+        assert!(!facts.torn_tail);
+        bytes.extend_from_slice(&[1, 2, 3]);
+        assert!(classify_image(&bytes).torn_tail);
+    }
+}

@@ -1,0 +1,231 @@
+//! The exploration loop: run the workload once on a logging disk, then check every crash state.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use history::journal::{Journal, JournalOptions, Origin, Row};
+use history::BugId;
+use model::journal::{CrashModel, ModelHistory};
+
+use super::check::{check_state, Window, JOURNAL};
+use super::view::{describe, model_view};
+use super::workload::next_op;
+use super::{CrashFailure, CrashOptions, CrashReport};
+use crate::disk::crash::{for_each_crash_state, CrashPointOptions};
+use crate::disk::{CrashPoint, SimDisk, SimDiskOptions};
+
+/// One workload operation's place in the disk log.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Span {
+    /// Index of its first disk event.
+    start: usize,
+    /// One past its last disk event (its sync).
+    end: usize,
+    /// The model state after it.
+    state: usize,
+    atomic: bool,
+}
+
+/// Runs the workload and checks every crash state of it.
+pub fn explore(opts: &CrashOptions) -> CrashReport {
+    assert!(opts.ops >= 1, "a workload of no operations");
+    let jopts = JournalOptions::planted(opts.planted);
+    let mut report = CrashReport::default();
+    let (disk, model, spans) = match run_workload(opts.ops, 0, &jopts) {
+        Ok(run) => run,
+        Err((id, description)) => {
+            // The workload itself failed before any crash: report it as one failed state.
+            report.states_checked = 1;
+            record(
+                &mut report,
+                opts,
+                CrashFailure {
+                    bug_id: id,
+                    write_index: 0,
+                    cut_at: None,
+                    lose_unsynced: false,
+                    op_index: None,
+                    description,
+                },
+            );
+            return report;
+        }
+    };
+    let events = disk.events();
+    report.mutations = spans.len();
+    report.disk_events = events.len();
+    let points = CrashPointOptions {
+        cut_step_bytes: opts.cut_step_bytes,
+        lose_unsynced: opts.lose_unsynced,
+    };
+    for_each_crash_state(&events, points, &mut |point, image| {
+        report.states_checked += 1;
+        let (window, op_index) = window_of(&spans, point);
+        if let Err((bug_id, description)) = check_state(image, window, &model, &jopts) {
+            let failure = CrashFailure {
+                bug_id,
+                write_index: point.event,
+                cut_at: point.cut_bytes,
+                lose_unsynced: point.lose_unsynced,
+                op_index,
+                description,
+            };
+            record(&mut report, opts, failure);
+        }
+        ControlFlow::Continue(())
+    });
+    report
+}
+
+pub(super) type Run = (Arc<SimDisk>, CrashModel<Row>, Vec<Span>);
+
+/// Runs `ops` mutations (the cycle of [`next_op`] from `first`) on a fresh logging disk,
+/// checking each against the model as it goes.
+pub(super) fn run_workload(
+    ops: usize,
+    first: usize,
+    jopts: &JournalOptions,
+) -> Result<Run, (BugId, String)> {
+    let disk = Arc::new(SimDisk::new(SimDiskOptions {
+        log_events: true,
+        ..SimDiskOptions::default()
+    }));
+    let origin = Origin::Main;
+    let mut journal = Journal::create(disk.clone(), JOURNAL, jopts.clone(), None)
+        .map_err(|e| (BugId::J10, format!("creating the journal failed: {e}")))?;
+    let mut model: CrashModel<Row> = CrashModel::new(ModelHistory::new());
+    let mut spans = Vec::with_capacity(ops);
+    for i in 0..ops {
+        let op = next_op(first + i, model.latest(), &origin);
+        let start = disk.event_count();
+        let receipt = op.run(&mut journal, &origin).map_err(|e| {
+            (
+                BugId::J10,
+                format!("workload op {i} ({}) failed: {e}", op.kind()),
+            )
+        })?;
+        let single = matches!(op.kind(), "suffix_cut" | "clear" | "compression");
+        if single && receipt.records != 1 {
+            return Err((
+                BugId::J15,
+                format!(
+                    "workload op {i} ({}) wrote {} records; it must be one",
+                    op.kind(),
+                    receipt.records
+                ),
+            ));
+        }
+        let state = model
+            .issue(&op.model_op())
+            .map_err(|e| (BugId::J10, format!("model refused op {i}: {e}")))?;
+        let shown = model_view(journal.fold());
+        if &shown != model.latest() {
+            return Err((
+                BugId::J10,
+                format!(
+                    "after op {i} ({}) the writer holds {} but the model {}",
+                    op.kind(),
+                    describe(&shown),
+                    describe(model.latest())
+                ),
+            ));
+        }
+        model.make_durable(state);
+        spans.push(Span {
+            start,
+            end: disk.event_count(),
+            state,
+            atomic: op.atomic_with(&receipt),
+        });
+    }
+    Ok((disk, model, spans))
+}
+
+/// The model states a crash at `point` may show, and the operation it interrupted.
+pub(super) fn window_of(spans: &[Span], point: CrashPoint) -> (Window, Option<usize>) {
+    let happened = point.event;
+    let durable = spans
+        .iter()
+        .rev()
+        .find(|s| s.end <= happened)
+        .map_or(0, |s| s.state);
+    let issued = spans
+        .iter()
+        .rev()
+        .find(|s| s.start <= happened)
+        .map_or(0, |s| s.state);
+    let in_progress = spans
+        .iter()
+        .position(|s| s.start <= happened && happened < s.end);
+    let window = Window {
+        durable,
+        issued: issued.max(durable),
+        in_non_atomic_op: in_progress.is_some_and(|i| !spans[i].atomic),
+    };
+    (window, in_progress)
+}
+
+fn record(report: &mut CrashReport, opts: &CrashOptions, failure: CrashFailure) {
+    report.states_failed += 1;
+    let mut by_id: BTreeMap<BugId, u64> = report.failed_by_id.iter().copied().collect();
+    *by_id.entry(failure.bug_id).or_insert(0) += 1;
+    report.failed_by_id = by_id.into_iter().collect();
+    if report.failures.len() < opts.failures_kept {
+        report.failures.push(failure);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clean_journal_survives_every_crash_state() {
+        let report = explore(&CrashOptions::default());
+        assert!(report.mutations >= 6, "{}", report.summary());
+        assert!(report.states_checked > 1_000, "{}", report.summary());
+        assert_eq!(report.states_failed, 0, "{:#?}", report.failures);
+    }
+
+    #[test]
+    fn block_cuts_check_fewer_states() {
+        let bytes = explore(&CrashOptions {
+            ops: 6,
+            ..CrashOptions::default()
+        });
+        let blocks = explore(&CrashOptions {
+            ops: 6,
+            cut_step_bytes: 64,
+            ..CrashOptions::default()
+        });
+        assert!(blocks.states_checked < bytes.states_checked);
+        assert_eq!(blocks.states_failed, 0, "{:#?}", blocks.failures);
+    }
+
+    fn planted_report(id: BugId) -> CrashReport {
+        explore(&CrashOptions {
+            planted: history::Planted::only(id),
+            ..CrashOptions::default()
+        })
+    }
+
+    #[test]
+    fn planted_j1_j2_j10_are_found_and_named() {
+        for id in [BugId::J1, BugId::J2, BugId::J10] {
+            let report = planted_report(id);
+            assert!(report.names(id), "{id}: {}", report.summary());
+            assert!(
+                report.failures.iter().all(|f| f.bug_id == id),
+                "{id}: {:#?}",
+                report.failures
+            );
+        }
+    }
+
+    #[test]
+    fn planted_j15_is_found_and_named() {
+        let report = planted_report(BugId::J15);
+        assert!(report.names(BugId::J15), "{}", report.summary());
+    }
+}

@@ -1,0 +1,472 @@
+//! The simulated disk: a [`Storage`] whose crash states can be enumerated.
+//!
+//! Each file has durable bytes (what survives a crash) and current bytes (what reads see); writes
+//! since the last sync are pending. The disk can log every operation ([`DiskEvent`]) so that, after
+//! a workload, every crash state can be rebuilt: each append cut at every byte (or every
+//! `cut_step_bytes`), and every point with unsynced writes lost ([`crash`]). Faults come from a
+//! seeded schedule ([`faults`]) and from scripted faults. Reads are counted per file, which turns
+//! "a read costs what was appended since the last one" (J11) and "a mutation reads nothing back"
+//! (J12) into checkable numbers.
+//!
+//! Simplifications, on purpose: creating a file becomes durable with its first sync, a removal is
+//! durable at once, and a truncation is pending like a write.
+
+pub mod crash;
+pub mod faults;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::sync::{Mutex, MutexGuard};
+
+use history::journal::storage::check_name;
+use history::journal::{FaultOp, Storage};
+
+pub use crash::{CrashPoint, CrashPointOptions};
+pub use faults::{AppendFault, FaultOptions, FaultSchedule};
+
+/// One logged disk operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiskEvent {
+    /// `bytes` landed at `offset` (the file's end).
+    Append {
+        file: String,
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+    Truncate {
+        file: String,
+        len: u64,
+    },
+    Sync {
+        file: String,
+    },
+    Remove {
+        file: String,
+    },
+}
+
+impl DiskEvent {
+    pub fn file(&self) -> &str {
+        match self {
+            DiskEvent::Append { file, .. }
+            | DiskEvent::Truncate { file, .. }
+            | DiskEvent::Sync { file }
+            | DiskEvent::Remove { file } => file,
+        }
+    }
+}
+
+/// How a simulated disk behaves.
+#[derive(Clone, Debug, Default)]
+pub struct SimDiskOptions {
+    /// Keep a log of every operation, for crash enumeration.
+    pub log_events: bool,
+    pub faults: FaultOptions,
+}
+
+/// A file's bytes. The durable bytes are `current[..synced_prefix]` followed by
+/// `durable_extra`: appends only grow `current`, and a truncation below the synced prefix moves
+/// the cut bytes to `durable_extra`, so a sync costs nothing per byte already synced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct SimFile {
+    current: Vec<u8>,
+    synced_prefix: usize,
+    durable_extra: Vec<u8>,
+    durably_exists: bool,
+}
+
+impl SimFile {
+    fn durable(&self) -> Vec<u8> {
+        let mut v = self.current[..self.synced_prefix].to_vec();
+        v.extend_from_slice(&self.durable_extra);
+        v
+    }
+
+    fn truncate(&mut self, len: usize) {
+        if len < self.synced_prefix {
+            let mut extra = self.current[len..self.synced_prefix].to_vec();
+            extra.extend_from_slice(&self.durable_extra);
+            self.durable_extra = extra;
+            self.synced_prefix = len;
+        }
+        self.current.truncate(len);
+    }
+
+    fn sync(&mut self) {
+        self.synced_prefix = self.current.len();
+        self.durable_extra.clear();
+        self.durably_exists = true;
+    }
+}
+
+#[derive(Debug)]
+struct DiskState {
+    files: BTreeMap<String, SimFile>,
+    log: Option<Vec<DiskEvent>>,
+    schedule: FaultSchedule,
+    scripted: BTreeSet<(String, FaultOp)>,
+    bytes_read: BTreeMap<String, u64>,
+    faults_injected: u64,
+}
+
+/// The simulated disk.
+#[derive(Debug)]
+pub struct SimDisk {
+    state: Mutex<DiskState>,
+}
+
+impl SimDisk {
+    pub fn new(opts: SimDiskOptions) -> SimDisk {
+        SimDisk {
+            state: Mutex::new(DiskState {
+                files: BTreeMap::new(),
+                log: opts.log_events.then(Vec::new),
+                schedule: FaultSchedule::new(opts.faults),
+                scripted: BTreeSet::new(),
+                bytes_read: BTreeMap::new(),
+                faults_injected: 0,
+            }),
+        }
+    }
+
+    /// A disk holding `files`, all durable: what a machine sees after a crash.
+    pub fn from_image(files: BTreeMap<String, Vec<u8>>, opts: SimDiskOptions) -> SimDisk {
+        let disk = SimDisk::new(opts);
+        {
+            let mut st = disk.lock();
+            for (name, bytes) in files {
+                st.files.insert(
+                    name,
+                    SimFile {
+                        synced_prefix: bytes.len(),
+                        current: bytes,
+                        durable_extra: Vec::new(),
+                        durably_exists: true,
+                    },
+                );
+            }
+        }
+        disk
+    }
+
+    fn lock(&self) -> MutexGuard<'_, DiskState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The logged operations so far (empty when logging is off).
+    pub fn events(&self) -> Vec<DiskEvent> {
+        self.lock().log.clone().unwrap_or_default()
+    }
+
+    /// How many operations were logged.
+    pub fn event_count(&self) -> usize {
+        self.lock().log.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Makes every `op` on `name` fail with EIO until [`SimDisk::clear_faults`].
+    pub fn fail(&self, name: &str, op: FaultOp) {
+        self.lock().scripted.insert((name.to_string(), op));
+    }
+
+    pub fn clear_faults(&self) {
+        self.lock().scripted.clear();
+    }
+
+    /// Faults injected so far (scripted and scheduled).
+    pub fn faults_injected(&self) -> u64 {
+        self.lock().faults_injected
+    }
+
+    /// Bytes read from `name` since the last reset.
+    pub fn bytes_read(&self, name: &str) -> u64 {
+        self.lock().bytes_read.get(name).copied().unwrap_or(0)
+    }
+
+    pub fn total_bytes_read(&self) -> u64 {
+        self.lock().bytes_read.values().sum()
+    }
+
+    pub fn reset_read_counters(&self) {
+        self.lock().bytes_read.clear();
+    }
+
+    /// What reads of `name` see now (empty when absent).
+    pub fn bytes(&self, name: &str) -> Vec<u8> {
+        self.lock()
+            .files
+            .get(name)
+            .map(|f| f.current.clone())
+            .unwrap_or_default()
+    }
+
+    /// What a crash now would leave of `name` (empty when absent or never synced).
+    pub fn durable_bytes(&self, name: &str) -> Vec<u8> {
+        self.lock()
+            .files
+            .get(name)
+            .filter(|f| f.durably_exists)
+            .map(SimFile::durable)
+            .unwrap_or_default()
+    }
+
+    /// Every file's current bytes.
+    pub fn image(&self) -> BTreeMap<String, Vec<u8>> {
+        let st = self.lock();
+        st.files
+            .iter()
+            .map(|(k, f)| (k.clone(), f.current.clone()))
+            .collect()
+    }
+
+    /// What a crash now leaves: durable bytes of every durably created file.
+    pub fn durable_image(&self) -> BTreeMap<String, Vec<u8>> {
+        let st = self.lock();
+        st.files
+            .iter()
+            .filter(|(_, f)| f.durably_exists)
+            .map(|(k, f)| (k.clone(), f.durable()))
+            .collect()
+    }
+
+    fn scripted(st: &mut DiskState, name: &str, op: FaultOp) -> io::Result<()> {
+        if st.scripted.contains(&(name.to_string(), op)) {
+            st.faults_injected += 1;
+            return Err(io::Error::other(format!(
+                "EIO (simulated, scripted {op:?}) on {name}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn eio(what: &str, name: &str) -> io::Error {
+    io::Error::other(format!("EIO (simulated {what}) on {name}"))
+}
+
+fn missing(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+}
+
+impl Storage for SimDisk {
+    fn len(&self, name: &str) -> io::Result<Option<u64>> {
+        check_name(name)?;
+        Ok(self.lock().files.get(name).map(|f| f.current.len() as u64))
+    }
+
+    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, FaultOp::Read)?;
+        if st.schedule.read_fails() {
+            st.faults_injected += 1;
+            return Err(eio("read", name));
+        }
+        let file = st.files.get(name).ok_or_else(|| missing(name))?;
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(file.current.len());
+        let n = buf.len().min(file.current.len() - start);
+        buf[..n].copy_from_slice(&file.current[start..start + n]);
+        *st.bytes_read.entry(name.to_string()).or_insert(0) += n as u64;
+        Ok(n)
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, FaultOp::Append)?;
+        let used: u64 = st.files.values().map(|f| f.current.len() as u64).sum();
+        if st.schedule.out_of_space(used, bytes.len() as u64) {
+            st.faults_injected += 1;
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!("ENOSPC (simulated) on {name}"),
+            ));
+        }
+        let fault = st.schedule.append(bytes.len());
+        let mut landed = bytes.to_vec();
+        let result = match fault {
+            AppendFault::None => Ok(()),
+            AppendFault::Eio => {
+                st.faults_injected += 1;
+                return Err(eio("append", name));
+            }
+            AppendFault::Short { kept_bytes } => {
+                st.faults_injected += 1;
+                landed.truncate(kept_bytes);
+                Err(eio("short append", name))
+            }
+            AppendFault::Corrupt { index, xor } => {
+                st.faults_injected += 1;
+                landed[index] ^= xor;
+                Ok(())
+            }
+        };
+        let file = st.files.entry(name.to_string()).or_default();
+        let offset = file.current.len() as u64;
+        file.current.extend_from_slice(&landed);
+        if let Some(log) = &mut st.log {
+            log.push(DiskEvent::Append {
+                file: name.to_string(),
+                offset,
+                bytes: landed,
+            });
+        }
+        result
+    }
+
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, FaultOp::Truncate)?;
+        let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
+        if len > file.current.len() as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{name}: truncate to {len} beyond length {}",
+                    file.current.len()
+                ),
+            ));
+        }
+        file.truncate(len as usize);
+        if let Some(log) = &mut st.log {
+            log.push(DiskEvent::Truncate {
+                file: name.to_string(),
+                len,
+            });
+        }
+        Ok(())
+    }
+
+    fn sync(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, FaultOp::Sync)?;
+        if !st.files.contains_key(name) {
+            return Err(missing(name));
+        }
+        if st.schedule.sync_fails() {
+            st.faults_injected += 1;
+            return Err(eio("sync", name));
+        }
+        st.files.get_mut(name).expect("checked above").sync();
+        if let Some(log) = &mut st.log {
+            log.push(DiskEvent::Sync {
+                file: name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, FaultOp::Remove)?;
+        st.files.remove(name).ok_or_else(|| missing(name))?;
+        if let Some(log) = &mut st.log {
+            log.push(DiskEvent::Remove {
+                file: name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+        check_name(dir)?;
+        let prefix = format!("{dir}/");
+        Ok(self
+            .lock()
+            .files
+            .keys()
+            .filter(|k| k.starts_with(&prefix))
+            .cloned()
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod conformance;
+
+#[cfg(test)]
+mod tests {
+    use super::crash::{crash_image, for_each_crash_state};
+    use super::*;
+
+    fn logged() -> SimDisk {
+        SimDisk::new(SimDiskOptions {
+            log_events: true,
+            ..SimDiskOptions::default()
+        })
+    }
+
+    #[test]
+    fn unsynced_bytes_are_pending_and_truncation_keeps_durable_bytes() {
+        let d = logged();
+        d.append("j", b"abcd").expect("append");
+        assert_eq!(d.durable_bytes("j"), b"");
+        d.sync("j").expect("sync");
+        d.truncate("j", 1).expect("truncate");
+        d.append("j", b"XY").expect("append");
+        assert_eq!(d.bytes("j"), b"aXY");
+        assert_eq!(d.durable_bytes("j"), b"abcd");
+        d.sync("j").expect("sync");
+        assert_eq!(d.durable_bytes("j"), b"aXY");
+        let mut buf = [0u8; 8];
+        assert_eq!(d.read_at("j", 1, &mut buf).expect("read"), 2);
+        assert_eq!(d.bytes_read("j"), 2);
+        assert_eq!(d.event_count(), 5);
+    }
+
+    #[test]
+    fn crash_states_cover_every_cut_and_the_durable_images() {
+        let d = logged();
+        d.append("j", b"ab").expect("append");
+        d.sync("j").expect("sync");
+        d.append("j", b"cde").expect("append");
+        let events = d.events();
+        let mut seen = Vec::new();
+        for_each_crash_state(&events, CrashPointOptions::default(), &mut |p, image| {
+            assert_eq!(crash_image(&events, p), image, "{p:?}");
+            seen.push(image.get("j").cloned().unwrap_or_default());
+            std::ops::ControlFlow::Continue(())
+        });
+        let text: Vec<String> = seen
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        // lose@0, cuts of "ab", lose after the sync, cuts of "cde", then the end state.
+        assert_eq!(
+            text,
+            ["", "", "a", "ab", "ab", "ab", "abc", "abcd", "abcde", "abcde"]
+        );
+    }
+
+    #[test]
+    fn scheduled_faults_fail_and_corrupt_appends() {
+        let d = SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults: FaultOptions {
+                seed: 3,
+                append_corrupt_probability: 1.0,
+                ..FaultOptions::default()
+            },
+        });
+        d.append("j", b"hello")
+            .expect("a corruption reports success");
+        assert_ne!(d.bytes("j"), b"hello");
+        let full = SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults: FaultOptions {
+                capacity_bytes: Some(4),
+                ..FaultOptions::default()
+            },
+        });
+        let err = full.append("j", b"hello").expect_err("no space");
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        full.fail("j", FaultOp::Sync);
+        full.append("j", b"hi").expect("fits");
+        assert!(full.sync("j").is_err());
+        assert_eq!(full.faults_injected(), 2);
+    }
+}
