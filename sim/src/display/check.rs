@@ -795,7 +795,7 @@ fn diff_words(
         let sources = cx.sources(word);
         let what = format!("`{word}` appears {n}x, expected {want}x");
         let Some(src) = sources.first() else {
-            f.catch_all.push(format!("{what}"));
+            f.catch_all.push(what.to_string());
             continue;
         };
         let step = src.step;

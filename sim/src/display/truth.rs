@@ -177,7 +177,7 @@ fn user_block(block: &Block) -> m::UserBlock {
 /// Standard padded base64, strictly: the scenario's own decoder (scenario files are hand-written).
 fn decode_base64(s: &str) -> Option<Vec<u8>> {
     let bytes = s.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let value = |c: u8| -> Option<u32> {
