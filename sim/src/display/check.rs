@@ -573,6 +573,16 @@ pub fn check(
                     turn_label(read)
                 ),
             );
+        } else if cx.visible.is_empty() && !answered.is_empty() {
+            f.add(
+                BugId::P9,
+                format!(
+                    "read before settling ({}, replica-{}): a thread without a visible display answered {} messages",
+                    turn_label(read),
+                    read.replica,
+                    answered.len()
+                ),
+            );
         } else if let Some(word) =
             hidden_word(&cx, &words(&answered), &words(&expected_then.shared))
         {
