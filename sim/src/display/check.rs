@@ -25,6 +25,32 @@ pub struct EarlyExpectation {
     pub own: Vec<ViewMessage>,
 }
 
+/// Whether `projection` warns with `code` about the row of `event_id` (a bad identity may have
+/// lost the id itself, so any warning of that code will do).
+fn warning_named(projection: &history::display::Projection, code: &str, event_id: &str) -> bool {
+    projection.warnings.iter().any(|x| {
+        x.code.as_str() == code
+            && (x.event_id.as_deref() == Some(event_id) || code == m::code::BAD_IDENTITY)
+    })
+}
+
+/// Whether an answer shows what the model says: the same messages, and a warning for every
+/// malformed row the model expects one for. The liveness phase waits for this.
+pub fn matches_model(
+    projection: &history::display::Projection,
+    conversation: &m::Conversation,
+    transcript: &m::Transcript,
+) -> bool {
+    view_of_projection(&projection.messages) == view_of_model(&transcript.messages)
+        && transcript.expected_warnings.iter().all(|w| match w.emission {
+            Some(i) => conversation
+                .emissions
+                .get(i)
+                .is_none_or(|e| warning_named(projection, w.code, &e.event_id)),
+            None => projection.warnings.iter().any(|x| x.code.as_str() == w.code),
+        })
+}
+
 /// A message reduced to what both sides can be compared on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ViewMessage {
@@ -514,13 +540,7 @@ pub fn check(
         let Some(emission) = conversation.emissions.get(index) else {
             continue;
         };
-        let named = projection.warnings.iter().any(|x| {
-            x.event_id.as_deref() == Some(emission.event_id.as_str()) && x.code.as_str() == w.code
-        }) || (w.code == m::code::BAD_IDENTITY
-            && projection
-                .warnings
-                .iter()
-                .any(|x| x.code.as_str() == w.code));
+        let named = warning_named(projection, w.code, &emission.event_id);
         let primary_stop = matches!(emission.kind, m::EmissionKind::Stop { .. })
             && conversation.primary.as_ref() == Some(&emission.agent);
         if !named && primary_stop {

@@ -635,7 +635,9 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
         sleep_ms(1).await;
     }
     let healed_at = turmoil::sim_elapsed().unwrap_or_default();
-    let expected = expected_view(&shared);
+    let conversation =
+        super::truth::conversation(&shared.scenario, &shared.plan, &shared.emissions.borrow());
+    let expected = model::display::client_transcript(&conversation);
     let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
     loop {
         let round_start = shared.reads.borrow().len();
@@ -647,7 +649,7 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             shared.reads.borrow()[round_start..]
                 .iter()
                 .all(|read| match &read.result {
-                    Ok(p) => super::check::view_of_projection(&p.messages) == expected,
+                    Ok(p) => super::check::matches_model(p, &conversation, &expected),
                     Err(_) => false,
                 });
         if converged || waited_ms >= bound {
@@ -664,9 +666,3 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     Ok(())
 }
 
-/// The history the model says the client must see, from the emissions so far and the fault plan.
-fn expected_view(shared: &Shared) -> Vec<super::check::ViewMessage> {
-    let conversation =
-        super::truth::conversation(&shared.scenario, &shared.plan, &shared.emissions.borrow());
-    super::check::view_of_model(&model::display::client_transcript(&conversation).messages)
-}
