@@ -44,6 +44,9 @@ const POLL_INTERVAL_MS: u64 = 5;
 
 /// How long the client waits to see a run's stop live before it moves on.
 const LIVE_STOP_WAIT_MS: u64 = 500;
+/// One turmoil step. Hosts' timers keep millisecond resolution inside a step; the network delivers
+/// at step boundaries. Larger steps mean fewer host polls per simulated second.
+const TICK_MS: u64 = 10;
 /// Upper bound on simulated time: a world that has not finished by then is a liveness failure.
 const SIMULATION_SECS: u64 = 600;
 
@@ -208,7 +211,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         .rng_seed(scenario.network_seed)
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
         .simulation_duration(Duration::from_secs(SIMULATION_SECS))
-        .tick_duration(Duration::from_millis(1))
+        .tick_duration(Duration::from_millis(TICK_MS))
         .min_message_latency(Duration::from_micros(100))
         .max_message_latency(Duration::from_micros(900))
         .build();
