@@ -1,9 +1,9 @@
 //! One seed, end to end: pick the workload, derive its options, generate, play, check.
 
 use crate::display::{self, DisplayOptions, StoreKind, WorldConfig};
-use crate::runs::{self, RunsOptions};
 use crate::outcome::Violation;
 use crate::rng::{SeedRng, Stream};
+use crate::runs::{self, RunsOptions};
 use crate::scenario_file::{ScenarioFile, Script};
 use history::{BugId, Planted};
 use rand::Rng;

@@ -112,7 +112,12 @@ pub fn shrink(scenario: &Scenario, options: &ShrinkOptions) -> Shrunk {
 }
 
 /// The scenario file of a shrunk failure.
-pub fn regression_file(shrunk: &Shrunk, target: BugId, seed: u64, planted: Option<BugId>) -> ScenarioFile {
+pub fn regression_file(
+    shrunk: &Shrunk,
+    target: BugId,
+    seed: u64,
+    planted: Option<BugId>,
+) -> ScenarioFile {
     let how = planted
         .map(|p| format!(" with --planted {p}"))
         .unwrap_or_default();

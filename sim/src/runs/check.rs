@@ -140,7 +140,8 @@ fn of_row(row: &RunEvent) -> ExpectedMessage {
 
 /// Whether every run the observed list differs on only lost its oldest messages: the observed
 /// messages of such a run are a proper suffix of what it emitted (a window starting past its
-/// head, for a run still allowed to miss its tail). The shape of a capped "latest N" read.
+/// head, for a run still allowed to miss its tail), and every such run started before every
+/// intact run that shows messages. The shape of a capped "latest N" read.
 fn only_oldest_missing(truth: &RunTruth, thread_id: &str, observed: &[ExpectedMessage]) -> bool {
     let mut emitted: BTreeMap<&str, Vec<&ExpectedMessage>> = BTreeMap::new();
     let expected = truth.expected_history(thread_id);
@@ -154,16 +155,20 @@ fn only_oldest_missing(truth: &RunTruth, thread_id: &str, observed: &[ExpectedMe
         }
         seen.entry(&m.run_id).or_default().push(m);
     }
-    let mut head_missing = false;
+    let order = truth.runs(thread_id);
+    let started = |run: &str| order.iter().position(|r| r == run).unwrap_or(usize::MAX);
+    let mut cut: Vec<usize> = Vec::new();
+    let mut intact: Vec<usize> = Vec::new();
     for (run, all) in &emitted {
         let got = seen.get(run).map_or(&[][..], Vec::as_slice);
         let complete = truth
             .outcome(thread_id, run)
             .is_some_and(RunOutcome::is_complete);
-        if got.len() == all.len() && got == all.as_slice() {
-            continue;
-        }
-        if !complete && all.starts_with(got) {
+        if (got.len() == all.len() && got == all.as_slice()) || (!complete && all.starts_with(got))
+        {
+            if !got.is_empty() {
+                intact.push(started(run));
+            }
             continue;
         }
         // A window starting past the head.
@@ -174,9 +179,15 @@ fn only_oldest_missing(truth: &RunTruth, thread_id: &str, observed: &[ExpectedMe
         if !window {
             return false;
         }
-        head_missing = true;
+        cut.push(started(run));
     }
-    head_missing
+    let last_cut = cut.iter().max();
+    let first_intact = intact.iter().min();
+    match (last_cut, first_intact) {
+        (None, _) => false,
+        (Some(c), Some(i)) => c < i,
+        (Some(_), None) => true,
+    }
 }
 
 struct Context<'a> {
@@ -341,22 +352,25 @@ fn runs_fully_stored(cx: &Context, truth: &RunTruth, f: &mut Findings) {
             let how = if matching < stored.len().min(emitted.len()) {
                 format!("the stored events differ from the emitted ones at position {matching}")
             } else {
-                format!(
-                    "{} of {} events stored",
-                    stored.len(),
-                    emitted.len()
-                )
+                format!("{} of {} events stored", stored.len(), emitted.len())
             };
-            f.add(
-                BugId::R4,
-                format!("{} ({outcome:?}): {how}", spec.id),
-            );
+            f.add(BugId::R4, format!("{} ({outcome:?}): {how}", spec.id));
         }
     }
 }
 
 fn differ<T: PartialEq>(both: &Both<Answer<T>>) -> bool {
     both.memory != both.sqlite
+}
+
+/// Two answers of row lists, in words: their seqs, or that only their contents differ.
+fn rows_differ(a: &Answer<Vec<RunEvent>>, b: &Answer<Vec<RunEvent>>) -> String {
+    let (x, y) = (seqs_of(a), seqs_of(b));
+    if x == y {
+        format!("the same rows {x} with different contents")
+    } else {
+        format!("memory {x} vs sqlite {y}")
+    }
 }
 
 fn seqs_of(rows: &Answer<Vec<RunEvent>>) -> String {
@@ -442,9 +456,8 @@ fn backends_agree(cx: &Context, f: &mut Findings) {
                     f.add(
                         BugId::R9,
                         format!(
-                            "list_messages({t}, {limit}, {cursor:?}): memory {} vs sqlite {}",
-                            seqs_of(&rows.memory),
-                            seqs_of(&rows.sqlite)
+                            "list_messages({t}, {limit}, {cursor:?}): {}",
+                            rows_differ(&rows.memory, &rows.sqlite)
                         ),
                     );
                 }
@@ -459,9 +472,8 @@ fn backends_agree(cx: &Context, f: &mut Findings) {
                     f.add(
                         BugId::R9,
                         format!(
-                            "paging {t} by {limit} (backward {backward}): memory {} vs sqlite {}",
-                            seqs_of(&rows.memory),
-                            seqs_of(&rows.sqlite)
+                            "paging {t} by {limit} (backward {backward}): {}",
+                            rows_differ(&rows.memory, &rows.sqlite)
                         ),
                     );
                 }
@@ -471,10 +483,9 @@ fn backends_agree(cx: &Context, f: &mut Findings) {
                     f.add(
                         BugId::R9,
                         format!(
-                            "list_events({}): memory {} vs sqlite {}",
+                            "list_events({}): {}",
                             cx.scenario.runs[*run].id,
-                            seqs_of(&rows.memory),
-                            seqs_of(&rows.sqlite)
+                            rows_differ(&rows.memory, &rows.sqlite)
                         ),
                     );
                 }
@@ -485,9 +496,8 @@ fn backends_agree(cx: &Context, f: &mut Findings) {
         f.add(
             BugId::R9,
             format!(
-                "the stores hold different rows: memory {} vs sqlite {}",
-                len_of(&cx.record.dumps.memory),
-                len_of(&cx.record.dumps.sqlite)
+                "the stores hold different rows: {}",
+                rows_differ(&cx.record.dumps.memory, &cx.record.dumps.sqlite)
             ),
         );
     }
@@ -545,8 +555,9 @@ fn reads_match_the_model(cx: &Context, snapshots: &mut Snapshots, f: &mut Findin
                     // No message row yet: /history falls back to the checkpoint, as documented
                     // for threads older than the store; the model must require nothing.
                     if let Err(m) = truth.check_history(tid, &[]) {
-                        f.catch_all
-                            .push(format!("{t}: the store has no message but the model says {m:?}"));
+                        f.catch_all.push(format!(
+                            "{t}: the store has no message but the model says {m:?}"
+                        ));
                     }
                     continue;
                 }
@@ -660,6 +671,15 @@ fn check_history_view(
         return false;
     }
     if let Some(c) = count {
+        if observed.is_empty() && c > 0 {
+            // Not a capped read (that keeps the latest messages): the view did not read the
+            // event store at all (an empty or missing checkpoint).
+            f.add(
+                BugId::R1,
+                format!("/history of {t} shows no message, the event store holds {c}: read from the checkpoint"),
+            );
+            return false;
+        }
         if observed.len() as u64 != c {
             f.add(
                 BugId::R2,
@@ -903,8 +923,9 @@ mod tests {
         assert!(!only_oldest_missing(&t, "t", &all), "nothing missing");
         assert!(only_oldest_missing(&t, "t", &all[2..]));
         assert!(only_oldest_missing(&t, "t", &all[4..]));
-        // A lost tail is not a lost head.
+        // A lost tail is not a lost head, nor is a later run lost whole.
         assert!(!only_oldest_missing(&t, "t", &all[..5]));
+        assert!(!only_oldest_missing(&t, "t", &all[..3]));
         let mut gap = all.clone();
         gap.remove(4);
         assert!(!only_oldest_missing(&t, "t", &gap));

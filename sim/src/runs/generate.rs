@@ -13,7 +13,9 @@
 //! batch writes fail and when a worker crashes.
 
 use super::options::RunsOptions;
-use super::scenario::{Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, Summarize, Target, ToolSpec};
+use super::scenario::{
+    Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, Summarize, Target, ToolSpec,
+};
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -164,7 +166,11 @@ impl Generator<'_> {
                     .map(|j| {
                         let after_ms = self.pause();
                         ToolSpec {
-                            name: TOOLS.choose(&mut self.rng).copied().unwrap_or("python").into(),
+                            name: TOOLS
+                                .choose(&mut self.rng)
+                                .copied()
+                                .unwrap_or("python")
+                                .into(),
                             result: format!("{id} result {t}.{s}.{j}"),
                             after_ms,
                         }
@@ -364,7 +370,10 @@ impl Generator<'_> {
 /// Failing batch writes and a worker crash, from the fault stream only.
 fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> (Vec<u64>, Vec<Crash>) {
     let mut rng = seed.stream(Stream::Faults);
-    let events: u32 = runs.iter().map(|r| expanded_len(&r.messages) * 3 / 2 + 2).sum();
+    let events: u32 = runs
+        .iter()
+        .map(|r| expanded_len(&r.messages) * 3 / 2 + 2)
+        .sum();
     let calls = (u64::from(events) / options.flush_threshold_events as u64 + runs.len() as u64 * 2)
         .min(400);
     let mut failing = Vec::new();
@@ -382,7 +391,9 @@ fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> (Vec<u64>, 
             .filter(|r| !r.id.starts_with("long-"))
             .map(|r| expanded_len(&r.messages))
             .sum();
-        let span = (f64::from(ordinary) * options.pause_probability * 1.5) as u32 + 4 * runs.len() as u32 + 5;
+        let span = (f64::from(ordinary) * options.pause_probability * 1.5) as u32
+            + 4 * runs.len() as u32
+            + 5;
         crashes.push(Crash {
             worker: rng.random_range(0..options.workers),
             at_ms: rng.random_range(1..=span),

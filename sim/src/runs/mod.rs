@@ -93,7 +93,9 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
                             "{:<5} {:<8} {}",
                             m.get("type").and_then(|v| v.as_str()).unwrap_or("?"),
                             m.get("run_id").and_then(|v| v.as_str()).unwrap_or("-"),
-                            history::runs::content_text(m.get("content").unwrap_or(&serde_json::Value::Null))
+                            history::runs::content_text(
+                                m.get("content").unwrap_or(&serde_json::Value::Null)
+                            )
                         )
                     })
                     .collect();
@@ -108,7 +110,11 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
         }
     }
     for s in &record.summaries {
-        let _ = writeln!(out, "  checkpoint summarized by {}:", scenario.runs[s.run].id);
+        let _ = writeln!(
+            out,
+            "  checkpoint summarized by {}:",
+            scenario.runs[s.run].id
+        );
         show(&mut out, &check::describe_messages(&s.messages));
     }
     let mut snapshots = truth::Snapshots::new(scenario, &record.truth);

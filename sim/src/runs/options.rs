@@ -193,7 +193,9 @@ mod tests {
 
     #[test]
     fn swarming_switches_different_subsets_on_and_long_threads_are_a_share() {
-        let all: Vec<RunsOptions> = (0..200).map(|s| RunsOptions::from_seed(SeedRng::new(s))).collect();
+        let all: Vec<RunsOptions> = (0..200)
+            .map(|s| RunsOptions::from_seed(SeedRng::new(s)))
+            .collect();
         let subsets: std::collections::BTreeSet<Vec<bool>> = all
             .iter()
             .map(|o| {

@@ -187,13 +187,21 @@ pub struct ToolSpec {
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {
     /// Dispatch a run to its worker (does not wait for it to finish).
-    Start { run: String },
+    Start {
+        run: String,
+    },
     /// Wait until the run has stopped; the client has then seen its messages streamed live.
-    Wait { run: String },
-    Sleep { ms: u32 },
+    Wait {
+        run: String,
+    },
+    Sleep {
+        ms: u32,
+    },
     /// Read the thread's `/history`, `/messages` and `count_messages`, from both backends; the
     /// client then renders `/history`.
-    Views { thread: String },
+    Views {
+        thread: String,
+    },
     /// One raw `list_messages` page from both backends (no cursor, `before`, `after` or both).
     Page {
         thread: String,
@@ -212,7 +220,9 @@ pub enum Op {
         backward: bool,
     },
     /// `list_events` of one run, from both backends.
-    Events { run: String },
+    Events {
+        run: String,
+    },
     /// A user rates an AI message the client renders for the thread.
     Rate {
         thread: String,
@@ -445,7 +455,10 @@ mod tests {
             text: "hello".into(),
             after_ms: 0,
         });
-        assert!(s.validate().unwrap_err().starts_with("runs[0].messages[2].text"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("runs[0].messages[2].text"));
         let mut s = small();
         s.ops.insert(
             0,

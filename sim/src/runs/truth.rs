@@ -40,7 +40,9 @@ impl<'a> Snapshots<'a> {
                 .unwrap_or("");
             match event {
                 TruthEvent::Start => self.truth.start_run(thread, &spec.id),
-                TruthEvent::Message { kind, text } => self.truth.emit(thread, &spec.id, *kind, text),
+                TruthEvent::Message { kind, text } => {
+                    self.truth.emit(thread, &spec.id, *kind, text)
+                }
                 TruthEvent::Stop(outcome) => self.truth.stop_run(thread, &spec.id, *outcome),
             }
             self.next += 1;

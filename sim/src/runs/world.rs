@@ -270,7 +270,10 @@ impl World {
         }
     }
 
-    fn both<T>(&self, f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>) -> Both<Answer<T>> {
+    fn both<T>(
+        &self,
+        f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
+    ) -> Both<Answer<T>> {
         Both {
             memory: text_of(f(&self.memory)),
             sqlite: text_of(f(&self.sqlite)),
@@ -453,7 +456,9 @@ impl RunEventStore for Tap {
     }
 
     fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.world.store(self.world.primary).count_messages(thread_id)
+        self.world
+            .store(self.world.primary)
+            .count_messages(thread_id)
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
@@ -806,8 +811,7 @@ async fn dispatch(worker: u8, run: usize) -> std::io::Result<()> {
 /// A message users can rate: a final AI answer (no tool calls).
 fn is_final_ai(m: &Value) -> bool {
     m.get("type").and_then(Value::as_str) == Some("ai")
-        && m
-            .get("tool_calls")
+        && m.get("tool_calls")
             .and_then(Value::as_array)
             .is_none_or(Vec::is_empty)
 }
@@ -1084,7 +1088,10 @@ impl Client {
                 thread_id: world.thread_id(thread),
                 run_id: run_id.clone(),
                 user_id: user.to_string(),
-                message_id: message.get("id").and_then(Value::as_str).map(str::to_string),
+                message_id: message
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 rating: if up { Thumb::Up } else { Thumb::Down },
                 comment: None,
                 created_at_ns: now_ns(),
