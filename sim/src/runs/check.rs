@@ -13,7 +13,7 @@
 use super::scenario::RunsScenario;
 use super::script::expand;
 use super::truth::Snapshots;
-use super::world::{Answer, Both, EmittedEvent, ReadKind, WorldRecord};
+use super::world::{Answer, Both, EmittedEvent, RatedFrom, ReadKind, WorldRecord};
 use crate::display::StoreKind;
 use crate::outcome::Violation;
 use history::runs::{content_text, ChatMessage, MessageKind as Shape, RunEvent};
@@ -233,7 +233,8 @@ pub fn check(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) 
     let mut snapshots = Snapshots::new(scenario, &record.truth);
     reads_match_the_model(&cx, &mut snapshots, &mut f);
     ids_are_stable(&cx, &mut f);
-    ratings_land_on_their_run(&cx, snapshots.at_end(), &mut f);
+    let mut snapshots = Snapshots::new(scenario, &record.truth);
+    ratings_land_on_their_run(&cx, &mut snapshots, &mut f);
     f.into_violations()
 }
 
@@ -820,12 +821,15 @@ fn ids_are_stable(cx: &Context, f: &mut Findings) {
 }
 
 /// R6, R8: every rating lands on the run that produced the rated message; a rating right after
-/// a run ended targets that run (a mapping refreshed at that instant would have found it).
-fn ratings_land_on_their_run(cx: &Context, truth: &RunTruth, f: &mut Findings) {
+/// a run ended targets that run (a mapping refreshed at that instant would have found it). A
+/// message the client only knows from the checkpoint fallback (no message of the thread was
+/// stored when it read /history) may map to no run, never to a wrong one.
+fn ratings_land_on_their_run(cx: &Context, snapshots: &mut Snapshots, f: &mut Findings) {
     let mut all_right = true;
     let mut expected_ratings = RatingTruth::new();
     for r in &cx.record.ratings {
         let tid = cx.thread_id(&r.thread);
+        let truth = snapshots.before(r.op);
         let Some(expected) = truth.run_emitting(tid, &r.text) else {
             all_right = false;
             f.catch_all.push(format!(
@@ -835,12 +839,15 @@ fn ratings_land_on_their_run(cx: &Context, truth: &RunTruth, f: &mut Findings) {
             ));
             continue;
         };
+        if r.source == RatedFrom::Checkpoint && r.client.is_none() {
+            continue; // dropped, not misdirected: nothing was rated
+        }
         expected_ratings.rate(tid, &expected, &r.user, if r.up { 1 } else { -1 });
         if r.client.as_deref() == Some(expected.as_str()) {
             continue;
         }
         all_right = false;
-        if r.live && r.fresh.as_deref() == Some(expected.as_str()) {
+        if r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str()) {
             f.add(
                 BugId::R8,
                 format!(

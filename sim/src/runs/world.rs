@@ -122,12 +122,25 @@ pub struct RatingRecord {
     pub up: bool,
     /// The rated message's text (unique on its thread).
     pub text: String,
-    /// The message was rendered without a run_id (streamed live, not read from a view).
-    pub live: bool,
+    /// Where the client got the rated message from.
+    pub source: RatedFrom,
     /// The run the client's mapper chose (the rating went there; `None`: it was dropped).
     pub client: Option<String>,
     /// The run a mapper refreshed at this instant chooses.
     pub fresh: Option<String>,
+}
+
+/// Where a rendered message came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatedFrom {
+    /// A view of the event store: it carries its run_id.
+    View,
+    /// The live stream of a run the client saw end: no run_id yet, an id the mapper must know
+    /// once it refreshed at that run's end.
+    Stream,
+    /// The checkpoint, which /history falls back to while the store has no message of the
+    /// thread: no run_id, and the mapper may not know it.
+    Checkpoint,
 }
 
 /// A checkpoint the summarization middleware produced.
@@ -796,6 +809,8 @@ struct Client {
     rendered: BTreeMap<String, Vec<Value>>,
     /// Per thread key: the rendered positions streamed by the run it waited for last.
     live: BTreeMap<String, Range<usize>>,
+    /// Per thread key: every rendered position that came from a live stream.
+    streamed: BTreeMap<String, BTreeSet<usize>>,
     mappers: BTreeMap<String, FeedbackMapper>,
 }
 
@@ -1005,6 +1020,10 @@ impl Client {
                 let from = rendered.len();
                 rendered.extend(streamed);
                 let to = rendered.len();
+                self.streamed
+                    .entry(thread.clone())
+                    .or_default()
+                    .extend(from..to);
                 self.live.insert(thread.clone(), from..to);
             }
             _ => {
@@ -1037,6 +1056,7 @@ impl Client {
         };
         self.rendered.insert(thread.to_string(), rendered);
         self.live.remove(thread);
+        self.streamed.remove(thread);
         self.push_read(
             world,
             op,
@@ -1071,7 +1091,17 @@ impl Client {
         };
         let message = &rendered[index];
         let text = content_text(message.get("content").unwrap_or(&Value::Null));
-        let live = message.get("run_id").is_none();
+        let source = if message.get("run_id").is_some() {
+            RatedFrom::View
+        } else if self
+            .streamed
+            .get(thread)
+            .is_some_and(|s| s.contains(&index))
+        {
+            RatedFrom::Stream
+        } else {
+            RatedFrom::Checkpoint
+        };
         let primary = world.store(world.primary);
         let client = self.mapper(world, thread).run_for(&rendered, index);
         let fresh = {
@@ -1106,7 +1136,7 @@ impl Client {
             user: user.to_string(),
             up,
             text,
-            live,
+            source,
             client,
             fresh,
         });
@@ -1127,4 +1157,63 @@ async fn client(world: Rc<World>) -> turmoil::Result {
         cx.views(&world, thread);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(n: usize) -> MemoryRunEventStore {
+        let store = MemoryRunEventStore::new(Planted::none());
+        let events = (0..n)
+            .map(|i| NewRunEvent {
+                thread_id: "t".into(),
+                run_id: "r".into(),
+                user_id: None,
+                event_type: if i % 3 == 2 {
+                    "llm_response"
+                } else {
+                    "human_message"
+                }
+                .into(),
+                category: if i % 3 == 2 {
+                    Category::Trace
+                } else {
+                    Category::Message
+                },
+                content: ChatMessage::human(format!("m{i}")).to_content(),
+                metadata: json!({}),
+                created_at_ns: i as i64,
+            })
+            .collect();
+        store.put_batch(events).expect("writes");
+        store
+    }
+
+    #[test]
+    fn paging_reads_every_message_in_order_both_ways() {
+        for n in [0, 1, 9, 10, 15] {
+            let store = store_with(n);
+            let all = store.count_messages("t").expect("counts") as usize;
+            for limit in [1, 2, 3, 7, 500] {
+                for backward in [false, true] {
+                    let rows = paginate(&store, "t", limit, backward).expect("reads");
+                    assert_eq!(rows.len(), all, "n {n} limit {limit} backward {backward}");
+                    assert!(rows.windows(2).all(|w| w[0].seq < w[1].seq));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_final_ai_answers_are_rated() {
+        assert!(is_final_ai(&json!({"type": "ai", "content": "x"})));
+        assert!(is_final_ai(
+            &json!({"type": "ai", "content": "x", "tool_calls": []})
+        ));
+        assert!(!is_final_ai(
+            &json!({"type": "ai", "content": "x", "tool_calls": [{"id": "c"}]})
+        ));
+        assert!(!is_final_ai(&json!({"type": "human", "content": "x"})));
+    }
 }
