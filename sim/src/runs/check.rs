@@ -16,7 +16,7 @@ use super::truth::Snapshots;
 use super::world::{Answer, Both, EmittedEvent, RatedFrom, ReadKind, WorldRecord};
 use crate::display::StoreKind;
 use crate::outcome::Violation;
-use history::runs::{content_text, ChatMessage, MessageKind as Shape, RunEvent};
+use history::runs::{content_text, MessageKind as Shape, RunEvent};
 use history::BugId;
 use model::runs::{ExpectedMessage, MessageKind, RatingTruth, RunOutcome, RunTruth};
 use serde_json::Value;
@@ -889,14 +889,6 @@ fn ratings_land_on_their_run(cx: &Context, snapshots: &mut Snapshots, f: &mut Fi
             );
         }
     }
-}
-
-/// The messages of a checkpoint, as text, for people.
-pub fn describe_messages(messages: &[ChatMessage]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| format!("{:?} {}", m.kind, short(&m.text())))
-        .collect()
 }
 
 #[cfg(test)]

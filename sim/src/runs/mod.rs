@@ -115,7 +115,12 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
             "  checkpoint summarized by {}:",
             scenario.runs[s.run].id
         );
-        show(&mut out, &check::describe_messages(&s.messages));
+        let lines: Vec<String> = s
+            .messages
+            .iter()
+            .map(|m| format!("{:?} {}", m.kind, m.text()))
+            .collect();
+        show(&mut out, &lines);
     }
     let mut snapshots = truth::Snapshots::new(scenario, &record.truth);
     let truth = snapshots.at_end();
