@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod report;
 pub mod rng;
 pub mod run;
+pub mod runs;
 pub mod scenario_file;
 pub mod shrink;
 pub mod trace;

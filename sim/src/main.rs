@@ -329,12 +329,9 @@ fn shrink_seed(seed: u64, world: &WorldArgs, time_cap_s: u64, out: &std::path::P
         println!("seed {seed} passes: nothing to shrink");
         return ExitCode::from(EXIT_USAGE);
     };
-    let Some(scenario) = sim::run::display_scenario_of(seed, &config) else {
-        println!("seed {seed}: its workload cannot be shrunk yet");
-        return ExitCode::from(EXIT_USAGE);
-    };
+    let scenario = sim::run::scenario_of(seed, &config);
     println!("shrinking seed {seed} (violates {target}), at most {time_cap_s} s ...");
-    let shrunk = sim::shrink::shrink_display(
+    let shrunk = sim::shrink::shrink(
         &scenario,
         &sim::shrink::ShrinkOptions {
             target,

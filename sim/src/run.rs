@@ -3,6 +3,7 @@
 use crate::display::{self, DisplayOptions, StoreKind, WorldConfig};
 use crate::outcome::Violation;
 use crate::rng::{SeedRng, Stream};
+use crate::runs::{self, RunsOptions};
 use crate::scenario_file::{ScenarioFile, Script};
 use history::{BugId, Planted};
 use rand::Rng;
@@ -26,15 +27,18 @@ use std::fmt;
 pub enum Workload {
     /// Display events through the fan-out bus, persisters and the projector (P IDs).
     Display,
+    /// Run journals, the run-event stores, summarization, the views and feedback (R IDs).
+    Runs,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 1] = [Workload::Display];
+    pub const ALL: [Workload; 2] = [Workload::Display, Workload::Runs];
 
     /// The workload whose invariants cover `id`.
     pub fn covering(id: BugId) -> Option<Workload> {
         match id.family() {
             'P' => Some(Workload::Display),
+            'R' => Some(Workload::Runs),
             _ => None,
         }
     }
@@ -42,6 +46,7 @@ impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Display => "display",
+            Workload::Runs => "runs",
         }
     }
 
@@ -75,6 +80,7 @@ pub enum WorkloadChoice {
     /// Every workload, mixed by seed.
     All,
     Display,
+    Runs,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -110,6 +116,7 @@ impl RunConfig {
         }
         match self.workload {
             WorkloadChoice::Display => Workload::Display,
+            WorkloadChoice::Runs => Workload::Runs,
             WorkloadChoice::All => {
                 let mut rng = SeedRng::new(seed).stream(Stream::Mix);
                 Workload::ALL[rng.random_range(0..Workload::ALL.len())]
@@ -156,6 +163,7 @@ pub fn workload_choice_name(w: WorkloadChoice) -> &'static str {
     match w {
         WorkloadChoice::All => "all",
         WorkloadChoice::Display => "display",
+        WorkloadChoice::Runs => "runs",
     }
 }
 
@@ -208,6 +216,27 @@ pub fn display_scenario_of(seed: u64, config: &RunConfig) -> Option<display::Dis
     Some(display::generate::generate(rng, &options))
 }
 
+/// The runs scenario seed `seed` plays under `config`, if it runs the runs workload.
+pub fn runs_scenario_of(seed: u64, config: &RunConfig) -> Option<runs::RunsScenario> {
+    if config.workload_of(seed) != Workload::Runs {
+        return None;
+    }
+    let rng = SeedRng::new(seed);
+    Some(runs::generate::generate(rng, &RunsOptions::from_seed(rng)))
+}
+
+/// The scenario seed `seed` plays under `config`, whatever its workload.
+pub fn scenario_of(seed: u64, config: &RunConfig) -> crate::shrink::Scenario {
+    match runs_scenario_of(seed, config) {
+        Some(r) => crate::shrink::Scenario::Runs(r),
+        None => {
+            let rng = SeedRng::new(seed);
+            let options = DisplayOptions::from_seed(rng, config.replicas);
+            crate::shrink::Scenario::Display(display::generate::generate(rng, &options))
+        }
+    }
+}
+
 /// Runs `seed` under `config`.
 pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
     let workload = config.workload_of(seed);
@@ -239,6 +268,30 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 converged_after_ms: run.converged_after_ms,
             }
         }
+        Workload::Runs => {
+            let options = RunsOptions::from_seed(rng);
+            let scenario = runs::generate::generate(rng, &options);
+            let world = WorldConfig {
+                store: config.store,
+                planted: config.planted(),
+                keep_trace: config.keep_trace,
+            };
+            let run = runs::run_scenario(&scenario, &world);
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.events,
+                sim_elapsed_ms: run.sim_elapsed_ms,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
+            }
+        }
     }
 }
 
@@ -259,6 +312,21 @@ pub fn run_scenario_file(
         Some(Script::Display(d)) => {
             let run = display::run_scenario(
                 d,
+                &WorldConfig {
+                    store,
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        Some(Script::Runs(r)) => {
+            let run = runs::run_scenario(
+                r,
                 &WorldConfig {
                     store,
                     planted: Planted::from_option(planted),

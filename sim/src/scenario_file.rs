@@ -1,6 +1,7 @@
 //! Scenario files: a hand-readable, versioned TOML format for a scripted run.
 //!
-//! A file names the catalog ID it reproduces and holds one workload's script. `histsim scenarios`
+//! A file names the catalog ID it reproduces and holds one workload's script: a `[display]`
+//! table for a P ID, a `[runs]` table for an R ID (exactly one of them). `histsim scenarios`
 //! runs each file twice: with that ID's planted bug on it must report a violation of that ID (the
 //! bug reproduces), and with it off it must pass (the fix holds).
 //!
@@ -15,6 +16,7 @@
 //! ```
 
 use crate::display::DisplayScenario;
+use crate::runs::RunsScenario;
 use history::BugId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -39,6 +41,9 @@ pub struct ScenarioFile {
     /// The display workload's script.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<DisplayScenario>,
+    /// The runs workload's script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<RunsScenario>,
 }
 
 /// A scenario file that cannot be used, with the file, the field and what was expected.
@@ -68,11 +73,16 @@ impl std::error::Error for ScenarioError {}
 /// The workload of a scenario file.
 pub enum Script<'a> {
     Display(&'a DisplayScenario),
+    Runs(&'a RunsScenario),
 }
 
 impl ScenarioFile {
     pub fn script(&self) -> Option<Script<'_>> {
-        self.display.as_ref().map(Script::Display)
+        match (&self.display, &self.runs) {
+            (Some(d), None) => Some(Script::Display(d)),
+            (None, Some(r)) => Some(Script::Runs(r)),
+            _ => None,
+        }
     }
 
     /// Parses `text` (the contents of `path`).
@@ -97,20 +107,35 @@ impl ScenarioFile {
                 ),
             ));
         }
-        match (&file.display, file.id.family()) {
-            (None, _) => {
+        match (&file.display, &file.runs, file.id.family()) {
+            (None, None, _) => {
                 return Err(err(
                     None,
-                    "expected a workload table: [display]".to_string(),
+                    "expected a workload table: [display] or [runs]".to_string(),
                 ))
             }
-            (Some(d), 'P') => d
+            (Some(_), Some(_), _) => {
+                return Err(err(
+                    None,
+                    "expected one workload table, found both [display] and [runs]".to_string(),
+                ))
+            }
+            (Some(d), None, 'P') => d
                 .validate()
                 .map_err(|m| err(Some(format!("display.{}", field_of(&m))), m))?,
-            (Some(_), other) => {
+            (None, Some(r), 'R') => r
+                .validate()
+                .map_err(|m| err(Some(format!("runs.{}", field_of(&m))), m))?,
+            (Some(_), None, other) => {
                 return Err(err(
                     Some("id".into()),
                     format!("a [display] scenario reproduces a P ID, found a {other} ID"),
+                ))
+            }
+            (None, Some(_), other) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!("a [runs] scenario reproduces an R ID, found a {other} ID"),
                 ))
             }
         }
@@ -185,7 +210,50 @@ mod tests {
             description: "d".into(),
             origin: None,
             display: Some(generate(seed, &DisplayOptions::from_seed(seed, None))),
+            runs: None,
         }
+    }
+
+    #[test]
+    fn a_generated_runs_scenario_round_trips_through_toml() {
+        use crate::runs::{generate::generate as generate_runs, RunsOptions};
+        for s in 0..40 {
+            let seed = SeedRng::new(s);
+            let file = ScenarioFile {
+                id: BugId::R1,
+                display: None,
+                runs: Some(generate_runs(seed, &RunsOptions::from_seed(seed))),
+                ..sample()
+            };
+            let text = file.to_toml().expect("serializes");
+            let back = ScenarioFile::parse(Path::new("x.toml"), &text)
+                .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
+            assert_eq!(back, file, "seed {s}");
+            let wrong = ScenarioFile {
+                id: BugId::P1,
+                ..file
+            };
+            let e = ScenarioFile::parse(Path::new("w.toml"), &wrong.to_toml().expect("serializes"))
+                .expect_err("an R script for a P ID");
+            assert!(e.to_string().contains("field `id`"), "{e}");
+        }
+    }
+
+    #[test]
+    fn runs_reference_errors_name_the_field() {
+        use crate::runs::{generate::generate as generate_runs, RunsOptions};
+        let seed = SeedRng::new(4);
+        let mut runs = generate_runs(seed, &RunsOptions::from_seed(seed));
+        runs.runs[0].thread = "nowhere".into();
+        let file = ScenarioFile {
+            id: BugId::R4,
+            display: None,
+            runs: Some(runs),
+            ..sample()
+        };
+        let text = file.to_toml().expect("serializes");
+        let e = ScenarioFile::parse(Path::new("r.toml"), &text).expect_err("must fail");
+        assert!(e.to_string().contains("runs.runs[0].thread"), "{e}");
     }
 
     #[test]

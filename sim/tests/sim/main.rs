@@ -3,4 +3,5 @@
 mod campaigns;
 mod determinism;
 mod planted;
+mod runs;
 mod scenarios;

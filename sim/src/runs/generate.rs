@@ -1,0 +1,454 @@
+//! Seed -> scenario: lead agents running multi-run threads as the platform's workers do.
+//!
+//! Runs ask a question, call tools (1 to 3 calls a step, their results following), answer, and
+//! sometimes take a second turn; some summarize their checkpoint over a random token budget, some
+//! run as legacy runs with a NULL user; some are killed hard, cancelled or error at a random
+//! message. The client starts runs (the next one before this one ends, often on the same thread
+//! and worker: concurrent writers), waits for them, reads the views, pages through the messages
+//! with random limits and cursors, and rates old answers and the answer it just saw streamed. A
+//! share of seeds adds a long thread (past 200, 500 or 1000 messages, exact page multiples and
+//! one past). Every text names its run, so texts are unique per thread.
+//!
+//! The workload stream decides what agents and the client do; the fault stream decides which
+//! batch writes fail and when a worker crashes.
+
+use super::options::RunsOptions;
+use super::scenario::{
+    Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, Summarize, Target, ToolSpec,
+};
+use crate::rng::{SeedRng, Stream};
+use rand::seq::IndexedRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+const TOOLS: [&str; 4] = ["web_search", "read_file", "python", "fetch_url"];
+const USERS: [&str; 2] = ["user-1", "user-2"];
+/// The thread key of the long thread.
+pub const LONG_THREAD: &str = "long";
+
+/// Builds the scenario of `seed` under `options`.
+pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
+    let mut ids = seed.substream(Stream::Workload, 1);
+    let mut threads = BTreeMap::new();
+    let keys: Vec<String> = (0..options.threads).map(|i| format!("t{i}")).collect();
+    for k in &keys {
+        threads.insert(k.clone(), uuid_like(&mut ids));
+    }
+    let mut gen = Generator {
+        rng: seed.stream(Stream::Workload),
+        options,
+        runs: Vec::new(),
+        ops: Vec::new(),
+        messages_on: BTreeMap::new(),
+    };
+    let mut pending: Vec<usize> = Vec::new();
+    let mut overlap: Option<(String, u8)> = None;
+    for i in 0..options.runs as usize {
+        let (thread, worker) = match overlap.take() {
+            Some((t, w)) => {
+                let thread = if gen.rng.random_bool(0.7) {
+                    t
+                } else {
+                    gen.pick(&keys)
+                };
+                let worker = if gen.rng.random_bool(0.6) {
+                    w
+                } else {
+                    gen.rng.random_range(0..options.workers)
+                };
+                (thread, worker)
+            }
+            None => {
+                let t = gen.pick(&keys);
+                (t, gen.rng.random_range(0..options.workers))
+            }
+        };
+        let r = gen.ordinary_run(i, thread.clone(), worker);
+        gen.ops.push(Op::Start {
+            run: gen.runs[r].id.clone(),
+        });
+        pending.push(r);
+        if i + 1 < options.runs as usize && gen.chance(options.concurrent_probability) {
+            overlap = Some((thread, worker));
+            continue;
+        }
+        for r in std::mem::take(&mut pending) {
+            gen.wait_and_look(r);
+        }
+    }
+    for r in std::mem::take(&mut pending) {
+        gen.wait_and_look(r);
+    }
+    if options.long_thread_messages > 0 {
+        threads.insert(LONG_THREAD.to_string(), uuid_like(&mut ids));
+        gen.long_thread(options.long_thread_messages);
+    }
+    let (failing_write_calls, crashes) = faults(seed, options, &gen.runs);
+    let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
+    RunsScenario {
+        network_seed,
+        workers: options.workers,
+        flush_threshold_events: options.flush_threshold_events,
+        page_size_events: options.page_size_events,
+        failing_write_calls,
+        crashes,
+        threads,
+        runs: gen.runs,
+        ops: gen.ops,
+    }
+}
+
+/// A version-4-looking uuid, as thread ids look.
+fn uuid_like(rng: &mut ChaCha8Rng) -> String {
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        rng.random::<u32>(),
+        rng.random::<u16>(),
+        rng.random::<u16>() & 0xfff,
+        rng.random::<u16>() & 0xfff,
+        rng.random::<u64>() & 0xffff_ffff_ffff
+    )
+}
+
+/// Messages a spec expands to.
+fn expanded_len(messages: &[MessageSpec]) -> u32 {
+    messages
+        .iter()
+        .map(|m| match m {
+            MessageSpec::Human { .. } | MessageSpec::Ai { .. } => 1,
+            MessageSpec::ToolStep { calls, .. } => 1 + calls.len() as u32,
+            MessageSpec::Bulk { messages } => *messages,
+        })
+        .sum()
+}
+
+struct Generator<'a> {
+    rng: ChaCha8Rng,
+    options: &'a RunsOptions,
+    runs: Vec<RunSpec>,
+    ops: Vec<Op>,
+    /// Messages scripted per thread so far: the scale of cursors and limits.
+    messages_on: BTreeMap<String, u32>,
+}
+
+impl Generator<'_> {
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.random_bool(p.min(1.0))
+    }
+
+    fn pick(&mut self, keys: &[String]) -> String {
+        keys.choose(&mut self.rng).cloned().unwrap_or_default()
+    }
+
+    fn pause(&mut self) -> u32 {
+        if self.chance(self.options.pause_probability) {
+            self.rng.random_range(1..=2)
+        } else {
+            0
+        }
+    }
+
+    fn ordinary_run(&mut self, i: usize, thread: String, worker: u8) -> usize {
+        let o = self.options;
+        let id = format!("run-{i}");
+        let mut messages = Vec::new();
+        let turns = 1 + usize::from(self.chance(o.second_turn_probability));
+        for t in 0..turns {
+            let after_ms = self.pause();
+            messages.push(MessageSpec::Human {
+                text: format!("{id} question {t}"),
+                after_ms,
+            });
+            let mut s = 0;
+            while s < 4 && self.chance(o.tool_probability) {
+                let calls = (0..self.rng.random_range(1..=3))
+                    .map(|j| {
+                        let after_ms = self.pause();
+                        ToolSpec {
+                            name: TOOLS
+                                .choose(&mut self.rng)
+                                .copied()
+                                .unwrap_or("python")
+                                .into(),
+                            result: format!("{id} result {t}.{s}.{j}"),
+                            after_ms,
+                        }
+                    })
+                    .collect();
+                let after_ms = self.pause();
+                messages.push(MessageSpec::ToolStep {
+                    text: format!("{id} step {t}.{s}"),
+                    calls,
+                    after_ms,
+                });
+                s += 1;
+            }
+            let after_ms = self.pause();
+            messages.push(MessageSpec::Ai {
+                text: format!("{id} answer {t}"),
+                after_ms,
+            });
+        }
+        let len = expanded_len(&messages);
+        let stop = if self.chance(o.kill_probability) {
+            Stop::Kill {
+                after: self.rng.random_range(0..=len),
+            }
+        } else if self.chance(o.cancel_probability) {
+            Stop::Cancel {
+                after: self.rng.random_range(0..=len),
+            }
+        } else if self.chance(o.error_probability) {
+            Stop::Error {
+                after: self.rng.random_range(0..=len),
+            }
+        } else {
+            Stop::End
+        };
+        let summarize = self.summarize();
+        let user = if self.chance(o.legacy_user_probability) {
+            None
+        } else {
+            USERS.choose(&mut self.rng).map(|u| u.to_string())
+        };
+        *self.messages_on.entry(thread.clone()).or_default() += len;
+        self.runs.push(RunSpec {
+            id,
+            thread,
+            worker,
+            user,
+            summarize,
+            stop,
+            messages,
+        });
+        self.runs.len() - 1
+    }
+
+    fn summarize(&mut self) -> Option<Summarize> {
+        if !self.chance(self.options.summarize_probability) {
+            return None;
+        }
+        let keep_messages = if self.rng.random_bool(0.4) {
+            20
+        } else {
+            self.rng.random_range(1..=8)
+        };
+        Some(Summarize {
+            budget_tokens: self.rng.random_range(20..=300),
+            keep_messages,
+        })
+    }
+
+    /// Waits for run `r`, then maybe rates its answer right away, reads, pages and rates.
+    fn wait_and_look(&mut self, r: usize) {
+        let o = self.options;
+        let (id, thread) = (self.runs[r].id.clone(), self.runs[r].thread.clone());
+        self.ops.push(Op::Wait { run: id.clone() });
+        if self.chance(o.rate_live_probability) {
+            self.rate(&thread, Target::Live);
+        }
+        if self.chance(o.views_probability) {
+            self.ops.push(Op::Views {
+                thread: thread.clone(),
+            });
+        }
+        if self.chance(o.page_probability) {
+            self.pages(&thread);
+            if self.rng.random_bool(0.3) {
+                self.ops.push(Op::Events { run: id });
+            }
+        }
+        if self.chance(o.rate_old_probability) {
+            let n = self.rng.random_range(0..8);
+            self.rate(&thread, Target::Old(n));
+        }
+        if self.rng.random_bool(0.2) {
+            let ms = self.rng.random_range(1..=5);
+            self.ops.push(Op::Sleep { ms });
+        }
+    }
+
+    fn rate(&mut self, thread: &str, target: Target) {
+        let user = USERS.choose(&mut self.rng).copied().unwrap_or("user-1");
+        let up = self.rng.random_bool(0.7);
+        self.ops.push(Op::Rate {
+            thread: thread.to_string(),
+            user: user.to_string(),
+            up,
+            target,
+        });
+    }
+
+    /// A raw page with a random cursor and limit, then a paginated full read.
+    fn pages(&mut self, thread: &str) {
+        let scale = u64::from(self.messages_on.get(thread).copied().unwrap_or(1)) * 2 + 10;
+        let limit = if self.rng.random_bool(0.2) {
+            self.rng.random_range(0..=2000)
+        } else {
+            self.rng.random_range(0..=30)
+        };
+        let mut seq = || self.rng.random_range(0..=scale);
+        let (before, after) = match seq() % 4 {
+            0 => (None, None),
+            1 => (Some(seq()), None),
+            2 => (None, Some(seq())),
+            _ => {
+                let (a, b) = (seq(), seq());
+                (Some(a.max(b)), Some(a.min(b)))
+            }
+        };
+        self.ops.push(Op::Page {
+            thread: thread.to_string(),
+            limit,
+            before,
+            after,
+        });
+        // Small pages over short threads, large ones (still random) over long threads.
+        let limit = if scale > 800 || self.rng.random_bool(0.3) {
+            self.rng.random_range(50..=700)
+        } else {
+            self.rng.random_range(1..=25)
+        };
+        let backward = self.rng.random_bool(0.4);
+        self.ops.push(Op::Paginate {
+            thread: thread.to_string(),
+            limit,
+            backward,
+        });
+    }
+
+    /// One or two runs whose messages add up to exactly `total`, then reads of every kind.
+    fn long_thread(&mut self, total: u32) {
+        let parts = if total >= 400 && self.rng.random_bool(0.5) {
+            let first = self.rng.random_range(100..=total - 100);
+            vec![first, total - first]
+        } else {
+            vec![total]
+        };
+        let worker = self.rng.random_range(0..self.options.workers);
+        for (k, part) in parts.into_iter().enumerate() {
+            let id = format!("long-{k}");
+            let summarize = self.summarize();
+            let user = USERS.choose(&mut self.rng).map(|u| u.to_string());
+            self.runs.push(RunSpec {
+                id: id.clone(),
+                thread: LONG_THREAD.into(),
+                worker,
+                user,
+                summarize,
+                stop: Stop::End,
+                messages: vec![
+                    MessageSpec::Human {
+                        text: format!("{id} question"),
+                        after_ms: 1,
+                    },
+                    MessageSpec::Bulk {
+                        messages: part.saturating_sub(2).max(1),
+                    },
+                    MessageSpec::Ai {
+                        text: format!("{id} answer"),
+                        after_ms: 1,
+                    },
+                ],
+            });
+            *self.messages_on.entry(LONG_THREAD.into()).or_default() += part;
+            self.ops.push(Op::Start { run: id.clone() });
+            self.ops.push(Op::Wait { run: id });
+        }
+        self.ops.push(Op::Views {
+            thread: LONG_THREAD.into(),
+        });
+        if self.rng.random_bool(0.5) {
+            self.pages(LONG_THREAD);
+        }
+        let n = self.rng.random_range(0..8);
+        self.rate(LONG_THREAD, Target::Old(n));
+    }
+}
+
+/// Failing batch writes and a worker crash, from the fault stream only.
+fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> (Vec<u64>, Vec<Crash>) {
+    let mut rng = seed.stream(Stream::Faults);
+    let events: u32 = runs
+        .iter()
+        .map(|r| expanded_len(&r.messages) * 3 / 2 + 2)
+        .sum();
+    let calls = (u64::from(events) / options.flush_threshold_events as u64 + runs.len() as u64 * 2)
+        .min(400);
+    let mut failing = Vec::new();
+    if options.write_failure_probability > 0.0 {
+        for call in 0..calls {
+            if rng.random_bool(options.write_failure_probability) {
+                failing.push(call);
+            }
+        }
+    }
+    let mut crashes = Vec::new();
+    if options.crash_probability > 0.0 && rng.random_bool(options.crash_probability) {
+        let ordinary: u32 = runs
+            .iter()
+            .filter(|r| !r.id.starts_with("long-"))
+            .map(|r| expanded_len(&r.messages))
+            .sum();
+        let span = (f64::from(ordinary) * options.pause_probability * 1.5) as u32
+            + 4 * runs.len() as u32
+            + 5;
+        crashes.push(Crash {
+            worker: rng.random_range(0..options.workers),
+            at_ms: rng.random_range(1..=span),
+            down_ms: rng.random_range(1..=20),
+        });
+    }
+    (failing, crashes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_scenarios_validate_and_are_deterministic() {
+        for s in 0..300 {
+            let seed = SeedRng::new(s);
+            let options = RunsOptions::from_seed(seed);
+            let a = generate(seed, &options);
+            assert_eq!(a, generate(seed, &options), "seed {s}");
+            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
+            assert!(a.runs.len() >= options.runs as usize);
+        }
+    }
+
+    #[test]
+    fn long_threads_hit_their_exact_message_count() {
+        for &total in &super::super::options::LONG_THREAD_MESSAGES {
+            let mut options = RunsOptions::quiet(2);
+            options.long_thread_messages = total;
+            let s = generate(SeedRng::new(u64::from(total)), &options);
+            let on_long: u32 = s
+                .runs
+                .iter()
+                .filter(|r| r.thread == LONG_THREAD)
+                .map(|r| expanded_len(&r.messages))
+                .sum();
+            assert_eq!(on_long, total);
+        }
+    }
+
+    #[test]
+    fn some_seeds_run_concurrent_runs_on_one_thread_and_worker() {
+        let found = (0..200).any(|s| {
+            let seed = SeedRng::new(s);
+            let scenario = generate(seed, &RunsOptions::from_seed(seed));
+            scenario.ops.windows(2).any(|w| match (&w[0], &w[1]) {
+                (Op::Start { run: a }, Op::Start { run: b }) => {
+                    let (a, b) = (scenario.run_index(a), scenario.run_index(b));
+                    matches!((a, b), (Some(a), Some(b)) if scenario.runs[a].thread == scenario.runs[b].thread
+                        && scenario.runs[a].worker == scenario.runs[b].worker)
+                }
+                _ => false,
+            })
+        });
+        assert!(found);
+    }
+}

@@ -1,0 +1,145 @@
+//! The runs workload (seed 003): lead agents running multi-run threads through run journals into
+//! the run-event store, summarization rewriting their checkpoints, workers killed, cancelled and
+//! failing, readers paginating both views, and users rating old and new answers, checked against
+//! [`model::runs`] and across both store backends.
+//!
+//! Seed -> [`generate`] -> [`RunsScenario`] -> [`world::play`] -> [`check::check`] against the
+//! model of the [`truth`] the workers emitted.
+
+pub mod check;
+pub mod generate;
+pub mod options;
+pub mod scenario;
+pub mod script;
+pub mod shrink;
+pub mod truth;
+pub mod world;
+
+pub use options::RunsOptions;
+pub use scenario::RunsScenario;
+
+use crate::display::{StoreKind, WorldConfig};
+use crate::outcome::Violation;
+use crate::trace::Trace;
+use std::fmt::Write as _;
+
+/// What one played runs scenario produced.
+pub struct RunsRun {
+    pub violations: Vec<Violation>,
+    /// The world did not finish (a host error or a hang): neither safe nor unsafe, broken.
+    pub failure: Option<String>,
+    pub trace: Trace,
+    /// Events the runs handed their journals.
+    pub events: usize,
+    pub reads: usize,
+    pub sim_elapsed_ms: u64,
+    /// With `keep_trace`: every /history answer and the model's history, as text, for people.
+    pub details: Option<String>,
+}
+
+/// Plays `scenario` and checks every invariant.
+pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
+    let record = world::play(scenario, config);
+    let violations = if record.failure.is_some() {
+        Vec::new()
+    } else {
+        check::check(scenario, &record, config.store)
+    };
+    let details = config
+        .keep_trace
+        .then(|| describe(scenario, &record, config.store));
+    RunsRun {
+        violations,
+        failure: record.failure,
+        events: record.emitted.iter().map(Vec::len).sum(),
+        reads: record.reads.len(),
+        sim_elapsed_ms: record.sim_elapsed_ms,
+        trace: record.trace,
+        details,
+    }
+}
+
+/// At most this many messages of a history are shown, from each end.
+const SHOWN_EACH_END: usize = 12;
+
+fn show(out: &mut String, lines: &[String]) {
+    let n = lines.len();
+    for (i, line) in lines.iter().enumerate() {
+        if n > 2 * SHOWN_EACH_END && i == SHOWN_EACH_END {
+            let _ = writeln!(out, "    ... {} more", n - 2 * SHOWN_EACH_END);
+        }
+        if n <= 2 * SHOWN_EACH_END || !(SHOWN_EACH_END..n - SHOWN_EACH_END).contains(&i) {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+}
+
+/// Every /history answer of the primary store, every summarized checkpoint, and the model's
+/// history of each thread, for `histsim replay --trace`.
+fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: StoreKind) -> String {
+    let mut out = String::new();
+    for read in &record.reads {
+        let world::ReadKind::Views { history, .. } = &read.kind else {
+            continue;
+        };
+        let _ = writeln!(out, "  /history of {} at {}us:", read.thread, read.at_us);
+        match history.primary(primary) {
+            Ok(Some(h)) => {
+                let lines: Vec<String> = h
+                    .messages
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{:<5} {:<8} {}",
+                            m.get("type").and_then(|v| v.as_str()).unwrap_or("?"),
+                            m.get("run_id").and_then(|v| v.as_str()).unwrap_or("-"),
+                            history::runs::content_text(
+                                m.get("content").unwrap_or(&serde_json::Value::Null)
+                            )
+                        )
+                    })
+                    .collect();
+                show(&mut out, &lines);
+            }
+            Ok(None) => {
+                let _ = writeln!(out, "    (no thread)");
+            }
+            Err(e) => {
+                let _ = writeln!(out, "    error {e}");
+            }
+        }
+    }
+    for s in &record.summaries {
+        let _ = writeln!(
+            out,
+            "  checkpoint summarized by {}:",
+            scenario.runs[s.run].id
+        );
+        let lines: Vec<String> = s
+            .messages
+            .iter()
+            .map(|m| format!("{:?} {}", m.kind, m.text()))
+            .collect();
+        show(&mut out, &lines);
+    }
+    let mut snapshots = truth::Snapshots::new(scenario, &record.truth);
+    let truth = snapshots.at_end();
+    for (key, tid) in &scenario.threads {
+        let _ = writeln!(out, "  the model's history of {key}:");
+        let lines: Vec<String> = truth
+            .expected_history(tid)
+            .iter()
+            .map(|m| {
+                format!(
+                    "{:<12} {:<8} {} ({:?})",
+                    m.kind.event_type(),
+                    m.run_id,
+                    m.text,
+                    truth.outcome(tid, &m.run_id)
+                )
+            })
+            .collect();
+        show(&mut out, &lines);
+    }
+    out
+}

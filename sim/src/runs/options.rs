@@ -1,0 +1,221 @@
+//! The options a seed derives for the runs workload (swarm testing).
+//!
+//! Each seed switches a random subset of features and faults on, each with its own chance, and
+//! draws a probability for the ones that are on; every probability defaults to zero. Sizes come
+//! from a sub-stream of their own so that adding a probability does not resize old seeds' worlds.
+//! Long threads (past 200, 500 and 1000 messages, exact multiples of the page size and one past)
+//! are generated in a share of seeds only, so that the default campaign stays fast.
+
+use crate::rng::{SeedRng, Stream};
+use rand::seq::IndexedRandom;
+use rand::Rng;
+use serde::Serialize;
+use std::fmt;
+
+/// Message counts of the long thread of a seed that has one: around 200, 500 and 1000, exact
+/// multiples of the default page size (500) and one past them.
+pub const LONG_THREAD_MESSAGES: [u32; 10] = [199, 201, 500, 501, 999, 1000, 1001, 1500, 1501, 1250];
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunsOptions {
+    /// Worker hosts (1 to 3).
+    pub workers: u8,
+    /// Threads of the ordinary runs (1 to 3).
+    pub threads: u8,
+    /// Ordinary runs (2 to 8).
+    pub runs: u8,
+    /// The journals' flush threshold.
+    pub flush_threshold_events: usize,
+    /// The views' page size.
+    pub page_size_events: usize,
+    /// Messages of one extra long thread (0: none).
+    pub long_thread_messages: u32,
+    /// Chance that the client starts the next run before it waits for this one (concurrent
+    /// runs; on the same thread and worker more often than not).
+    pub concurrent_probability: f64,
+    /// Chance, per step of a run, of a tool call step (1 to 3 calls) before the answer.
+    pub tool_probability: f64,
+    /// Chance that a run has a second human turn.
+    pub second_turn_probability: f64,
+    /// Chance that a run summarizes its checkpoint over a random token budget.
+    pub summarize_probability: f64,
+    /// Chance that a run is killed hard at a random message (its journal dropped).
+    pub kill_probability: f64,
+    /// Chance that a run is cancelled at a random message.
+    pub cancel_probability: f64,
+    /// Chance that a run errors at a random message.
+    pub error_probability: f64,
+    /// Chance, per message, of a pause of 1 to 2 ms before it (otherwise the same instant).
+    pub pause_probability: f64,
+    /// Chance of one worker host crash at a random time.
+    pub crash_probability: f64,
+    /// Chance, per write call, that the batch write fails.
+    pub write_failure_probability: f64,
+    /// Chance that a run is a legacy one with a NULL user_id.
+    pub legacy_user_probability: f64,
+    /// Chance, after a wait, of reading the thread's views.
+    pub views_probability: f64,
+    /// Chance, after a wait, of raw pages and a paginated full read with random limits/cursors.
+    pub page_probability: f64,
+    /// Chance, after a wait, of rating an old AI message.
+    pub rate_old_probability: f64,
+    /// Chance, after a wait, of rating the new run's answer right away.
+    pub rate_live_probability: f64,
+}
+
+impl RunsOptions {
+    /// A quiet world: one worker, one thread, no faults, no optional features.
+    pub fn quiet(runs: u8) -> Self {
+        RunsOptions {
+            workers: 1,
+            threads: 1,
+            runs,
+            flush_threshold_events: 20,
+            page_size_events: 500,
+            long_thread_messages: 0,
+            concurrent_probability: 0.0,
+            tool_probability: 0.0,
+            second_turn_probability: 0.0,
+            summarize_probability: 0.0,
+            kill_probability: 0.0,
+            cancel_probability: 0.0,
+            error_probability: 0.0,
+            pause_probability: 0.0,
+            crash_probability: 0.0,
+            write_failure_probability: 0.0,
+            legacy_user_probability: 0.0,
+            views_probability: 0.0,
+            page_probability: 0.0,
+            rate_old_probability: 0.0,
+            rate_live_probability: 0.0,
+        }
+    }
+
+    /// The options of `seed`.
+    pub fn from_seed(seed: SeedRng) -> Self {
+        let mut rng = seed.stream(Stream::Options);
+        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
+            if rng.random_bool(chance_on) {
+                rng.random_range(lo..=hi)
+            } else {
+                0.0
+            }
+        };
+        let concurrent_probability = maybe(0.5, 0.2, 0.8);
+        let tool_probability = maybe(0.8, 0.3, 0.8);
+        let second_turn_probability = maybe(0.4, 0.1, 0.5);
+        let summarize_probability = maybe(0.5, 0.3, 1.0);
+        let kill_probability = maybe(0.4, 0.1, 0.4);
+        let cancel_probability = maybe(0.4, 0.1, 0.4);
+        let error_probability = maybe(0.4, 0.1, 0.4);
+        let pause_probability = maybe(0.7, 0.2, 0.9);
+        let crash_probability = maybe(0.3, 0.3, 1.0);
+        let write_failure_probability = maybe(0.4, 0.05, 0.3);
+        let legacy_user_probability = maybe(0.4, 0.2, 0.6);
+        let views_probability = maybe(0.8, 0.3, 0.9);
+        let page_probability = maybe(0.5, 0.2, 0.7);
+        let rate_old_probability = maybe(0.6, 0.3, 0.9);
+        let rate_live_probability = maybe(0.6, 0.3, 0.9);
+        let mut rng = seed.substream(Stream::Options, 1);
+        let long_thread_messages = if rng.random_bool(0.08) {
+            *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
+        } else {
+            0
+        };
+        // Long threads test full reads, not flushing: they flush in batches of the seed's size
+        // or larger, so that one seed does not cost a thousand transactions.
+        let thresholds: &[usize] = if long_thread_messages > 0 {
+            &[20, 25, 50]
+        } else {
+            &[1, 2, 3, 4, 6, 10, 20, 25]
+        };
+        RunsOptions {
+            workers: rng.random_range(1..=3),
+            threads: rng.random_range(1..=3),
+            runs: rng.random_range(2..=8),
+            flush_threshold_events: *thresholds.choose(&mut rng).unwrap_or(&20),
+            page_size_events: if rng.random_bool(0.6) {
+                500
+            } else {
+                rng.random_range(2..=40)
+            },
+            long_thread_messages,
+            concurrent_probability,
+            tool_probability,
+            second_turn_probability,
+            summarize_probability,
+            kill_probability,
+            cancel_probability,
+            error_probability,
+            pause_probability,
+            crash_probability,
+            write_failure_probability,
+            legacy_user_probability,
+            views_probability,
+            page_probability,
+            rate_old_probability,
+            rate_live_probability,
+        }
+    }
+}
+
+impl fmt::Display for RunsOptions {
+    /// One `name = value` per line, zero probabilities marked `off`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = serde_json::to_value(self).map_err(|_| fmt::Error)?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(fmt::Error);
+        };
+        for (name, v) in map {
+            let shown = match v.as_f64() {
+                Some(x) if x == 0.0 && name.ends_with("probability") => "off".to_string(),
+                Some(x) if name.ends_with("probability") => format!("{x:.2}"),
+                _ => v.to_string(),
+            };
+            writeln!(f, "  {name} = {shown}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_a_function_of_the_seed() {
+        let a = RunsOptions::from_seed(SeedRng::new(11));
+        assert_eq!(a, RunsOptions::from_seed(SeedRng::new(11)));
+        assert!((1..=3).contains(&a.workers));
+        assert!((2..=8).contains(&a.runs));
+        assert!(a.flush_threshold_events >= 1 && a.page_size_events >= 2);
+    }
+
+    #[test]
+    fn swarming_switches_different_subsets_on_and_long_threads_are_a_share() {
+        let all: Vec<RunsOptions> = (0..200)
+            .map(|s| RunsOptions::from_seed(SeedRng::new(s)))
+            .collect();
+        let subsets: std::collections::BTreeSet<Vec<bool>> = all
+            .iter()
+            .map(|o| {
+                vec![
+                    o.concurrent_probability > 0.0,
+                    o.kill_probability > 0.0,
+                    o.summarize_probability > 0.0,
+                    o.write_failure_probability > 0.0,
+                ]
+            })
+            .collect();
+        assert!(subsets.len() > 8, "only {} subsets", subsets.len());
+        let long = all.iter().filter(|o| o.long_thread_messages > 0).count();
+        assert!((4..40).contains(&long), "{long} long threads in 200 seeds");
+    }
+
+    #[test]
+    fn printed_options_name_every_field() {
+        let text = RunsOptions::quiet(2).to_string();
+        assert!(text.contains("workers = 1"));
+        assert!(text.contains("kill_probability = off"));
+    }
+}

@@ -1,0 +1,476 @@
+//! The runs workload as data: threads, the runs lead agents play on them (messages, tool calls,
+//! summarization budgets, how each run stops), the faults (failing batch writes, worker crashes),
+//! and what the client does (dispatches, waits, reads, ratings), in order.
+//!
+//! A random seed is turned into one of these by [`super::generate`]; a scenario file holds one
+//! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
+//! run is random except turmoil's network jitter, which `network_seed` fixes.
+//!
+//! Message texts are unique per thread (the checkers identify a message by its text), so
+//! hand-written texts must differ from each other and may not contain `#`, which generated filler
+//! (`bulk`) texts use.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+fn default_flush_threshold() -> usize {
+    20
+}
+
+fn default_page_size() -> usize {
+    500
+}
+
+fn default_keep_messages() -> usize {
+    20
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_end(s: &Stop) -> bool {
+    *s == Stop::End
+}
+
+/// The largest `bulk` block: long threads are made of a few of these.
+pub const BULK_MESSAGES_MAX: u32 = 5000;
+/// At most this many worker hosts.
+pub const WORKERS_MAX: u8 = 4;
+
+/// The whole script of one world.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunsScenario {
+    /// Seed of turmoil's own network randomness (below 2^63).
+    #[serde(default)]
+    pub network_seed: u64,
+    /// Worker hosts (1 to 4), `worker-0` ...; each plays the runs dispatched to it.
+    pub workers: u8,
+    /// Every run journal flushes when this many events are buffered (the seed's default: 20).
+    #[serde(default = "default_flush_threshold")]
+    pub flush_threshold_events: usize,
+    /// Message rows per page of the views' full reads (the seed's helper: 500).
+    #[serde(default = "default_page_size")]
+    pub page_size_events: usize,
+    /// Write calls (batch writes of every journal, counted from 0 in the order they reach the
+    /// store) that fail; each fails once, nothing of it is written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_write_calls: Vec<u64>,
+    /// Hard crashes of worker hosts (every run on it is killed: its journal buffer is lost).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crashes: Vec<Crash>,
+    /// Threads by key: their thread_id.
+    pub threads: BTreeMap<String, String>,
+    /// The runs, each played once when an op starts it.
+    pub runs: Vec<RunSpec>,
+    /// What the client does, in order. After the last op it waits for every run to stop and
+    /// reads every thread's views once more.
+    pub ops: Vec<Op>,
+}
+
+/// A worker host crash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Crash {
+    pub worker: u8,
+    /// Simulated milliseconds after the start of the world.
+    pub at_ms: u32,
+    /// How long the host stays down before it restarts (dispatches to it fail meanwhile).
+    pub down_ms: u32,
+}
+
+/// One run of the lead agent on a thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// The run_id its events carry; unique in the scenario.
+    pub id: String,
+    /// Thread key.
+    pub thread: String,
+    /// The worker host that plays it (0-based).
+    #[serde(default)]
+    pub worker: u8,
+    /// The user the run acts for; absent: a legacy row with a NULL user_id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Summarization of the checkpoint before each AI message, when over the budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summarize: Option<Summarize>,
+    /// How the run stops.
+    #[serde(default, skip_serializing_if = "is_end")]
+    pub stop: Stop,
+    /// What the run emits, in order.
+    pub messages: Vec<MessageSpec>,
+}
+
+/// The summarization middleware's settings for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summarize {
+    /// Summarize when the checkpoint's messages estimate more tokens than this (o200k).
+    pub budget_tokens: usize,
+    /// Messages kept verbatim after the summary.
+    #[serde(default = "default_keep_messages")]
+    pub keep_messages: usize,
+}
+
+/// How a run stops. `after` counts emitted messages (tool results included; a `bulk` block
+/// counts each of its messages).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Stop {
+    /// Every message, then `run_end`.
+    #[default]
+    End,
+    /// After `after` messages, `run_error` and the journal's error path.
+    Error { after: u32 },
+    /// After `after` messages, the journal's cancel path (the worker's `finally`).
+    Cancel { after: u32 },
+    /// After `after` messages the worker process dies: the journal is dropped unflushed.
+    Kill { after: u32 },
+}
+
+impl Stop {
+    /// Messages emitted before the stop (`None`: all of them).
+    pub fn after(self) -> Option<u32> {
+        match self {
+            Stop::End => None,
+            Stop::Error { after } | Stop::Cancel { after } | Stop::Kill { after } => Some(after),
+        }
+    }
+}
+
+/// What a run emits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MessageSpec {
+    /// A `human_message` (stored without an id).
+    Human {
+        text: String,
+        /// Simulated milliseconds before it (0: same instant as the previous event).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        after_ms: u32,
+    },
+    /// An `ai_tool_call` carrying `text` and one call per entry of `calls`, then one
+    /// `tool_result` per call (stored without ids).
+    ToolStep {
+        text: String,
+        calls: Vec<ToolSpec>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        after_ms: u32,
+    },
+    /// An `ai_message`: the lead agent's final text, with the id the model gave it.
+    Ai {
+        text: String,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        after_ms: u32,
+    },
+    /// Filler for long threads: `messages` messages, alternating a one-call `ai_tool_call` and
+    /// its `tool_result` (an odd count ends with an `ai_message`), texts `<run_id>#<n> ...`.
+    Bulk { messages: u32 },
+}
+
+/// One tool call of a tool step and the result that answers it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub name: String,
+    pub result: String,
+    /// Simulated milliseconds before the result.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub after_ms: u32,
+}
+
+/// What the client does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    /// Dispatch a run to its worker (does not wait for it to finish).
+    Start {
+        run: String,
+    },
+    /// Wait until the run has stopped; the client has then seen its messages streamed live.
+    Wait {
+        run: String,
+    },
+    Sleep {
+        ms: u32,
+    },
+    /// Read the thread's `/history`, `/messages` and `count_messages`, from both backends; the
+    /// client then renders `/history`.
+    Views {
+        thread: String,
+    },
+    /// One raw `list_messages` page from both backends (no cursor, `before`, `after` or both).
+    Page {
+        thread: String,
+        limit: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u64>,
+    },
+    /// Page through every message of the thread with `limit` per page, forwards with `after`
+    /// cursors or backwards with `before` cursors, on both backends.
+    Paginate {
+        thread: String,
+        limit: u32,
+        #[serde(default)]
+        backward: bool,
+    },
+    /// `list_events` of one run, from both backends.
+    Events {
+        run: String,
+    },
+    /// A user rates an AI message the client renders for the thread.
+    Rate {
+        thread: String,
+        user: String,
+        up: bool,
+        target: Target,
+    },
+}
+
+/// Which rendered message a rating targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// The last final AI message streamed live by the run the client waited for last on this
+    /// thread: a rating right after the stream ends (the message has no run_id yet).
+    Live,
+    /// The n-th final AI message (modulo their number) of everything the client renders.
+    Old(u32),
+}
+
+impl RunsScenario {
+    /// The index of the run with this id.
+    pub fn run_index(&self, id: &str) -> Option<usize> {
+        self.runs.iter().position(|r| r.id == id)
+    }
+
+    /// Checks what a file can get wrong, naming the field. The generator's output passes by
+    /// construction (a test asserts it).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=WORKERS_MAX).contains(&self.workers) {
+            return Err(format!(
+                "workers: expected 1 to {WORKERS_MAX}, found {}",
+                self.workers
+            ));
+        }
+        if self.flush_threshold_events == 0 {
+            return Err("flush_threshold_events: expected at least 1".into());
+        }
+        if self.page_size_events == 0 {
+            return Err("page_size_events: expected at least 1".into());
+        }
+        if self.network_seed > i64::MAX as u64 {
+            return Err("network_seed: expected a value below 2^63".into());
+        }
+        if self.threads.is_empty() {
+            return Err("threads: expected at least one thread".into());
+        }
+        for (key, id) in &self.threads {
+            if id.is_empty() {
+                return Err(format!("threads.{key}: empty thread id"));
+            }
+        }
+        for (c, crash) in self.crashes.iter().enumerate() {
+            if crash.worker >= self.workers {
+                return Err(format!("crashes[{c}].worker: no worker {}", crash.worker));
+            }
+        }
+        let mut run_ids = BTreeSet::new();
+        let mut texts: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for (r, run) in self.runs.iter().enumerate() {
+            let at = format!("runs[{r}]");
+            if run.id.is_empty() {
+                return Err(format!("{at}.id: empty run id"));
+            }
+            if !run_ids.insert(run.id.as_str()) {
+                return Err(format!("{at}.id: run id `{}` is used twice", run.id));
+            }
+            if !self.threads.contains_key(&run.thread) {
+                return Err(format!("{at}.thread: no thread with key `{}`", run.thread));
+            }
+            if run.worker >= self.workers {
+                return Err(format!("{at}.worker: no worker {}", run.worker));
+            }
+            if run.user.as_deref() == Some("") {
+                return Err(format!("{at}.user: empty (omit it for a NULL user)"));
+            }
+            if let Some(s) = run.summarize {
+                if s.budget_tokens == 0 || s.keep_messages == 0 {
+                    return Err(format!(
+                        "{at}.summarize: budget_tokens and keep_messages must be at least 1"
+                    ));
+                }
+            }
+            for (m, message) in run.messages.iter().enumerate() {
+                let at = format!("{at}.messages[{m}]");
+                let mut own: Vec<(&str, String)> = Vec::new();
+                match message {
+                    MessageSpec::Human { text, .. } | MessageSpec::Ai { text, .. } => {
+                        own.push((text, format!("{at}.text")));
+                    }
+                    MessageSpec::ToolStep { text, calls, .. } => {
+                        own.push((text, format!("{at}.text")));
+                        if calls.is_empty() {
+                            return Err(format!("{at}.calls: a tool step calls at least one tool"));
+                        }
+                        for (c, call) in calls.iter().enumerate() {
+                            if call.name.is_empty() {
+                                return Err(format!("{at}.calls[{c}].name: empty"));
+                            }
+                            own.push((&call.result, format!("{at}.calls[{c}].result")));
+                        }
+                    }
+                    MessageSpec::Bulk { messages } => {
+                        if !(1..=BULK_MESSAGES_MAX).contains(messages) {
+                            return Err(format!(
+                                "{at}.messages: expected 1 to {BULK_MESSAGES_MAX}, found {messages}"
+                            ));
+                        }
+                    }
+                }
+                for (text, field) in own {
+                    if text.is_empty() {
+                        return Err(format!("{field}: empty text"));
+                    }
+                    if text.contains('#') {
+                        return Err(format!(
+                            "{field}: `#` is reserved for generated filler texts"
+                        ));
+                    }
+                    if !texts.insert((run.thread.as_str(), text)) {
+                        return Err(format!(
+                            "{field}: text `{text}` is used twice on thread `{}`",
+                            run.thread
+                        ));
+                    }
+                }
+            }
+        }
+        let mut started = BTreeSet::new();
+        for (o, op) in self.ops.iter().enumerate() {
+            let at = format!("ops[{o}]");
+            let run_of = |id: &str| {
+                self.run_index(id)
+                    .ok_or_else(|| format!("{at}.run: no run with id `{id}`"))
+            };
+            let thread_of = |key: &str| {
+                if self.threads.contains_key(key) {
+                    Ok(())
+                } else {
+                    Err(format!("{at}.thread: no thread with key `{key}`"))
+                }
+            };
+            match op {
+                Op::Start { run } => {
+                    let r = run_of(run)?;
+                    if !started.insert(r) {
+                        return Err(format!("{at}.run: run `{run}` is started twice"));
+                    }
+                }
+                Op::Wait { run } | Op::Events { run } => {
+                    let r = run_of(run)?;
+                    if !started.contains(&r) {
+                        return Err(format!("{at}.run: run `{run}` is not started before"));
+                    }
+                }
+                Op::Sleep { .. } => {}
+                Op::Views { thread } | Op::Page { thread, .. } => thread_of(thread)?,
+                Op::Paginate { thread, limit, .. } => {
+                    thread_of(thread)?;
+                    if *limit == 0 {
+                        return Err(format!("{at}.limit: expected at least 1"));
+                    }
+                }
+                Op::Rate { thread, user, .. } => {
+                    thread_of(thread)?;
+                    if user.is_empty() {
+                        return Err(format!("{at}.user: empty"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> RunsScenario {
+        RunsScenario {
+            network_seed: 0,
+            workers: 1,
+            flush_threshold_events: 20,
+            page_size_events: 500,
+            failing_write_calls: Vec::new(),
+            crashes: Vec::new(),
+            threads: [("t".to_string(), "thread-1".to_string())].into(),
+            runs: vec![RunSpec {
+                id: "run-1".into(),
+                thread: "t".into(),
+                worker: 0,
+                user: Some("u".into()),
+                summarize: None,
+                stop: Stop::End,
+                messages: vec![
+                    MessageSpec::Human {
+                        text: "hello".into(),
+                        after_ms: 0,
+                    },
+                    MessageSpec::Ai {
+                        text: "hi".into(),
+                        after_ms: 1,
+                    },
+                ],
+            }],
+            ops: vec![
+                Op::Start {
+                    run: "run-1".into(),
+                },
+                Op::Wait {
+                    run: "run-1".into(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_small_scenario_is_valid() {
+        assert_eq!(small().validate(), Ok(()));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let mut s = small();
+        s.runs[0].worker = 3;
+        assert!(s.validate().unwrap_err().starts_with("runs[0].worker"));
+        let mut s = small();
+        s.runs[0].messages.push(MessageSpec::Human {
+            text: "hello".into(),
+            after_ms: 0,
+        });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("runs[0].messages[2].text"));
+        let mut s = small();
+        s.ops.insert(
+            0,
+            Op::Wait {
+                run: "run-1".into(),
+            },
+        );
+        assert!(s.validate().unwrap_err().starts_with("ops[0].run"));
+        let mut s = small();
+        s.ops.push(Op::Views {
+            thread: "nope".into(),
+        });
+        assert!(s.validate().unwrap_err().starts_with("ops[2].thread"));
+    }
+}

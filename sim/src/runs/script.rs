@@ -1,0 +1,245 @@
+//! The messages a run emits, expanded from its [`RunSpec`]: LangChain-like message dumps with the
+//! ids a model gives AI messages (`lc_run--...`), tool calls with their ids, and no id on human
+//! and tool messages (the views fill those, R10).
+//!
+//! The world emits exactly these; the checkers read the same expansion as ground truth.
+
+use super::scenario::{MessageSpec, RunSpec};
+use history::runs::{ChatMessage, MessageKind as Shape, ToolCall};
+use model::runs::MessageKind;
+use serde_json::Value;
+
+/// One message of a run, as the agent emits it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Emission {
+    pub message: ChatMessage,
+    pub kind: MessageKind,
+    /// The message text: unique on its thread.
+    pub text: String,
+    /// Simulated milliseconds before it.
+    pub after_ms: u32,
+}
+
+impl Emission {
+    /// A final AI message (what users rate).
+    pub fn is_final_ai(&self) -> bool {
+        self.kind == MessageKind::Ai
+    }
+}
+
+/// The id the model gives the `n`-th message of a run, when it is an AI message.
+pub fn ai_message_id(run_id: &str, n: usize) -> String {
+    format!("lc_run--{run_id}-{n}")
+}
+
+fn tool_call_id(run_id: &str, n: usize, j: usize) -> String {
+    format!("call_{run_id}_{n}_{j}")
+}
+
+fn ai(text: String, id: String, calls: Vec<ToolCall>, after_ms: u32) -> Emission {
+    let kind = if calls.is_empty() {
+        MessageKind::Ai
+    } else {
+        MessageKind::AiToolCall
+    };
+    Emission {
+        message: ChatMessage {
+            kind: Shape::Ai,
+            content: Value::String(text.clone()),
+            id: Some(id),
+            tool_calls: calls,
+            tool_call_id: None,
+        },
+        kind,
+        text,
+        after_ms,
+    }
+}
+
+fn tool(text: String, call_id: String, after_ms: u32) -> Emission {
+    Emission {
+        message: ChatMessage::tool(text.clone(), call_id),
+        kind: MessageKind::Tool,
+        text,
+        after_ms,
+    }
+}
+
+/// Every message of `run`, in emission order.
+pub fn expand(run: &RunSpec) -> Vec<Emission> {
+    let mut out: Vec<Emission> = Vec::new();
+    for spec in &run.messages {
+        match spec {
+            MessageSpec::Human { text, after_ms } => out.push(Emission {
+                message: ChatMessage::human(text.clone()),
+                kind: MessageKind::Human,
+                text: text.clone(),
+                after_ms: *after_ms,
+            }),
+            MessageSpec::Ai { text, after_ms } => {
+                let n = out.len();
+                out.push(ai(
+                    text.clone(),
+                    ai_message_id(&run.id, n),
+                    Vec::new(),
+                    *after_ms,
+                ));
+            }
+            MessageSpec::ToolStep {
+                text,
+                calls,
+                after_ms,
+            } => {
+                let n = out.len();
+                let tool_calls: Vec<ToolCall> = calls
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| ToolCall {
+                        id: tool_call_id(&run.id, n, j),
+                        name: c.name.clone(),
+                        args: serde_json::json!({ "step": n, "call": j }),
+                    })
+                    .collect();
+                let ids: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+                out.push(ai(
+                    text.clone(),
+                    ai_message_id(&run.id, n),
+                    tool_calls,
+                    *after_ms,
+                ));
+                for (c, id) in calls.iter().zip(ids) {
+                    out.push(tool(c.result.clone(), id, c.after_ms));
+                }
+            }
+            MessageSpec::Bulk { messages } => {
+                let count = *messages as usize;
+                let mut call = String::new();
+                for i in 0..count {
+                    let n = out.len();
+                    // A pause now and then, so a long block spreads over simulated time.
+                    let after_ms = u32::from(i % 100 == 99);
+                    if i % 2 == 1 {
+                        out.push(tool(
+                            format!("{}#{i} result", run.id),
+                            std::mem::take(&mut call),
+                            after_ms,
+                        ));
+                    } else if i + 1 == count {
+                        out.push(ai(
+                            format!("{}#{i} answer", run.id),
+                            ai_message_id(&run.id, n),
+                            Vec::new(),
+                            after_ms,
+                        ));
+                    } else {
+                        call = tool_call_id(&run.id, n, 0);
+                        let calls = vec![ToolCall {
+                            id: call.clone(),
+                            name: "lookup".into(),
+                            args: serde_json::json!({ "step": n }),
+                        }];
+                        out.push(ai(
+                            format!("{}#{i} call", run.id),
+                            ai_message_id(&run.id, n),
+                            calls,
+                            after_ms,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Messages `run` emits before it stops.
+pub fn emitted_count(run: &RunSpec, total: usize) -> usize {
+    match run.stop.after() {
+        Some(after) => (after as usize).min(total),
+        None => total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::scenario::{Stop, ToolSpec};
+
+    fn run(messages: Vec<MessageSpec>) -> RunSpec {
+        RunSpec {
+            id: "r".into(),
+            thread: "t".into(),
+            worker: 0,
+            user: None,
+            summarize: None,
+            stop: Stop::End,
+            messages,
+        }
+    }
+
+    #[test]
+    fn tool_steps_expand_into_a_call_and_its_results() {
+        let e = expand(&run(vec![
+            MessageSpec::Human {
+                text: "q".into(),
+                after_ms: 0,
+            },
+            MessageSpec::ToolStep {
+                text: "look".into(),
+                calls: vec![
+                    ToolSpec {
+                        name: "a".into(),
+                        result: "ra".into(),
+                        after_ms: 0,
+                    },
+                    ToolSpec {
+                        name: "b".into(),
+                        result: "rb".into(),
+                        after_ms: 2,
+                    },
+                ],
+                after_ms: 1,
+            },
+            MessageSpec::Ai {
+                text: "done".into(),
+                after_ms: 0,
+            },
+        ]));
+        let kinds: Vec<MessageKind> = e.iter().map(|m| m.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                MessageKind::Human,
+                MessageKind::AiToolCall,
+                MessageKind::Tool,
+                MessageKind::Tool,
+                MessageKind::Ai
+            ]
+        );
+        assert_eq!(e[1].message.event_type(), "ai_tool_call");
+        assert_eq!(e[3].message.tool_call_id.as_deref(), Some("call_r_1_1"));
+        assert_eq!(e[3].after_ms, 2);
+        assert_eq!(e[4].message.id.as_deref(), Some("lc_run--r-4"));
+        assert_eq!(e[0].message.id, None);
+    }
+
+    #[test]
+    fn bulk_blocks_pair_calls_and_results_and_end_odd_counts_with_an_answer() {
+        for n in [1u32, 2, 7, 1001] {
+            let e = expand(&run(vec![MessageSpec::Bulk { messages: n }]));
+            assert_eq!(e.len(), n as usize);
+            let texts: std::collections::BTreeSet<&str> =
+                e.iter().map(|m| m.text.as_str()).collect();
+            assert_eq!(texts.len(), e.len(), "texts are unique");
+            if n % 2 == 1 {
+                assert_eq!(e.last().map(|m| m.kind), Some(MessageKind::Ai));
+            }
+            for pair in e.chunks(2).filter(|c| c.len() == 2) {
+                assert_eq!(
+                    pair[1].message.tool_call_id.as_deref(),
+                    Some(pair[0].message.tool_calls[0].id.as_str())
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Candidate simplifications of a runs scenario, for the shrinker.
+//!
+//! Each candidate is the scenario with one thing removed or made plainer: a run, a block of
+//! client ops, a block of a run's messages, half a filler block, a failing write, a crash, a
+//! worker; a stop that becomes a normal end, a run that stops summarizing, a pause that goes.
+//! Candidates are listed from the largest cut to the smallest, so the greedy shrinker takes big
+//! steps first.
+
+use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
+use std::collections::BTreeSet;
+
+/// Messages a run's script expands to.
+fn messages_of(s: &RunsScenario) -> usize {
+    s.runs
+        .iter()
+        .flat_map(|r| r.messages.iter())
+        .map(|m| match m {
+            MessageSpec::Human { .. } | MessageSpec::Ai { .. } => 1,
+            MessageSpec::ToolStep { calls, .. } => 1 + calls.len(),
+            MessageSpec::Bulk { messages } => *messages as usize,
+        })
+        .sum()
+}
+
+/// The size the shrinker minimises: ops and messages first, then faults.
+pub fn size(s: &RunsScenario) -> (usize, usize) {
+    (
+        s.ops.len() + messages_of(s),
+        s.failing_write_calls.len() + s.crashes.len(),
+    )
+}
+
+/// Halving blocks of `0..n`, largest first, never the whole range.
+fn blocks(n: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut width = n / 2;
+    while width >= 1 {
+        let mut start = 0;
+        while start < n {
+            let end = (start + width).min(n);
+            if end - start < n {
+                out.push(start..end);
+            }
+            start = end;
+        }
+        width /= 2;
+    }
+    out
+}
+
+/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
+pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
+    let mut out = Vec::new();
+    // Whole runs, with the ops that name them.
+    if s.runs.len() > 1 {
+        for r in 0..s.runs.len() {
+            let mut c = s.clone();
+            let id = c.runs.remove(r).id;
+            c.ops.retain(|op| !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run } if *run == id));
+            out.push(prune(c));
+        }
+    }
+    // Blocks of client ops.
+    for range in blocks(s.ops.len()) {
+        let mut c = s.clone();
+        c.ops.drain(range);
+        out.push(prune(c));
+    }
+    // Blocks of a run's messages; halves of filler blocks.
+    for (r, run) in s.runs.iter().enumerate() {
+        for range in blocks(run.messages.len()) {
+            let mut c = s.clone();
+            c.runs[r].messages.drain(range);
+            out.push(c);
+        }
+        for (m, message) in run.messages.iter().enumerate() {
+            if let MessageSpec::Bulk { messages } = message {
+                if *messages > 1 {
+                    let mut c = s.clone();
+                    c.runs[r].messages[m] = MessageSpec::Bulk {
+                        messages: messages / 2,
+                    };
+                    out.push(c);
+                }
+            }
+            if let MessageSpec::ToolStep { calls, .. } = message {
+                if calls.len() > 1 {
+                    let mut c = s.clone();
+                    if let MessageSpec::ToolStep { calls, .. } = &mut c.runs[r].messages[m] {
+                        calls.truncate(1);
+                    }
+                    out.push(c);
+                }
+            }
+        }
+    }
+    // Faults, one at a time.
+    for i in 0..s.failing_write_calls.len() {
+        let mut c = s.clone();
+        c.failing_write_calls.remove(i);
+        out.push(c);
+    }
+    for i in 0..s.crashes.len() {
+        let mut c = s.clone();
+        c.crashes.remove(i);
+        out.push(c);
+    }
+    // Fewer workers.
+    if s.workers > 1 {
+        let mut c = s.clone();
+        c.workers -= 1;
+        out.push(prune(c));
+    }
+    // Plainer runs.
+    for (r, run) in s.runs.iter().enumerate() {
+        if run.stop != Stop::End {
+            let mut c = s.clone();
+            c.runs[r].stop = Stop::End;
+            out.push(c);
+        }
+        if run.summarize.is_some() {
+            let mut c = s.clone();
+            c.runs[r].summarize = None;
+            out.push(c);
+        }
+        if run.worker != 0 {
+            let mut c = s.clone();
+            c.runs[r].worker = 0;
+            out.push(c);
+        }
+        if run.messages.iter().any(|m| pause(m) > 0) {
+            let mut c = s.clone();
+            for m in &mut c.runs[r].messages {
+                set_pause(m, 0);
+            }
+            out.push(c);
+        }
+    }
+    // Plainer ops.
+    for (o, op) in s.ops.iter().enumerate() {
+        if let Op::Rate {
+            target: Target::Old(n),
+            ..
+        } = op
+        {
+            if *n > 0 {
+                let mut c = s.clone();
+                if let Op::Rate { target, .. } = &mut c.ops[o] {
+                    *target = Target::Old(0);
+                }
+                out.push(c);
+            }
+        }
+    }
+    out.retain(|c| c.validate().is_ok() && c != s);
+    out
+}
+
+fn pause(m: &MessageSpec) -> u32 {
+    match m {
+        MessageSpec::Human { after_ms, .. }
+        | MessageSpec::Ai { after_ms, .. }
+        | MessageSpec::ToolStep { after_ms, .. } => *after_ms,
+        MessageSpec::Bulk { .. } => 0,
+    }
+}
+
+fn set_pause(m: &mut MessageSpec, ms: u32) {
+    match m {
+        MessageSpec::Human { after_ms, .. }
+        | MessageSpec::Ai { after_ms, .. }
+        | MessageSpec::ToolStep { after_ms, .. } => *after_ms = ms,
+        MessageSpec::Bulk { .. } => {}
+    }
+    if let MessageSpec::ToolStep { calls, .. } = m {
+        for c in calls {
+            c.after_ms = ms;
+        }
+    }
+}
+
+/// Drops what a removal left dangling: waits and event reads of runs no op starts any more,
+/// runs nobody starts, threads nothing names; workers that no longer exist become worker 0.
+fn prune(mut s: RunsScenario) -> RunsScenario {
+    let mut started = BTreeSet::new();
+    s.ops.retain(|op| match op {
+        Op::Start { run } => started.insert(run.clone()),
+        Op::Wait { run } | Op::Events { run } => started.contains(run),
+        _ => true,
+    });
+    s.runs.retain(|r| started.contains(&r.id));
+    let mut named: BTreeSet<String> = s.runs.iter().map(|r| r.thread.clone()).collect();
+    for op in &s.ops {
+        if let Op::Views { thread }
+        | Op::Page { thread, .. }
+        | Op::Paginate { thread, .. }
+        | Op::Rate { thread, .. } = op
+        {
+            named.insert(thread.clone());
+        }
+    }
+    if !named.is_empty() {
+        s.threads.retain(|k, _| named.contains(k));
+    }
+    let workers = s.workers;
+    for r in &mut s.runs {
+        if r.worker >= workers {
+            r.worker = 0;
+        }
+    }
+    s.crashes.retain(|c| c.worker < workers);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SeedRng;
+    use crate::runs::{generate::generate, RunsOptions};
+
+    #[test]
+    fn candidates_are_valid_and_smaller_or_plainer() {
+        for seed in 0..20 {
+            let rng = SeedRng::new(seed);
+            let s = generate(rng, &RunsOptions::from_seed(rng));
+            let cands = candidates(&s);
+            assert!(!cands.is_empty(), "seed {seed}");
+            for c in &cands {
+                c.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+                assert!(size(c) <= size(&s), "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn halving_blocks_never_cover_everything() {
+        assert_eq!(blocks(1), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(blocks(4), vec![0..2, 2..4, 0..1, 1..2, 2..3, 3..4]);
+    }
+}
