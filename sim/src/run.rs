@@ -54,6 +54,7 @@ impl Workload {
     pub fn probes(self) -> &'static [&'static str] {
         match self {
             Workload::Display => display::probes::PROBES,
+            Workload::Runs => runs::probes::PROBES,
         }
     }
 
@@ -290,6 +291,8 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 trace_tail: run.trace.tail(),
                 trace_full: run.trace.full().map(<[String]>::to_vec),
                 details: run.details,
+                coverage: run.coverage,
+                converged_after_ms: None,
             }
         }
     }

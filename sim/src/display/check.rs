@@ -42,13 +42,19 @@ pub fn matches_model(
     transcript: &m::Transcript,
 ) -> bool {
     view_of_projection(&projection.messages) == view_of_model(&transcript.messages)
-        && transcript.expected_warnings.iter().all(|w| match w.emission {
-            Some(i) => conversation
-                .emissions
-                .get(i)
-                .is_none_or(|e| warning_named(projection, w.code, &e.event_id)),
-            None => projection.warnings.iter().any(|x| x.code.as_str() == w.code),
-        })
+        && transcript
+            .expected_warnings
+            .iter()
+            .all(|w| match w.emission {
+                Some(i) => conversation
+                    .emissions
+                    .get(i)
+                    .is_none_or(|e| warning_named(projection, w.code, &e.event_id)),
+                None => projection
+                    .warnings
+                    .iter()
+                    .any(|x| x.code.as_str() == w.code),
+            })
 }
 
 /// A message reduced to what both sides can be compared on.

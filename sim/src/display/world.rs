@@ -668,4 +668,3 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     }
     Ok(())
 }
-

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod generate;
 pub mod options;
+pub mod probes;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
@@ -35,6 +36,8 @@ pub struct RunsRun {
     pub sim_elapsed_ms: u64,
     /// With `keep_trace`: every /history answer and the model's history, as text, for people.
     pub details: Option<String>,
+    /// Probes fired: faults and situations the world reached.
+    pub coverage: crate::coverage::Coverage,
 }
 
 /// Plays `scenario` and checks every invariant.
@@ -48,7 +51,10 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
     let details = config
         .keep_trace
         .then(|| describe(scenario, &record, config.store));
+    let mut coverage = crate::coverage::Coverage::default();
+    probes::probes(scenario, &record, &mut coverage);
     RunsRun {
+        coverage,
         violations,
         failure: record.failure,
         events: record.emitted.iter().map(Vec::len).sum(),
