@@ -65,6 +65,7 @@ fn a_runs_seed_replayed_in_separate_processes_gives_one_trace_hash() {
 fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
     let result = run_campaign(&CampaignConfig {
         seeds: seeds.clone(),
+        shard: None,
         jobs: 2,
         stop_at_first: false,
         progress: false,
