@@ -43,11 +43,22 @@ pub struct RunsRun {
 /// Plays `scenario` and checks every invariant.
 pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
     let record = world::play(scenario, config);
-    let violations = if record.failure.is_some() {
+    let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
         check::check(scenario, &record, config.store)
     };
+    if !record.stuck_runs.is_empty() {
+        let ids: Vec<&str> = record
+            .stuck_runs
+            .iter()
+            .filter_map(|i| scenario.runs.get(*i).map(|r| r.id.as_str()))
+            .collect();
+        violations.push(crate::outcome::Violation::liveness(
+            history::BugId::R4,
+            format!("after every fault healed, runs {ids:?} never stopped, so their journals never flushed"),
+        ));
+    }
     let details = config
         .keep_trace
         .then(|| describe(scenario, &record, config.store));

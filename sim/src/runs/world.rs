@@ -195,6 +195,9 @@ pub struct WorldRecord {
     /// Set when the world did not finish (a hang, a host error).
     pub failure: Option<String>,
     pub sim_elapsed_ms: u64,
+    /// Runs (by index) that had not stopped within the liveness bound after the last op, when
+    /// every crashed worker was back and every failing write had failed once.
+    pub stuck_runs: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -228,6 +231,8 @@ struct World {
     settled: RefCell<BTreeSet<usize>>,
     /// Per run: the message dumps the client saw streamed live.
     streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
+    /// Runs still playing when the liveness bound ran out after the last op.
+    stuck: RefCell<Vec<usize>>,
 }
 
 fn now_us() -> u64 {
@@ -505,6 +510,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         trace: Trace::new(false),
         failure: Some(failure),
         sim_elapsed_ms: 0,
+        stuck_runs: Vec::new(),
     };
     let sqlite = match SqliteRunEventStore::open_in_memory(config.planted) {
         Ok(s) => s,
@@ -526,6 +532,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         }),
         next_op: Cell::new(0),
         running: RefCell::default(),
+        stuck: RefCell::default(),
         started: RefCell::default(),
         outcomes: RefCell::default(),
         settled: RefCell::default(),
@@ -622,6 +629,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         trace: world.trace.replace(Trace::new(false)),
         failure,
         sim_elapsed_ms,
+        stuck_runs: world.stuck.take(),
     }
 }
 
@@ -1143,14 +1151,29 @@ impl Client {
     }
 }
 
+/// After the last op, how long every run has to stop (simulated ms) before it is a liveness failure.
+const LIVENESS_BOUND_MS: u64 = 30_000;
+
 async fn client(world: Rc<World>) -> turmoil::Result {
     let mut cx = Client::default();
     for op in &world.scenario.ops {
         cx.play(&world, op).await;
     }
-    // Settle: every run has stopped; then the last look at every thread.
+    // Heal and settle: no op injects anything more; crashed workers come back after their down
+    // time and each failing write fails once. Every run must then stop within a bound
+    // (liveness); then the last look at every thread.
+    let mut waited_ms = 0;
     while !world.running.borrow().is_empty() {
+        if waited_ms >= LIVENESS_BOUND_MS {
+            let stuck: Vec<usize> = world.running.borrow().keys().copied().collect();
+            world.record(format_args!(
+                "liveness: runs {stuck:?} still running after {waited_ms} ms"
+            ));
+            *world.stuck.borrow_mut() = stuck;
+            break;
+        }
         sleep_ms(1).await;
+        waited_ms += 1;
     }
     let threads: Vec<String> = world.scenario.threads.keys().cloned().collect();
     for thread in &threads {

@@ -92,3 +92,36 @@ fn shards_are_disjoint_and_their_merged_report_equals_the_whole_campaign() {
     let junit = sim::report::junit(&merged);
     assert!(junit.contains(r#"name="P4""#));
 }
+
+#[test]
+fn a_history_that_never_converges_is_a_liveness_failure_apart_from_safety() {
+    use sim::outcome::ViolationKind;
+    use sim::run::run_seed;
+    // Missing dedup keeps duplicates forever: the replicas never converge on the model.
+    let report = run_seed(
+        2,
+        &RunConfig {
+            planted: Some(history::BugId::P4),
+            ..RunConfig::new()
+        },
+    );
+    assert_eq!(
+        report.first_violation().map(|v| v.id),
+        Some(history::BugId::P4)
+    );
+    assert_eq!(
+        report.first_violation().map(|v| v.kind),
+        Some(ViolationKind::Safety)
+    );
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| v.kind == ViolationKind::Liveness && v.id == history::BugId::P14),
+        "{:?}",
+        report.violations
+    );
+    assert_eq!(report.converged_after_ms, None);
+    let clean = run_seed(2, &RunConfig::new());
+    assert!(clean.converged_after_ms.is_some());
+}
