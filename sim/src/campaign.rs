@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Seconds between progress lines when stderr is not a terminal.
+const PROGRESS_LINE_S: u64 = 10;
+
 pub struct CampaignConfig {
     pub seeds: std::ops::Range<u64>,
     /// Run only the seeds of this shard: `(k, n)` takes every seed whose offset from the start is
@@ -63,7 +66,10 @@ impl CampaignResult {
 pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     let start = Instant::now();
     let total = config.seeds.end.saturating_sub(config.seeds.start);
-    let bar = if config.progress {
+    // A terminal gets a bar; a CI log gets a line every PROGRESS_LINE_S seconds instead.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let last_line = Mutex::new(Instant::now());
+    let bar = if config.progress && terminal {
         let bar = ProgressBar::new(total);
         bar.set_style(
             ProgressStyle::with_template(
@@ -131,8 +137,24 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
                         .unwrap_or_else(|e| e.into_inner())
                         .push(report);
                 }
-                lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                let done = {
+                    let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+                    lines.push(line);
+                    lines.len()
+                };
                 bar.inc(1);
+                if config.progress && !terminal {
+                    let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
+                    if last.elapsed().as_secs() >= PROGRESS_LINE_S {
+                        *last = Instant::now();
+                        let secs = start.elapsed().as_secs_f64();
+                        eprintln!(
+                            "progress: {done}/{total} seeds, {:.1} seeds/s, {:.0} s",
+                            done as f64 / secs.max(1e-9),
+                            secs
+                        );
+                    }
+                }
             });
         }
     });
