@@ -75,12 +75,16 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
         }
         for (m, message) in run.messages.iter().enumerate() {
             if let MessageSpec::Bulk { messages } = message {
-                if *messages > 1 {
-                    let mut c = s.clone();
-                    c.runs[r].messages[m] = MessageSpec::Bulk {
-                        messages: messages / 2,
-                    };
-                    out.push(c);
+                // Halve first; then smaller cuts, so a filler that must stay past a page cap
+                // (200, 500, 1000) shrinks to just past it.
+                for cut in [messages / 2, messages / 10, 10, 1] {
+                    if cut >= 1 && cut < *messages {
+                        let mut c = s.clone();
+                        c.runs[r].messages[m] = MessageSpec::Bulk {
+                            messages: messages - cut,
+                        };
+                        out.push(c);
+                    }
                 }
             }
             if let MessageSpec::ToolStep { calls, .. } = message {
