@@ -1,9 +1,11 @@
 //! One seed, end to end: pick the workload, derive its options, generate, play, check.
 
 use crate::display::{self, DisplayOptions, StoreKind, WorldConfig};
+use crate::journal::{self, JournalSimOptions};
 use crate::outcome::Violation;
 use crate::rng::{SeedRng, Stream};
 use crate::scenario_file::{ScenarioFile, Script};
+use crate::spool::{self, SpoolSimOptions};
 use history::{BugId, Planted};
 use rand::Rng;
 use serde::Serialize;
@@ -26,15 +28,21 @@ use std::fmt;
 pub enum Workload {
     /// Display events through the fan-out bus, persisters and the projector (P IDs).
     Display,
+    /// Sessions recording to history journals on crashing hosts' disks (J IDs but J14).
+    Journal,
+    /// Request bodies streamed from histories into sealed spools and sent (J14).
+    Spool,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 1] = [Workload::Display];
+    pub const ALL: [Workload; 3] = [Workload::Display, Workload::Journal, Workload::Spool];
 
     /// The workload whose invariants cover `id`.
     pub fn covering(id: BugId) -> Option<Workload> {
         match id.family() {
             'P' => Some(Workload::Display),
+            'J' if id == BugId::J14 => Some(Workload::Spool),
+            'J' => Some(Workload::Journal),
             _ => None,
         }
     }
@@ -42,6 +50,8 @@ impl Workload {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Display => "display",
+            Workload::Journal => "journal",
+            Workload::Spool => "spool",
         }
     }
 
@@ -49,6 +59,8 @@ impl Workload {
     pub fn probes(self) -> &'static [&'static str] {
         match self {
             Workload::Display => display::probes::PROBES,
+            Workload::Journal => journal::probes::PROBES,
+            Workload::Spool => spool::probes::PROBES,
         }
     }
 
@@ -75,6 +87,8 @@ pub enum WorkloadChoice {
     /// Every workload, mixed by seed.
     All,
     Display,
+    Journal,
+    Spool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -110,6 +124,8 @@ impl RunConfig {
         }
         match self.workload {
             WorkloadChoice::Display => Workload::Display,
+            WorkloadChoice::Journal => Workload::Journal,
+            WorkloadChoice::Spool => Workload::Spool,
             WorkloadChoice::All => {
                 let mut rng = SeedRng::new(seed).stream(Stream::Mix);
                 Workload::ALL[rng.random_range(0..Workload::ALL.len())]
@@ -156,6 +172,8 @@ pub fn workload_choice_name(w: WorkloadChoice) -> &'static str {
     match w {
         WorkloadChoice::All => "all",
         WorkloadChoice::Display => "display",
+        WorkloadChoice::Journal => "journal",
+        WorkloadChoice::Spool => "spool",
     }
 }
 
@@ -239,6 +257,79 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 converged_after_ms: run.converged_after_ms,
             }
         }
+        Workload::Journal => {
+            let options = JournalSimOptions::from_seed(rng);
+            let scenario = journal::generate::generate(rng, &options);
+            let run = journal::run_scenario(
+                &scenario,
+                &journal::WorldConfig {
+                    planted: config.planted(),
+                    keep_trace: config.keep_trace,
+                },
+            );
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.ops,
+                sim_elapsed_ms: run.sim_elapsed_ms,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
+                coverage: run.coverage,
+                converged_after_ms: None,
+            }
+        }
+        Workload::Spool => {
+            let options = SpoolSimOptions::from_seed(rng);
+            let scenario = spool::generate::generate(rng, &options);
+            let run = spool::run_scenario(
+                &scenario,
+                &spool::WorldConfig {
+                    planted: config.planted(),
+                    keep_trace: config.keep_trace,
+                },
+            );
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: None,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.requests,
+                sim_elapsed_ms: 0,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
+                coverage: run.coverage,
+                converged_after_ms: None,
+            }
+        }
+    }
+}
+
+/// The scenario seed `seed` plays under `config`, whatever its workload.
+pub fn scenario_of(seed: u64, config: &RunConfig) -> crate::shrink::Scenario {
+    let rng = SeedRng::new(seed);
+    match config.workload_of(seed) {
+        Workload::Display => crate::shrink::Scenario::Display(display::generate::generate(
+            rng,
+            &DisplayOptions::from_seed(rng, config.replicas),
+        )),
+        Workload::Journal => crate::shrink::Scenario::Journal(journal::generate::generate(
+            rng,
+            &JournalSimOptions::from_seed(rng),
+        )),
+        Workload::Spool => crate::shrink::Scenario::Spool(spool::generate::generate(
+            rng,
+            &SpoolSimOptions::from_seed(rng),
+        )),
     }
 }
 
@@ -268,6 +359,34 @@ pub fn run_scenario_file(
             ScenarioRun {
                 violations: run.violations,
                 failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        Some(Script::Journal(j)) => {
+            let run = journal::run_scenario(
+                j,
+                &journal::WorldConfig {
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        Some(Script::Spool(sp)) => {
+            let run = spool::run_scenario(
+                sp,
+                &spool::WorldConfig {
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: None,
                 trace_hash: run.trace.hash_hex(),
             }
         }

@@ -1,6 +1,9 @@
 //! Scenario files: a hand-readable, versioned TOML format for a scripted run.
 //!
-//! A file names the catalog ID it reproduces and holds one workload's script. `histsim scenarios`
+//! A file names the catalog ID it reproduces and holds one workload's script: a `[display]` table
+//! for a P ID, a `[journal]` table for a J ID but J14, a `[spool]` table for J14 (exactly one of
+//! them). The journal's format is documented in `sim/src/journal/scenario.rs`, the spool's in
+//! `sim/src/spool/scenario.rs`. `histsim scenarios`
 //! runs each file twice: with that ID's planted bug on it must report a violation of that ID (the
 //! bug reproduces), and with it off it must pass (the fix holds).
 //!
@@ -15,6 +18,8 @@
 //! ```
 
 use crate::display::DisplayScenario;
+use crate::journal::JournalScenario;
+use crate::spool::SpoolScenario;
 use history::BugId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -39,6 +44,12 @@ pub struct ScenarioFile {
     /// The display workload's script.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<DisplayScenario>,
+    /// The journal workload's script (a J ID but J14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalScenario>,
+    /// The spool workload's script (J14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spool: Option<SpoolScenario>,
 }
 
 /// A scenario file that cannot be used, with the file, the field and what was expected.
@@ -68,11 +79,19 @@ impl std::error::Error for ScenarioError {}
 /// The workload of a scenario file.
 pub enum Script<'a> {
     Display(&'a DisplayScenario),
+    Journal(&'a JournalScenario),
+    Spool(&'a SpoolScenario),
 }
 
 impl ScenarioFile {
+    /// The file's one workload script (`None` when it has none or several).
     pub fn script(&self) -> Option<Script<'_>> {
-        self.display.as_ref().map(Script::Display)
+        match (&self.display, &self.journal, &self.spool) {
+            (Some(d), None, None) => Some(Script::Display(d)),
+            (None, Some(j), None) => Some(Script::Journal(j)),
+            (None, None, Some(s)) => Some(Script::Spool(s)),
+            _ => None,
+        }
     }
 
     /// Parses `text` (the contents of `path`).
@@ -97,22 +116,58 @@ impl ScenarioFile {
                 ),
             ));
         }
-        match (&file.display, file.id.family()) {
-            (None, _) => {
+        let tables = [
+            file.display.is_some(),
+            file.journal.is_some(),
+            file.spool.is_some(),
+        ];
+        match tables.iter().filter(|t| **t).count() {
+            0 => {
                 return Err(err(
                     None,
-                    "expected a workload table: [display]".to_string(),
+                    "expected a workload table: [display], [journal] or [spool]".to_string(),
                 ))
             }
-            (Some(d), 'P') => d
+            1 => {}
+            _ => return Err(err(
+                None,
+                "expected one workload table, found several of [display], [journal] and [spool]"
+                    .to_string(),
+            )),
+        }
+        let (family, j14) = (file.id.family(), file.id == BugId::J14);
+        match file.script() {
+            Some(Script::Display(d)) if family == 'P' => d
                 .validate()
                 .map_err(|m| err(Some(format!("display.{}", field_of(&m))), m))?,
-            (Some(_), other) => {
+            Some(Script::Journal(j)) if family == 'J' && !j14 => j
+                .validate()
+                .map_err(|m| err(Some(format!("journal.{}", field_of(&m))), m))?,
+            Some(Script::Spool(s)) if j14 => s
+                .validate()
+                .map_err(|m| err(Some(format!("spool.{}", field_of(&m))), m))?,
+            Some(Script::Display(_)) => {
                 return Err(err(
                     Some("id".into()),
-                    format!("a [display] scenario reproduces a P ID, found a {other} ID"),
+                    format!("a [display] scenario reproduces a P ID, found {}", file.id),
                 ))
             }
+            Some(Script::Journal(_)) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!(
+                        "a [journal] scenario reproduces a J ID other than J14, found {}",
+                        file.id
+                    ),
+                ))
+            }
+            Some(Script::Spool(_)) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!("a [spool] scenario reproduces J14, found {}", file.id),
+                ))
+            }
+            None => return Err(err(None, "expected one workload table".to_string())),
         }
         Ok(file)
     }
@@ -185,6 +240,8 @@ mod tests {
             description: "d".into(),
             origin: None,
             display: Some(generate(seed, &DisplayOptions::from_seed(seed, None))),
+            journal: None,
+            spool: None,
         }
     }
 

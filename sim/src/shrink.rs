@@ -6,7 +6,9 @@
 //! replays.
 
 use crate::display::{self, DisplayScenario, StoreKind, WorldConfig};
+use crate::journal::{self, JournalScenario};
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
+use crate::spool::{self, SpoolScenario};
 use history::{BugId, Planted};
 use std::time::{Duration, Instant};
 
@@ -17,8 +19,43 @@ pub struct ShrinkOptions {
     pub time_cap: Duration,
 }
 
+/// A scenario of any workload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scenario {
+    Display(DisplayScenario),
+    Journal(JournalScenario),
+    Spool(SpoolScenario),
+}
+
+impl Scenario {
+    fn size(&self) -> (usize, usize) {
+        match self {
+            Scenario::Display(d) => display::shrink::size(d),
+            Scenario::Journal(j) => journal::shrink::size(j),
+            Scenario::Spool(s) => spool::shrink::size(s),
+        }
+    }
+
+    fn candidates(&self) -> Vec<Scenario> {
+        match self {
+            Scenario::Display(d) => display::shrink::candidates(d)
+                .into_iter()
+                .map(Scenario::Display)
+                .collect(),
+            Scenario::Journal(j) => journal::shrink::candidates(j)
+                .into_iter()
+                .map(Scenario::Journal)
+                .collect(),
+            Scenario::Spool(s) => spool::shrink::candidates(s)
+                .into_iter()
+                .map(Scenario::Spool)
+                .collect(),
+        }
+    }
+}
+
 pub struct Shrunk {
-    pub scenario: DisplayScenario,
+    pub scenario: Scenario,
     pub steps_before: usize,
     pub faults_before: usize,
     pub steps: usize,
@@ -29,27 +66,49 @@ pub struct Shrunk {
     pub capped: bool,
 }
 
-fn still_fails(s: &DisplayScenario, o: &ShrinkOptions) -> bool {
-    let run = display::run_scenario(
-        s,
-        &WorldConfig {
-            store: o.store,
-            planted: Planted::from_option(o.planted),
-            keep_trace: false,
-        },
-    );
-    run.violations.iter().any(|v| v.id == o.target)
+fn still_fails(s: &Scenario, o: &ShrinkOptions) -> bool {
+    let planted = Planted::from_option(o.planted);
+    let violations = match s {
+        Scenario::Display(d) => {
+            let config = WorldConfig {
+                store: o.store,
+                planted,
+                keep_trace: false,
+            };
+            display::run_scenario(d, &config).violations
+        }
+        Scenario::Journal(j) => {
+            let config = journal::WorldConfig {
+                planted,
+                keep_trace: false,
+            };
+            journal::run_scenario(j, &config).violations
+        }
+        Scenario::Spool(sp) => {
+            let config = spool::WorldConfig {
+                planted,
+                keep_trace: false,
+            };
+            spool::run_scenario(sp, &config).violations
+        }
+    };
+    violations.iter().any(|v| v.id == o.target)
+}
+
+/// Minimises a display scenario while it still violates `options.target`.
+pub fn shrink_display(scenario: &DisplayScenario, options: &ShrinkOptions) -> Shrunk {
+    shrink(&Scenario::Display(scenario.clone()), options)
 }
 
 /// Minimises `scenario` while it still violates `options.target`.
-pub fn shrink_display(scenario: &DisplayScenario, options: &ShrinkOptions) -> Shrunk {
+pub fn shrink(scenario: &Scenario, options: &ShrinkOptions) -> Shrunk {
     let start = Instant::now();
-    let (steps_before, faults_before) = display::shrink::size(scenario);
+    let (steps_before, faults_before) = scenario.size();
     let mut current = scenario.clone();
     let mut attempts = 0;
     let mut capped = false;
     'outer: loop {
-        for candidate in display::shrink::candidates(&current) {
+        for candidate in current.candidates() {
             if start.elapsed() >= options.time_cap {
                 capped = true;
                 break 'outer;
@@ -62,7 +121,7 @@ pub fn shrink_display(scenario: &DisplayScenario, options: &ShrinkOptions) -> Sh
         }
         break;
     }
-    let (steps, faults) = display::shrink::size(&current);
+    let (steps, faults) = current.size();
     Shrunk {
         scenario: current,
         steps_before,
@@ -94,6 +153,17 @@ pub fn regression_file(
             shrunk.steps_before, shrunk.faults_before, shrunk.steps, shrunk.faults, shrunk.attempts
         ),
         origin: Some(format!("shrunk from seed {seed}{how}")),
-        display: Some(shrunk.scenario.clone()),
+        display: match &shrunk.scenario {
+            Scenario::Display(d) => Some(d.clone()),
+            _ => None,
+        },
+        journal: match &shrunk.scenario {
+            Scenario::Journal(j) => Some(j.clone()),
+            _ => None,
+        },
+        spool: match &shrunk.scenario {
+            Scenario::Spool(s) => Some(s.clone()),
+            _ => None,
+        },
     }
 }
