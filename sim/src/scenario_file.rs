@@ -261,6 +261,77 @@ mod tests {
     }
 
     #[test]
+    fn generated_journal_and_spool_scenarios_round_trip_through_toml() {
+        use crate::journal::{generate::generate as journal, JournalSimOptions};
+        use crate::spool::{generate::generate as spool, SpoolSimOptions};
+        for s in 0..40 {
+            let seed = SeedRng::new(s);
+            let files = [
+                ScenarioFile {
+                    id: BugId::J2,
+                    display: None,
+                    journal: Some(journal(seed, &JournalSimOptions::from_seed(seed))),
+                    ..sample()
+                },
+                ScenarioFile {
+                    id: BugId::J14,
+                    display: None,
+                    spool: Some(spool(seed, &SpoolSimOptions::from_seed(seed))),
+                    ..sample()
+                },
+            ];
+            for file in files {
+                let text = file.to_toml().expect("serializes");
+                let back = ScenarioFile::parse(Path::new("x.toml"), &text)
+                    .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
+                assert_eq!(back, file, "seed {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn journal_and_spool_tables_name_their_ids_and_fields() {
+        let seed = SeedRng::new(3);
+        let mut j = crate::journal::generate::generate(
+            seed,
+            &crate::journal::JournalSimOptions::from_seed(seed),
+        );
+        let file = |id, j: &crate::journal::JournalScenario| ScenarioFile {
+            id,
+            display: None,
+            journal: Some(j.clone()),
+            ..sample()
+        };
+        let e = ScenarioFile::parse(
+            Path::new("w.toml"),
+            &file(BugId::J14, &j).to_toml().expect("toml"),
+        )
+        .expect_err("J14 is the spool's");
+        assert!(e.to_string().contains("field `id`"), "{e}");
+        j.sessions[0].ops[0].action = crate::journal::scenario::Action::Switch {
+            to: "nowhere".into(),
+            arrivals: Vec::new(),
+        };
+        let e = ScenarioFile::parse(
+            Path::new("s.toml"),
+            &file(BugId::J4, &j).to_toml().expect("toml"),
+        )
+        .expect_err("no such copy");
+        assert!(
+            e.to_string()
+                .contains("journal.sessions[0].ops[0].action.to"),
+            "{e}"
+        );
+        let both = ScenarioFile {
+            journal: Some(j.clone()),
+            ..sample()
+        };
+        let e = ScenarioFile::parse(Path::new("b.toml"), &both.to_toml().expect("toml"))
+            .expect_err("two tables");
+        assert!(e.to_string().contains("one workload table"), "{e}");
+    }
+
+    #[test]
     fn errors_name_the_file_and_the_field() {
         let text = sample()
             .to_toml()

@@ -415,20 +415,18 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
                 Action::Switch { arrivals, .. } => {
                     op.fail = !arrivals.is_empty() && chance(&mut rng, o.switch_fail_probability)
                 }
-                Action::Shared { fail_mirror, .. } => {
-                    if !attached.is_empty() && chance(&mut rng, o.mirror_fail_probability) {
-                        *fail_mirror = attached.choose(&mut rng).cloned();
-                    }
+                Action::Shared { fail_mirror, .. }
+                    if !attached.is_empty() && chance(&mut rng, o.mirror_fail_probability) =>
+                {
+                    *fail_mirror = attached.choose(&mut rng).cloned();
                 }
                 Action::AttachMirror { origin } => attached.push(origin.clone()),
-                Action::Dispose { fault } => {
-                    if chance(&mut rng, o.dispose_fault_probability) {
-                        *fault = Some(if rng.random_bool(0.5) {
-                            DisposeFault::ScratchRemove
-                        } else {
-                            DisposeFault::RecorderSync
-                        });
-                    }
+                Action::Dispose { fault } if chance(&mut rng, o.dispose_fault_probability) => {
+                    *fault = Some(if rng.random_bool(0.5) {
+                        DisposeFault::ScratchRemove
+                    } else {
+                        DisposeFault::RecorderSync
+                    });
                 }
                 _ => {}
             }

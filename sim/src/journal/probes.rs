@@ -68,14 +68,13 @@ pub fn probes(scenario: &JournalScenario, record: &WorldRecord, cov: &mut Covera
                         cov.hit("journal.recovery.torn_tail_cut");
                     }
                 }
-                Happened::Started { dead, scratch, .. } => {
+                Happened::Started { dead, scratch, .. }
                     if !dead.is_empty()
                         && scratch
                             .iter()
-                            .all(|f| dead.iter().all(|d| !f.contains(d.as_str())))
-                    {
-                        cov.hit("journal.recovery.dead_scratch_swept");
-                    }
+                            .all(|f| dead.iter().all(|d| !f.contains(d.as_str()))) =>
+                {
+                    cov.hit("journal.recovery.dead_scratch_swept");
                 }
                 _ => {}
             }

@@ -148,6 +148,35 @@ impl Prepared {
     }
 }
 
+/// A source that writes every row it hands over into the trace (its size and hash).
+struct Traced<'a> {
+    inner: Box<dyn RowSource>,
+    trace: &'a mut Trace,
+    request: usize,
+    rows: u64,
+}
+
+impl RowSource for Traced<'_> {
+    fn next_row(&mut self) -> Option<Result<Row, history::spool::SpoolError>> {
+        let next = self.inner.next_row();
+        if let Some(Ok(row)) = &next {
+            let bytes = serde_json::to_vec(row).unwrap_or_default();
+            self.trace.record(
+                self.request as u64,
+                format_args!(
+                    "request {} row {} content={} row={:016x}",
+                    self.request,
+                    self.rows,
+                    row.content_bytes(),
+                    xxhash_rust::xxh3::xxh3_64(&bytes)
+                ),
+            );
+            self.rows += 1;
+        }
+        next
+    }
+}
+
 /// Plays `scenario` once.
 pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     let mut trace = Trace::new(config.keep_trace);
@@ -186,9 +215,13 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     let mut requests = Vec::with_capacity(scenario.requests.len());
     for (k, r) in scenario.requests.iter().enumerate() {
         let n = prefix(prepared.len(), r.rows_percent);
-        let seen = request(
-            scenario, config, &prepared, &opts, &head, &mut dir, r.shape, n,
-        );
+        let source = Traced {
+            inner: prepared.source(n, &opts),
+            trace: &mut trace,
+            request: k,
+            rows: 0,
+        };
+        let seen = request(scenario, config, source, &head, &mut dir, r.shape, n);
         trace.record(
             k as u64 + 1,
             format_args!(
@@ -212,19 +245,16 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn request(
     scenario: &SpoolScenario,
     config: &WorldConfig,
-    prepared: &Prepared,
-    opts: &JournalOptions,
+    mut source: Traced<'_>,
     head: &RequestHead,
     dir: &mut SpoolDir,
     shape_spec: ShapeSpec,
     n: usize,
 ) -> RequestSeen {
     let shape = shape(shape_spec);
-    let mut source = prepared.source(n, opts);
     let build_opts = BuildOptions {
         write_buffer_bytes: scenario.write_buffer_bytes as usize,
         planted: config.planted,

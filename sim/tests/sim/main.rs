@@ -2,5 +2,6 @@
 
 mod campaigns;
 mod determinism;
+mod journal;
 mod planted;
 mod scenarios;
