@@ -235,6 +235,22 @@ impl<'a> SessionCheck<'a> {
             }
         }
         check_image(s, "at the end", &record.final_image, found);
+        if let Some((journal, written)) = &record.final_recording {
+            let bytes = record
+                .final_image
+                .get(journal)
+                .map_or(&[][..], Vec::as_slice);
+            let facts = classify_image(bytes);
+            if facts.last_seq < *written {
+                found.add(
+                    BugId::J10,
+                    format!(
+                        "session {s} at the end: the writer wrote {journal} up to record {written} but it reads back only to record {} ({facts:?})",
+                        facts.last_seq
+                    ),
+                );
+            }
+        }
     }
 
     fn op(&mut self, k: usize, op: &Op, seen: &Seen, found: &mut Found) {
@@ -419,10 +435,14 @@ impl<'a> SessionCheck<'a> {
                     found.unexplained(BugId::J5, format!("{at}: resuming again failed: {e}"));
                     return;
                 }
-                if bytes_before != bytes_after || rows_before != rows_after {
+                let changed_rows = rows_before.as_ref().is_some_and(|b| b != rows_after);
+                if bytes_before != bytes_after || changed_rows {
+                    let before = rows_before
+                        .as_ref()
+                        .map_or_else(|| "no recording".to_string(), |r| short(r));
                     found.add(
                         BugId::J5,
-                        format!("{at}: resuming the recording again changed it: {} to {}, {bytes_before} to {bytes_after} bytes", short(rows_before), short(rows_after)),
+                        format!("{at}: resuming the recording again changed it: {before} to {}, {bytes_before} to {bytes_after} bytes", short(rows_after)),
                     );
                 }
                 let state = self.latest(&self.current.clone());
@@ -747,6 +767,14 @@ impl<'a> SessionCheck<'a> {
             found.add(
                 BugId::J10,
                 format!("{at}: after the resume {} is corrupt at byte offset {offset}: a torn tail was not cut before writing", r.journal),
+            );
+        } else if r.writer_last_seq > r.facts_after.last_seq {
+            found.add(
+                BugId::J10,
+                format!(
+                    "{at}: the resumed writer wrote up to record {} but {} reads back only to record {} (a torn tail was not cut before writing)",
+                    r.writer_last_seq, r.journal, r.facts_after.last_seq
+                ),
             );
         } else if let Some(txn) = r.facts_after.open_txn {
             let id = if r.writer_open_txn.is_some() {

@@ -89,7 +89,8 @@ pub enum Seen {
         result: Result<(), String>,
         bytes_before: u64,
         bytes_after: u64,
-        rows_before: Vec<Row>,
+        /// The recording's rows before (`None`: the session had no recording).
+        rows_before: Option<Vec<Row>>,
         rows_after: Vec<Row>,
     },
     Shared {
@@ -121,6 +122,8 @@ pub struct SoloRestart {
     pub resumed: Result<(), String>,
     /// The transaction the resumed writer considers open.
     pub writer_open_txn: Option<u64>,
+    /// The sequence number of the last record the resumed writer knows of.
+    pub writer_last_seq: u64,
     pub rows_after: Vec<Row>,
     pub facts_after: ImageFacts,
     pub arrivals: Vec<Row>,
@@ -173,6 +176,8 @@ pub struct SessionRecord {
     pub happened: Vec<Happened>,
     /// Every file at the end of the script (current bytes).
     pub final_image: BTreeMap<String, Vec<u8>>,
+    /// The recording at the end of the script and the last record its writer wrote.
+    pub final_recording: Option<(String, u64)>,
     /// The script ran to its end.
     pub finished: bool,
 }

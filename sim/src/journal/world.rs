@@ -398,6 +398,9 @@ async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
     {
         let mut record = slot.record.borrow_mut();
         record.final_image = proc.disk.image();
+        record.final_recording = proc
+            .journal()
+            .map(|j| (j.name().to_string(), j.fold().last_seq()));
         record.finished = true;
     }
     world.record(format_args!(
@@ -531,6 +534,7 @@ fn resume_recording(
         .map_err(|e| e.to_string());
     let recording = session.recording().map(|r| r.journal());
     let writer_open_txn = recording.and_then(Journal::open_txn);
+    let writer_last_seq = recording.map_or(0, |j| j.fold().last_seq());
     let rows_after = recording.map(Journal::rows).unwrap_or_default();
     if resumed.is_ok() {
         let seq = recording.map_or(0, |j| j.fold().last_seq());
@@ -558,6 +562,7 @@ fn resume_recording(
         shown,
         resumed,
         writer_open_txn,
+        writer_last_seq,
         rows_after,
         facts_after,
         arrivals,
@@ -1014,7 +1019,7 @@ fn resume_again(world: &World, proc: &mut Process) -> Seen {
     let name = world.slots[s].current.borrow().clone();
     let size = |d: &SimDisk| d.len(&name).ok().flatten().unwrap_or(0);
     let bytes_before = size(&proc.disk);
-    let rows_before = proc.rows();
+    let rows_before = proc.journal().map(Journal::rows);
     let result = proc
         .session
         .resume(&name, &mut |_| Vec::new())
