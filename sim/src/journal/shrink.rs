@@ -56,6 +56,7 @@ pub fn candidates(s: &JournalScenario) -> Vec<JournalScenario> {
     }
     plainer_faults(s, &mut out);
     plainer_ops(s, &mut out);
+    plainer_sessions(s, &mut out);
     out.retain(|c| c.validate().is_ok() && c != s);
     out
 }
@@ -216,6 +217,41 @@ fn plainer_ops(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
             let mut x = s.clone();
             if halve_padding(&mut x.sessions[k].ops[i].action) {
                 out.push(x);
+            }
+        }
+    }
+}
+
+/// A session without its shared history when no operation uses it; a replacement with one group
+/// fewer.
+fn plainer_sessions(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+    for (k, session) in s.sessions.iter().enumerate() {
+        let shared_used = session.ops.iter().any(|op| {
+            matches!(
+                op.action,
+                Action::Shared { .. } | Action::AttachMirror { .. } | Action::SharedResume
+            )
+        });
+        if !shared_used && !(session.subagents.is_empty() && session.mirrors.is_empty()) {
+            let mut x = s.clone();
+            x.sessions[k].subagents.clear();
+            x.sessions[k].mirrors.clear();
+            out.push(x);
+        }
+        for (i, op) in session.ops.iter().enumerate() {
+            if let Action::Replace { groups, .. } = &op.action {
+                if groups.len() > 1 {
+                    let mut x = s.clone();
+                    if let Action::Replace { groups, .. } = &mut x.sessions[k].ops[i].action {
+                        groups.pop();
+                    }
+                    for c in &mut x.crashes {
+                        if c.session as usize == k && c.op as usize == i {
+                            c.during = c.during.map(|d| d.min(groups.len() as u32 - 1));
+                        }
+                    }
+                    out.push(x);
+                }
             }
         }
     }
