@@ -170,9 +170,9 @@ enum Command {
     },
     /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
     Scenarios {
-        /// A file or a directory searched recursively for .toml files.
-        #[arg(default_value = "scenarios")]
-        path: PathBuf,
+        /// Files or directories searched recursively for .toml files.
+        #[arg(default_value = "scenarios", num_args = 1..)]
+        paths: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "memory")]
         store: StoreKind,
     },
@@ -305,7 +305,7 @@ fn main() -> ExitCode {
             store,
             jobs,
         } => cmd_bugs(max_seeds, clean_seeds, only, store, jobs),
-        Command::Scenarios { path, store } => cmd_scenarios(path, store),
+        Command::Scenarios { paths, store } => cmd_scenarios(paths, store),
         Command::Crash {
             ops,
             planted,
@@ -714,14 +714,17 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-fn cmd_scenarios(path: PathBuf, store: StoreKind) -> ExitCode {
-    let files = match discover(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
-            return ExitCode::from(EXIT_USAGE);
+fn cmd_scenarios(paths: Vec<PathBuf>, store: StoreKind) -> ExitCode {
+    let mut files = Vec::new();
+    for path in &paths {
+        match discover(path) {
+            Ok(f) => files.extend(f),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", path.display());
+                return ExitCode::from(EXIT_USAGE);
+            }
         }
-    };
+    }
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
         let scenario = match ScenarioFile::load(file) {
