@@ -232,7 +232,8 @@ fn plainer_sessions(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
                 Action::Shared { .. } | Action::AttachMirror { .. } | Action::SharedResume
             )
         });
-        if !shared_used && !(session.subagents.is_empty() && session.mirrors.is_empty()) {
+        let has_shared = !session.subagents.is_empty() || !session.mirrors.is_empty();
+        if !shared_used && has_shared {
             let mut x = s.clone();
             x.sessions[k].subagents.clear();
             x.sessions[k].mirrors.clear();
