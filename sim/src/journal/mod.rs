@@ -2,7 +2,8 @@
 //! journals on simulated disks, with host crashes and resumes, checked against the reference
 //! model of the journal (`model::journal`).
 //!
-//! Seed -> [`generate`] -> [`JournalScenario`] -> [`world::play`] -> [`check::check`].
+//! Seed -> [`generate`] -> [`JournalScenario`] -> [`world::play`] (hosts running [`process`]es
+//! that play [`ops`]) -> [`check::check`].
 //! [`meaning`] says what an operation means against a list of rows, once for the world and the
 //! checker; [`record`] is what the world saw.
 //!
@@ -12,8 +13,10 @@
 pub mod check;
 pub mod generate;
 pub mod meaning;
+mod ops;
 pub mod options;
 pub mod probes;
+mod process;
 pub mod record;
 pub mod scenario;
 pub mod shrink;
