@@ -1,10 +1,12 @@
 //! One seed, end to end: pick the workload, derive its options, generate, play, check.
 
 use crate::display::{self, DisplayOptions, StoreKind, WorldConfig};
+use crate::journal::{self, JournalSimOptions};
 use crate::outcome::Violation;
 use crate::rng::{SeedRng, Stream};
 use crate::runs::{self, RunsOptions};
 use crate::scenario_file::{ScenarioFile, Script};
+use crate::spool::{self, SpoolSimOptions};
 use history::{BugId, Planted};
 use rand::Rng;
 use serde::Serialize;
@@ -29,16 +31,27 @@ pub enum Workload {
     Display,
     /// Run journals, the run-event stores, summarization, the views and feedback (R IDs).
     Runs,
+    /// Sessions recording to history journals on crashing hosts' disks (J IDs but J14).
+    Journal,
+    /// Request bodies streamed from histories into sealed spools and sent (J14).
+    Spool,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 2] = [Workload::Display, Workload::Runs];
+    pub const ALL: [Workload; 4] = [
+        Workload::Display,
+        Workload::Runs,
+        Workload::Journal,
+        Workload::Spool,
+    ];
 
     /// The workload whose invariants cover `id`.
     pub fn covering(id: BugId) -> Option<Workload> {
         match id.family() {
             'P' => Some(Workload::Display),
             'R' => Some(Workload::Runs),
+            'J' if id == BugId::J14 => Some(Workload::Spool),
+            'J' => Some(Workload::Journal),
             _ => None,
         }
     }
@@ -47,6 +60,8 @@ impl Workload {
         match self {
             Workload::Display => "display",
             Workload::Runs => "runs",
+            Workload::Journal => "journal",
+            Workload::Spool => "spool",
         }
     }
 
@@ -55,6 +70,8 @@ impl Workload {
         match self {
             Workload::Display => display::probes::PROBES,
             Workload::Runs => runs::probes::PROBES,
+            Workload::Journal => journal::probes::PROBES,
+            Workload::Spool => spool::probes::PROBES,
         }
     }
 
@@ -82,6 +99,8 @@ pub enum WorkloadChoice {
     All,
     Display,
     Runs,
+    Journal,
+    Spool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -118,6 +137,8 @@ impl RunConfig {
         match self.workload {
             WorkloadChoice::Display => Workload::Display,
             WorkloadChoice::Runs => Workload::Runs,
+            WorkloadChoice::Journal => Workload::Journal,
+            WorkloadChoice::Spool => Workload::Spool,
             WorkloadChoice::All => {
                 let mut rng = SeedRng::new(seed).stream(Stream::Mix);
                 Workload::ALL[rng.random_range(0..Workload::ALL.len())]
@@ -165,6 +186,8 @@ pub fn workload_choice_name(w: WorkloadChoice) -> &'static str {
         WorkloadChoice::All => "all",
         WorkloadChoice::Display => "display",
         WorkloadChoice::Runs => "runs",
+        WorkloadChoice::Journal => "journal",
+        WorkloadChoice::Spool => "spool",
     }
 }
 
@@ -215,27 +238,6 @@ pub fn display_scenario_of(seed: u64, config: &RunConfig) -> Option<display::Dis
     let rng = SeedRng::new(seed);
     let options = DisplayOptions::from_seed(rng, config.replicas);
     Some(display::generate::generate(rng, &options))
-}
-
-/// The runs scenario seed `seed` plays under `config`, if it runs the runs workload.
-pub fn runs_scenario_of(seed: u64, config: &RunConfig) -> Option<runs::RunsScenario> {
-    if config.workload_of(seed) != Workload::Runs {
-        return None;
-    }
-    let rng = SeedRng::new(seed);
-    Some(runs::generate::generate(rng, &RunsOptions::from_seed(rng)))
-}
-
-/// The scenario seed `seed` plays under `config`, whatever its workload.
-pub fn scenario_of(seed: u64, config: &RunConfig) -> crate::shrink::Scenario {
-    match runs_scenario_of(seed, config) {
-        Some(r) => crate::shrink::Scenario::Runs(r),
-        None => {
-            let rng = SeedRng::new(seed);
-            let options = DisplayOptions::from_seed(rng, config.replicas);
-            crate::shrink::Scenario::Display(display::generate::generate(rng, &options))
-        }
-    }
 }
 
 /// Runs `seed` under `config`.
@@ -295,6 +297,83 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 converged_after_ms: None,
             }
         }
+        Workload::Journal => {
+            let options = JournalSimOptions::from_seed(rng);
+            let scenario = journal::generate::generate(rng, &options);
+            let run = journal::run_scenario(
+                &scenario,
+                &journal::WorldConfig {
+                    planted: config.planted(),
+                    keep_trace: config.keep_trace,
+                },
+            );
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.ops,
+                sim_elapsed_ms: run.sim_elapsed_ms,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
+                coverage: run.coverage,
+                converged_after_ms: None,
+            }
+        }
+        Workload::Spool => {
+            let options = SpoolSimOptions::from_seed(rng);
+            let scenario = spool::generate::generate(rng, &options);
+            let run = spool::run_scenario(
+                &scenario,
+                &spool::WorldConfig {
+                    planted: config.planted(),
+                    keep_trace: config.keep_trace,
+                },
+            );
+            SeedReport {
+                seed,
+                workload,
+                options: options.to_string(),
+                violations: run.violations,
+                failure: None,
+                trace_hash: run.trace.hash_hex(),
+                trace_events: run.trace.events(),
+                steps: run.requests,
+                sim_elapsed_ms: 0,
+                trace_tail: run.trace.tail(),
+                trace_full: run.trace.full().map(<[String]>::to_vec),
+                details: run.details,
+                coverage: run.coverage,
+                converged_after_ms: None,
+            }
+        }
+    }
+}
+
+/// The scenario seed `seed` plays under `config`, whatever its workload.
+pub fn scenario_of(seed: u64, config: &RunConfig) -> crate::shrink::Scenario {
+    let rng = SeedRng::new(seed);
+    match config.workload_of(seed) {
+        Workload::Display => crate::shrink::Scenario::Display(display::generate::generate(
+            rng,
+            &DisplayOptions::from_seed(rng, config.replicas),
+        )),
+        Workload::Runs => crate::shrink::Scenario::Runs(runs::generate::generate(
+            rng,
+            &RunsOptions::from_seed(rng),
+        )),
+        Workload::Journal => crate::shrink::Scenario::Journal(journal::generate::generate(
+            rng,
+            &JournalSimOptions::from_seed(rng),
+        )),
+        Workload::Spool => crate::shrink::Scenario::Spool(spool::generate::generate(
+            rng,
+            &SpoolSimOptions::from_seed(rng),
+        )),
     }
 }
 
@@ -339,6 +418,34 @@ pub fn run_scenario_file(
             ScenarioRun {
                 violations: run.violations,
                 failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        Some(Script::Journal(j)) => {
+            let run = journal::run_scenario(
+                j,
+                &journal::WorldConfig {
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: run.failure,
+                trace_hash: run.trace.hash_hex(),
+            }
+        }
+        Some(Script::Spool(sp)) => {
+            let run = spool::run_scenario(
+                sp,
+                &spool::WorldConfig {
+                    planted: Planted::from_option(planted),
+                    keep_trace: false,
+                },
+            );
+            ScenarioRun {
+                violations: run.violations,
+                failure: None,
                 trace_hash: run.trace.hash_hex(),
             }
         }

@@ -1,7 +1,9 @@
 //! Scenario files: a hand-readable, versioned TOML format for a scripted run.
 //!
-//! A file names the catalog ID it reproduces and holds one workload's script: a `[display]`
-//! table for a P ID, a `[runs]` table for an R ID (exactly one of them). `histsim scenarios`
+//! A file names the catalog ID it reproduces and holds one workload's script: a `[display]` table
+//! for a P ID, a `[runs]` table for an R ID, a `[journal]` table for a J ID but J14, a `[spool]`
+//! table for J14 (exactly one of them). Each format is documented in its workload's
+//! `scenario.rs` (`sim/src/{display,runs,journal,spool}/scenario.rs`). `histsim scenarios`
 //! runs each file twice: with that ID's planted bug on it must report a violation of that ID (the
 //! bug reproduces), and with it off it must pass (the fix holds).
 //!
@@ -16,7 +18,9 @@
 //! ```
 
 use crate::display::DisplayScenario;
+use crate::journal::JournalScenario;
 use crate::runs::RunsScenario;
+use crate::spool::SpoolScenario;
 use history::BugId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -41,9 +45,15 @@ pub struct ScenarioFile {
     /// The display workload's script.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display: Option<DisplayScenario>,
-    /// The runs workload's script.
+    /// The runs workload's script (an R ID).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<RunsScenario>,
+    /// The journal workload's script (a J ID but J14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalScenario>,
+    /// The spool workload's script (J14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spool: Option<SpoolScenario>,
 }
 
 /// A scenario file that cannot be used, with the file, the field and what was expected.
@@ -74,13 +84,18 @@ impl std::error::Error for ScenarioError {}
 pub enum Script<'a> {
     Display(&'a DisplayScenario),
     Runs(&'a RunsScenario),
+    Journal(&'a JournalScenario),
+    Spool(&'a SpoolScenario),
 }
 
 impl ScenarioFile {
+    /// The file's one workload script (`None` when it has none or several).
     pub fn script(&self) -> Option<Script<'_>> {
-        match (&self.display, &self.runs) {
-            (Some(d), None) => Some(Script::Display(d)),
-            (None, Some(r)) => Some(Script::Runs(r)),
+        match (&self.display, &self.runs, &self.journal, &self.spool) {
+            (Some(d), None, None, None) => Some(Script::Display(d)),
+            (None, Some(r), None, None) => Some(Script::Runs(r)),
+            (None, None, Some(j), None) => Some(Script::Journal(j)),
+            (None, None, None, Some(s)) => Some(Script::Spool(s)),
             _ => None,
         }
     }
@@ -107,37 +122,68 @@ impl ScenarioFile {
                 ),
             ));
         }
-        match (&file.display, &file.runs, file.id.family()) {
-            (None, None, _) => {
+        let tables = [
+            file.display.is_some(),
+            file.runs.is_some(),
+            file.journal.is_some(),
+            file.spool.is_some(),
+        ];
+        match tables.iter().filter(|t| **t).count() {
+            0 => {
                 return Err(err(
                     None,
-                    "expected a workload table: [display] or [runs]".to_string(),
+                    "expected a workload table: [display], [runs], [journal] or [spool]".to_string(),
                 ))
             }
-            (Some(_), Some(_), _) => {
-                return Err(err(
-                    None,
-                    "expected one workload table, found both [display] and [runs]".to_string(),
-                ))
-            }
-            (Some(d), None, 'P') => d
+            1 => {}
+            _ => return Err(err(
+                None,
+                "expected one workload table, found several of [display], [runs], [journal], [spool]"
+                    .to_string(),
+            )),
+        }
+        let (family, j14) = (file.id.family(), file.id == BugId::J14);
+        match file.script() {
+            Some(Script::Display(d)) if family == 'P' => d
                 .validate()
                 .map_err(|m| err(Some(format!("display.{}", field_of(&m))), m))?,
-            (None, Some(r), 'R') => r
+            Some(Script::Runs(r)) if family == 'R' => r
                 .validate()
                 .map_err(|m| err(Some(format!("runs.{}", field_of(&m))), m))?,
-            (Some(_), None, other) => {
+            Some(Script::Journal(j)) if family == 'J' && !j14 => j
+                .validate()
+                .map_err(|m| err(Some(format!("journal.{}", field_of(&m))), m))?,
+            Some(Script::Spool(s)) if j14 => s
+                .validate()
+                .map_err(|m| err(Some(format!("spool.{}", field_of(&m))), m))?,
+            Some(Script::Display(_)) => {
                 return Err(err(
                     Some("id".into()),
-                    format!("a [display] scenario reproduces a P ID, found a {other} ID"),
+                    format!("a [display] scenario reproduces a P ID, found {}", file.id),
                 ))
             }
-            (None, Some(_), other) => {
+            Some(Script::Runs(_)) => {
                 return Err(err(
                     Some("id".into()),
-                    format!("a [runs] scenario reproduces an R ID, found a {other} ID"),
+                    format!("a [runs] scenario reproduces an R ID, found {}", file.id),
                 ))
             }
+            Some(Script::Journal(_)) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!(
+                        "a [journal] scenario reproduces a J ID other than J14, found {}",
+                        file.id
+                    ),
+                ))
+            }
+            Some(Script::Spool(_)) => {
+                return Err(err(
+                    Some("id".into()),
+                    format!("a [spool] scenario reproduces J14, found {}", file.id),
+                ))
+            }
+            None => return Err(err(None, "expected one workload table".to_string())),
         }
         Ok(file)
     }
@@ -211,49 +257,9 @@ mod tests {
             origin: None,
             display: Some(generate(seed, &DisplayOptions::from_seed(seed, None))),
             runs: None,
+            journal: None,
+            spool: None,
         }
-    }
-
-    #[test]
-    fn a_generated_runs_scenario_round_trips_through_toml() {
-        use crate::runs::{generate::generate as generate_runs, RunsOptions};
-        for s in 0..40 {
-            let seed = SeedRng::new(s);
-            let file = ScenarioFile {
-                id: BugId::R1,
-                display: None,
-                runs: Some(generate_runs(seed, &RunsOptions::from_seed(seed))),
-                ..sample()
-            };
-            let text = file.to_toml().expect("serializes");
-            let back = ScenarioFile::parse(Path::new("x.toml"), &text)
-                .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
-            assert_eq!(back, file, "seed {s}");
-            let wrong = ScenarioFile {
-                id: BugId::P1,
-                ..file
-            };
-            let e = ScenarioFile::parse(Path::new("w.toml"), &wrong.to_toml().expect("serializes"))
-                .expect_err("an R script for a P ID");
-            assert!(e.to_string().contains("field `id`"), "{e}");
-        }
-    }
-
-    #[test]
-    fn runs_reference_errors_name_the_field() {
-        use crate::runs::{generate::generate as generate_runs, RunsOptions};
-        let seed = SeedRng::new(4);
-        let mut runs = generate_runs(seed, &RunsOptions::from_seed(seed));
-        runs.runs[0].thread = "nowhere".into();
-        let file = ScenarioFile {
-            id: BugId::R4,
-            display: None,
-            runs: Some(runs),
-            ..sample()
-        };
-        let text = file.to_toml().expect("serializes");
-        let e = ScenarioFile::parse(Path::new("r.toml"), &text).expect_err("must fail");
-        assert!(e.to_string().contains("runs.runs[0].thread"), "{e}");
     }
 
     #[test]
@@ -269,6 +275,77 @@ mod tests {
                 .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
             assert_eq!(back, file, "seed {s}");
         }
+    }
+
+    #[test]
+    fn generated_journal_and_spool_scenarios_round_trip_through_toml() {
+        use crate::journal::{generate::generate as journal, JournalSimOptions};
+        use crate::spool::{generate::generate as spool, SpoolSimOptions};
+        for s in 0..40 {
+            let seed = SeedRng::new(s);
+            let files = [
+                ScenarioFile {
+                    id: BugId::J2,
+                    display: None,
+                    journal: Some(journal(seed, &JournalSimOptions::from_seed(seed))),
+                    ..sample()
+                },
+                ScenarioFile {
+                    id: BugId::J14,
+                    display: None,
+                    spool: Some(spool(seed, &SpoolSimOptions::from_seed(seed))),
+                    ..sample()
+                },
+            ];
+            for file in files {
+                let text = file.to_toml().expect("serializes");
+                let back = ScenarioFile::parse(Path::new("x.toml"), &text)
+                    .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
+                assert_eq!(back, file, "seed {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn journal_and_spool_tables_name_their_ids_and_fields() {
+        let seed = SeedRng::new(3);
+        let mut j = crate::journal::generate::generate(
+            seed,
+            &crate::journal::JournalSimOptions::from_seed(seed),
+        );
+        let file = |id, j: &crate::journal::JournalScenario| ScenarioFile {
+            id,
+            display: None,
+            journal: Some(j.clone()),
+            ..sample()
+        };
+        let e = ScenarioFile::parse(
+            Path::new("w.toml"),
+            &file(BugId::J14, &j).to_toml().expect("toml"),
+        )
+        .expect_err("J14 is the spool's");
+        assert!(e.to_string().contains("field `id`"), "{e}");
+        j.sessions[0].ops[0].action = crate::journal::scenario::Action::Switch {
+            to: "nowhere".into(),
+            arrivals: Vec::new(),
+        };
+        let e = ScenarioFile::parse(
+            Path::new("s.toml"),
+            &file(BugId::J4, &j).to_toml().expect("toml"),
+        )
+        .expect_err("no such copy");
+        assert!(
+            e.to_string()
+                .contains("journal.sessions[0].ops[0].action.to"),
+            "{e}"
+        );
+        let both = ScenarioFile {
+            journal: Some(j.clone()),
+            ..sample()
+        };
+        let e = ScenarioFile::parse(Path::new("b.toml"), &both.to_toml().expect("toml"))
+            .expect_err("two tables");
+        assert!(e.to_string().contains("one workload table"), "{e}");
     }
 
     #[test]
@@ -321,5 +398,47 @@ mod tests {
             e.to_string().contains("display.turns[0].steps[0].agent"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_generated_runs_scenario_round_trips_through_toml() {
+        use crate::runs::{generate::generate as generate_runs, RunsOptions};
+        for s in 0..40 {
+            let seed = SeedRng::new(s);
+            let file = ScenarioFile {
+                id: BugId::R1,
+                display: None,
+                runs: Some(generate_runs(seed, &RunsOptions::from_seed(seed))),
+                ..sample()
+            };
+            let text = file.to_toml().expect("serializes");
+            let back = ScenarioFile::parse(Path::new("x.toml"), &text)
+                .unwrap_or_else(|e| panic!("seed {s}: {e}\n{text}"));
+            assert_eq!(back, file, "seed {s}");
+            let wrong = ScenarioFile {
+                id: BugId::P1,
+                ..file
+            };
+            let e = ScenarioFile::parse(Path::new("w.toml"), &wrong.to_toml().expect("serializes"))
+                .expect_err("an R script for a P ID");
+            assert!(e.to_string().contains("field `id`"), "{e}");
+        }
+    }
+
+    #[test]
+    fn runs_reference_errors_name_the_field() {
+        use crate::runs::{generate::generate as generate_runs, RunsOptions};
+        let seed = SeedRng::new(4);
+        let mut runs = generate_runs(seed, &RunsOptions::from_seed(seed));
+        runs.runs[0].thread = "nowhere".into();
+        let file = ScenarioFile {
+            id: BugId::R4,
+            display: None,
+            runs: Some(runs),
+            ..sample()
+        };
+        let text = file.to_toml().expect("serializes");
+        let e = ScenarioFile::parse(Path::new("r.toml"), &text).expect_err("must fail");
+        assert!(e.to_string().contains("runs.runs[0].thread"), "{e}");
     }
 }

@@ -6,8 +6,10 @@
 //! replays.
 
 use crate::display::{self, DisplayScenario, StoreKind, WorldConfig};
+use crate::journal::{self, JournalScenario};
 use crate::runs::{self, RunsScenario};
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
+use crate::spool::{self, SpoolScenario};
 use history::{BugId, Planted};
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,8 @@ pub struct ShrinkOptions {
 pub enum Scenario {
     Display(DisplayScenario),
     Runs(RunsScenario),
+    Journal(JournalScenario),
+    Spool(SpoolScenario),
 }
 
 impl Scenario {
@@ -30,6 +34,8 @@ impl Scenario {
         match self {
             Scenario::Display(d) => display::shrink::size(d),
             Scenario::Runs(r) => runs::shrink::size(r),
+            Scenario::Journal(j) => journal::shrink::size(j),
+            Scenario::Spool(s) => spool::shrink::size(s),
         }
     }
 
@@ -42,6 +48,14 @@ impl Scenario {
             Scenario::Runs(r) => runs::shrink::candidates(r)
                 .into_iter()
                 .map(Scenario::Runs)
+                .collect(),
+            Scenario::Journal(j) => journal::shrink::candidates(j)
+                .into_iter()
+                .map(Scenario::Journal)
+                .collect(),
+            Scenario::Spool(s) => spool::shrink::candidates(s)
+                .into_iter()
+                .map(Scenario::Spool)
                 .collect(),
         }
     }
@@ -60,14 +74,38 @@ pub struct Shrunk {
 }
 
 fn still_fails(s: &Scenario, o: &ShrinkOptions) -> bool {
-    let config = WorldConfig {
-        store: o.store,
-        planted: Planted::from_option(o.planted),
-        keep_trace: false,
-    };
+    let planted = Planted::from_option(o.planted);
     let violations = match s {
-        Scenario::Display(d) => display::run_scenario(d, &config).violations,
-        Scenario::Runs(r) => runs::run_scenario(r, &config).violations,
+        Scenario::Display(d) => {
+            let config = WorldConfig {
+                store: o.store,
+                planted,
+                keep_trace: false,
+            };
+            display::run_scenario(d, &config).violations
+        }
+        Scenario::Runs(r) => {
+            let config = WorldConfig {
+                store: o.store,
+                planted,
+                keep_trace: false,
+            };
+            runs::run_scenario(r, &config).violations
+        }
+        Scenario::Journal(j) => {
+            let config = journal::WorldConfig {
+                planted,
+                keep_trace: false,
+            };
+            journal::run_scenario(j, &config).violations
+        }
+        Scenario::Spool(sp) => {
+            let config = spool::WorldConfig {
+                planted,
+                keep_trace: false,
+            };
+            spool::run_scenario(sp, &config).violations
+        }
     };
     violations.iter().any(|v| v.id == o.target)
 }
@@ -132,11 +170,19 @@ pub fn regression_file(
         origin: Some(format!("shrunk from seed {seed}{how}")),
         display: match &shrunk.scenario {
             Scenario::Display(d) => Some(d.clone()),
-            Scenario::Runs(_) => None,
+            _ => None,
         },
         runs: match &shrunk.scenario {
             Scenario::Runs(r) => Some(r.clone()),
-            Scenario::Display(_) => None,
+            _ => None,
+        },
+        journal: match &shrunk.scenario {
+            Scenario::Journal(j) => Some(j.clone()),
+            _ => None,
+        },
+        spool: match &shrunk.scenario {
+            Scenario::Spool(s) => Some(s.clone()),
+            _ => None,
         },
     }
 }

@@ -2,6 +2,7 @@
 
 mod campaigns;
 mod determinism;
+mod journal;
 mod planted;
 mod runs;
 mod scenarios;

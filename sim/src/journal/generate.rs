@@ -1,0 +1,506 @@
+//! Seed -> scenario: coding-agent sessions as the seed describes them.
+//!
+//! Turns append a question, sometimes a tool call with a long result, and an answer; restores
+//! replace the history (while another recorder hands over rows); rewinds, clears, compressions by
+//! the summarization middleware, density changes and inserts reshape it; the pager reads
+//! statistics incrementally, estimates count tokens concurrently, requests truncate tool results
+//! at the last resort; forks and clones copy the recording and the session switches to them.
+//! Sessions shared with subagents mutate a history of several origins fanned out to mirrors that
+//! attach late, fail and are resumed.
+//!
+//! The workload stream decides what sessions do; the fault stream decides which writes fail and
+//! where hosts crash.
+
+use super::options::JournalSimOptions;
+use super::scenario::{
+    Action, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
+    SharedAction, SpeakerSpec,
+};
+use crate::rng::{SeedRng, Stream};
+use rand::seq::IndexedRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+const SUBAGENTS: [&str; 3] = ["explorer", "critic", "planner"];
+const PIECES: [&str; 10] = [
+    "fn ",
+    "main",
+    "() {",
+    " let x",
+    " = 42;",
+    "}",
+    "The quick ",
+    "brown fox",
+    " 12345",
+    "\n",
+];
+
+/// Builds the scenario of `seed` under `options`.
+pub fn generate(seed: SeedRng, options: &JournalSimOptions) -> JournalScenario {
+    let mut sessions: Vec<SessionScript> = (0..options.sessions)
+        .map(|s| {
+            let mut g = Gen {
+                rng: seed.substream(Stream::Workload, u64::from(s)),
+                o: options,
+                s: u32::from(s),
+                rows: 0,
+                shared_rows: 0,
+                forks: Vec::new(),
+                words: 0,
+            };
+            g.session()
+        })
+        .collect();
+    let crashes = faults(seed, options, &mut sessions);
+    let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
+    JournalScenario {
+        network_seed,
+        load_step_records: u32::from(options.load_step_records),
+        mirror_settle_ms: options.mirror_settle_ms,
+        sessions,
+        crashes,
+    }
+}
+
+struct Gen<'a> {
+    rng: ChaCha8Rng,
+    o: &'a JournalSimOptions,
+    s: u32,
+    /// About how many rows the recording holds (the world clamps what is off).
+    rows: u64,
+    shared_rows: u64,
+    forks: Vec<String>,
+    words: u32,
+}
+
+fn spec(speaker: SpeakerSpec, text: String) -> RowSpec {
+    RowSpec {
+        speaker,
+        text,
+        call: None,
+        pad_bytes: 0,
+        origin: None,
+    }
+}
+
+impl Gen<'_> {
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.random_bool(p.min(1.0))
+    }
+
+    /// A word no other row of the scenario uses.
+    fn word(&mut self, tag: &str) -> String {
+        self.words += 1;
+        format!("{tag}{}w{}", self.s, self.words)
+    }
+
+    /// One turn: a question, maybe a tool call and its long result, an answer.
+    fn turn(&mut self) -> Vec<RowSpec> {
+        let mut rows = vec![spec(SpeakerSpec::Human, self.word("q"))];
+        if self.chance(self.o.tool_probability) {
+            let call = self.word("call");
+            rows.push(RowSpec {
+                call: Some(call.clone()),
+                ..spec(SpeakerSpec::Ai, self.word("a"))
+            });
+            rows.push(RowSpec {
+                call: Some(call),
+                pad_bytes: self.rng.random_range(200..=3000),
+                ..spec(SpeakerSpec::Tool, self.word("result"))
+            });
+        }
+        rows.push(spec(SpeakerSpec::Ai, self.word("a")));
+        rows
+    }
+
+    fn session(&mut self) -> SessionScript {
+        let shared = self.chance(self.o.shared_probability);
+        let subagents: Vec<String> = if shared {
+            let n = self.rng.random_range(1..=SUBAGENTS.len());
+            SUBAGENTS[..n].iter().map(|s| s.to_string()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut origins = vec!["main".to_string()];
+        origins.extend(subagents.iter().cloned());
+        let mut mirrors: Vec<String> = origins
+            .iter()
+            .filter(|_| self.rng.random_bool(0.7))
+            .cloned()
+            .collect();
+        if shared && mirrors.is_empty() {
+            mirrors.push(origins[0].clone());
+        }
+        let mut attached = mirrors.clone();
+        let mut ops = Vec::with_capacity(self.o.ops_per_session as usize + 1);
+        for k in 0..self.o.ops_per_session as usize {
+            let action = if shared && self.chance(self.o.shared_op_probability) {
+                self.shared_action(&origins, &mut attached)
+            } else {
+                self.solo_action(k)
+            };
+            ops.push(Op {
+                after_ms: self.rng.random_range(1..=8),
+                fail: false,
+                action,
+            });
+        }
+        if self.chance(self.o.dispose_probability) {
+            ops.push(Op {
+                after_ms: 1,
+                fail: false,
+                action: Action::Dispose { fault: None },
+            });
+        }
+        SessionScript {
+            subagents,
+            mirrors,
+            ops,
+        }
+    }
+
+    fn solo_action(&mut self, k: usize) -> Action {
+        let o = self.o;
+        let n = self.rows;
+        let weights: [(u8, f64); 13] = [
+            (0, 1.0),
+            (1, o.replace_probability),
+            (2, if n >= 1 { o.rewind_probability } else { 0.0 }),
+            (3, if n >= 1 { o.clear_probability } else { 0.0 }),
+            (4, if n >= 3 { o.compress_probability } else { 0.0 }),
+            (5, if n >= 1 { o.density_probability } else { 0.0 }),
+            (6, o.insert_probability),
+            (7, o.read_probability),
+            (8, o.estimate_probability),
+            (9, o.send_probability),
+            (10, o.fork_probability),
+            (
+                11,
+                if self.forks.is_empty() {
+                    0.0
+                } else {
+                    o.switch_probability
+                },
+            ),
+            (12, o.resume_again_probability),
+        ];
+        let total: f64 = weights.iter().map(|(_, w)| w).sum();
+        let mut pick = self.rng.random_range(0.0..total);
+        let mut kind = 0;
+        for (k, w) in weights {
+            if pick < w {
+                kind = k;
+                break;
+            }
+            pick -= w;
+        }
+        match kind {
+            1 => {
+                let groups: Vec<Vec<RowSpec>> = (0..self.rng.random_range(1..=3))
+                    .map(|_| {
+                        (0..self.rng.random_range(0..=3))
+                            .map(|_| spec(SpeakerSpec::Ai, self.word("restored")))
+                            .collect()
+                    })
+                    .collect();
+                let arrivals: Vec<RowSpec> = if self.chance(o.replace_arrivals_probability) {
+                    (0..self.rng.random_range(1..=2))
+                        .map(|_| RowSpec {
+                            origin: Some("helper".into()),
+                            ..spec(SpeakerSpec::Ai, self.word("helper"))
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                self.rows = (groups.iter().map(Vec::len).sum::<usize>() + arrivals.len()) as u64;
+                Action::Replace {
+                    groups,
+                    gap_ms: self.rng.random_range(1..=4),
+                    arrivals,
+                }
+            }
+            2 => {
+                let rows = self.rng.random_range(1..=3);
+                self.rows = self.rows.saturating_sub(rows);
+                Action::Rewind { rows }
+            }
+            3 => {
+                self.rows = 0;
+                Action::Clear
+            }
+            4 => {
+                let keep = self.rng.random_range(0..=3);
+                self.rows = keep.min(self.rows) + 1;
+                Action::Compress { keep }
+            }
+            5 => {
+                let large = self.chance(o.density_large_probability);
+                let span = self.rows.max(1) as u32;
+                let remove: Vec<u32> = (0..self.rng.random_range(0..=2))
+                    .map(|_| self.rng.random_range(0..span))
+                    .collect();
+                let rewrite: Vec<u32> = (0..self.rng.random_range(1..=3))
+                    .map(|_| self.rng.random_range(0..span))
+                    .collect();
+                self.rows = self.rows.saturating_sub(remove.len() as u64);
+                Action::Density {
+                    remove,
+                    rewrite,
+                    rewrite_bytes: if large {
+                        self.rng.random_range(25_000..=40_000)
+                    } else {
+                        self.rng.random_range(10..=200)
+                    },
+                }
+            }
+            6 => {
+                self.rows += 1;
+                let after = self
+                    .rng
+                    .random_bool(0.8)
+                    .then(|| self.rng.random_range(0..self.rows.max(1) as u32));
+                Action::Insert {
+                    after,
+                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
+                }
+            }
+            7 => Action::Read,
+            8 => {
+                let texts: Vec<Vec<String>> = (0..self.rng.random_range(2..=3))
+                    .map(|_| {
+                        (0..self.rng.random_range(2..=4))
+                            .map(|_| {
+                                PIECES
+                                    .choose(&mut self.rng)
+                                    .copied()
+                                    .unwrap_or("x")
+                                    .to_string()
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let schedule: Vec<u8> = (0..self.rng.random_range(6..=16))
+                    .map(|_| self.rng.random_range(0..texts.len() as u8))
+                    .collect();
+                Action::Estimate { texts, schedule }
+            }
+            9 => Action::Send {
+                budget_percent: self.rng.random_range(30..=90),
+                keep_bytes: self.rng.random_range(64..=256),
+            },
+            10 => {
+                let name = format!("copy-{k}");
+                self.forks.push(name.clone());
+                if self.rng.random_bool(0.6) {
+                    Action::Fork {
+                        name,
+                        back: self.rng.random_range(0..=3),
+                    }
+                } else {
+                    Action::Clone { name }
+                }
+            }
+            11 => {
+                let to = self
+                    .forks
+                    .choose(&mut self.rng)
+                    .cloned()
+                    .unwrap_or_default();
+                let typed = o.switch_fail_probability > 0.0 || self.rng.random_bool(0.5);
+                let arrivals: Vec<RowSpec> = if typed {
+                    (0..self.rng.random_range(1..=2))
+                        .map(|_| spec(SpeakerSpec::Human, self.word("typed")))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Action::Switch { to, arrivals }
+            }
+            12 => Action::ResumeAgain,
+            _ => {
+                let rows = self.turn();
+                self.rows += rows.len() as u64;
+                Action::Append { rows }
+            }
+        }
+    }
+
+    fn shared_action(&mut self, origins: &[String], attached: &mut Vec<String>) -> Action {
+        let o = self.o;
+        if self.chance(o.late_attach_probability) {
+            let free: Vec<&String> = origins.iter().filter(|x| !attached.contains(x)).collect();
+            if let Some(origin) = free.choose(&mut self.rng).map(|s| s.to_string()) {
+                attached.push(origin.clone());
+                return Action::AttachMirror { origin };
+            }
+        }
+        if self.chance(o.shared_resume_probability) {
+            return Action::SharedResume;
+        }
+        let origin = origins.choose(&mut self.rng).cloned().unwrap_or_default();
+        let n = self.shared_rows;
+        let op = match self.rng.random_range(0..100) {
+            0..=44 => {
+                let rows: Vec<RowSpec> = (0..self.rng.random_range(1..=2))
+                    .map(|_| spec(SpeakerSpec::Ai, self.word("said")))
+                    .collect();
+                self.shared_rows += rows.len() as u64;
+                SharedAction::Append { rows }
+            }
+            45..=59 if n > 0 => {
+                let rows = self.rng.random_range(1..=3);
+                self.shared_rows = n.saturating_sub(rows);
+                SharedAction::Rewind { rows }
+            }
+            60..=67 => {
+                self.shared_rows += 1;
+                SharedAction::Insert {
+                    after: self
+                        .rng
+                        .random_bool(0.8)
+                        .then(|| self.rng.random_range(0..n.max(1) as u32)),
+                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
+                }
+            }
+            68..=77 if n > 0 => SharedAction::Transform {
+                at: self.rng.random_range(0..n as u32),
+            },
+            78..=81 => {
+                self.shared_rows = 0;
+                SharedAction::Clear
+            }
+            82..=91 => {
+                let rows: Vec<RowSpec> = (0..self.rng.random_range(0..=4))
+                    .map(|_| RowSpec {
+                        origin: origins.choose(&mut self.rng).cloned(),
+                        ..spec(SpeakerSpec::Ai, self.word("restored"))
+                    })
+                    .collect();
+                self.shared_rows = rows.len() as u64;
+                SharedAction::Restore { rows }
+            }
+            92..=99 if n >= 2 => {
+                let keep = self.rng.random_range(0..=2);
+                self.shared_rows = keep.min(n) + 1;
+                SharedAction::Compress { keep }
+            }
+            _ => {
+                self.shared_rows += 1;
+                SharedAction::Append {
+                    rows: vec![spec(SpeakerSpec::Ai, self.word("said"))],
+                }
+            }
+        };
+        Action::Shared {
+            origin,
+            op,
+            fail_mirror: None,
+        }
+    }
+}
+
+/// The fault plan: from the fault stream only, over the scripts the workload produced. Sets the
+/// operations' injected failures and returns the host crashes.
+fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) -> Vec<Crash> {
+    let mut rng = seed.stream(Stream::Faults);
+    let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
+    let mut crashes = Vec::new();
+    for (s, session) in sessions.iter_mut().enumerate() {
+        let mut attached = session.mirrors.clone();
+        let mut crashed = 0;
+        for (k, op) in session.ops.iter_mut().enumerate() {
+            match &mut op.action {
+                a if a.is_solo_mutation() => op.fail = chance(&mut rng, o.append_eio_probability),
+                Action::Switch { arrivals, .. } => {
+                    op.fail = !arrivals.is_empty() && chance(&mut rng, o.switch_fail_probability)
+                }
+                Action::Shared { fail_mirror, .. }
+                    if !attached.is_empty() && chance(&mut rng, o.mirror_fail_probability) =>
+                {
+                    *fail_mirror = attached.choose(&mut rng).cloned();
+                }
+                Action::AttachMirror { origin } => attached.push(origin.clone()),
+                Action::Dispose { fault } if chance(&mut rng, o.dispose_fault_probability) => {
+                    *fault = Some(if rng.random_bool(0.5) {
+                        DisposeFault::ScratchRemove
+                    } else {
+                        DisposeFault::RecorderSync
+                    });
+                }
+                _ => {}
+            }
+            if crashed >= 4 {
+                continue;
+            }
+            let during = match &op.action {
+                Action::Replace { groups, .. }
+                    if chance(&mut rng, o.crash_mid_replace_probability) =>
+                {
+                    Some(rng.random_range(0..=groups.len() as u32))
+                }
+                _ if chance(&mut rng, o.crash_probability) => None,
+                _ => continue,
+            };
+            crashed += 1;
+            let pending = if chance(&mut rng, o.pending_keep_probability) {
+                Pending::Keep
+            } else if chance(&mut rng, o.pending_cut_probability) {
+                Pending::Cut {
+                    bytes: rng.random_range(1..=600),
+                }
+            } else {
+                Pending::Lose
+            };
+            let arrivals = if chance(&mut rng, o.restart_arrivals_probability) {
+                (0..rng.random_range(1..=2))
+                    .map(|i| spec(SpeakerSpec::Human, format!("typed{s}o{k}i{i}")))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            crashes.push(Crash {
+                session: s as u32,
+                op: k as u32,
+                during,
+                pending,
+                down_ms: rng.random_range(1..=30),
+                arrivals,
+            });
+        }
+    }
+    crashes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_scenarios_validate_and_are_deterministic() {
+        for s in 0..200 {
+            let seed = SeedRng::new(s);
+            let options = JournalSimOptions::from_seed(seed);
+            let a = generate(seed, &options);
+            assert_eq!(a, generate(seed, &options), "seed {s}");
+            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
+            assert_eq!(a.sessions.len(), options.sessions as usize);
+        }
+    }
+
+    #[test]
+    fn seeds_reach_crashes_mid_replacement_and_shared_histories() {
+        let scenarios: Vec<JournalScenario> = (0..100)
+            .map(|s| {
+                let seed = SeedRng::new(s);
+                generate(seed, &JournalSimOptions::from_seed(seed))
+            })
+            .collect();
+        assert!(scenarios
+            .iter()
+            .any(|sc| sc.crashes.iter().any(|c| c.during.is_some())));
+        assert!(scenarios
+            .iter()
+            .any(|sc| sc.sessions.iter().any(|s| s.subagents.len() >= 2)));
+    }
+}

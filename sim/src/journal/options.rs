@@ -1,0 +1,247 @@
+//! The options a seed derives for the journal workload (swarm testing).
+//!
+//! Each seed switches a random subset of operations and faults on, so that some seeds run quiet
+//! sessions and others crash mid-replacement while mirrors fail and resumes race the user's
+//! typing. Every probability defaults to zero ([`JournalSimOptions::quiet`]);
+//! [`JournalSimOptions::from_seed`] turns some on. The run prints what it derived.
+
+use crate::rng::{SeedRng, Stream};
+use rand::Rng;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JournalSimOptions {
+    /// Sessions, each on its own host with its own disk (1 to 3).
+    pub sessions: u8,
+    /// Operations in each session's script.
+    pub ops_per_session: u8,
+    /// Records a resume loads between two calls of its arrivals callback.
+    pub load_step_records: u8,
+    /// Chance, per operation, of a general replacement (a restore), written group by group.
+    pub replace_probability: f64,
+    /// Chance that another recorder hands rows to the journal while a replacement runs.
+    pub replace_arrivals_probability: f64,
+    pub rewind_probability: f64,
+    pub clear_probability: f64,
+    /// Chance, per operation, of a compression by the summarization middleware.
+    pub compress_probability: f64,
+    pub density_probability: f64,
+    /// Chance that a density change rewrites rows of tens of KiB (past 64 KiB in all).
+    pub density_large_probability: f64,
+    pub insert_probability: f64,
+    /// Chance, per operation, of an incremental statistics read.
+    pub read_probability: f64,
+    /// Chance, per operation, of concurrent token estimates.
+    pub estimate_probability: f64,
+    /// Chance, per operation, of a request with last-resort truncation.
+    pub send_probability: f64,
+    /// Chance that a turn calls a tool (a call and a long result).
+    pub tool_probability: f64,
+    /// Chance, per operation, of a checkpoint fork or a clone of the recording.
+    pub fork_probability: f64,
+    /// Chance, per operation once a fork exists, of switching the recording to it.
+    pub switch_probability: f64,
+    /// Chance that a switch's writes fail after it published (a failed resume).
+    pub switch_fail_probability: f64,
+    pub resume_again_probability: f64,
+    /// Chance that a session shares its history with subagents (several origins, mirrors).
+    pub shared_probability: f64,
+    /// Chance, per operation of a shared session, that it mutates the shared history.
+    pub shared_op_probability: f64,
+    /// Chance that a shared mutation's mirror fails its appends (a rollback).
+    pub mirror_fail_probability: f64,
+    /// Chance, per operation, of a mirror attached late.
+    pub late_attach_probability: f64,
+    pub shared_resume_probability: f64,
+    /// Slow mirrors: ms before mirror work still owed is written (0: at once).
+    pub mirror_settle_ms: u32,
+    /// Chance, per operation, that the host crashes right after it.
+    pub crash_probability: f64,
+    /// Chance, per replacement, that the host crashes in the middle of it.
+    pub crash_mid_replace_probability: f64,
+    /// Chance that a crash keeps every unsynced write (the page cache reached the disk).
+    pub pending_keep_probability: f64,
+    /// Chance that a crash tears the unsynced writes at some byte.
+    pub pending_cut_probability: f64,
+    /// Chance that the user types while a restarted session loads.
+    pub restart_arrivals_probability: f64,
+    /// Chance, per mutation, that its appends fail with EIO.
+    pub append_eio_probability: f64,
+    /// Chance that a session ends by disposing of its journal store.
+    pub dispose_probability: f64,
+    /// Chance that the disposal meets a failure.
+    pub dispose_fault_probability: f64,
+}
+
+impl JournalSimOptions {
+    /// One quiet session of `ops` appends: no faults, no other operations.
+    pub fn quiet(ops: u8) -> Self {
+        JournalSimOptions {
+            sessions: 1,
+            ops_per_session: ops,
+            load_step_records: 2,
+            replace_probability: 0.0,
+            replace_arrivals_probability: 0.0,
+            rewind_probability: 0.0,
+            clear_probability: 0.0,
+            compress_probability: 0.0,
+            density_probability: 0.0,
+            density_large_probability: 0.0,
+            insert_probability: 0.0,
+            read_probability: 0.0,
+            estimate_probability: 0.0,
+            send_probability: 0.0,
+            tool_probability: 0.0,
+            fork_probability: 0.0,
+            switch_probability: 0.0,
+            switch_fail_probability: 0.0,
+            resume_again_probability: 0.0,
+            shared_probability: 0.0,
+            shared_op_probability: 0.0,
+            mirror_fail_probability: 0.0,
+            late_attach_probability: 0.0,
+            shared_resume_probability: 0.0,
+            mirror_settle_ms: 0,
+            crash_probability: 0.0,
+            crash_mid_replace_probability: 0.0,
+            pending_keep_probability: 0.0,
+            pending_cut_probability: 0.0,
+            restart_arrivals_probability: 0.0,
+            append_eio_probability: 0.0,
+            dispose_probability: 0.0,
+            dispose_fault_probability: 0.0,
+        }
+    }
+
+    /// The options of `seed`: each operation and fault is on with its own chance, with a
+    /// probability drawn when on.
+    pub fn from_seed(seed: SeedRng) -> Self {
+        let mut rng = seed.stream(Stream::Options);
+        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
+            if rng.random_bool(chance_on) {
+                rng.random_range(lo..=hi)
+            } else {
+                0.0
+            }
+        };
+        let replace_probability = maybe(0.7, 0.1, 0.3);
+        let replace_arrivals_probability = maybe(0.6, 0.3, 0.9);
+        let rewind_probability = maybe(0.6, 0.05, 0.2);
+        let clear_probability = maybe(0.4, 0.02, 0.08);
+        let compress_probability = maybe(0.6, 0.05, 0.2);
+        let density_probability = maybe(0.5, 0.05, 0.15);
+        let density_large_probability = maybe(0.5, 0.3, 0.8);
+        let insert_probability = maybe(0.4, 0.05, 0.15);
+        let read_probability = maybe(0.6, 0.1, 0.3);
+        let estimate_probability = maybe(0.5, 0.05, 0.2);
+        let send_probability = maybe(0.5, 0.05, 0.2);
+        let tool_probability = maybe(0.6, 0.2, 0.6);
+        let fork_probability = maybe(0.5, 0.05, 0.15);
+        let switch_probability = maybe(0.6, 0.2, 0.5);
+        let switch_fail_probability = maybe(0.5, 0.3, 0.8);
+        let resume_again_probability = maybe(0.4, 0.03, 0.1);
+        let shared_probability = maybe(0.6, 0.5, 1.0);
+        let shared_op_probability = maybe(0.9, 0.3, 0.7);
+        let mirror_fail_probability = maybe(0.5, 0.1, 0.4);
+        let late_attach_probability = maybe(0.4, 0.03, 0.1);
+        let shared_resume_probability = maybe(0.4, 0.03, 0.1);
+        let crash_probability = maybe(0.6, 0.03, 0.12);
+        let crash_mid_replace_probability = maybe(0.6, 0.3, 0.8);
+        let pending_keep_probability = maybe(0.6, 0.2, 0.6);
+        let pending_cut_probability = maybe(0.6, 0.2, 0.6);
+        let restart_arrivals_probability = maybe(0.6, 0.3, 0.8);
+        let append_eio_probability = maybe(0.4, 0.02, 0.1);
+        let dispose_probability = maybe(0.7, 0.5, 1.0);
+        let dispose_fault_probability = maybe(0.4, 0.2, 0.6);
+        // Sizes come from their own sub-stream, so adding a probability above does not change the
+        // size of old seeds' worlds.
+        let mut rng = seed.substream(Stream::Options, 1);
+        let slow = rng.random_bool(0.4);
+        JournalSimOptions {
+            sessions: rng.random_range(1..=3),
+            ops_per_session: rng.random_range(6..=24),
+            load_step_records: rng.random_range(1..=4),
+            replace_probability,
+            replace_arrivals_probability,
+            rewind_probability,
+            clear_probability,
+            compress_probability,
+            density_probability,
+            density_large_probability,
+            insert_probability,
+            read_probability,
+            estimate_probability,
+            send_probability,
+            tool_probability,
+            fork_probability,
+            switch_probability,
+            switch_fail_probability,
+            resume_again_probability,
+            shared_probability,
+            shared_op_probability,
+            mirror_fail_probability,
+            late_attach_probability,
+            shared_resume_probability,
+            mirror_settle_ms: if slow { rng.random_range(1..=30) } else { 0 },
+            crash_probability,
+            crash_mid_replace_probability,
+            pending_keep_probability,
+            pending_cut_probability,
+            restart_arrivals_probability,
+            append_eio_probability,
+            dispose_probability,
+            dispose_fault_probability,
+        }
+    }
+}
+
+impl fmt::Display for JournalSimOptions {
+    /// One `name = value` per line, zero probabilities marked `off`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = serde_json::to_value(self).map_err(|_| fmt::Error)?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(fmt::Error);
+        };
+        for (name, v) in map {
+            let shown = match v.as_f64() {
+                Some(x) if x == 0.0 && name.ends_with("probability") => "off".to_string(),
+                Some(x) if name.ends_with("probability") => format!("{x:.2}"),
+                _ => v.to_string(),
+            };
+            writeln!(f, "  {name} = {shown}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_a_function_of_the_seed_and_swarm() {
+        let a = JournalSimOptions::from_seed(SeedRng::new(11));
+        assert_eq!(a, JournalSimOptions::from_seed(SeedRng::new(11)));
+        assert!((1..=3).contains(&a.sessions));
+        let subsets: std::collections::BTreeSet<Vec<bool>> = (0..64)
+            .map(|s| {
+                let o = JournalSimOptions::from_seed(SeedRng::new(s));
+                vec![
+                    o.replace_probability > 0.0,
+                    o.crash_probability > 0.0,
+                    o.shared_probability > 0.0,
+                    o.mirror_fail_probability > 0.0,
+                ]
+            })
+            .collect();
+        assert!(subsets.len() > 8, "only {} subsets", subsets.len());
+    }
+
+    #[test]
+    fn printed_options_name_every_field() {
+        let text = JournalSimOptions::quiet(3).to_string();
+        assert!(text.contains("sessions = 1"));
+        assert!(text.contains("crash_probability = off"));
+    }
+}

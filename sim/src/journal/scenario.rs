@@ -1,0 +1,618 @@
+//! The journal workload as data: sessions, each a script of journal operations, and the host
+//! crashes the driver injects.
+//!
+//! A random seed is turned into one of these by [`super::generate`]; a scenario file holds one
+//! written by hand or by the shrinker. The world ([`super::world`]) plays it. Operations name rows
+//! by their position in the history as it is when the operation runs (a client sees positions,
+//! not ids), and every count is clamped to what exists, so any script is playable, including one
+//! the shrinker cut down.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+fn one() -> u32 {
+    1
+}
+
+fn default_load_step() -> u32 {
+    2
+}
+
+fn default_down_ms() -> u32 {
+    10
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Sessions on their own hosts, and the crashes of those hosts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalScenario {
+    /// Seed of turmoil's own randomness (below 2^63).
+    #[serde(default)]
+    pub network_seed: u64,
+    /// Records a resume loads between two calls of its arrivals callback (at least 1).
+    #[serde(default = "default_load_step")]
+    pub load_step_records: u32,
+    /// Slow mirrors: simulated ms after a shared mutation resolves before the host writes the
+    /// mirror work still owed (a correct history owes none). 0: at once.
+    #[serde(default)]
+    pub mirror_settle_ms: u32,
+    /// One host per session, `session-0` ...
+    pub sessions: Vec<SessionScript>,
+    /// Host crashes, each at a point of one session's script.
+    #[serde(default)]
+    pub crashes: Vec<Crash>,
+}
+
+/// What one session does, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionScript {
+    /// The subagents that write to the session's shared history with the main agent. Empty: the
+    /// session has no shared history (and no `shared` operations).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<String>,
+    /// Origins (`main` or a subagent) whose mirrors are attached when the session starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mirrors: Vec<String>,
+    pub ops: Vec<Op>,
+}
+
+/// One operation and the wait after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Op {
+    /// Simulated ms the session waits after the operation (at least 1 is waited, so a crash can
+    /// land between two operations).
+    #[serde(default = "one")]
+    pub after_ms: u32,
+    /// An injected disk fault: every append to the journal the operation writes fails with EIO
+    /// (the session's recording; the target journal of a `switch`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fail: bool,
+    pub action: Action,
+}
+
+/// A row as a script writes it. Text is padded to `pad_bytes` by repeating it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowSpec {
+    pub speaker: SpeakerSpec,
+    pub text: String,
+    /// An AI row: the id of the tool call it makes. A tool row: the id of the call it answers
+    /// (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pad_bytes: u32,
+    /// `main` or a subagent; default: the origin of the operation (`main` for the session's own
+    /// recording).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeakerSpec {
+    Human,
+    Ai,
+    Tool,
+}
+
+/// What a session does. Positions (`at`, `after`, `remove`, `rewrite`) are taken modulo the
+/// number of rows in context when the operation runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Records rows (one append record).
+    Append { rows: Vec<RowSpec> },
+    /// A general replacement (a restore): begin, then each group as one `replace_rows` record
+    /// with `gap_ms` between them, then commit. Right after the begin, another recorder hands
+    /// `arrivals` to the journal's inbox (each row one append, under the row's own origin).
+    Replace {
+        groups: Vec<Vec<RowSpec>>,
+        #[serde(default)]
+        gap_ms: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        arrivals: Vec<RowSpec>,
+    },
+    /// Removes the last `rows` rows (clamped): one suffix-cut record.
+    Rewind { rows: u64 },
+    /// Removes every row: one clear record.
+    Clear,
+    /// The summarization middleware: everything but the last `keep` rows (more when a tool call
+    /// and its results straddle the cut) becomes one summary row. One compression record.
+    Compress { keep: u64 },
+    /// Removes the rows at `remove` and rewrites those at `rewrite` with `rewrite_bytes` of text.
+    Density {
+        #[serde(default)]
+        remove: Vec<u32>,
+        #[serde(default)]
+        rewrite: Vec<u32>,
+        #[serde(default)]
+        rewrite_bytes: u32,
+    },
+    /// Inserts `row` after the row at `after` (first when absent or when there are no rows).
+    Insert {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u32>,
+        row: RowSpec,
+    },
+    /// The statistics pager reads the recording incrementally.
+    Read,
+    /// Token estimates of `texts` (each a list of pieces), counted concurrently: `schedule`
+    /// names which counter takes its next piece (or ends its row) at each turn.
+    Estimate {
+        texts: Vec<Vec<String>>,
+        schedule: Vec<u8>,
+    },
+    /// A request: last-resort truncation of tool results to `budget_percent` of the history's
+    /// bytes, keeping `keep_bytes` of each cut result; the body is staged in scratch.
+    Send { budget_percent: u8, keep_bytes: u32 },
+    /// A checkpoint fork of the recording into `<name>.journal`, at the state `back` changes
+    /// before the current one.
+    Fork { name: String, back: u32 },
+    /// A copy of the recording into `<name>.journal`.
+    Clone { name: String },
+    /// Resumes `<to>.journal` (a fork or clone) as the session's recording; `arrivals` are typed
+    /// while it loads.
+    Switch {
+        to: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        arrivals: Vec<RowSpec>,
+    },
+    /// Resumes the current recording again.
+    ResumeAgain,
+    /// A mutation of the shared history by `origin`; the mirror of `fail_mirror` fails its
+    /// appends meanwhile (an injected disk fault).
+    Shared {
+        origin: String,
+        op: SharedAction,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_mirror: Option<String>,
+    },
+    /// Attaches a mirror for `origin` to the shared history (a recorder joining late).
+    AttachMirror { origin: String },
+    /// Resumes the shared history and its mirrors.
+    SharedResume,
+    /// Disposes of the process's journal store (the last operation of a script).
+    Dispose {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fault: Option<DisposeFault>,
+    },
+}
+
+/// A mutation of the shared history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SharedAction {
+    Append {
+        rows: Vec<RowSpec>,
+    },
+    /// Removes the last `rows` rows, whatever their origins (clamped).
+    Rewind {
+        rows: u64,
+    },
+    Clear,
+    /// The summarization middleware (see [`Action::Compress`]); the summary row has the
+    /// operation's origin.
+    Compress {
+        keep: u64,
+    },
+    /// Rewrites the row at `at` in place (a row transform); it keeps its origin.
+    Transform {
+        at: u32,
+    },
+    /// Replaces the whole history (a restore).
+    Restore {
+        rows: Vec<RowSpec>,
+    },
+    Insert {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u32>,
+        row: RowSpec,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisposeFault {
+    /// Removing the scratch area's owner marker fails.
+    ScratchRemove,
+    /// The sync of the store's recorder fails.
+    RecorderSync,
+}
+
+/// A host crash at one point of a session's script.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Crash {
+    pub session: u32,
+    pub op: u32,
+    /// For a `replace`: crash after this many row groups were written (0: right after the begin;
+    /// the group count: right before the commit). Absent: after the operation resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<u32>,
+    /// What survives of the writes not yet synced.
+    #[serde(default)]
+    pub pending: Pending,
+    /// Simulated ms until the host is started again.
+    #[serde(default = "default_down_ms")]
+    pub down_ms: u32,
+    /// Rows the user types while the restarted session loads its recording.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arrivals: Vec<RowSpec>,
+}
+
+/// What a crash keeps of every file's unsynced bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pending {
+    /// Only synced bytes survive (power loss).
+    #[default]
+    Lose,
+    /// Everything written survives (the page cache reached the disk).
+    Keep,
+    /// The first `bytes` unsynced bytes of each file survive: a write torn mid-way.
+    Cut { bytes: u64 },
+}
+
+impl Action {
+    /// The action's name, as the trace and probes spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Append { .. } => "append",
+            Action::Replace { .. } => "replace",
+            Action::Rewind { .. } => "rewind",
+            Action::Clear => "clear",
+            Action::Compress { .. } => "compress",
+            Action::Density { .. } => "density",
+            Action::Insert { .. } => "insert",
+            Action::Read => "read",
+            Action::Estimate { .. } => "estimate",
+            Action::Send { .. } => "send",
+            Action::Fork { .. } => "fork",
+            Action::Clone { .. } => "clone",
+            Action::Switch { .. } => "switch",
+            Action::ResumeAgain => "resume_again",
+            Action::Shared { .. } => "shared",
+            Action::AttachMirror { .. } => "attach_mirror",
+            Action::SharedResume => "shared_resume",
+            Action::Dispose { .. } => "dispose",
+        }
+    }
+
+    /// Whether the action mutates the session's recording (and can take a `fail` fault).
+    pub fn is_solo_mutation(&self) -> bool {
+        matches!(
+            self,
+            Action::Append { .. }
+                | Action::Replace { .. }
+                | Action::Rewind { .. }
+                | Action::Clear
+                | Action::Compress { .. }
+                | Action::Density { .. }
+                | Action::Insert { .. }
+        )
+    }
+}
+
+impl SharedAction {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SharedAction::Append { .. } => "append",
+            SharedAction::Rewind { .. } => "rewind",
+            SharedAction::Clear => "clear",
+            SharedAction::Compress { .. } => "compress",
+            SharedAction::Transform { .. } => "transform",
+            SharedAction::Restore { .. } => "restore",
+            SharedAction::Insert { .. } => "insert",
+        }
+    }
+}
+
+/// The most sessions, operations per session, rows per operation and crashes a scenario holds:
+/// bounds that keep a run small and every loop bounded.
+pub const SESSIONS_MAX: usize = 8;
+pub const OPS_MAX: usize = 400;
+pub const ROWS_MAX: usize = 256;
+pub const CRASHES_MAX: usize = 64;
+/// The largest padded row and density rewrite, in bytes.
+pub const PAD_BYTES_MAX: u32 = 256 * 1024;
+
+/// `name` is one lowercase token: letters, digits and dashes.
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Journal names a fork or clone may not take (the world's own files).
+const RESERVED: [&str; 2] = ["session", "shared"];
+
+impl RowSpec {
+    fn validate(&self, at: &str) -> Result<(), String> {
+        if self.speaker == SpeakerSpec::Tool && self.call.is_none() {
+            return Err(format!("{at}.call: a tool row names the call it answers"));
+        }
+        if self.pad_bytes > PAD_BYTES_MAX {
+            return Err(format!(
+                "{at}.pad_bytes: at most {PAD_BYTES_MAX}, found {}",
+                self.pad_bytes
+            ));
+        }
+        if let Some(o) = &self.origin {
+            if !is_token(o) {
+                return Err(format!(
+                    "{at}.origin: expected `main` or a subagent name (lowercase letters, digits, dashes), found `{o}`"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn rows_valid(rows: &[RowSpec], at: &str) -> Result<(), String> {
+    if rows.len() > ROWS_MAX {
+        return Err(format!(
+            "{at}: at most {ROWS_MAX} rows, found {}",
+            rows.len()
+        ));
+    }
+    for (i, r) in rows.iter().enumerate() {
+        r.validate(&format!("{at}[{i}]"))?;
+    }
+    Ok(())
+}
+
+impl JournalScenario {
+    /// Checks what a file can get wrong, naming the field. The generator's output passes by
+    /// construction (a test asserts it).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.network_seed > i64::MAX as u64 {
+            return Err("network_seed: expected a value below 2^63".into());
+        }
+        if self.load_step_records == 0 {
+            return Err("load_step_records: expected at least 1".into());
+        }
+        if self.sessions.is_empty() || self.sessions.len() > SESSIONS_MAX {
+            return Err(format!(
+                "sessions: expected 1 to {SESSIONS_MAX} sessions, found {}",
+                self.sessions.len()
+            ));
+        }
+        for (s, session) in self.sessions.iter().enumerate() {
+            session.validate(&format!("sessions[{s}]"))?;
+        }
+        if self.crashes.len() > CRASHES_MAX {
+            return Err(format!("crashes: at most {CRASHES_MAX}"));
+        }
+        let mut points = BTreeSet::new();
+        for (c, crash) in self.crashes.iter().enumerate() {
+            let at = format!("crashes[{c}]");
+            let Some(session) = self.sessions.get(crash.session as usize) else {
+                return Err(format!("{at}.session: no session {}", crash.session));
+            };
+            let Some(op) = session.ops.get(crash.op as usize) else {
+                return Err(format!(
+                    "{at}.op: session {} has no op {}",
+                    crash.session, crash.op
+                ));
+            };
+            if let Some(g) = crash.during {
+                match &op.action {
+                    Action::Replace { groups, .. } if g as usize <= groups.len() => {}
+                    Action::Replace { groups, .. } => {
+                        return Err(format!(
+                            "{at}.during: the replacement has {} groups, found {g}",
+                            groups.len()
+                        ))
+                    }
+                    other => {
+                        return Err(format!(
+                            "{at}.during: only a replace can be interrupted, op {} is a {}",
+                            crash.op,
+                            other.kind()
+                        ))
+                    }
+                }
+            }
+            if !points.insert((crash.session, crash.op, crash.during)) {
+                return Err(format!("{at}: another crash hits the same point"));
+            }
+            rows_valid(&crash.arrivals, &format!("{at}.arrivals"))?;
+        }
+        Ok(())
+    }
+
+    /// Every operation of every session.
+    pub fn op_count(&self) -> usize {
+        self.sessions.iter().map(|s| s.ops.len()).sum()
+    }
+}
+
+impl SessionScript {
+    /// `main` or one of the subagents.
+    fn knows_origin(&self, origin: &str) -> bool {
+        origin == "main" || self.subagents.iter().any(|s| s == origin)
+    }
+
+    fn validate(&self, at: &str) -> Result<(), String> {
+        let mut names = BTreeSet::new();
+        for (i, s) in self.subagents.iter().enumerate() {
+            if !is_token(s) || s == "main" {
+                return Err(format!(
+                    "{at}.subagents[{i}]: expected a name of lowercase letters, digits and dashes other than `main`, found `{s}`"
+                ));
+            }
+            if !names.insert(s.as_str()) {
+                return Err(format!("{at}.subagents[{i}]: `{s}` is listed twice"));
+            }
+        }
+        let mut mirrors = BTreeSet::new();
+        for (i, m) in self.mirrors.iter().enumerate() {
+            if !self.knows_origin(m) {
+                return Err(format!(
+                    "{at}.mirrors[{i}]: `{m}` is neither `main` nor a subagent"
+                ));
+            }
+            if !mirrors.insert(m.as_str()) {
+                return Err(format!("{at}.mirrors[{i}]: `{m}` is listed twice"));
+            }
+        }
+        if self.ops.len() > OPS_MAX {
+            return Err(format!("{at}.ops: at most {OPS_MAX} operations"));
+        }
+        let mut journals: BTreeSet<&str> = BTreeSet::new();
+        for (k, op) in self.ops.iter().enumerate() {
+            let at = format!("{at}.ops[{k}]");
+            if op.fail
+                && !op.action.is_solo_mutation()
+                && !matches!(op.action, Action::Switch { .. })
+            {
+                return Err(format!(
+                    "{at}.fail: a {} writes no journal of the session to fail",
+                    op.action.kind()
+                ));
+            }
+            self.validate_action(&op.action, &format!("{at}.action"), &mut journals)?;
+            if let Action::Switch { arrivals, .. } = &op.action {
+                if op.fail && arrivals.is_empty() {
+                    return Err(format!(
+                        "{at}.fail: a switch fails only when it writes: give it arrivals"
+                    ));
+                }
+            }
+            if matches!(op.action, Action::Dispose { .. }) && k + 1 != self.ops.len() {
+                return Err(format!("{at}.action: dispose must be the last operation"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_action<'a>(
+        &self,
+        action: &'a Action,
+        at: &str,
+        journals: &mut BTreeSet<&'a str>,
+    ) -> Result<(), String> {
+        match action {
+            Action::Append { rows } => rows_valid(rows, &format!("{at}.rows"))?,
+            Action::Replace {
+                groups, arrivals, ..
+            } => {
+                if groups.len() > 64 {
+                    return Err(format!("{at}.groups: at most 64 groups"));
+                }
+                for (g, rows) in groups.iter().enumerate() {
+                    rows_valid(rows, &format!("{at}.groups[{g}]"))?;
+                }
+                rows_valid(arrivals, &format!("{at}.arrivals"))?;
+            }
+            Action::Density { rewrite_bytes, .. } if *rewrite_bytes > PAD_BYTES_MAX => {
+                return Err(format!(
+                    "{at}.rewrite_bytes: at most {PAD_BYTES_MAX}, found {rewrite_bytes}"
+                ))
+            }
+            Action::Insert { row, .. } => row.validate(&format!("{at}.row"))?,
+            Action::Estimate { texts, schedule } => {
+                if texts.is_empty() || texts.len() > 4 {
+                    return Err(format!("{at}.texts: expected 1 to 4 texts"));
+                }
+                if texts.iter().any(|t| t.len() > 32) {
+                    return Err(format!("{at}.texts: at most 32 pieces a text"));
+                }
+                if schedule.len() > 256 {
+                    return Err(format!("{at}.schedule: at most 256 turns"));
+                }
+                if let Some(bad) = schedule.iter().find(|i| **i as usize >= texts.len()) {
+                    return Err(format!(
+                        "{at}.schedule: counter {bad} does not exist ({} texts)",
+                        texts.len()
+                    ));
+                }
+            }
+            Action::Send { budget_percent, .. }
+                if *budget_percent == 0 || *budget_percent > 100 =>
+            {
+                return Err(format!(
+                    "{at}.budget_percent: expected 1 to 100, found {budget_percent}"
+                ))
+            }
+            Action::Fork { name, .. } | Action::Clone { name } => {
+                if !is_token(name) || RESERVED.contains(&name.as_str()) {
+                    return Err(format!(
+                        "{at}.name: expected a name of lowercase letters, digits and dashes other than {RESERVED:?}, found `{name}`"
+                    ));
+                }
+                if !journals.insert(name) {
+                    return Err(format!("{at}.name: `{name}` is created twice"));
+                }
+            }
+            Action::Switch { to, arrivals } => {
+                if !journals.contains(to.as_str()) {
+                    return Err(format!("{at}.to: no earlier fork or clone is named `{to}`"));
+                }
+                rows_valid(arrivals, &format!("{at}.arrivals"))?;
+            }
+            Action::Shared {
+                origin,
+                op,
+                fail_mirror,
+            } => {
+                if self.subagents.is_empty() {
+                    return Err(format!(
+                        "{at}: the session has no shared history (no subagents)"
+                    ));
+                }
+                if !self.knows_origin(origin) {
+                    return Err(format!(
+                        "{at}.origin: `{origin}` is neither `main` nor a subagent"
+                    ));
+                }
+                if let Some(m) = fail_mirror {
+                    if !self.knows_origin(m) {
+                        return Err(format!(
+                            "{at}.fail_mirror: `{m}` is neither `main` nor a subagent"
+                        ));
+                    }
+                }
+                match op {
+                    SharedAction::Append { rows } | SharedAction::Restore { rows } => {
+                        rows_valid(rows, &format!("{at}.op.rows"))?
+                    }
+                    SharedAction::Insert { row, .. } => row.validate(&format!("{at}.op.row"))?,
+                    _ => {}
+                }
+            }
+            Action::AttachMirror { origin } => {
+                if self.subagents.is_empty() {
+                    return Err(format!(
+                        "{at}: the session has no shared history (no subagents)"
+                    ));
+                }
+                if !self.knows_origin(origin) {
+                    return Err(format!(
+                        "{at}.origin: `{origin}` is neither `main` nor a subagent"
+                    ));
+                }
+            }
+            Action::SharedResume if self.subagents.is_empty() => {
+                return Err(format!(
+                    "{at}: the session has no shared history (no subagents)"
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,294 @@
+//! Candidate simplifications of a journal scenario, for the shrinker.
+//!
+//! Each candidate is the scenario with one thing removed or made plainer: a session, a block of
+//! operations, one operation, a crash, an injected failure, rows, padding, waits. Candidates are
+//! listed from the largest cut to the smallest, so the greedy shrinker takes big steps first.
+
+use super::scenario::{Action, JournalScenario, Pending, SharedAction};
+use std::collections::BTreeSet;
+
+/// The size the shrinker minimises: operations first, then faults (crashes and injected
+/// failures).
+pub fn size(s: &JournalScenario) -> (usize, usize) {
+    let failures: usize = s
+        .sessions
+        .iter()
+        .flat_map(|x| &x.ops)
+        .map(|op| {
+            usize::from(op.fail)
+                + match &op.action {
+                    Action::Shared { fail_mirror, .. } => usize::from(fail_mirror.is_some()),
+                    Action::Dispose { fault } => usize::from(fault.is_some()),
+                    _ => 0,
+                }
+        })
+        .sum();
+    (s.op_count(), s.crashes.len() + failures)
+}
+
+/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
+pub fn candidates(s: &JournalScenario) -> Vec<JournalScenario> {
+    let mut out = Vec::new();
+    if s.sessions.len() > 1 {
+        for k in 0..s.sessions.len() {
+            out.push(without_session(s, k));
+        }
+    }
+    for (k, session) in s.sessions.iter().enumerate() {
+        let n = session.ops.len();
+        let mut width = n / 2;
+        while width >= 1 {
+            let mut start = 0;
+            while start < n {
+                let end = (start + width).min(n);
+                if end - start < n {
+                    out.push(without_ops(s, k, (start..end).collect()));
+                }
+                start = end;
+            }
+            width /= 2;
+        }
+    }
+    for c in 0..s.crashes.len() {
+        let mut x = s.clone();
+        x.crashes.remove(c);
+        out.push(x);
+    }
+    plainer_faults(s, &mut out);
+    plainer_ops(s, &mut out);
+    plainer_sessions(s, &mut out);
+    out.retain(|c| c.validate().is_ok() && c != s);
+    out
+}
+
+fn without_session(s: &JournalScenario, k: usize) -> JournalScenario {
+    let mut x = s.clone();
+    x.sessions.remove(k);
+    x.crashes.retain(|c| c.session as usize != k);
+    for c in &mut x.crashes {
+        if c.session as usize > k {
+            c.session -= 1;
+        }
+    }
+    x
+}
+
+/// Session `k` without the operations at `gone`; crashes and switches that named them go too.
+fn without_ops(s: &JournalScenario, k: usize, gone: BTreeSet<usize>) -> JournalScenario {
+    let mut x = s.clone();
+    let session = &mut x.sessions[k];
+    let mut kept = Vec::with_capacity(session.ops.len());
+    let mut new_index = Vec::with_capacity(session.ops.len());
+    for (i, op) in session.ops.drain(..).enumerate() {
+        if gone.contains(&i) {
+            new_index.push(None);
+        } else {
+            new_index.push(Some(kept.len()));
+            kept.push(op);
+        }
+    }
+    // A switch to a copy whose fork or clone is gone cannot run: drop it (and crash points on it).
+    let mut created = BTreeSet::new();
+    let mut dropped = BTreeSet::new();
+    for (i, op) in kept.iter().enumerate() {
+        match &op.action {
+            Action::Fork { name, .. } | Action::Clone { name } => {
+                created.insert(name.clone());
+            }
+            Action::Switch { to, .. } if !created.contains(to) => {
+                dropped.insert(i);
+            }
+            _ => {}
+        }
+    }
+    let mut final_index = Vec::with_capacity(kept.len());
+    let mut ops = Vec::with_capacity(kept.len());
+    for (i, op) in kept.into_iter().enumerate() {
+        if dropped.contains(&i) {
+            final_index.push(None);
+        } else {
+            final_index.push(Some(ops.len()));
+            ops.push(op);
+        }
+    }
+    session.ops = ops;
+    x.crashes.retain_mut(|c| {
+        if c.session as usize != k {
+            return true;
+        }
+        match new_index
+            .get(c.op as usize)
+            .copied()
+            .flatten()
+            .and_then(|i| final_index[i])
+        {
+            Some(i) => {
+                c.op = i as u32;
+                true
+            }
+            None => false,
+        }
+    });
+    x
+}
+
+fn plainer_faults(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+    for (k, session) in s.sessions.iter().enumerate() {
+        for (i, op) in session.ops.iter().enumerate() {
+            if op.fail {
+                let mut x = s.clone();
+                x.sessions[k].ops[i].fail = false;
+                out.push(x);
+            }
+            let mut x = s.clone();
+            match &mut x.sessions[k].ops[i].action {
+                Action::Shared { fail_mirror, .. } if fail_mirror.is_some() => *fail_mirror = None,
+                Action::Dispose { fault } if fault.is_some() => *fault = None,
+                _ => continue,
+            }
+            out.push(x);
+        }
+    }
+    for (c, crash) in s.crashes.iter().enumerate() {
+        if !crash.arrivals.is_empty() {
+            let mut x = s.clone();
+            x.crashes[c].arrivals.pop();
+            out.push(x);
+        }
+        if crash.down_ms > 1 {
+            let mut x = s.clone();
+            x.crashes[c].down_ms = 1;
+            out.push(x);
+        }
+        if let Pending::Cut { bytes } = crash.pending {
+            if bytes > 1 {
+                let mut x = s.clone();
+                x.crashes[c].pending = Pending::Cut { bytes: bytes / 2 };
+                out.push(x);
+            }
+        }
+    }
+}
+
+fn plainer_ops(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+    for (k, session) in s.sessions.iter().enumerate() {
+        for (i, op) in session.ops.iter().enumerate() {
+            if op.after_ms > 1 {
+                let mut x = s.clone();
+                x.sessions[k].ops[i].after_ms = 1;
+                out.push(x);
+            }
+            let mut x = s.clone();
+            let changed = match &mut x.sessions[k].ops[i].action {
+                Action::Append { rows } if rows.len() > 1 => {
+                    rows.pop();
+                    true
+                }
+                Action::Replace {
+                    groups, arrivals, ..
+                } => {
+                    if !arrivals.is_empty() {
+                        arrivals.pop();
+                        true
+                    } else if let Some(g) = groups.iter_mut().find(|g| !g.is_empty()) {
+                        g.pop();
+                        true
+                    } else {
+                        false
+                    }
+                }
+                Action::Density { rewrite_bytes, .. } if *rewrite_bytes > 16 => {
+                    *rewrite_bytes /= 2;
+                    true
+                }
+                Action::Shared {
+                    op: SharedAction::Append { rows } | SharedAction::Restore { rows },
+                    ..
+                } if rows.len() > 1 => {
+                    rows.pop();
+                    true
+                }
+                _ => false,
+            };
+            if changed {
+                out.push(x);
+            }
+            // Shorter padding of any padded row.
+            let mut x = s.clone();
+            if halve_padding(&mut x.sessions[k].ops[i].action) {
+                out.push(x);
+            }
+        }
+    }
+}
+
+/// A session without its shared history when no operation uses it; a replacement with one group
+/// fewer.
+fn plainer_sessions(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+    for (k, session) in s.sessions.iter().enumerate() {
+        let shared_used = session.ops.iter().any(|op| {
+            matches!(
+                op.action,
+                Action::Shared { .. } | Action::AttachMirror { .. } | Action::SharedResume
+            )
+        });
+        let has_shared = !session.subagents.is_empty() || !session.mirrors.is_empty();
+        if !shared_used && has_shared {
+            let mut x = s.clone();
+            x.sessions[k].subagents.clear();
+            x.sessions[k].mirrors.clear();
+            out.push(x);
+        }
+        for (i, op) in session.ops.iter().enumerate() {
+            if let Action::Replace { groups, .. } = &op.action {
+                if groups.len() > 1 {
+                    let mut x = s.clone();
+                    if let Action::Replace { groups, .. } = &mut x.sessions[k].ops[i].action {
+                        groups.pop();
+                    }
+                    for c in &mut x.crashes {
+                        if c.session as usize == k && c.op as usize == i {
+                            c.during = c.during.map(|d| d.min(groups.len() as u32 - 1));
+                        }
+                    }
+                    out.push(x);
+                }
+            }
+        }
+    }
+}
+
+fn halve_padding(action: &mut Action) -> bool {
+    let rows: Vec<&mut super::scenario::RowSpec> = match action {
+        Action::Append { rows } => rows.iter_mut().collect(),
+        Action::Replace { groups, .. } => groups.iter_mut().flatten().collect(),
+        _ => Vec::new(),
+    };
+    match rows.into_iter().find(|r| r.pad_bytes > 16) {
+        Some(r) => {
+            r.pad_bytes /= 2;
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::generate::generate;
+    use crate::journal::JournalSimOptions;
+    use crate::rng::SeedRng;
+
+    #[test]
+    fn candidates_are_valid_and_not_larger() {
+        for seed in 0..20 {
+            let rng = SeedRng::new(seed);
+            let s = generate(rng, &JournalSimOptions::from_seed(rng));
+            for c in candidates(&s) {
+                c.validate().expect("valid");
+                assert!(size(&c).0 <= size(&s).0);
+            }
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The simulated deployment on turmoil: one host per session, each with its own simulated disk
+//! ([`SimDisk`]) that outlives the host's crashes.
+//!
+//! The driving loop steps the simulation and crashes a host when its script reaches a crash
+//! point: it takes the disk image the crash leaves (synced bytes, plus what the scenario keeps of
+//! the unsynced ones), `sim.crash`es the host (whose dropped tasks may still write, to a disk
+//! nobody reads again), installs a disk holding that image, and `sim.bounce`s the host after the
+//! down time. The restarted host starts a new process ([`super::process`]) and resumes its script
+//! where it stood; each operation is played by [`super::ops`].
+//!
+//! What the harness must know across crashes (where each script stands, which journal records,
+//! which mirrors are attached) lives in a [`Slot`] per session, outside the hosts. Everything the
+//! operations return is recorded ([`super::record`]); nothing here judges it.
+
+use super::ops::run_op;
+use super::process::start;
+use super::record::{Happened, Outcome, SessionRecord};
+use super::scenario::{JournalScenario, Pending};
+use crate::coverage::Coverage;
+use crate::disk::{SimDisk, SimDiskOptions};
+use crate::trace::Trace;
+use history::journal::{
+    Journal, JournalError, JournalOptions, MemStorage, Origin, Row, WriteReceipt,
+};
+use history::Planted;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch at simulated time zero.
+const EPOCH_SECS: u64 = 1_700_000_000;
+/// Upper bound on simulated time: a world still running by then is broken.
+const SIMULATION_SECS: u64 = 600;
+
+#[derive(Clone, Copy, Debug)]
+pub struct WorldConfig {
+    pub planted: Planted,
+    pub keep_trace: bool,
+}
+
+/// What a played world leaves for the checkers.
+pub struct WorldRecord {
+    pub sessions: Vec<SessionRecord>,
+    pub trace: Trace,
+    /// Set when the world did not finish (a hang, a host error).
+    pub failure: Option<String>,
+    pub sim_elapsed_ms: u64,
+    /// Faults the world injected.
+    pub coverage: Coverage,
+    /// Operations that ran to their end.
+    pub ops_run: usize,
+}
+
+/// A point of a script a crash can hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Point {
+    pub(super) op: u32,
+    pub(super) during: Option<u32>,
+}
+
+/// What the harness keeps of one session across its host's crashes.
+pub(super) struct Slot {
+    pub(super) disk: RefCell<Arc<SimDisk>>,
+    /// The point the script is paused at, while it is paused.
+    pub(super) at: Cell<Option<Point>>,
+    pub(super) next_op: Cell<usize>,
+    pub(super) incarnation: Cell<u32>,
+    /// The crash (index) the host is coming back from.
+    pub(super) restart: Cell<Option<usize>>,
+    pub(super) done: Cell<bool>,
+    /// The recording's file.
+    pub(super) current: RefCell<String>,
+    /// Per journal file: its last sequence number after each change of its history.
+    pub(super) events: RefCell<BTreeMap<String, Vec<u64>>>,
+    /// Mirrors attached to the shared history, in attach order.
+    pub(super) attached: RefCell<Vec<Origin>>,
+    pub(super) record: RefCell<SessionRecord>,
+}
+
+pub(super) struct World {
+    pub(super) scenario: JournalScenario,
+    pub(super) opts: JournalOptions,
+    pub(super) planted: Planted,
+    pub(super) slots: Vec<Slot>,
+    pub(super) trace: RefCell<Trace>,
+    pub(super) coverage: RefCell<Coverage>,
+    pub(super) ops_run: Cell<usize>,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            disk: RefCell::new(Arc::new(SimDisk::new(SimDiskOptions::default()))),
+            at: Cell::new(None),
+            next_op: Cell::new(0),
+            incarnation: Cell::new(0),
+            restart: Cell::new(None),
+            done: Cell::new(false),
+            current: RefCell::new(String::new()),
+            events: RefCell::new(BTreeMap::new()),
+            attached: RefCell::new(Vec::new()),
+            record: RefCell::new(SessionRecord::default()),
+        }
+    }
+}
+
+impl World {
+    pub(super) fn record(&self, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    pub(super) fn happened(&self, s: usize, h: Happened) {
+        self.slots[s].record.borrow_mut().happened.push(h);
+    }
+
+    pub(super) fn push_event(&self, s: usize, journal: &str, seq: u64) {
+        self.slots[s]
+            .events
+            .borrow_mut()
+            .entry(journal.to_string())
+            .or_default()
+            .push(seq);
+    }
+}
+
+pub(super) fn now_us() -> u64 {
+    turmoil::sim_elapsed()
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+pub(super) fn host_name(s: usize) -> String {
+    format!("session-{s}")
+}
+
+pub(super) async fn sleep_ms(ms: u32) {
+    tokio::time::sleep(Duration::from_millis(u64::from(ms.max(1)))).await;
+}
+
+/// A journal's rows as the harness reads them from `bytes`: the production reader with no
+/// planted bug, on a private copy.
+pub(super) fn read_rows(bytes: &[u8]) -> Result<Vec<Row>, String> {
+    let storage = Arc::new(MemStorage::with_file("copy", bytes));
+    Journal::open(storage, "copy", JournalOptions::default())
+        .map(|j| j.rows())
+        .map_err(|e| e.to_string())
+}
+
+pub(super) fn written(r: Result<WriteReceipt, JournalError>) -> Outcome {
+    match r {
+        Ok(receipt) => Outcome::Written {
+            records: receipt.records,
+        },
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+/// The disk a crash leaves: synced bytes, plus what `pending` keeps of the unsynced ones.
+fn crash_image(disk: &SimDisk, pending: Pending) -> BTreeMap<String, Vec<u8>> {
+    let durable = disk.durable_image();
+    match pending {
+        Pending::Lose => durable,
+        Pending::Keep => disk.image(),
+        Pending::Cut { bytes } => disk
+            .image()
+            .into_iter()
+            .filter_map(|(name, current)| {
+                let synced = durable.get(&name).cloned().unwrap_or_default();
+                if current.starts_with(&synced) {
+                    let keep = (current.len() - synced.len()).min(bytes as usize);
+                    Some((name, current[..synced.len() + keep].to_vec()))
+                } else {
+                    durable.get(&name).map(|d| (name, d.clone()))
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
+pub fn play(scenario: &JournalScenario, config: &WorldConfig) -> WorldRecord {
+    let opts = JournalOptions {
+        load_step_records: scenario.load_step_records.max(1) as usize,
+        ..JournalOptions::planted(config.planted)
+    };
+    let world = Rc::new(World {
+        scenario: scenario.clone(),
+        opts,
+        planted: config.planted,
+        slots: scenario.sessions.iter().map(|_| Slot::new()).collect(),
+        trace: RefCell::new(Trace::new(config.keep_trace)),
+        coverage: RefCell::new(Coverage::default()),
+        ops_run: Cell::new(0),
+    });
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(scenario.network_seed)
+        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
+        .simulation_duration(Duration::from_secs(SIMULATION_SECS))
+        .tick_duration(Duration::from_millis(1))
+        .build();
+    for s in 0..scenario.sessions.len() {
+        let w = world.clone();
+        sim.host(host_name(s), move || session_host(s, w.clone()));
+    }
+    let w = world.clone();
+    sim.client("operator", async move {
+        while !w.slots.iter().all(|s| s.done.get()) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        Ok(())
+    });
+    let failure = drive(&mut sim, &world);
+    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+    let Ok(world) = Rc::try_unwrap(world) else {
+        return WorldRecord {
+            sessions: Vec::new(),
+            trace: Trace::new(false),
+            failure: Some("the world still holds its state after the simulation ended".into()),
+            sim_elapsed_ms,
+            coverage: Coverage::default(),
+            ops_run: 0,
+        };
+    };
+    WorldRecord {
+        sessions: world
+            .slots
+            .into_iter()
+            .map(|s| s.record.into_inner())
+            .collect(),
+        trace: world.trace.into_inner(),
+        failure,
+        sim_elapsed_ms,
+        coverage: world.coverage.into_inner(),
+        ops_run: world.ops_run.get(),
+    }
+}
+
+/// Steps the simulation, crashing and restarting hosts at their crash points.
+fn drive(sim: &mut turmoil::Sim<'_>, world: &Rc<World>) -> Option<String> {
+    let crashes = &world.scenario.crashes;
+    let mut fired = vec![false; crashes.len()];
+    let mut bounces: Vec<(Duration, usize)> = Vec::new();
+    loop {
+        match sim.step() {
+            Ok(true) => return None,
+            Ok(false) => {}
+            Err(e) => return Some(e.to_string()),
+        }
+        for (i, c) in crashes.iter().enumerate() {
+            let s = c.session as usize;
+            let point = Point {
+                op: c.op,
+                during: c.during,
+            };
+            if fired[i] || world.slots[s].at.get() != Some(point) {
+                continue;
+            }
+            fired[i] = true;
+            crash(sim, world, i);
+            bounces.push((
+                sim.elapsed() + Duration::from_millis(u64::from(c.down_ms)),
+                s,
+            ));
+        }
+        let now = sim.elapsed();
+        bounces.retain(|(at, s)| {
+            if now < *at {
+                return true;
+            }
+            world.record(format_args!("s{s} bounce"));
+            sim.bounce(host_name(*s));
+            false
+        });
+    }
+}
+
+/// Crash `i` of the scenario: the host loses its process and its unsynced writes.
+fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
+    let c = &world.scenario.crashes[i];
+    let s = c.session as usize;
+    let slot = &world.slots[s];
+    let disk = slot.disk.borrow().clone();
+    let image = crash_image(&disk, c.pending);
+    {
+        let mut cov = world.coverage.borrow_mut();
+        cov.hit("journal.fault.crash");
+        match c.pending {
+            Pending::Lose => cov.hit("journal.fault.crash_lose_unsynced"),
+            Pending::Keep => cov.hit("journal.fault.crash_keep_unsynced"),
+            Pending::Cut { .. } => cov.hit("journal.fault.crash_torn_write"),
+        }
+        if c.during.is_some() {
+            cov.hit("journal.fault.crash_mid_replace");
+        }
+    }
+    let bytes: usize = image.values().map(Vec::len).sum();
+    world.record(format_args!(
+        "s{s} crash op={} during={:?} pending={:?} files={} bytes={bytes} image={:016x}",
+        c.op,
+        c.during,
+        c.pending,
+        image.len(),
+        image_hash(&image)
+    ));
+    if c.during.is_some() {
+        world.happened(s, Happened::Interrupted { op: c.op as usize });
+    }
+    world.happened(
+        s,
+        Happened::Crash {
+            op: c.op as usize,
+            during: c.during,
+            image: image.clone(),
+        },
+    );
+    sim.crash(host_name(s));
+    *slot.disk.borrow_mut() = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+    slot.at.set(None);
+    slot.next_op.set(c.op as usize + 1);
+    slot.restart.set(Some(i));
+}
+
+pub(super) fn image_hash(image: &BTreeMap<String, Vec<u8>>) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for (name, bytes) in image {
+        h.update(name.as_bytes());
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    h.digest()
+}
+
+async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
+    let mut proc = start(&world, s);
+    let script = &world.scenario.sessions[s];
+    let slot = &world.slots[s];
+    loop {
+        let k = slot.next_op.get();
+        let Some(op) = script.ops.get(k) else { break };
+        run_op(&world, &mut proc, k, op).await;
+        slot.next_op.set(k + 1);
+        world.ops_run.set(world.ops_run.get() + 1);
+        slot.at.set(Some(Point {
+            op: k as u32,
+            during: None,
+        }));
+        sleep_ms(op.after_ms).await;
+        slot.at.set(None);
+    }
+    {
+        let mut record = slot.record.borrow_mut();
+        record.final_image = proc.disk.image();
+        record.final_recording = proc
+            .journal()
+            .map(|j| (j.name().to_string(), j.fold().last_seq()));
+        record.finished = true;
+    }
+    world.record(format_args!(
+        "s{s} p{} done image={:016x}",
+        proc.p,
+        image_hash(&proc.disk.image())
+    ));
+    slot.done.set(true);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::journal::Storage;
+
+    #[test]
+    fn a_torn_crash_keeps_a_prefix_of_the_unsynced_bytes() {
+        let d = SimDisk::new(SimDiskOptions::default());
+        d.append("j", b"abc").expect("append");
+        d.sync("j").expect("sync");
+        d.append("j", b"defg").expect("append");
+        let cut = crash_image(&d, Pending::Cut { bytes: 2 });
+        assert_eq!(cut.get("j").map(Vec::as_slice), Some(&b"abcde"[..]));
+        assert_eq!(
+            crash_image(&d, Pending::Lose).get("j").map(Vec::as_slice),
+            Some(&b"abc"[..])
+        );
+        assert_eq!(
+            crash_image(&d, Pending::Keep).get("j").map(Vec::as_slice),
+            Some(&b"abcdefg"[..])
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! Seed -> spool scenario: a synthetic history, maybe compressed, sent turn by turn in both
+//! shapes, each turn's requests covering a growing share of the history.
+
+use super::options::SpoolSimOptions;
+use super::scenario::{HistorySpec, RequestSpec, ShapeSpec, SourceKind, SpoolScenario};
+use crate::rng::{SeedRng, Stream};
+use rand::Rng;
+
+/// Builds the scenario of `seed` under `options`.
+pub fn generate(seed: SeedRng, o: &SpoolSimOptions) -> SpoolScenario {
+    let mut rng = seed.stream(Stream::Workload);
+    let mut chance = |p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
+    let tool_heavy = chance(o.tool_heavy_probability);
+    let compress = chance(o.compress_probability);
+    let journal = chance(o.journal_source_probability);
+    let system = chance(o.system_probability);
+    let mut rng = seed.substream(Stream::Workload, 1);
+    let mut requests = Vec::new();
+    for t in 0..o.turns {
+        // The last turn sends the whole history; earlier turns a prefix of it.
+        let rows_percent = if t + 1 == o.turns {
+            100
+        } else {
+            rng.random_range(20..=90)
+        };
+        for shape in [ShapeSpec::Openai, ShapeSpec::Anthropic] {
+            requests.push(RequestSpec {
+                shape,
+                rows_percent,
+            });
+        }
+    }
+    SpoolScenario {
+        history: HistorySpec {
+            seed: rng.random(),
+            content_bytes: o.content_bytes,
+            tool_heavy,
+            text_bytes_max: o.text_bytes_max,
+        },
+        compress_keep: compress.then(|| rng.random_range(2..=12)),
+        source: if journal {
+            SourceKind::Journal
+        } else {
+            SourceKind::Rows
+        },
+        write_buffer_bytes: o.write_buffer_bytes,
+        chunk_bytes: o.chunk_bytes,
+        system: system
+            .then(|| "You are a careful coding agent. \"Quote\" \\ and \u{e9}.".to_string()),
+        requests,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_scenarios_validate_and_are_deterministic() {
+        for s in 0..100 {
+            let seed = SeedRng::new(s);
+            let o = SpoolSimOptions::from_seed(seed);
+            let a = generate(seed, &o);
+            assert_eq!(a, generate(seed, &o));
+            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
+            assert_eq!(a.requests.len(), 2 * o.turns as usize);
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! Playing a spool scenario: the history reaches the builder from a journal on a simulated disk
+//! or from memory, one row at a time; every request is built into a sealed spool in one
+//! request-scoped directory on the real filesystem (a temporary directory), then sent over an
+//! in-memory stream to the [`Loopback`] responder. The world records what each step returned and
+//! what the responder received; it judges nothing.
+
+use super::responder::{Loopback, Received};
+use super::scenario::{ShapeSpec, SourceKind, SpoolScenario};
+use super::source::{compressed, history_rows, prefix, JournalRows};
+use crate::disk::{SimDisk, SimDiskOptions};
+use crate::journal::meaning::compression;
+use crate::trace::Trace;
+use history::journal::{Journal, JournalOptions, JournalReader, Origin, Row, SharedStorage};
+use history::spool::{
+    build, BuildOptions, Compressed, NeverAbort, RequestHead, RowSource, SendOptions, Shape,
+    SpoolDir, SpoolReport, VecSource,
+};
+use history::Planted;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The journal file a journal-sourced history lives in.
+const HISTORY_JOURNAL: &str = "history.journal";
+/// Rows per append when the history is written to its journal.
+const APPEND_ROWS: usize = 3;
+
+#[derive(Clone, Copy, Debug)]
+pub struct WorldConfig {
+    pub planted: Planted,
+    pub keep_trace: bool,
+}
+
+/// One request as the world saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestSeen {
+    pub shape: ShapeSpec,
+    /// Rows the request took from its source.
+    pub rows: usize,
+    pub built: Result<(), String>,
+    /// The sealed spool's bytes, read back before the send.
+    pub spool: Vec<u8>,
+    pub report: Result<SpoolReport, String>,
+    pub received: Option<Received>,
+    /// Files left in the request directory after the send.
+    pub left: Vec<String>,
+}
+
+pub struct WorldRecord {
+    /// Setting up the history or the directory failed: nothing was sent.
+    pub setup: Result<(), String>,
+    pub requests: Vec<RequestSeen>,
+    /// Removing the request directory at the end.
+    pub dir_closed: Result<(), String>,
+    pub trace: Trace,
+}
+
+pub fn shape(s: ShapeSpec) -> Shape {
+    match s {
+        ShapeSpec::Openai => Shape::OpenAiChat,
+        ShapeSpec::Anthropic => Shape::AnthropicMessages,
+    }
+}
+
+/// The request head every request of `scenario` carries.
+pub fn head(scenario: &SpoolScenario) -> RequestHead {
+    RequestHead {
+        system: scenario.system.clone(),
+        ..RequestHead::default()
+    }
+}
+
+/// Where the request directories go: memory-backed when the machine has it (spools are fsynced
+/// when sealed), the system's temporary directory otherwise.
+fn scratch_root() -> std::path::PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// The history, prepared for the requests.
+enum Prepared {
+    /// Written to a journal: requests read its first rows back.
+    Journal { storage: SharedStorage, rows: usize },
+    /// In memory; `summary_first` when the first row is a compression's summary.
+    Rows { rows: Vec<Row>, summary_first: bool },
+}
+
+fn prepare(scenario: &SpoolScenario, opts: &JournalOptions) -> Result<Prepared, String> {
+    let rows = history_rows(&scenario.history);
+    match scenario.source {
+        SourceKind::Rows => {
+            let list = compressed(&rows, scenario.compress_keep);
+            Ok(Prepared::Rows {
+                summary_first: list.len() != rows.len() || list.first() != rows.first(),
+                rows: list,
+            })
+        }
+        SourceKind::Journal => {
+            let disk = Arc::new(SimDisk::new(SimDiskOptions::default()));
+            let storage: SharedStorage = disk;
+            let mut j = Journal::create(storage.clone(), HISTORY_JOURNAL, opts.clone(), None)
+                .map_err(|e| e.to_string())?;
+            for chunk in rows.chunks(APPEND_ROWS) {
+                j.append(Origin::Main, chunk.to_vec())
+                    .map_err(|e| e.to_string())?;
+            }
+            if let Some(keep) = scenario.compress_keep {
+                if let Some((summary, cut)) = compression(&j.rows(), keep, &Origin::Main) {
+                    j.compress(Origin::Main, summary, cut)
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(Prepared::Journal {
+                storage,
+                rows: j.fold().in_context().len(),
+            })
+        }
+    }
+}
+
+impl Prepared {
+    fn len(&self) -> usize {
+        match self {
+            Prepared::Journal { rows, .. } => *rows,
+            Prepared::Rows { rows, .. } => rows.len(),
+        }
+    }
+
+    /// The first `n` rows, as a source that hands them over one at a time.
+    fn source(&self, n: usize, opts: &JournalOptions) -> Box<dyn RowSource> {
+        match self {
+            Prepared::Journal { storage, .. } => Box::new(JournalRows::new(
+                JournalReader::new(storage.clone(), HISTORY_JOURNAL, opts.clone()),
+                n,
+            )),
+            Prepared::Rows {
+                rows,
+                summary_first: true,
+            } if n >= 1 => Box::new(Compressed::new(
+                rows[0].clone(),
+                VecSource::new(rows[1..n].to_vec()),
+            )),
+            Prepared::Rows { rows, .. } => Box::new(VecSource::new(rows[..n].to_vec())),
+        }
+    }
+}
+
+/// A source that writes every row it hands over into the trace (its size and hash).
+struct Traced<'a> {
+    inner: Box<dyn RowSource>,
+    trace: &'a mut Trace,
+    request: usize,
+    rows: u64,
+}
+
+impl RowSource for Traced<'_> {
+    fn next_row(&mut self) -> Option<Result<Row, history::spool::SpoolError>> {
+        let next = self.inner.next_row();
+        if let Some(Ok(row)) = &next {
+            let bytes = serde_json::to_vec(row).unwrap_or_default();
+            self.trace.record(
+                self.request as u64,
+                format_args!(
+                    "request {} row {} content={} row={:016x}",
+                    self.request,
+                    self.rows,
+                    row.content_bytes(),
+                    xxhash_rust::xxh3::xxh3_64(&bytes)
+                ),
+            );
+            self.rows += 1;
+        }
+        next
+    }
+}
+
+/// Plays `scenario` once.
+pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
+    let mut trace = Trace::new(config.keep_trace);
+    let opts = JournalOptions::planted(config.planted);
+    let fail = |trace: Trace, e: String| WorldRecord {
+        setup: Err(e),
+        requests: Vec::new(),
+        dir_closed: Ok(()),
+        trace,
+    };
+    let prepared = match prepare(scenario, &opts) {
+        Ok(p) => p,
+        Err(e) => return fail(trace, format!("preparing the history failed: {e}")),
+    };
+    let tmp = match tempfile::Builder::new()
+        .prefix("histsim-spool-")
+        .tempdir_in(scratch_root())
+    {
+        Ok(t) => t,
+        Err(e) => return fail(trace, format!("no temporary directory: {e}")),
+    };
+    let mut dir = match SpoolDir::open(tmp.path().join("request")) {
+        Ok(d) => d,
+        Err(e) => return fail(trace, format!("the request directory: {e}")),
+    };
+    trace.record(
+        0,
+        format_args!(
+            "history rows={} source={:?} compress={:?}",
+            prepared.len(),
+            scenario.source,
+            scenario.compress_keep
+        ),
+    );
+    let head = head(scenario);
+    let mut requests = Vec::with_capacity(scenario.requests.len());
+    for (k, r) in scenario.requests.iter().enumerate() {
+        let n = prefix(prepared.len(), r.rows_percent);
+        let source = Traced {
+            inner: prepared.source(n, &opts),
+            trace: &mut trace,
+            request: k,
+            rows: 0,
+        };
+        let seen = request(scenario, config, source, &head, &mut dir, r.shape, n);
+        trace.record(
+            k as u64 + 1,
+            format_args!(
+                "request {k} {:?} rows={n} built={} sealed={} cl={:?} received={:?} body={:016x}",
+                r.shape,
+                seen.built.is_ok(),
+                seen.spool.len(),
+                seen.report.as_ref().map(|r| r.content_length).ok(),
+                seen.received.as_ref().map(|x| x.body.len()),
+                xxhash_rust::xxh3::xxh3_64(&seen.spool)
+            ),
+        );
+        requests.push(seen);
+    }
+    let dir_closed = dir.close().map_err(|e| e.to_string());
+    WorldRecord {
+        setup: Ok(()),
+        requests,
+        dir_closed,
+        trace,
+    }
+}
+
+fn request(
+    scenario: &SpoolScenario,
+    config: &WorldConfig,
+    mut source: Traced<'_>,
+    head: &RequestHead,
+    dir: &mut SpoolDir,
+    shape_spec: ShapeSpec,
+    n: usize,
+) -> RequestSeen {
+    let shape = shape(shape_spec);
+    let build_opts = BuildOptions {
+        write_buffer_bytes: scenario.write_buffer_bytes as usize,
+        planted: config.planted,
+    };
+    let mut seen = RequestSeen {
+        shape: shape_spec,
+        rows: n,
+        built: Ok(()),
+        spool: Vec::new(),
+        report: Err("not sent".into()),
+        received: None,
+        left: Vec::new(),
+    };
+    match build(shape, head, &mut source, dir, &build_opts, &NeverAbort) {
+        Err(e) => seen.built = Err(e.to_string()),
+        Ok(built) => {
+            seen.spool = std::fs::read(built.spool.path()).unwrap_or_default();
+            let send = SendOptions {
+                target: shape.default_target().to_string(),
+                chunk_bytes: scenario.chunk_bytes as usize,
+                ..SendOptions::default()
+            };
+            let mut peer = Loopback::new();
+            seen.report = built
+                .send_over(&mut peer, &send, &NeverAbort)
+                .map(|(report, _)| report)
+                .map_err(|e| e.to_string());
+            seen.received = peer.received().cloned();
+        }
+    }
+    seen.left = std::fs::read_dir(dir.path())
+        .map(|entries| {
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        })
+        .unwrap_or_default();
+    seen
+}

@@ -1,0 +1,226 @@
+//! The journal and spool workloads: determinism, clean campaigns, every planted J bug found under
+//! its own ID, crash-point exploration, the J scenario files and the journal commands.
+
+use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
+use history::{BugId, Planted};
+use sim::bugs::hunt;
+use sim::campaign::{run_campaign, CampaignConfig};
+use sim::crash::{explore, CrashOptions};
+use sim::display::StoreKind;
+use sim::run::{run_scenario_file, run_seed, RunConfig, Workload, WorkloadChoice};
+use sim::scenario_file::{discover, ScenarioFile};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+fn config(workload: WorkloadChoice) -> RunConfig {
+    RunConfig {
+        workload,
+        ..RunConfig::new()
+    }
+}
+
+#[test]
+fn a_journal_seed_and_a_spool_seed_replay_to_one_trace_hash() {
+    for (choice, workload) in [
+        (WorkloadChoice::Journal, Workload::Journal),
+        (WorkloadChoice::Spool, Workload::Spool),
+    ] {
+        let c = config(choice);
+        let a = run_seed(7, &c);
+        let b = run_seed(7, &c);
+        assert_eq!(a.workload, workload);
+        assert_eq!(a.trace_hash, b.trace_hash, "{workload}");
+        assert!(a.trace_events > 1, "{workload}: an empty trace");
+        assert!(a.passed(), "{workload}: {:?} {:?}", a.violations, a.failure);
+        assert_ne!(a.trace_hash, run_seed(8, &c).trace_hash, "{workload}");
+    }
+}
+
+#[test]
+fn short_clean_campaigns_of_both_workloads_pass() {
+    for (choice, seeds) in [
+        (WorkloadChoice::Journal, 0..40),
+        (WorkloadChoice::Spool, 0..16),
+    ] {
+        let result = run_campaign(&CampaignConfig {
+            seeds,
+            shard: None,
+            jobs: 2,
+            stop_at_first: true,
+            progress: false,
+            budget: None,
+            run: config(choice),
+        });
+        assert!(
+            result.failures.is_empty(),
+            "{:?}: {:?}",
+            choice,
+            result
+                .failures
+                .iter()
+                .map(|f| (f.seed, f.violations.first().cloned(), f.failure.clone()))
+                .collect::<Vec<_>>()
+        );
+        assert!(result.coverage.counts.values().sum::<u64>() > 0);
+    }
+}
+
+#[test]
+fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
+    let ids: Vec<BugId> = BugId::ALL
+        .iter()
+        .copied()
+        .filter(|id| id.family() == 'J')
+        .collect();
+    assert_eq!(ids.len(), 18);
+    for id in ids {
+        let d = hunt(id, &RunConfig::new(), 10_000, 2);
+        assert!(
+            d.detected(),
+            "{id}: fired {:?} after {:?} seeds ({:?})",
+            d.fired,
+            d.seeds_to_detection,
+            d.message
+        );
+        let expected = if id == BugId::J14 {
+            Workload::Spool
+        } else {
+            Workload::Journal
+        };
+        assert_eq!(d.workload, expected, "{id}");
+    }
+}
+
+#[test]
+fn crash_exploration_finds_nothing_clean_and_names_j1_j2_j10() {
+    let opts = |planted| CrashOptions {
+        ops: 6,
+        planted,
+        cut_step_bytes: 8,
+        ..CrashOptions::default()
+    };
+    let clean = explore(&opts(Planted::none()));
+    assert!(clean.mutations >= 6, "{}", clean.summary());
+    assert!(clean.states_checked > 100, "{}", clean.summary());
+    assert_eq!(clean.states_failed, 0, "{:#?}", clean.failures);
+    for id in [BugId::J1, BugId::J2, BugId::J10] {
+        let report = explore(&opts(Planted::only(id)));
+        assert!(report.names(id), "{id}: {}", report.summary());
+        assert!(
+            report.failed_by_id.iter().all(|(i, _)| *i == id),
+            "{id}: {}",
+            report.summary()
+        );
+    }
+}
+
+fn scenario_dir(area: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(area)
+}
+
+#[test]
+fn every_j_scenario_reproduces_its_id_first_and_passes_without_its_bug() {
+    let mut ids = std::collections::BTreeSet::new();
+    for area in ["journal", "spool"] {
+        for path in discover(&scenario_dir(area)).expect("the scenario directory is readable") {
+            let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let with_bug = run_scenario_file(&file, StoreKind::Memory, Some(file.id));
+            assert_eq!(
+                with_bug.violations.first().map(|v| v.id),
+                Some(file.id),
+                "{}: {:?}",
+                path.display(),
+                with_bug.violations
+            );
+            let without = run_scenario_file(&file, StoreKind::Memory, None);
+            assert!(
+                without.violations.is_empty() && without.failure.is_none(),
+                "{}: fails without its bug: {:?} {:?}",
+                path.display(),
+                without.violations,
+                without.failure
+            );
+            ids.insert(file.id);
+        }
+    }
+    for id in BugId::ALL.iter().filter(|id| id.family() == 'J') {
+        assert!(ids.contains(id), "no scenario for {id}");
+    }
+}
+
+fn histsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args(args)
+        .output()
+        .expect("histsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn journal_dump_prints_json_lines_and_names_a_corrupt_offset() {
+    let storage = Arc::new(MemStorage::new());
+    let mut j =
+        Journal::create(storage.clone(), "j", JournalOptions::default(), None).expect("create");
+    for i in 0..3 {
+        j.append(
+            Origin::Main,
+            vec![Row::text(Speaker::Human, Origin::Main, format!("row {i}"))],
+        )
+        .expect("append");
+    }
+    let bytes = storage.bytes("j");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.journal");
+    std::fs::write(&good, &bytes).expect("write");
+    let (code, out, _) = histsim(&["journal", "dump", good.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 0);
+    let kinds: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["kind"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["start", "append", "append", "append"]);
+
+    // Flip a byte inside the second record: the dump stops there and names its offset.
+    let second: u64 = out
+        .lines()
+        .nth(1)
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .and_then(|v| v["offset"].as_u64())
+        .expect("an offset");
+    let mut bad = bytes.clone();
+    bad[second as usize + 14] ^= 0x20;
+    let corrupt = dir.path().join("bad.journal");
+    std::fs::write(&corrupt, &bad).expect("write");
+    let (code, out, err) = histsim(&["journal", "dump", corrupt.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(out.lines().count(), 1);
+    assert!(err.contains(&format!("byte offset {second}")), "{err}");
+}
+
+#[test]
+fn histsim_crash_is_clean_and_names_a_planted_bug() {
+    let (code, out, _) = histsim(&["crash", "--ops", "6", "--cut-step-bytes", "16"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("states checked, 0 failed"), "{out}");
+    let (code, out, _) = histsim(&[
+        "crash",
+        "--ops",
+        "6",
+        "--cut-step-bytes",
+        "16",
+        "--planted",
+        "J2",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("J2:"), "{out}");
+}
