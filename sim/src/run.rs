@@ -294,7 +294,7 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
                 trace_full: run.trace.full().map(<[String]>::to_vec),
                 details: run.details,
                 coverage: run.coverage,
-                converged_after_ms: None,
+                converged_after_ms: run.converged_after_ms,
             }
         }
         Workload::Journal => {

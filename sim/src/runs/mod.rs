@@ -34,6 +34,8 @@ pub struct RunsRun {
     pub events: usize,
     pub reads: usize,
     pub sim_elapsed_ms: u64,
+    /// Simulated ms from healing every fault until every run had stopped (`None`: never did).
+    pub converged_after_ms: Option<u64>,
     /// With `keep_trace`: every /history answer and the model's history, as text, for people.
     pub details: Option<String>,
     /// Probes fired: faults and situations the world reached.
@@ -71,6 +73,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
         events: record.emitted.iter().map(Vec::len).sum(),
         reads: record.reads.len(),
         sim_elapsed_ms: record.sim_elapsed_ms,
+        converged_after_ms: record.stopped_after_ms,
         trace: record.trace,
         details,
     }

@@ -198,6 +198,9 @@ pub struct WorldRecord {
     /// Runs (by index) that had not stopped within the liveness bound after the last op, when
     /// every crashed worker was back and every failing write had failed once.
     pub stuck_runs: Vec<usize>,
+    /// Simulated ms from the last op (every fault healed) until every run had stopped; `None`
+    /// when some run never did (see `stuck_runs`) or the world broke down.
+    pub stopped_after_ms: Option<u64>,
 }
 
 #[derive(Default)]
@@ -233,6 +236,8 @@ struct World {
     streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
     /// Runs still playing when the liveness bound ran out after the last op.
     stuck: RefCell<Vec<usize>>,
+    /// Set when every run had stopped after the last op: the simulated ms it took.
+    stopped_after_ms: Cell<Option<u64>>,
 }
 
 fn now_us() -> u64 {
@@ -511,6 +516,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         failure: Some(failure),
         sim_elapsed_ms: 0,
         stuck_runs: Vec::new(),
+        stopped_after_ms: None,
     };
     let sqlite = match SqliteRunEventStore::open_in_memory(config.planted) {
         Ok(s) => s,
@@ -533,6 +539,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         next_op: Cell::new(0),
         running: RefCell::default(),
         stuck: RefCell::default(),
+        stopped_after_ms: Cell::new(None),
         started: RefCell::default(),
         outcomes: RefCell::default(),
         settled: RefCell::default(),
@@ -630,6 +637,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         failure,
         sim_elapsed_ms,
         stuck_runs: world.stuck.take(),
+        stopped_after_ms: world.stopped_after_ms.get(),
     }
 }
 
@@ -1163,7 +1171,11 @@ async fn client(world: Rc<World>) -> turmoil::Result {
     // time and each failing write fails once. Every run must then stop within a bound
     // (liveness); then the last look at every thread.
     let mut waited_ms = 0;
-    while !world.running.borrow().is_empty() {
+    loop {
+        if world.running.borrow().is_empty() {
+            world.stopped_after_ms.set(Some(waited_ms));
+            break;
+        }
         if waited_ms >= LIVENESS_BOUND_MS {
             let stuck: Vec<usize> = world.running.borrow().keys().copied().collect();
             world.record(format_args!(

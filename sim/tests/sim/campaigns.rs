@@ -122,6 +122,14 @@ fn a_history_that_never_converges_is_a_liveness_failure_apart_from_safety() {
         report.violations
     );
     assert_eq!(report.converged_after_ms, None);
-    let clean = run_seed(2, &RunConfig::new());
+    // The same display world without the bug converges.
+    let clean = run_seed(
+        2,
+        &RunConfig {
+            workload: sim::run::WorkloadChoice::Display,
+            ..RunConfig::new()
+        },
+    );
+    assert!(clean.passed(), "{:?}", clean.violations);
     assert!(clean.converged_after_ms.is_some());
 }

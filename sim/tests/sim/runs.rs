@@ -28,6 +28,12 @@ fn a_runs_seed_replayed_twice_gives_one_trace_hash() {
             assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {store:?}");
             assert!(a.trace_events > 5, "seed {seed} ran almost nothing");
             assert!(a.passed(), "seed {seed} {store:?}: {:?}", a.violations);
+            // Healed, every run stopped within the liveness bound, and the report says when.
+            assert!(
+                a.converged_after_ms.is_some_and(|ms| ms <= 30_000),
+                "seed {seed}: {:?}",
+                a.converged_after_ms
+            );
         }
     }
 }
