@@ -162,6 +162,13 @@ enum Command {
         /// Cut appends every this many bytes (1: every byte).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         cut_step_bytes: u64,
+        /// Then run the workload on a faulty disk (EIO, ENOSPC, short writes, silent
+        /// corruption, failed syncs and reads) for these seeds; `0..0` skips it.
+        #[arg(long, default_value = "0..200", value_parser = parse_seeds)]
+        fault_seeds: std::ops::Range<u64>,
+        /// Mutations per faulty-disk seed.
+        #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        fault_ops: u64,
     },
     /// Work with history journal files.
     Journal {
@@ -310,7 +317,17 @@ fn main() -> ExitCode {
             ops,
             planted,
             cut_step_bytes,
-        } => cmd_crash(ops as usize, planted, cut_step_bytes),
+            fault_seeds,
+            fault_ops,
+        } => {
+            let explored = cmd_crash(ops as usize, planted, cut_step_bytes);
+            let faulted = cmd_crash_faulted(fault_seeds, fault_ops as usize, planted);
+            if explored == ExitCode::SUCCESS {
+                faulted
+            } else {
+                explored
+            }
+        }
         Command::Journal {
             action: JournalAction::Dump { file },
         } => cmd_journal_dump(&file),
@@ -828,6 +845,41 @@ fn cmd_crash(ops: usize, planted: Option<BugId>, cut_step_bytes: u64) -> ExitCod
         );
     }
     if report.states_failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_VIOLATION)
+    }
+}
+
+fn cmd_crash_faulted(seeds: std::ops::Range<u64>, ops: usize, planted: Option<BugId>) -> ExitCode {
+    if seeds.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "histsim crash, faulty disk: seeds {}..{}, {ops} mutations each",
+        seeds.start, seeds.end
+    );
+    let report = sim::crash::run_faulted(&sim::crash::FaultedOptions {
+        seeds,
+        ops,
+        planted: history::Planted::from_option(planted),
+    });
+    println!("{}", report.summary());
+    for f in report.failures.iter().take(20) {
+        println!(
+            "  [{}] seed {} op {}: {}",
+            f.bug_id,
+            f.seed,
+            f.op_index,
+            truncate(&f.description, 300)
+        );
+    }
+    println!(
+        "faulty disk: {} seeds, {} failed",
+        report.seeds_run,
+        report.failures.len()
+    );
+    if report.failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_VIOLATION)

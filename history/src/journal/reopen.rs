@@ -76,12 +76,21 @@ fn end_of(rec: &ScannedRecord) -> u64 {
 /// Closes a replacement the journal was left with, before its new writer does anything.
 /// Returns the aborted transaction.
 pub(crate) fn close_for_writer(j: &mut Journal) -> Result<Option<u64>, JournalError> {
-    if j.options().planted.is(BugId::J2) {
-        // planted J2: resume, clone and fork started writing with the old transaction still open.
-        return Ok(None);
+    // planted J2: resume, clone and fork started writing with the old transaction still open.
+    let closed = if j.options().planted.is(BugId::J2) {
+        None
+    } else {
+        let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
+        j.close_open_transaction(origin)?
+    };
+    if closed.is_none() {
+        // The bytes this writer starts from may never have been synced (the last process died
+        // after a failed sync, or before one): make them durable before anything is built on
+        // them, so a crash later cannot fall back below the history this writer shows. (A
+        // closed transaction was synced with its abort.)
+        j.sync()?;
     }
-    let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
-    j.close_open_transaction(origin)
+    Ok(closed)
 }
 
 /// Copies bytes `[0, len)` of `src` into the new file `dst`, synced.

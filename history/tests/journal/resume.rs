@@ -197,3 +197,29 @@ fn planted_j6_the_loaded_transcript_replaces_the_arrivals() {
     let shown = resume_with_arrivals(opts_with(Planted::only(BugId::J6)));
     assert_eq!(shown.len(), 10);
 }
+
+#[test]
+fn resume_makes_the_history_it_starts_from_durable() {
+    // The last process appended, its sync failed (the writer is poisoned) and it died: the
+    // record is in the file but not durable. The resumed writer shows it, so it must make it
+    // durable before building on it; a crash later cannot fall back below what it showed.
+    // (Found by `histsim crash`'s faulty-disk seeds: resume used to start from unsynced bytes.)
+    let storage = Arc::new(MemStorage::new());
+    let opts = JournalOptions::default();
+    let mut j = Journal::create(storage.clone(), "j", opts.clone(), None).expect("create");
+    j.append(Origin::Main, rows(&["synced"])).expect("append");
+    storage.fail("j", FaultOp::Sync);
+    assert!(j.append(Origin::Main, rows(&["unsynced"])).is_err());
+    assert!(j.poisoned().is_some());
+    storage.clear_faults();
+    let durable_before = storage.durable_bytes("j");
+    assert!(durable_before.len() < storage.bytes("j").len());
+    drop(j);
+    let resumed = resume_journal(storage.clone(), "j", opts.clone()).expect("resume");
+    assert_eq!(texts(resumed.fold()), ["synced", "unsynced"]);
+    assert_eq!(storage.durable_bytes("j"), storage.bytes("j"));
+    // And a resume whose sync fails reports it rather than starting from unsynced bytes.
+    drop(resumed);
+    storage.fail("j", FaultOp::Sync);
+    assert!(resume_journal(storage.clone(), "j", opts).is_err());
+}

@@ -20,6 +20,7 @@
 
 mod check;
 mod explore;
+pub mod faulted;
 pub mod invariants;
 pub mod probe;
 mod view;
@@ -27,6 +28,7 @@ mod workload;
 
 pub use check::{classify_image, ImageFacts};
 pub use explore::explore;
+pub use faulted::{run_faulted, FaultedOptions, FaultedReport};
 pub use view::{describe, model_view};
 pub use workload::{next_op, WorkloadOp};
 

@@ -107,6 +107,8 @@ struct DiskState {
     scripted: BTreeSet<(String, FaultOp)>,
     bytes_read: BTreeMap<String, u64>,
     faults_injected: u64,
+    /// Where silent corruptions flipped a byte that is still in the file: (file, offset).
+    corruptions: BTreeSet<(String, u64)>,
 }
 
 /// The simulated disk.
@@ -125,6 +127,7 @@ impl SimDisk {
                 scripted: BTreeSet::new(),
                 bytes_read: BTreeMap::new(),
                 faults_injected: 0,
+                corruptions: BTreeSet::new(),
             }),
         }
     }
@@ -175,6 +178,18 @@ impl SimDisk {
     /// Faults injected so far (scripted and scheduled).
     pub fn faults_injected(&self) -> u64 {
         self.lock().faults_injected
+    }
+
+    /// The offsets in `name` of bytes a silent corruption flipped and that are still there (a
+    /// truncation below one forgets it), lowest first. The harness's own record of the fault, so
+    /// a checker can know what a reader must notice without asking the code under test.
+    pub fn corruptions(&self, name: &str) -> Vec<u64> {
+        self.lock()
+            .corruptions
+            .iter()
+            .filter(|(f, _)| f == name)
+            .map(|(_, o)| *o)
+            .collect()
     }
 
     /// Bytes read from `name` since the last reset.
@@ -305,6 +320,10 @@ impl Storage for SimDisk {
         let file = st.files.entry(name.to_string()).or_default();
         let offset = file.current.len() as u64;
         file.current.extend_from_slice(&landed);
+        if let AppendFault::Corrupt { index, .. } = fault {
+            st.corruptions
+                .insert((name.to_string(), offset + index as u64));
+        }
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Append {
                 file: name.to_string(),
@@ -330,6 +349,7 @@ impl Storage for SimDisk {
             ));
         }
         file.truncate(len as usize);
+        st.corruptions.retain(|(f, o)| f != name || *o < len);
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Truncate {
                 file: name.to_string(),
@@ -364,6 +384,7 @@ impl Storage for SimDisk {
         let mut st = self.lock();
         SimDisk::scripted(&mut st, name, FaultOp::Remove)?;
         st.files.remove(name).ok_or_else(|| missing(name))?;
+        st.corruptions.retain(|(f, _)| f != name);
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Remove {
                 file: name.to_string(),
@@ -455,6 +476,17 @@ mod tests {
         d.append("j", b"hello")
             .expect("a corruption reports success");
         assert_ne!(d.bytes("j"), b"hello");
+        let flipped = d.corruptions("j");
+        assert_eq!(flipped.len(), 1);
+        assert_ne!(
+            d.bytes("j")[flipped[0] as usize],
+            b"hello"[flipped[0] as usize]
+        );
+        d.truncate("j", flipped[0]).expect("truncate");
+        assert!(
+            d.corruptions("j").is_empty(),
+            "a cut-off corruption is forgotten"
+        );
         let full = SimDisk::new(SimDiskOptions {
             log_events: false,
             faults: FaultOptions {

@@ -5,7 +5,7 @@ use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker
 use history::{BugId, Planted};
 use sim::bugs::hunt;
 use sim::campaign::{run_campaign, CampaignConfig};
-use sim::crash::{explore, CrashOptions};
+use sim::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
 use sim::display::StoreKind;
 use sim::run::{run_scenario_file, run_seed, RunConfig, Workload, WorkloadChoice};
 use sim::scenario_file::{discover, ScenarioFile};
@@ -223,4 +223,43 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     ]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("J2:"), "{out}");
+    assert!(out.contains("faulty disk: 200 seeds"), "{out}");
+}
+
+#[test]
+fn the_journal_on_a_faulty_disk_loses_nothing_it_acknowledged() {
+    let clean = run_faulted(&FaultedOptions {
+        seeds: 0..300,
+        ..FaultedOptions::default()
+    });
+    assert!(clean.failures.is_empty(), "{:?}", clean.failures.first());
+    // The seeds really met every kind of trouble.
+    assert!(clean.mutations_failed > 100, "{}", clean.summary());
+    assert!(clean.resumes > 100, "{}", clean.summary());
+    assert!(clean.corruptions_reported > 0, "{}", clean.summary());
+    assert!(clean.corruptions_discarded > 0, "{}", clean.summary());
+    assert!(clean.seeds_given_up > 0, "a full disk: {}", clean.summary());
+    assert!(
+        clean.mutations_ok > clean.mutations_failed,
+        "{}",
+        clean.summary()
+    );
+}
+
+#[test]
+fn the_faulty_disk_check_names_the_planted_bug() {
+    // Each legacy behaviour the faulty disk can reach is reported under its own ID first.
+    for id in [BugId::J1, BugId::J2, BugId::J10, BugId::J15] {
+        let report = run_faulted(&FaultedOptions {
+            seeds: 0..300,
+            planted: Planted::only(id),
+            ..FaultedOptions::default()
+        });
+        assert_eq!(
+            report.failures.first().map(|f| f.bug_id),
+            Some(id),
+            "{id}: {:?}",
+            report.failures.first()
+        );
+    }
 }
