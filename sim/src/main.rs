@@ -22,7 +22,7 @@ const EXIT_WORLD_FAILURE: u8 = 3;
 const EXIT_LIVENESS: u8 = 4;
 
 /// The default campaign's seeds: about a minute on 2 cores.
-const DEFAULT_SEEDS: &str = "0..3000";
+const DEFAULT_SEEDS: &str = "0..8000";
 
 #[derive(Parser)]
 #[command(
