@@ -20,6 +20,7 @@ pub mod determinism;
 pub mod disk;
 pub mod display;
 pub mod journal;
+pub mod options_text;
 pub mod outcome;
 pub mod report;
 pub mod rng;

@@ -197,21 +197,8 @@ impl JournalSimOptions {
 }
 
 impl fmt::Display for JournalSimOptions {
-    /// One `name = value` per line, zero probabilities marked `off`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let value = serde_json::to_value(self).map_err(|_| fmt::Error)?;
-        let serde_json::Value::Object(map) = value else {
-            return Err(fmt::Error);
-        };
-        for (name, v) in map {
-            let shown = match v.as_f64() {
-                Some(x) if x == 0.0 && name.ends_with("probability") => "off".to_string(),
-                Some(x) if name.ends_with("probability") => format!("{x:.2}"),
-                _ => v.to_string(),
-            };
-            writeln!(f, "  {name} = {shown}")?;
-        }
-        Ok(())
+        crate::options_text::write_options(f, self)
     }
 }
 
