@@ -190,6 +190,16 @@ impl Summary {
                     p.campaign, first.campaign
                 ));
             }
+            // A seed's trace is a function of the seed and the code: shards of two commits are
+            // two campaigns, whatever their flags.
+            if let (Some(a), Some(b)) = (&p.commit, &first.commit) {
+                if a != b {
+                    return Err(format!(
+                        "report `{}` ran commit {a}, report `{}` commit {b}: seeds compare only within one commit",
+                        p.campaign, first.campaign
+                    ));
+                }
+            }
         }
         let mut seeds: Vec<SeedLine> = parts.iter().flat_map(|p| p.seeds.clone()).collect();
         seeds.sort_by_key(|l| l.seed);

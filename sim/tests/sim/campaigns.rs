@@ -91,6 +91,12 @@ fn shards_are_disjoint_and_their_merged_report_equals_the_whole_campaign() {
     assert!(whole.coverage.values().any(|n| *n > 0));
     let junit = sim::report::junit(&merged);
     assert!(junit.contains(r#"name="P4""#));
+    // Shards of another commit are another campaign.
+    let mut stale = parts.clone();
+    stale[1].commit = Some("000000000000".into());
+    stale[0].commit = Some("111111111111".into());
+    let err = Summary::merge(&stale, "c").expect_err("two commits");
+    assert!(err.contains("commit"), "{err}");
 }
 
 #[test]
