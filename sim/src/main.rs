@@ -163,8 +163,8 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         cut_step_bytes: u64,
         /// Then run the workload on a faulty disk (EIO, ENOSPC, short writes, silent
-        /// corruption, failed syncs and reads) for these seeds; `0..0` skips it.
-        #[arg(long, default_value = "0..200", value_parser = parse_seeds)]
+        /// corruption, failed syncs and reads) for these seeds; `none` skips it.
+        #[arg(long, default_value = "0..200", value_parser = parse_fault_seeds)]
         fault_seeds: std::ops::Range<u64>,
         /// Mutations per faulty-disk seed.
         #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=1000))]
@@ -226,6 +226,14 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
         return Err(format!("shard {k}/{n}: expected 0 <= K < N"));
     }
     Ok((k, n))
+}
+
+fn parse_fault_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
+    if s == "none" {
+        Ok(0..0)
+    } else {
+        parse_seeds(s)
+    }
 }
 
 fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {

@@ -224,6 +224,9 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("J2:"), "{out}");
     assert!(out.contains("faulty disk: 200 seeds"), "{out}");
+    let (code, out, _) = histsim(&["crash", "--ops", "2", "--fault-seeds", "none"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("faulty disk"), "{out}");
 }
 
 #[test]
