@@ -172,6 +172,79 @@ mod tests {
         }
     }
 
+    fn header_with_length(payload_bytes: u32) -> [u8; HEADER_BYTES] {
+        let mut h = [0u8; HEADER_BYTES];
+        h[0..4].copy_from_slice(&payload_bytes.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..8]);
+        h[8..12].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn the_length_bound_is_inclusive() {
+        assert_eq!(
+            parse_header(&header_with_length(MAX_PAYLOAD_BYTES)).map(|h| h.payload_bytes),
+            Ok(MAX_PAYLOAD_BYTES)
+        );
+        assert_eq!(
+            parse_header(&header_with_length(MAX_PAYLOAD_BYTES + 1)),
+            Err(FrameProblem::BadLength {
+                payload_bytes: MAX_PAYLOAD_BYTES + 1
+            })
+        );
+        assert_eq!(
+            parse_header(&header_with_length(0)),
+            Err(FrameProblem::BadLength { payload_bytes: 0 })
+        );
+        assert_eq!(
+            parse_header(&header_with_length(1)).map(|h| h.frame_bytes()),
+            Ok(13)
+        );
+    }
+
+    #[test]
+    fn problems_read_as_sentences_with_their_numbers() {
+        let cases = [
+            (FrameProblem::ShortHeader { available_bytes: 5 }, "5 of 12"),
+            (
+                FrameProblem::HeaderChecksum {
+                    stored: 1,
+                    computed: 2,
+                },
+                "header checksum mismatch (stored 0x00000001, computed 0x00000002)",
+            ),
+            (
+                FrameProblem::BadLength { payload_bytes: 0 },
+                "payload length 0",
+            ),
+            (
+                FrameProblem::ShortPayload {
+                    payload_bytes: 9,
+                    available_bytes: 4,
+                },
+                "payload cut short: 4 of 9 bytes",
+            ),
+            (
+                FrameProblem::PayloadChecksum {
+                    stored: 3,
+                    computed: 4,
+                },
+                "0x00000003",
+            ),
+            (
+                FrameProblem::Json {
+                    message: "eof".into(),
+                },
+                "not a record: eof",
+            ),
+            (FrameProblem::ZeroFill { zero_bytes: 7 }, "7"),
+        ];
+        for (problem, expected) in cases {
+            let text = problem.to_string();
+            assert!(text.contains(expected), "{problem:?} reads `{text}`");
+        }
+    }
+
     fn split(frame: &[u8]) -> ([u8; HEADER_BYTES], &[u8]) {
         let mut h = [0u8; HEADER_BYTES];
         h.copy_from_slice(&frame[..HEADER_BYTES]);

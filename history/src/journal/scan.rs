@@ -304,12 +304,132 @@ mod tests {
             out.torn_tail.map(|t| t.problem),
             Some(FrameProblem::ZeroFill { .. })
         ));
+        // Zeros followed, past the first window, by one byte that is not zero: not a tear.
+        for zeros in [12usize, 40, 100] {
+            let mut bytes = frames(2);
+            let at = bytes.len() as u64;
+            bytes.extend(std::iter::repeat_n(0u8, zeros));
+            bytes.push(1);
+            let err = run(&bytes, Planted::none()).expect_err("corruption, not zero fill");
+            assert_eq!(err.offset(), Some(at), "{zeros} zeros");
+        }
         let mut bytes = frames(2);
         let n = bytes.len();
         bytes[n - 1] ^= 0xff;
         let (out, seqs) = run(&bytes, Planted::none()).expect("bad last checksum");
         assert_eq!(seqs, [1]);
         assert!(out.torn_tail.is_some());
+    }
+
+    /// A storage that logs every read it serves.
+    #[derive(Debug)]
+    struct Reads {
+        inner: MemStorage,
+        log: std::sync::Mutex<Vec<(u64, usize)>>,
+    }
+
+    impl Storage for Reads {
+        fn len(&self, name: &str) -> io::Result<Option<u64>> {
+            self.inner.len(name)
+        }
+        fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+            let got = self.inner.read_at(name, offset, buf)?;
+            self.log.lock().expect("log").push((offset, buf.len()));
+            Ok(got)
+        }
+        fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+            self.inner.append(name, bytes)
+        }
+        fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+            self.inner.truncate(name, len)
+        }
+        fn sync(&self, name: &str) -> io::Result<()> {
+            self.inner.sync(name)
+        }
+        fn remove(&self, name: &str) -> io::Result<()> {
+            self.inner.remove(name)
+        }
+        fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+            self.inner.list(dir)
+        }
+    }
+
+    #[test]
+    fn a_scan_reads_each_byte_once_in_window_sized_reads() {
+        let bytes = frames(40);
+        let frame = frames(1).len();
+        for window_bytes in [HEADER_BYTES, 16, frame - 1, frame, 3 * frame + 5, 4096] {
+            let s = Reads {
+                inner: MemStorage::with_file("j", &bytes),
+                log: Default::default(),
+            };
+            let opts = ScanOptions {
+                window_bytes,
+                planted: Planted::none(),
+            };
+            let mut seqs = Vec::new();
+            let out = scan(&s, "j", 0, bytes.len() as u64, opts, &mut |r| {
+                assert!(r.frame_bytes >= frame as u64);
+                seqs.push(r.record.seq);
+                Ok(())
+            })
+            .expect("scan");
+            assert_eq!(
+                seqs,
+                (1..=40).collect::<Vec<u64>>(),
+                "window {window_bytes}"
+            );
+            assert_eq!(out.records, 40);
+            assert_eq!(out.valid_end, bytes.len() as u64);
+            assert_eq!(out.bytes_read, bytes.len() as u64, "window {window_bytes}");
+            // The reads tile the file: each starts where the last ended, so no byte is read
+            // twice; and there are about as many as windows, plus at most one a frame (a frame
+            // that straddles the window's end).
+            let log = s.log.lock().expect("log").clone();
+            let mut at = 0u64;
+            for (i, (offset, asked)) in log.iter().enumerate() {
+                assert_eq!(*offset, at, "window {window_bytes}: read {i} of {log:?}");
+                at += *asked as u64;
+            }
+            assert_eq!(at, bytes.len() as u64, "window {window_bytes}: {log:?}");
+            let windows = bytes.len().div_ceil(window_bytes);
+            assert!(
+                log.len() <= windows + 40,
+                "window {window_bytes}: {} reads",
+                log.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_complete_header_with_no_payload_at_the_end_is_a_short_payload_tear() {
+        let mut bytes = frames(2);
+        let whole = bytes.len();
+        let third = frames(3)[whole..].to_vec();
+        for extra in [HEADER_BYTES, HEADER_BYTES + 5] {
+            bytes.truncate(whole);
+            bytes.extend_from_slice(&third[..extra]);
+            let (out, seqs) = run(&bytes, Planted::none()).expect("a tear");
+            assert_eq!(seqs, [1, 2]);
+            let tail = out.torn_tail.expect("torn");
+            assert_eq!((tail.offset, tail.bytes), (whole as u64, extra as u64));
+            assert_eq!(
+                tail.problem,
+                FrameProblem::ShortPayload {
+                    payload_bytes: (third.len() - HEADER_BYTES) as u32,
+                    available_bytes: (extra - HEADER_BYTES) as u64,
+                }
+            );
+        }
+        bytes.truncate(whole);
+        bytes.extend_from_slice(&third[..HEADER_BYTES - 1]);
+        let (out, _) = run(&bytes, Planted::none()).expect("a tear");
+        assert_eq!(
+            out.torn_tail.map(|t| t.problem),
+            Some(FrameProblem::ShortHeader {
+                available_bytes: (HEADER_BYTES - 1) as u64
+            })
+        );
     }
 
     #[cfg(feature = "planted")]
