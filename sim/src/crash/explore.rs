@@ -105,17 +105,8 @@ pub(super) fn run_workload(
                 format!("workload op {i} ({}) failed: {e}", op.kind()),
             )
         })?;
-        let single = matches!(op.kind(), "suffix_cut" | "clear" | "compression");
-        if single && receipt.records != 1 {
-            return Err((
-                BugId::J15,
-                format!(
-                    "workload op {i} ({}) wrote {} records; it must be one",
-                    op.kind(),
-                    receipt.records
-                ),
-            ));
-        }
+        op.check_one_record(i, &receipt)
+            .map_err(|e| (BugId::J15, format!("workload {e}")))?;
         let state = model
             .issue(&op.model_op())
             .map_err(|e| (BugId::J10, format!("model refused op {i}: {e}")))?;

@@ -225,18 +225,8 @@ impl SeedRun {
             match result {
                 Ok(receipt) => {
                     report.mutations_ok += 1;
-                    let single = matches!(op.kind(), "suffix_cut" | "clear" | "compression");
-                    if single && receipt.records != 1 {
-                        return Err((
-                            i,
-                            BugId::J15,
-                            format!(
-                                "op {i} ({}) wrote {} records; it must be one",
-                                op.kind(),
-                                receipt.records
-                            ),
-                        ));
-                    }
+                    op.check_one_record(i, &receipt)
+                        .map_err(|e| (i, BugId::J15, e))?;
                     self.model.make_durable(issued);
                     let shown = model_view(journal.fold());
                     if &shown != self.model.latest() {

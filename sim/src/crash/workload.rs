@@ -93,6 +93,23 @@ impl WorkloadOp {
         }
     }
 
+    /// J15: a suffix cut, a clear and a compression are one record each. The error says what
+    /// the operation (the `i`th of its workload) wrote instead.
+    pub fn check_one_record(&self, i: usize, receipt: &WriteReceipt) -> Result<(), String> {
+        let single = matches!(
+            self,
+            WorkloadOp::SuffixCut(_) | WorkloadOp::Clear | WorkloadOp::Compress { .. }
+        );
+        if single && receipt.records != 1 {
+            return Err(format!(
+                "op {i} ({}) wrote {} records; it must be one",
+                self.kind(),
+                receipt.records
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether the operation is one atomic unit on disk: a single record, or a transaction.
     pub fn atomic_with(&self, receipt: &WriteReceipt) -> bool {
         matches!(self, WorkloadOp::Replace(_)) || receipt.records == 1
