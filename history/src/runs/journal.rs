@@ -306,17 +306,21 @@ mod tests {
             ..RunJournalOptions::default()
         };
         let mut j = RunJournal::new(&store, "t", "r", None, options);
+        assert_eq!((j.thread_id(), j.run_id()), ("t", "r"));
         block_on(j.record(entry(0))).unwrap();
         assert!(block_on(j.record(entry(1))).is_err());
-        assert_eq!(j.buffered(), 2);
+        assert_eq!((j.buffered(), j.written_events()), (2, 0), "a failed batch counts nothing");
         block_on(j.record(entry(2))).unwrap(); // flushes all three
+        assert_eq!(j.written_events(), 3);
+        block_on(j.record(entry(3))).unwrap();
         block_on(j.cancel()).unwrap();
+        assert_eq!((j.buffered(), j.written_events()), (0, 4));
         let times: Vec<i64> = store
             .dump()
             .unwrap()
             .iter()
             .map(|e| e.created_at_ns)
             .collect();
-        assert_eq!(times, vec![0, 1, 2]);
+        assert_eq!(times, vec![0, 1, 2, 3]);
     }
 }
