@@ -309,7 +309,11 @@ mod tests {
         assert_eq!((j.thread_id(), j.run_id()), ("t", "r"));
         block_on(j.record(entry(0))).unwrap();
         assert!(block_on(j.record(entry(1))).is_err());
-        assert_eq!((j.buffered(), j.written_events()), (2, 0), "a failed batch counts nothing");
+        assert_eq!(
+            (j.buffered(), j.written_events()),
+            (2, 0),
+            "a failed batch counts nothing"
+        );
         block_on(j.record(entry(2))).unwrap(); // flushes all three
         assert_eq!(j.written_events(), 3);
         block_on(j.record(entry(3))).unwrap();
