@@ -23,6 +23,16 @@ pub enum Stream {
     Mix = 5,
 }
 
+/// Swarm testing: a feature is on for a seed with chance `chance_on`, and when on its
+/// probability is drawn from `lo..=hi`; off is 0.0. (Draws the range only when on.)
+pub fn swarm_probability(rng: &mut impl Rng, chance_on: f64, lo: f64, hi: f64) -> f64 {
+    if rng.random_bool(chance_on) {
+        rng.random_range(lo..=hi)
+    } else {
+        0.0
+    }
+}
+
 /// The root of a seed's randomness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRng {

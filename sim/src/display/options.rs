@@ -5,7 +5,7 @@
 //! once. Every probability defaults to zero; [`DisplayOptions::from_seed`] turns some on. The run
 //! prints the options it derived, so a failure report says what the world was.
 
-use crate::rng::{SeedRng, Stream};
+use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
 use std::fmt;
@@ -94,13 +94,7 @@ impl DisplayOptions {
     /// probability drawn when on.
     pub fn from_seed(seed: SeedRng, replicas: Option<u8>) -> Self {
         let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
-            if rng.random_bool(chance_on) {
-                rng.random_range(lo..=hi)
-            } else {
-                0.0
-            }
-        };
+        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
         let delegation_probability = maybe(0.7, 0.2, 0.7);
         let delegation_hidden_probability = maybe(0.7, 0.2, 0.8);
         let delegation_recursive_probability = maybe(0.4, 0.1, 0.5);

@@ -5,7 +5,7 @@
 //! typing. Every probability defaults to zero ([`JournalSimOptions::quiet`]);
 //! [`JournalSimOptions::from_seed`] turns some on. The run prints what it derived.
 
-use crate::rng::{SeedRng, Stream};
+use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
 use std::fmt;
@@ -118,13 +118,7 @@ impl JournalSimOptions {
     /// probability drawn when on.
     pub fn from_seed(seed: SeedRng) -> Self {
         let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
-            if rng.random_bool(chance_on) {
-                rng.random_range(lo..=hi)
-            } else {
-                0.0
-            }
-        };
+        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
         let replace_probability = maybe(0.7, 0.1, 0.3);
         let replace_arrivals_probability = maybe(0.6, 0.3, 0.9);
         let rewind_probability = maybe(0.6, 0.05, 0.2);

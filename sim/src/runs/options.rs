@@ -6,7 +6,7 @@
 //! Long threads (past 200, 500 and 1000 messages, exact multiples of the page size and one past)
 //! are generated in a share of seeds only, so that the default campaign stays fast.
 
-use crate::rng::{SeedRng, Stream};
+use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use serde::Serialize;
@@ -94,13 +94,7 @@ impl RunsOptions {
     /// The options of `seed`.
     pub fn from_seed(seed: SeedRng) -> Self {
         let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
-            if rng.random_bool(chance_on) {
-                rng.random_range(lo..=hi)
-            } else {
-                0.0
-            }
-        };
+        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
         let concurrent_probability = maybe(0.5, 0.2, 0.8);
         let tool_probability = maybe(0.8, 0.3, 0.8);
         let second_turn_probability = maybe(0.4, 0.1, 0.5);

@@ -2,7 +2,7 @@
 //! tool-heavy the history is, whether it is compressed, where the builder reads it from, and
 //! how many requests send it. Printed by the run like every workload's options.
 
-use crate::rng::{SeedRng, Stream};
+use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
 use std::fmt;
@@ -45,13 +45,7 @@ impl SpoolSimOptions {
 
     pub fn from_seed(seed: SeedRng) -> Self {
         let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on: f64, lo: f64, hi: f64| -> f64 {
-            if rng.random_bool(chance_on) {
-                rng.random_range(lo..=hi)
-            } else {
-                0.0
-            }
-        };
+        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
         let tool_heavy_probability = maybe(0.7, 0.3, 1.0);
         let compress_probability = maybe(0.6, 0.3, 1.0);
         let journal_source_probability = maybe(0.7, 0.3, 1.0);
