@@ -170,8 +170,22 @@ impl Session {
                     self.recording = None;
                 } else {
                     self.recording = previous;
+                    self.reload_if_touched(name);
                 }
                 Err(e)
+            }
+        }
+    }
+
+    /// After a failed resume of `name` put the previous recording back: when that recording is
+    /// the same file, the failed writer may have changed it (closed a transaction, cut a torn
+    /// tail, cut back a failed append), so the previous writer folds the file again instead of
+    /// writing from a stale end (issue 15). If even that read fails, the writer is poisoned
+    /// with the reason, and the next resume clears it.
+    fn reload_if_touched(&mut self, name: &str) {
+        if let Some(rec) = self.recording.as_mut() {
+            if rec.journal.name() == name {
+                rec.journal.reload();
             }
         }
     }

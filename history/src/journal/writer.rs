@@ -369,6 +369,30 @@ impl Journal {
         }
     }
 
+    /// Folds the file again from its start, keeping this writer's inbox. A session calls it on
+    /// a writer it puts back after another handle (a failed resume of the same file) may have
+    /// written to the file: an abort, a cut tail, a cut-back fragment. A writer that cannot read
+    /// its file back is poisoned: it must not write from a state it could not check.
+    pub(crate) fn reload(&mut self) {
+        let len = match self.storage.len(&self.name) {
+            Ok(Some(len)) => len,
+            Ok(None) => return self.poison("the file is gone".into()),
+            Err(e) => return self.poison(format!("stat failed ({e})")),
+        };
+        self.fold = Fold::new(&self.opts.tokenizer, self.opts.planted);
+        self.end = 0;
+        self.torn_tail = None;
+        if let Err(e) = self.catch_up_to(len, &mut |_| Ok(())) {
+            self.poison(format!("reading it back failed ({e})"));
+        }
+    }
+
+    fn poison(&mut self, reason: String) {
+        if self.poisoned.is_none() {
+            self.poisoned = Some(reason);
+        }
+    }
+
     /// Brings the fold up to the file (another handle may have appended) and cuts a torn tail.
     fn prepare_write(&mut self) -> Result<(), JournalError> {
         self.check_writable()?;
@@ -377,15 +401,24 @@ impl Journal {
             .len(&self.name)
             .map_err(|e| JournalError::io(&self.name, "stat", e))?
             .unwrap_or(0);
-        let expected = self.end + self.torn_tail.as_ref().map_or(0, |t| t.bytes);
-        if actual < expected {
+        // Only the good records are history: a torn tail past them is garbage that any writer of
+        // this file may cut. Another handle on the same file (a resume that failed after cutting
+        // the tail, and put this writer back) can leave the file anywhere from `end` on, so only a
+        // file shorter than the good records has lost history (issue 15: a writer that remembered
+        // a tail someone else had cut refused every later write).
+        if actual < self.end {
             return Err(JournalError::Shrunk {
                 file: self.name.clone(),
-                expected,
+                expected: self.end,
                 actual,
             });
         }
-        if actual > expected {
+        let with_tail = self.end + self.torn_tail.as_ref().map_or(0, |t| t.bytes);
+        if actual == self.end {
+            // The tail was cut by another handle: nothing to read, nothing to cut.
+            self.torn_tail = None;
+        } else if actual != with_tail {
+            // Records another handle appended (after cutting the tail, or a part of it).
             self.catch_up_to(actual, &mut |_| Ok(()))?;
         }
         if let Some(t) = &self.torn_tail {

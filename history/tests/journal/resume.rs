@@ -223,3 +223,54 @@ fn resume_makes_the_history_it_starts_from_durable() {
     storage.fail("j", FaultOp::Sync);
     assert!(resume_journal(storage.clone(), "j", opts).is_err());
 }
+
+#[test]
+fn j10_a_resume_of_the_same_file_that_fails_after_cutting_its_torn_tail_leaves_a_writable_session()
+{
+    // Issue 15, seed 140881, shrunk: a crash tears the tail of the session's journal; the
+    // restarted session resumes it (the tail stays until the first write); a second resume of
+    // the same file cuts the tail, then fails on an injected EIO and puts the first writer back.
+    // That writer must write again, not refuse for ever because the file is shorter than the
+    // tail it remembered.
+    let storage = Arc::new(MemStorage::new());
+    let shared: SharedStorage = storage.clone();
+    let mut j = Journal::create(shared.clone(), "j", opts(), None).expect("create");
+    j.append(Origin::Main, rows(&["one"])).expect("append");
+    let end = j.end_offset() as usize;
+    j.append(Origin::Main, rows(&["torn"])).expect("append");
+    let full = j.end_offset() as usize;
+    drop(j);
+    assert!(full > end + 4, "the tear keeps a part of the record");
+    shared
+        .truncate("j", (end + 4) as u64)
+        .expect("tear the last record");
+
+    let mut session = Session::new(shared.clone(), opts());
+    session.resume("j", &mut |_| Vec::new()).expect("resume");
+    assert!(session
+        .recording()
+        .expect("recording")
+        .journal()
+        .torn_tail()
+        .is_some());
+    storage.fail("j", FaultOp::Append);
+    let failed = session.resume("j", &mut |p: LoadProgress| {
+        if p.done {
+            rows(&["typed while loading"])
+        } else {
+            Vec::new()
+        }
+    });
+    assert!(failed.is_err(), "the injected EIO fails the second resume");
+    storage.clear_faults();
+    assert_eq!(
+        shared.len("j").expect("len"),
+        Some(end as u64),
+        "the tail was cut"
+    );
+    session
+        .record(rows(&["after"]))
+        .expect("the restored writer keeps writing");
+    let reopened = Journal::open(shared, "j", opts()).expect("reopen");
+    assert_eq!(texts(reopened.fold()), ["one", "after"]);
+}

@@ -81,3 +81,78 @@ fn planted_j10_a_torn_tail_stays_and_history_is_lost() {
     let legacy = Journal::open(s, "j", p).expect("legacy reader");
     assert_eq!(texts(legacy.fold()), ["one", "two"]);
 }
+
+/// The bytes of a journal of two appends followed by the first `tail` bytes of a third record.
+fn two_appends_and_a_torn_tail(tail: usize) -> Vec<u8> {
+    let (bytes, last) = three_appends();
+    assert!(last + tail < bytes.len(), "a tail shorter than the record");
+    bytes[..last + tail].to_vec()
+}
+
+#[test]
+fn j10_a_writer_whose_torn_tail_another_handle_cut_keeps_writing() {
+    // Issue 15 (seed 140881): two writers of one file both found the torn tail; one cut it, and
+    // the other then refused every write ("length 1415 is below this writer's end 1419").
+    on_every_storage(|kind, storage| {
+        storage
+            .append("j", &two_appends_and_a_torn_tail(4))
+            .expect("seed file");
+        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let mut second = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        assert!(first.torn_tail().is_some() && second.torn_tail().is_some());
+        second
+            .append(Origin::Main, rows(&["by the second"]))
+            .expect("the second cuts the tail and appends");
+        drop(second);
+        first
+            .append(Origin::Main, rows(&["by the first"]))
+            .unwrap_or_else(|e| panic!("{kind}: the first writer refused: {e}"));
+        let reopened = Journal::open(storage.clone(), "j", opts()).expect("reopen");
+        assert_eq!(
+            texts(reopened.fold()),
+            ["one", "two", "by the second", "by the first"],
+            "{kind}"
+        );
+        assert!(reopened.torn_tail().is_none(), "{kind}: no garbage left");
+    });
+}
+
+#[test]
+fn j10_a_writer_whose_torn_tail_was_cut_and_nothing_written_keeps_writing() {
+    on_every_storage(|kind, storage| {
+        storage
+            .append("j", &two_appends_and_a_torn_tail(4))
+            .expect("seed file");
+        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let end = first.end_offset();
+        storage
+            .truncate("j", end)
+            .expect("another handle cuts the tail");
+        first
+            .append(Origin::Main, rows(&["three"]))
+            .unwrap_or_else(|e| panic!("{kind}: refused: {e}"));
+        let reopened = Journal::open(storage.clone(), "j", opts()).expect("reopen");
+        assert_eq!(texts(reopened.fold()), ["one", "two", "three"], "{kind}");
+    });
+}
+
+#[test]
+fn a_writer_whose_good_records_were_cut_still_refuses() {
+    // The other side of the rule above: bytes of a good record are history, and a file cut below
+    // them lost some; the writer must say so rather than write after the gap.
+    on_every_storage(|kind, storage| {
+        storage
+            .append("j", &two_appends_and_a_torn_tail(4))
+            .expect("seed file");
+        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let end = first.end_offset();
+        storage.truncate("j", end - 1).expect("cut into a record");
+        let err = first
+            .append(Origin::Main, rows(&["three"]))
+            .expect_err("history was lost");
+        assert!(
+            matches!(err, JournalError::Shrunk { expected, actual, .. } if expected == end && actual == end - 1),
+            "{kind}: {err}"
+        );
+    });
+}
