@@ -130,7 +130,29 @@ impl Session {
 
     /// Resumes journal `name` as this session's recording. `arrivals` is called after every
     /// `load_step_records` records and once at the end; the rows it returns arrived meanwhile.
+    ///
+    /// When it fails, the session keeps the recording it had (J4), and when that recording is
+    /// the same file, folds it again: the failed writer may have changed the file before failing
+    /// (closed a transaction, cut a torn tail, cut back a failed append), and a writer that kept
+    /// its stale end refused every later write (issue 15). If even that read fails, the writer is
+    /// poisoned with the reason, and the next resume clears it.
     pub fn resume(
+        &mut self,
+        name: &str,
+        arrivals: &mut dyn FnMut(LoadProgress) -> Vec<Row>,
+    ) -> Result<ResumeReport, JournalError> {
+        let result = self.resume_unchecked(name, arrivals);
+        if result.is_err() {
+            if let Some(rec) = self.recording.as_mut() {
+                if rec.journal.name() == name {
+                    rec.journal.reload();
+                }
+            }
+        }
+        result
+    }
+
+    fn resume_unchecked(
         &mut self,
         name: &str,
         arrivals: &mut dyn FnMut(LoadProgress) -> Vec<Row>,
@@ -170,22 +192,8 @@ impl Session {
                     self.recording = None;
                 } else {
                     self.recording = previous;
-                    self.reload_if_touched(name);
                 }
                 Err(e)
-            }
-        }
-    }
-
-    /// After a failed resume of `name` put the previous recording back: when that recording is
-    /// the same file, the failed writer may have changed it (closed a transaction, cut a torn
-    /// tail, cut back a failed append), so the previous writer folds the file again instead of
-    /// writing from a stale end (issue 15). If even that read fails, the writer is poisoned
-    /// with the reason, and the next resume clears it.
-    fn reload_if_touched(&mut self, name: &str) {
-        if let Some(rec) = self.recording.as_mut() {
-            if rec.journal.name() == name {
-                rec.journal.reload();
             }
         }
     }
