@@ -32,7 +32,8 @@ pub struct CampaignConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SeedLine {
     pub seed: u64,
-    pub workload: crate::run::Workload,
+    /// The workload's name.
+    pub workload: String,
     pub trace_hash: String,
     pub passed: bool,
     pub steps: usize,
@@ -50,7 +51,7 @@ pub struct CampaignResult {
     /// Probes fired, summed over every seed run.
     pub coverage: crate::coverage::Coverage,
     /// The workloads that ran, for the probes they declare.
-    pub workloads: std::collections::BTreeSet<crate::run::Workload>,
+    pub workloads: std::collections::BTreeSet<String>,
 }
 
 impl CampaignResult {
@@ -121,7 +122,7 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
                     .push((seed, report.coverage.clone()));
                 let line = SeedLine {
                     seed,
-                    workload: report.workload,
+                    workload: report.workload.to_string(),
                     trace_hash: report.trace_hash.clone(),
                     passed: report.passed(),
                     steps: report.steps,
@@ -171,7 +172,7 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     lines.sort_by_key(|l| l.seed);
     failures.sort_by_key(|f| f.seed);
     let steps_total = lines.iter().map(|l| l.steps as u64).sum();
-    let workloads = lines.iter().map(|l| l.workload).collect();
+    let workloads = lines.iter().map(|l| l.workload.clone()).collect();
     let last_seed = lines.last().map(|l| l.seed).unwrap_or(0);
     let mut coverage = crate::coverage::Coverage::default();
     for (seed, c) in coverages.into_inner().unwrap_or_else(|e| e.into_inner()) {

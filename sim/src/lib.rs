@@ -30,3 +30,4 @@ pub mod scenario_file;
 pub mod shrink;
 pub mod spool;
 pub mod trace;
+pub mod workload;

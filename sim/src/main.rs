@@ -8,10 +8,10 @@ use clap::{Parser, Subcommand};
 use history::BugId;
 use sim::bugs;
 use sim::campaign::{run_campaign, CampaignConfig};
-use sim::display::StoreKind;
 use sim::report;
-use sim::run::{run_scenario_file, run_seed, RunConfig, SeedReport, WorkloadChoice};
+use sim::run::{run_scenario_file, run_seed, RunConfig, SeedReport};
 use sim::scenario_file::{discover, ScenarioFile};
+use sim::workload::{self, DynWorkload, StoreKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,9 +37,9 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct WorldArgs {
-    /// Which workloads to run; `all` mixes them by seed.
-    #[arg(long, value_enum, default_value = "all")]
-    workload: WorkloadChoice,
+    /// Which workload to run (display, runs, journal, spool); `all` mixes them by seed.
+    #[arg(long, default_value = "all", value_parser = parse_workload)]
+    workload: WorkloadArg,
     /// The store behind the replicas.
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
@@ -54,7 +54,7 @@ struct WorldArgs {
 impl WorldArgs {
     fn config(&self) -> RunConfig {
         RunConfig {
-            workload: self.workload,
+            workload: self.workload.0,
             store: self.store,
             planted: self.planted,
             replicas: self.replicas,
@@ -208,6 +208,25 @@ enum ReportAction {
         #[arg(long, default_value = "reports")]
         report_dir: PathBuf,
     },
+}
+
+/// `--workload`: `None` mixes every workload by seed.
+#[derive(Clone, Copy)]
+struct WorkloadArg(Option<&'static dyn DynWorkload>);
+
+/// `all` or one registered workload's name.
+fn parse_workload(s: &str) -> Result<WorkloadArg, String> {
+    if s == "all" {
+        return Ok(WorkloadArg(None));
+    }
+    workload::by_name(s)
+        .map(|w| WorkloadArg(Some(w)))
+        .ok_or_else(|| {
+            format!(
+                "no workload `{s}`; expected all or one of {}",
+                workload::names().join(", ")
+            )
+        })
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -483,14 +502,14 @@ fn cmd_run(args: RunArgs) -> RunVerdict {
             "run-{}-{}-{}{planted}{shard}",
             seeds.start,
             seeds.end,
-            sim::run::workload_choice_name(config.workload)
+            config.workload_name()
         )
     });
     println!(
         "histsim run: seeds {}..{}, workload {}, store {:?}, planted {}, jobs {jobs}, turmoil {}",
         seeds.start,
         seeds.end,
-        sim::run::workload_choice_name(config.workload),
+        config.workload_name(),
         config.store,
         config
             .planted
@@ -684,7 +703,7 @@ fn cmd_bugs(
     );
     let mut detected = 0;
     for id in &ids {
-        if sim::run::Workload::covering(*id).is_none() {
+        if workload::covering(*id).is_none() {
             println!("{:<5} no workload of this build covers it", id.as_str());
             continue;
         }

@@ -5,7 +5,8 @@
 
 use crate::campaign::{CampaignResult, SeedLine};
 use crate::outcome::Violation;
-use crate::run::{workload_choice_name, RunConfig, Workload};
+use crate::run::RunConfig;
+use crate::workload::{self, DynWorkload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -86,7 +87,12 @@ pub fn current_commit() -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn declared_probes(workloads: impl Iterator<Item = Workload>) -> Vec<&'static str> {
+/// The registered workloads among `names` (a merged report may name workloads this build lacks).
+fn registered<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'static dyn DynWorkload> {
+    names.filter_map(|n| workload::by_name(n)).collect()
+}
+
+fn declared_probes(workloads: impl Iterator<Item = &'static dyn DynWorkload>) -> Vec<&'static str> {
     let mut probes: Vec<&'static str> =
         workloads.flat_map(|w| w.probes().iter().copied()).collect();
     probes.sort_unstable();
@@ -94,8 +100,8 @@ fn declared_probes(workloads: impl Iterator<Item = Workload>) -> Vec<&'static st
     probes
 }
 
-fn invariants_of(workloads: impl Iterator<Item = Workload>) -> Vec<String> {
-    let mut ids: Vec<history::BugId> = workloads.flat_map(|w| w.ids()).collect();
+fn invariants_of(workloads: impl Iterator<Item = &'static dyn DynWorkload>) -> Vec<String> {
+    let mut ids: Vec<history::BugId> = workloads.flat_map(workload::ids_of).collect();
     ids.sort();
     ids.dedup();
     ids.into_iter().map(|i| i.to_string()).collect()
@@ -108,7 +114,7 @@ pub fn summary(
     shard: Option<(u64, u64)>,
     result: &CampaignResult,
 ) -> Summary {
-    let probes = declared_probes(result.workloads.iter().copied());
+    let probes = declared_probes(registered(result.workloads.iter()).into_iter());
     let coverage: BTreeMap<String, u64> = probes
         .iter()
         .map(|p| (p.to_string(), result.coverage.get(p)))
@@ -119,7 +125,7 @@ pub fn summary(
         turmoil_version: TURMOIL_VERSION.to_string(),
         commit: current_commit(),
         config: ConfigSummary {
-            workload: workload_choice_name(config.workload).to_string(),
+            workload: config.workload_name().to_string(),
             store: format!("{:?}", config.store).to_lowercase(),
             planted: config.planted.map(|p| p.to_string()),
             replicas: config.replicas,
@@ -141,7 +147,7 @@ pub fn summary(
             .map(str::to_string)
             .collect(),
         coverage,
-        invariants: invariants_of(result.workloads.iter().copied()),
+        invariants: invariants_of(registered(result.workloads.iter()).into_iter()),
         failures: result
             .failures
             .iter()
@@ -305,12 +311,7 @@ pub fn markdown(s: &Summary) -> String {
         let with_liveness_phase = s
             .seeds
             .iter()
-            .filter(|l| {
-                matches!(
-                    l.workload,
-                    crate::run::Workload::Display | crate::run::Workload::Runs
-                )
-            })
+            .filter(|l| workload::by_name(&l.workload).is_some_and(|w| w.has_liveness_phase()))
             .count();
         let _ = writeln!(
             md,

@@ -5,11 +5,8 @@
 //! spent. The result is a scenario file under `scenarios/regressions/` that `histsim scenarios`
 //! replays.
 
-use crate::display::{self, DisplayScenario, StoreKind, WorldConfig};
-use crate::journal::{self, JournalScenario};
-use crate::runs::{self, RunsScenario};
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
-use crate::spool::{self, SpoolScenario};
+use crate::workload::{AnyScenario, StoreKind, WorldConfig};
 use history::{BugId, Planted};
 use std::time::{Duration, Instant};
 
@@ -20,49 +17,8 @@ pub struct ShrinkOptions {
     pub time_cap: Duration,
 }
 
-/// A scenario of any workload.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Scenario {
-    Display(DisplayScenario),
-    Runs(RunsScenario),
-    Journal(JournalScenario),
-    Spool(SpoolScenario),
-}
-
-impl Scenario {
-    fn size(&self) -> (usize, usize) {
-        match self {
-            Scenario::Display(d) => display::shrink::size(d),
-            Scenario::Runs(r) => runs::shrink::size(r),
-            Scenario::Journal(j) => journal::shrink::size(j),
-            Scenario::Spool(s) => spool::shrink::size(s),
-        }
-    }
-
-    fn candidates(&self) -> Vec<Scenario> {
-        match self {
-            Scenario::Display(d) => display::shrink::candidates(d)
-                .into_iter()
-                .map(Scenario::Display)
-                .collect(),
-            Scenario::Runs(r) => runs::shrink::candidates(r)
-                .into_iter()
-                .map(Scenario::Runs)
-                .collect(),
-            Scenario::Journal(j) => journal::shrink::candidates(j)
-                .into_iter()
-                .map(Scenario::Journal)
-                .collect(),
-            Scenario::Spool(s) => spool::shrink::candidates(s)
-                .into_iter()
-                .map(Scenario::Spool)
-                .collect(),
-        }
-    }
-}
-
 pub struct Shrunk {
-    pub scenario: Scenario,
+    pub scenario: AnyScenario,
     pub steps_before: usize,
     pub faults_before: usize,
     pub steps: usize,
@@ -73,57 +29,20 @@ pub struct Shrunk {
     pub capped: bool,
 }
 
-fn still_fails(s: &Scenario, o: &ShrinkOptions) -> bool {
-    let planted = Planted::from_option(o.planted);
-    let violations = match s {
-        Scenario::Display(d) => {
-            let config = WorldConfig {
-                store: o.store,
-                planted,
-                keep_trace: false,
-            };
-            display::run_scenario(d, &config).violations
-        }
-        Scenario::Runs(r) => {
-            let config = WorldConfig {
-                store: o.store,
-                planted,
-                keep_trace: false,
-            };
-            runs::run_scenario(r, &config).violations
-        }
-        Scenario::Journal(j) => {
-            let config = journal::WorldConfig {
-                planted,
-                keep_trace: false,
-            };
-            journal::run_scenario(j, &config).violations
-        }
-        Scenario::Spool(sp) => {
-            let config = spool::WorldConfig {
-                planted,
-                keep_trace: false,
-            };
-            spool::run_scenario(sp, &config).violations
-        }
-    };
-    violations.iter().any(|v| v.id == o.target)
-}
-
-/// Minimises a display scenario while it still violates `options.target`.
-pub fn shrink_display(scenario: &DisplayScenario, options: &ShrinkOptions) -> Shrunk {
-    shrink(&Scenario::Display(scenario.clone()), options)
+fn still_fails(s: &AnyScenario, o: &ShrinkOptions) -> bool {
+    let world = WorldConfig::new(o.store, Planted::from_option(o.planted));
+    s.play(&world).violations.iter().any(|v| v.id == o.target)
 }
 
 /// Minimises `scenario` while it still violates `options.target`.
-pub fn shrink(scenario: &Scenario, options: &ShrinkOptions) -> Shrunk {
+pub fn shrink(scenario: &AnyScenario, options: &ShrinkOptions) -> Shrunk {
     let start = Instant::now();
-    let (steps_before, faults_before) = scenario.size();
+    let before = scenario.size();
     let mut current = scenario.clone();
     let mut attempts = 0;
     let mut capped = false;
     'outer: loop {
-        for candidate in current.candidates() {
+        for candidate in current.workload().shrink_candidates(&current) {
             if start.elapsed() >= options.time_cap {
                 capped = true;
                 break 'outer;
@@ -136,13 +55,13 @@ pub fn shrink(scenario: &Scenario, options: &ShrinkOptions) -> Shrunk {
         }
         break;
     }
-    let (steps, faults) = current.size();
+    let after = current.size();
     Shrunk {
         scenario: current,
-        steps_before,
-        faults_before,
-        steps,
-        faults,
+        steps_before: before.steps,
+        faults_before: before.faults,
+        steps: after.steps,
+        faults: after.faults,
         attempts,
         elapsed: start.elapsed(),
         capped,
@@ -168,21 +87,6 @@ pub fn regression_file(
             shrunk.steps_before, shrunk.faults_before, shrunk.steps, shrunk.faults, shrunk.attempts
         ),
         origin: Some(format!("shrunk from seed {seed}{how}")),
-        display: match &shrunk.scenario {
-            Scenario::Display(d) => Some(d.clone()),
-            _ => None,
-        },
-        runs: match &shrunk.scenario {
-            Scenario::Runs(r) => Some(r.clone()),
-            _ => None,
-        },
-        journal: match &shrunk.scenario {
-            Scenario::Journal(j) => Some(j.clone()),
-            _ => None,
-        },
-        spool: match &shrunk.scenario {
-            Scenario::Spool(s) => Some(s.clone()),
-            _ => None,
-        },
+        scenario: shrunk.scenario.clone(),
     }
 }

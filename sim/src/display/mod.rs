@@ -16,32 +16,15 @@ pub mod truth;
 pub mod wire;
 pub mod world;
 
+pub use crate::workload::{StoreKind, WorldConfig};
 pub use options::DisplayOptions;
 pub use scenario::DisplayScenario;
-pub use world::{StoreKind, WorldConfig};
 
-use crate::outcome::Violation;
-use crate::trace::Trace;
-
-/// What one played display scenario produced.
-pub struct DisplayRun {
-    pub violations: Vec<Violation>,
-    /// The world did not finish (a host error or a hang): neither safe nor unsafe, broken.
-    pub failure: Option<String>,
-    pub trace: Trace,
-    pub emissions: usize,
-    pub reads: usize,
-    pub sim_elapsed_ms: u64,
-    /// Simulated ms from healing until every replica answered the model's history.
-    pub converged_after_ms: Option<u64>,
-    /// Probes fired: faults the bus injected, features the conversation exercised.
-    pub coverage: crate::coverage::Coverage,
-    /// With `keep_trace`: every answer and the model's transcript, as text, for people.
-    pub details: Option<String>,
-}
+use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
-pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> DisplayRun {
+pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> WorkloadRun {
     let record = world::play(scenario, config);
     let plan = faults::FaultPlan::new(scenario);
     let conversation = truth::conversation(scenario, &plan, &record.emissions);
@@ -94,14 +77,13 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Display
     let mut coverage = record.coverage.clone();
     probes::scenario_probes(scenario, &mut coverage);
     probes::model_probes(&transcript, &mut coverage);
-    DisplayRun {
+    WorkloadRun {
         converged_after_ms: record.converged_after_ms,
         coverage,
         details,
         violations,
         failure: record.failure,
-        emissions: record.emissions.len(),
-        reads: record.reads.len(),
+        steps: record.emissions.len(),
         trace: record.trace,
         sim_elapsed_ms: record.sim_elapsed_ms,
     }
@@ -165,4 +147,41 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
         );
     }
     out
+}
+
+/// The display workload in the registry.
+pub struct DisplayWorkload;
+
+impl Workload for DisplayWorkload {
+    type Options = DisplayOptions;
+    type Scenario = DisplayScenario;
+    const NAME: &'static str = "display";
+    const ABOUT: &'static str =
+        "Display events through the fan-out bus, persisters and the projector (P IDs)";
+    const SECTION: &'static str = "display";
+    const PROBES: &'static [&'static str] = probes::PROBES;
+    const HAS_LIVENESS_PHASE: bool = true;
+
+    fn covers(id: BugId) -> bool {
+        id.family() == 'P'
+    }
+    fn from_seed(rng: crate::rng::SeedRng, overrides: &OptionOverrides) -> DisplayOptions {
+        DisplayOptions::from_seed(rng, overrides.replicas)
+    }
+    fn generate(rng: crate::rng::SeedRng, options: &DisplayOptions) -> DisplayScenario {
+        generate::generate(rng, options)
+    }
+    fn play(scenario: &DisplayScenario, world: &WorldConfig) -> WorkloadRun {
+        run_scenario(scenario, world)
+    }
+    fn validate(scenario: &DisplayScenario) -> Result<(), String> {
+        scenario.validate()
+    }
+    fn shrink_candidates(scenario: &DisplayScenario) -> Vec<DisplayScenario> {
+        shrink::candidates(scenario)
+    }
+    fn size(scenario: &DisplayScenario) -> ScenarioSize {
+        let (steps, faults) = shrink::size(scenario);
+        ScenarioSize { steps, faults }
+    }
 }

@@ -21,7 +21,6 @@ use history::display::{
     AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
     ReplicaNode, SqliteDisplayStore,
 };
-use history::Planted;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
@@ -50,20 +49,7 @@ const TICK_MS: u64 = 10;
 /// Upper bound on simulated time: a world that has not finished by then is a liveness failure.
 const SIMULATION_SECS: u64 = 600;
 
-/// Which store backs the replicas.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreKind {
-    Memory,
-    Sqlite,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct WorldConfig {
-    pub store: StoreKind,
-    pub planted: Planted,
-    pub keep_trace: bool,
-}
+pub use crate::workload::{StoreKind, WorldConfig};
 
 /// One event as the agents emitted it: the ground truth the model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -22,31 +22,16 @@ pub mod scenario;
 pub mod shrink;
 pub mod world;
 
+pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
-pub use world::WorldConfig;
 
-use crate::coverage::Coverage;
-use crate::outcome::Violation;
-use crate::trace::Trace;
+use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use history::BugId;
 use std::fmt::Write as _;
 
-/// What one played journal scenario produced.
-pub struct JournalRun {
-    pub violations: Vec<Violation>,
-    /// The world did not finish (a hang, a host error): neither safe nor unsafe, broken.
-    pub failure: Option<String>,
-    pub trace: Trace,
-    /// Operations that ran to their end.
-    pub ops: usize,
-    pub sim_elapsed_ms: u64,
-    pub coverage: Coverage,
-    /// With `keep_trace`: every session's final recording, as text, for people.
-    pub details: Option<String>,
-}
-
 /// Plays `scenario` and checks every invariant.
-pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> JournalRun {
+pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> WorkloadRun {
     let record = world::play(scenario, config);
     let unfinished: Vec<usize> = record
         .sessions
@@ -65,11 +50,12 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Journal
     let mut coverage = record.coverage.clone();
     probes::probes(scenario, &record, &mut coverage);
     let details = config.keep_trace.then(|| describe(&record));
-    JournalRun {
+    WorkloadRun {
         violations,
         failure,
-        ops: record.ops_run,
+        steps: record.ops_run,
         sim_elapsed_ms: record.sim_elapsed_ms,
+        converged_after_ms: None,
         coverage,
         details,
         trace: record.trace,
@@ -116,5 +102,41 @@ fn brief(seen: &record::Seen) -> String {
             let text = format!("{other:?}");
             text.chars().take(160).collect()
         }
+    }
+}
+
+/// The journal workload in the registry.
+pub struct JournalWorkload;
+
+impl Workload for JournalWorkload {
+    type Options = JournalSimOptions;
+    type Scenario = JournalScenario;
+    const NAME: &'static str = "journal";
+    const ABOUT: &'static str =
+        "Sessions recording to history journals on crashing hosts' disks (J IDs but J14)";
+    const SECTION: &'static str = "journal";
+    const PROBES: &'static [&'static str] = probes::PROBES;
+
+    fn covers(id: BugId) -> bool {
+        id.family() == 'J' && id != BugId::J14
+    }
+    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> JournalSimOptions {
+        JournalSimOptions::from_seed(rng)
+    }
+    fn generate(rng: crate::rng::SeedRng, options: &JournalSimOptions) -> JournalScenario {
+        generate::generate(rng, options)
+    }
+    fn play(scenario: &JournalScenario, world: &WorldConfig) -> WorkloadRun {
+        run_scenario(scenario, world)
+    }
+    fn validate(scenario: &JournalScenario) -> Result<(), String> {
+        scenario.validate()
+    }
+    fn shrink_candidates(scenario: &JournalScenario) -> Vec<JournalScenario> {
+        shrink::candidates(scenario)
+    }
+    fn size(scenario: &JournalScenario) -> ScenarioSize {
+        let (steps, faults) = shrink::size(scenario);
+        ScenarioSize { steps, faults }
     }
 }

@@ -34,11 +34,7 @@ const EPOCH_SECS: u64 = 1_700_000_000;
 /// Upper bound on simulated time: a world still running by then is broken.
 const SIMULATION_SECS: u64 = 600;
 
-#[derive(Clone, Copy, Debug)]
-pub struct WorldConfig {
-    pub planted: Planted,
-    pub keep_trace: bool,
-}
+pub use crate::workload::WorldConfig;
 
 /// What a played world leaves for the checkers.
 pub struct WorldRecord {

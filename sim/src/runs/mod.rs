@@ -19,31 +19,14 @@ pub mod world;
 pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
-use crate::display::{StoreKind, WorldConfig};
-use crate::outcome::Violation;
-use crate::trace::Trace;
+use crate::workload::{
+    OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
+};
+use history::BugId;
 use std::fmt::Write as _;
 
-/// What one played runs scenario produced.
-pub struct RunsRun {
-    pub violations: Vec<Violation>,
-    /// The world did not finish (a host error or a hang): neither safe nor unsafe, broken.
-    pub failure: Option<String>,
-    pub trace: Trace,
-    /// Events the runs handed their journals.
-    pub events: usize,
-    pub reads: usize,
-    pub sim_elapsed_ms: u64,
-    /// Simulated ms from healing every fault until every run had stopped (`None`: never did).
-    pub converged_after_ms: Option<u64>,
-    /// With `keep_trace`: every /history answer and the model's history, as text, for people.
-    pub details: Option<String>,
-    /// Probes fired: faults and situations the world reached.
-    pub coverage: crate::coverage::Coverage,
-}
-
 /// Plays `scenario` and checks every invariant.
-pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
+pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRun {
     let record = world::play(scenario, config);
     let mut violations = if record.failure.is_some() {
         Vec::new()
@@ -66,12 +49,11 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> RunsRun {
         .then(|| describe(scenario, &record, config.store));
     let mut coverage = crate::coverage::Coverage::default();
     probes::probes(scenario, &record, &mut coverage);
-    RunsRun {
+    WorkloadRun {
         coverage,
         violations,
         failure: record.failure,
-        events: record.emitted.iter().map(Vec::len).sum(),
-        reads: record.reads.len(),
+        steps: record.emitted.iter().map(Vec::len).sum(),
         sim_elapsed_ms: record.sim_elapsed_ms,
         converged_after_ms: record.stopped_after_ms,
         trace: record.trace,
@@ -162,4 +144,41 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
         show(&mut out, &lines);
     }
     out
+}
+
+/// The runs workload in the registry.
+pub struct RunsWorkload;
+
+impl Workload for RunsWorkload {
+    type Options = RunsOptions;
+    type Scenario = RunsScenario;
+    const NAME: &'static str = "runs";
+    const ABOUT: &'static str =
+        "Run journals, the run-event stores, summarization, the views and feedback (R IDs)";
+    const SECTION: &'static str = "runs";
+    const PROBES: &'static [&'static str] = probes::PROBES;
+    const HAS_LIVENESS_PHASE: bool = true;
+
+    fn covers(id: BugId) -> bool {
+        id.family() == 'R'
+    }
+    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> RunsOptions {
+        RunsOptions::from_seed(rng)
+    }
+    fn generate(rng: crate::rng::SeedRng, options: &RunsOptions) -> RunsScenario {
+        generate::generate(rng, options)
+    }
+    fn play(scenario: &RunsScenario, world: &WorldConfig) -> WorkloadRun {
+        run_scenario(scenario, world)
+    }
+    fn validate(scenario: &RunsScenario) -> Result<(), String> {
+        scenario.validate()
+    }
+    fn shrink_candidates(scenario: &RunsScenario) -> Vec<RunsScenario> {
+        shrink::candidates(scenario)
+    }
+    fn size(scenario: &RunsScenario) -> ScenarioSize {
+        let (steps, faults) = shrink::size(scenario);
+        ScenarioSize { steps, faults }
+    }
 }

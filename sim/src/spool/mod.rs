@@ -13,27 +13,16 @@ pub mod shrink;
 pub mod source;
 pub mod world;
 
+pub use crate::workload::WorldConfig;
 pub use options::SpoolSimOptions;
 pub use scenario::SpoolScenario;
-pub use world::WorldConfig;
 
 use crate::coverage::Coverage;
-use crate::outcome::Violation;
-use crate::trace::Trace;
-
-/// What one played spool scenario produced.
-pub struct SpoolRun {
-    pub violations: Vec<Violation>,
-    pub trace: Trace,
-    /// Requests sent.
-    pub requests: usize,
-    pub coverage: Coverage,
-    /// With `keep_trace`: every request's figures, as text.
-    pub details: Option<String>,
-}
+use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
-pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> SpoolRun {
+pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadRun {
     let record = world::play(scenario, config);
     let violations = check::check(scenario, &record);
     let mut coverage = Coverage::default();
@@ -54,11 +43,50 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> SpoolRun 
             })
             .collect()
     });
-    SpoolRun {
+    WorkloadRun {
         violations,
-        requests: record.requests.len(),
+        failure: None,
+        steps: record.requests.len(),
+        sim_elapsed_ms: 0,
+        converged_after_ms: None,
         coverage,
         details,
         trace: record.trace,
+    }
+}
+
+/// The spool workload in the registry.
+pub struct SpoolWorkload;
+
+impl Workload for SpoolWorkload {
+    type Options = SpoolSimOptions;
+    type Scenario = SpoolScenario;
+    const NAME: &'static str = "spool";
+    const ABOUT: &'static str =
+        "Request bodies streamed from histories into sealed spools and sent (J14)";
+    const SECTION: &'static str = "spool";
+    const PROBES: &'static [&'static str] = probes::PROBES;
+
+    fn covers(id: BugId) -> bool {
+        id == BugId::J14
+    }
+    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> SpoolSimOptions {
+        SpoolSimOptions::from_seed(rng)
+    }
+    fn generate(rng: crate::rng::SeedRng, options: &SpoolSimOptions) -> SpoolScenario {
+        generate::generate(rng, options)
+    }
+    fn play(scenario: &SpoolScenario, world: &WorldConfig) -> WorkloadRun {
+        run_scenario(scenario, world)
+    }
+    fn validate(scenario: &SpoolScenario) -> Result<(), String> {
+        scenario.validate()
+    }
+    fn shrink_candidates(scenario: &SpoolScenario) -> Vec<SpoolScenario> {
+        shrink::candidates(scenario)
+    }
+    fn size(scenario: &SpoolScenario) -> ScenarioSize {
+        let (steps, faults) = shrink::size(scenario);
+        ScenarioSize { steps, faults }
     }
 }

@@ -15,7 +15,6 @@ use history::spool::{
     build, BuildOptions, Compressed, NeverAbort, RequestHead, RowSource, SendOptions, Shape,
     SpoolDir, SpoolReport, VecSource,
 };
-use history::Planted;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,11 +23,7 @@ const HISTORY_JOURNAL: &str = "history.journal";
 /// Rows per append when the history is written to its journal.
 const APPEND_ROWS: usize = 3;
 
-#[derive(Clone, Copy, Debug)]
-pub struct WorldConfig {
-    pub planted: Planted,
-    pub keep_trace: bool,
-}
+pub use crate::workload::WorldConfig;
 
 /// One request as the world saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Short clean campaigns: no violation on either store.
 
 use sim::campaign::{run_campaign, CampaignConfig};
-use sim::display::StoreKind;
 use sim::run::RunConfig;
+use sim::workload::StoreKind;
 
 fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
     let result = run_campaign(&CampaignConfig {
@@ -129,13 +129,7 @@ fn a_history_that_never_converges_is_a_liveness_failure_apart_from_safety() {
     );
     assert_eq!(report.converged_after_ms, None);
     // The same display world without the bug converges.
-    let clean = run_seed(
-        2,
-        &RunConfig {
-            workload: sim::run::WorkloadChoice::Display,
-            ..RunConfig::new()
-        },
-    );
+    let clean = run_seed(2, &RunConfig::only("display"));
     assert!(clean.passed(), "{:?}", clean.violations);
     assert!(clean.converged_after_ms.is_some());
 }

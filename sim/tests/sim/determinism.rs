@@ -1,7 +1,7 @@
 //! The same seed gives the same trace, byte for byte: in this process and in another.
 
-use sim::display::StoreKind;
 use sim::run::{run_seed, RunConfig};
+use sim::workload::StoreKind;
 use std::process::Command;
 
 fn config(store: StoreKind) -> RunConfig {

@@ -6,27 +6,21 @@ use history::{BugId, Planted};
 use sim::bugs::hunt;
 use sim::campaign::{run_campaign, CampaignConfig};
 use sim::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
-use sim::display::StoreKind;
-use sim::run::{run_scenario_file, run_seed, RunConfig, Workload, WorkloadChoice};
+use sim::run::{run_scenario_file, run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
+use sim::workload::StoreKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-fn config(workload: WorkloadChoice) -> RunConfig {
-    RunConfig {
-        workload,
-        ..RunConfig::new()
-    }
+fn config(workload: &str) -> RunConfig {
+    RunConfig::only(workload)
 }
 
 #[test]
 fn a_journal_seed_and_a_spool_seed_replay_to_one_trace_hash() {
-    for (choice, workload) in [
-        (WorkloadChoice::Journal, Workload::Journal),
-        (WorkloadChoice::Spool, Workload::Spool),
-    ] {
-        let c = config(choice);
+    for workload in ["journal", "spool"] {
+        let c = config(workload);
         let a = run_seed(7, &c);
         let b = run_seed(7, &c);
         assert_eq!(a.workload, workload);
@@ -39,10 +33,7 @@ fn a_journal_seed_and_a_spool_seed_replay_to_one_trace_hash() {
 
 #[test]
 fn short_clean_campaigns_of_both_workloads_pass() {
-    for (choice, seeds) in [
-        (WorkloadChoice::Journal, 0..40),
-        (WorkloadChoice::Spool, 0..16),
-    ] {
+    for (choice, seeds) in [("journal", 0..40), ("spool", 0..16)] {
         let result = run_campaign(&CampaignConfig {
             seeds,
             shard: None,
@@ -83,11 +74,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
             d.seeds_to_detection,
             d.message
         );
-        let expected = if id == BugId::J14 {
-            Workload::Spool
-        } else {
-            Workload::Journal
-        };
+        let expected = if id == BugId::J14 { "spool" } else { "journal" };
         assert_eq!(d.workload, expected, "{id}");
     }
 }

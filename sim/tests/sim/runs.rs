@@ -4,17 +4,16 @@
 use history::BugId;
 use sim::bugs::hunt;
 use sim::campaign::{run_campaign, CampaignConfig};
-use sim::display::StoreKind;
-use sim::run::{run_scenario_file, run_seed, RunConfig, Workload, WorkloadChoice};
+use sim::run::{run_scenario_file, run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
+use sim::workload::StoreKind;
 use std::path::Path;
 use std::process::Command;
 
 fn runs(store: StoreKind) -> RunConfig {
     RunConfig {
-        workload: WorkloadChoice::Runs,
         store,
-        ..RunConfig::new()
+        ..RunConfig::only("runs")
     }
 }
 
@@ -24,7 +23,7 @@ fn a_runs_seed_replayed_twice_gives_one_trace_hash() {
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
             let a = run_seed(seed, &runs(store));
             let b = run_seed(seed, &runs(store));
-            assert_eq!(a.workload, Workload::Runs);
+            assert_eq!(a.workload, "runs");
             assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {store:?}");
             assert!(a.trace_events > 5, "seed {seed} ran almost nothing");
             assert!(a.passed(), "seed {seed} {store:?}: {:?}", a.violations);
@@ -107,7 +106,7 @@ fn random_simulation_finds_every_planted_runs_bug_under_its_own_id() {
         .collect();
     assert_eq!(ids.len(), 11);
     for id in ids {
-        assert_eq!(Workload::covering(id), Some(Workload::Runs));
+        assert_eq!(sim::workload::covering(id).map(|w| w.name()), Some("runs"));
         let d = hunt(id, &RunConfig::new(), 10_000, 2);
         assert!(
             d.detected(),
@@ -127,7 +126,7 @@ fn every_r_id_has_a_scenario_that_reports_it_first_and_passes_without_it() {
     for path in files {
         let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(file.id.family(), 'R', "{}", path.display());
-        assert!(file.runs.is_some() && file.display.is_none());
+        assert_eq!(file.workload().name(), "runs", "{}", path.display());
         assert!(!file.title.is_empty() && !file.description.is_empty());
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
             let with_bug = run_scenario_file(&file, store, Some(file.id));

@@ -1,8 +1,8 @@
 //! The committed scenario files: each reproduces its ID with the planted bug and passes without.
 
-use sim::display::StoreKind;
 use sim::run::run_scenario_file;
 use sim::scenario_file::{discover, ScenarioFile};
+use sim::workload::StoreKind;
 use std::path::Path;
 
 fn scenario_dir() -> std::path::PathBuf {

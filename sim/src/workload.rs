@@ -1,0 +1,385 @@
+//! The one role every workload plays, and the registry of the workloads this build has.
+//!
+//! A workload turns a seed into options (swarm testing), the options into a scenario (plain data,
+//! the same type a scenario file holds), and plays a scenario in its deterministic world against
+//! the components under test, checked against its model. Everything the harness does with a
+//! workload (run a seed, replay it, shrink a failure, read and write scenario files, count
+//! coverage, find which workload checks a catalog ID) goes through [`Workload`], so adding a
+//! workload means one folder that implements it plus one line in [`REGISTRY`].
+//!
+//! [`Workload`] has associated types, so the registry holds [`DynWorkload`], its object-safe
+//! face: the same operations on a type-erased [`AnyScenario`].
+
+use crate::coverage::Coverage;
+use crate::outcome::Violation;
+use crate::rng::SeedRng;
+use crate::trace::Trace;
+use history::{BugId, Planted};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+
+use erased_serde as erased;
+
+/// Which store backs the replicas (display) or is the primary of the pair (runs). Workloads
+/// without a store ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreKind {
+    Memory,
+    Sqlite,
+}
+
+/// How a world is played: the same for every workload.
+#[derive(Clone, Copy, Debug)]
+pub struct WorldConfig {
+    pub store: StoreKind,
+    pub planted: Planted,
+    /// Keep every trace line and the answers beside the model's, for `replay --trace`.
+    pub keep_trace: bool,
+}
+
+impl WorldConfig {
+    pub fn new(store: StoreKind, planted: Planted) -> Self {
+        WorldConfig {
+            store,
+            planted,
+            keep_trace: false,
+        }
+    }
+}
+
+/// Options a user pins on the command line over what a seed derives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OptionOverrides {
+    /// API replicas of the display workload (1 to 5).
+    pub replicas: Option<u8>,
+}
+
+/// What one played scenario produced, whatever the workload.
+pub struct WorkloadRun {
+    /// Broken invariants, most specific first.
+    pub violations: Vec<Violation>,
+    /// The world did not finish (a host error or a hang): neither safe nor unsafe, broken.
+    pub failure: Option<String>,
+    pub trace: Trace,
+    /// What the workload did: events the agents emitted, operations issued, requests sent.
+    pub steps: usize,
+    pub sim_elapsed_ms: u64,
+    /// Simulated ms from healing every fault until the answers converged (worlds with a
+    /// liveness phase only).
+    pub converged_after_ms: Option<u64>,
+    /// Probes fired: faults injected, features exercised.
+    pub coverage: Coverage,
+    /// With `keep_trace`: the answers beside the model's expectation, as text, for people.
+    pub details: Option<String>,
+}
+
+/// How big a scenario is, for the shrinker and its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ScenarioSize {
+    pub steps: usize,
+    pub faults: usize,
+}
+
+/// One workload: seed -> options -> scenario -> played and checked.
+pub trait Workload: 'static {
+    /// The options a seed derives; printed before a run, one `name = value` a line.
+    type Options: fmt::Display;
+    /// The script a world plays; also the workload's table in a scenario file.
+    type Scenario: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned + 'static;
+
+    /// The name on the command line and in reports (`--workload display`).
+    const NAME: &'static str;
+    /// One line for `--help`.
+    const ABOUT: &'static str;
+    /// The table a scenario file holds this workload's script in (`[display]`).
+    const SECTION: &'static str;
+    /// The coverage probes this workload declares.
+    const PROBES: &'static [&'static str];
+    /// Whether the world heals its faults and then waits for convergence (reports the time it
+    /// took as `converged_after_ms`); the others check after every operation instead.
+    const HAS_LIVENESS_PHASE: bool = false;
+
+    /// Whether this workload's checkers cover catalog ID `id`.
+    fn covers(id: BugId) -> bool;
+    fn from_seed(rng: SeedRng, overrides: &OptionOverrides) -> Self::Options;
+    fn generate(rng: SeedRng, options: &Self::Options) -> Self::Scenario;
+    /// Plays `scenario` in the deterministic world and checks every invariant.
+    fn play(scenario: &Self::Scenario, world: &WorldConfig) -> WorkloadRun;
+    /// Checks a scenario read from a file: `Err` names the field path first (`turns[0].agent:
+    /// ...`).
+    fn validate(scenario: &Self::Scenario) -> Result<(), String>;
+    /// Simpler scenarios to try while shrinking, largest cut first.
+    fn shrink_candidates(scenario: &Self::Scenario) -> Vec<Self::Scenario>;
+    fn size(scenario: &Self::Scenario) -> ScenarioSize;
+}
+
+/// A scenario of some registered workload.
+pub struct AnyScenario {
+    workload: &'static dyn DynWorkload,
+    value: Box<dyn Any>,
+}
+
+impl AnyScenario {
+    pub fn new<W: Workload>(scenario: W::Scenario) -> Self {
+        AnyScenario {
+            workload: registered::<W>(),
+            value: Box::new(scenario),
+        }
+    }
+
+    pub fn workload(&self) -> &'static dyn DynWorkload {
+        self.workload
+    }
+
+    /// The scenario, when it is `W`'s.
+    pub fn get<W: Workload>(&self) -> Option<&W::Scenario> {
+        self.value.downcast_ref()
+    }
+
+    pub fn get_mut<W: Workload>(&mut self) -> Option<&mut W::Scenario> {
+        self.value.downcast_mut()
+    }
+
+    pub fn play(&self, world: &WorldConfig) -> WorkloadRun {
+        self.workload.play(self, world)
+    }
+
+    pub fn size(&self) -> ScenarioSize {
+        self.workload.size(self)
+    }
+}
+
+impl Clone for AnyScenario {
+    fn clone(&self) -> Self {
+        self.workload.clone_scenario(self)
+    }
+}
+
+impl PartialEq for AnyScenario {
+    fn eq(&self, other: &Self) -> bool {
+        self.workload.name() == other.workload.name() && self.workload.eq_scenario(self, other)
+    }
+}
+
+impl fmt::Debug for AnyScenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.workload.debug_scenario(self, f)
+    }
+}
+
+/// [`Workload`] as an object: what the registry holds.
+pub trait DynWorkload: Sync {
+    fn name(&self) -> &'static str;
+    fn about(&self) -> &'static str;
+    fn section(&self) -> &'static str;
+    fn probes(&self) -> &'static [&'static str];
+    fn has_liveness_phase(&self) -> bool;
+    fn covers(&self, id: BugId) -> bool;
+    /// The options seed `rng` derives, as text.
+    fn options_text(&self, rng: SeedRng, overrides: &OptionOverrides) -> String;
+    /// The scenario seed `rng` generates.
+    fn scenario_of(&self, rng: SeedRng, overrides: &OptionOverrides) -> AnyScenario;
+    fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun;
+    fn validate(&self, scenario: &AnyScenario) -> Result<(), String>;
+    fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
+    fn size(&self, scenario: &AnyScenario) -> ScenarioSize;
+    /// Reads this workload's table of a scenario file.
+    fn deserialize_section<'de>(
+        &self,
+        de: &mut dyn erased::Deserializer<'de>,
+    ) -> Result<AnyScenario, erased::Error>;
+    /// The scenario as something serde can write (this workload's table of a scenario file).
+    fn serializable<'a>(&self, scenario: &'a AnyScenario) -> &'a dyn erased::Serialize;
+    fn clone_scenario(&self, scenario: &AnyScenario) -> AnyScenario;
+    fn eq_scenario(&self, a: &AnyScenario, b: &AnyScenario) -> bool;
+    fn debug_scenario(&self, scenario: &AnyScenario, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// The object of workload `W`.
+pub struct Registered<W>(PhantomData<fn() -> W>);
+
+impl<W> Registered<W> {
+    pub const fn new() -> Self {
+        Registered(PhantomData)
+    }
+}
+
+impl<W: Workload> Registered<W> {
+    fn of(scenario: &AnyScenario) -> &W::Scenario {
+        scenario.get::<W>().unwrap_or_else(|| {
+            panic!(
+                "a {} scenario handed to {}",
+                scenario.workload.name(),
+                W::NAME
+            )
+        })
+    }
+}
+
+impl<W: Workload> DynWorkload for Registered<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+    fn about(&self) -> &'static str {
+        W::ABOUT
+    }
+    fn section(&self) -> &'static str {
+        W::SECTION
+    }
+    fn probes(&self) -> &'static [&'static str] {
+        W::PROBES
+    }
+    fn has_liveness_phase(&self) -> bool {
+        W::HAS_LIVENESS_PHASE
+    }
+    fn covers(&self, id: BugId) -> bool {
+        W::covers(id)
+    }
+    fn options_text(&self, rng: SeedRng, overrides: &OptionOverrides) -> String {
+        W::from_seed(rng, overrides).to_string()
+    }
+    fn scenario_of(&self, rng: SeedRng, overrides: &OptionOverrides) -> AnyScenario {
+        AnyScenario::new::<W>(W::generate(rng, &W::from_seed(rng, overrides)))
+    }
+    fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun {
+        W::play(Self::of(scenario), world)
+    }
+    fn validate(&self, scenario: &AnyScenario) -> Result<(), String> {
+        W::validate(Self::of(scenario))
+    }
+    fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario> {
+        W::shrink_candidates(Self::of(scenario))
+            .into_iter()
+            .map(AnyScenario::new::<W>)
+            .collect()
+    }
+    fn size(&self, scenario: &AnyScenario) -> ScenarioSize {
+        W::size(Self::of(scenario))
+    }
+    fn deserialize_section<'de>(
+        &self,
+        de: &mut dyn erased::Deserializer<'de>,
+    ) -> Result<AnyScenario, erased::Error> {
+        let scenario: W::Scenario = erased::deserialize(de)?;
+        Ok(AnyScenario::new::<W>(scenario))
+    }
+    fn serializable<'a>(&self, scenario: &'a AnyScenario) -> &'a dyn erased::Serialize {
+        Self::of(scenario)
+    }
+    fn clone_scenario(&self, scenario: &AnyScenario) -> AnyScenario {
+        AnyScenario::new::<W>(Self::of(scenario).clone())
+    }
+    fn eq_scenario(&self, a: &AnyScenario, b: &AnyScenario) -> bool {
+        match (a.get::<W>(), b.get::<W>()) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
+    fn debug_scenario(&self, scenario: &AnyScenario, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple(W::NAME).field(Self::of(scenario)).finish()
+    }
+}
+
+/// Every workload of this build, in the order a mixed campaign draws them from (never reorder:
+/// the order is part of what a seed means).
+pub static REGISTRY: &[&dyn DynWorkload] = &[
+    &Registered::<crate::display::DisplayWorkload>::new(),
+    &Registered::<crate::runs::RunsWorkload>::new(),
+    &Registered::<crate::journal::JournalWorkload>::new(),
+    &Registered::<crate::spool::SpoolWorkload>::new(),
+];
+
+/// The registry's object of `W`.
+pub fn registered<W: Workload>() -> &'static dyn DynWorkload {
+    by_name(W::NAME).unwrap_or_else(|| panic!("workload {} is not in the registry", W::NAME))
+}
+
+/// The workload named `name` (`display`, `runs`, ...).
+pub fn by_name(name: &str) -> Option<&'static dyn DynWorkload> {
+    REGISTRY.iter().copied().find(|w| w.name() == name)
+}
+
+/// The workload whose scenario-file table is `[section]`.
+pub fn by_section(section: &str) -> Option<&'static dyn DynWorkload> {
+    REGISTRY.iter().copied().find(|w| w.section() == section)
+}
+
+/// The workload whose checkers cover catalog ID `id`.
+pub fn covering(id: BugId) -> Option<&'static dyn DynWorkload> {
+    REGISTRY.iter().copied().find(|w| w.covers(id))
+}
+
+/// The catalog IDs `workload` checks.
+pub fn ids_of(workload: &dyn DynWorkload) -> Vec<BugId> {
+    BugId::ALL
+        .iter()
+        .copied()
+        .filter(|id| workload.covers(*id))
+        .collect()
+}
+
+/// The names of every registered workload, for errors and help.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|w| w.name()).collect()
+}
+
+impl fmt::Debug for dyn DynWorkload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalog_id_is_covered_by_exactly_one_workload() {
+        for id in BugId::ALL {
+            let n = REGISTRY.iter().filter(|w| w.covers(id)).count();
+            assert_eq!(n, 1, "{id} is covered by {n} workloads");
+        }
+    }
+
+    #[test]
+    fn names_and_sections_are_unique() {
+        let mut names: Vec<_> = REGISTRY.iter().map(|w| w.name()).collect();
+        let mut sections: Vec<_> = REGISTRY.iter().map(|w| w.section()).collect();
+        names.sort_unstable();
+        names.dedup();
+        sections.sort_unstable();
+        sections.dedup();
+        assert_eq!(
+            (names.len(), sections.len()),
+            (REGISTRY.len(), REGISTRY.len())
+        );
+    }
+
+    #[test]
+    fn a_scenario_round_trips_through_the_erased_face() {
+        for w in REGISTRY {
+            let s = w.scenario_of(SeedRng::new(7), &OptionOverrides::default());
+            assert_eq!(s.workload().name(), w.name());
+            assert_eq!(s.clone(), s, "{}", w.name());
+            assert!(
+                w.validate(&s).is_ok(),
+                "{}: a generated scenario is valid",
+                w.name()
+            );
+            let candidates = w.shrink_candidates(&s);
+            assert!(
+                !candidates.is_empty(),
+                "{}: a generated scenario can shrink",
+                w.name()
+            );
+            for c in candidates.iter().take(3) {
+                assert!(w.validate(c).is_ok(), "{}: a candidate is valid", w.name());
+                assert_ne!(c, &s, "{}: a candidate changes something", w.name());
+            }
+        }
+    }
+}
