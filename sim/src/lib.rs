@@ -14,6 +14,7 @@
 
 pub mod bugs;
 pub mod campaign;
+pub mod cli;
 pub mod coverage;
 pub mod crash;
 pub mod determinism;
@@ -30,4 +31,5 @@ pub mod scenario_file;
 pub mod shrink;
 pub mod spool;
 pub mod trace;
+pub mod verdict;
 pub mod workload;

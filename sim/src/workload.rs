@@ -208,6 +208,12 @@ impl<W> Registered<W> {
     }
 }
 
+impl<W> Default for Registered<W> {
+    fn default() -> Self {
+        Registered::new()
+    }
+}
+
 impl<W: Workload> Registered<W> {
     fn of(scenario: &AnyScenario) -> &W::Scenario {
         scenario.get::<W>().unwrap_or_else(|| {

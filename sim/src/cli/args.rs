@@ -1,0 +1,154 @@
+//! Flags several commands share, and the parsers of their values.
+
+use crate::run::RunConfig;
+use crate::workload::{self, DynWorkload, StoreKind};
+use history::BugId;
+use std::ops::Range;
+
+/// The world a seed runs in: which workload, store, replicas and planted bug.
+#[derive(clap::Args, Clone)]
+pub(crate) struct WorldArgs {
+    /// Which workload to run (display, runs, journal, spool); `all` mixes them by seed.
+    #[arg(long, default_value = "all", value_parser = parse_workload)]
+    workload: WorkloadArg,
+    /// The store behind the replicas.
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
+    /// Number of API replicas (1 to 5); default: derived from each seed.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    replicas: Option<u8>,
+    /// Switch on one planted (legacy) bug by its catalog ID, e.g. P4.
+    #[arg(long)]
+    planted: Option<BugId>,
+}
+
+impl WorldArgs {
+    pub(crate) fn config(&self) -> RunConfig {
+        RunConfig {
+            workload: self.workload.0,
+            store: self.store,
+            planted: self.planted,
+            replicas: self.replicas,
+            keep_trace: false,
+        }
+    }
+}
+
+/// `--workload`: `None` mixes every workload by seed.
+#[derive(Clone, Copy)]
+struct WorkloadArg(Option<&'static dyn DynWorkload>);
+
+/// `all` or one registered workload's name.
+fn parse_workload(s: &str) -> Result<WorkloadArg, String> {
+    if s == "all" {
+        return Ok(WorkloadArg(None));
+    }
+    workload::by_name(s)
+        .map(|w| WorkloadArg(Some(w)))
+        .ok_or_else(|| {
+            format!(
+                "no workload `{s}`; expected all or one of {}",
+                workload::names().join(", ")
+            )
+        })
+}
+
+/// `K/N`: shard K (from 0) of N.
+pub(crate) fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (k, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not a shard: expected K/N, e.g. 0/4"))?;
+    let k: u64 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{k}` is not a shard index"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{n}` is not a shard count"))?;
+    if n == 0 || k >= n {
+        return Err(format!("shard {k}/{n}: expected 0 <= K < N"));
+    }
+    Ok((k, n))
+}
+
+/// Seeds as `A..B`, or `none` for no seeds.
+pub(crate) fn parse_fault_seeds(s: &str) -> Result<Range<u64>, String> {
+    if s == "none" {
+        Ok(0..0)
+    } else {
+        parse_seeds(s)
+    }
+}
+
+/// Seeds as `A..B` (B excluded) or one seed.
+pub(crate) fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
+    let parse = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{x}` is not a seed (expected an unsigned integer)"))
+    };
+    match s.split_once("..") {
+        Some((a, b)) => {
+            let (a, b) = (parse(a)?, parse(b)?);
+            if a >= b {
+                return Err(format!("empty range {a}..{b}: expected A..B with A < B"));
+            }
+            Ok(a..b)
+        }
+        None => {
+            let a = parse(s)?;
+            Ok(a..a.saturating_add(1))
+        }
+    }
+}
+
+pub(crate) fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// `s` cut to `n` characters, with `...` when cut.
+pub(crate) fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_shards_and_fault_seeds_parse_or_say_why_not() {
+        assert_eq!(parse_seeds("3..7"), Ok(3..7));
+        assert_eq!(parse_seeds("42"), Ok(42..43));
+        assert!(parse_seeds("7..3").unwrap_err().contains("empty range"));
+        assert!(parse_seeds("x").unwrap_err().contains("`x` is not a seed"));
+        assert_eq!(parse_shard("1/4"), Ok((1, 4)));
+        assert!(parse_shard("4/4").unwrap_err().contains("0 <= K < N"));
+        assert!(parse_shard("2").unwrap_err().contains("expected K/N"));
+        assert_eq!(parse_fault_seeds("none"), Ok(0..0));
+        assert_eq!(parse_fault_seeds("0..2"), Ok(0..2));
+    }
+
+    #[test]
+    fn workloads_parse_by_registered_name() {
+        assert!(parse_workload("all").expect("all").0.is_none());
+        for name in workload::names() {
+            let w = parse_workload(name).expect("registered").0.expect("one");
+            assert_eq!(w.name(), name);
+        }
+        let e = parse_workload("nope").err().expect("refused");
+        assert!(e.contains("display, runs, journal, spool"), "{e}");
+    }
+
+    #[test]
+    fn truncate_marks_a_cut() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "abc...");
+    }
+}

@@ -1,0 +1,101 @@
+//! `histsim bugs`: every planted bug found by random simulation under its own ID, and a clean
+//! campaign that finds nothing.
+
+use super::args::{default_jobs, truncate};
+use super::run::print_failure;
+use crate::bugs::{hunt, planted_ids, Detection};
+use crate::campaign::{run_campaign, CampaignConfig};
+use crate::run::RunConfig;
+use crate::verdict::Verdict;
+use crate::workload::{self, StoreKind};
+use history::BugId;
+
+#[derive(clap::Args)]
+pub(crate) struct BugsArgs {
+    /// Give up on a bug after this many seeds.
+    #[arg(long, default_value_t = 10_000)]
+    max_seeds: u64,
+    /// Seeds of the clean campaign that must find nothing.
+    #[arg(long, default_value_t = 300)]
+    clean_seeds: u64,
+    /// Only these IDs (default: every planted bug).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<BugId>,
+    #[arg(long, value_enum, default_value = "memory")]
+    store: StoreKind,
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+pub(crate) fn cmd(args: BugsArgs) -> Verdict {
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let ids: Vec<BugId> = if args.only.is_empty() {
+        planted_ids()
+    } else {
+        args.only.clone()
+    };
+    let base = RunConfig {
+        store: args.store,
+        ..RunConfig::new()
+    };
+    println!(
+        "histsim bugs: {} planted bugs, up to {} seeds each, store {:?}, jobs {jobs}",
+        ids.len(),
+        args.max_seeds,
+        args.store
+    );
+    println!(
+        "{:<5} {:<9} {:>8} {:>9}  {:<6} message",
+        "ID", "workload", "seeds", "seconds", "fired"
+    );
+    let mut detected = 0;
+    for id in &ids {
+        if workload::covering(*id).is_none() {
+            println!("{:<5} no workload of this build covers it", id.as_str());
+            continue;
+        }
+        let d = hunt(*id, &base, args.max_seeds, jobs);
+        detected += usize::from(d.detected());
+        print_detection(&d);
+    }
+    let clean_ok = clean_campaign(&base, args.clean_seeds, jobs);
+    println!("detected {detected}/{} planted bugs", ids.len());
+    Verdict::clean_or(detected == ids.len() && clean_ok, Verdict::Violation)
+}
+
+fn print_detection(d: &Detection) {
+    println!(
+        "{:<5} {:<9} {:>8} {:>9.2}  {:<6} {}",
+        d.id.as_str(),
+        d.workload,
+        d.seeds_to_detection
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "-".into()),
+        d.seconds,
+        d.fired
+            .map(|f| f.to_string())
+            .unwrap_or_else(|| "none".into()),
+        truncate(d.message.as_deref().unwrap_or(""), 100)
+    );
+}
+
+/// The same workloads without a planted bug must find nothing.
+fn clean_campaign(base: &RunConfig, seeds: u64, jobs: usize) -> bool {
+    let clean = run_campaign(&CampaignConfig {
+        seeds: 0..seeds,
+        shard: None,
+        jobs,
+        stop_at_first: true,
+        progress: false,
+        budget: None,
+        run: base.clone(),
+    });
+    match clean.failures.first() {
+        None => println!("clean: {} seeds, 0 violations", clean.seeds_run()),
+        Some(f) => {
+            println!("clean campaign FAILED:");
+            print_failure(f, base);
+        }
+    }
+    clean.failures.is_empty()
+}

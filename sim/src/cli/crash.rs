@@ -1,0 +1,114 @@
+//! `histsim crash`: every crash state of a journal workload, then the workload on a faulty disk.
+
+use super::args::{parse_fault_seeds, truncate};
+use crate::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
+use crate::verdict::Verdict;
+use history::{BugId, Planted};
+use std::ops::Range;
+
+#[derive(clap::Args)]
+pub(crate) struct CrashArgs {
+    /// Mutations in the workload (6 or more covers every kind).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    ops: u64,
+    /// Switch on one planted (legacy) journal bug, e.g. J2.
+    #[arg(long)]
+    planted: Option<BugId>,
+    /// Cut appends every this many bytes (1: every byte).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    cut_step_bytes: u64,
+    /// Then run the workload on a faulty disk (EIO, ENOSPC, short writes, silent
+    /// corruption, failed syncs and reads) for these seeds; `none` skips it.
+    #[arg(long, default_value = "0..200", value_parser = parse_fault_seeds)]
+    fault_seeds: Range<u64>,
+    /// Mutations per faulty-disk seed.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    fault_ops: u64,
+}
+
+pub(crate) fn cmd(args: CrashArgs) -> Verdict {
+    let explored = crash_points(&args);
+    let faulted = faulty_disk(&args);
+    explored.worst(faulted)
+}
+
+fn planted_text(planted: Option<BugId>) -> String {
+    planted
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "none".into())
+}
+
+fn crash_points(args: &CrashArgs) -> Verdict {
+    let opts = CrashOptions {
+        ops: args.ops as usize,
+        planted: Planted::from_option(args.planted),
+        cut_step_bytes: args.cut_step_bytes,
+        ..CrashOptions::default()
+    };
+    println!(
+        "histsim crash: {} mutations, cuts every {} bytes, planted {}",
+        args.ops,
+        args.cut_step_bytes,
+        planted_text(args.planted)
+    );
+    let report = explore(&opts);
+    println!("{}", report.summary());
+    println!(
+        "crash: {} states checked, {} failed",
+        report.states_checked, report.states_failed
+    );
+    for (id, n) in &report.failed_by_id {
+        println!("  {id}: {n} failed states");
+    }
+    for f in &report.failures {
+        let cut = f
+            .cut_at
+            .map(|c| format!(", cut after {c} bytes"))
+            .unwrap_or_default();
+        let lost = if f.lose_unsynced {
+            ", unsynced writes lost"
+        } else {
+            ""
+        };
+        println!(
+            "  [{}] disk event {}{cut}{lost} (op {:?}): {}",
+            f.bug_id,
+            f.write_index,
+            f.op_index,
+            truncate(&f.description, 200)
+        );
+    }
+    Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
+}
+
+fn faulty_disk(args: &CrashArgs) -> Verdict {
+    let seeds = args.fault_seeds.clone();
+    if seeds.is_empty() {
+        return Verdict::Clean;
+    }
+    println!(
+        "histsim crash, faulty disk: seeds {}..{}, {} mutations each",
+        seeds.start, seeds.end, args.fault_ops
+    );
+    let report = run_faulted(&FaultedOptions {
+        seeds,
+        ops: args.fault_ops as usize,
+        planted: Planted::from_option(args.planted),
+    });
+    println!("{}", report.summary());
+    for f in report.failures.iter().take(20) {
+        println!(
+            "  [{}] seed {} op {}: {}",
+            f.bug_id,
+            f.seed,
+            f.op_index,
+            truncate(&f.description, 300)
+        );
+    }
+    println!(
+        "faulty disk: {} seeds, {} failed",
+        report.seeds_run,
+        report.failures.len()
+    );
+    Verdict::clean_or(report.failures.is_empty(), Verdict::Violation)
+}

@@ -1,0 +1,252 @@
+//! `histsim run`: a campaign over a range of seeds, its report, and the first failure shrunk.
+
+use super::args::{default_jobs, parse_seeds, parse_shard, WorldArgs};
+use crate::campaign::{run_campaign, CampaignConfig, CampaignResult};
+use crate::report::{self, DeterminismSummary, Summary};
+use crate::run::{RunConfig, SeedReport};
+use crate::verdict::Verdict;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default campaign's seeds: about a minute on 2 cores.
+const DEFAULT_SEEDS: &str = "0..8000";
+
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// Seeds as `A..B` (B excluded) or a single seed.
+    #[arg(long, default_value = DEFAULT_SEEDS, value_parser = parse_seeds)]
+    pub(crate) seeds: Range<u64>,
+    #[command(flatten)]
+    pub(crate) world: WorldArgs,
+    /// Worker threads (each runs whole seeds); default: the number of cores.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Keep going after the first failing seed.
+    #[arg(long)]
+    keep_going: bool,
+    /// Stop starting seeds after this many seconds of wall time.
+    #[arg(long)]
+    budget_s: Option<u64>,
+    /// Campaign name: reports go to <report-dir>/<name>/.
+    #[arg(long)]
+    name: Option<String>,
+    #[arg(long, default_value = "reports")]
+    report_dir: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Run only shard K of N (`K/N`, K from 0): a disjoint share of the seeds, for fleets.
+    #[arg(long, value_parser = parse_shard)]
+    pub(crate) shard: Option<(u64, u64)>,
+    /// Replay this percentage of the seeds in fresh processes and compare trace hashes.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    check_determinism: Option<u8>,
+    /// Fail (exit 5) when some fault or feature probe of the campaign's workloads never fired.
+    #[arg(long)]
+    require_coverage: bool,
+    /// Do not shrink the first failing seed into a regression scenario.
+    #[arg(long)]
+    no_shrink: bool,
+    /// Time cap of the automatic shrink.
+    #[arg(long, default_value_t = 30)]
+    shrink_cap_s: u64,
+    /// Where the automatic shrink writes its scenario file.
+    #[arg(long, default_value = "scenarios/regressions")]
+    pub(crate) shrink_out: PathBuf,
+}
+
+pub(crate) fn cmd(args: RunArgs) -> Verdict {
+    let config = args.world.config();
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| default_name(&args, &config));
+    print_header(&args, &config, jobs);
+    let result = run_campaign(&CampaignConfig {
+        seeds: args.seeds.clone(),
+        shard: args.shard,
+        jobs,
+        stop_at_first: !args.keep_going,
+        progress: !args.quiet,
+        budget: args.budget_s.map(Duration::from_secs),
+        run: config.clone(),
+    });
+    for f in &result.failures {
+        print_failure(f, &config);
+    }
+    let mut summary = report::summary(&name, &config, args.seeds.clone(), args.shard, &result);
+    if let Some(percent) = args.check_determinism {
+        summary.determinism = Some(check_determinism(&result, &config, percent));
+    }
+    let uncovered = print_coverage(&summary);
+    write_report(&args.report_dir, &summary);
+    let verdict = verdict_of(&result, &summary, args.require_coverage && uncovered);
+    if let Some(first) = result.failures.first() {
+        if !args.no_shrink {
+            super::shrink::shrink_seed(first.seed, &config, args.shrink_cap_s, &args.shrink_out);
+        }
+    }
+    verdict
+}
+
+fn default_name(args: &RunArgs, config: &RunConfig) -> String {
+    let planted = config.planted.map(|p| format!("-{p}")).unwrap_or_default();
+    let shard = args
+        .shard
+        .map(|(k, n)| format!("-shard-{k}-of-{n}"))
+        .unwrap_or_default();
+    format!(
+        "run-{}-{}-{}{planted}{shard}",
+        args.seeds.start,
+        args.seeds.end,
+        config.workload_name()
+    )
+}
+
+fn print_header(args: &RunArgs, config: &RunConfig, jobs: usize) {
+    println!(
+        "histsim run: seeds {}..{}, workload {}, store {:?}, planted {}, jobs {jobs}, turmoil {}",
+        args.seeds.start,
+        args.seeds.end,
+        config.workload_name(),
+        config.store,
+        config
+            .planted
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "none".into()),
+        report::TURMOIL_VERSION
+    );
+    if let Some((k, n)) = args.shard {
+        println!(
+            "shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}",
+            args.seeds.start
+        );
+    }
+}
+
+/// Replays `percent` of the seeds run in fresh processes; every mismatch is printed.
+fn check_determinism(
+    result: &CampaignResult,
+    config: &RunConfig,
+    percent: u8,
+) -> DeterminismSummary {
+    let ran: Vec<u64> = result.lines.iter().map(|l| l.seed).collect();
+    let chosen = crate::determinism::chosen(&ran, percent);
+    println!(
+        "determinism: replaying {} seeds ({percent}%) in fresh processes",
+        chosen.len()
+    );
+    let mut d = DeterminismSummary {
+        percent,
+        checked: chosen.clone(),
+        mismatches: Vec::new(),
+    };
+    for seed in chosen {
+        let Some(line) = result.lines.iter().find(|l| l.seed == seed) else {
+            continue;
+        };
+        if let Some(m) = crate::determinism::check_seed(seed, config, &line.trace_hash) {
+            println!(
+                "NONDETERMINISTIC seed {seed}: trace-hash {} here, {} in a fresh process; {}",
+                m.hash_here, m.hash_fresh_process, m.first_difference
+            );
+            d.mismatches.push(m);
+        }
+    }
+    if d.mismatches.is_empty() {
+        println!(
+            "determinism: {} seeds, every trace hash matched",
+            d.checked.len()
+        );
+    }
+    d
+}
+
+/// Prints the probes that never fired; returns whether there were any.
+fn print_coverage(summary: &Summary) -> bool {
+    let never = &summary.coverage_never_fired;
+    if never.is_empty() {
+        println!("coverage: all {} probes fired", summary.coverage.len());
+    } else {
+        println!(
+            "coverage: {} probes never fired: {}",
+            never.len(),
+            never.join(", ")
+        );
+    }
+    !never.is_empty()
+}
+
+fn write_report(report_dir: &std::path::Path, summary: &Summary) {
+    match report::write(report_dir, summary) {
+        Ok(dir) => println!(
+            "report: {} (summary.md, summary.json, junit.xml)",
+            dir.display()
+        ),
+        Err(e) => eprintln!(
+            "warning: cannot write the report under {}: {e}",
+            report_dir.display()
+        ),
+    }
+}
+
+/// The campaign's verdict, with its closing line.
+fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Verdict {
+    let seeds = result.seeds_run();
+    let rate = result.seeds_per_second();
+    if !result.failures.is_empty() {
+        let violations: usize = result.failures.iter().map(|f| f.violations.len()).sum();
+        let world_failures = result
+            .failures
+            .iter()
+            .filter(|f| f.failure.is_some())
+            .count();
+        println!(
+            "FAILED: {seeds} seeds, {} failing, {violations} violations, {world_failures} world failures, {rate:.1} seeds/s",
+            result.failures.len(),
+        );
+        return result.failures.iter().map(Verdict::of_seed).collect();
+    }
+    let nondeterministic = summary
+        .determinism
+        .as_ref()
+        .is_some_and(|d| !d.mismatches.is_empty());
+    if nondeterministic {
+        println!("FAILED: {seeds} seeds, 0 violations, but nondeterministic");
+        return Verdict::Nondeterministic;
+    }
+    if uncovered {
+        println!(
+            "FAILED: {seeds} seeds, 0 violations, but some probes never fired (--require-coverage)"
+        );
+        return Verdict::Uncovered;
+    }
+    println!("ok: {seeds} seeds, 0 violations, {rate:.1} seeds/s");
+    Verdict::Clean
+}
+
+/// A failing seed: its violations, options, the end of its trace and how to replay it.
+pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
+    println!(
+        "\nFAILED seed {} ({} workload)",
+        report.seed, report.workload
+    );
+    if let Some(v) = report.first_violation() {
+        println!("invariant: {} ({:?})", v.id, v.kind);
+    }
+    for v in &report.violations {
+        println!("  {v}");
+    }
+    if let Some(e) = &report.failure {
+        println!("  world failure: {e}");
+    }
+    println!("options derived from the seed:\n{}", report.options);
+    println!("last events of the trace:");
+    for line in &report.trace_tail {
+        println!("  {line}");
+    }
+    println!("trace-hash: {}", report.trace_hash);
+    println!("replay: {}", config.replay_command(report.seed));
+}
