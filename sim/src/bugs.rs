@@ -5,8 +5,8 @@
 //! clean campaign over the same workloads must find nothing.
 
 use crate::campaign::{run_campaign, CampaignConfig};
+use crate::registry;
 use crate::run::RunConfig;
-use crate::workload;
 use history::BugId;
 use serde::Serialize;
 use std::time::Instant;
@@ -36,7 +36,7 @@ pub fn planted_ids() -> Vec<BugId> {
     BugId::ALL
         .iter()
         .copied()
-        .filter(|id| workload::covering(*id).is_some())
+        .filter(|id| registry::covering(*id).is_some())
         .collect()
 }
 
@@ -56,7 +56,7 @@ pub fn hunt(id: BugId, base: &RunConfig, max_seeds: u64, jobs: usize) -> Detecti
     let first = result.failures.first();
     Detection {
         id,
-        workload: workload::covering(id).map_or("none", |w| w.name()),
+        workload: registry::covering(id).map_or("none", |w| w.name()),
         seeds_to_detection: first.map(|f| f.seed + 1),
         first_seed: first.map(|f| f.seed),
         seconds: start.elapsed().as_secs_f64(),

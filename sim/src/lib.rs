@@ -23,6 +23,7 @@ pub mod display;
 pub mod journal;
 pub mod options_text;
 pub mod outcome;
+pub mod registry;
 pub mod report;
 pub mod rng;
 pub mod run;

@@ -5,8 +5,9 @@
 
 use crate::campaign::{CampaignResult, SeedLine};
 use crate::outcome::Violation;
+use crate::registry;
 use crate::run::RunConfig;
-use crate::workload::{self, DynWorkload};
+use crate::workload::DynWorkload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -89,7 +90,7 @@ pub fn current_commit() -> Option<String> {
 
 /// The registered workloads among `names` (a merged report may name workloads this build lacks).
 fn registered<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'static dyn DynWorkload> {
-    names.filter_map(|n| workload::by_name(n)).collect()
+    names.filter_map(|n| registry::by_name(n)).collect()
 }
 
 fn declared_probes(workloads: impl Iterator<Item = &'static dyn DynWorkload>) -> Vec<&'static str> {
@@ -101,7 +102,7 @@ fn declared_probes(workloads: impl Iterator<Item = &'static dyn DynWorkload>) ->
 }
 
 fn invariants_of(workloads: impl Iterator<Item = &'static dyn DynWorkload>) -> Vec<String> {
-    let mut ids: Vec<history::BugId> = workloads.flat_map(workload::ids_of).collect();
+    let mut ids: Vec<history::BugId> = workloads.flat_map(registry::ids_of).collect();
     ids.sort();
     ids.dedup();
     ids.into_iter().map(|i| i.to_string()).collect()
@@ -311,7 +312,7 @@ pub fn markdown(s: &Summary) -> String {
         let with_liveness_phase = s
             .seeds
             .iter()
-            .filter(|l| workload::by_name(&l.workload).is_some_and(|w| w.has_liveness_phase()))
+            .filter(|l| registry::by_name(&l.workload).is_some_and(|w| w.has_liveness_phase()))
             .count();
         let _ = writeln!(
             md,

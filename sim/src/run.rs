@@ -1,10 +1,11 @@
 //! One seed, end to end: pick the workload, derive its options, generate, play, check.
 
 use crate::outcome::Violation;
+use crate::registry;
 use crate::rng::{SeedRng, Stream};
 use crate::scenario_file::ScenarioFile;
 use crate::workload::{
-    self, AnyScenario, DynWorkload, OptionOverrides, StoreKind, WorkloadRun, WorldConfig,
+    AnyScenario, DynWorkload, OptionOverrides, StoreKind, WorkloadRun, WorldConfig,
 };
 use history::{BugId, Planted};
 use rand::Rng;
@@ -48,7 +49,7 @@ impl RunConfig {
     pub fn only(name: &str) -> Self {
         RunConfig {
             workload: Some(
-                workload::by_name(name).unwrap_or_else(|| panic!("no workload named {name}")),
+                registry::by_name(name).unwrap_or_else(|| panic!("no workload named {name}")),
             ),
             ..RunConfig::new()
         }
@@ -76,14 +77,14 @@ impl RunConfig {
     /// The workload seed `seed` runs under this config. A planted bug pins the workload that can
     /// see it.
     pub fn workload_of(&self, seed: u64) -> &'static dyn DynWorkload {
-        if let Some(w) = self.planted.and_then(workload::covering) {
+        if let Some(w) = self.planted.and_then(registry::covering) {
             return w;
         }
         match self.workload {
             Some(w) => w,
             None => {
                 let mut rng = SeedRng::new(seed).stream(Stream::Mix);
-                workload::REGISTRY[rng.random_range(0..workload::REGISTRY.len())]
+                registry::REGISTRY[rng.random_range(0..registry::REGISTRY.len())]
             }
         }
     }

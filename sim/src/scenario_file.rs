@@ -17,7 +17,8 @@
 //! ...
 //! ```
 
-use crate::workload::{self, AnyScenario, DynWorkload};
+use crate::registry;
+use crate::workload::{AnyScenario, DynWorkload};
 use history::BugId;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
@@ -69,7 +70,7 @@ impl std::error::Error for ScenarioError {}
 
 /// The workload tables a file may hold, for messages: `[display], [runs], ...`.
 fn tables() -> String {
-    workload::REGISTRY
+    registry::REGISTRY
         .iter()
         .map(|w| format!("[{}]", w.section()))
         .collect::<Vec<_>>()
@@ -115,7 +116,7 @@ impl ScenarioFile {
         };
         let w = scenario.workload();
         if !w.covers(id) {
-            let ids: Vec<String> = workload::ids_of(w).iter().map(|i| i.to_string()).collect();
+            let ids: Vec<String> = registry::ids_of(w).iter().map(|i| i.to_string()).collect();
             return Err(err(
                 Some("id".into()),
                 format!(
@@ -206,7 +207,7 @@ impl<'de> Visitor<'de> for RawFileVisitor {
                 "description" => file.description = Some(map.next_value()?),
                 "origin" => file.origin = Some(map.next_value()?),
                 other => {
-                    let Some(w) = workload::by_section(other) else {
+                    let Some(w) = registry::by_section(other) else {
                         return Err(de::Error::custom(format!(
                             "unknown field `{other}`, expected format, id, title, description, origin or one of {}",
                             tables()
@@ -313,7 +314,7 @@ mod tests {
     #[test]
     fn generated_scenarios_of_every_workload_round_trip_through_toml() {
         for w in REGISTRY {
-            let id = workload::ids_of(*w)[0];
+            let id = registry::ids_of(*w)[0];
             for s in 0..40 {
                 let file = ScenarioFile {
                     id,

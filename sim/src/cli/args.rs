@@ -1,7 +1,8 @@
 //! Flags several commands share, and the parsers of their values.
 
+use crate::registry;
 use crate::run::RunConfig;
-use crate::workload::{self, DynWorkload, StoreKind};
+use crate::workload::{DynWorkload, StoreKind};
 use history::BugId;
 use std::ops::Range;
 
@@ -43,12 +44,12 @@ fn parse_workload(s: &str) -> Result<WorkloadArg, String> {
     if s == "all" {
         return Ok(WorkloadArg(None));
     }
-    workload::by_name(s)
+    registry::by_name(s)
         .map(|w| WorkloadArg(Some(w)))
         .ok_or_else(|| {
             format!(
                 "no workload `{s}`; expected all or one of {}",
-                workload::names().join(", ")
+                registry::names().join(", ")
             )
         })
 }
@@ -138,7 +139,7 @@ mod tests {
     #[test]
     fn workloads_parse_by_registered_name() {
         assert!(parse_workload("all").expect("all").0.is_none());
-        for name in workload::names() {
+        for name in registry::names() {
             let w = parse_workload(name).expect("registered").0.expect("one");
             assert_eq!(w.name(), name);
         }

@@ -5,9 +5,10 @@ use super::args::{default_jobs, truncate};
 use super::run::print_failure;
 use crate::bugs::{hunt, planted_ids, Detection};
 use crate::campaign::{run_campaign, CampaignConfig};
+use crate::registry;
 use crate::run::RunConfig;
 use crate::verdict::Verdict;
-use crate::workload::{self, StoreKind};
+use crate::workload::StoreKind;
 use history::BugId;
 
 #[derive(clap::Args)]
@@ -50,7 +51,7 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
     );
     let mut detected = 0;
     for id in &ids {
-        if workload::covering(*id).is_none() {
+        if registry::covering(*id).is_none() {
             println!("{:<5} no workload of this build covers it", id.as_str());
             continue;
         }

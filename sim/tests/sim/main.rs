@@ -6,3 +6,4 @@ mod journal;
 mod planted;
 mod runs;
 mod scenarios;
+mod tidy;

@@ -106,7 +106,7 @@ fn random_simulation_finds_every_planted_runs_bug_under_its_own_id() {
         .collect();
     assert_eq!(ids.len(), 11);
     for id in ids {
-        assert_eq!(sim::workload::covering(id).map(|w| w.name()), Some("runs"));
+        assert_eq!(sim::registry::covering(id).map(|w| w.name()), Some("runs"));
         let d = hunt(id, &RunConfig::new(), 10_000, 2);
         assert!(
             d.detected(),
