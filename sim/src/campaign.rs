@@ -5,6 +5,7 @@
 //! still finishes: the first failing seed reported is the same on every machine, whatever the
 //! number of threads.
 
+use crate::coverage::Coverage;
 use crate::run::{run_seed, RunConfig, SeedReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -66,102 +67,100 @@ impl CampaignResult {
 
 pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     let start = Instant::now();
-    let total = config.seeds.end.saturating_sub(config.seeds.start);
-    // A terminal gets a bar; a CI log gets a line every PROGRESS_LINE_S seconds instead.
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let last_line = Mutex::new(Instant::now());
-    let bar = if config.progress && terminal {
-        let bar = ProgressBar::new(total);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} seeds {per_sec} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
     let (shard_k, shard_n) = config.shard.unwrap_or((0, 1));
     assert!(
         shard_n >= 1 && shard_k < shard_n,
         "shard {shard_k}/{shard_n}"
     );
-    let total = total.saturating_sub(shard_k).div_ceil(shard_n);
-    bar.set_length(total);
-    // Seeds are handed out by index within the shard.
-    let next = AtomicU64::new(0);
-    let first_failure = AtomicU64::new(u64::MAX);
-    let lines = Mutex::new(Vec::<SeedLine>::new());
-    let coverages = Mutex::new(Vec::<(u64, crate::coverage::Coverage)>::new());
-    let failures = Mutex::new(Vec::<SeedReport>::new());
-    let jobs = config.jobs.max(1);
+    let total = (config.seeds.end.saturating_sub(config.seeds.start))
+        .saturating_sub(shard_k)
+        .div_ceil(shard_n);
+    let progress = Progress::new(total, config.progress, start);
+    let shared = Shared::default();
     std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::SeqCst);
-                let seed = config
-                    .seeds
-                    .start
-                    .saturating_add(shard_k)
-                    .saturating_add(index.saturating_mul(shard_n));
-                if index >= total
-                    || seed >= config.seeds.end
-                    || seed > first_failure.load(Ordering::SeqCst)
-                {
-                    break;
-                }
-                if config.budget.is_some_and(|b| start.elapsed() >= b) {
-                    break;
-                }
-                let report = run_seed(seed, &config.run);
-                coverages
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((seed, report.coverage.clone()));
-                let line = SeedLine {
-                    seed,
-                    workload: report.workload.to_string(),
-                    trace_hash: report.trace_hash.clone(),
-                    passed: report.passed(),
-                    steps: report.steps,
-                    converged_after_ms: report.converged_after_ms,
-                };
-                if !report.passed() {
-                    if config.stop_at_first {
-                        first_failure.fetch_min(seed, Ordering::SeqCst);
-                    }
-                    bar.set_message(format!("failing seed {seed}"));
-                    failures
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(report);
-                }
-                let done = {
-                    let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
-                    lines.push(line);
-                    lines.len()
-                };
-                bar.inc(1);
-                if config.progress && !terminal {
-                    let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
-                    if last.elapsed().as_secs() >= PROGRESS_LINE_S {
-                        *last = Instant::now();
-                        let secs = start.elapsed().as_secs_f64();
-                        eprintln!(
-                            "progress: {done}/{total} seeds, {:.1} seeds/s, {:.0} s",
-                            done as f64 / secs.max(1e-9),
-                            secs
-                        );
-                    }
-                }
-            });
+        for _ in 0..config.jobs.max(1) {
+            scope.spawn(|| worker(config, total, &shared, &progress));
         }
     });
-    bar.finish_and_clear();
-    let mut lines = lines.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    progress.bar.finish_and_clear();
+    collect(config, shared, start)
+}
+
+/// What the worker threads share.
+#[derive(Default)]
+struct Shared {
+    /// The next seed to hand out, by index within the shard.
+    next: AtomicU64,
+    /// The lowest failing seed so far (`u64::MAX`: none), with `stop_at_first`.
+    first_failure: AtomicU64Max,
+    lines: Mutex<Vec<SeedLine>>,
+    coverages: Mutex<Vec<(u64, Coverage)>>,
+    failures: Mutex<Vec<SeedReport>>,
+}
+
+/// An `AtomicU64` that starts at `u64::MAX`.
+struct AtomicU64Max(AtomicU64);
+
+impl Default for AtomicU64Max {
+    fn default() -> Self {
+        AtomicU64Max(AtomicU64::new(u64::MAX))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One thread: takes seeds until the range, the budget or a lower failure ends it.
+fn worker(config: &CampaignConfig, total: u64, shared: &Shared, progress: &Progress) {
+    let (shard_k, shard_n) = config.shard.unwrap_or((0, 1));
+    loop {
+        let index = shared.next.fetch_add(1, Ordering::SeqCst);
+        let seed = config
+            .seeds
+            .start
+            .saturating_add(shard_k)
+            .saturating_add(index.saturating_mul(shard_n));
+        if index >= total
+            || seed >= config.seeds.end
+            || seed > shared.first_failure.0.load(Ordering::SeqCst)
+            || config.budget.is_some_and(|b| progress.start.elapsed() >= b)
+        {
+            return;
+        }
+        let report = run_seed(seed, &config.run);
+        lock(&shared.coverages).push((seed, report.coverage.clone()));
+        let line = SeedLine {
+            seed,
+            workload: report.workload.to_string(),
+            trace_hash: report.trace_hash.clone(),
+            passed: report.passed(),
+            steps: report.steps,
+            converged_after_ms: report.converged_after_ms,
+        };
+        if !report.passed() {
+            if config.stop_at_first {
+                shared.first_failure.0.fetch_min(seed, Ordering::SeqCst);
+            }
+            progress.bar.set_message(format!("failing seed {seed}"));
+            lock(&shared.failures).push(report);
+        }
+        let done = {
+            let mut lines = lock(&shared.lines);
+            lines.push(line);
+            lines.len()
+        };
+        progress.seed_done(done as u64);
+    }
+}
+
+/// The campaign's result, independent of thread timing.
+fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignResult {
+    let mut lines = shared.lines.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut failures = shared
+        .failures
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     if config.stop_at_first {
         // Seeds above the first failure that were already running are dropped from the verdict,
         // so the result does not depend on thread timing.
@@ -171,21 +170,78 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     }
     lines.sort_by_key(|l| l.seed);
     failures.sort_by_key(|f| f.seed);
-    let steps_total = lines.iter().map(|l| l.steps as u64).sum();
-    let workloads = lines.iter().map(|l| l.workload.clone()).collect();
     let last_seed = lines.last().map(|l| l.seed).unwrap_or(0);
-    let mut coverage = crate::coverage::Coverage::default();
-    for (seed, c) in coverages.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    let mut coverage = Coverage::default();
+    let coverages = shared
+        .coverages
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    for (seed, c) in coverages {
         if seed <= last_seed {
             coverage.add(&c);
         }
     }
     CampaignResult {
+        steps_total: lines.iter().map(|l| l.steps as u64).sum(),
+        workloads: lines.iter().map(|l| l.workload.clone()).collect(),
         lines,
         failures,
         elapsed: start.elapsed(),
-        steps_total,
         coverage,
-        workloads,
+    }
+}
+
+/// Progress of a campaign: a bar on a terminal, a line every [`PROGRESS_LINE_S`] seconds in a CI
+/// log, nothing when switched off.
+struct Progress {
+    bar: ProgressBar,
+    /// Lines instead of a bar (stderr is not a terminal).
+    lines: bool,
+    total: u64,
+    start: Instant,
+    last_line: Mutex<Instant>,
+}
+
+impl Progress {
+    fn new(total: u64, enabled: bool, start: Instant) -> Progress {
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let bar = if enabled && terminal {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} seeds {per_sec} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress {
+            bar,
+            lines: enabled && !terminal,
+            total,
+            start,
+            last_line: Mutex::new(start),
+        }
+    }
+
+    fn seed_done(&self, done: u64) {
+        self.bar.inc(1);
+        if !self.lines {
+            return;
+        }
+        let mut last = lock(&self.last_line);
+        if last.elapsed().as_secs() >= PROGRESS_LINE_S {
+            *last = Instant::now();
+            let secs = self.start.elapsed().as_secs_f64();
+            eprintln!(
+                "progress: {done}/{} seeds, {:.1} seeds/s, {:.0} s",
+                self.total,
+                done as f64 / secs.max(1e-9),
+                secs
+            );
+        }
     }
 }

@@ -83,8 +83,31 @@ pub(crate) fn check_state(
     let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
     let exists = image.contains_key(JOURNAL);
     let disk = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+    let matched = reopen_within_the_model(&disk, exists, &facts, window, model, opts)?;
+    // A recovery that fails is J2 when it had a transaction to close, J10 otherwise.
+    let recovery_id = if facts.open_txn.is_some() {
+        BugId::J2
+    } else {
+        BugId::J10
+    };
+    let j = recover(&disk, exists, &facts, recovery_id, opts)?;
+    let after_id = if facts.torn_tail {
+        BugId::J10
+    } else {
+        recovery_id
+    };
+    write_again(&disk, j, model.state(matched), after_id, recovery_id, opts)
+}
 
-    // 1. Reopen: the history must be one the model allows.
+/// 1. Reopen: the history must be one the model allows. Returns the model state it matched.
+fn reopen_within_the_model(
+    disk: &Arc<SimDisk>,
+    exists: bool,
+    facts: &ImageFacts,
+    window: Window,
+    model: &CrashModel<Row>,
+    opts: &JournalOptions,
+) -> Result<usize, (BugId, String)> {
     let shown = if exists {
         let j = Journal::open(disk.clone(), JOURNAL, opts.clone()).map_err(|e| {
             (
@@ -96,33 +119,37 @@ pub(crate) fn check_state(
     } else {
         ModelHistory::new()
     };
-    let Some(matched) = model.matching(window.durable, window.issued, &shown) else {
-        let id = if facts.open_txn.is_some() {
-            BugId::J1
-        } else if window.in_non_atomic_op {
-            BugId::J15
-        } else {
-            BugId::J10
-        };
-        return Err((
-            id,
-            format!(
+    model
+        .matching(window.durable, window.issued, &shown)
+        .ok_or_else(|| {
+            let id = if facts.open_txn.is_some() {
+                BugId::J1
+            } else if window.in_non_atomic_op {
+                BugId::J15
+            } else {
+                BugId::J10
+            };
+            let message = format!(
                 "reopened as {} but the model allows states {}..={} ({}); {facts:?}",
                 describe(&shown),
                 window.durable,
                 window.issued,
                 describe(model.state(window.durable)),
-            ),
-        ));
-    };
+            );
+            (id, message)
+        })
+}
 
-    // 2. Resume, clone and fork close any open transaction before writing.
-    let recovery_id = if facts.open_txn.is_some() {
-        BugId::J2
-    } else {
-        BugId::J10
-    };
-    let mut j = if exists {
+/// 2. Resume (or recreate) the journal; resume, clone and fork close any open transaction
+/// before writing.
+fn recover(
+    disk: &Arc<SimDisk>,
+    exists: bool,
+    facts: &ImageFacts,
+    recovery_id: BugId,
+    opts: &JournalOptions,
+) -> Result<Journal, (BugId, String)> {
+    let j = if exists {
         resume_journal(disk.clone(), JOURNAL, opts.clone())
             .map_err(|e| (recovery_id, format!("resume failed: {e}")))?
     } else {
@@ -133,17 +160,26 @@ pub(crate) fn check_state(
         return Err((BugId::J2, format!("resume left transaction {txn} open")));
     }
     if exists {
-        check_copies(&disk, facts.last_seq, opts)?;
+        check_copies(disk, facts.last_seq, opts)?;
     }
+    Ok(j)
+}
 
-    // 3. Write again, then reopen: exactly the recovered history plus the new writes.
+/// 3. Write again, then reopen: exactly the recovered history plus the new writes.
+fn write_again(
+    disk: &Arc<SimDisk>,
+    mut j: Journal,
+    recovered: &ModelHistory<Row>,
+    after_id: BugId,
+    recovery_id: BugId,
+    opts: &JournalOptions,
+) -> Result<(), (BugId, String)> {
     let post_replace = vec![Row::text(Speaker::Ai, Origin::Main, "after the crash")];
     let post_append = vec![Row::text(Speaker::Human, Origin::Main, "and on")];
     j.replace_all(Origin::Main, post_replace.clone())
         .and_then(|_| j.append(Origin::Main, post_append.clone()))
         .map_err(|e| (recovery_id, format!("writing after recovery failed: {e}")))?;
-    let expected = model
-        .state(matched)
+    let expected = recovered
         .apply(&ModelOp::Replace(post_replace))
         .and_then(|h| h.apply(&ModelOp::Append(post_append)))
         .map_err(|e| {
@@ -152,11 +188,6 @@ pub(crate) fn check_state(
                 format!("model refused the post-crash writes: {e}"),
             )
         })?;
-    let after_id = if facts.torn_tail {
-        BugId::J10
-    } else {
-        recovery_id
-    };
     let reopened = Journal::open(disk.clone(), JOURNAL, opts.clone()).map_err(|e| {
         (
             after_id,

@@ -35,7 +35,7 @@ use rand::{Rng, RngCore};
 
 use super::check::{classify_image, JOURNAL};
 use super::view::{describe, model_view};
-use super::workload::next_op;
+use super::workload::{next_op, WorkloadOp};
 use crate::disk::{DiskEvent, FaultOptions, SimDisk, SimDiskOptions};
 use crate::rng::{SeedRng, Stream};
 
@@ -228,106 +228,11 @@ impl SeedRun {
                     op.check_one_record(i, &receipt)
                         .map_err(|e| (i, BugId::J15, e))?;
                     self.model.make_durable(issued);
-                    let shown = model_view(journal.fold());
-                    if &shown != self.model.latest() {
-                        return Err((
-                            i,
-                            BugId::J10,
-                            format!(
-                                "op {i} ({}) resolved but the writer shows {}, the model {}",
-                                op.kind(),
-                                describe(&shown),
-                                describe(self.model.latest())
-                            ),
-                        ));
-                    }
-                    let crashed = reopen(self.disk.durable_image(), &self.jopts);
-                    if crashed.as_ref().ok() != Some(self.model.latest()) {
-                        return Err((
-                            i,
-                            BugId::J9,
-                            format!(
-                                "op {i} ({}) resolved, but a crash right after it reopens as {}: it was not durable",
-                                op.kind(),
-                                show(&crashed)
-                            ),
-                        ));
-                    }
+                    self.resolved(i, &op, &journal)?;
                 }
                 Err(e) => {
                     report.mutations_failed += 1;
-                    let poisoned = journal.poisoned().is_some();
-                    // The states the bytes may show: the one before; after a failed sync also
-                    // the op's own (issued, maybe durable).
-                    let allowed: Vec<ModelHistory<Row>> = if poisoned {
-                        vec![before.clone(), self.model.latest().clone()]
-                    } else {
-                        vec![before.clone()]
-                    };
-                    let on_disk = reopen(self.disk.image(), &self.jopts);
-                    let Some(matched) = on_disk
-                        .as_ref()
-                        .ok()
-                        .filter(|h| allowed.contains(h))
-                        .cloned()
-                    else {
-                        // A replacement left open in the file and shown anyway is J1's mix.
-                        let image = self.disk.bytes(JOURNAL);
-                        let id = if classify_image(&image).open_txn.is_some() {
-                            BugId::J1
-                        } else {
-                            BugId::J10
-                        };
-                        return Err((
-                            i,
-                            id,
-                            format!(
-                                "op {i} ({}) failed ({e}); its file now reopens as {}, but the model allows {}",
-                                op.kind(),
-                                show(&on_disk),
-                                allowed.iter().map(describe).collect::<Vec<_>>().join(" or ")
-                            ),
-                        ));
-                    };
-                    let crashed = reopen(self.disk.durable_image(), &self.jopts);
-                    if !crashed.as_ref().is_ok_and(|h| allowed.contains(h)) {
-                        return Err((
-                            i,
-                            BugId::J9,
-                            format!(
-                                "op {i} ({}) failed ({e}); a crash now reopens as {}",
-                                op.kind(),
-                                show(&crashed)
-                            ),
-                        ));
-                    }
-                    if poisoned {
-                        let bytes = self.disk.bytes(JOURNAL);
-                        let next = next_op(self.first + i + 1, &matched, &origin);
-                        if next.run(&mut journal, &origin).is_ok()
-                            || self.disk.bytes(JOURNAL) != bytes
-                        {
-                            return Err((
-                                i,
-                                BugId::J10,
-                                format!("after a failed sync poisoned the writer, op {} ({}) still wrote to the file", i + 1, next.kind()),
-                            ));
-                        }
-                    } else {
-                        let shown = model_view(journal.fold());
-                        if shown != before {
-                            return Err((
-                                i,
-                                BugId::J10,
-                                format!(
-                                    "op {i} ({}) failed ({e}) but the writer shows {}, not the history before it {}",
-                                    op.kind(),
-                                    describe(&shown),
-                                    describe(&before)
-                                ),
-                            ));
-                        }
-                    }
+                    let matched = self.failed(i, &op, &e, &before, &mut journal)?;
                     self.model = CrashModel::new(matched);
                     drop(journal);
                     journal = match self.restart(i, report, false)? {
@@ -336,6 +241,145 @@ impl SeedRun {
                     };
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A resolved mutation shows the model's history in the writer and after a crash (J9).
+    fn resolved(&self, i: usize, op: &WorkloadOp, journal: &Journal) -> Result<(), Broken> {
+        let shown = model_view(journal.fold());
+        if &shown != self.model.latest() {
+            return Err((
+                i,
+                BugId::J10,
+                format!(
+                    "op {i} ({}) resolved but the writer shows {}, the model {}",
+                    op.kind(),
+                    describe(&shown),
+                    describe(self.model.latest())
+                ),
+            ));
+        }
+        let crashed = reopen(self.disk.durable_image(), &self.jopts);
+        if crashed.as_ref().ok() != Some(self.model.latest()) {
+            return Err((
+                i,
+                BugId::J9,
+                format!(
+                    "op {i} ({}) resolved, but a crash right after it reopens as {}: it was not durable",
+                    op.kind(),
+                    show(&crashed)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A failed mutation changed nothing (or, after a poisoning sync, shows either state), on
+    /// disk and after a crash; a poisoned writer refuses to write. Returns the state the file
+    /// shows.
+    fn failed(
+        &self,
+        i: usize,
+        op: &WorkloadOp,
+        e: &JournalError,
+        before: &ModelHistory<Row>,
+        journal: &mut Journal,
+    ) -> Result<ModelHistory<Row>, Broken> {
+        let poisoned = journal.poisoned().is_some();
+        // The states the bytes may show: the one before; after a failed sync also the op's own
+        // (issued, maybe durable).
+        let allowed: Vec<ModelHistory<Row>> = if poisoned {
+            vec![before.clone(), self.model.latest().clone()]
+        } else {
+            vec![before.clone()]
+        };
+        let matched = self.failed_file_shows(i, op, e, &allowed)?;
+        let crashed = reopen(self.disk.durable_image(), &self.jopts);
+        if !crashed.as_ref().is_ok_and(|h| allowed.contains(h)) {
+            return Err((
+                i,
+                BugId::J9,
+                format!(
+                    "op {i} ({}) failed ({e}); a crash now reopens as {}",
+                    op.kind(),
+                    show(&crashed)
+                ),
+            ));
+        }
+        if poisoned {
+            self.poisoned_refuses(i, &matched, journal)?;
+        } else {
+            let shown = model_view(journal.fold());
+            if &shown != before {
+                return Err((
+                    i,
+                    BugId::J10,
+                    format!(
+                        "op {i} ({}) failed ({e}) but the writer shows {}, not the history before it {}",
+                        op.kind(),
+                        describe(&shown),
+                        describe(before)
+                    ),
+                ));
+            }
+        }
+        Ok(matched)
+    }
+
+    /// The history the file reopens as after a failed op, when it is one of `allowed`.
+    fn failed_file_shows(
+        &self,
+        i: usize,
+        op: &WorkloadOp,
+        e: &JournalError,
+        allowed: &[ModelHistory<Row>],
+    ) -> Result<ModelHistory<Row>, Broken> {
+        let on_disk = reopen(self.disk.image(), &self.jopts);
+        if let Some(h) = on_disk.as_ref().ok().filter(|h| allowed.contains(h)) {
+            return Ok(h.clone());
+        }
+        // A replacement left open in the file and shown anyway is J1's mix.
+        let id = if classify_image(&self.disk.bytes(JOURNAL)).open_txn.is_some() {
+            BugId::J1
+        } else {
+            BugId::J10
+        };
+        Err((
+            i,
+            id,
+            format!(
+                "op {i} ({}) failed ({e}); its file now reopens as {}, but the model allows {}",
+                op.kind(),
+                show(&on_disk),
+                allowed
+                    .iter()
+                    .map(describe)
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        ))
+    }
+
+    /// A writer poisoned by a failed sync writes nothing more.
+    fn poisoned_refuses(
+        &self,
+        i: usize,
+        matched: &ModelHistory<Row>,
+        journal: &mut Journal,
+    ) -> Result<(), Broken> {
+        let bytes = self.disk.bytes(JOURNAL);
+        let next = next_op(self.first + i + 1, matched, &Origin::Main);
+        if next.run(journal, &Origin::Main).is_ok() || self.disk.bytes(JOURNAL) != bytes {
+            return Err((
+                i,
+                BugId::J10,
+                format!(
+                    "after a failed sync poisoned the writer, op {} ({}) still wrote to the file",
+                    i + 1,
+                    next.kind()
+                ),
+            ));
         }
         Ok(())
     }
