@@ -285,9 +285,10 @@ mod tests {
     use super::*;
     use crate::display::{generate::generate, DisplayOptions, DisplayWorkload};
     use crate::journal::{JournalScenario, JournalWorkload};
+    use crate::registry::REGISTRY;
     use crate::rng::SeedRng;
     use crate::runs::RunsWorkload;
-    use crate::workload::{OptionOverrides, REGISTRY};
+    use crate::workload::OptionOverrides;
 
     fn sample() -> ScenarioFile {
         let seed = SeedRng::new(9);

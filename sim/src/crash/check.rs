@@ -99,7 +99,7 @@ pub(crate) fn check_state(
     write_again(&disk, j, model.state(matched), after_id, recovery_id, opts)
 }
 
-/// 1. Reopen: the history must be one the model allows. Returns the model state it matched.
+/// Step 1, reopen: the history must be one the model allows. Returns the model state it matched.
 fn reopen_within_the_model(
     disk: &Arc<SimDisk>,
     exists: bool,
@@ -140,8 +140,8 @@ fn reopen_within_the_model(
         })
 }
 
-/// 2. Resume (or recreate) the journal; resume, clone and fork close any open transaction
-/// before writing.
+/// Step 2, resume (or recreate) the journal: resume, clone and fork close any open transaction before
+/// they write.
 fn recover(
     disk: &Arc<SimDisk>,
     exists: bool,
@@ -165,7 +165,7 @@ fn recover(
     Ok(j)
 }
 
-/// 3. Write again, then reopen: exactly the recovered history plus the new writes.
+/// Step 3, write again, then reopen: exactly the recovered history plus the new writes.
 fn write_again(
     disk: &Arc<SimDisk>,
     mut j: Journal,
