@@ -31,6 +31,7 @@ pub mod runs;
 pub mod scenario_file;
 pub mod shrink;
 pub mod spool;
+pub mod sut;
 pub mod trace;
 pub mod verdict;
 pub mod workload;

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessage, ContentPart, Role};
@@ -32,7 +32,7 @@ pub struct ProjectorOptions {
 }
 
 /// The reconstructed history and what was skipped on the way.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Projection {
     pub messages: Vec<ChatMessage>,
     /// Identity and `created_at` warnings in input order, then payload and media warnings in

@@ -14,6 +14,7 @@ mod replay;
 mod report;
 mod run;
 mod scenarios;
+mod serve;
 mod shrink;
 
 use clap::{Parser, Subcommand};
@@ -56,6 +57,9 @@ enum Command {
     },
     /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
     Scenarios(scenarios::ScenariosArgs),
+    /// Serve histsim's own components over the SUT protocol on stdin and stdout (the reference
+    /// adapter; see docs/sut-protocol.md).
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the command line, runs the command, and returns its verdict's exit code.
@@ -69,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Crash(a) => crash::cmd(a),
         Command::Journal { action } => journal::cmd(action),
         Command::Scenarios(a) => scenarios::cmd(a),
+        Command::Serve(a) => serve::cmd(a),
     };
     verdict.into()
 }

@@ -6,4 +6,5 @@ mod journal;
 mod planted;
 mod runs;
 mod scenarios;
+mod sut;
 mod tidy;

@@ -1,0 +1,9 @@
+//! Systems under test in other processes: the SUT protocol (`docs/sut-protocol.md`), the client
+//! that drives a child process over it, and histsim's own components served behind it
+//! (`histsim serve display`), the reference adapter.
+
+pub mod process;
+pub mod protocol;
+pub mod serve;
+
+pub use process::{Breach, SutError, SutOptions, SutProcess};

@@ -1,0 +1,166 @@
+//! The histsim SUT protocol, version 1: the messages, as `docs/sut-protocol.md` specifies them.
+//!
+//! One JSON object a line each way: a request `{"id":N,"op":"...",...}` on the system's stdin,
+//! one response `{"id":N,"ok":...}` or `{"id":N,"err":{"kind":...,"message":...}}` on its
+//! stdout, in request order. Rows cross as JSON strings holding the row's bytes, so a malformed
+//! row reaches the system byte for byte. Nothing the system needs from a clock or a random source
+//! is left to it: requests carry every such value.
+
+use history::display::AgentIdentity;
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A request, tagged by `op`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// First request: which protocol histsim speaks. The answer is [`Hello`].
+    Hello { protocol: u32 },
+    /// Open the system on `data_dir` (created by histsim, kept across a simulated crash).
+    Open {
+        data_dir: String,
+        options: OpenOptions,
+    },
+    /// Close cleanly (a simulated crash kills the process instead).
+    Close,
+    /// Display: replica `node`'s persister receives `rows` (one delivery batch, in order).
+    Append { node: u32, rows: Vec<String> },
+    /// Display: replica `node` answers a follow-up request: the thread's history.
+    Reconstruct {
+        node: u32,
+        thread_id: String,
+        primary: Option<AgentIdentity>,
+    },
+    /// Display, a pure projector without a store: the history of exactly these rows.
+    Project {
+        rows: Vec<String>,
+        primary: Option<AgentIdentity>,
+    },
+}
+
+impl Request {
+    /// The `op` name, as capabilities list it.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Hello { .. } => "hello",
+            Request::Open { .. } => "open",
+            Request::Close => "close",
+            Request::Append { .. } => "append",
+            Request::Reconstruct { .. } => "reconstruct",
+            Request::Project { .. } => "project",
+        }
+    }
+}
+
+/// `open`'s options: every one is always sent (no default crosses the boundary).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenOptions {
+    /// `memory` or `sqlite`, for a system that has both; others ignore it.
+    pub store: String,
+    /// A catalog ID whose legacy behaviour histsim's own reference system switches on; other
+    /// systems ignore it.
+    pub planted: Option<String>,
+}
+
+/// A request line: the id and the request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestLine {
+    pub id: u64,
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+/// The answer to `hello`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The system's name, e.g. `histsim-display` or `aihub-projector`.
+    pub system: String,
+    pub version: String,
+    pub protocol: u32,
+    /// The ops it supports (capabilities); a workload generates only these.
+    pub ops: Vec<String>,
+}
+
+/// The answer to `append`: what the store did with each row, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Appended {
+    /// `stored` or `quarantined` per row.
+    pub admitted: Vec<String>,
+}
+
+/// Why the system refused a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request is malformed for this system.
+    Invalid,
+    /// The request conflicts with the system's state.
+    Conflict,
+    /// The system does not implement this op.
+    Unsupported,
+    /// The system failed.
+    Internal,
+}
+
+/// An `err` body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// A response line: exactly one of `ok` and `err`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseLine {
+    pub id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub err: Option<ErrorBody>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_flat_objects_tagged_by_op() {
+        let line = RequestLine {
+            id: 7,
+            request: Request::Append {
+                node: 1,
+                rows: vec!["{\"a\":1}".into()],
+            },
+        };
+        let text = serde_json::to_string(&line).expect("serializes");
+        assert_eq!(
+            text,
+            r#"{"id":7,"op":"append","node":1,"rows":["{\"a\":1}"]}"#
+        );
+        let back: RequestLine = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back, line);
+        assert_eq!(back.request.op(), "append");
+        let close: RequestLine = serde_json::from_str(r#"{"id":2,"op":"close"}"#).expect("close");
+        assert_eq!(close.request, Request::Close);
+    }
+
+    #[test]
+    fn an_unknown_op_or_field_is_refused() {
+        assert!(serde_json::from_str::<RequestLine>(r#"{"id":1,"op":"drop_all"}"#).is_err());
+        assert!(serde_json::from_str::<RequestLine>(r#"{"id":1,"op":"close","x":1}"#).is_err());
+        assert!(serde_json::from_str::<ResponseLine>(r#"{"id":1,"ok":1,"extra":2}"#).is_err());
+    }
+
+    #[test]
+    fn error_kinds_are_the_four_named() {
+        let body: ErrorBody =
+            serde_json::from_str(r#"{"kind":"conflict","message":"m"}"#).expect("parses");
+        assert_eq!(body.kind, ErrorKind::Conflict);
+        assert!(serde_json::from_str::<ErrorBody>(r#"{"kind":"oops","message":"m"}"#).is_err());
+    }
+}

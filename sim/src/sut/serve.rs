@@ -1,0 +1,261 @@
+//! `histsim serve display`: histsim's own display components behind the SUT protocol, the
+//! reference adapter. The replicas share one store, as the real service's replicas share one
+//! database; `node` names the replica whose persister or request handler a request reaches.
+
+use super::protocol::{
+    Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine, ResponseLine,
+    PROTOCOL_VERSION,
+};
+use history::display::{
+    project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
+    SqliteDisplayStore,
+};
+use history::{BugId, Planted};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+type SharedStore = Rc<dyn DisplayEventStore>;
+
+/// The display system while open.
+struct Open {
+    store: SharedStore,
+    options: ProjectorOptions,
+    nodes: BTreeMap<u32, ReplicaNode<SharedStore>>,
+}
+
+/// The reference display system: closed until `open`.
+#[derive(Default)]
+pub struct DisplayServer {
+    open: Option<Open>,
+    /// `store` of the command line, when given: overrides `open`'s.
+    store_override: Option<String>,
+}
+
+type Answer = Result<Value, ErrorBody>;
+
+fn refuse(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
+    ErrorBody {
+        kind,
+        message: message.into(),
+    }
+}
+
+impl DisplayServer {
+    pub fn new(store_override: Option<String>) -> Self {
+        DisplayServer {
+            open: None,
+            store_override,
+        }
+    }
+
+    /// Answers one request line.
+    pub fn answer_line(&mut self, line: &[u8]) -> ResponseLine {
+        let parsed: Result<RequestLine, _> = serde_json::from_slice(line);
+        let (id, answer) = match parsed {
+            Ok(r) => (r.id, self.answer(r.request)),
+            Err(e) => {
+                // Name the id when the line has one, so the client can tell what was refused.
+                let id = serde_json::from_slice::<Value>(line)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(Value::as_u64))
+                    .unwrap_or(0);
+                let kind = if e.to_string().contains("unknown variant") {
+                    ErrorKind::Unsupported
+                } else {
+                    ErrorKind::Invalid
+                };
+                (id, Err(refuse(kind, e.to_string())))
+            }
+        };
+        match answer {
+            Ok(v) => ResponseLine {
+                id,
+                ok: Some(v),
+                err: None,
+            },
+            Err(e) => ResponseLine {
+                id,
+                ok: None,
+                err: Some(e),
+            },
+        }
+    }
+
+    fn answer(&mut self, request: Request) -> Answer {
+        match request {
+            Request::Hello { protocol } => hello(protocol),
+            Request::Open { data_dir, options } => self.open(&data_dir, options),
+            Request::Close => {
+                self.open = None;
+                Ok(Value::Object(Default::default()))
+            }
+            Request::Append { node, rows } => self.append(node, &rows),
+            Request::Reconstruct {
+                node,
+                thread_id,
+                primary,
+            } => {
+                let node = self.node(node)?;
+                let projection = node
+                    .reconstruct(&thread_id, primary.as_ref())
+                    .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
+                Ok(serde_json::to_value(projection).expect("a projection serializes"))
+            }
+            Request::Project { rows, primary } => {
+                let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
+                let projection = project(&rows, primary.as_ref(), &options);
+                Ok(serde_json::to_value(projection).expect("a projection serializes"))
+            }
+        }
+    }
+
+    fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
+        let planted = match &options.planted {
+            None => Planted::none(),
+            Some(id) => Planted::from_option(Some(
+                id.parse::<BugId>()
+                    .map_err(|e| refuse(ErrorKind::Invalid, format!("planted: {e}")))?,
+            )),
+        };
+        let kind = self.store_override.clone().unwrap_or(options.store);
+        let store: SharedStore = match kind.as_str() {
+            "memory" => Rc::new(MemoryDisplayStore::new(planted)),
+            "sqlite" => {
+                let path = Path::new(data_dir).join("display.sqlite");
+                Rc::new(
+                    SqliteDisplayStore::open(&path, planted)
+                        .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?,
+                )
+            }
+            other => {
+                return Err(refuse(
+                    ErrorKind::Invalid,
+                    format!("store `{other}`: expected memory or sqlite"),
+                ))
+            }
+        };
+        self.open = Some(Open {
+            store,
+            options: ProjectorOptions { planted },
+            nodes: BTreeMap::new(),
+        });
+        Ok(Value::Object(Default::default()))
+    }
+
+    fn node(&mut self, node: u32) -> Result<&mut ReplicaNode<SharedStore>, ErrorBody> {
+        let open = self
+            .open
+            .as_mut()
+            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))?;
+        let store = open.store.clone();
+        let options = open.options;
+        Ok(open
+            .nodes
+            .entry(node)
+            .or_insert_with(|| ReplicaNode::new(store, options)))
+    }
+
+    fn append(&mut self, node: u32, rows: &[String]) -> Answer {
+        let node = self.node(node)?;
+        let mut admitted = Vec::with_capacity(rows.len());
+        for row in rows {
+            let admission = node
+                .deliver(row.as_bytes())
+                .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
+            admitted.push(match admission {
+                Admission::Stored => "stored".to_string(),
+                Admission::Quarantined { .. } => "quarantined".to_string(),
+            });
+        }
+        Ok(serde_json::to_value(Appended { admitted }).expect("serializes"))
+    }
+}
+
+fn hello(protocol: u32) -> Answer {
+    if protocol != PROTOCOL_VERSION {
+        return Err(refuse(
+            ErrorKind::Invalid,
+            format!("protocol {protocol}: this system speaks {PROTOCOL_VERSION}"),
+        ));
+    }
+    let ops = ["hello", "open", "close", "append", "reconstruct", "project"];
+    Ok(serde_json::to_value(Hello {
+        system: "histsim-display".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol: PROTOCOL_VERSION,
+        ops: ops.iter().map(|o| o.to_string()).collect(),
+    })
+    .expect("serializes"))
+}
+
+/// Serves requests from `input` to `output` until `input` ends.
+pub fn serve(
+    server: &mut DisplayServer,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
+    for line in input.split(b'\n') {
+        let line = line?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let response = server.answer_line(&line);
+        serde_json::to_writer(&mut output, &response)?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(server: &mut DisplayServer, line: &str) -> ResponseLine {
+        server.answer_line(line.as_bytes())
+    }
+
+    #[test]
+    fn a_session_greets_opens_appends_and_reconstructs() {
+        let mut s = DisplayServer::new(None);
+        let hello = exchange(&mut s, r#"{"id":1,"op":"hello","protocol":1}"#);
+        assert_eq!(hello.id, 1);
+        assert_eq!(hello.ok.expect("ok")["system"], "histsim-display");
+        let refused = exchange(&mut s, r#"{"id":2,"op":"append","node":0,"rows":[]}"#);
+        assert_eq!(refused.err.expect("not open").kind, ErrorKind::Conflict);
+        let opened = exchange(
+            &mut s,
+            r#"{"id":3,"op":"open","data_dir":"/nonexistent","options":{"store":"memory","planted":null}}"#,
+        );
+        assert!(opened.ok.is_some(), "{opened:?}");
+        let appended = exchange(
+            &mut s,
+            r#"{"id":4,"op":"append","node":0,"rows":["not json"]}"#,
+        );
+        assert_eq!(appended.ok.expect("ok")["admitted"][0], "quarantined");
+        let read = exchange(
+            &mut s,
+            r#"{"id":5,"op":"reconstruct","node":1,"thread_id":"t","primary":null}"#,
+        );
+        let projection = read.ok.expect("ok");
+        assert_eq!(projection["messages"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn bad_lines_are_refused_by_kind_with_their_id() {
+        let mut s = DisplayServer::new(None);
+        let unknown = exchange(&mut s, r#"{"id":9,"op":"drop_all"}"#);
+        assert_eq!(unknown.id, 9);
+        assert_eq!(unknown.err.expect("refused").kind, ErrorKind::Unsupported);
+        let garbage = exchange(&mut s, "{{{");
+        assert_eq!(
+            (garbage.id, garbage.err.expect("refused").kind),
+            (0, ErrorKind::Invalid)
+        );
+        let version = exchange(&mut s, r#"{"id":1,"op":"hello","protocol":99}"#);
+        assert_eq!(version.err.expect("refused").kind, ErrorKind::Invalid);
+    }
+}
