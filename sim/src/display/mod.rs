@@ -12,6 +12,7 @@ pub mod probes;
 pub mod rows;
 pub mod scenario;
 pub mod shrink;
+pub mod system;
 pub mod truth;
 pub mod wire;
 pub mod world;

@@ -213,3 +213,42 @@ fn a_command_that_does_not_speak_the_protocol_fails_at_hello() {
     assert!(e.request.contains("hello"), "{e}");
     assert!(matches!(e.breach, Breach::NotAResponse(_)), "{e}");
 }
+
+#[test]
+fn in_process_and_over_the_protocol_the_display_system_answers_alike_planted_bugs_included() {
+    use history::BugId;
+    use sim::display::system::{DisplaySystem, InProcess, OverProtocol};
+    use sim::workload::{StoreKind, WorldConfig};
+    let mut differences_planted_bugs_made = 0;
+    for planted in [None, Some(BugId::P12), Some(BugId::P14)] {
+        for store in [StoreKind::Memory, StoreKind::Sqlite] {
+            for seed in 0..3 {
+                let (thread, primary, rows) = conversation_rows(seed);
+                let config = WorldConfig::new(store, Planted::from_option(planted));
+                let mut here = InProcess::new(2, &config).expect("a store");
+                let options = SutOptions::new(format!("{} serve display", histsim()));
+                let mut there = OverProtocol::start(options, &config).expect("starts and opens");
+                // Deliveries reach replica 0 only; replica 1 answers (P12 answers from its own).
+                for row in &rows {
+                    let a = here.deliver(0, row.as_bytes()).expect("in process");
+                    let b = there.deliver(0, row.as_bytes()).expect("no breach");
+                    assert_eq!(a, b, "{planted:?} {store:?} seed {seed}");
+                }
+                for node in [0, 1] {
+                    let a = here
+                        .reconstruct(node, &thread, &primary)
+                        .expect("in process");
+                    let b = there
+                        .reconstruct(node, &thread, &primary)
+                        .expect("no breach");
+                    assert_eq!(a, b, "{planted:?} {store:?} seed {seed} node {node}");
+                }
+                let zero = here.reconstruct(0, &thread, &primary).expect("answers");
+                let one = here.reconstruct(1, &thread, &primary).expect("answers");
+                differences_planted_bugs_made += usize::from(planted.is_some() && zero != one);
+            }
+        }
+    }
+    // The comparison saw planted behaviour cross the boundary, not only clean answers.
+    assert!(differences_planted_bugs_made > 0);
+}
