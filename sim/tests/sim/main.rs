@@ -1,6 +1,7 @@
 //! Integration tests of the simulator, grouped by area.
 
 mod campaigns;
+mod catalog;
 mod determinism;
 mod journal;
 mod planted;
