@@ -7,3 +7,4 @@ mod journal;
 mod planted;
 mod runs;
 mod scenarios;
+mod spool;
