@@ -22,8 +22,7 @@ fn catalog_rows(text: &str) -> Vec<String> {
 #[test]
 fn every_bug_id_has_a_catalog_row_and_a_scenario_file() {
     let path = repo().join("docs/catalog.md");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let rows = catalog_rows(&text);
     let mut scenarios: BTreeMap<BugId, Vec<PathBuf>> = BTreeMap::new();
     let files = discover(&repo().join("scenarios")).expect("scenarios/ is readable");
@@ -43,7 +42,11 @@ fn every_bug_id_has_a_catalog_row_and_a_scenario_file() {
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
-    assert_eq!(rows.len(), BugId::ALL.len(), "rows of unknown IDs: {rows:?}");
+    assert_eq!(
+        rows.len(),
+        BugId::ALL.len(),
+        "rows of unknown IDs: {rows:?}"
+    );
 }
 
 #[test]
