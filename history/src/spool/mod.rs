@@ -49,6 +49,7 @@ mod reader;
 mod report;
 mod rules;
 pub mod source;
+#[cfg(any(test, feature = "testing"))]
 pub mod synthetic;
 
 pub use abort::{AbortSignal, NeverAbort};
@@ -60,4 +61,5 @@ pub use http::SendOptions;
 pub use ids::ToolIdMapper;
 pub use report::{BufferTracker, BuildStats, SendReport, SpoolReport, WINDOW_ROWS_MAX};
 pub use source::{Compressed, IterSource, RowSource, VecSource};
+#[cfg(any(test, feature = "testing"))]
 pub use synthetic::{SyntheticOptions, SyntheticRows};
