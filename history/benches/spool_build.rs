@@ -1,13 +1,13 @@
-//! Spool build throughput for an 8 MiB body against the physical floor: writing the oracle's
-//! finished bytes to a file. Both sides end with an fsync (sealing a spool fsyncs it).
+//! Spool build throughput for an 8 MiB body against the physical floor: writing the finished
+//! bytes to a file. Both sides end with an fsync (sealing a spool fsyncs it).
 //!
 //! `cargo bench -p history --bench spool_build`
 //!
-//! - `floor`: the oracle body, already in memory, written to a new file and fsynced;
+//! - `floor`: the body, already in memory, written to a new file and fsynced;
 //! - `spool/<shape>/<history>`: rows in, sealed spool out ([`build`]);
 //! - `sink/<shape>/<history>`: the same streaming pass into `io::sink` (CPU cost alone);
-//! - `oracle/<shape>/<history>`: the in-memory body of the oracle, `serde_json` over the whole row
-//!   array (the CPU cost of the route J14 describes, no file).
+//! - `memory/<shape>/<history>`: the whole body built in a vector (the route J14 describes, no
+//!   file; the serde_json oracle that proves the bytes lives in the `model` crate).
 //!
 //! Throughput is the body size in bytes. The synthetic text is escape-dense on purpose (about one
 //! character to escape every 10 bytes: quotes, backslashes, newlines, control characters), which
@@ -22,8 +22,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use history::journal::Row;
 use history::spool::{
-    build, oracle, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource,
-    Shape, SpoolDir, SyntheticOptions, SyntheticRows, VecSource,
+    build, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource, Shape,
+    SpoolDir, SyntheticOptions, SyntheticRows, VecSource,
 };
 
 /// A history whose OpenAI body is about 8 MiB.
@@ -40,6 +40,21 @@ fn rows(tool_heavy: bool) -> Vec<Row> {
         rows.push(row.expect("the generator does not fail"));
     }
     rows
+}
+
+/// The whole body of `rows` in a vector.
+fn in_memory(shape: Shape, head: &RequestHead, rows: &[Row]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_body(
+        shape,
+        head,
+        &mut VecSource::new(rows.to_vec()),
+        &mut out,
+        &NeverAbort,
+        &mut BufferTracker::new(64 * 1024),
+    )
+    .expect("valid rows");
+    out
 }
 
 /// Removes a file when dropped (outside the timed part of a batched iteration).
@@ -72,7 +87,7 @@ fn bench(c: &mut Criterion) {
         let history = if tool_heavy { "tool-heavy" } else { "plain" };
         let rows = rows(tool_heavy);
         for shape in Shape::ALL {
-            let body = oracle::body(shape, &head, &rows).expect("valid rows");
+            let body = in_memory(shape, &head, &rows);
             group.throughput(Throughput::Bytes(body.len() as u64));
             let mut n = 0u64;
             group.bench_function(format!("floor/{}/{history}", shape.name()), |b| {
@@ -102,8 +117,12 @@ fn bench(c: &mut Criterion) {
                     BatchSize::PerIteration,
                 )
             });
-            group.bench_function(format!("oracle/{}/{history}", shape.name()), |b| {
-                b.iter(|| oracle::body(shape, &head, black_box(&rows)).expect("valid rows"))
+            group.bench_function(format!("memory/{}/{history}", shape.name()), |b| {
+                b.iter_batched(
+                    || rows.clone(),
+                    |rows| in_memory(shape, &head, black_box(&rows)),
+                    BatchSize::PerIteration,
+                )
             });
             group.bench_function(format!("sink/{}/{history}", shape.name()), |b| {
                 b.iter_batched(

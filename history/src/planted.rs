@@ -1,6 +1,6 @@
 //! Planted (legacy) bugs: switches that restore the behaviour a seed document reports as a bug.
 //!
-//! Every catalog ID in `shared/catalog.md` has one. The switches exist only when the crate is built
+//! Every catalog ID in `docs/catalog.md` has one. The switches exist only when the crate is built
 //! with the `planted` cargo feature, which production builds leave off; without it [`Planted`] is a
 //! zero-sized value whose [`Planted::is`] is a constant `false`, so the legacy paths compile away.
 //!
@@ -10,7 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A catalog ID (`shared/catalog.md`). Invariant violations, planted bugs, scenarios and reports
+/// A catalog ID (`docs/catalog.md`). Invariant violations, planted bugs, scenarios and reports
 /// all name defects by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BugId {

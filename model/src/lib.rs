@@ -7,11 +7,13 @@
 //! - [`journal`]: a list of rows with transaction semantics, and what a reopened journal may show
 //!   after a crash (J).
 //! - [`runs`]: the append-only truth of what each run emitted, and what a rating targets (R).
+//! - [`spool`]: the provider request bodies a history must be sent as, built in memory (J14).
 //!
 //! **Architecture invariant:** `model` depends on no crate of this workspace.
 
 pub mod display;
 pub mod journal;
 pub mod runs;
+pub mod spool;
 
 pub use display::{client_transcript, text_sources, ClientView, Conversation, Transcript};

@@ -4,7 +4,7 @@
 //! testing), a scripted scenario, and turmoil's network randomness; the world plays the scenario
 //! against the real components of the `history` crate; checkers compare what replicas answered
 //! with what the independent `model` says the client must see, and name every difference by its
-//! catalog ID (`shared/catalog.md`).
+//! catalog ID (`docs/catalog.md`).
 //!
 //! ```no_run
 //! use sim::run::{run_seed, RunConfig};

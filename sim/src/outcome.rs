@@ -7,7 +7,7 @@ use std::fmt;
 /// One broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Violation {
-    /// The catalog ID of the invariant (`shared/catalog.md`).
+    /// The catalog ID of the invariant (`docs/catalog.md`).
     pub id: BugId,
     /// Safety (checked during the run or after it settles) or liveness (after faults healed).
     pub kind: ViolationKind,

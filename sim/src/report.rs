@@ -8,10 +8,12 @@ use crate::outcome::Violation;
 use crate::registry;
 use crate::run::RunConfig;
 use crate::workload::DynWorkload;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The turmoil version seeds are comparable under.
 pub const TURMOIL_VERSION: &str = "0.7.2";
@@ -368,20 +370,6 @@ pub fn markdown(s: &Summary) -> String {
     md
 }
 
-fn xml_escape(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '&' => "&amp;".to_string(),
-            '<' => "&lt;".to_string(),
-            '>' => "&gt;".to_string(),
-            '"' => "&quot;".to_string(),
-            '\'' => "&apos;".to_string(),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => " ".to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
 /// JUnit XML: one test case per invariant ID, plus world failures, determinism and coverage.
 pub fn junit(s: &Summary) -> String {
     let mut cases: Vec<(String, Option<String>)> = Vec::new();
@@ -425,44 +413,31 @@ pub fn junit(s: &Summary) -> String {
         (!s.coverage_never_fired.is_empty())
             .then(|| format!("never fired: {}", s.coverage_never_fired.join(", "))),
     ));
-    let failures = cases.iter().filter(|c| c.1.is_some()).count();
-    let mut x = String::new();
-    let _ = writeln!(x, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let _ = writeln!(
-        x,
-        r#"<testsuite name="histsim.{}" tests="{}" failures="{failures}" time="{:.3}">"#,
-        xml_escape(&s.campaign),
-        cases.len(),
-        s.elapsed_s
-    );
-    for (name, failure) in &cases {
-        match failure {
-            None => {
-                let _ = writeln!(
-                    x,
-                    r#"  <testcase classname="histsim" name="{}"/>"#,
-                    xml_escape(name)
-                );
-            }
-            Some(text) => {
-                let _ = writeln!(
-                    x,
-                    r#"  <testcase classname="histsim" name="{}">"#,
-                    xml_escape(name)
-                );
-                let first = text.lines().next().unwrap_or("");
-                let _ = writeln!(
-                    x,
-                    r#"    <failure message="{}">{}</failure>"#,
-                    xml_escape(first),
-                    xml_escape(text)
-                );
-                let _ = writeln!(x, "  </testcase>");
-            }
-        }
+    let mut suite = TestSuite::new(format!("histsim.{}", s.campaign));
+    // A merged or hand-edited summary may carry a time `Duration` cannot hold: report none.
+    if let Ok(elapsed) = Duration::try_from_secs_f64(s.elapsed_s) {
+        suite.set_time(elapsed);
     }
-    let _ = writeln!(x, "</testsuite>");
-    x
+    for (name, failure) in cases {
+        let status = match failure {
+            None => TestCaseStatus::success(),
+            Some(text) => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status
+                    .set_message(text.lines().next().unwrap_or(""))
+                    .set_description(text);
+                status
+            }
+        };
+        let mut case = TestCase::new(name, status);
+        case.set_classname("histsim");
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("histsim");
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .expect("a report of strings serializes into a String")
 }
 
 /// Writes summary.md, summary.json and junit.xml under `dir/<campaign>/`; returns the directory.
@@ -479,12 +454,62 @@ pub fn write(dir: &Path, s: &Summary) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use history::BugId;
+
+    fn summary_with_one_failure() -> Summary {
+        Summary {
+            campaign: "c<1>".into(),
+            histsim_version: "0".into(),
+            turmoil_version: TURMOIL_VERSION.into(),
+            commit: None,
+            config: ConfigSummary {
+                workload: "display".into(),
+                store: "memory".into(),
+                planted: None,
+                replicas: None,
+            },
+            seeds_start: 0,
+            seeds_end: 2,
+            shards: Vec::new(),
+            seeds_run: 2,
+            seeds_failed: 1,
+            elapsed_s: 1.5,
+            seeds_per_second: 1.0,
+            steps_total: 10,
+            coverage: BTreeMap::from([("fired".into(), 3), ("idle".into(), 0)]),
+            coverage_never_fired: vec!["idle".into()],
+            invariants: vec!["P1".into(), "P4".into()],
+            failures: vec![FailureSummary {
+                seed: 1,
+                workload: "display".into(),
+                violations: vec![Violation::safety(BugId::P4, "a & \"b\" <c>\u{1}")],
+                failure: None,
+                options: String::new(),
+                replay: "histsim replay --seed 1".into(),
+            }],
+            determinism: None,
+            seeds: Vec::new(),
+        }
+    }
 
     #[test]
-    fn xml_is_escaped() {
-        assert_eq!(
-            xml_escape("a<b & \"c\"\u{1}"),
-            "a&lt;b &amp; &quot;c&quot; "
+    fn junit_has_one_case_per_invariant_plus_world_and_coverage_and_escapes_text() {
+        let xml = junit(&summary_with_one_failure());
+        assert_eq!(xml.matches("<testcase ").count(), 4, "{xml}");
+        for name in ["P1", "P4", "world", "coverage"] {
+            assert!(xml.contains(&format!(r#"name="{name}""#)), "{name}: {xml}");
+        }
+        assert!(
+            xml.contains(r#"tests="4""#) && xml.contains(r#"failures="2""#),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"name="histsim.c&lt;1&gt;""#), "{xml}");
+        assert!(xml.contains("a &amp; &quot;b&quot; &lt;c&gt;"), "{xml}");
+        assert!(xml.contains("replay: histsim replay --seed 1"), "{xml}");
+        assert!(xml.contains("never fired: idle"), "{xml}");
+        assert!(
+            !xml.contains('\u{1}'),
+            "a control character is not XML: {xml}"
         );
     }
 }

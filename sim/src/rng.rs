@@ -72,8 +72,6 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_independent() {
         let a = SeedRng::new(42);
-        let x: Vec<u64> = (0..4).map(|_| 0).collect();
-        assert_eq!(x.len(), 4);
         let mut w1 = a.stream(Stream::Workload);
         let mut w2 = a.stream(Stream::Workload);
         let mut f = a.stream(Stream::Faults);

@@ -1,12 +1,16 @@
-//! [`Storage`] in memory, for tests and benches: counts the bytes every read touches, remembers
-//! how much of each file was synced, and fails the operations a test scripts.
+//! [`Storage`] in memory, for tests, benches and reading journal bytes already in memory
+//! (`dump_records`): counts the bytes every read touches, remembers how much of each file was
+//! synced and, with the `testing` feature, fails the operations a test scripts and corrupts the
+//! bytes it names.
 //!
 //! It is not the crash simulator (that is the `sim` crate's disk, which enumerates crash states);
 //! it only answers "what would survive a crash now" ([`MemStorage::durable_bytes`]) and "how many
 //! bytes did that read cost" ([`MemStorage::bytes_read`]), which is what the J9, J11 and J12 checks
 //! of this crate need.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+#[cfg(any(test, feature = "testing"))]
+use std::collections::BTreeSet;
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
@@ -32,6 +36,7 @@ pub struct MemStorage {
 struct MemState {
     files: BTreeMap<String, MemFile>,
     /// Scripted faults: every matching operation fails until cleared.
+    #[cfg(any(test, feature = "testing"))]
     faults: BTreeSet<(String, FaultOp)>,
     bytes_read: BTreeMap<String, u64>,
 }
@@ -66,11 +71,13 @@ impl MemStorage {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Makes every `op` on `name` fail with EIO until [`MemStorage::clear_faults`].
     pub fn fail(&self, name: &str, op: FaultOp) {
         self.lock().faults.insert((name.to_string(), op));
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Removes every scripted fault.
     pub fn clear_faults(&self) {
         self.lock().faults.clear();
@@ -109,6 +116,7 @@ impl MemStorage {
             .unwrap_or_default()
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Overwrites one byte in place (a corruption a test plants).
     pub fn corrupt_byte(&self, name: &str, offset: u64, xor: u8) {
         assert_ne!(xor, 0, "a corruption must change the byte");
@@ -121,11 +129,15 @@ impl MemStorage {
     }
 
     fn check_fault(st: &MemState, name: &str, op: FaultOp) -> io::Result<()> {
+        #[cfg(any(test, feature = "testing"))]
         if st.faults.contains(&(name.to_string(), op)) {
             return Err(io::Error::other(format!(
                 "EIO: scripted {op:?} fault on {name}"
             )));
         }
+        // Without the `testing` feature nothing can script a fault.
+        #[cfg(not(any(test, feature = "testing")))]
+        let _ = (st, name, op);
         Ok(())
     }
 }

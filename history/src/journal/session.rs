@@ -45,10 +45,6 @@ impl Recorder {
         &mut self.journal
     }
 
-    pub fn into_journal(self) -> Journal {
-        self.journal
-    }
-
     /// Replaces the journal (a resumed copy of the same file), keeping the filter.
     pub(crate) fn set_journal(&mut self, journal: Journal) {
         self.journal = journal;

@@ -90,10 +90,6 @@ impl JournalStore {
             .or_insert(Recorder::new(j)))
     }
 
-    pub fn recorder_mut(&mut self, name: &str) -> Option<&mut Recorder> {
-        self.recorders.get_mut(name)
-    }
-
     pub fn scratch(&mut self) -> &mut ScratchArea {
         &mut self.scratch
     }

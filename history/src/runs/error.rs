@@ -28,6 +28,7 @@ pub enum RunStoreError {
     #[error("sqlite {op}: {message}")]
     Sqlite { op: &'static str, message: String },
     /// A fault injected by [`super::FaultyRunStore`] (tests and simulation only).
+    #[cfg(any(test, feature = "testing"))]
     #[error("injected fault on write call {call}")]
     Injected { call: u64 },
 }

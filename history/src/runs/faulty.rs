@@ -1,5 +1,6 @@
 //! A store wrapper that fails chosen write calls: the fault injector for journal tests and the
-//! simulation (it only injects; checking is someone else's job).
+//! simulation (it only injects; checking is someone else's job). Compiled with the `testing`
+//! feature only: production code has no use for a store that fails on purpose.
 //!
 //! Write calls (`put_batch` and `insert_numbered`) are numbered from 0 in the order they arrive.
 //! A failing call writes nothing and returns [`RunStoreError::Injected`]; reads always pass.

@@ -33,6 +33,7 @@
 mod checkpoint;
 mod error;
 mod event;
+#[cfg(any(test, feature = "testing"))]
 mod faulty;
 mod feedback;
 mod ids;
@@ -55,6 +56,7 @@ pub use event::{
     Category, MessageCursor, NewRunEvent, RunEvent, AI_MESSAGE, AI_TOOL_CALL, HUMAN_MESSAGE,
     MESSAGE_EVENT_TYPES, RUN_END, RUN_ERROR, RUN_START, SEQ_MAX, TOOL_RESULT,
 };
+#[cfg(any(test, feature = "testing"))]
 pub use faulty::{FaultSchedule, FaultyRunStore};
 pub use feedback::{Feedback, FeedbackError, FeedbackInput, FeedbackStore, Rating};
 pub use ids::message_id;

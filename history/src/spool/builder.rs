@@ -13,7 +13,7 @@ use super::file::{SealedSpool, SpoolDir};
 use super::json::JsonOut;
 use super::reader::RowReader;
 use super::report::{BufferTracker, BuildStats, SpoolReport};
-use super::{anthropic, openai, oracle, AbortSignal, RequestHead, RowSource, SendOptions, Shape};
+use super::{anthropic, openai, AbortSignal, RequestHead, RowSource, SendOptions, Shape};
 use super::{SendReport, SpoolError};
 
 /// How a body is built.
@@ -89,7 +89,12 @@ pub fn build<S: RowSource + ?Sized>(
             track.hold(row.content_bytes() as u64);
             rows.push(row);
         }
-        let body = oracle::body(shape, head, &rows)?;
+        let mut body = Vec::new();
+        // The same writers into memory: the bytes are right, only what is held is wrong. Their
+        // own tracker is thrown away; `track` counts the whole history and the whole body.
+        let mut scratch = BufferTracker::new(opts.write_buffer_bytes as u64);
+        let mut all = super::VecSource::new(rows);
+        write_body(shape, head, &mut all, &mut body, abort, &mut scratch)?;
         track.hold(body.len() as u64);
         spool.write_all(&body).map_err(|source| SpoolError::Write {
             written_bytes: 0,
@@ -147,13 +152,30 @@ mod tests {
             .collect()
     }
 
+    /// The streaming pass into memory, the reference the file build must equal here (the
+    /// oracle comparison lives in `sim`, which may import the independent model).
+    fn in_memory(shape: Shape, head: &RequestHead, rows: Vec<Row>) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut track = BufferTracker::new(16);
+        write_body(
+            shape,
+            head,
+            &mut VecSource::new(rows),
+            &mut out,
+            &NeverAbort,
+            &mut track,
+        )
+        .expect("valid rows");
+        out
+    }
+
     #[test]
-    fn the_spool_holds_the_oracle_bytes_and_the_builder_stays_in_bound() {
+    fn the_spool_holds_the_streamed_bytes_and_the_builder_stays_in_bound() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let mut dir = SpoolDir::open(tmp.path()).expect("open");
         let head = RequestHead::default();
         for shape in Shape::ALL {
-            let want = oracle::body(shape, &head, &rows(40)).expect("valid rows");
+            let want = in_memory(shape, &head, rows(40));
             let built = build(
                 shape,
                 &head,
@@ -212,7 +234,7 @@ mod tests {
             &NeverAbort,
         )
         .expect("build");
-        let want = oracle::body(Shape::AnthropicMessages, &head, &rows(200)).expect("valid");
+        let want = in_memory(Shape::AnthropicMessages, &head, rows(200));
         assert_eq!(std::fs::read(built.spool.path()).expect("read"), want);
         assert!(built.stats.peak_buffered_bytes > built.stats.buffered_bound_bytes);
     }

@@ -51,6 +51,9 @@ impl Default for SendOptions {
 /// The longest line of a chunked body's size or trailer.
 const CHUNK_LINE_MAX_BYTES: u64 = 4096;
 
+/// The most response headers read; a provider's answer carries a dozen or two.
+const RESPONSE_HEADERS_MAX: usize = 64;
+
 impl SealedSpool {
     /// Connects to `addr` and sends the spool (see [`SealedSpool::send_over`]).
     pub fn send(
@@ -221,7 +224,8 @@ fn request_head(opts: &SendOptions, size_bytes: u64) -> Result<String, SpoolErro
     Ok(head)
 }
 
-/// Reads a response: status and de-chunked body.
+/// Reads a response: status and de-chunked body. `httparse` parses the head; this function
+/// bounds what it reads and frames the body (Content-Length, chunked, or until close).
 fn read_response<S: Read>(
     stream: &mut S,
     opts: &SendOptions,
@@ -232,40 +236,37 @@ fn read_response<S: Read>(
         offset: 0,
         sent_bytes,
     };
-    let status_line = reader.line(opts.response_head_max_bytes, "status line")?;
-    let status = parse_status(&status_line).ok_or_else(|| SpoolError::Response {
-        offset: 0,
-        what: format!(
-            "bad status line {:?}",
-            String::from_utf8_lossy(&status_line)
-        ),
-    })?;
+    let head = reader.head(opts.response_head_max_bytes)?;
+    let mut headers = [httparse::EMPTY_HEADER; RESPONSE_HEADERS_MAX];
+    let mut response = httparse::Response::new(&mut headers);
+    let bad_head = |what: String| SpoolError::Response { offset: 0, what };
+    match response.parse(&head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => {
+            return Err(bad_head("incomplete response head".to_string()))
+        }
+        Err(e) => {
+            let first_line = head.split(|b| *b == b'\n').next().unwrap_or(&[]);
+            return Err(bad_head(format!(
+                "bad response head ({e}) after status line {:?}",
+                String::from_utf8_lossy(first_line).trim_end()
+            )));
+        }
+    }
+    let status = response
+        .code
+        .ok_or_else(|| bad_head("no status code".to_string()))?;
     let mut content_length = None;
     let mut chunked = false;
-    loop {
-        let at = reader.offset;
-        if at > opts.response_head_max_bytes {
-            return Err(reader.bad("response head longer than response_head_max_bytes"));
-        }
-        let line = reader.line(opts.response_head_max_bytes, "header")?;
-        if line.is_empty() {
-            break;
-        }
-        let text = String::from_utf8_lossy(&line);
-        let Some((name, value)) = text.split_once(':') else {
-            return Err(SpoolError::Response {
-                offset: at,
-                what: format!("header without a colon: {text:?}"),
-            });
-        };
+    for header in response.headers.iter() {
+        let value = String::from_utf8_lossy(header.value);
         let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            let n = value.parse::<u64>().map_err(|_| SpoolError::Response {
-                offset: at,
-                what: format!("bad Content-Length {value:?}"),
-            })?;
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let n = value
+                .parse::<u64>()
+                .map_err(|_| bad_head(format!("bad Content-Length {value:?}")))?;
             content_length = Some(n);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
             chunked = value.to_ascii_lowercase().ends_with("chunked");
         }
     }
@@ -281,19 +282,6 @@ fn read_response<S: Read>(
         reader.until_close(max)?
     };
     Ok((status, body))
-}
-
-/// `HTTP/1.x NNN reason` -> NNN.
-fn parse_status(line: &[u8]) -> Option<u16> {
-    let text = std::str::from_utf8(line).ok()?;
-    let rest = text
-        .strip_prefix("HTTP/1.1 ")
-        .or_else(|| text.strip_prefix("HTTP/1.0 "))?;
-    let code = rest.get(..3)?;
-    if !code.bytes().all(|b| b.is_ascii_digit()) || rest.len() > 3 && !rest[3..].starts_with(' ') {
-        return None;
-    }
-    code.parse().ok()
 }
 
 /// A buffered reader that knows its offset into the response, for error messages.
@@ -320,8 +308,39 @@ impl<R: Read> Counted<R> {
         }
     }
 
-    /// One CRLF-terminated line without its terminator, at most `max` bytes.
-    fn line(&mut self, max: u64, what: &str) -> Result<Vec<u8>, SpoolError> {
+    /// The response head: every line up to and including the empty one, at most `max` bytes.
+    /// (httparse needs the whole head in one buffer; reading line by line stops at its end, so
+    /// no body byte is taken from the stream.)
+    fn head(&mut self, max: u64) -> Result<Vec<u8>, SpoolError> {
+        let mut head = Vec::new();
+        loop {
+            let room = max.saturating_sub(head.len() as u64);
+            let start = head.len();
+            let n = (&mut self.inner)
+                .take(room.saturating_add(1))
+                .read_until(b'\n', &mut head)
+                .map_err(|e| self.io(e))?;
+            self.offset += n as u64;
+            if head.len() as u64 > max {
+                return Err(self.bad("response head longer than response_head_max_bytes"));
+            }
+            if n == 0 {
+                let what = if head.is_empty() {
+                    "connection closed before the status line"
+                } else {
+                    "connection closed in the response head"
+                };
+                return Err(self.bad(what));
+            }
+            let line = &head[start..];
+            if start > 0 && (line == b"\r\n" || line == b"\n") {
+                return Ok(head);
+            }
+        }
+    }
+
+    /// One line with its terminator, at most `max` bytes before the CRLF.
+    fn raw_line(&mut self, max: u64, what: &str) -> Result<Vec<u8>, SpoolError> {
         let mut line = Vec::new();
         let n = (&mut self.inner)
             .take(max.saturating_add(2))
@@ -334,7 +353,6 @@ impl<R: Read> Counted<R> {
             return Err(self.bad(&format!("{what} not terminated by CRLF within {max} bytes")));
         }
         self.offset += n as u64;
-        line.truncate(line.len() - 2);
         Ok(line)
     }
 
@@ -368,23 +386,29 @@ impl<R: Read> Counted<R> {
         let mut body = Vec::new();
         loop {
             let at = self.offset;
-            let line = self.line(CHUNK_LINE_MAX_BYTES, "chunk size")?;
-            let text = String::from_utf8_lossy(&line);
-            let hex = text.split(';').next().unwrap_or("").trim();
-            let size = u64::from_str_radix(hex, 16).map_err(|_| SpoolError::Response {
-                offset: at,
-                what: format!("bad chunk size {text:?}"),
-            })?;
+            let line = self.raw_line(CHUNK_LINE_MAX_BYTES, "chunk size")?;
+            let size = match httparse::parse_chunk_size(&line) {
+                Ok(httparse::Status::Complete((_, size))) => size,
+                _ => {
+                    return Err(SpoolError::Response {
+                        offset: at,
+                        what: format!(
+                            "bad chunk size {:?}",
+                            String::from_utf8_lossy(&line).trim_end()
+                        ),
+                    })
+                }
+            };
             if size == 0 {
                 // Trailers until the empty line.
-                while !self.line(CHUNK_LINE_MAX_BYTES, "trailer")?.is_empty() {}
+                while self.raw_line(CHUNK_LINE_MAX_BYTES, "trailer")? != b"\r\n" {}
                 return Ok(body);
             }
             if size > max.saturating_sub(body.len() as u64) {
                 return Err(self.bad("chunked body over response_body_max_bytes"));
             }
             body.extend(self.exact(size)?);
-            if !self.line(0, "chunk end")?.is_empty() {
+            if self.raw_line(0, "chunk end")? != b"\r\n" {
                 return Err(self.bad("chunk data not followed by CRLF"));
             }
         }
@@ -423,13 +447,18 @@ mod tests {
 
     #[test]
     fn malformed_responses_name_the_offset() {
-        let cases: [(&[u8], &str); 5] = [
+        let cases: [(&[u8], &str); 7] = [
             (b"", "connection closed before the status line"),
-            (b"HTTP/2 200\r\n\r\n", "bad status line"),
+            (b"HTTP/2 200\r\n\r\n", "(invalid HTTP version)"),
             (
                 b"HTTP/1.1 200 OK\r\nnocolon\r\n\r\n",
-                "byte 17: header without a colon",
+                "byte 0: bad response head (invalid header name) after status line \"HTTP/1.1 200 OK\"",
             ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: five\r\n\r\n",
+                "bad Content-Length \"five\"",
+            ),
+            (b"HTTP/1.1 200 OK\r\nX: y\r\n", "byte 23: connection closed in the response head"),
             (
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",
                 "body ended after 2 of 5",

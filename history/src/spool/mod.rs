@@ -11,23 +11,27 @@
 //!    file in fixed chunks; a continuation after tool calls is a second spool;
 //! 4. a failed or aborted build or send leaves no spool behind.
 //!
-//! [`oracle::body`] builds the same bytes in memory with `serde_json`; the two must be equal for
-//! every history. [`SpoolReport`] carries what a checker needs to detect J14 without a global
-//! allocator: sealed size, Content-Length and bytes sent, and the largest buffer the builder held
-//! against the bound a streaming builder keeps.
+//! The reference for the bytes is outside this crate: `model::spool::body` builds the same bodies
+//! in memory with `serde_json`, and the simulator checks that the two are equal for every history.
+//! [`SpoolReport`] carries what a checker needs to detect J14 without a global allocator: sealed
+//! size, Content-Length and bytes sent, and the largest buffer the builder held against the bound
+//! a streaming builder keeps.
 //!
 //! ```
 //! use history::journal::{Origin, Row, Speaker};
-//! use history::spool::{build, oracle, BuildOptions, NeverAbort, RequestHead, Shape, SpoolDir, VecSource};
+//! use history::spool::{build, BuildOptions, NeverAbort, RequestHead, Shape, SpoolDir, VecSource};
 //!
 //! let rows = vec![Row::text(Speaker::Human, Origin::Main, "hello")];
 //! let tmp = tempfile::tempdir().unwrap();
 //! let mut dir = SpoolDir::open(tmp.path().join("request-1")).unwrap();
 //! let head = RequestHead::default();
-//! let built = build(Shape::OpenAiChat, &head, &mut VecSource::new(rows.clone()), &mut dir,
+//! let built = build(Shape::OpenAiChat, &head, &mut VecSource::new(rows), &mut dir,
 //!                   &BuildOptions::default(), &NeverAbort).unwrap();
 //! let on_disk = std::fs::read(built.spool.path()).unwrap();
-//! assert_eq!(on_disk, oracle::body(Shape::OpenAiChat, &head, &rows).unwrap());
+//! assert_eq!(
+//!     on_disk,
+//!     br#"{"model":"test-model","messages":[{"role":"user","content":"hello"}],"stream":true}"#
+//! );
 //! assert_eq!(built.spool.size_bytes(), on_disk.len() as u64);
 //! ```
 
@@ -41,11 +45,11 @@ mod http;
 mod ids;
 mod json;
 pub mod openai;
-pub mod oracle;
 mod reader;
 mod report;
 mod rules;
 pub mod source;
+#[cfg(any(test, feature = "testing"))]
 pub mod synthetic;
 
 pub use abort::{AbortSignal, NeverAbort};
@@ -55,8 +59,7 @@ pub use file::{SealedSpool, Spool, SpoolDir};
 pub use head::{RequestHead, Shape};
 pub use http::SendOptions;
 pub use ids::ToolIdMapper;
-pub use report::{
-    BufferTracker, BuildStats, SendReport, SpoolReport, SpoolViolation, WINDOW_ROWS_MAX,
-};
+pub use report::{BufferTracker, BuildStats, SendReport, SpoolReport, WINDOW_ROWS_MAX};
 pub use source::{Compressed, IterSource, RowSource, VecSource};
+#[cfg(any(test, feature = "testing"))]
 pub use synthetic::{SyntheticOptions, SyntheticRows};

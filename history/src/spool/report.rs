@@ -1,6 +1,7 @@
 //! What a request reports about itself, so a checker can verify it without a global allocator:
 //! the sizes that must agree (sealed, Content-Length, sent) and the largest in-memory buffer the
-//! builder held against the bound a streaming builder can never exceed.
+//! builder held against the bound a streaming builder can never exceed. Judging them is the
+//! simulator's job (`sim::spool::check`); this crate only reports.
 //!
 //! "Buffered" counts the bytes a builder itself holds: its fixed output buffer plus the
 //! content of the rows it holds at once (one row for OpenAI, a window of at most three for
@@ -8,7 +9,6 @@
 //! exceeds the bound as soon as the history is larger than a few rows.
 
 use crate::journal::Row;
-use crate::BugId;
 
 /// The most rows any streaming builder holds at once (Anthropic: the row being decided plus the
 /// two rows after it, which tell whether it is among the last two).
@@ -113,13 +113,6 @@ pub struct SpoolReport {
     pub buffered_bound_bytes: u64,
 }
 
-/// A broken spool invariant, named by its catalog ID.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpoolViolation {
-    pub id: BugId,
-    pub what: String,
-}
-
 impl SpoolReport {
     /// Puts the build figures and the send figures of one request together.
     pub fn new(sealed_bytes: u64, build: &BuildStats, send: &SendReport) -> Self {
@@ -130,40 +123,6 @@ impl SpoolReport {
             peak_buffered_bytes: build.peak_buffered_bytes,
             buffered_bound_bytes: build.buffered_bound_bytes,
         }
-    }
-
-    /// Every J14 invariant this request broke: Content-Length == sealed size == bytes sent, and
-    /// the builder's buffers within the streaming bound.
-    pub fn violations(&self) -> Vec<SpoolViolation> {
-        let mut out = Vec::new();
-        if self.content_length != self.sealed_bytes {
-            out.push(SpoolViolation {
-                id: BugId::J14,
-                what: format!(
-                    "Content-Length {} differs from the sealed size {}",
-                    self.content_length, self.sealed_bytes
-                ),
-            });
-        }
-        if self.sent_bytes != self.sealed_bytes {
-            out.push(SpoolViolation {
-                id: BugId::J14,
-                what: format!(
-                    "{} body bytes sent for a sealed size of {}",
-                    self.sent_bytes, self.sealed_bytes
-                ),
-            });
-        }
-        if self.peak_buffered_bytes > self.buffered_bound_bytes {
-            out.push(SpoolViolation {
-                id: BugId::J14,
-                what: format!(
-                    "the builder held {} bytes in memory, over the streaming bound of {}",
-                    self.peak_buffered_bytes, self.buffered_bound_bytes
-                ),
-            });
-        }
-        out
     }
 }
 
@@ -188,27 +147,5 @@ mod tests {
         assert_eq!(stats.buffered_bound_bytes, 130);
         assert_eq!(stats.body_bytes, 42);
         assert_eq!(stats.rows_read, 1);
-    }
-
-    #[test]
-    fn a_consistent_report_has_no_violations_and_each_mismatch_is_named() {
-        let ok = SpoolReport {
-            sealed_bytes: 10,
-            content_length: 10,
-            sent_bytes: 10,
-            peak_buffered_bytes: 5,
-            buffered_bound_bytes: 5,
-        };
-        assert!(ok.violations().is_empty());
-        let bad = SpoolReport {
-            content_length: 9,
-            sent_bytes: 11,
-            peak_buffered_bytes: 6,
-            ..ok
-        };
-        let v = bad.violations();
-        assert_eq!(v.len(), 3);
-        assert!(v.iter().all(|v| v.id == BugId::J14));
-        assert!(v[0].what.contains("Content-Length 9"));
     }
 }

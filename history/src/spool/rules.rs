@@ -1,7 +1,8 @@
 //! Which blocks each speaker may send, and how a tool call's arguments become an Anthropic `input`.
 //!
-//! Shared by both streaming builders. The oracle states the same rules again in its own code, so
-//! a mistake here shows up as a byte difference rather than being copied into the expectation.
+//! Shared by both streaming builders. The oracle (`model::spool`) states the same rules again in
+//! its own code, so a mistake here shows up as a byte difference rather than being copied into the
+//! expectation.
 //!
 //! - a human row holds text blocks only;
 //! - an AI row holds text and tool-call blocks;

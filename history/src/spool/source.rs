@@ -27,7 +27,7 @@ impl<S: RowSource + ?Sized> RowSource for Box<S> {
     }
 }
 
-/// Rows from a vector (tests, the oracle's callers). Rows are moved out one at a time.
+/// Rows from a vector (tests, histories already in memory). Rows are moved out one at a time.
 #[derive(Debug)]
 pub struct VecSource {
     rows: std::vec::IntoIter<Row>,

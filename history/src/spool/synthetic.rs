@@ -4,7 +4,7 @@
 //! holds nothing: [`SyntheticRows`] keeps only its counters and the ids of the calls of the current
 //! turn. Rows are deterministic in the seed and mix ASCII, non-ASCII and every kind of character
 //! JSON must escape. Tool-heavy histories repeat raw tool ids across turns, as some models do, so
-//! the id mapping is exercised.
+//! the id mapping is exercised. A generator of test data: compiled with the `testing` feature.
 
 use crate::journal::{Block, Origin, Row, Speaker};
 

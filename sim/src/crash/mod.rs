@@ -15,14 +15,12 @@
 //! (an open transaction in the image, a non-atomic operation, lost bytes), never from which bug
 //! is planted. `histsim crash [--ops N]` prints [`CrashReport`].
 //!
-//! [`invariants`] holds the pure checks of every journal invariant (J1 to J18 without J14), and
-//! [`probe`] runs seeded random episodes that call them, for `histsim bugs`.
+//! [`invariants`] holds the pure journal checks the journal workload (`sim::journal`) shares.
 
 mod check;
 mod explore;
 pub mod faulted;
 pub mod invariants;
-pub mod probe;
 mod view;
 mod workload;
 

@@ -4,14 +4,98 @@
 //! no spool file outlives its request.
 //!
 //! The expected rows come from the scenario alone (the synthetic history, compressed by the
-//! summarization middleware when asked), never from the journal the world wrote them to.
+//! summarization middleware when asked), never from the journal the world wrote them to. The
+//! expected bytes come from `model::spool`, which shares no code with the builders it judges;
+//! [`oracle_body`] converts the system's row and head types into the model's.
 
 use super::scenario::SpoolScenario;
 use super::source::{compressed, history_rows, prefix};
 use super::world::{head, shape, WorldRecord};
 use crate::outcome::Violation;
-use history::spool::oracle;
+use history::journal::{Block, Row, Speaker};
+use history::spool::{RequestHead, Shape, SpoolReport};
 use history::BugId;
+use model::spool as oracle;
+
+/// The oracle's body for `rows` (what the spool of `shape` must hold), or its refusal.
+pub fn oracle_body(
+    shape: Shape,
+    head: &RequestHead,
+    rows: &[Row],
+) -> Result<Vec<u8>, oracle::ShapeError> {
+    let shape = match shape {
+        Shape::OpenAiChat => oracle::Shape::OpenAiChat,
+        Shape::AnthropicMessages => oracle::Shape::AnthropicMessages,
+    };
+    let head = oracle::Head {
+        model: head.model.clone(),
+        system: head.system.clone(),
+        max_tokens: head.max_tokens,
+        stream: head.stream,
+    };
+    let rows: Vec<oracle::Row> = rows.iter().map(model_row).collect();
+    oracle::body(shape, &head, &rows)
+}
+
+/// A journal row as the model sees it: who spoke and what; the origin is not sent.
+fn model_row(row: &Row) -> oracle::Row {
+    let speaker = match row.speaker {
+        Speaker::Human => oracle::Speaker::Human,
+        Speaker::Ai => oracle::Speaker::Ai,
+        Speaker::Tool => oracle::Speaker::Tool,
+    };
+    let blocks = row
+        .blocks
+        .iter()
+        .map(|b| match b.clone() {
+            Block::Text { text } => oracle::Block::Text { text },
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+            } => oracle::Block::ToolCall {
+                id,
+                name,
+                arguments,
+            },
+            Block::ToolResult {
+                call_id,
+                name,
+                content,
+            } => oracle::Block::ToolResult {
+                call_id,
+                name,
+                content,
+            },
+        })
+        .collect();
+    oracle::Row { speaker, blocks }
+}
+
+/// Every J14 figure of one request that disagrees: Content-Length, the sealed size and the bytes
+/// sent must be equal, and the builder must have held no more than a streaming builder may.
+pub fn report_violations(report: &SpoolReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if report.content_length != report.sealed_bytes {
+        out.push(format!(
+            "Content-Length {} differs from the sealed size {}",
+            report.content_length, report.sealed_bytes
+        ));
+    }
+    if report.sent_bytes != report.sealed_bytes {
+        out.push(format!(
+            "{} body bytes sent for a sealed size of {}",
+            report.sent_bytes, report.sealed_bytes
+        ));
+    }
+    if report.peak_buffered_bytes > report.buffered_bound_bytes {
+        out.push(format!(
+            "the builder held {} bytes in memory, over the streaming bound of {}",
+            report.peak_buffered_bytes, report.buffered_bound_bytes
+        ));
+    }
+    out
+}
 
 pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -30,8 +114,8 @@ pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
         }
         match &seen.report {
             Ok(report) => {
-                for v in report.violations() {
-                    add(format!("{at}: {}", v.what));
+                for what in report_violations(report) {
+                    add(format!("{at}: {what}"));
                 }
             }
             Err(e) => add(format!("{at}: sending failed: {e}")),
@@ -43,7 +127,7 @@ pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
                 seen.rows
             ));
         }
-        match oracle::body(shape(spec.shape), &head, &rows[..n]) {
+        match oracle_body(shape(spec.shape), &head, &rows[..n]) {
             Ok(want) if want != seen.spool => {
                 let at_byte = want
                     .iter()
@@ -94,4 +178,69 @@ pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
         add(format!("the request directory could not be removed: {e}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::journal::Origin;
+
+    #[test]
+    fn a_consistent_report_has_no_violations_and_each_mismatch_is_named() {
+        let ok = SpoolReport {
+            sealed_bytes: 10,
+            content_length: 10,
+            sent_bytes: 10,
+            peak_buffered_bytes: 5,
+            buffered_bound_bytes: 5,
+        };
+        assert_eq!(report_violations(&ok), Vec::<String>::new());
+        let bad = SpoolReport {
+            content_length: 9,
+            sent_bytes: 11,
+            peak_buffered_bytes: 6,
+            ..ok
+        };
+        let v = report_violations(&bad);
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert!(v[0].contains("Content-Length 9"), "{v:?}");
+        assert!(v[1].contains("11 body bytes sent"), "{v:?}");
+        assert!(v[2].contains("held 6 bytes"), "{v:?}");
+    }
+
+    #[test]
+    fn the_oracle_sees_speakers_and_blocks_but_not_origins() {
+        let call = Block::ToolCall {
+            id: "x".into(),
+            name: "grep".into(),
+            arguments: "{}".into(),
+        };
+        let rows = [
+            Row::text(Speaker::Human, Origin::Subagent("a".into()), "hi"),
+            Row {
+                speaker: Speaker::Ai,
+                origin: Origin::Main,
+                blocks: vec![call],
+            },
+        ];
+        let body = oracle_body(Shape::OpenAiChat, &RequestHead::default(), &rows).expect("valid");
+        assert_eq!(
+            String::from_utf8(body).expect("UTF-8"),
+            concat!(
+                r#"{"model":"test-model","messages":[{"role":"user","content":"hi"},"#,
+                r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"grep","arguments":"{}"}}]}],"stream":true}"#
+            )
+        );
+        let tool_text = [Row::text(Speaker::Tool, Origin::Main, "t")];
+        let err = oracle_body(
+            Shape::AnthropicMessages,
+            &RequestHead::default(),
+            &tool_text,
+        )
+        .expect_err("a tool row cannot hold text");
+        assert_eq!(
+            err.to_string(),
+            "row 0 block 0: a Tool row cannot hold a text block"
+        );
+    }
 }

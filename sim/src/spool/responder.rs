@@ -20,6 +20,39 @@ pub struct Received {
     pub status: u16,
 }
 
+/// The most request headers read; the spool sends five or six.
+const REQUEST_HEADERS_MAX: usize = 32;
+
+/// The request line, the `Content-Length` header when there is one parsable header of that
+/// name, and the bytes after the head. A request `httparse` refuses or finds incomplete has no
+/// request line and no length, so the responder answers 400.
+fn parse_request(request: &[u8]) -> (String, Option<u64>, Vec<u8>) {
+    let mut headers = [httparse::EMPTY_HEADER; REQUEST_HEADERS_MAX];
+    let mut parsed = httparse::Request::new(&mut headers);
+    let head_len = match parsed.parse(request) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) | Err(_) => return (String::new(), None, Vec::new()),
+    };
+    let request_line = format!(
+        "{} {} HTTP/1.{}",
+        parsed.method.unwrap_or(""),
+        parsed.path.unwrap_or(""),
+        parsed.version.unwrap_or(1)
+    );
+    let mut lengths = parsed
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("content-length"));
+    // Two Content-Length headers are a framing error, not a length.
+    let content_length = match (lengths.next(), lengths.next()) {
+        (Some(h), None) => std::str::from_utf8(h.value)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok()),
+        _ => None,
+    };
+    (request_line, content_length, request[head_len..].to_vec())
+}
+
 /// Both ends of a connection to the responder.
 #[derive(Debug, Default)]
 pub struct Loopback {
@@ -39,24 +72,7 @@ impl Loopback {
     }
 
     fn answer(&mut self) {
-        let head_end = self
-            .request
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .map(|i| i + 4);
-        let (request_line, content_length, body) = match head_end {
-            Some(end) => {
-                let head = String::from_utf8_lossy(&self.request[..end]);
-                let mut lines = head.lines();
-                let request_line = lines.next().unwrap_or("").to_string();
-                let content_length = lines
-                    .filter_map(|l| l.split_once(':'))
-                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-                    .and_then(|(_, v)| v.trim().parse::<u64>().ok());
-                (request_line, content_length, self.request[end..].to_vec())
-            }
-            None => (String::new(), None, Vec::new()),
-        };
+        let (request_line, content_length, body) = parse_request(&self.request);
         let agrees = content_length == Some(body.len() as u64) && request_line.starts_with("POST ");
         let (status, text): (u16, &str) = if agrees {
             (200, "ok")
@@ -127,7 +143,12 @@ mod tests {
         let (a, r) = exchange(b"POST /x HTTP/1.1\r\ncontent-length: 4\r\n\r\nabc");
         assert!(a.starts_with("HTTP/1.1 400"));
         assert_eq!(r.content_length, Some(4));
-        let (a, _) = exchange(b"garbage");
+        let (a, r) = exchange(b"garbage");
         assert!(a.starts_with("HTTP/1.1 400"));
+        assert_eq!((r.request_line.as_str(), r.content_length), ("", None));
+        let (a, r) =
+            exchange(b"POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc");
+        assert!(a.starts_with("HTTP/1.1 400"), "two lengths: {a}");
+        assert_eq!(r.request_line, "POST /x HTTP/1.1");
     }
 }

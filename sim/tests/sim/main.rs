@@ -1,10 +1,12 @@
 //! Integration tests of the simulator, grouped by area.
 
 mod campaigns;
+mod catalog;
 mod determinism;
 mod journal;
 mod planted;
 mod runs;
 mod scenarios;
+mod spool;
 mod sut;
 mod tidy;

@@ -37,19 +37,6 @@ fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
 }
 
 #[test]
-fn there_is_a_scenario_for_every_p_id() {
-    let files = discover(&scenario_dir()).expect("readable");
-    let ids: std::collections::BTreeSet<_> = files
-        .iter()
-        .filter_map(|p| ScenarioFile::load(p).ok())
-        .map(|f| f.id)
-        .collect();
-    for id in history::BugId::ALL.iter().filter(|id| id.family() == 'P') {
-        assert!(ids.contains(id), "no scenario for {id}");
-    }
-}
-
-#[test]
 fn a_bad_scenario_file_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("broken.toml");

@@ -1,15 +1,18 @@
-//! Spool bytes == oracle bytes (J14): the streamed builders against the in-memory oracle, for
-//! generated histories on both shapes, in memory and through a real spool file.
+//! Spool bytes == oracle bytes (J14): the streamed builders of `history` against the in-memory
+//! oracle of `model` (`sim::spool::check::oracle_body`), for generated histories on both shapes,
+//! in memory and through a real spool file.
 
 use history::journal::{Row, Speaker};
 use history::spool::{
-    build, oracle, write_body, BufferTracker, BuildOptions, Compressed, NeverAbort, RequestHead,
-    Shape, SpoolDir, SpoolError, SyntheticOptions, SyntheticRows, VecSource,
+    build, write_body, BufferTracker, BuildOptions, Compressed, NeverAbort, RequestHead, Shape,
+    SpoolDir, SpoolError, SyntheticOptions, SyntheticRows, VecSource,
 };
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::strategies::{head, history, maybe_invalid_history, well_formed_tool_history};
+use sim::spool::check::oracle_body;
+
+use super::strategies::{head, history, maybe_invalid_history, well_formed_tool_history};
 
 /// The streamed body of `rows`, written into memory (the test's own vector; the builder's output
 /// buffer is 16 bytes, so tokens cross its boundary all the time).
@@ -29,7 +32,7 @@ fn streamed(shape: Shape, head: &RequestHead, rows: Vec<Row>) -> Result<Vec<u8>,
 
 /// The one data-driven check of this area: streamed and oracle agree, as bytes or as errors.
 fn check(shape: Shape, head: &RequestHead, rows: &[Row]) -> Result<(), TestCaseError> {
-    let want = oracle::body(shape, head, rows);
+    let want = oracle_body(shape, head, rows);
     let got = streamed(shape, head, rows.to_vec());
     match (want, got) {
         (Ok(want), Ok(got)) => {
@@ -84,13 +87,13 @@ proptest! {
 
     #[test]
     fn a_compressed_history_is_the_summary_then_the_kept_rows(
-        summary in crate::strategies::valid_row(false),
+        summary in super::strategies::valid_row(false),
         kept in history(true),
     ) {
         let mut whole = vec![summary.clone()];
         whole.extend(kept.iter().cloned());
         for shape in Shape::ALL {
-            let want = oracle::body(shape, &RequestHead::default(), &whole)
+            let want = oracle_body(shape, &RequestHead::default(), &whole)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let mut out = Vec::new();
             let mut source = Compressed::new(summary.clone(), VecSource::new(kept.clone()));
@@ -158,7 +161,7 @@ proptest! {
         let mut dir = SpoolDir::open(tmp.path().join("request"))
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         for shape in Shape::ALL {
-            let want = oracle::body(shape, &head, &rows)
+            let want = oracle_body(shape, &head, &rows)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let opts = BuildOptions { write_buffer_bytes: 64, ..BuildOptions::default() };
             let built = build(shape, &head, &mut VecSource::new(rows.clone()), &mut dir, &opts,
@@ -190,7 +193,7 @@ fn synthetic_histories_stream_to_the_oracle_bytes() {
         }
         assert!(rows.iter().any(|r| r.speaker == Speaker::Tool) == tool_heavy);
         for shape in Shape::ALL {
-            let want = oracle::body(shape, &RequestHead::default(), &rows).expect("valid rows");
+            let want = oracle_body(shape, &RequestHead::default(), &rows).expect("valid rows");
             let mut out = Vec::new();
             let mut track = BufferTracker::new(4096);
             write_body(

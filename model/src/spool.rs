@@ -1,22 +1,112 @@
-//! The oracle: the same request bodies built in memory from the whole row array, with
-//! `#[derive(Serialize)]` structs serialized once by `serde_json`.
+//! The request-body oracle (catalog J14): provider request bodies built in memory from the whole
+//! row array, with `#[derive(Serialize)]` structs serialized once by `serde_json`.
 //!
-//! It restates the shapes of [`super::openai`] and [`super::anthropic`] in the plainest way
+//! The system under test streams the same bodies row by row into a spool file (its OpenAI chat
+//! and Anthropic messages writers). This module restates both shapes in the plainest way
 //! (whole-array passes instead of streaming state): tool ids are numbered by scanning all earlier
 //! calls, cache markers go on the last two entries of the list of non-empty rows, messages are
 //! merged by looking at the last message built. For every history the streamed spool must equal
-//! these bytes. It holds the whole history and the whole body, which is why the memory proof uses
-//! it as the trap and the planted J14 route calls it.
+//! these bytes; `sim`'s spool checker compares them.
+//!
+//! The model has its own row, block and head types (written from the providers' shapes, not from
+//! the `history` crate), so it can be independent of the code it judges: the simulator converts.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use std::fmt;
 
-use crate::journal::{Block, Row, Speaker};
+/// Who wrote a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Speaker {
+    Human,
+    Ai,
+    Tool,
+}
 
-use super::{RequestHead, Shape, SpoolError};
+/// One block of a row's content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// Plain text.
+    Text { text: String },
+    /// An AI row's call of a tool; `arguments` is the JSON text the model produced.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    /// A tool row's answer to the call with raw id `call_id`.
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+    },
+}
+
+/// One history row as a request body sees it (who spoke, and what).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub speaker: Speaker,
+    pub blocks: Vec<Block>,
+}
+
+/// The wire shape of a request body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// OpenAI chat completions: tool calls on assistant messages, one `tool` message per tool
+    /// result, ids mapped to `call_<n>`.
+    OpenAiChat,
+    /// Anthropic messages: consecutive rows of one role merged, `tool_use`/`tool_result` blocks
+    /// with ids mapped to `toolu_<n>`, `cache_control` on the last block of the last two
+    /// non-empty rows.
+    AnthropicMessages,
+}
+
+impl Shape {
+    /// The prefix of mapped tool-call ids.
+    fn tool_id_prefix(self) -> &'static str {
+        match self {
+            Shape::OpenAiChat => "call_",
+            Shape::AnthropicMessages => "toolu_",
+        }
+    }
+}
+
+/// The request fields that are not rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub model: String,
+    /// A leading `system` message (OpenAI) or the `system` field (Anthropic).
+    pub system: Option<String>,
+    /// Only the Anthropic shape sends it.
+    pub max_tokens: u32,
+    pub stream: bool,
+}
+
+/// A block its row's speaker may not send. Its text is the one the streaming builders use for
+/// the same mistake, so a checker can compare the two refusals.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    pub row_index: u64,
+    pub block_index: usize,
+    pub speaker: Speaker,
+    /// `text`, `tool_call` or `tool_result`.
+    pub block: &'static str,
+}
+
+impl fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "row {} block {}: a {:?} row cannot hold a {} block",
+            self.row_index, self.block_index, self.speaker, self.block
+        )
+    }
+}
+
+impl std::error::Error for ShapeError {}
 
 /// The body of `head` and `rows` in `shape`, in memory.
-pub fn body(shape: Shape, head: &RequestHead, rows: &[Row]) -> Result<Vec<u8>, SpoolError> {
+pub fn body(shape: Shape, head: &Head, rows: &[Row]) -> Result<Vec<u8>, ShapeError> {
     validate(rows)?;
     let rows: Vec<&Row> = rows.iter().filter(|r| !r.blocks.is_empty()).collect();
     let ids = number_tool_ids(&rows, shape.tool_id_prefix());
@@ -28,7 +118,7 @@ pub fn body(shape: Shape, head: &RequestHead, rows: &[Row]) -> Result<Vec<u8>, S
 }
 
 /// Speaker rules, stated as the table of what each speaker may hold.
-fn validate(rows: &[Row]) -> Result<(), SpoolError> {
+fn validate(rows: &[Row]) -> Result<(), ShapeError> {
     for (row_index, row) in rows.iter().enumerate() {
         for (block_index, block) in row.blocks.iter().enumerate() {
             let (kind, allowed) = match block {
@@ -37,7 +127,7 @@ fn validate(rows: &[Row]) -> Result<(), SpoolError> {
                 Block::ToolResult { .. } => ("tool_result", row.speaker == Speaker::Tool),
             };
             if !allowed {
-                return Err(SpoolError::Shape {
+                return Err(ShapeError {
                     row_index: row_index as u64,
                     block_index,
                     speaker: row.speaker,
@@ -137,7 +227,7 @@ fn texts(row: &Row) -> Vec<&str> {
         .collect()
 }
 
-fn openai<'a>(head: &'a RequestHead, rows: &[&'a Row], ids: &'a [String]) -> OpenAiBody<'a> {
+fn openai<'a>(head: &'a Head, rows: &[&'a Row], ids: &'a [String]) -> OpenAiBody<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &head.system {
         messages.push(OpenAiMessage::System { content: system });
@@ -266,7 +356,7 @@ fn tool_input(arguments: &str) -> Box<RawValue> {
     }
 }
 
-fn anthropic<'a>(head: &'a RequestHead, rows: &[&'a Row], ids: &'a [String]) -> AnthropicBody<'a> {
+fn anthropic<'a>(head: &'a Head, rows: &[&'a Row], ids: &'a [String]) -> AnthropicBody<'a> {
     let mut ids = ids.iter();
     let marked_from = rows.len().saturating_sub(2);
     let mut messages: Vec<AnthropicMessage<'a>> = Vec::new();
@@ -327,13 +417,17 @@ fn anthropic<'a>(head: &'a RequestHead, rows: &[&'a Row], ids: &'a [String]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::Origin;
 
     fn row(speaker: Speaker, blocks: Vec<Block>) -> Row {
-        Row {
-            speaker,
-            origin: Origin::Main,
-            blocks,
+        Row { speaker, blocks }
+    }
+
+    fn head() -> Head {
+        Head {
+            model: "test-model".into(),
+            system: None,
+            max_tokens: 4096,
+            stream: true,
         }
     }
 
@@ -366,17 +460,17 @@ mod tests {
         ]
     }
 
-    fn check(shape: Shape, head: &RequestHead, rows: &[Row], expect: &str) {
+    fn check(shape: Shape, head: &Head, rows: &[Row], expect: &str) {
         let got = body(shape, head, rows).expect("valid rows build");
         assert_eq!(String::from_utf8(got).expect("bodies are UTF-8"), expect);
     }
 
     #[test]
     fn openai_maps_calls_results_and_joined_text() {
-        let head = RequestHead {
+        let head = Head {
             model: "m".into(),
             system: Some("sys".into()),
-            ..RequestHead::default()
+            ..head()
         };
         check(
             Shape::OpenAiChat,
@@ -399,10 +493,10 @@ mod tests {
         rows.push(row(Speaker::Tool, vec![]));
         check(
             Shape::AnthropicMessages,
-            &RequestHead {
+            &Head {
                 model: "m".into(),
                 max_tokens: 9,
-                ..RequestHead::default()
+                ..head()
             },
             &rows,
             concat!(
@@ -431,8 +525,7 @@ mod tests {
             number_tool_ids(&refs, "call_"),
             ["call_0", "call_1", "call_2", "call_0", "call_1"]
         );
-        let got = body(Shape::AnthropicMessages, &RequestHead::default(), &rows)
-            .expect("valid rows build");
+        let got = body(Shape::AnthropicMessages, &head(), &rows).expect("valid rows build");
         let got = String::from_utf8(got).expect("bodies are UTF-8");
         assert!(got.contains(r#""input":{}"#), "{got}");
         assert!(got.contains(r#""input":{"raw_arguments":"[1]"}"#), "{got}");
@@ -444,8 +537,7 @@ mod tests {
             row(Speaker::Human, vec![]),
             row(Speaker::Tool, vec![text("t")]),
         ];
-        let err = body(Shape::OpenAiChat, &RequestHead::default(), &rows)
-            .expect_err("a tool row cannot hold text");
+        let err = body(Shape::OpenAiChat, &head(), &rows).expect_err("a tool row cannot hold text");
         assert_eq!(
             err.to_string(),
             "row 1 block 0: a Tool row cannot hold a text block"
