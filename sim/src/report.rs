@@ -189,26 +189,7 @@ impl Summary {
             return Err("no reports to merge".into());
         };
         for p in parts {
-            if p.config != first.config
-                || (p.seeds_start, p.seeds_end) != (first.seeds_start, first.seeds_end)
-                || p.turmoil_version != first.turmoil_version
-                || p.histsim_version != first.histsim_version
-            {
-                return Err(format!(
-                    "report `{}` is of another campaign (range, config or versions differ from `{}`)",
-                    p.campaign, first.campaign
-                ));
-            }
-            // A seed's trace is a function of the seed and the code: shards of two commits are
-            // two campaigns, whatever their flags.
-            if let (Some(a), Some(b)) = (&p.commit, &first.commit) {
-                if a != b {
-                    return Err(format!(
-                        "report `{}` ran commit {a}, report `{}` commit {b}: seeds compare only within one commit",
-                        p.campaign, first.campaign
-                    ));
-                }
-            }
+            p.same_campaign_as(first)?;
         }
         let mut seeds: Vec<SeedLine> = parts.iter().flat_map(|p| p.seeds.clone()).collect();
         seeds.sort_by_key(|l| l.seed);
@@ -262,6 +243,32 @@ impl Summary {
         })
     }
 
+    /// Whether this shard report is of the same campaign as `first`: the same range, config,
+    /// versions and commit.
+    fn same_campaign_as(&self, first: &Summary) -> Result<(), String> {
+        if self.config != first.config
+            || (self.seeds_start, self.seeds_end) != (first.seeds_start, first.seeds_end)
+            || self.turmoil_version != first.turmoil_version
+            || self.histsim_version != first.histsim_version
+        {
+            return Err(format!(
+                "report `{}` is of another campaign (range, config or versions differ from `{}`)",
+                self.campaign, first.campaign
+            ));
+        }
+        // A seed's trace is a function of the seed and the code: shards of two commits are two
+        // campaigns, whatever their flags.
+        if let (Some(a), Some(b)) = (&self.commit, &first.commit) {
+            if a != b {
+                return Err(format!(
+                    "report `{}` ran commit {a}, report `{}` commit {b}: seeds compare only within one commit",
+                    self.campaign, first.campaign
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn read(dir: &Path) -> Result<Summary, String> {
         let path = dir.join("summary.json");
         let text =
@@ -278,6 +285,18 @@ pub fn markdown(s: &Summary) -> String {
             .is_some_and(|d| !d.mismatches.is_empty());
     let verdict = if failed { "FAILED" } else { "passed" };
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
+    markdown_table(&mut md, s);
+    markdown_failures(&mut md, s);
+    let _ = writeln!(md, "\n## coverage\n\n| probe | fired |\n|---|---|");
+    for (probe, n) in &s.coverage {
+        let mark = if *n == 0 { " **never**" } else { "" };
+        let _ = writeln!(md, "| {probe} | {n}{mark} |");
+    }
+    md
+}
+
+/// The campaign's figures, one row each.
+fn markdown_table(md: &mut String, s: &Summary) {
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(
         md,
@@ -301,27 +320,7 @@ pub fn markdown(s: &Summary) -> String {
         s.seeds_per_second, s.elapsed_s
     );
     let _ = writeln!(md, "| steps | {} |", s.steps_total);
-    let converged: Vec<u64> = s
-        .seeds
-        .iter()
-        .filter_map(|l| l.converged_after_ms)
-        .collect();
-    if !converged.is_empty() {
-        let max = converged.iter().max().copied().unwrap_or(0);
-        let mean = converged.iter().sum::<u64>() as f64 / converged.len() as f64;
-        // Only the display and runs worlds have a healing phase; journal and spool seeds check
-        // their state after every operation instead.
-        let with_liveness_phase = s
-            .seeds
-            .iter()
-            .filter(|l| registry::by_name(&l.workload).is_some_and(|w| w.has_liveness_phase()))
-            .count();
-        let _ = writeln!(
-            md,
-            "| liveness | {} of {with_liveness_phase} display and runs seeds converged after healing; mean {mean:.1} ms, max {max} ms (simulated) |",
-            converged.len(),
-        );
-    }
+    markdown_liveness(md, s);
     let _ = writeln!(
         md,
         "| versions | histsim {}, turmoil {}, commit {} |",
@@ -338,6 +337,36 @@ pub fn markdown(s: &Summary) -> String {
             d.mismatches.len()
         );
     }
+}
+
+/// How fast the worlds with a healing phase converged after it.
+fn markdown_liveness(md: &mut String, s: &Summary) {
+    let converged: Vec<u64> = s
+        .seeds
+        .iter()
+        .filter_map(|l| l.converged_after_ms)
+        .collect();
+    if converged.is_empty() {
+        return;
+    }
+    let max = converged.iter().max().copied().unwrap_or(0);
+    let mean = converged.iter().sum::<u64>() as f64 / converged.len() as f64;
+    // Only the display and runs worlds have a healing phase; journal and spool seeds check their
+    // state after every operation instead.
+    let with_liveness_phase = s
+        .seeds
+        .iter()
+        .filter(|l| registry::by_name(&l.workload).is_some_and(|w| w.has_liveness_phase()))
+        .count();
+    let _ = writeln!(
+        md,
+        "| liveness | {} of {with_liveness_phase} display and runs seeds converged after healing; mean {mean:.1} ms, max {max} ms (simulated) |",
+        converged.len(),
+    );
+}
+
+/// Every failing seed with its violations and replay command, then every nondeterministic one.
+fn markdown_failures(md: &mut String, s: &Summary) {
     for f in &s.failures {
         let _ = writeln!(md, "\n## seed {} ({})\n", f.seed, f.workload);
         if let Some(e) = &f.failure {
@@ -362,12 +391,6 @@ pub fn markdown(s: &Summary) -> String {
             );
         }
     }
-    let _ = writeln!(md, "\n## coverage\n\n| probe | fired |\n|---|---|");
-    for (probe, n) in &s.coverage {
-        let mark = if *n == 0 { " **never**" } else { "" };
-        let _ = writeln!(md, "| {probe} | {n}{mark} |");
-    }
-    md
 }
 
 /// JUnit XML: one test case per invariant ID, plus world failures, determinism and coverage.

@@ -8,9 +8,9 @@
 //! expected bytes come from `model::spool`, which shares no code with the builders it judges;
 //! [`oracle_body`] converts the system's row and head types into the model's.
 
-use super::scenario::SpoolScenario;
+use super::scenario::{RequestSpec, SpoolScenario};
 use super::source::{compressed, history_rows, prefix};
-use super::world::{head, shape, WorldRecord};
+use super::world::{head, shape, RequestSeen, WorldRecord};
 use crate::outcome::Violation;
 use history::journal::{Block, Row, Speaker};
 use history::spool::{RequestHead, Shape, SpoolReport};
@@ -98,86 +98,105 @@ pub fn report_violations(report: &SpoolReport) -> Vec<String> {
 }
 
 pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
-    let mut out = Vec::new();
-    let mut add = |message: String| out.push(Violation::safety(BugId::J14, message));
+    let mut found: Vec<String> = Vec::new();
     if let Err(e) = &record.setup {
-        add(e.clone());
-        return out;
-    }
-    let rows = compressed(&history_rows(&scenario.history), scenario.compress_keep);
-    let head = head(scenario);
-    for (k, (spec, seen)) in scenario.requests.iter().zip(&record.requests).enumerate() {
-        let at = format!("request {k} ({:?})", spec.shape);
-        if let Err(e) = &seen.built {
-            add(format!("{at}: building the body failed: {e}"));
-            continue;
-        }
-        match &seen.report {
-            Ok(report) => {
-                for what in report_violations(report) {
-                    add(format!("{at}: {what}"));
-                }
+        found.push(e.clone());
+    } else {
+        let rows = compressed(&history_rows(&scenario.history), scenario.compress_keep);
+        let head = head(scenario);
+        for (k, (spec, seen)) in scenario.requests.iter().zip(&record.requests).enumerate() {
+            let at = format!("request {k} ({:?})", spec.shape);
+            for what in check_request(spec, seen, &rows, &head) {
+                found.push(format!("{at}: {what}"));
             }
-            Err(e) => add(format!("{at}: sending failed: {e}")),
         }
-        let n = prefix(rows.len(), spec.rows_percent);
-        if seen.rows != n {
-            add(format!(
-                "{at}: the source gave {} rows; the history has {n} for this request",
-                seen.rows
+        if record.requests.len() != scenario.requests.len() {
+            found.push(format!(
+                "{} of {} requests ran",
+                record.requests.len(),
+                scenario.requests.len()
             ));
         }
-        match oracle_body(shape(spec.shape), &head, &rows[..n]) {
-            Ok(want) if want != seen.spool => {
-                let at_byte = want
-                    .iter()
-                    .zip(&seen.spool)
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(want.len().min(seen.spool.len()));
-                add(format!(
-                    "{at}: the spool ({} bytes) differs from the oracle's body ({} bytes) at byte {at_byte}",
-                    seen.spool.len(),
-                    want.len()
-                ));
-            }
-            Ok(_) => {}
-            Err(e) => add(format!("{at}: the oracle refuses the rows: {e}")),
-        }
-        match &seen.received {
-            Some(r) => {
-                if r.content_length != Some(r.body.len() as u64) {
-                    add(format!(
-                        "{at}: the server received {} body bytes for Content-Length {:?}",
-                        r.body.len(),
-                        r.content_length
-                    ));
-                }
-                if r.body != seen.spool {
-                    add(format!(
-                        "{at}: the bytes the server received are not the sealed spool"
-                    ));
-                }
-            }
-            None => add(format!("{at}: nothing reached the server")),
-        }
-        if !seen.left.is_empty() {
-            add(format!(
-                "{at}: spool files left behind after the send: {:?}",
-                seen.left
-            ));
+        if let Err(e) = &record.dir_closed {
+            found.push(format!("the request directory could not be removed: {e}"));
         }
     }
-    if record.requests.len() != scenario.requests.len() {
-        add(format!(
-            "{} of {} requests ran",
-            record.requests.len(),
-            scenario.requests.len()
+    found
+        .into_iter()
+        .map(|m| Violation::safety(BugId::J14, m))
+        .collect()
+}
+
+/// What one request did wrong: its build, its report, its rows, its bytes against the oracle's,
+/// what reached the server, and what it left behind.
+fn check_request(
+    spec: &RequestSpec,
+    seen: &RequestSeen,
+    rows: &[Row],
+    head: &RequestHead,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Err(e) = &seen.built {
+        found.push(format!("building the body failed: {e}"));
+        return found;
+    }
+    match &seen.report {
+        Ok(report) => found.extend(report_violations(report)),
+        Err(e) => found.push(format!("sending failed: {e}")),
+    }
+    let n = prefix(rows.len(), spec.rows_percent);
+    if seen.rows != n {
+        found.push(format!(
+            "the source gave {} rows; the history has {n} for this request",
+            seen.rows
         ));
     }
-    if let Err(e) = &record.dir_closed {
-        add(format!("the request directory could not be removed: {e}"));
+    match oracle_body(shape(spec.shape), head, &rows[..n]) {
+        Ok(want) if want != seen.spool => {
+            let at_byte = want
+                .iter()
+                .zip(&seen.spool)
+                .position(|(a, b)| a != b)
+                .unwrap_or(want.len().min(seen.spool.len()));
+            found.push(format!(
+                "the spool ({} bytes) differs from the oracle's body ({} bytes) at byte {at_byte}",
+                seen.spool.len(),
+                want.len()
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => found.push(format!("the oracle refuses the rows: {e}")),
     }
-    out
+    found.extend(check_received(seen));
+    found
+}
+
+/// The server received exactly the sealed spool, with a matching Content-Length, and the spool's
+/// files are gone.
+fn check_received(seen: &RequestSeen) -> Vec<String> {
+    let mut found = Vec::new();
+    match &seen.received {
+        Some(r) => {
+            if r.content_length != Some(r.body.len() as u64) {
+                found.push(format!(
+                    "the server received {} body bytes for Content-Length {:?}",
+                    r.body.len(),
+                    r.content_length
+                ));
+            }
+            if r.body != seen.spool {
+                found.push("the bytes the server received are not the sealed spool".into());
+            }
+        }
+        None => found.push("nothing reached the server".into()),
+    }
+    if !seen.left.is_empty() {
+        found.push(format!(
+            "spool files left behind after the send: {:?}",
+            seen.left
+        ));
+    }
+    found
 }
 
 #[cfg(test)]
