@@ -10,9 +10,11 @@ pub mod check;
 pub mod generate;
 pub mod options;
 pub mod probes;
+pub mod reads;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
+pub mod stored;
 pub mod truth;
 pub mod world;
 
