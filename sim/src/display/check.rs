@@ -9,32 +9,17 @@
 //! a world with one defect reports that defect's ID first even when its effects also break broader
 //! invariants.
 
-use super::provenance::{is_decoy_marker, provenance, Provenance};
-use super::scenario::{DisplayScenario, Event};
-use super::view::{
-    describe_media, media, view_of_model, view_of_projection, warning_named, words, ViewMessage,
-};
+use super::context::{overlay_tail, turn_label, Context, EarlyExpectation, Read};
+use super::scenario::DisplayScenario;
+use super::view::{describe_media, media, view_of_projection, warning_named, words, ViewMessage};
 use super::words::{
-    extra_words, first_difference, hidden_word, missing_words, nested_stop_word, overlay_tail,
-    same_words_in_order, WordDiff,
+    extra_words, first_difference, hidden_word, missing_words, nested_stop_word,
+    same_words_in_order,
 };
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
-use history::display::Projection;
 use history::BugId;
 use model::display as m;
 use std::collections::BTreeSet;
-
-/// One answer of a replica, as the world recorded it.
-pub use super::world::Read;
-
-/// What a read before settling must show.
-pub struct EarlyExpectation {
-    /// The model of the rows in the shared store by then: what the read must equal.
-    pub shared: Vec<ViewMessage>,
-    /// The model of the rows the reading replica's own persister had received by then: a read
-    /// equal to this (and not to `shared`) came from a replica-local view (P12).
-    pub own: Vec<ViewMessage>,
-}
 
 /// The order findings are reported in; the weakest signals last.
 pub static ATTRIBUTION: Attribution = Attribution {
@@ -85,32 +70,6 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::P2, settled_history_matches),
 ];
 
-/// The played world and what the checker rules share about it.
-pub struct Context<'a> {
-    pub scenario: &'a DisplayScenario,
-    pub conversation: &'a m::Conversation,
-    pub transcript: &'a m::Transcript,
-    pub reads: &'a [Read],
-    pub early_expected: &'a [Option<EarlyExpectation>],
-    pub provenance: Provenance,
-    /// Display keys visible per the model.
-    pub visible: BTreeSet<String>,
-    /// Display keys holding a look-alike marker.
-    pub decoy_marker_displays: BTreeSet<String>,
-    /// Display keys where the user spoke (a user message or a HITL answer, of any agent class).
-    pub interactive_displays: BTreeSet<String>,
-    /// The reads of the last round of polls.
-    pub settled: Vec<&'a Read>,
-    /// Per settled read: its view, with a live buffer's trailing messages (P14) cut off, and the
-    /// number cut.
-    pub settled_views: Vec<(Result<Vec<ViewMessage>, String>, Option<usize>)>,
-    pub expected: Vec<ViewMessage>,
-    /// The first settled answer, when it succeeded: what the settled rules compare.
-    pub answer: Option<(&'a Projection, Vec<ViewMessage>)>,
-    /// The words of `answer` against the model's.
-    pub diff: Option<WordDiff>,
-}
-
 /// Checks one played world.
 pub fn check(
     scenario: &DisplayScenario,
@@ -125,87 +84,6 @@ pub fn check(
         rule(&cx, &mut f);
     }
     f.into_violations()
-}
-
-impl<'a> Context<'a> {
-    fn new(
-        scenario: &'a DisplayScenario,
-        conversation: &'a m::Conversation,
-        transcript: &'a m::Transcript,
-        reads: &'a [Read],
-        early_expected: &'a [Option<EarlyExpectation>],
-    ) -> Self {
-        let visible_ids = m::visible_displays(conversation);
-        let user_spoke = |s: &&super::scenario::Step| {
-            matches!(
-                s.event,
-                Event::UserMessage { .. } | Event::HitlAnswer { .. }
-            )
-        };
-        let mut cx = Context {
-            scenario,
-            conversation,
-            transcript,
-            reads,
-            early_expected,
-            provenance: provenance(scenario),
-            visible: scenario
-                .displays
-                .iter()
-                .filter(|(_, id)| visible_ids.contains(*id))
-                .map(|(k, _)| k.clone())
-                .collect(),
-            decoy_marker_displays: scenario
-                .steps()
-                .filter(|s| is_decoy_marker(scenario, s))
-                .map(|s| s.display.clone())
-                .collect(),
-            interactive_displays: scenario
-                .steps()
-                .filter(user_spoke)
-                .map(|s| s.display.clone())
-                .collect(),
-            settled: reads.iter().filter(|r| r.settled).collect(),
-            settled_views: Vec::new(),
-            expected: view_of_model(&transcript.messages),
-            answer: None,
-            diff: None,
-        };
-        cx.settled_views = cx.settled.iter().map(|r| cx.settled_view(r)).collect();
-        if let (Some(&first), Some((Ok(actual), _))) =
-            (cx.settled.first(), cx.settled_views.first())
-        {
-            if let Ok(projection) = &first.result {
-                cx.diff = Some(WordDiff::new(&cx, actual, &cx.expected));
-                cx.answer = Some((projection, actual.clone()));
-            }
-        }
-        cx
-    }
-
-    /// A settled answer's view; one that is the model's plus trailing messages repeating earlier
-    /// text is a live buffer that outlived its run (P14), not a replica reading a different
-    /// store, so it is compared as the model's.
-    fn settled_view(&self, read: &Read) -> (Result<Vec<ViewMessage>, String>, Option<usize>) {
-        match &read.result {
-            Ok(p) => {
-                let view = view_of_projection(&p.messages);
-                match overlay_tail(self, &view, &self.expected) {
-                    Some(extra) => (Ok(self.expected.clone()), Some(extra)),
-                    None => (Ok(view), None),
-                }
-            }
-            Err(e) => (Err(e.clone()), None),
-        }
-    }
-}
-
-pub fn turn_label(read: &Read) -> String {
-    match (read.turn, read.settled) {
-        (Some(t), _) => format!("turn {t}"),
-        (None, true) => "settled".into(),
-        (None, false) => "poll after healing".into(),
-    }
 }
 
 /// P1: reconstruction never fails.

@@ -7,6 +7,7 @@
 //! and the checker compares against the same one.
 
 pub mod check;
+pub mod context;
 pub mod faults;
 pub mod generate;
 pub mod options;
@@ -109,7 +110,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
 fn early_expectations(
     record: &world::WorldRecord,
     conversation: &m::Conversation,
-) -> Vec<Option<check::EarlyExpectation>> {
+) -> Vec<Option<context::EarlyExpectation>> {
     let stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
         let mut then = conversation.clone();
         for (emission, emitted) in then.emissions.iter_mut().zip(&record.emissions) {
@@ -124,7 +125,7 @@ fn early_expectations(
             if read.settled {
                 return None;
             }
-            Some(check::EarlyExpectation {
+            Some(context::EarlyExpectation {
                 shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
                 own: stored_by(read, &|step| {
                     record.first_received.get(&(read.replica, step)).copied()

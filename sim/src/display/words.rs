@@ -2,7 +2,7 @@
 //! generated scenarios is made of words unique to their step, so a word names the steps it came
 //! from ([`super::provenance`]); the first attribution rule that explains a word names its ID.
 
-use super::check::Context;
+use super::context::Context;
 use super::provenance::{is_tagged, Kind, Source};
 use super::view::{words, ViewMessage};
 use crate::outcome::Findings;
@@ -22,6 +22,12 @@ pub struct WordDiff {
 }
 
 impl WordDiff {
+    /// The words of the settled answer against the model's, when there is one.
+    pub fn of_answer(cx: &Context<'_>) -> Option<Self> {
+        let (_, actual) = cx.answer.as_ref()?;
+        Some(WordDiff::new(cx, actual, &cx.expected))
+    }
+
     pub fn new(cx: &Context<'_>, actual: &[ViewMessage], expected: &[ViewMessage]) -> Self {
         let answered = words(actual);
         let expected = words(expected);
@@ -197,7 +203,10 @@ fn primary_stop(cx: &Context<'_>, sources: &[Source]) -> bool {
 
 /// Attributes every word the settled answer has more copies of than the model.
 pub fn extra_words(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = &cx.diff else { return };
+    let Some(d) = WordDiff::of_answer(cx) else {
+        return;
+    };
+    let d = &d;
     for (word, &n) in &d.answered_count {
         let want = d.expected_count.get(word).copied().unwrap_or(0);
         if n > want {
@@ -208,7 +217,10 @@ pub fn extra_words(cx: &Context<'_>, f: &mut Findings) {
 
 /// Attributes every word the settled answer has fewer copies of than the model.
 pub fn missing_words(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = &cx.diff else { return };
+    let Some(d) = WordDiff::of_answer(cx) else {
+        return;
+    };
+    let d = &d;
     for (word, &want) in &d.expected_count {
         let n = d.answered_count.get(word).copied().unwrap_or(0);
         if n < want {
@@ -255,7 +267,10 @@ fn attribute(
 
 /// P8 (and P3): the same words, in the roles and the order of the model.
 pub fn same_words_in_order(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = &cx.diff else { return };
+    let Some(d) = WordDiff::of_answer(cx) else {
+        return;
+    };
+    let d = &d;
     if d.answered_count != d.expected_count {
         return;
     }
@@ -285,35 +300,6 @@ pub fn same_words_in_order(cx: &Context<'_>, f: &mut Findings) {
             ),
         );
     }
-}
-
-/// When `answered` is `expected` followed by assistant messages made only of streamed chunk text
-/// (a live buffer's signature), the number of those messages.
-pub fn overlay_tail(
-    cx: &Context<'_>,
-    answered: &[ViewMessage],
-    expected: &[ViewMessage],
-) -> Option<usize> {
-    if answered.len() <= expected.len() || answered[..expected.len()] != *expected {
-        return None;
-    }
-    let tail = &answered[expected.len()..];
-    let earlier: BTreeSet<String> = words(expected).into_iter().map(|(_, w)| w).collect();
-    let repeats_chunks = tail.iter().all(|m| m.role == "assistant")
-        && words(tail).iter().all(|(_, w)| {
-            let chunk = cx
-                .provenance
-                .sources(w)
-                .iter()
-                .any(|s| s.kind == Kind::Chunk);
-            let skipped = cx
-                .provenance
-                .sources(w)
-                .iter()
-                .any(|s| s.kind == Kind::Chunk && s.defective);
-            chunk && (earlier.contains(w) || skipped)
-        });
-    repeats_chunks.then_some(tail.len())
 }
 
 fn in_wrong_role(ws: &[(&'static str, String)], word: &str, sources: &[Source]) -> bool {

@@ -7,6 +7,7 @@
 //! model of the [`truth`] the workers emitted.
 
 pub mod check;
+pub mod context;
 pub mod generate;
 pub mod options;
 pub mod probes;

@@ -2,7 +2,7 @@
 //! message the runs emitted, in order, as the model says as of the read; ids are uuid5 or the
 //! model's and stable; every rating lands on its run.
 
-use super::check::{of_rendered, of_row, short, Context};
+use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::world::{RatedFrom, Read, ReadKind};
 use crate::outcome::Findings;

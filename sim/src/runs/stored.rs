@@ -2,7 +2,7 @@
 //! seqs unique and increasing, every event of a finished run, both backends alike, summaries that
 //! keep tool pairs.
 
-use super::check::{short, Context};
+use super::context::{short, Context};
 use super::truth::Snapshots;
 use super::world::{Answer, Both, EmittedEvent, Read, ReadKind, WorldRecord};
 use crate::outcome::Findings;
