@@ -11,14 +11,18 @@
 //! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
 
 pub mod check;
+mod crash_rules;
+mod expect;
 pub mod generate;
 pub mod meaning;
+mod op_rules;
 mod ops;
 pub mod options;
 pub mod probes;
 mod process;
 pub mod record;
 pub mod scenario;
+mod shared_rules;
 pub mod shrink;
 pub mod world;
 
