@@ -24,6 +24,7 @@ pub mod record;
 pub mod scenario;
 mod shared_rules;
 pub mod shrink;
+mod state;
 pub mod world;
 
 pub use crate::workload::WorldConfig;
