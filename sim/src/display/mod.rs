@@ -13,6 +13,7 @@ pub mod generate;
 pub mod options;
 pub mod probes;
 pub mod provenance;
+pub mod record;
 pub mod rows;
 pub mod scenario;
 pub mod shrink;

@@ -25,6 +25,7 @@ pub mod scenario;
 mod shared_rules;
 pub mod shrink;
 mod state;
+mod validate;
 pub mod world;
 
 pub use crate::workload::WorldConfig;

@@ -401,6 +401,9 @@ pub(super) async fn client(world: Rc<World>) -> turmoil::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use history::runs::{Category, ChatMessage, MemoryRunEventStore, NewRunEvent};
+    use history::Planted;
+    use serde_json::json;
 
     fn store_with(n: usize) -> MemoryRunEventStore {
         let store = MemoryRunEventStore::new(Planted::none());
