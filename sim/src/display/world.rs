@@ -15,7 +15,7 @@
 use super::faults::FaultPlan;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
-use super::wire::{read_frame, write_frame, Frame};
+use super::wire::{read_frame, subscribe, write_frame, Frame, BUS_PORT};
 use crate::trace::Trace;
 use history::display::{
     AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
@@ -29,7 +29,6 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
-const BUS_PORT: u16 = 4222;
 const REPLICA_PORT: u16 = 8080;
 const AGENTS_PORT: u16 = 7000;
 /// Seconds since the Unix epoch at simulated time zero (2023-11-14): created_at values are
@@ -322,24 +321,6 @@ fn fan_out(
                 });
             }
         }
-    }
-}
-
-async fn subscribe(name: &str, prefix: &str) -> std::io::Result<TcpStream> {
-    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
-    write_frame(
-        &mut bus,
-        &Frame::Subscribe {
-            name: name.to_string(),
-            prefix: prefix.to_string(),
-        },
-    )
-    .await?;
-    match read_frame(&mut bus).await? {
-        Some(Frame::Subscribed) => Ok(bus),
-        other => Err(std::io::Error::other(format!(
-            "expected Subscribed from the bus, got {other:?}"
-        ))),
     }
 }
 
