@@ -20,6 +20,10 @@ pub struct EarlyExpectation {
     pub own: Vec<ViewMessage>,
 }
 
+/// A settled answer's view (or the error it answered with), and how many trailing messages of a
+/// live buffer were cut off it.
+pub type SettledView = (Result<Vec<ViewMessage>, String>, Option<usize>);
+
 /// The played world and what the checker rules share about it.
 pub struct Context<'a> {
     pub scenario: &'a DisplayScenario,
@@ -38,7 +42,7 @@ pub struct Context<'a> {
     pub settled: Vec<&'a Read>,
     /// Per settled read: its view, with a live buffer's trailing messages (P14) cut off, and the
     /// number cut.
-    pub settled_views: Vec<(Result<Vec<ViewMessage>, String>, Option<usize>)>,
+    pub settled_views: Vec<SettledView>,
     pub expected: Vec<ViewMessage>,
     /// The first settled answer, when it succeeded: what the settled rules compare.
     pub answer: Option<(&'a Projection, Vec<ViewMessage>)>,
@@ -101,7 +105,7 @@ impl<'a> Context<'a> {
     /// A settled answer's view; one that is the model's plus trailing messages repeating earlier
     /// text is a live buffer that outlived its run (P14), not a replica reading a different
     /// store, so it is compared as the model's.
-    fn settled_view(&self, read: &Read) -> (Result<Vec<ViewMessage>, String>, Option<usize>) {
+    fn settled_view(&self, read: &Read) -> SettledView {
         match &read.result {
             Ok(p) => {
                 let view = view_of_projection(&p.messages);

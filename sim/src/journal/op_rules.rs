@@ -327,7 +327,7 @@ pub fn switching_keeps_the_recording(
             ),
         );
     }
-    classify_resume(&at, &base, arrivals, shown, found);
+    classify_resume(at, &base, arrivals, shown, found);
     let next = with_arrivals(&state, arrivals);
     sc.push(to, next);
     sc.seen(to, shown);

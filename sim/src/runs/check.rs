@@ -94,7 +94,6 @@ mod tests {
     use super::super::reads::{only_oldest_missing, uuid5};
     use super::*;
     use model::runs::{ExpectedMessage, MessageKind, RunOutcome, RunTruth};
-    use serde_json::Value;
 
     fn msg(run: &str, kind: MessageKind, text: &str) -> ExpectedMessage {
         ExpectedMessage {
