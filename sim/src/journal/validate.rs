@@ -199,23 +199,7 @@ impl SessionScript {
                 ))
             }
             Action::Insert { row, .. } => row.validate(&format!("{at}.row"))?,
-            Action::Estimate { texts, schedule } => {
-                if texts.is_empty() || texts.len() > 4 {
-                    return Err(format!("{at}.texts: expected 1 to 4 texts"));
-                }
-                if texts.iter().any(|t| t.len() > 32) {
-                    return Err(format!("{at}.texts: at most 32 pieces a text"));
-                }
-                if schedule.len() > 256 {
-                    return Err(format!("{at}.schedule: at most 256 turns"));
-                }
-                if let Some(bad) = schedule.iter().find(|i| **i as usize >= texts.len()) {
-                    return Err(format!(
-                        "{at}.schedule: counter {bad} does not exist ({} texts)",
-                        texts.len()
-                    ));
-                }
-            }
+            Action::Estimate { texts, schedule } => estimate_valid(texts, schedule, at)?,
             Action::Send { budget_percent, .. }
                 if *budget_percent == 0 || *budget_percent > 100 =>
             {
@@ -243,32 +227,7 @@ impl SessionScript {
                 origin,
                 op,
                 fail_mirror,
-            } => {
-                if self.subagents.is_empty() {
-                    return Err(format!(
-                        "{at}: the session has no shared history (no subagents)"
-                    ));
-                }
-                if !self.knows_origin(origin) {
-                    return Err(format!(
-                        "{at}.origin: `{origin}` is neither `main` nor a subagent"
-                    ));
-                }
-                if let Some(m) = fail_mirror {
-                    if !self.knows_origin(m) {
-                        return Err(format!(
-                            "{at}.fail_mirror: `{m}` is neither `main` nor a subagent"
-                        ));
-                    }
-                }
-                match op {
-                    SharedAction::Append { rows } | SharedAction::Restore { rows } => {
-                        rows_valid(rows, &format!("{at}.op.rows"))?
-                    }
-                    SharedAction::Insert { row, .. } => row.validate(&format!("{at}.op.row"))?,
-                    _ => {}
-                }
-            }
+            } => self.validate_shared(at, origin, op, fail_mirror.as_deref())?,
             Action::AttachMirror { origin } => {
                 if self.subagents.is_empty() {
                     return Err(format!(
@@ -290,4 +249,59 @@ impl SessionScript {
         }
         Ok(())
     }
+
+    /// A mutation of the shared history by `origin`, with a mirror whose writes fail.
+    fn validate_shared(
+        &self,
+        at: &str,
+        origin: &str,
+        op: &SharedAction,
+        fail_mirror: Option<&str>,
+    ) -> Result<(), String> {
+        if self.subagents.is_empty() {
+            return Err(format!(
+                "{at}: the session has no shared history (no subagents)"
+            ));
+        }
+        if !self.knows_origin(origin) {
+            return Err(format!(
+                "{at}.origin: `{origin}` is neither `main` nor a subagent"
+            ));
+        }
+        if let Some(m) = fail_mirror {
+            if !self.knows_origin(m) {
+                return Err(format!(
+                    "{at}.fail_mirror: `{m}` is neither `main` nor a subagent"
+                ));
+            }
+        }
+        match op {
+            SharedAction::Append { rows } | SharedAction::Restore { rows } => {
+                rows_valid(rows, &format!("{at}.op.rows"))?
+            }
+            SharedAction::Insert { row, .. } => row.validate(&format!("{at}.op.row"))?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// An estimate: up to 4 texts of up to 32 pieces, fed to their counters in `schedule`'s order.
+fn estimate_valid(texts: &[Vec<String>], schedule: &[u8], at: &str) -> Result<(), String> {
+    if texts.is_empty() || texts.len() > 4 {
+        return Err(format!("{at}.texts: expected 1 to 4 texts"));
+    }
+    if texts.iter().any(|t| t.len() > 32) {
+        return Err(format!("{at}.texts: at most 32 pieces a text"));
+    }
+    if schedule.len() > 256 {
+        return Err(format!("{at}.schedule: at most 256 turns"));
+    }
+    if let Some(bad) = schedule.iter().find(|i| **i as usize >= texts.len()) {
+        return Err(format!(
+            "{at}.schedule: counter {bad} does not exist ({} texts)",
+            texts.len()
+        ));
+    }
+    Ok(())
 }
