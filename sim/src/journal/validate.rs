@@ -184,15 +184,7 @@ impl SessionScript {
             Action::Append { rows } => rows_valid(rows, &format!("{at}.rows"))?,
             Action::Replace {
                 groups, arrivals, ..
-            } => {
-                if groups.len() > 64 {
-                    return Err(format!("{at}.groups: at most 64 groups"));
-                }
-                for (g, rows) in groups.iter().enumerate() {
-                    rows_valid(rows, &format!("{at}.groups[{g}]"))?;
-                }
-                rows_valid(arrivals, &format!("{at}.arrivals"))?;
-            }
+            } => replace_valid(groups, arrivals, at)?,
             Action::Density { rewrite_bytes, .. } if *rewrite_bytes > PAD_BYTES_MAX => {
                 return Err(format!(
                     "{at}.rewrite_bytes: at most {PAD_BYTES_MAX}, found {rewrite_bytes}"
@@ -304,4 +296,15 @@ fn estimate_valid(texts: &[Vec<String>], schedule: &[u8], at: &str) -> Result<()
         ));
     }
     Ok(())
+}
+
+/// A replacement: at most 64 groups of valid rows, and the rows arriving meanwhile.
+fn replace_valid(groups: &[Vec<RowSpec>], arrivals: &[RowSpec], at: &str) -> Result<(), String> {
+    if groups.len() > 64 {
+        return Err(format!("{at}.groups: at most 64 groups"));
+    }
+    for (g, rows) in groups.iter().enumerate() {
+        rows_valid(rows, &format!("{at}.groups[{g}]"))?;
+    }
+    rows_valid(arrivals, &format!("{at}.arrivals"))
 }
