@@ -6,12 +6,12 @@
 //! the mirror's own ids (the mirror's fold hands out its own). A rewind removes from O's mirror
 //! only the rows of O it removed (J7).
 
+use super::error::JournalError;
 use super::fold::Fold;
 use super::record::{DensityReplacement, RowId};
 use super::row::{Origin, Row};
 use super::session::Recorder;
 use super::writer::WriteReceipt;
-use super::JournalError;
 use crate::BugId;
 
 /// A mutation of the shared history, in shared-history terms.

@@ -13,6 +13,32 @@ use super::row::{Origin, Row};
 use super::writer::{Journal, WriteReceipt};
 use crate::BugId;
 
+impl Journal {
+    /// Replaces the in-context history with `rows` in one transaction.
+    pub fn replace_all(
+        &mut self,
+        origin: Origin,
+        rows: Vec<Row>,
+    ) -> Result<WriteReceipt, JournalError> {
+        let mut guard = self.begin_replace(origin)?;
+        guard.push_rows(rows)?;
+        guard.commit()
+    }
+
+    /// Opens a replacement. Until the guard commits or aborts, nothing else can write to this
+    /// journal: the guard holds the writer, and queued appends wait (J3).
+    pub fn begin_replace(&mut self, origin: Origin) -> Result<ReplaceGuard<'_>, JournalError> {
+        self.pump()?;
+        let txn = self.fold().last_seq() + 1;
+        self.write(
+            origin.clone(),
+            vec![RecordBody::ReplaceBegin { txn }],
+            false,
+        )?;
+        Ok(ReplaceGuard::new(self, origin, txn))
+    }
+}
+
 /// An open replacement on a journal.
 #[derive(Debug)]
 pub struct ReplaceGuard<'a> {

@@ -17,7 +17,6 @@ use super::frame::encode_frame;
 use super::inbox::Inbox;
 use super::options::JournalOptions;
 use super::record::{DensityReplacement, Record, RecordBody, RowId};
-use super::replace::ReplaceGuard;
 use super::row::{Origin, Row};
 use super::scan::{scan, ScannedRecord, TornTail};
 use super::storage::SharedStorage;
@@ -313,30 +312,6 @@ impl Journal {
             vec![RecordBody::SyntheticInsert { anchor, row }],
             true,
         )
-    }
-
-    /// Replaces the in-context history with `rows` in one transaction.
-    pub fn replace_all(
-        &mut self,
-        origin: Origin,
-        rows: Vec<Row>,
-    ) -> Result<WriteReceipt, JournalError> {
-        let mut guard = self.begin_replace(origin)?;
-        guard.push_rows(rows)?;
-        guard.commit()
-    }
-
-    /// Opens a replacement. Until the guard commits or aborts, nothing else can write to this
-    /// journal: the guard holds the writer, and queued appends wait (J3).
-    pub fn begin_replace(&mut self, origin: Origin) -> Result<ReplaceGuard<'_>, JournalError> {
-        self.pump()?;
-        let txn = self.fold.last_seq() + 1;
-        self.write(
-            origin.clone(),
-            vec![RecordBody::ReplaceBegin { txn }],
-            false,
-        )?;
-        Ok(ReplaceGuard::new(self, origin, txn))
     }
 
     /// Writes a `replace_abort` for a replacement left open in the file, and syncs. Resume,

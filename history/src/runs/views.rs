@@ -154,7 +154,7 @@ pub fn thread_history<S: RunEventStore + ?Sized>(
     options: &ViewOptions,
 ) -> Result<Option<ThreadHistory>, RunStoreError> {
     let checkpoint = checkpointer.latest(thread_id);
-    let from_checkpoint = |cp: &super::Checkpoint| {
+    let from_checkpoint = |cp: &super::checkpoint::Checkpoint| {
         let messages = cp.messages.iter().map(|m| m.to_content()).collect();
         (messages, MessageSource::Checkpoint)
     };

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
-use super::DiskEvent;
+use super::event::DiskEvent;
 
 /// Which crash states to enumerate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! durable at once, and a truncation is pending like a write.
 
 pub mod crash;
+mod event;
 pub mod faults;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,39 +23,8 @@ use history::journal::storage::check_name;
 use history::journal::{FaultOp, Storage};
 
 pub use crash::{CrashPoint, CrashPointOptions};
+pub use event::DiskEvent;
 pub use faults::{AppendFault, FaultOptions, FaultSchedule};
-
-/// One logged disk operation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DiskEvent {
-    /// `bytes` landed at `offset` (the file's end).
-    Append {
-        file: String,
-        offset: u64,
-        bytes: Vec<u8>,
-    },
-    Truncate {
-        file: String,
-        len: u64,
-    },
-    Sync {
-        file: String,
-    },
-    Remove {
-        file: String,
-    },
-}
-
-impl DiskEvent {
-    pub fn file(&self) -> &str {
-        match self {
-            DiskEvent::Append { file, .. }
-            | DiskEvent::Truncate { file, .. }
-            | DiskEvent::Sync { file }
-            | DiskEvent::Remove { file } => file,
-        }
-    }
-}
 
 /// How a simulated disk behaves.
 #[derive(Clone, Debug, Default)]

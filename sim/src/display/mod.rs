@@ -2,19 +2,26 @@
 //! fan-out bus and rebuilt by the display-scoped projector, checked against the client-view model.
 //!
 //! Seed -> [`generate`] -> [`DisplayScenario`] -> [`world::play`] -> [`check::check`] against
-//! [`model::display::client_transcript`] of the [`truth`].
+//! [`model::display::client_transcript`] of the [`truth`]. The world plays, the checker checks,
+//! and the model is computed once per world: the liveness phase polls until the answers match it
+//! and the checker compares against the same one.
 
 pub mod check;
+pub mod context;
 pub mod faults;
 pub mod generate;
 pub mod options;
 pub mod probes;
+pub mod provenance;
+pub mod record;
 pub mod rows;
 pub mod scenario;
 pub mod shrink;
 pub mod system;
 pub mod truth;
+pub mod view;
 pub mod wire;
+pub mod words;
 pub mod world;
 
 pub use crate::workload::{StoreKind, WorldConfig};
@@ -23,45 +30,54 @@ pub use scenario::DisplayScenario;
 
 use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
+use model::display as m;
+use std::cell::OnceCell;
+use std::rc::Rc;
+use world::Emitted;
+
+/// What the client must see: the model of the ground truth.
+struct Model {
+    conversation: m::Conversation,
+    transcript: m::Transcript,
+}
+
+impl Model {
+    fn of(scenario: &DisplayScenario, plan: &faults::FaultPlan, emissions: &[Emitted]) -> Self {
+        let conversation = truth::conversation(scenario, plan, emissions);
+        let transcript = m::client_transcript(&conversation);
+        Model {
+            conversation,
+            transcript,
+        }
+    }
+}
 
 /// Plays `scenario` and checks every invariant.
 pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> WorkloadRun {
-    let record = world::play(scenario, config);
     let plan = faults::FaultPlan::new(scenario);
-    let conversation = truth::conversation(scenario, &plan, &record.emissions);
-    let transcript = model::display::client_transcript(&conversation);
-    // What each read before settling must show: the model of the rows stored by then; and, to
-    // tell a replica reading its own deliveries (P12) from other early-read defects, the model of
-    // the rows that replica's own persister had received.
-    let stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
-        let mut then = conversation.clone();
-        for (emission, emitted) in then.emissions.iter_mut().zip(&record.emissions) {
-            emission.persisted = stored(emitted.step).is_some_and(|op| op < read.op);
-        }
-        check::view_of_model(&model::display::client_transcript(&then).messages)
-    };
-    let early_expected: Vec<Option<check::EarlyExpectation>> = record
-        .reads
-        .iter()
-        .map(|read| {
-            if read.settled {
-                return None;
-            }
-            Some(check::EarlyExpectation {
-                shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
-                own: stored_by(read, &|step| {
-                    record.first_received.get(&(read.replica, step)).copied()
-                }),
-            })
+    // The world asks for convergence once every run has emitted, so the emissions it hands over
+    // are the final ones: the model computed then is the one the checker uses.
+    let model: Rc<OnceCell<Model>> = Rc::default();
+    let converged: world::Converged = {
+        let (model, scenario, plan) = (model.clone(), scenario.clone(), plan.clone());
+        Rc::new(move |emissions, answer| {
+            let model = model.get_or_init(|| Model::of(&scenario, &plan, emissions));
+            view::matches_model(answer, &model.conversation, &model.transcript)
         })
-        .collect();
+    };
+    let record = world::play(scenario, config, converged);
+    let model = match Rc::try_unwrap(model).ok().and_then(OnceCell::into_inner) {
+        Some(model) => model,
+        None => Model::of(scenario, &plan, &record.emissions),
+    };
     let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
+        let early_expected = early_expectations(&record, &model.conversation);
         check::check(
             scenario,
-            &conversation,
-            &transcript,
+            &model.conversation,
+            &model.transcript,
             &record.reads,
             &early_expected,
         )
@@ -74,10 +90,10 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     }
     let details = config
         .keep_trace
-        .then(|| describe(&record.reads, &transcript));
+        .then(|| describe(&record.reads, &model.transcript));
     let mut coverage = record.coverage.clone();
     probes::scenario_probes(scenario, &mut coverage);
-    probes::model_probes(&transcript, &mut coverage);
+    probes::model_probes(&model.transcript, &mut coverage);
     WorkloadRun {
         converged_after_ms: record.converged_after_ms,
         coverage,
@@ -90,19 +106,50 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     }
 }
 
+/// What each read before settling must show: the model of the rows stored by then; and, to tell
+/// a replica reading its own deliveries (P12) from other early-read defects, the model of the
+/// rows that replica's own persister had received.
+fn early_expectations(
+    record: &world::WorldRecord,
+    conversation: &m::Conversation,
+) -> Vec<Option<context::EarlyExpectation>> {
+    let stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
+        let mut then = conversation.clone();
+        for (emission, emitted) in then.emissions.iter_mut().zip(&record.emissions) {
+            emission.persisted = stored(emitted.step).is_some_and(|op| op < read.op);
+        }
+        view::view_of_model(&m::client_transcript(&then).messages)
+    };
+    record
+        .reads
+        .iter()
+        .map(|read| {
+            if read.settled {
+                return None;
+            }
+            Some(context::EarlyExpectation {
+                shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
+                own: stored_by(read, &|step| {
+                    record.first_received.get(&(read.replica, step)).copied()
+                }),
+            })
+        })
+        .collect()
+}
+
 /// Every answer and the expected transcript, one message a line, for `histsim replay --trace`.
-fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> String {
+fn describe(reads: &[world::Read], transcript: &m::Transcript) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
-    let show = |out: &mut String, view: &[check::ViewMessage]| {
+    let show = |out: &mut String, view: &[view::ViewMessage]| {
         for m in view {
             let text: Vec<String> = m
                 .parts
                 .iter()
                 .map(|p| match p {
-                    check::ViewPart::Text(t) => t.trim_end().to_string(),
-                    check::ViewPart::Image(u) => format!("[image {u}]"),
-                    check::ViewPart::Audio { format, data } => format!("[audio {format} {data}]"),
+                    view::ViewPart::Text(t) => t.trim_end().to_string(),
+                    view::ViewPart::Image(u) => format!("[image {u}]"),
+                    view::ViewPart::Audio { format, data } => format!("[audio {format} {data}]"),
                 })
                 .collect();
             let _ = writeln!(out, "    {:<9} {}", m.role, text.join(" "));
@@ -121,7 +168,7 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
         );
         match &read.result {
             Ok(p) => {
-                show(&mut out, &check::view_of_projection(&p.messages));
+                show(&mut out, &view::view_of_projection(&p.messages));
                 for w in &p.warnings {
                     let _ = writeln!(out, "    warning   {}", w.text);
                 }
@@ -132,7 +179,7 @@ fn describe(reads: &[world::Read], transcript: &model::display::Transcript) -> S
         }
     }
     let _ = writeln!(out, "  the model's transcript:");
-    show(&mut out, &check::view_of_model(&transcript.messages));
+    show(&mut out, &view::view_of_model(&transcript.messages));
     for w in &transcript.expected_warnings {
         let _ = writeln!(
             out,

@@ -90,32 +90,7 @@ pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
                         cov.hit("display.feature.decoy_class");
                     }
                 }
-                Event::UserMessage { blocks } => {
-                    for b in blocks {
-                        match b {
-                            Block::Audio {
-                                data: AudioData::Legacy(bytes),
-                                format,
-                            } => {
-                                cov.hit("display.feature.media_legacy_bytes");
-                                let bad = !matches!(format.as_str(), "wav" | "mp3")
-                                    || bytes.iter().any(|b| !matches!(b, LegacyByte::Int(0..=255)));
-                                if bad {
-                                    cov.hit("display.feature.media_rejected");
-                                }
-                            }
-                            Block::Audio { format, .. }
-                                if !matches!(format.as_str(), "wav" | "mp3") =>
-                            {
-                                cov.hit("display.feature.media_rejected")
-                            }
-                            Block::Image { url: None } | Block::Other { .. } => {
-                                cov.hit("display.feature.media_rejected")
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+                Event::UserMessage { blocks } => block_probes(blocks, cov),
             }
             match &step.defect {
                 Some(Defect::BadIdentity { .. }) => cov.hit("display.feature.defect_identity"),
@@ -123,6 +98,32 @@ pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
                 Some(Defect::BadPayload { .. }) => cov.hit("display.feature.defect_payload"),
                 None => {}
             }
+        }
+    }
+}
+
+/// What a user message's media blocks exercise.
+fn block_probes(blocks: &[Block], cov: &mut Coverage) {
+    for b in blocks {
+        match b {
+            Block::Audio {
+                data: AudioData::Legacy(bytes),
+                format,
+            } => {
+                cov.hit("display.feature.media_legacy_bytes");
+                let bad = !matches!(format.as_str(), "wav" | "mp3")
+                    || bytes.iter().any(|b| !matches!(b, LegacyByte::Int(0..=255)));
+                if bad {
+                    cov.hit("display.feature.media_rejected");
+                }
+            }
+            Block::Audio { format, .. } if !matches!(format.as_str(), "wav" | "mp3") => {
+                cov.hit("display.feature.media_rejected")
+            }
+            Block::Image { url: None } | Block::Other { .. } => {
+                cov.hit("display.feature.media_rejected")
+            }
+            _ => {}
         }
     }
 }

@@ -142,26 +142,7 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
             };
             data.insert("output_messages".into(), v);
         }
-        Event::Decoy { class, text } => {
-            // The payload of the family the class only looks like.
-            if class.contains("Stop") {
-                data.insert(
-                    "output_messages".into(),
-                    json!([{ "role": "assistant", "content": text }]),
-                );
-            } else if class.contains("UserMessage") {
-                data.insert(
-                    "messages".into(),
-                    json!([{ "role": "user", "content": [{ "block_type": "text", "text": text }] }]),
-                );
-            } else if class.contains("Response") {
-                data.insert("response".into(), json!(text));
-            } else if class.contains("Request") {
-                data.insert("question".into(), json!(text));
-            } else {
-                data.insert("content".into(), json!(text));
-            }
-        }
+        Event::Decoy { class, text } => decoy_payload(class, text, &mut data),
         Event::Custom { text, .. } => {
             data.insert(
                 "nested".into(),
@@ -177,6 +158,27 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
         }
     }
     data
+}
+
+/// A look-alike class carries the payload of the family it only looks like.
+fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
+    if class.contains("Stop") {
+        data.insert(
+            "output_messages".into(),
+            json!([{ "role": "assistant", "content": text }]),
+        );
+    } else if class.contains("UserMessage") {
+        data.insert(
+            "messages".into(),
+            json!([{ "role": "user", "content": [{ "block_type": "text", "text": text }] }]),
+        );
+    } else if class.contains("Response") {
+        data.insert("response".into(), json!(text));
+    } else if class.contains("Request") {
+        data.insert("question".into(), json!(text));
+    } else {
+        data.insert("content".into(), json!(text));
+    }
 }
 
 fn blocks_json(blocks: &[Block]) -> Value {

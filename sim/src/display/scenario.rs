@@ -253,74 +253,94 @@ impl DisplayScenario {
                 ));
             }
             for (s, step) in turn.steps.iter().enumerate() {
-                let at = format!("turns[{t}].steps[{s}]");
-                if !ids.insert(step.id) {
-                    return Err(format!("{at}.id: step id {} is used twice", step.id));
-                }
-                if !self.agents.contains_key(&step.agent) {
-                    return Err(format!("{at}.agent: no agent with key `{}`", step.agent));
-                }
-                if !self.displays.contains_key(&step.display) {
-                    return Err(format!(
-                        "{at}.display: no display with key `{}`",
-                        step.display
-                    ));
-                }
-                if let Some(Defect::BadCreatedAt { as_type }) = &step.defect {
-                    if !["string", "bool", "float"].contains(&as_type.as_str()) {
-                        return Err(format!(
-                            "{at}.defect.as_type: expected `string`, `bool` or `float`, found `{as_type}`"
-                        ));
-                    }
-                }
-                if let Some(Defect::BadIdentity { field }) = &step.defect {
-                    if !IDENTITY_FIELDS.contains(&field.as_str()) {
-                        return Err(format!(
-                            "{at}.defect.field: expected one of {IDENTITY_FIELDS:?}, found `{field}`"
-                        ));
-                    }
-                }
+                self.validate_step(&format!("turns[{t}].steps[{s}]"), step, &mut ids)?;
             }
         }
         for (f, fault) in self.faults.iter().enumerate() {
-            let at = format!("faults[{f}]");
-            let (step, to) = match fault {
-                Fault::Duplicate { step, to, .. } | Fault::Delay { step, to, .. } => {
-                    (Some(*step), Some(to))
-                }
-                Fault::Drop { step } => (Some(*step), None),
-                Fault::Disconnect {
-                    replica,
-                    from_step,
-                    to_step,
-                } => {
-                    if *replica >= self.replicas {
-                        return Err(format!("{at}.replica: no replica {replica}"));
-                    }
-                    if from_step > to_step {
-                        return Err(format!(
-                            "{at}: from_step {from_step} is after to_step {to_step}"
-                        ));
-                    }
-                    (None, None)
-                }
-            };
-            if let Some(step) = step {
-                if !ids.contains(&step) {
-                    return Err(format!("{at}.step: no step with id {step}"));
-                }
+            self.validate_fault(&format!("faults[{f}]"), fault, &ids)?;
+        }
+        Ok(())
+    }
+
+    /// One step at `at`; `ids` collects the step ids seen so far.
+    fn validate_step(
+        &self,
+        at: &str,
+        step: &Step,
+        ids: &mut std::collections::BTreeSet<u32>,
+    ) -> Result<(), String> {
+        if !ids.insert(step.id) {
+            return Err(format!("{at}.id: step id {} is used twice", step.id));
+        }
+        if !self.agents.contains_key(&step.agent) {
+            return Err(format!("{at}.agent: no agent with key `{}`", step.agent));
+        }
+        if !self.displays.contains_key(&step.display) {
+            return Err(format!(
+                "{at}.display: no display with key `{}`",
+                step.display
+            ));
+        }
+        if let Some(Defect::BadCreatedAt { as_type }) = &step.defect {
+            if !["string", "bool", "float"].contains(&as_type.as_str()) {
+                return Err(format!(
+                    "{at}.defect.as_type: expected `string`, `bool` or `float`, found `{as_type}`"
+                ));
             }
-            if let Some(to) = to {
-                match Subscriber::parse(to) {
-                    Some(Subscriber::Replica(r)) if r >= self.replicas => {
-                        return Err(format!("{at}.to: no replica {r}"));
-                    }
-                    Some(_) => {}
-                    None => {
-                        return Err(format!(
-                            "{at}.to: expected `client` or `replica-N`, found `{to}`"
-                        ))
-                    }
+        }
+        if let Some(Defect::BadIdentity { field }) = &step.defect {
+            if !IDENTITY_FIELDS.contains(&field.as_str()) {
+                return Err(format!(
+                    "{at}.defect.field: expected one of {IDENTITY_FIELDS:?}, found `{field}`"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One fault at `at`, against the step ids of the scenario.
+    fn validate_fault(
+        &self,
+        at: &str,
+        fault: &Fault,
+        ids: &std::collections::BTreeSet<u32>,
+    ) -> Result<(), String> {
+        let (step, to) = match fault {
+            Fault::Duplicate { step, to, .. } | Fault::Delay { step, to, .. } => {
+                (Some(*step), Some(to))
+            }
+            Fault::Drop { step } => (Some(*step), None),
+            Fault::Disconnect {
+                replica,
+                from_step,
+                to_step,
+            } => {
+                if *replica >= self.replicas {
+                    return Err(format!("{at}.replica: no replica {replica}"));
+                }
+                if from_step > to_step {
+                    return Err(format!(
+                        "{at}: from_step {from_step} is after to_step {to_step}"
+                    ));
+                }
+                (None, None)
+            }
+        };
+        if let Some(step) = step {
+            if !ids.contains(&step) {
+                return Err(format!("{at}.step: no step with id {step}"));
+            }
+        }
+        if let Some(to) = to {
+            match Subscriber::parse(to) {
+                Some(Subscriber::Replica(r)) if r >= self.replicas => {
+                    return Err(format!("{at}.to: no replica {r}"));
+                }
+                Some(_) => {}
+                None => {
+                    return Err(format!(
+                        "{at}.to: expected `client` or `replica-N`, found `{to}`"
+                    ))
                 }
             }
         }

@@ -90,57 +90,64 @@ fn kind_and_defect(step: &Step, is_primary: bool) -> (m::EmissionKind, Option<m:
         Event::Custom { class, .. } => m::EmissionKind::Unrelated {
             class: class.clone(),
         },
-        Event::Envelope { class, family, .. } => {
-            // The envelope reaches its family through the chain, but carries none of the family's
-            // fields: a malformed member of that family. A stop of anyone but the primary is never
-            // read, so it is simply not there.
-            let field = match family.as_str() {
-                "StopEvent" if !is_primary => {
-                    return (
-                        m::EmissionKind::Unrelated {
-                            class: class.clone(),
-                        },
-                        None,
-                    )
-                }
-                "StopEvent" => "output_messages",
-                "ChunkEvent" => "content",
-                "HumanInTheLoopRequestEvent" => "question",
-                "HumanInTheLoopResponseEvent" => "response",
-                "UserMessageEvent" => "messages",
-                _ => {
-                    return (
-                        m::EmissionKind::Unrelated {
-                            class: class.clone(),
-                        },
-                        None,
-                    )
-                }
-            };
-            let kind = match family.as_str() {
-                "StopEvent" => m::EmissionKind::Stop {
-                    answer: String::new(),
-                },
-                "ChunkEvent" => m::EmissionKind::Chunk {
-                    text: String::new(),
-                },
-                "HumanInTheLoopRequestEvent" => m::EmissionKind::HitlQuestion {
-                    question: String::new(),
-                },
-                "HumanInTheLoopResponseEvent" => m::EmissionKind::HitlAnswer {
-                    answer: m::HitlAnswer::Text(String::new()),
-                },
-                _ => m::EmissionKind::UserMessage { blocks: Vec::new() },
-            };
-            return (
-                kind,
-                Some(m::Defect::BadPayload {
-                    field: field.to_string(),
-                }),
-            );
-        }
+        Event::Envelope { class, family, .. } => return envelope_kind(class, family, is_primary),
     };
     (kind, defect)
+}
+
+/// What the model makes of an envelope row of `family`.
+fn envelope_kind(
+    class: &str,
+    family: &str,
+    is_primary: bool,
+) -> (m::EmissionKind, Option<m::Defect>) {
+    // The envelope reaches its family through the chain, but carries none of the family's
+    // fields: a malformed member of that family. A stop of anyone but the primary is never
+    // read, so it is simply not there.
+    let field = match family {
+        "StopEvent" if !is_primary => {
+            return (
+                m::EmissionKind::Unrelated {
+                    class: class.to_string(),
+                },
+                None,
+            )
+        }
+        "StopEvent" => "output_messages",
+        "ChunkEvent" => "content",
+        "HumanInTheLoopRequestEvent" => "question",
+        "HumanInTheLoopResponseEvent" => "response",
+        "UserMessageEvent" => "messages",
+        _ => {
+            return (
+                m::EmissionKind::Unrelated {
+                    class: class.to_string(),
+                },
+                None,
+            )
+        }
+    };
+    let kind = match family {
+        "StopEvent" => m::EmissionKind::Stop {
+            answer: String::new(),
+        },
+        "ChunkEvent" => m::EmissionKind::Chunk {
+            text: String::new(),
+        },
+        "HumanInTheLoopRequestEvent" => m::EmissionKind::HitlQuestion {
+            question: String::new(),
+        },
+        "HumanInTheLoopResponseEvent" => m::EmissionKind::HitlAnswer {
+            answer: m::HitlAnswer::Text(String::new()),
+        },
+        _ => m::EmissionKind::UserMessage { blocks: Vec::new() },
+    };
+    (
+        kind,
+        Some(m::Defect::BadPayload {
+            field: field.to_string(),
+        }),
+    )
 }
 
 fn user_block(block: &Block) -> m::UserBlock {

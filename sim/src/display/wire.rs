@@ -5,6 +5,10 @@
 
 use std::io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::TcpStream;
+
+/// The bus's port on host `bus`.
+pub const BUS_PORT: u16 = 4222;
 
 /// The largest frame either side accepts: a guard against a corrupt length.
 pub const FRAME_BYTES_MAX: u32 = 16 << 20;
@@ -185,6 +189,25 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Option
     let mut body = vec![0u8; len as usize];
     r.read_exact(&mut body).await?;
     Frame::decode(&body).map(Some)
+}
+
+/// Connects to the bus and subscribes `name` to the subjects under `prefix`.
+pub async fn subscribe(name: &str, prefix: &str) -> std::io::Result<TcpStream> {
+    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
+    write_frame(
+        &mut bus,
+        &Frame::Subscribe {
+            name: name.to_string(),
+            prefix: prefix.to_string(),
+        },
+    )
+    .await?;
+    match read_frame(&mut bus).await? {
+        Some(Frame::Subscribed) => Ok(bus),
+        other => Err(std::io::Error::other(format!(
+            "expected Subscribed from the bus, got {other:?}"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use super::faults::FaultPlan;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
-use super::wire::{read_frame, write_frame, Frame};
+use super::wire::{read_frame, subscribe, write_frame, Frame, BUS_PORT};
 use crate::trace::Trace;
 use history::display::{
     AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
@@ -29,7 +29,6 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
-const BUS_PORT: u16 = 4222;
 const REPLICA_PORT: u16 = 8080;
 const AGENTS_PORT: u16 = 7000;
 /// Seconds since the Unix epoch at simulated time zero (2023-11-14): created_at values are
@@ -51,51 +50,16 @@ const SIMULATION_SECS: u64 = 600;
 
 pub use crate::workload::{StoreKind, WorldConfig};
 
-/// One event as the agents emitted it: the ground truth the model reads.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Emitted {
-    pub step: u32,
-    pub event_id: String,
-    pub created_at_ns: i64,
-}
+pub use super::record::{Emitted, Read, WorldRecord};
 
-/// One answer of a replica.
-#[derive(Clone, Debug)]
-pub struct Read {
-    /// The turn whose request this answered; `None` for the polls after the faults healed.
-    pub turn: Option<u32>,
-    /// Part of the last round of polls: the settled history.
-    pub settled: bool,
-    /// Position in the world's total order of store operations (appends and reads).
-    pub op: u64,
-    pub replica: u8,
-    pub at_us: u64,
-    /// The history, or the error the replica answered with (the HTTP 500).
-    pub result: Result<Projection, String>,
-}
-
-/// What a played world leaves for the checkers.
-pub struct WorldRecord {
-    pub emissions: Vec<Emitted>,
-    /// For every step that reached the store: the position (in the order of store operations) of
-    /// its first stored copy. The simulation's own record of which deliveries landed when.
-    pub first_stored: BTreeMap<u32, u64>,
-    /// Per replica: the position of the first copy of each step its own persister received.
-    pub first_received: BTreeMap<(u8, u32), u64>,
-    pub reads: Vec<Read>,
-    pub trace: Trace,
-    /// Set when the world did not finish (a hang, a host error).
-    pub failure: Option<String>,
-    pub sim_elapsed_ms: u64,
-    /// Faults the bus actually injected.
-    pub coverage: crate::coverage::Coverage,
-    /// Simulated milliseconds from healing (every run emitted) until every replica answered the
-    /// model's history; `None` if that did not happen within the bound.
-    pub converged_after_ms: Option<u64>,
-}
+/// Whether an answer shows what the client must see, asked only after every run emitted (the
+/// emissions it is given are final). The workload builds it from the ground truth and the model;
+/// the world only polls until it holds.
+pub type Converged = Rc<dyn Fn(&[Emitted], &Projection) -> bool>;
 
 struct Shared {
     scenario: DisplayScenario,
+    converged: Converged,
     plan: FaultPlan,
     primary: AgentIdentity,
     trace: RefCell<Trace>,
@@ -146,7 +110,7 @@ fn any_addr(port: u16) -> (IpAddr, u16) {
 type SharedStore = Rc<dyn DisplayEventStore>;
 
 /// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
-pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
+pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converged) -> WorldRecord {
     let primary = scenario
         .agents
         .get(&scenario.primary)
@@ -160,6 +124,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         });
     let shared = Rc::new(Shared {
         scenario: scenario.clone(),
+        converged,
         plan: FaultPlan::new(scenario),
         primary,
         trace: RefCell::new(Trace::new(config.keep_trace)),
@@ -178,21 +143,42 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
         StoreKind::Memory => Rc::new(MemoryDisplayStore::new(config.planted)),
         StoreKind::Sqlite => match SqliteDisplayStore::open_in_memory(config.planted) {
             Ok(s) => Rc::new(s),
-            Err(e) => {
-                return WorldRecord {
-                    emissions: Vec::new(),
-                    first_stored: BTreeMap::new(),
-                    first_received: BTreeMap::new(),
-                    reads: Vec::new(),
-                    trace: Trace::new(false),
-                    failure: Some(format!("cannot open the SQLite store: {e}")),
-                    sim_elapsed_ms: 0,
-                    coverage: Default::default(),
-                    converged_after_ms: None,
-                }
-            }
+            Err(e) => return WorldRecord::broken(format!("cannot open the SQLite store: {e}"), 0),
         },
     };
+    let mut sim = build_sim(scenario, config, &shared, store);
+    let failure = sim.run().err().map(|e| e.to_string());
+    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+    let shared = match Rc::try_unwrap(shared) {
+        Ok(s) => s,
+        Err(_) => {
+            return WorldRecord::broken(
+                "the world still holds its state after the simulation ended".into(),
+                sim_elapsed_ms,
+            )
+        }
+    };
+    WorldRecord {
+        emissions: shared.emissions.into_inner(),
+        first_stored: shared.first_stored.into_inner(),
+        first_received: shared.first_received.into_inner(),
+        reads: shared.reads.into_inner(),
+        trace: shared.trace.into_inner(),
+        failure,
+        sim_elapsed_ms,
+        coverage: shared.coverage.into_inner(),
+        converged_after_ms: shared.converged_after_ms.get(),
+    }
+}
+
+/// The turmoil simulation with every host of the deployment and the client.
+fn build_sim(
+    scenario: &DisplayScenario,
+    config: &WorldConfig,
+    shared: &Rc<Shared>,
+    store: SharedStore,
+) -> turmoil::Sim<'static> {
     let mut sim = turmoil::Builder::new()
         .rng_seed(scenario.network_seed)
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -220,36 +206,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig) -> WorldRecord {
     sim.host("agents", move || agents_host(s.clone()));
     sim.client("client", client(shared.clone()));
 
-    let failure = sim.run().err().map(|e| e.to_string());
-    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
-    let shared = match Rc::try_unwrap(shared) {
-        Ok(s) => s,
-        Err(_) => {
-            return WorldRecord {
-                emissions: Vec::new(),
-                first_stored: BTreeMap::new(),
-                first_received: BTreeMap::new(),
-                reads: Vec::new(),
-                trace: Trace::new(false),
-                failure: Some("the world still holds its state after the simulation ended".into()),
-                sim_elapsed_ms,
-                coverage: Default::default(),
-                converged_after_ms: None,
-            }
-        }
-    };
-    WorldRecord {
-        emissions: shared.emissions.into_inner(),
-        first_stored: shared.first_stored.into_inner(),
-        first_received: shared.first_received.into_inner(),
-        reads: shared.reads.into_inner(),
-        trace: shared.trace.into_inner(),
-        failure,
-        sim_elapsed_ms,
-        coverage: shared.coverage.into_inner(),
-        converged_after_ms: shared.converged_after_ms.get(),
-    }
+    sim
 }
 
 // ---- the bus ----
@@ -364,24 +321,6 @@ fn fan_out(
                 });
             }
         }
-    }
-}
-
-async fn subscribe(name: &str, prefix: &str) -> std::io::Result<TcpStream> {
-    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
-    write_frame(
-        &mut bus,
-        &Frame::Subscribe {
-            name: name.to_string(),
-            prefix: prefix.to_string(),
-        },
-    )
-    .await?;
-    match read_frame(&mut bus).await? {
-        Some(Frame::Subscribed) => Ok(bus),
-        other => Err(std::io::Error::other(format!(
-            "expected Subscribed from the bus, got {other:?}"
-        ))),
     }
 }
 
@@ -624,9 +563,6 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
         sleep_ms(1).await;
     }
     let healed_at = turmoil::sim_elapsed().unwrap_or_default();
-    let conversation =
-        super::truth::conversation(&shared.scenario, &shared.plan, &shared.emissions.borrow());
-    let expected = model::display::client_transcript(&conversation);
     let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
     loop {
         let round_start = shared.reads.borrow().len();
@@ -638,7 +574,7 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             shared.reads.borrow()[round_start..]
                 .iter()
                 .all(|read| match &read.result {
-                    Ok(p) => super::check::matches_model(p, &conversation, &expected),
+                    Ok(p) => (shared.converged)(&shared.emissions.borrow(), p),
                     Err(_) => false,
                 });
         if converged || waited_ms >= bound {

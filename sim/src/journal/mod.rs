@@ -11,15 +11,21 @@
 //! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
 
 pub mod check;
+mod crash_rules;
+mod expect;
 pub mod generate;
 pub mod meaning;
+mod op_rules;
 mod ops;
 pub mod options;
 pub mod probes;
 mod process;
 pub mod record;
 pub mod scenario;
+mod shared_rules;
 pub mod shrink;
+mod state;
+mod validate;
 pub mod world;
 
 pub use crate::workload::WorldConfig;

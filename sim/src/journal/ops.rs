@@ -11,7 +11,7 @@ use super::meaning::{
 use super::process::{reopen_shared, Process};
 use super::record::{Happened, MirrorSeen, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, Op, SharedAction};
-use super::world::{read_rows, sleep_ms, written, Point, Slot, World};
+use super::state::{read_rows, sleep_ms, written, Point, Slot, World};
 use crate::crash::classify_image;
 use crate::disk::SimDisk;
 use history::journal::{

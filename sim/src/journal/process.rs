@@ -4,7 +4,7 @@
 
 use super::meaning::{mirror_file, origin_of, rows, SESSION_JOURNAL, SHARED_JOURNAL};
 use super::record::{Happened, SharedRestart, SoloRestart};
-use super::world::{read_rows, World};
+use super::state::{read_rows, World};
 use crate::crash::classify_image;
 use crate::disk::SimDisk;
 use history::journal::{

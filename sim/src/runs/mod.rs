@@ -7,13 +7,21 @@
 //! model of the [`truth`] the workers emitted.
 
 pub mod check;
+mod client;
+pub mod context;
 pub mod generate;
 pub mod options;
 pub mod probes;
+pub mod reads;
+pub mod record;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
+mod state;
+pub mod stored;
+mod tap;
 pub mod truth;
+mod worker;
 pub mod world;
 
 pub use options::RunsOptions;

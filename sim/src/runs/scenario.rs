@@ -284,118 +284,145 @@ impl RunsScenario {
         let mut texts: BTreeSet<(&str, &str)> = BTreeSet::new();
         for (r, run) in self.runs.iter().enumerate() {
             let at = format!("runs[{r}]");
-            if run.id.is_empty() {
-                return Err(format!("{at}.id: empty run id"));
-            }
-            if !run_ids.insert(run.id.as_str()) {
-                return Err(format!("{at}.id: run id `{}` is used twice", run.id));
-            }
-            if !self.threads.contains_key(&run.thread) {
-                return Err(format!("{at}.thread: no thread with key `{}`", run.thread));
-            }
-            if run.worker >= self.workers {
-                return Err(format!("{at}.worker: no worker {}", run.worker));
-            }
-            if run.user.as_deref() == Some("") {
-                return Err(format!("{at}.user: empty (omit it for a NULL user)"));
-            }
-            if let Some(s) = run.summarize {
-                if s.budget_tokens == 0 || s.keep_messages == 0 {
-                    return Err(format!(
-                        "{at}.summarize: budget_tokens and keep_messages must be at least 1"
-                    ));
-                }
-            }
+            self.validate_run(&at, run, &mut run_ids)?;
             for (m, message) in run.messages.iter().enumerate() {
-                let at = format!("{at}.messages[{m}]");
-                let mut own: Vec<(&str, String)> = Vec::new();
-                match message {
-                    MessageSpec::Human { text, .. } | MessageSpec::Ai { text, .. } => {
-                        own.push((text, format!("{at}.text")));
-                    }
-                    MessageSpec::ToolStep { text, calls, .. } => {
-                        own.push((text, format!("{at}.text")));
-                        if calls.is_empty() {
-                            return Err(format!("{at}.calls: a tool step calls at least one tool"));
-                        }
-                        for (c, call) in calls.iter().enumerate() {
-                            if call.name.is_empty() {
-                                return Err(format!("{at}.calls[{c}].name: empty"));
-                            }
-                            own.push((&call.result, format!("{at}.calls[{c}].result")));
-                        }
-                    }
-                    MessageSpec::Bulk { messages } => {
-                        if !(1..=BULK_MESSAGES_MAX).contains(messages) {
-                            return Err(format!(
-                                "{at}.messages: expected 1 to {BULK_MESSAGES_MAX}, found {messages}"
-                            ));
-                        }
-                    }
-                }
-                for (text, field) in own {
-                    if text.is_empty() {
-                        return Err(format!("{field}: empty text"));
-                    }
-                    if text.contains('#') {
-                        return Err(format!(
-                            "{field}: `#` is reserved for generated filler texts"
-                        ));
-                    }
-                    if !texts.insert((run.thread.as_str(), text)) {
-                        return Err(format!(
-                            "{field}: text `{text}` is used twice on thread `{}`",
-                            run.thread
-                        ));
-                    }
-                }
+                validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
         }
         let mut started = BTreeSet::new();
         for (o, op) in self.ops.iter().enumerate() {
-            let at = format!("ops[{o}]");
-            let run_of = |id: &str| {
-                self.run_index(id)
-                    .ok_or_else(|| format!("{at}.run: no run with id `{id}`"))
-            };
-            let thread_of = |key: &str| {
-                if self.threads.contains_key(key) {
-                    Ok(())
-                } else {
-                    Err(format!("{at}.thread: no thread with key `{key}`"))
+            self.validate_op(&format!("ops[{o}]"), op, &mut started)?;
+        }
+        Ok(())
+    }
+
+    /// One run's own fields at `at`; `run_ids` collects the ids seen so far.
+    fn validate_run<'a>(
+        &self,
+        at: &str,
+        run: &'a RunSpec,
+        run_ids: &mut BTreeSet<&'a str>,
+    ) -> Result<(), String> {
+        if run.id.is_empty() {
+            return Err(format!("{at}.id: empty run id"));
+        }
+        if !run_ids.insert(run.id.as_str()) {
+            return Err(format!("{at}.id: run id `{}` is used twice", run.id));
+        }
+        if !self.threads.contains_key(&run.thread) {
+            return Err(format!("{at}.thread: no thread with key `{}`", run.thread));
+        }
+        if run.worker >= self.workers {
+            return Err(format!("{at}.worker: no worker {}", run.worker));
+        }
+        if run.user.as_deref() == Some("") {
+            return Err(format!("{at}.user: empty (omit it for a NULL user)"));
+        }
+        if let Some(s) = run.summarize {
+            if s.budget_tokens == 0 || s.keep_messages == 0 {
+                return Err(format!(
+                    "{at}.summarize: budget_tokens and keep_messages must be at least 1"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One op at `at`; `started` collects the runs started so far.
+    fn validate_op(&self, at: &str, op: &Op, started: &mut BTreeSet<usize>) -> Result<(), String> {
+        let run_of = |id: &str| {
+            self.run_index(id)
+                .ok_or_else(|| format!("{at}.run: no run with id `{id}`"))
+        };
+        let thread_of = |key: &str| {
+            if self.threads.contains_key(key) {
+                Ok(())
+            } else {
+                Err(format!("{at}.thread: no thread with key `{key}`"))
+            }
+        };
+        match op {
+            Op::Start { run } => {
+                let r = run_of(run)?;
+                if !started.insert(r) {
+                    return Err(format!("{at}.run: run `{run}` is started twice"));
                 }
-            };
-            match op {
-                Op::Start { run } => {
-                    let r = run_of(run)?;
-                    if !started.insert(r) {
-                        return Err(format!("{at}.run: run `{run}` is started twice"));
-                    }
+            }
+            Op::Wait { run } | Op::Events { run } => {
+                let r = run_of(run)?;
+                if !started.contains(&r) {
+                    return Err(format!("{at}.run: run `{run}` is not started before"));
                 }
-                Op::Wait { run } | Op::Events { run } => {
-                    let r = run_of(run)?;
-                    if !started.contains(&r) {
-                        return Err(format!("{at}.run: run `{run}` is not started before"));
-                    }
+            }
+            Op::Sleep { .. } => {}
+            Op::Views { thread } | Op::Page { thread, .. } => thread_of(thread)?,
+            Op::Paginate { thread, limit, .. } => {
+                thread_of(thread)?;
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
                 }
-                Op::Sleep { .. } => {}
-                Op::Views { thread } | Op::Page { thread, .. } => thread_of(thread)?,
-                Op::Paginate { thread, limit, .. } => {
-                    thread_of(thread)?;
-                    if *limit == 0 {
-                        return Err(format!("{at}.limit: expected at least 1"));
-                    }
-                }
-                Op::Rate { thread, user, .. } => {
-                    thread_of(thread)?;
-                    if user.is_empty() {
-                        return Err(format!("{at}.user: empty"));
-                    }
+            }
+            Op::Rate { thread, user, .. } => {
+                thread_of(thread)?;
+                if user.is_empty() {
+                    return Err(format!("{at}.user: empty"));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// One message of `run` at `at`: its texts are not empty and unique on the run's thread (`texts`
+/// collects them).
+fn validate_message<'a>(
+    at: &str,
+    run: &'a RunSpec,
+    message: &'a MessageSpec,
+    texts: &mut BTreeSet<(&'a str, &'a str)>,
+) -> Result<(), String> {
+    let mut own: Vec<(&str, String)> = Vec::new();
+    match message {
+        MessageSpec::Human { text, .. } | MessageSpec::Ai { text, .. } => {
+            own.push((text, format!("{at}.text")));
+        }
+        MessageSpec::ToolStep { text, calls, .. } => {
+            own.push((text, format!("{at}.text")));
+            if calls.is_empty() {
+                return Err(format!("{at}.calls: a tool step calls at least one tool"));
+            }
+            for (c, call) in calls.iter().enumerate() {
+                if call.name.is_empty() {
+                    return Err(format!("{at}.calls[{c}].name: empty"));
+                }
+                own.push((&call.result, format!("{at}.calls[{c}].result")));
+            }
+        }
+        MessageSpec::Bulk { messages } => {
+            if !(1..=BULK_MESSAGES_MAX).contains(messages) {
+                return Err(format!(
+                    "{at}.messages: expected 1 to {BULK_MESSAGES_MAX}, found {messages}"
+                ));
+            }
+        }
+    }
+    for (text, field) in own {
+        if text.is_empty() {
+            return Err(format!("{field}: empty text"));
+        }
+        if text.contains('#') {
+            return Err(format!(
+                "{field}: `#` is reserved for generated filler texts"
+            ));
+        }
+        if !texts.insert((run.thread.as_str(), text)) {
+            return Err(format!(
+                "{field}: text `{text}` is used twice on thread `{}`",
+                run.thread
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

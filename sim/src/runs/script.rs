@@ -111,45 +111,48 @@ pub fn expand(run: &RunSpec) -> Vec<Emission> {
                     out.push(tool(c.result.clone(), id, c.after_ms));
                 }
             }
-            MessageSpec::Bulk { messages } => {
-                let count = *messages as usize;
-                let mut call = String::new();
-                for i in 0..count {
-                    let n = out.len();
-                    // A pause now and then, so a long block spreads over simulated time.
-                    let after_ms = u32::from(i % 100 == 99);
-                    if i % 2 == 1 {
-                        out.push(tool(
-                            format!("{}#{i} result", run.id),
-                            std::mem::take(&mut call),
-                            after_ms,
-                        ));
-                    } else if i + 1 == count {
-                        out.push(ai(
-                            format!("{}#{i} answer", run.id),
-                            ai_message_id(&run.id, n),
-                            Vec::new(),
-                            after_ms,
-                        ));
-                    } else {
-                        call = tool_call_id(&run.id, n, 0);
-                        let calls = vec![ToolCall {
-                            id: call.clone(),
-                            name: "lookup".into(),
-                            args: serde_json::json!({ "step": n }),
-                        }];
-                        out.push(ai(
-                            format!("{}#{i} call", run.id),
-                            ai_message_id(&run.id, n),
-                            calls,
-                            after_ms,
-                        ));
-                    }
-                }
-            }
+            MessageSpec::Bulk { messages } => push_bulk(&run.id, *messages, &mut out),
         }
     }
     out
+}
+
+/// A generated block of `messages` alternating tool calls and results, ending with an answer.
+fn push_bulk(run_id: &str, messages: u32, out: &mut Vec<Emission>) {
+    let count = messages as usize;
+    let mut call = String::new();
+    for i in 0..count {
+        let n = out.len();
+        // A pause now and then, so a long block spreads over simulated time.
+        let after_ms = u32::from(i % 100 == 99);
+        if i % 2 == 1 {
+            out.push(tool(
+                format!("{run_id}#{i} result"),
+                std::mem::take(&mut call),
+                after_ms,
+            ));
+        } else if i + 1 == count {
+            out.push(ai(
+                format!("{run_id}#{i} answer"),
+                ai_message_id(run_id, n),
+                Vec::new(),
+                after_ms,
+            ));
+        } else {
+            call = tool_call_id(run_id, n, 0);
+            let calls = vec![ToolCall {
+                id: call.clone(),
+                name: "lookup".into(),
+                args: serde_json::json!({ "step": n }),
+            }];
+            out.push(ai(
+                format!("{run_id}#{i} call"),
+                ai_message_id(run_id, n),
+                calls,
+                after_ms,
+            ));
+        }
+    }
 }
 
 /// Messages `run` emits before it stops.

@@ -1,0 +1,136 @@
+//! Where each word of a scenario's text comes from. Text in generated scenarios is made of words
+//! unique to their step, so a word in an answer names the step it came from; that is how a
+//! difference is attributed to an invariant.
+
+use super::faults::FaultPlan;
+use super::scenario::{Answer, Block, Defect, DisplayScenario, Event, Step};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    UserText,
+    Question,
+    Answer,
+    Chunk,
+    Stop,
+    Decoy,
+    Custom,
+    Envelope,
+}
+
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub step: u32,
+    pub kind: Kind,
+    pub agent: String,
+    pub display: String,
+    pub bad_created_at: bool,
+    /// The step's row is malformed: the projector skips it, so its text may only appear through
+    /// a stop's answer.
+    pub defective: bool,
+    /// The fault plan lets at least one copy of the step reach the store.
+    pub persisted: bool,
+}
+
+/// Where each word of the scenario's text comes from, and which payload strings a warning must
+/// never carry.
+pub struct Provenance {
+    pub words: BTreeMap<String, Vec<Source>>,
+    pub payload_strings: BTreeSet<String>,
+}
+
+pub fn provenance(scenario: &DisplayScenario) -> Provenance {
+    let plan = FaultPlan::new(scenario);
+    let mut words: BTreeMap<String, Vec<Source>> = BTreeMap::new();
+    let mut payload_strings = BTreeSet::new();
+    let mut urls = Vec::new();
+    for step in scenario.steps() {
+        let mut add = |kind: Kind, text: &str| {
+            for w in text.split_whitespace() {
+                words.entry(w.to_string()).or_default().push(Source {
+                    step: step.id,
+                    kind,
+                    agent: step.agent.clone(),
+                    display: step.display.clone(),
+                    bad_created_at: matches!(step.defect, Some(Defect::BadCreatedAt { .. })),
+                    defective: step.defect.is_some(),
+                    persisted: plan.persisted(step.id),
+                });
+                if is_tagged(w) {
+                    payload_strings.insert(w.to_string());
+                }
+            }
+        };
+        match &step.event {
+            Event::UserMessage { blocks } => {
+                for b in blocks {
+                    match b {
+                        Block::Text { text } => add(Kind::UserText, text),
+                        Block::Image { url: Some(u) } if u.len() > 12 => {
+                            urls.push(u.clone());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Event::HitlQuestion { question } => add(Kind::Question, question),
+            Event::HitlAnswer { answer } => match answer {
+                Answer::Text(t) => add(Kind::Answer, t),
+                Answer::Bool(b) => add(Kind::Answer, if *b { "true" } else { "false" }),
+            },
+            Event::Chunk { text } => add(Kind::Chunk, text),
+            Event::Stop { answer } => add(Kind::Stop, answer),
+            Event::Decoy { text, .. } => add(Kind::Decoy, text),
+            Event::Custom { text, .. } => add(Kind::Custom, text),
+            Event::Envelope { text, .. } => add(Kind::Envelope, text),
+        }
+    }
+    payload_strings.extend(urls);
+    Provenance {
+        words,
+        payload_strings,
+    }
+}
+
+/// A generated word: a letter, digits, a letter (`c17a`).
+pub fn is_tagged(w: &str) -> bool {
+    let b = w.as_bytes();
+    b.len() >= 3
+        && b[0].is_ascii_lowercase()
+        && b[b.len() - 1].is_ascii_lowercase()
+        && b[1..b.len() - 1].iter().all(u8::is_ascii_digit)
+}
+
+/// A user agent's look-alike of a user message or HITL answer: its display must stay hidden.
+pub fn is_decoy_marker(scenario: &DisplayScenario, step: &Step) -> bool {
+    let Event::Decoy { class, .. } = &step.event else {
+        return false;
+    };
+    let user_agent = scenario
+        .agents
+        .get(&step.agent)
+        .is_some_and(|a| a.class == "UserAgent");
+    user_agent
+        && (class.contains("UserMessageEvent") || class.contains("HumanInTheLoopResponseEvent"))
+}
+
+impl Provenance {
+    /// Every step whose text holds `word`.
+    pub fn sources(&self, word: &str) -> &[Source] {
+        self.words.get(word).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tagged_words_are_recognised() {
+        assert!(is_tagged("c17a"));
+        assert!(is_tagged("s1b"));
+        assert!(!is_tagged("true"));
+        assert!(!is_tagged("o0"));
+        assert!(!is_tagged("c17"));
+    }
+}

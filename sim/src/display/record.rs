@@ -1,0 +1,66 @@
+//! What a played display world leaves for the checkers: the emission log (ground truth, with
+//! each event's id and created_at), every answer, and which deliveries landed when.
+
+use crate::trace::Trace;
+use history::display::Projection;
+use std::collections::BTreeMap;
+
+/// One event as the agents emitted it: the ground truth the model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Emitted {
+    pub step: u32,
+    pub event_id: String,
+    pub created_at_ns: i64,
+}
+
+/// One answer of a replica.
+#[derive(Clone, Debug)]
+pub struct Read {
+    /// The turn whose request this answered; `None` for the polls after the faults healed.
+    pub turn: Option<u32>,
+    /// Part of the last round of polls: the settled history.
+    pub settled: bool,
+    /// Position in the world's total order of store operations (appends and reads).
+    pub op: u64,
+    pub replica: u8,
+    pub at_us: u64,
+    /// The history, or the error the replica answered with (the HTTP 500).
+    pub result: Result<Projection, String>,
+}
+
+/// What a played world leaves for the checkers.
+pub struct WorldRecord {
+    pub emissions: Vec<Emitted>,
+    /// For every step that reached the store: the position (in the order of store operations) of
+    /// its first stored copy. The simulation's own record of which deliveries landed when.
+    pub first_stored: BTreeMap<u32, u64>,
+    /// Per replica: the position of the first copy of each step its own persister received.
+    pub first_received: BTreeMap<(u8, u32), u64>,
+    pub reads: Vec<Read>,
+    pub trace: Trace,
+    /// Set when the world did not finish (a hang, a host error).
+    pub failure: Option<String>,
+    pub sim_elapsed_ms: u64,
+    /// Faults the bus actually injected.
+    pub coverage: crate::coverage::Coverage,
+    /// Simulated milliseconds from healing (every run emitted) until every replica answered the
+    /// model's history; `None` if that did not happen within the bound.
+    pub converged_after_ms: Option<u64>,
+}
+
+impl WorldRecord {
+    /// The record of a world that did not finish: nothing but why.
+    pub fn broken(failure: String, sim_elapsed_ms: u64) -> Self {
+        WorldRecord {
+            emissions: Vec::new(),
+            first_stored: BTreeMap::new(),
+            first_received: BTreeMap::new(),
+            reads: Vec::new(),
+            trace: Trace::new(false),
+            failure: Some(failure),
+            sim_elapsed_ms,
+            coverage: Default::default(),
+            converged_after_ms: None,
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! What an answer and the model's transcript are compared on: messages reduced to roles and
+//! parts, and the words of their text.
+
+use history::display::{ChatMessage, ContentPart, Projection, Role};
+use model::display as m;
+
+/// Whether `projection` warns with `code` about the row of `event_id` (a bad identity may have
+/// lost the id itself, so any warning of that code will do).
+pub fn warning_named(projection: &Projection, code: &str, event_id: &str) -> bool {
+    projection.warnings.iter().any(|x| {
+        x.code.as_str() == code
+            && (x.event_id.as_deref() == Some(event_id) || code == m::code::BAD_IDENTITY)
+    })
+}
+
+/// Whether an answer shows what the model says: the same messages, and a warning for every
+/// malformed row the model expects one for. The liveness phase waits for this.
+pub fn matches_model(
+    projection: &Projection,
+    conversation: &m::Conversation,
+    transcript: &m::Transcript,
+) -> bool {
+    view_of_projection(&projection.messages) == view_of_model(&transcript.messages)
+        && transcript
+            .expected_warnings
+            .iter()
+            .all(|w| match w.emission {
+                Some(i) => conversation
+                    .emissions
+                    .get(i)
+                    .is_none_or(|e| warning_named(projection, w.code, &e.event_id)),
+                None => projection
+                    .warnings
+                    .iter()
+                    .any(|x| x.code.as_str() == w.code),
+            })
+}
+
+/// A message reduced to what both sides can be compared on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewMessage {
+    pub role: &'static str,
+    pub parts: Vec<ViewPart>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewPart {
+    Text(String),
+    Image(String),
+    Audio { data: String, format: String },
+}
+
+fn push_part(parts: &mut Vec<ViewPart>, part: ViewPart) {
+    match (parts.last_mut(), part) {
+        (Some(ViewPart::Text(last)), ViewPart::Text(t)) => last.push_str(&t),
+        (_, part) => parts.push(part),
+    }
+}
+
+pub fn view_of_projection(messages: &[ChatMessage]) -> Vec<ViewMessage> {
+    messages
+        .iter()
+        .map(|msg| {
+            let mut parts = Vec::new();
+            for p in &msg.content {
+                let part = match p {
+                    ContentPart::Text { text } => ViewPart::Text(text.clone()),
+                    ContentPart::ImageUrl { url } => ViewPart::Image(url.clone()),
+                    ContentPart::InputAudio { data, format } => ViewPart::Audio {
+                        data: data.clone(),
+                        format: format.clone(),
+                    },
+                };
+                push_part(&mut parts, part);
+            }
+            ViewMessage {
+                role: match msg.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                },
+                parts,
+            }
+        })
+        .collect()
+}
+
+pub fn view_of_model(messages: &[m::Message]) -> Vec<ViewMessage> {
+    messages
+        .iter()
+        .map(|msg| {
+            let mut parts = Vec::new();
+            for p in &msg.parts {
+                let part = match p {
+                    m::Part::Text(t) => ViewPart::Text(t.clone()),
+                    m::Part::ImageUrl(u) => ViewPart::Image(u.clone()),
+                    m::Part::Audio {
+                        data_base64,
+                        format,
+                    } => ViewPart::Audio {
+                        data: data_base64.clone(),
+                        format: format.clone(),
+                    },
+                };
+                push_part(&mut parts, part);
+            }
+            ViewMessage {
+                role: match msg.role {
+                    m::Role::User => "user",
+                    m::Role::Assistant => "assistant",
+                },
+                parts,
+            }
+        })
+        .collect()
+}
+
+/// Every (role, word) of a view's text, in order.
+pub fn words(view: &[ViewMessage]) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for msg in view {
+        for part in &msg.parts {
+            if let ViewPart::Text(t) = part {
+                for token in t.split_whitespace() {
+                    out.extend(split_glued(token).into_iter().map(|w| (msg.role, w)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Bool HITL answers render as `true`/`false` with no trailing space, so they can glue onto the
+/// next text of the same role (`trueu12a`); splits them off again. Generated words end with a
+/// space and never glue.
+fn split_glued(token: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = token;
+    while !rest.is_empty() {
+        let bool_word = ["true", "false"].into_iter().find(|b| rest.starts_with(b));
+        match bool_word {
+            Some(b) if rest.len() > b.len() => {
+                out.push(b.to_string());
+                rest = &rest[b.len()..];
+            }
+            _ => {
+                out.push(rest.to_string());
+                break;
+            }
+        }
+    }
+    out
+}
+
+pub fn media(view: &[ViewMessage]) -> Vec<ViewPart> {
+    view.iter()
+        .flat_map(|m| m.parts.iter())
+        .filter(|p| !matches!(p, ViewPart::Text(_)))
+        .cloned()
+        .collect()
+}
+
+pub fn describe_media(parts: &[ViewPart]) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            ViewPart::Image(_) => "image".to_string(),
+            ViewPart::Audio { format, data } => format!("{format}:{}B64", data.len()),
+            ViewPart::Text(_) => "text".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_text_parts_merge_in_views() {
+        let mut parts = Vec::new();
+        push_part(&mut parts, ViewPart::Text("a ".into()));
+        push_part(&mut parts, ViewPart::Text("b ".into()));
+        push_part(&mut parts, ViewPart::Image("u".into()));
+        push_part(&mut parts, ViewPart::Text("c ".into()));
+        assert_eq!(
+            parts,
+            vec![
+                ViewPart::Text("a b ".into()),
+                ViewPart::Image("u".into()),
+                ViewPart::Text("c ".into())
+            ]
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The journal rules about crashes and the disk: what a journal reopens as after a crash (J1, J3,
+//! J10), what its resume leaves (J1, J2, J10), and what every journal file on the disk holds (J10,
+//! J16, J3).
+
+use super::expect::{short, with_arrivals, SessionCheck};
+use super::op_rules::classify_resume;
+use super::record::SoloRestart;
+use crate::crash::classify_image;
+use crate::crash::invariants::check_density_bounds;
+use crate::outcome::Findings;
+use history::journal::dump_records;
+use history::journal::Row;
+use history::BugId;
+use model::journal::ModelHistory;
+use std::collections::BTreeMap;
+
+/// J1, J2, J10: a journal reopened after a crash shows its last durable history, and its resume
+/// leaves no transaction open and no torn tail.
+pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings) {
+    let s = sc.s;
+    let at = format!("session {s} after a crash");
+    let state = sc.latest(&r.journal);
+    reopened_as_durable(sc, &at, r, &state, found);
+    if let Err(e) = &r.resumed {
+        let id = if r.facts_before.open_txn.is_some() {
+            BugId::J2
+        } else {
+            BugId::J10
+        };
+        found.add(id, format!("{at}: resuming {} failed: {e}", r.journal));
+        return;
+    }
+    if let Some(offset) = r.facts_after.corrupt_at {
+        found.add(
+            BugId::J10,
+            format!("{at}: after the resume {} is corrupt at byte offset {offset}: a torn tail was not cut before writing", r.journal),
+        );
+    } else if r.writer_last_seq > r.facts_after.last_seq {
+        found.add(
+            BugId::J10,
+            format!(
+                "{at}: the resumed writer wrote up to record {} but {} reads back only to record {} (a torn tail was not cut before writing)",
+                r.writer_last_seq, r.journal, r.facts_after.last_seq
+            ),
+        );
+    } else if let Some(txn) = r.facts_after.open_txn {
+        let id = if r.writer_open_txn.is_some() {
+            BugId::J2
+        } else {
+            BugId::J1
+        };
+        found.add(
+            id,
+            format!(
+                "{at}: after the resume {} still has transaction {txn} open (the writer sees {:?})",
+                r.journal, r.writer_open_txn
+            ),
+        );
+    }
+    // The resume's own invariants hold against what it loaded.
+    let loaded = r.shown.clone().unwrap_or_else(|_| state.rows());
+    classify_resume(&at, &loaded, &r.arrivals, &r.rows_after, found);
+    let next = with_arrivals(&state, &r.arrivals);
+    let journal = r.journal.clone();
+    sc.push(&journal, next);
+    sc.seen(&journal, &r.rows_after);
+}
+
+/// What the journal reopened as, against the last durable history (`state`).
+fn reopened_as_durable(
+    sc: &SessionCheck<'_>,
+    at: &str,
+    r: &SoloRestart,
+    state: &ModelHistory<Row>,
+    found: &mut Findings,
+) {
+    let corrupt = r.facts_before.corrupt_at.is_some();
+    // A difference the recording already had before the crash is not the crash's doing.
+    let in_sync = sc.was_in_sync(&r.journal);
+    match &r.shown {
+        Ok(shown) if *shown != state.rows() => {
+            let message = format!(
+                "{at}: {} reopened as {}; the last durable history is {} (image: {:?})",
+                r.journal,
+                short(shown),
+                short(&state.rows()),
+                r.facts_before
+            );
+            let image = sc
+                .crash_image
+                .get(&r.journal)
+                .map_or(&[][..], Vec::as_slice);
+            if !in_sync {
+                found.unexplained(BugId::J10, message);
+            } else if let Some(stray) = interleaved_replacement(image, true) {
+                // Rows written inside the replacement the crash left open show through it.
+                found.add(BugId::J3, format!("{message}: {stray}"));
+            } else if r.facts_before.open_txn.is_some() && !corrupt {
+                found.add(BugId::J1, message);
+            } else {
+                found.add(BugId::J10, message);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => found.add(
+            BugId::J10,
+            format!(
+                "{at}: {} does not reopen: {e} (image: {:?})",
+                r.journal, r.facts_before
+            ),
+        ),
+    }
+}
+
+/// Checks of a disk image's journal files: no corruption before a tail (J10), bounded density
+/// records (J16), no record inside a replacement that was then terminated (J3).
+pub fn check_image(s: usize, when: &str, image: &BTreeMap<String, Vec<u8>>, found: &mut Findings) {
+    for (name, bytes) in image.iter().filter(|(n, _)| n.ends_with(".journal")) {
+        let facts = classify_image(bytes);
+        if let Some(offset) = facts.corrupt_at {
+            found.add(
+                BugId::J10,
+                format!("session {s} {when}: {name} is corrupt at byte offset {offset} (a record before the tail does not decode)"),
+            );
+        }
+        if let Err(v) = check_density_bounds(bytes) {
+            found.add(
+                BugId::J16,
+                format!("session {s} {when}: {name}: {}", v.message),
+            );
+        }
+        if let Some(what) = interleaved_replacement(bytes, false) {
+            found.add(BugId::J3, format!("session {s} {when}: {name}: {what}"));
+        }
+    }
+}
+
+/// The first record that stands between a `replace_begin` and its terminator without belonging
+/// to the transaction. A transaction never terminated (one a crash or a defective resume left
+/// open) counts only with `open_too` and only while it is the last one: a resume that forgot to
+/// abort it is judged by the resume's invariant, not here.
+pub fn interleaved_replacement(bytes: &[u8], open_too: bool) -> Option<String> {
+    let mut open: Option<(u64, Vec<String>)> = None;
+    for v in dump_records(bytes).flatten() {
+        let Some(kind) = v["kind"].as_str() else {
+            continue;
+        };
+        let txn = v["txn"].as_u64();
+        let seq = v["seq"].as_u64().unwrap_or(0);
+        match (kind, &mut open) {
+            ("replace_begin", _) => open = txn.map(|t| (t, Vec::new())),
+            ("replace_rows", Some((t, _))) if txn == Some(*t) => {}
+            ("replace_commit" | "replace_abort", Some((t, strays))) if txn == Some(*t) => {
+                if let Some(first) = strays.first() {
+                    return Some(format!(
+                        "{first} landed inside replacement {t}, which then ended with a {kind}"
+                    ));
+                }
+                open = None;
+            }
+            (_, Some((_, strays))) => strays.push(format!("a {kind} record (seq {seq})")),
+            _ => {}
+        }
+    }
+    match open {
+        Some((t, strays)) if open_too => strays
+            .first()
+            .map(|first| format!("{first} landed inside replacement {t}, left open")),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::journal::frame::encode_frame;
+    use history::journal::{Origin, Record, RecordBody, Speaker};
+
+    fn frames(bodies: Vec<RecordBody>) -> Vec<u8> {
+        bodies
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, body)| {
+                encode_frame(&Record {
+                    seq: i as u64 + 1,
+                    origin: Origin::Main,
+                    body,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_a_terminated_replacement_with_a_stray_record_is_interleaved() {
+        let row = Row::text(Speaker::Human, Origin::Main, "x");
+        let append = RecordBody::Append {
+            rows: vec![row.clone()],
+        };
+        let interleaved = frames(vec![
+            RecordBody::ReplaceBegin { txn: 1 },
+            append.clone(),
+            RecordBody::ReplaceCommit { txn: 1 },
+        ]);
+        assert!(interleaved_replacement(&interleaved, false).is_some());
+        let left_open = frames(vec![RecordBody::ReplaceBegin { txn: 1 }, append.clone()]);
+        assert!(interleaved_replacement(&left_open, false).is_none());
+        assert!(interleaved_replacement(&left_open, true).is_some());
+        let abandoned = frames(vec![
+            RecordBody::ReplaceBegin { txn: 1 },
+            append,
+            RecordBody::ReplaceBegin { txn: 3 },
+            RecordBody::ReplaceCommit { txn: 3 },
+        ]);
+        assert!(interleaved_replacement(&abandoned, true).is_none());
+    }
+}

@@ -1,0 +1,486 @@
+//! The journal rules about one operation of a session's own recording: J10 to J13, J15, J17, J18
+//! and the resume invariants J4 to J6.
+
+use super::expect::{apply_all, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
+use super::record::{Outcome, Seen};
+use super::scenario::Action;
+use crate::outcome::Findings;
+use history::journal::{Row, Tokenizer};
+use history::BugId;
+
+/// J12: a mutation reads nothing back from its journals.
+pub fn mutations_read_nothing_back(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
+    let at = &o.at;
+    match o.seen {
+        Seen::Solo { bytes_read, .. } if *bytes_read > 0 => found.add(
+            BugId::J12,
+            format!("{at}: the mutation read {bytes_read} bytes back from the journal"),
+        ),
+        Seen::Shared { bytes_read, .. } if *bytes_read > 0 => found.add(
+            BugId::J12,
+            format!("{at}: the shared mutation read {bytes_read} bytes back from its journals"),
+        ),
+        _ => {}
+    }
+}
+
+/// J15: a rewind, a clear or a compression is one record.
+pub fn single_record_mutations(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
+    let Seen::Solo {
+        outcome: Outcome::Written { records },
+        ..
+    } = o.seen
+    else {
+        return;
+    };
+    let single = matches!(
+        o.op.action,
+        Action::Rewind { .. } | Action::Clear | Action::Compress { .. }
+    );
+    if single && *records != 1 {
+        found.add(
+            BugId::J15,
+            format!(
+                "{}: a {} wrote {records} records; it must be one",
+                o.at,
+                o.op.action.kind()
+            ),
+        );
+    }
+}
+
+/// J10: a mutation of the recording succeeds unless a fault was injected, changes the history as
+/// the model says, and leaves the recording equal to the model.
+pub fn recording_follows_the_model(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Solo {
+        journal,
+        outcome,
+        rows: shown,
+        ..
+    } = o.seen
+    else {
+        return;
+    };
+    let (at, k, op) = (o.at.as_str(), o.k, o.op);
+    let state = sc.latest(journal);
+    let ops = solo_model_ops(k, &op.action, &state);
+    match outcome {
+        Outcome::Written { .. } => {
+            if op.fail {
+                found.unexplained(
+                    BugId::J10,
+                    format!("{at}: the journal reported success although every append failed"),
+                );
+            }
+            let next = match &ops {
+                Some(ops) => apply_all(&state, ops).unwrap_or_else(|e| {
+                    found.unexplained(
+                        BugId::J10,
+                        format!("{at}: the model refuses the operation: {e}"),
+                    );
+                    state.clone()
+                }),
+                None => {
+                    found.unexplained(
+                        BugId::J10,
+                        format!("{at}: the journal wrote an operation that changes nothing"),
+                    );
+                    state.clone()
+                }
+            };
+            sc.push(journal, next);
+        }
+        Outcome::Skipped if ops.is_some() => found.unexplained(
+            BugId::J10,
+            format!("{at}: the session skipped an operation that changes its history"),
+        ),
+        Outcome::Skipped => {}
+        Outcome::Failed(e) if !op.fail => found.unexplained(
+            BugId::J10,
+            format!("{at}: failed with no fault injected: {e}"),
+        ),
+        Outcome::Failed(_) => {}
+    }
+    let want = sc.latest(journal).rows();
+    if !sc.seen(journal, shown) {
+        found.unexplained(
+            BugId::J10,
+            format!(
+                "{at}: the recording holds {}; the model {}",
+                short(shown),
+                short(&want)
+            ),
+        );
+    }
+}
+
+/// J11: an incremental read touches only the bytes appended since the previous one and counts
+/// what the writer counts.
+pub fn incremental_reads_touch_only_what_was_appended(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Read {
+        result,
+        bytes_read,
+        appended,
+        writer,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    if bytes_read > appended {
+        found.add(
+            BugId::J11,
+            format!("{at}: an incremental read touched {bytes_read} bytes; {appended} were appended since the previous read"),
+        );
+    }
+    match (result, writer) {
+        (Ok(read), Some(w)) if read != w => found.add(
+            BugId::J11,
+            format!("{at}: incremental statistics {read:?} differ from the writer's {w:?}"),
+        ),
+        (Ok(read), _) => {
+            let want = sc.latest(&sc.current.clone()).in_context.len() as u64;
+            if read.rows != want {
+                found.unexplained(
+                    BugId::J11,
+                    format!(
+                        "{at}: the reader counts {} rows, the model {want}",
+                        read.rows
+                    ),
+                );
+            }
+        }
+        (Err(e), _) => found.unexplained(BugId::J11, format!("{at}: the read failed: {e}")),
+    }
+}
+
+/// J17: counters fed concurrently count what each text alone counts.
+pub fn token_counters_are_independent(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Estimate { counts } = o.seen else {
+        return;
+    };
+    let at = o.at.as_str();
+    let op = o.op;
+    if let Action::Estimate { texts, .. } = &op.action {
+        let t = Tokenizer::o200k();
+        let alone: Vec<u64> = texts.iter().map(|p| t.count(&p.concat())).collect();
+        if *counts != alone {
+            found.add(
+                BugId::J17,
+                format!("{at}: counters fed concurrently counted {counts:?} tokens; each text alone has {alone:?}"),
+            );
+        }
+    }
+}
+
+/// J13: deciding the truncations of a request visits each row at most once.
+pub fn truncation_visits_each_row_once(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Send {
+        rows,
+        rows_visited,
+        replacements,
+        staged,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    if *rows_visited > *rows as u64 {
+        found.add(
+            BugId::J13,
+            format!(
+                "{at}: deciding {replacements} truncations visited {rows_visited} rows of {rows}"
+            ),
+        );
+    }
+    if let Err(e) = staged {
+        found.unexplained(
+            BugId::J18,
+            format!("{at}: staging the request in scratch failed: {e}"),
+        );
+    }
+}
+
+/// J2 (J1): a copy starts with no transaction open and holds the source's history at the copy
+/// point.
+pub fn copies_start_outside_transactions(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Copy {
+        source,
+        journal,
+        checkpoint,
+        result,
+        open_txn,
+        facts,
+        rows: shown,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    let state = sc
+        .journals
+        .get(source)
+        .and_then(|v| v.get(*checkpoint))
+        .cloned();
+    if let Err(e) = result {
+        found.unexplained(BugId::J2, format!("{at}: copying {source} failed: {e}"));
+        return;
+    }
+    if let Some(txn) = facts.open_txn {
+        let id = if open_txn.is_some() {
+            BugId::J2
+        } else {
+            BugId::J1
+        };
+        found.add(
+            id,
+            format!("{at}: the copy {journal} starts with transaction {txn} open (its writer sees {open_txn:?})"),
+        );
+    }
+    let state = state.unwrap_or_default();
+    sc.in_sync.insert(journal.clone(), *shown == state.rows());
+    if *shown != state.rows() {
+        found.unexplained(
+            BugId::J2,
+            format!("{at}: the copy {journal} holds {}; the model at change {checkpoint} of {source} holds {}", short(shown), short(&state.rows())),
+        );
+    }
+    sc.journals.insert(journal.clone(), vec![state]);
+}
+
+/// J4 (J6, J5): a failed switch leaves the previous recording; a resumed journal holds its
+/// history and what arrived while it loaded.
+pub fn switching_keeps_the_recording(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Switch {
+        previous,
+        to,
+        loaded,
+        result,
+        recording,
+        rows: shown,
+        arrivals,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    let op = o.op;
+    match result {
+        Err(_) if op.fail => {
+            if recording.as_deref() != Some(previous.as_str()) {
+                found.add(
+                    BugId::J4,
+                    format!("{at}: resuming {to} failed after publishing and the session's recording is {recording:?}, not the previous {previous}"),
+                );
+            }
+            return;
+        }
+        Err(e) => {
+            found.unexplained(BugId::J6, format!("{at}: resuming {to} failed: {e}"));
+            return;
+        }
+        Ok(()) if op.fail => found.unexplained(
+            BugId::J4,
+            format!("{at}: the switch to {to} succeeded although every append to it failed"),
+        ),
+        Ok(()) => {}
+    }
+    let state = sc.latest(to);
+    let base = match loaded {
+        Ok(rows) => rows.clone(),
+        Err(e) => {
+            found.unexplained(BugId::J6, format!("{at}: {to} does not open: {e}"));
+            state.rows()
+        }
+    };
+    if base != state.rows() && sc.was_in_sync(to) {
+        found.unexplained(
+            BugId::J6,
+            format!(
+                "{at}: {to} opened as {}; the model {}",
+                short(&base),
+                short(&state.rows())
+            ),
+        );
+    }
+    classify_resume(at, &base, arrivals, shown, found);
+    let next = with_arrivals(&state, arrivals);
+    sc.push(to, next);
+    sc.seen(to, shown);
+    sc.current = to.clone();
+}
+
+/// J5: resuming the recording again changes nothing.
+pub fn resuming_again_changes_nothing(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::ResumeAgain {
+        result,
+        bytes_before,
+        bytes_after,
+        rows_before,
+        rows_after,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    if let Err(e) = result {
+        found.unexplained(BugId::J5, format!("{at}: resuming again failed: {e}"));
+        return;
+    }
+    let changed_rows = rows_before.as_ref().is_some_and(|b| b != rows_after);
+    if bytes_before != bytes_after || changed_rows {
+        let before = rows_before
+            .as_ref()
+            .map_or_else(|| "no recording".to_string(), |r| short(r));
+        found.add(
+            BugId::J5,
+            format!("{at}: resuming the recording again changed it: {before} to {}, {bytes_before} to {bytes_after} bytes", short(rows_after)),
+        );
+    }
+    let state = sc.latest(&sc.current.clone());
+    let current = sc.current.clone();
+    sc.push(&current, state);
+    sc.seen(&current, rows_after);
+}
+
+/// J18: disposal reports an injected failure and leaves no scratch behind.
+pub fn disposal_reports_its_failures(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Dispose {
+        fault_injected,
+        result,
+        scratch_left,
+    } = o.seen
+    else {
+        return;
+    };
+    let at = o.at.as_str();
+    match result {
+        Ok(()) if *fault_injected => found.add(
+            BugId::J18,
+            format!("{at}: disposal met an injected failure and reported success"),
+        ),
+        Ok(()) if !scratch_left.is_empty() => found.add(
+            BugId::J18,
+            format!("{at}: disposal returned with scratch left: {scratch_left:?}"),
+        ),
+        Err(e) if !fault_injected => found.unexplained(
+            BugId::J18,
+            format!("{at}: disposal failed with no fault injected: {e}"),
+        ),
+        _ => {}
+    };
+}
+
+/// A resumed recording must hold what it held, then what arrived while it loaded: nothing
+/// recorded twice (J5), nothing that arrived lost (J6).
+pub fn classify_resume(
+    at: &str,
+    before: &[Row],
+    arrivals: &[Row],
+    shown: &[Row],
+    found: &mut Findings,
+) {
+    let mut expected = before.to_vec();
+    expected.extend_from_slice(arrivals);
+    if shown == expected {
+        return;
+    }
+    let doubled = !before.is_empty()
+        && shown.len() >= 2 * before.len()
+        && shown[..before.len()] == *before
+        && shown[before.len()..2 * before.len()] == *before;
+    if doubled {
+        found.add(
+            BugId::J5,
+            format!(
+                "{at}: the resumed recording holds its {} loaded rows twice ({})",
+                before.len(),
+                short(shown)
+            ),
+        );
+    } else if !arrivals.is_empty() && (shown == before || !shown.ends_with(arrivals)) {
+        found.add(
+            BugId::J6,
+            format!(
+                "{at}: {} rows arrived while {} loaded; the resumed recording holds {}",
+                arrivals.len(),
+                before.len(),
+                short(shown)
+            ),
+        );
+    } else {
+        found.unexplained(
+            BugId::J6,
+            format!(
+                "{at}: the resumed recording holds {}; expected {}",
+                short(shown),
+                short(&expected)
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::check::ATTRIBUTION;
+    use super::*;
+    use history::journal::{Origin, Speaker};
+
+    #[test]
+    fn resumes_that_record_twice_or_lose_arrivals_are_told_apart() {
+        let r = |t: &str| Row::text(Speaker::Human, Origin::Main, t);
+        let before = vec![r("a"), r("b")];
+        let arrivals = vec![r("typed")];
+        let mut f = Findings::new(&ATTRIBUTION);
+        classify_resume(
+            "x",
+            &before,
+            &arrivals,
+            &[r("a"), r("b"), r("typed")],
+            &mut f,
+        );
+        assert!(f.is_empty());
+        classify_resume(
+            "x",
+            &before,
+            &arrivals,
+            &[r("a"), r("b"), r("a"), r("b"), r("typed")],
+            &mut f,
+        );
+        classify_resume("x", &before, &arrivals, &before, &mut f);
+        let ids: Vec<BugId> = f.into_violations().into_iter().map(|v| v.id).collect();
+        assert_eq!(ids, [BugId::J5, BugId::J6]);
+    }
+}

@@ -1,0 +1,207 @@
+//! The journal rules about the shared history and its per-origin mirrors: J7, J8 and J9.
+
+use super::expect::{shared_model_op, short, OpSeen, SessionCheck, SharedModel};
+use super::meaning::{origin_name, origin_of};
+use super::record::{MirrorSeen, Outcome, Seen, SharedRestart};
+use super::scenario::Action;
+use crate::crash::invariants::check_origins;
+use crate::outcome::Findings;
+use history::BugId;
+
+/// J8: a shared mutation succeeds unless a fault was injected, changes the shared history as the
+/// model says, keeps every row's origin, and leaves every mirror holding it (J7, J9).
+pub fn shared_history_follows_the_model(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    let Seen::Shared {
+        outcome,
+        primary,
+        mirrors,
+        ..
+    } = o.seen
+    else {
+        return;
+    };
+    let (at, k, op) = (o.at.as_str(), o.k, o.op);
+    let Action::Shared {
+        origin,
+        op: action,
+        fail_mirror,
+    } = &op.action
+    else {
+        return;
+    };
+    let Some(sm) = sc.shared.as_mut() else {
+        found.unexplained(
+            BugId::J8,
+            format!("{at}: the session has no shared history"),
+        );
+        return;
+    };
+    let origin = origin_of(origin);
+    let expected = shared_model_op(k, &origin, action, &sm.truth);
+    match outcome {
+        Outcome::Written { .. } => match expected.map(|op| sm.truth.apply(&op)) {
+            Some(Ok(next)) => {
+                sm.before = std::mem::replace(&mut sm.truth, next);
+                sm.stale.clear();
+                for m in mirrors {
+                    check_mirror_at_resolve(at, sm, m, found);
+                }
+            }
+            Some(Err(e)) => found.unexplained(
+                BugId::J8,
+                format!("{at}: the model refuses the mutation: {e}"),
+            ),
+            None => found.unexplained(
+                BugId::J8,
+                format!("{at}: the history wrote a mutation that changes nothing"),
+            ),
+        },
+        Outcome::Skipped if expected.is_some() => found.unexplained(
+            BugId::J8,
+            format!("{at}: the session skipped a mutation that changes the history"),
+        ),
+        Outcome::Skipped => {}
+        Outcome::Failed(e) => match fail_mirror {
+            None => found.unexplained(
+                BugId::J8,
+                format!("{at}: failed with no fault injected: {e}"),
+            ),
+            Some(m) => {
+                sm.stale.insert(origin_of(m));
+            }
+        },
+    }
+    if let Err(v) = check_origins(&sm.truth.rows(), primary) {
+        found.add(BugId::J8, format!("{at}: {}", v.message));
+    }
+}
+
+/// J7: a mirror attached late holds the history's rows of its origin.
+pub fn late_mirrors_start_in_sync(sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
+    let Seen::AttachMirror { result, mirror } = o.seen else {
+        return;
+    };
+    let at = o.at.as_str();
+    let op = o.op;
+    let Some(sm) = sc.shared.as_mut() else {
+        return;
+    };
+    let Action::AttachMirror { origin } = &op.action else {
+        return;
+    };
+    let origin = origin_of(origin);
+    if sm.attached.contains(&origin) {
+        return;
+    }
+    match (result, mirror) {
+        (Ok(()), Some(m)) => {
+            sm.attached.push(origin.clone());
+            let want = sm.of(&sm.truth, &origin);
+            if m.rows != want || m.durable.as_ref() != Ok(&want) {
+                found.add(
+                    BugId::J7,
+                    format!("{at}: the mirror of {} attached late holds {}; the history's rows of that origin are {}", origin_name(&origin), short(&m.rows), short(&want)),
+                );
+            }
+        }
+        (Ok(()), None) => sm.attached.push(origin),
+        (Err(e), _) => found.unexplained(BugId::J7, format!("{at}: attaching failed: {e}")),
+    }
+}
+
+/// J9: a shared resume on purpose.
+pub fn shared_resumes_keep_mirrors(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_>,
+    found: &mut Findings,
+) {
+    if let Seen::SharedResume(r) = o.seen {
+        shared_reopened(sc, r, false, found);
+    }
+}
+
+/// J9 (J7, J8): the shared history and its mirrors reopened, after a crash (`crashed`) or on
+/// purpose: every mirror held every mutation resolved before, and holds the history after.
+pub fn shared_reopened(
+    sc: &mut SessionCheck<'_>,
+    r: &SharedRestart,
+    crashed: bool,
+    found: &mut Findings,
+) {
+    let s = sc.s;
+    let at = if crashed {
+        format!("session {s} after a crash")
+    } else {
+        format!("session {s} shared resume")
+    };
+    let Some(sm) = sc.shared.as_mut() else {
+        return;
+    };
+    for (origin, held) in &r.mirrors_before {
+        if sm.stale.contains(origin) {
+            continue;
+        }
+        let want = sm.of(&sm.truth, origin);
+        if held.as_ref() == Ok(&want) {
+            continue;
+        }
+        let behind = held.as_ref() == Ok(&sm.of(&sm.before, origin));
+        let id = if behind { BugId::J9 } else { BugId::J7 };
+        let held = held
+            .as_ref()
+            .map_or_else(|e| format!("an unreadable file ({e})"), |h| short(h));
+        found.add(
+            id,
+            format!("{at}: before the resume the mirror of {} holds {held}; every mutation resolved before, which needs {}", origin_name(origin), short(&want)),
+        );
+    }
+    if let Err(e) = &r.resumed {
+        found.unexplained(
+            BugId::J7,
+            format!("{at}: resuming the shared history failed: {e}"),
+        );
+        return;
+    }
+    if let Err(v) = check_origins(&sm.truth.rows(), &r.primary) {
+        found.add(BugId::J8, format!("{at}: {}", v.message));
+    }
+    for (origin, held) in &r.mirrors {
+        let want = sm.of(&sm.truth, origin);
+        if *held != want {
+            found.add(
+                BugId::J7,
+                format!("{at}: the resumed mirror of {} holds {}; the history's rows of that origin are {}", origin_name(origin), short(held), short(&want)),
+            );
+        }
+    }
+    sm.stale.clear();
+}
+
+/// A mirror right after a mutation resolved: it must hold the mutation, durably.
+fn check_mirror_at_resolve(at: &str, sm: &SharedModel, m: &MirrorSeen, found: &mut Findings) {
+    let want = sm.of(&sm.truth, &m.origin);
+    if m.rows == want && m.durable.as_ref() == Ok(&want) {
+        return;
+    }
+    let prev = sm.of(&sm.before, &m.origin);
+    let behind = m.rows == prev || m.durable.as_ref() == Ok(&prev);
+    let durable = m
+        .durable
+        .as_ref()
+        .map_or_else(|e| format!("an unreadable file ({e})"), |d| short(d));
+    if behind {
+        found.add(
+            BugId::J9,
+            format!("{at}: the mutation resolved but the mirror of {} holds {} ({durable} durably): the history before it", origin_name(&m.origin), short(&m.rows)),
+        );
+    } else {
+        found.add(
+            BugId::J7,
+            format!("{at}: the mirror of {} holds {} ({durable} durably); the history's rows of that origin are {}", origin_name(&m.origin), short(&m.rows), short(&want)),
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! The client: dispatches runs, reads the views, pages through messages and rates answers; after
+//! the last op it waits for every run to stop (liveness) and reads every thread once more.
+
+use super::record::*;
+use super::scenario::{Op, Target};
+use super::state::*;
+use history::runs::{
+    content_text, thread_history, thread_messages, FeedbackInput, FeedbackMapper, MessageCursor,
+    Rating as Thumb, RunEvent, RunEventStore, RunStoreError,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::TcpStream;
+
+#[derive(Default)]
+pub(super) struct Client {
+    /// Per thread key: what the client renders.
+    pub(super) rendered: BTreeMap<String, Vec<Value>>,
+    /// Per thread key: the rendered positions streamed by the run it waited for last.
+    pub(super) live: BTreeMap<String, Range<usize>>,
+    /// Per thread key: every rendered position that came from a live stream.
+    pub(super) streamed: BTreeMap<String, BTreeSet<usize>>,
+    pub(super) mappers: BTreeMap<String, FeedbackMapper>,
+}
+
+pub(super) async fn dispatch(worker: u8, run: usize) -> std::io::Result<()> {
+    let host = format!("worker-{worker}");
+    let mut stream = TcpStream::connect((host.as_str(), WORKER_PORT)).await?;
+    stream.write_all(&(run as u32).to_be_bytes()).await?;
+    let mut ack = [0u8; 1];
+    stream.read_exact(&mut ack).await?;
+    Ok(())
+}
+
+/// A message users can rate: a final AI answer (no tool calls).
+pub(super) fn is_final_ai(m: &Value) -> bool {
+    m.get("type").and_then(Value::as_str) == Some("ai")
+        && m.get("tool_calls")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+}
+
+/// Every message by paging through the store's cursors, as a client of `list_messages` would.
+pub(super) fn paginate(
+    store: &dyn RunEventStore,
+    thread_id: &str,
+    limit: usize,
+    backward: bool,
+) -> Result<Vec<RunEvent>, RunStoreError> {
+    let mut pages: Vec<Vec<RunEvent>> = Vec::new();
+    let mut cursor = if backward {
+        MessageCursor::None
+    } else {
+        MessageCursor::After(0)
+    };
+    for _ in 0..PAGES_MAX {
+        let page = store.list_messages(thread_id, limit, cursor)?;
+        let full = page.len() >= limit;
+        let next = if backward {
+            page.first().map(|e| MessageCursor::Before(e.seq))
+        } else {
+            page.last().map(|e| MessageCursor::After(e.seq))
+        };
+        pages.push(page);
+        match next {
+            Some(n) if full && n != cursor => cursor = n,
+            _ => break,
+        }
+    }
+    if backward {
+        pages.reverse();
+    }
+    Ok(pages.into_iter().flatten().collect())
+}
+
+impl Client {
+    pub(super) fn mapper(&mut self, world: &World, thread: &str) -> &mut FeedbackMapper {
+        self.mappers.entry(thread.to_string()).or_insert_with(|| {
+            let mut m = FeedbackMapper::new(world.thread_id(thread), world.view_options());
+            let _ = m.refresh(world.store(world.primary));
+            m
+        })
+    }
+
+    pub(super) fn push_read(&self, world: &World, op: u64, thread: &str, kind: ReadKind) {
+        world.log.borrow_mut().reads.push(Read {
+            op,
+            at_us: now_us(),
+            thread: thread.to_string(),
+            kind,
+        });
+    }
+
+    pub(super) async fn play(&mut self, world: &World, op: &Op) {
+        match op {
+            Op::Start { run } => {
+                let Some(r) = world.scenario.run_index(run) else {
+                    return;
+                };
+                let worker = world.scenario.runs[r].worker;
+                let result = tokio::time::timeout(
+                    Duration::from_millis(DISPATCH_TIMEOUT_MS),
+                    dispatch(worker, r),
+                )
+                .await;
+                world.settled.borrow_mut().insert(r);
+                let how = match result {
+                    Ok(Ok(())) => "ok".to_string(),
+                    Ok(Err(e)) => format!("failed: {e}"),
+                    Err(_) => "timed out".to_string(),
+                };
+                world.record(format_args!("dispatch {run} to worker-{worker} {how}"));
+            }
+            Op::Wait { run } => {
+                let Some(r) = world.scenario.run_index(run) else {
+                    return;
+                };
+                while !world.settled.borrow().contains(&r)
+                    || world.running.borrow().contains_key(&r)
+                {
+                    sleep_ms(1).await;
+                }
+                self.saw_run_end(world, r);
+            }
+            Op::Sleep { ms } => sleep_ms(u64::from(*ms)).await,
+            Op::Views { thread } => self.views(world, thread),
+            Op::Page {
+                thread,
+                limit,
+                before,
+                after,
+            } => {
+                let cursor = match (before, after) {
+                    (None, None) => MessageCursor::None,
+                    (Some(b), None) => MessageCursor::Before(*b),
+                    (None, Some(a)) => MessageCursor::After(*a),
+                    (Some(b), Some(a)) => MessageCursor::Both {
+                        before: *b,
+                        after: *a,
+                    },
+                };
+                let tid = world.thread_id(thread);
+                let op = world.next_op();
+                let limit = *limit as usize;
+                let rows = world.both(|s| s.list_messages(&tid, limit, cursor));
+                world.record(format_args!(
+                    "page {thread} limit={limit} {cursor:?} rows={:016x} agree={}",
+                    hash_of(rows.primary(world.primary)),
+                    rows.memory == rows.sqlite
+                ));
+                self.push_read(
+                    world,
+                    op,
+                    thread,
+                    ReadKind::Page {
+                        limit,
+                        cursor,
+                        rows,
+                    },
+                );
+            }
+            Op::Paginate {
+                thread,
+                limit,
+                backward,
+            } => {
+                let tid = world.thread_id(thread);
+                let op = world.next_op();
+                let limit = *limit as usize;
+                let count = world.both(|s| s.count_messages(&tid));
+                let rows = world.both(|s| paginate(s, &tid, limit, *backward));
+                world.record(format_args!(
+                    "paginate {thread} limit={limit} backward={backward} rows={:016x} agree={}",
+                    hash_of(rows.primary(world.primary)),
+                    rows.memory == rows.sqlite
+                ));
+                self.push_read(
+                    world,
+                    op,
+                    thread,
+                    ReadKind::Paginate {
+                        limit,
+                        backward: *backward,
+                        count,
+                        rows,
+                    },
+                );
+            }
+            Op::Events { run } => {
+                let Some(r) = world.scenario.run_index(run) else {
+                    return;
+                };
+                let spec = &world.scenario.runs[r];
+                let tid = world.thread_id(&spec.thread);
+                let op = world.next_op();
+                let rows = world.both(|s| s.list_events(&tid, &spec.id));
+                world.record(format_args!(
+                    "events {run} rows={:016x} agree={}",
+                    hash_of(rows.primary(world.primary)),
+                    rows.memory == rows.sqlite
+                ));
+                self.push_read(world, op, &spec.thread, ReadKind::Events { run: r, rows });
+            }
+            Op::Rate {
+                thread,
+                user,
+                up,
+                target,
+            } => self.rate(world, thread, user, *up, *target),
+        }
+    }
+
+    /// The client saw the run's stream end: it renders what streamed (when the run finished)
+    /// and tells its mapper that a run ended.
+    pub(super) fn saw_run_end(&mut self, world: &World, r: usize) {
+        let thread = world.scenario.runs[r].thread.clone();
+        let outcome = world.outcomes.borrow().get(&r).copied();
+        world.record(format_args!(
+            "wait {} -> {outcome:?}",
+            world.scenario.runs[r].id
+        ));
+        if outcome.is_none() {
+            return; // never started: nothing streamed
+        }
+        let rendered = self.rendered.entry(thread.clone()).or_default();
+        match outcome {
+            Some(o) if o.is_complete() => {
+                let streamed = world.streamed.borrow().get(&r).cloned().unwrap_or_default();
+                let from = rendered.len();
+                rendered.extend(streamed);
+                let to = rendered.len();
+                self.streamed
+                    .entry(thread.clone())
+                    .or_default()
+                    .extend(from..to);
+                self.live.insert(thread.clone(), from..to);
+            }
+            _ => {
+                self.live.remove(&thread);
+            }
+        }
+        let primary = world.store(world.primary);
+        let _ = self.mapper(world, &thread).on_run_end(primary);
+    }
+
+    pub(super) fn views(&mut self, world: &World, thread: &str) {
+        let tid = world.thread_id(thread);
+        let options = world.view_options();
+        let op = world.next_op();
+        let count = world.both(|s| s.count_messages(&tid));
+        let history = world.both(|s| thread_history(s, &world.checkpointer, &tid, &options));
+        let messages = world.both(|s| thread_messages(s, &tid, &options));
+        world.record(format_args!(
+            "views {thread} count={:?} history={:016x} messages={:016x} agree={}",
+            count.primary(world.primary),
+            hash_of(history.primary(world.primary)),
+            hash_of(messages.primary(world.primary)),
+            count.memory == count.sqlite
+                && history.memory == history.sqlite
+                && messages.memory == messages.sqlite
+        ));
+        let rendered = match history.primary(world.primary) {
+            Ok(Some(h)) => h.messages.clone(),
+            _ => Vec::new(),
+        };
+        self.rendered.insert(thread.to_string(), rendered);
+        self.live.remove(thread);
+        self.streamed.remove(thread);
+        self.push_read(
+            world,
+            op,
+            thread,
+            ReadKind::Views {
+                count,
+                history,
+                messages,
+            },
+        );
+    }
+
+    pub(super) fn rate(
+        &mut self,
+        world: &World,
+        thread: &str,
+        user: &str,
+        up: bool,
+        target: Target,
+    ) {
+        let rendered = self.rendered.get(thread).cloned().unwrap_or_default();
+        let index = match target {
+            Target::Live => self.live.get(thread).and_then(|range| {
+                range
+                    .clone()
+                    .rev()
+                    .find(|&i| rendered.get(i).is_some_and(is_final_ai))
+            }),
+            Target::Old(n) => {
+                let finals: Vec<usize> = (0..rendered.len())
+                    .filter(|&i| is_final_ai(&rendered[i]))
+                    .collect();
+                (!finals.is_empty()).then(|| finals[n as usize % finals.len()])
+            }
+        };
+        let Some(index) = index else {
+            world.record(format_args!("rate {thread} {target:?}: nothing to rate"));
+            return;
+        };
+        let message = &rendered[index];
+        let text = content_text(message.get("content").unwrap_or(&Value::Null));
+        let source = if message.get("run_id").is_some() {
+            RatedFrom::View
+        } else if self
+            .streamed
+            .get(thread)
+            .is_some_and(|s| s.contains(&index))
+        {
+            RatedFrom::Stream
+        } else {
+            RatedFrom::Checkpoint
+        };
+        let primary = world.store(world.primary);
+        let client = self.mapper(world, thread).run_for(&rendered, index);
+        let fresh = {
+            let mut m = FeedbackMapper::new(world.thread_id(thread), world.view_options());
+            let _ = m.refresh(primary);
+            m.run_for(&rendered, index)
+        };
+        let op = world.next_op();
+        world.record(format_args!(
+            "rate {thread} {target:?} by {user} up={up} `{text}` -> {client:?} (fresh {fresh:?})"
+        ));
+        if let Some(run_id) = &client {
+            let submitted = world.feedback.submit(FeedbackInput {
+                thread_id: world.thread_id(thread),
+                run_id: run_id.clone(),
+                user_id: user.to_string(),
+                message_id: message
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                rating: if up { Thumb::Up } else { Thumb::Down },
+                comment: None,
+                created_at_ns: now_ns(),
+            });
+            if let Err(e) = submitted {
+                world.record(format_args!("rating refused: {e}"));
+            }
+        }
+        world.log.borrow_mut().ratings.push(RatingRecord {
+            op,
+            thread: thread.to_string(),
+            user: user.to_string(),
+            up,
+            text,
+            source,
+            client,
+            fresh,
+        });
+    }
+}
+
+/// After the last op, how long every run has to stop (simulated ms) before it is a liveness failure.
+pub(super) const LIVENESS_BOUND_MS: u64 = 30_000;
+
+pub(super) async fn client(world: Rc<World>) -> turmoil::Result {
+    let mut cx = Client::default();
+    for op in &world.scenario.ops {
+        cx.play(&world, op).await;
+    }
+    // Heal and settle: no op injects anything more; crashed workers come back after their down
+    // time and each failing write fails once. Every run must then stop within a bound
+    // (liveness); then the last look at every thread.
+    let mut waited_ms = 0;
+    loop {
+        if world.running.borrow().is_empty() {
+            world.stopped_after_ms.set(Some(waited_ms));
+            break;
+        }
+        if waited_ms >= LIVENESS_BOUND_MS {
+            let stuck: Vec<usize> = world.running.borrow().keys().copied().collect();
+            world.record(format_args!(
+                "liveness: runs {stuck:?} still running after {waited_ms} ms"
+            ));
+            *world.stuck.borrow_mut() = stuck;
+            break;
+        }
+        sleep_ms(1).await;
+        waited_ms += 1;
+    }
+    let threads: Vec<String> = world.scenario.threads.keys().cloned().collect();
+    for thread in &threads {
+        cx.views(&world, thread);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::runs::{Category, ChatMessage, MemoryRunEventStore, NewRunEvent};
+    use history::Planted;
+    use serde_json::json;
+
+    fn store_with(n: usize) -> MemoryRunEventStore {
+        let store = MemoryRunEventStore::new(Planted::none());
+        let events = (0..n)
+            .map(|i| NewRunEvent {
+                thread_id: "t".into(),
+                run_id: "r".into(),
+                user_id: None,
+                event_type: if i % 3 == 2 {
+                    "llm_response"
+                } else {
+                    "human_message"
+                }
+                .into(),
+                category: if i % 3 == 2 {
+                    Category::Trace
+                } else {
+                    Category::Message
+                },
+                content: ChatMessage::human(format!("m{i}")).to_content(),
+                metadata: json!({}),
+                created_at_ns: i as i64,
+            })
+            .collect();
+        store.put_batch(events).expect("writes");
+        store
+    }
+
+    #[test]
+    fn paging_reads_every_message_in_order_both_ways() {
+        for n in [0, 1, 9, 10, 15] {
+            let store = store_with(n);
+            let all = store.count_messages("t").expect("counts") as usize;
+            for limit in [1, 2, 3, 7, 500] {
+                for backward in [false, true] {
+                    let rows = paginate(&store, "t", limit, backward).expect("reads");
+                    assert_eq!(rows.len(), all, "n {n} limit {limit} backward {backward}");
+                    assert!(rows.windows(2).all(|w| w[0].seq < w[1].seq));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_final_ai_answers_are_rated() {
+        assert!(is_final_ai(&json!({"type": "ai", "content": "x"})));
+        assert!(is_final_ai(
+            &json!({"type": "ai", "content": "x", "tool_calls": []})
+        ));
+        assert!(!is_final_ai(
+            &json!({"type": "ai", "content": "x", "tool_calls": [{"id": "c"}]})
+        ));
+        assert!(!is_final_ai(&json!({"type": "human", "content": "x"})));
+    }
+}

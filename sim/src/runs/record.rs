@@ -1,0 +1,160 @@
+//! What a played runs world leaves for the checkers: the ground truth, every accepted write,
+//! every answer of both backends, every rating and summarized checkpoint.
+
+use crate::trace::Trace;
+use crate::workload::StoreKind;
+use history::runs::{
+    Category, ChatMessage, Feedback, MessageCursor, MessageView, RunEvent, ThreadHistory,
+};
+use model::runs::{MessageKind, RunOutcome};
+use serde_json::Value;
+
+/// What each backend answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Both<T> {
+    pub memory: T,
+    pub sqlite: T,
+}
+
+impl<T> Both<T> {
+    /// The answer of the backend the client uses.
+    pub fn primary(&self, kind: StoreKind) -> &T {
+        match kind {
+            StoreKind::Memory => &self.memory,
+            StoreKind::Sqlite => &self.sqlite,
+        }
+    }
+}
+
+/// An answer, or the error it failed with.
+pub type Answer<T> = Result<T, String>;
+
+/// One read of the client.
+#[derive(Clone, Debug)]
+pub struct Read {
+    /// Position in the world's total order of operations (truth events, writes, reads).
+    pub op: u64,
+    pub at_us: u64,
+    /// Thread key.
+    pub thread: String,
+    pub kind: ReadKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum ReadKind {
+    /// `/history`, `/messages` and `count_messages`, in one instant.
+    Views {
+        count: Both<Answer<u64>>,
+        history: Both<Answer<Option<ThreadHistory>>>,
+        messages: Both<Answer<Vec<MessageView>>>,
+    },
+    /// One raw page.
+    Page {
+        limit: usize,
+        cursor: MessageCursor,
+        rows: Both<Answer<Vec<RunEvent>>>,
+    },
+    /// Every message by paging (the client's own loop over the store's cursors), and the count.
+    Paginate {
+        limit: usize,
+        backward: bool,
+        count: Both<Answer<u64>>,
+        rows: Both<Answer<Vec<RunEvent>>>,
+    },
+    /// `list_events` of one run (by index).
+    Events {
+        run: usize,
+        rows: Both<Answer<Vec<RunEvent>>>,
+    },
+}
+
+/// One rating the client made.
+#[derive(Clone, Debug)]
+pub struct RatingRecord {
+    pub op: u64,
+    /// Thread key.
+    pub thread: String,
+    pub user: String,
+    pub up: bool,
+    /// The rated message's text (unique on its thread).
+    pub text: String,
+    /// Where the client got the rated message from.
+    pub source: RatedFrom,
+    /// The run the client's mapper chose (the rating went there; `None`: it was dropped).
+    pub client: Option<String>,
+    /// The run a mapper refreshed at this instant chooses.
+    pub fresh: Option<String>,
+}
+
+/// Where a rendered message came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatedFrom {
+    /// A view of the event store: it carries its run_id.
+    View,
+    /// The live stream of a run the client saw end: no run_id yet, an id the mapper must know
+    /// once it refreshed at that run's end.
+    Stream,
+    /// The checkpoint, which /history falls back to while the store has no message of the
+    /// thread: no run_id, and the mapper may not know it.
+    Checkpoint,
+}
+
+/// A checkpoint the summarization middleware produced.
+#[derive(Clone, Debug)]
+pub struct SummaryRecord {
+    pub op: u64,
+    pub run: usize,
+    pub messages: Vec<ChatMessage>,
+}
+
+/// What happened to a run, in the world's order of operations.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TruthEvent {
+    Start,
+    Message { kind: MessageKind, text: String },
+    Stop(RunOutcome),
+}
+
+/// One event a run handed its journal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmittedEvent {
+    pub event_type: String,
+    pub category: Category,
+    pub content: Value,
+    pub created_at_ns: i64,
+}
+
+/// One row the primary store accepted, with its seq, and when.
+#[derive(Clone, Debug)]
+pub struct Written {
+    pub op: u64,
+    pub event: RunEvent,
+}
+
+/// What a played world leaves for the checkers.
+pub struct WorldRecord {
+    /// (op, run index, event), in op order.
+    pub truth: Vec<(u64, usize, TruthEvent)>,
+    /// Per run index: every event it handed its journal, in order.
+    pub emitted: Vec<Vec<EmittedEvent>>,
+    pub written: Vec<Written>,
+    /// Writes the two backends answered differently.
+    pub write_disagreements: Vec<String>,
+    pub reads: Vec<Read>,
+    pub ratings: Vec<RatingRecord>,
+    pub summaries: Vec<SummaryRecord>,
+    /// The feedback store at the end, every thread.
+    pub feedback: Vec<Feedback>,
+    /// Both stores' rows at the end.
+    pub dumps: Both<Answer<Vec<RunEvent>>>,
+    pub trace: Trace,
+    /// Set when the world did not finish (a hang, a host error).
+    pub failure: Option<String>,
+    pub sim_elapsed_ms: u64,
+    /// Runs (by index) that had not stopped within the liveness bound after the last op, when
+    /// every crashed worker was back and every failing write had failed once.
+    pub stuck_runs: Vec<usize>,
+    /// Simulated ms from the last op (every fault healed) until every run had stopped; `None`
+    /// when some run never did (see `stuck_runs`) or the world broke down.
+    pub stopped_after_ms: Option<u64>,
+}

@@ -1,0 +1,216 @@
+//! The state every host of the runs world shares: both backends, the ground-truth log, and what
+//! the driving loop and the client know about the runs.
+
+use super::record::*;
+use super::scenario::RunsScenario;
+use super::script::Emission;
+use crate::trace::Trace;
+use crate::workload::StoreKind;
+use history::runs::{
+    Checkpointer, FeedbackStore, JournalEntry, MemoryRunEventStore, RunEventStore, RunStoreError,
+    SqliteRunEventStore, ViewOptions,
+};
+use history::Planted;
+use model::runs::RunOutcome;
+use serde::Serialize;
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+pub(super) const WORKER_PORT: u16 = 7100;
+/// Seconds since the Unix epoch at simulated time zero: created_at values are deterministic.
+pub(super) const EPOCH_SECS: u64 = 1_700_000_000;
+/// Upper bound on simulated time: a world that has not finished by then is broken.
+pub(super) const SIMULATION_SECS: u64 = 300;
+/// How long the client waits for a worker to acknowledge a dispatch.
+pub(super) const DISPATCH_TIMEOUT_MS: u64 = 200;
+/// A paginated read gives up after this many pages (a store whose cursor never ends).
+pub(super) const PAGES_MAX: usize = 100_000;
+
+#[derive(Default)]
+pub(super) struct Log {
+    pub(super) truth: Vec<(u64, usize, TruthEvent)>,
+    pub(super) emitted: Vec<Vec<EmittedEvent>>,
+    pub(super) written: Vec<Written>,
+    pub(super) write_disagreements: Vec<String>,
+    pub(super) reads: Vec<Read>,
+    pub(super) ratings: Vec<RatingRecord>,
+    pub(super) summaries: Vec<SummaryRecord>,
+}
+
+pub(super) struct World {
+    pub(super) scenario: RunsScenario,
+    pub(super) expanded: Vec<Vec<Emission>>,
+    pub(super) primary: StoreKind,
+    pub(super) planted: Planted,
+    pub(super) memory: MemoryRunEventStore,
+    pub(super) sqlite: SqliteRunEventStore,
+    pub(super) checkpointer: Checkpointer,
+    pub(super) feedback: FeedbackStore,
+    pub(super) trace: RefCell<Trace>,
+    pub(super) log: RefCell<Log>,
+    pub(super) next_op: Cell<u64>,
+    /// Runs playing now, with their worker.
+    pub(super) running: RefCell<BTreeMap<usize, u8>>,
+    pub(super) started: RefCell<BTreeSet<usize>>,
+    pub(super) outcomes: RefCell<BTreeMap<usize, RunOutcome>>,
+    /// Runs whose dispatch attempt is over (acknowledged or not).
+    pub(super) settled: RefCell<BTreeSet<usize>>,
+    /// Per run: the message dumps the client saw streamed live.
+    pub(super) streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
+    /// Runs still playing when the liveness bound ran out after the last op.
+    pub(super) stuck: RefCell<Vec<usize>>,
+    /// Set when every run had stopped after the last op: the simulated ms it took.
+    pub(super) stopped_after_ms: Cell<Option<u64>>,
+}
+
+pub(super) fn now_us() -> u64 {
+    turmoil::sim_elapsed()
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+pub(super) fn now_ns() -> i64 {
+    turmoil::since_epoch()
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+pub(super) fn any_addr(port: u16) -> (IpAddr, u16) {
+    (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+}
+
+pub(super) async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+pub(super) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
+    r.map_err(|e| e.to_string())
+}
+
+pub(super) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {
+    match a {
+        Ok(v) => xxhash_rust::xxh3::xxh3_64(&serde_json::to_vec(v).unwrap_or_default()),
+        Err(e) => xxhash_rust::xxh3::xxh3_64(e.as_bytes()),
+    }
+}
+
+impl World {
+    pub(super) fn next_op(&self) -> u64 {
+        let op = self.next_op.get();
+        self.next_op.set(op + 1);
+        op
+    }
+
+    pub(super) fn record(&self, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    pub(super) fn record_at(&self, at_us: u64, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(at_us, event);
+    }
+
+    pub(super) fn store(&self, kind: StoreKind) -> &dyn RunEventStore {
+        match kind {
+            StoreKind::Memory => &self.memory,
+            StoreKind::Sqlite => &self.sqlite,
+        }
+    }
+
+    pub(super) fn both<T>(
+        &self,
+        f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
+    ) -> Both<Answer<T>> {
+        Both {
+            memory: text_of(f(&self.memory)),
+            sqlite: text_of(f(&self.sqlite)),
+        }
+    }
+
+    pub(super) fn thread_id(&self, key: &str) -> String {
+        self.scenario.threads.get(key).cloned().unwrap_or_default()
+    }
+
+    pub(super) fn view_options(&self) -> ViewOptions {
+        ViewOptions {
+            page_size_events: self.scenario.page_size_events,
+            planted: self.planted,
+        }
+    }
+
+    pub(super) fn truth(&self, run: usize, event: TruthEvent) {
+        let op = self.next_op();
+        self.log.borrow_mut().truth.push((op, run, event));
+    }
+
+    pub(super) fn start_run(&self, run: usize, worker: u8) {
+        self.started.borrow_mut().insert(run);
+        self.running.borrow_mut().insert(run, worker);
+        self.truth(run, TruthEvent::Start);
+        self.record(format_args!(
+            "worker-{worker} start {}",
+            self.scenario.runs[run].id
+        ));
+    }
+
+    pub(super) fn stop_run(&self, run: usize, outcome: RunOutcome, at_us: u64) {
+        if self.running.borrow_mut().remove(&run).is_none() {
+            return;
+        }
+        self.outcomes.borrow_mut().insert(run, outcome);
+        self.truth(run, TruthEvent::Stop(outcome));
+        self.record_at(
+            at_us,
+            format_args!("stop {} {outcome:?}", self.scenario.runs[run].id),
+        );
+    }
+
+    /// A worker crashed: every run it was playing is killed.
+    pub(super) fn kill_worker(&self, worker: u8, at_us: u64) {
+        let victims: Vec<usize> = self
+            .running
+            .borrow()
+            .iter()
+            .filter(|(_, w)| **w == worker)
+            .map(|(r, _)| *r)
+            .collect();
+        self.record_at(
+            at_us,
+            format_args!("crash worker-{worker} kills {} runs", victims.len()),
+        );
+        for run in victims {
+            self.stop_run(run, RunOutcome::Killed, at_us);
+        }
+    }
+
+    /// Ground truth of one event the run hands its journal.
+    pub(super) fn emit(&self, run: usize, entry: &JournalEntry, message: Option<&Emission>) {
+        let mut log = self.log.borrow_mut();
+        if log.emitted.len() <= run {
+            log.emitted.resize(run + 1, Vec::new());
+        }
+        log.emitted[run].push(EmittedEvent {
+            event_type: entry.event_type.clone(),
+            category: entry.category,
+            content: entry.content.clone(),
+            created_at_ns: entry.created_at_ns,
+        });
+        drop(log);
+        if let Some(e) = message {
+            self.truth(
+                run,
+                TruthEvent::Message {
+                    kind: e.kind,
+                    text: e.text.clone(),
+                },
+            );
+            self.streamed
+                .borrow_mut()
+                .entry(run)
+                .or_default()
+                .push(e.message.to_content());
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The rules about what the stores hold, R3, R5, R4, R9 and R11: every row written and no other,
+//! seqs unique and increasing, every event of a finished run, both backends alike, summaries that
+//! keep tool pairs.
+
+use super::context::{short, Context};
+use super::truth::Snapshots;
+use super::world::{Answer, Both, EmittedEvent, Read, ReadKind, WorldRecord};
+use crate::outcome::Findings;
+use crate::workload::StoreKind;
+use history::runs::{MessageKind as Shape, RunEvent};
+use history::BugId;
+use model::runs::RunOutcome;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Rows sorted as both stores dump them: by thread, then seq, then write order.
+fn written_in_dump_order(record: &WorldRecord) -> Vec<&RunEvent> {
+    let mut rows: Vec<&RunEvent> = record.written.iter().map(|w| &w.event).collect();
+    rows.sort_by(|a, b| (&a.thread_id, a.seq).cmp(&(&b.thread_id, b.seq)));
+    rows
+}
+
+/// The top-level fields of two contents that differ, e.g. `id, run_id`.
+fn changed_fields(a: &Value, b: &Value) -> String {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter()
+                .filter(|k| x.get(*k) != y.get(*k))
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        _ => "the whole content".to_string(),
+    }
+}
+
+/// R3: the store holds exactly what was written; reads never change it.
+pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
+    let written = written_in_dump_order(cx.record);
+    let backends = [
+        (StoreKind::Memory, "memory", &cx.record.dumps.memory),
+        (StoreKind::Sqlite, "sqlite", &cx.record.dumps.sqlite),
+    ];
+    for (kind, name, dump) in backends {
+        // A backend that refused a write the primary accepted is R9's business.
+        if kind != cx.primary && !cx.record.write_disagreements.is_empty() {
+            continue;
+        }
+        let Ok(dump) = dump else { continue };
+        if dump.len() != written.len() {
+            f.add(
+                BugId::R3,
+                format!(
+                    "the {name} store holds {} rows but {} were written",
+                    dump.len(),
+                    written.len()
+                ),
+            );
+            continue;
+        }
+        if let Some((stored, w)) = dump.iter().zip(&written).find(|(s, w)| s != *w) {
+            f.add(
+                BugId::R3,
+                format!(
+                    "a read changed the {name} store: row seq {} of {} ({}) now differs in {}",
+                    w.seq,
+                    w.run_id,
+                    w.event_type,
+                    changed_fields(&w.content, &stored.content)
+                ),
+            );
+        }
+    }
+}
+
+/// R5: per thread, every written seq is above every seq written before it.
+pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
+    let mut max: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
+    for w in &cx.record.written {
+        let e = &w.event;
+        if let Some(&(m, by)) = max.get(e.thread_id.as_str()) {
+            if e.seq <= m {
+                f.add(
+                    BugId::R5,
+                    format!(
+                        "thread {}: {} wrote seq {} after {by} had written seq {m}: seqs not unique and increasing",
+                        e.thread_id, e.run_id, e.seq
+                    ),
+                );
+                continue;
+            }
+        }
+        max.insert(&e.thread_id, (e.seq, &e.run_id));
+    }
+}
+
+fn same_event(e: &EmittedEvent, row: &RunEvent) -> bool {
+    e.event_type == row.event_type
+        && e.category == row.category
+        && e.content == row.content
+        && e.created_at_ns == row.created_at_ns
+}
+
+/// R4: a run that ended, errored or was cancelled has every event it emitted stored, in order;
+/// a killed run has a prefix of them.
+pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
+    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    let truth = snapshots.at_end();
+    let mut by_run: BTreeMap<&str, Vec<&RunEvent>> = BTreeMap::new();
+    for w in &cx.record.written {
+        by_run.entry(&w.event.run_id).or_default().push(&w.event);
+    }
+    for (r, spec) in cx.scenario.runs.iter().enumerate() {
+        let emitted = cx.record.emitted.get(r).map_or(&[][..], Vec::as_slice);
+        let stored = by_run.get(spec.id.as_str()).map_or(&[][..], Vec::as_slice);
+        let outcome = truth.outcome(cx.thread_id(&spec.thread), &spec.id);
+        let matching = emitted
+            .iter()
+            .zip(stored)
+            .take_while(|(e, s)| same_event(e, s))
+            .count();
+        let complete = outcome.is_some_and(RunOutcome::is_complete);
+        let ok = if complete {
+            matching == emitted.len() && stored.len() == emitted.len()
+        } else {
+            matching == stored.len()
+        };
+        if !ok {
+            let how = if matching < stored.len().min(emitted.len()) {
+                format!("the stored events differ from the emitted ones at position {matching}")
+            } else {
+                format!("{} of {} events stored", stored.len(), emitted.len())
+            };
+            f.add(BugId::R4, format!("{} ({outcome:?}): {how}", spec.id));
+        }
+    }
+}
+
+/// R9: both backends answer every operation identically.
+pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
+    for w in &cx.record.write_disagreements {
+        f.add(BugId::R9, format!("backends disagree on a write: {w}"));
+    }
+    for read in &cx.record.reads {
+        for message in read_disagreements(cx, read) {
+            f.add(BugId::R9, message);
+        }
+    }
+    if differ(&cx.record.dumps) {
+        f.add(
+            BugId::R9,
+            format!(
+                "the stores hold different rows: {}",
+                rows_differ(&cx.record.dumps.memory, &cx.record.dumps.sqlite)
+            ),
+        );
+    }
+}
+
+/// Where the two backends answered one read differently, in words.
+fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
+    let t = &read.thread;
+    let mut out = Vec::new();
+    match &read.kind {
+        ReadKind::Views {
+            count,
+            history,
+            messages,
+        } => {
+            if differ(count) {
+                out.push(format!(
+                    "count_messages({t}): memory {:?} vs sqlite {:?}",
+                    count.memory, count.sqlite
+                ));
+            }
+            if differ(messages) {
+                out.push(format!(
+                    "/messages of {t}: memory {} rows vs sqlite {}",
+                    len_of(&messages.memory),
+                    len_of(&messages.sqlite)
+                ));
+            }
+            if differ(history) {
+                let n = |h: &Answer<Option<history::runs::ThreadHistory>>| match h {
+                    Ok(Some(h)) => h.messages.len().to_string(),
+                    Ok(None) => "none".into(),
+                    Err(e) => format!("error {e}"),
+                };
+                out.push(format!(
+                    "/history of {t}: memory {} messages vs sqlite {}",
+                    n(&history.memory),
+                    n(&history.sqlite)
+                ));
+            }
+        }
+        ReadKind::Page {
+            limit,
+            cursor,
+            rows,
+        } if differ(rows) => out.push(format!(
+            "list_messages({t}, {limit}, {cursor:?}): {}",
+            rows_differ(&rows.memory, &rows.sqlite)
+        )),
+        ReadKind::Paginate {
+            limit,
+            backward,
+            count,
+            rows,
+        } if differ(rows) || differ(count) => out.push(format!(
+            "paging {t} by {limit} (backward {backward}): {}",
+            rows_differ(&rows.memory, &rows.sqlite)
+        )),
+        ReadKind::Events { run, rows } if differ(rows) => out.push(format!(
+            "list_events({}): {}",
+            cx.scenario.runs[*run].id,
+            rows_differ(&rows.memory, &rows.sqlite)
+        )),
+        _ => {}
+    }
+    out
+}
+
+fn differ<T: PartialEq>(both: &Both<Answer<T>>) -> bool {
+    both.memory != both.sqlite
+}
+
+/// Two answers of row lists, in words: their seqs, or that only their contents differ.
+fn rows_differ(a: &Answer<Vec<RunEvent>>, b: &Answer<Vec<RunEvent>>) -> String {
+    let (x, y) = (seqs_of(a), seqs_of(b));
+    if x == y {
+        format!("the same rows {x} with different contents")
+    } else {
+        format!("memory {x} vs sqlite {y}")
+    }
+}
+
+fn seqs_of(rows: &Answer<Vec<RunEvent>>) -> String {
+    match rows {
+        Ok(rows) => {
+            let seqs: Vec<u64> = rows.iter().map(|r| r.seq).collect();
+            if seqs.len() <= 8 {
+                format!("{seqs:?}")
+            } else {
+                format!(
+                    "{} rows {:?}..{:?}",
+                    seqs.len(),
+                    seqs.first().unwrap_or(&0),
+                    seqs.last().unwrap_or(&0)
+                )
+            }
+        }
+        Err(e) => format!("error {e}"),
+    }
+}
+
+fn len_of<T>(a: &Answer<Vec<T>>) -> String {
+    match a {
+        Ok(v) => v.len().to_string(),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+/// R11: no summarized checkpoint keeps a tool result without the AI message that called it.
+pub fn summaries_keep_tool_pairs(cx: &Context<'_>, f: &mut Findings) {
+    for s in &cx.record.summaries {
+        let mut calls: BTreeSet<&str> = BTreeSet::new();
+        for (i, m) in s.messages.iter().enumerate() {
+            match m.kind {
+                Shape::Ai => calls.extend(m.tool_calls.iter().map(|c| c.id.as_str())),
+                Shape::Tool => {
+                    let id = m.tool_call_id.as_deref().unwrap_or("");
+                    if !calls.contains(id) {
+                        f.add(
+                            BugId::R11,
+                            format!(
+                                "{} summarized its checkpoint and kept tool result `{}` (position {i} of {}) without its call {id}",
+                                cx.scenario.runs[s.run].id,
+                                short(&m.text()),
+                                s.messages.len()
+                            ),
+                        );
+                        break;
+                    }
+                }
+                Shape::Human => {}
+            }
+        }
+    }
+}

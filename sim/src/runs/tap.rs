@@ -1,0 +1,117 @@
+//! The store the journals write to: both backends, with a record of every accepted write.
+
+use super::record::*;
+use super::state::*;
+use crate::workload::StoreKind;
+use history::runs::{
+    FaultyRunStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
+};
+use std::rc::Rc;
+
+/// The store the journals write to: both backends, with a record of every accepted write.
+pub(super) struct Tap {
+    pub(super) world: Rc<World>,
+}
+
+impl Tap {
+    pub(super) fn accepted(&self, rows: Vec<RunEvent>, how: &str) {
+        let op = self.world.next_op();
+        if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+            self.world.record(format_args!(
+                "{how} {} {} n={} seqs={}..{}",
+                first.thread_id,
+                first.run_id,
+                rows.len(),
+                first.seq,
+                last.seq
+            ));
+        }
+        let mut log = self.world.log.borrow_mut();
+        log.written
+            .extend(rows.into_iter().map(|event| Written { op, event }));
+    }
+
+    pub(super) fn disagree(&self, what: String) {
+        self.world.record(format_args!("backends disagree: {what}"));
+        self.world.log.borrow_mut().write_disagreements.push(what);
+    }
+}
+
+impl RunEventStore for Tap {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        let w = &self.world;
+        let m = w.memory.put_batch(events.clone());
+        let s = w.sqlite.put_batch(events.clone());
+        if m != s {
+            self.disagree(format!("put_batch: memory {m:?}, sqlite {s:?}"));
+        }
+        let result = match w.primary {
+            StoreKind::Memory => m,
+            StoreKind::Sqlite => s,
+        };
+        if let Ok(seqs) = &result {
+            let rows = events
+                .into_iter()
+                .zip(seqs)
+                .map(|(e, seq)| e.with_seq(*seq))
+                .collect();
+            self.accepted(rows, "write");
+        }
+        result
+    }
+
+    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
+        let w = &self.world;
+        let m = w.memory.insert_numbered(events.clone());
+        let s = w.sqlite.insert_numbered(events.clone());
+        if m != s {
+            self.disagree(format!("insert_numbered: memory {m:?}, sqlite {s:?}"));
+        }
+        let result = match w.primary {
+            StoreKind::Memory => m,
+            StoreKind::Sqlite => s,
+        };
+        if result.is_ok() {
+            self.accepted(events, "write-numbered");
+        }
+        result
+    }
+
+    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        let w = &self.world;
+        let (m, s) = (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id));
+        if m != s {
+            self.disagree(format!("max_seq({thread_id}): memory {m:?}, sqlite {s:?}"));
+        }
+        w.store(w.primary).max_seq(thread_id)
+    }
+
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.world
+            .store(self.world.primary)
+            .list_messages(thread_id, limit, cursor)
+    }
+
+    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.world
+            .store(self.world.primary)
+            .count_messages(thread_id)
+    }
+
+    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.world
+            .store(self.world.primary)
+            .list_events(thread_id, run_id)
+    }
+
+    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.world.store(self.world.primary).dump()
+    }
+}
+
+pub(super) type JournalStore = FaultyRunStore<Tap>;

@@ -1,0 +1,194 @@
+//! The worker hosts: each accepts run dispatches and plays each run in a task of its own.
+
+use super::record::*;
+use super::scenario::Stop;
+use super::script::{emitted_count, Emission};
+use super::state::*;
+use super::tap::*;
+use history::runs::{
+    Category, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions, RunStoreError,
+    SummarizationMiddleware, SummarizationOptions, RUN_END, RUN_ERROR, RUN_START,
+};
+use model::runs::RunOutcome;
+use serde_json::json;
+use std::rc::Rc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::{TcpListener, TcpStream};
+
+pub(super) async fn worker_host(
+    w: u8,
+    world: Rc<World>,
+    store: Rc<JournalStore>,
+) -> turmoil::Result {
+    let listener = TcpListener::bind(any_addr(WORKER_PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let world = world.clone();
+        let store = store.clone();
+        tokio::task::spawn_local(async move {
+            let _ = serve_dispatch(w, stream, world, store).await;
+        });
+    }
+}
+
+pub(super) async fn serve_dispatch(
+    w: u8,
+    mut stream: TcpStream,
+    world: Rc<World>,
+    store: Rc<JournalStore>,
+) -> std::io::Result<()> {
+    let mut buf = [0u8; 4];
+    stream.read_exact(&mut buf).await?;
+    let run = u32::from_be_bytes(buf) as usize;
+    if run >= world.scenario.runs.len() || world.started.borrow().contains(&run) {
+        return Ok(());
+    }
+    world.start_run(run, w);
+    tokio::task::spawn_local(play_run(run, w, world.clone(), store));
+    stream.write_all(&[1]).await
+}
+
+/// Hands one event to the journal, recording it as ground truth first.
+pub(super) async fn record(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    entry: JournalEntry,
+    message: Option<&Emission>,
+) {
+    world.emit(run, &entry, message);
+    if let Err(e) = journal.record(entry).await {
+        world.record(format_args!(
+            "{} flush failed: {e}",
+            world.scenario.runs[run].id
+        ));
+    }
+}
+
+/// Retries a failed final flush until the store accepts it (every failing call fails once).
+pub(super) async fn finish(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    first: Result<(), RunStoreError>,
+) {
+    let mut result = first;
+    let mut attempts = 0;
+    while let Err(e) = &result {
+        world.record(format_args!(
+            "{} final flush failed: {e}",
+            world.scenario.runs[run].id
+        ));
+        attempts += 1;
+        if attempts > world.scenario.failing_write_calls.len() + 1 {
+            break;
+        }
+        sleep_ms(1).await;
+        result = journal.flush().await.map(|_| ());
+    }
+}
+
+pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<JournalStore>) {
+    let spec = world.scenario.runs[run].clone();
+    let emissions = world.expanded[run].clone();
+    let thread_id = world.thread_id(&spec.thread);
+    let mut journal = RunJournal::new(
+        &*store,
+        thread_id.clone(),
+        spec.id.clone(),
+        spec.user.clone(),
+        RunJournalOptions {
+            flush_threshold_events: world.scenario.flush_threshold_events,
+            planted: world.planted,
+        },
+    );
+    let middleware = spec.summarize.map(|s| {
+        SummarizationMiddleware::new(SummarizationOptions {
+            budget_tokens: s.budget_tokens,
+            keep_messages: s.keep_messages,
+            planted: world.planted,
+        })
+    });
+    let mut state = world.checkpointer.latest(&thread_id).unwrap_or_default();
+    let start = JournalEntry::other(
+        Category::Lifecycle,
+        RUN_START,
+        json!({ "worker": w }),
+        now_ns(),
+    );
+    record(&world, &mut journal, run, start, None).await;
+    let count = emitted_count(&spec, emissions.len());
+    for e in &emissions[..count] {
+        if e.after_ms > 0 {
+            sleep_ms(u64::from(e.after_ms)).await;
+        }
+        if e.message.kind == Shape::Ai {
+            // The middleware runs before each model call, as LangChain's does.
+            if let Some(summarized) = middleware.as_ref().and_then(|m| m.apply(&state)) {
+                state = summarized;
+                world.checkpointer.put(&thread_id, state.clone());
+                let op = world.next_op();
+                world.log.borrow_mut().summaries.push(SummaryRecord {
+                    op,
+                    run,
+                    messages: state.messages.clone(),
+                });
+                let kept = state.messages.len();
+                world.record(format_args!("{} summarized, {kept} kept", spec.id));
+                let note = JournalEntry::other(
+                    Category::Trace,
+                    "summarization",
+                    json!({ "kept": kept }),
+                    now_ns(),
+                );
+                record(&world, &mut journal, run, note, None).await;
+            }
+        }
+        state.messages.push(e.message.clone());
+        let entry = JournalEntry::message(&e.message, now_ns());
+        record(&world, &mut journal, run, entry, Some(e)).await;
+        if e.message.kind == Shape::Ai {
+            let trace = JournalEntry::other(
+                Category::Trace,
+                "llm_response",
+                json!({ "message": e.message.id }),
+                now_ns(),
+            );
+            record(&world, &mut journal, run, trace, None).await;
+        }
+    }
+    let outcome = match spec.stop {
+        Stop::Kill { .. } => {
+            // The worker process dies: the buffer goes with it.
+            drop(journal);
+            world.stop_run(run, RunOutcome::Killed, now_us());
+            return;
+        }
+        Stop::End => {
+            let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
+            record(&world, &mut journal, run, end, None).await;
+            let first = journal.end().await;
+            finish(&world, &mut journal, run, first).await;
+            RunOutcome::Ended
+        }
+        Stop::Error { .. } => {
+            let error = JournalEntry::other(
+                Category::Lifecycle,
+                RUN_ERROR,
+                json!({ "error": "model call failed" }),
+                now_ns(),
+            );
+            record(&world, &mut journal, run, error, None).await;
+            let first = journal.error().await;
+            finish(&world, &mut journal, run, first).await;
+            RunOutcome::Errored
+        }
+        Stop::Cancel { .. } => {
+            let first = journal.cancel().await;
+            finish(&world, &mut journal, run, first).await;
+            RunOutcome::Cancelled
+        }
+    };
+    world.checkpointer.put(&thread_id, state);
+    world.stop_run(run, outcome, now_us());
+}
