@@ -1,5 +1,7 @@
-//! The catalog is part of the project: every `BugId` has a row in docs/catalog.md and at least one
-//! scenario file under scenarios/ that reproduces it.
+//! The catalog is part of the project: every `BugId` has a row in docs/catalog.md, at least one
+//! scenario file under scenarios/, and a checker rule that reports it. The rule is shown by
+//! running, not by a declaration: the ID's own scenario, played with its bug planted, must be
+//! reported under that ID by the checkers of the workload that covers it.
 
 use history::BugId;
 use sim::scenario_file::{discover, ScenarioFile};
@@ -20,7 +22,7 @@ fn catalog_rows(text: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_bug_id_has_a_catalog_row_and_a_scenario_file() {
+fn every_bug_id_has_a_catalog_row_a_scenario_file_and_a_checker_rule() {
     let path = repo().join("docs/catalog.md");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let rows = catalog_rows(&text);
@@ -41,12 +43,27 @@ fn every_bug_id_has_a_catalog_row_and_a_scenario_file() {
             missing.push(format!("{id}: no scenario file under scenarios/"));
         }
     }
+    for (id, files) in &scenarios {
+        if !files.iter().any(|f| a_rule_reports(*id, f)) {
+            missing.push(format!(
+                "{id}: no checker rule reports it on its scenario files"
+            ));
+        }
+    }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
     assert_eq!(
         rows.len(),
         BugId::ALL.len(),
         "rows of unknown IDs: {rows:?}"
     );
+}
+
+/// Whether a checker rule of `file`'s workload reports `id` when the file is played with `id`'s
+/// bug planted.
+fn a_rule_reports(id: BugId, file: &Path) -> bool {
+    let scenario = ScenarioFile::load(file).unwrap_or_else(|e| panic!("{e}"));
+    let run = sim::run::run_scenario_file(&scenario, sim::workload::StoreKind::Memory, Some(id));
+    run.violations.iter().any(|v| v.id == id)
 }
 
 #[test]
