@@ -80,9 +80,4 @@ impl FaultPlan {
     pub fn persisted(&self, step: u32) -> bool {
         !self.dropped(step) && (0..self.replicas).any(|r| !self.cut_off(r, step))
     }
-
-    /// Whether replica `replica`'s own persister received `step`.
-    pub fn received_by(&self, replica: u8, step: u32) -> bool {
-        !self.dropped(step) && !self.cut_off(replica, step)
-    }
 }
