@@ -24,7 +24,7 @@ pub enum Request {
         options: OpenOptions,
     },
     /// Close cleanly (a simulated crash kills the process instead).
-    Close,
+    Close {},
     /// Display: replica `node`'s persister receives `rows` (one delivery batch, in order).
     Append { node: u32, rows: Vec<String> },
     /// Display: replica `node` answers a follow-up request: the thread's history.
@@ -46,7 +46,7 @@ impl Request {
         match self {
             Request::Hello { .. } => "hello",
             Request::Open { .. } => "open",
-            Request::Close => "close",
+            Request::Close {} => "close",
             Request::Append { .. } => "append",
             Request::Reconstruct { .. } => "reconstruct",
             Request::Project { .. } => "project",
@@ -66,11 +66,28 @@ pub struct OpenOptions {
 }
 
 /// A request line: the id and the request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RequestLine {
     pub id: u64,
     #[serde(flatten)]
     pub request: Request,
+}
+
+impl<'de> Deserialize<'de> for RequestLine {
+    /// By hand: serde's `flatten` would let unknown fields through, and a system must refuse a
+    /// request it does not fully understand.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::deserialize(d)?;
+        let id = fields
+            .remove("id")
+            .ok_or_else(|| D::Error::missing_field("id"))?
+            .as_u64()
+            .ok_or_else(|| D::Error::custom("`id` is not an unsigned integer"))?;
+        let request =
+            Request::deserialize(serde_json::Value::Object(fields)).map_err(D::Error::custom)?;
+        Ok(RequestLine { id, request })
+    }
 }
 
 /// The answer to `hello`.
@@ -146,7 +163,7 @@ mod tests {
         assert_eq!(back, line);
         assert_eq!(back.request.op(), "append");
         let close: RequestLine = serde_json::from_str(r#"{"id":2,"op":"close"}"#).expect("close");
-        assert_eq!(close.request, Request::Close);
+        assert_eq!(close.request, Request::Close {});
     }
 
     #[test]

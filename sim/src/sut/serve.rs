@@ -88,7 +88,7 @@ impl DisplayServer {
         match request {
             Request::Hello { protocol } => hello(protocol),
             Request::Open { data_dir, options } => self.open(&data_dir, options),
-            Request::Close => {
+            Request::Close {} => {
                 self.open = None;
                 Ok(Value::Object(Default::default()))
             }
