@@ -77,6 +77,40 @@ pub(super) fn paginate(
     Ok(pages.into_iter().flatten().collect())
 }
 
+/// Dispatches the run to its worker (without waiting for it to finish) and records how the
+/// dispatch went.
+async fn start(world: &World, run: &str) {
+    let Some(r) = world.scenario.run_index(run) else {
+        return;
+    };
+    let worker = world.scenario.runs[r].worker;
+    let result = tokio::time::timeout(
+        Duration::from_millis(DISPATCH_TIMEOUT_MS),
+        dispatch(worker, r),
+    )
+    .await;
+    world.settled.borrow_mut().insert(r);
+    let how = match result {
+        Ok(Ok(())) => "ok".to_string(),
+        Ok(Err(e)) => format!("failed: {e}"),
+        Err(_) => "timed out".to_string(),
+    };
+    world.record(format_args!("dispatch {run} to worker-{worker} {how}"));
+}
+
+/// The `list_messages` cursor of a page op's `before` and `after`.
+fn page_cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
+    match (before, after) {
+        (None, None) => MessageCursor::None,
+        (Some(b), None) => MessageCursor::Before(b),
+        (None, Some(a)) => MessageCursor::After(a),
+        (Some(b), Some(a)) => MessageCursor::Both {
+            before: b,
+            after: a,
+        },
+    }
+}
+
 impl Client {
     pub(super) fn mapper(&mut self, world: &World, thread: &str) -> &mut FeedbackMapper {
         self.mappers.entry(thread.to_string()).or_insert_with(|| {
@@ -97,35 +131,8 @@ impl Client {
 
     pub(super) async fn play(&mut self, world: &World, op: &Op) {
         match op {
-            Op::Start { run } => {
-                let Some(r) = world.scenario.run_index(run) else {
-                    return;
-                };
-                let worker = world.scenario.runs[r].worker;
-                let result = tokio::time::timeout(
-                    Duration::from_millis(DISPATCH_TIMEOUT_MS),
-                    dispatch(worker, r),
-                )
-                .await;
-                world.settled.borrow_mut().insert(r);
-                let how = match result {
-                    Ok(Ok(())) => "ok".to_string(),
-                    Ok(Err(e)) => format!("failed: {e}"),
-                    Err(_) => "timed out".to_string(),
-                };
-                world.record(format_args!("dispatch {run} to worker-{worker} {how}"));
-            }
-            Op::Wait { run } => {
-                let Some(r) = world.scenario.run_index(run) else {
-                    return;
-                };
-                while !world.settled.borrow().contains(&r)
-                    || world.running.borrow().contains_key(&r)
-                {
-                    sleep_ms(1).await;
-                }
-                self.saw_run_end(world, r);
-            }
+            Op::Start { run } => start(world, run).await,
+            Op::Wait { run } => self.wait(world, run).await,
             Op::Sleep { ms } => sleep_ms(u64::from(*ms)).await,
             Op::Views { thread } => self.views(world, thread),
             Op::Page {
@@ -133,78 +140,13 @@ impl Client {
                 limit,
                 before,
                 after,
-            } => {
-                let cursor = match (before, after) {
-                    (None, None) => MessageCursor::None,
-                    (Some(b), None) => MessageCursor::Before(*b),
-                    (None, Some(a)) => MessageCursor::After(*a),
-                    (Some(b), Some(a)) => MessageCursor::Both {
-                        before: *b,
-                        after: *a,
-                    },
-                };
-                let tid = world.thread_id(thread);
-                let op = world.next_op();
-                let limit = *limit as usize;
-                let rows = world.both(|s| s.list_messages(&tid, limit, cursor));
-                world.record(format_args!(
-                    "page {thread} limit={limit} {cursor:?} rows={:016x} agree={}",
-                    hash_of(rows.primary(world.primary)),
-                    rows.memory == rows.sqlite
-                ));
-                self.push_read(
-                    world,
-                    op,
-                    thread,
-                    ReadKind::Page {
-                        limit,
-                        cursor,
-                        rows,
-                    },
-                );
-            }
+            } => self.page(world, thread, *limit as usize, page_cursor(*before, *after)),
             Op::Paginate {
                 thread,
                 limit,
                 backward,
-            } => {
-                let tid = world.thread_id(thread);
-                let op = world.next_op();
-                let limit = *limit as usize;
-                let count = world.both(|s| s.count_messages(&tid));
-                let rows = world.both(|s| paginate(s, &tid, limit, *backward));
-                world.record(format_args!(
-                    "paginate {thread} limit={limit} backward={backward} rows={:016x} agree={}",
-                    hash_of(rows.primary(world.primary)),
-                    rows.memory == rows.sqlite
-                ));
-                self.push_read(
-                    world,
-                    op,
-                    thread,
-                    ReadKind::Paginate {
-                        limit,
-                        backward: *backward,
-                        count,
-                        rows,
-                    },
-                );
-            }
-            Op::Events { run } => {
-                let Some(r) = world.scenario.run_index(run) else {
-                    return;
-                };
-                let spec = &world.scenario.runs[r];
-                let tid = world.thread_id(&spec.thread);
-                let op = world.next_op();
-                let rows = world.both(|s| s.list_events(&tid, &spec.id));
-                world.record(format_args!(
-                    "events {run} rows={:016x} agree={}",
-                    hash_of(rows.primary(world.primary)),
-                    rows.memory == rows.sqlite
-                ));
-                self.push_read(world, op, &spec.thread, ReadKind::Events { run: r, rows });
-            }
+            } => self.paginate(world, thread, *limit as usize, *backward),
+            Op::Events { run } => self.events(world, run),
             Op::Rate {
                 thread,
                 user,
@@ -212,6 +154,81 @@ impl Client {
                 target,
             } => self.rate(world, thread, user, *up, *target),
         }
+    }
+
+    /// Waits until the run has been dispatched (or given up on) and has stopped, then renders
+    /// what it streamed.
+    async fn wait(&mut self, world: &World, run: &str) {
+        let Some(r) = world.scenario.run_index(run) else {
+            return;
+        };
+        while !world.settled.borrow().contains(&r) || world.running.borrow().contains_key(&r) {
+            sleep_ms(1).await;
+        }
+        self.saw_run_end(world, r);
+    }
+
+    /// One raw `list_messages` page from both backends.
+    fn page(&self, world: &World, thread: &str, limit: usize, cursor: MessageCursor) {
+        let tid = world.thread_id(thread);
+        let op = world.next_op();
+        let rows = world.both(|s| s.list_messages(&tid, limit, cursor));
+        world.record(format_args!(
+            "page {thread} limit={limit} {cursor:?} rows={:016x} agree={}",
+            hash_of(rows.primary(world.primary)),
+            rows.memory == rows.sqlite
+        ));
+        self.push_read(
+            world,
+            op,
+            thread,
+            ReadKind::Page {
+                limit,
+                cursor,
+                rows,
+            },
+        );
+    }
+
+    /// Every message of the thread, paged through on both backends.
+    fn paginate(&self, world: &World, thread: &str, limit: usize, backward: bool) {
+        let tid = world.thread_id(thread);
+        let op = world.next_op();
+        let count = world.both(|s| s.count_messages(&tid));
+        let rows = world.both(|s| paginate(s, &tid, limit, backward));
+        world.record(format_args!(
+            "paginate {thread} limit={limit} backward={backward} rows={:016x} agree={}",
+            hash_of(rows.primary(world.primary)),
+            rows.memory == rows.sqlite
+        ));
+        self.push_read(
+            world,
+            op,
+            thread,
+            ReadKind::Paginate {
+                limit,
+                backward,
+                count,
+                rows,
+            },
+        );
+    }
+
+    /// `list_events` of one run from both backends.
+    fn events(&self, world: &World, run: &str) {
+        let Some(r) = world.scenario.run_index(run) else {
+            return;
+        };
+        let spec = &world.scenario.runs[r];
+        let tid = world.thread_id(&spec.thread);
+        let op = world.next_op();
+        let rows = world.both(|s| s.list_events(&tid, &spec.id));
+        world.record(format_args!(
+            "events {run} rows={:016x} agree={}",
+            hash_of(rows.primary(world.primary)),
+            rows.memory == rows.sqlite
+        ));
+        self.push_read(world, op, &spec.thread, ReadKind::Events { run: r, rows });
     }
 
     /// The client saw the run's stream end: it renders what streamed (when the run finished)
@@ -291,7 +308,43 @@ impl Client {
         target: Target,
     ) {
         let rendered = self.rendered.get(thread).cloned().unwrap_or_default();
-        let index = match target {
+        let Some(index) = self.rated_index(thread, &rendered, target) else {
+            world.record(format_args!("rate {thread} {target:?}: nothing to rate"));
+            return;
+        };
+        let message = &rendered[index];
+        let text = content_text(message.get("content").unwrap_or(&Value::Null));
+        let source = self.rated_from(thread, message, index);
+        let primary = world.store(world.primary);
+        let client = self.mapper(world, thread).run_for(&rendered, index);
+        // Beside the client's answer, what a mapper refreshed just now says.
+        let fresh = {
+            let mut m = FeedbackMapper::new(world.thread_id(thread), world.view_options());
+            let _ = m.refresh(primary);
+            m.run_for(&rendered, index)
+        };
+        let op = world.next_op();
+        world.record(format_args!(
+            "rate {thread} {target:?} by {user} up={up} `{text}` -> {client:?} (fresh {fresh:?})"
+        ));
+        if let Some(run_id) = &client {
+            submit_rating(world, thread, user, up, message, run_id);
+        }
+        world.log.borrow_mut().ratings.push(RatingRecord {
+            op,
+            thread: thread.to_string(),
+            user: user.to_string(),
+            up,
+            text,
+            source,
+            client,
+            fresh,
+        });
+    }
+
+    /// The rendered position of the final AI message the target names, if there is one.
+    fn rated_index(&self, thread: &str, rendered: &[Value], target: Target) -> Option<usize> {
+        match target {
             Target::Live => self.live.get(thread).and_then(|range| {
                 range
                     .clone()
@@ -304,14 +357,12 @@ impl Client {
                     .collect();
                 (!finals.is_empty()).then(|| finals[n as usize % finals.len()])
             }
-        };
-        let Some(index) = index else {
-            world.record(format_args!("rate {thread} {target:?}: nothing to rate"));
-            return;
-        };
-        let message = &rendered[index];
-        let text = content_text(message.get("content").unwrap_or(&Value::Null));
-        let source = if message.get("run_id").is_some() {
+        }
+    }
+
+    /// Where the rendered message at `index` came from.
+    fn rated_from(&self, thread: &str, message: &Value, index: usize) -> RatedFrom {
+        if message.get("run_id").is_some() {
             RatedFrom::View
         } else if self
             .streamed
@@ -321,45 +372,26 @@ impl Client {
             RatedFrom::Stream
         } else {
             RatedFrom::Checkpoint
-        };
-        let primary = world.store(world.primary);
-        let client = self.mapper(world, thread).run_for(&rendered, index);
-        let fresh = {
-            let mut m = FeedbackMapper::new(world.thread_id(thread), world.view_options());
-            let _ = m.refresh(primary);
-            m.run_for(&rendered, index)
-        };
-        let op = world.next_op();
-        world.record(format_args!(
-            "rate {thread} {target:?} by {user} up={up} `{text}` -> {client:?} (fresh {fresh:?})"
-        ));
-        if let Some(run_id) = &client {
-            let submitted = world.feedback.submit(FeedbackInput {
-                thread_id: world.thread_id(thread),
-                run_id: run_id.clone(),
-                user_id: user.to_string(),
-                message_id: message
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                rating: if up { Thumb::Up } else { Thumb::Down },
-                comment: None,
-                created_at_ns: now_ns(),
-            });
-            if let Err(e) = submitted {
-                world.record(format_args!("rating refused: {e}"));
-            }
         }
-        world.log.borrow_mut().ratings.push(RatingRecord {
-            op,
-            thread: thread.to_string(),
-            user: user.to_string(),
-            up,
-            text,
-            source,
-            client,
-            fresh,
-        });
+    }
+}
+
+/// Submits the user's thumb for `message` of run `run_id`, recording a refusal.
+fn submit_rating(world: &World, thread: &str, user: &str, up: bool, message: &Value, run_id: &str) {
+    let submitted = world.feedback.submit(FeedbackInput {
+        thread_id: world.thread_id(thread),
+        run_id: run_id.to_string(),
+        user_id: user.to_string(),
+        message_id: message
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        rating: if up { Thumb::Up } else { Thumb::Down },
+        comment: None,
+        created_at_ns: now_ns(),
+    });
+    if let Err(e) = submitted {
+        world.record(format_args!("rating refused: {e}"));
     }
 }
 

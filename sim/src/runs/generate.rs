@@ -162,26 +162,8 @@ impl Generator<'_> {
             });
             let mut s = 0;
             while s < 4 && self.chance(o.tool_probability) {
-                let calls = (0..self.rng.random_range(1..=3))
-                    .map(|j| {
-                        let after_ms = self.pause();
-                        ToolSpec {
-                            name: TOOLS
-                                .choose(&mut self.rng)
-                                .copied()
-                                .unwrap_or("python")
-                                .into(),
-                            result: format!("{id} result {t}.{s}.{j}"),
-                            after_ms,
-                        }
-                    })
-                    .collect();
-                let after_ms = self.pause();
-                messages.push(MessageSpec::ToolStep {
-                    text: format!("{id} step {t}.{s}"),
-                    calls,
-                    after_ms,
-                });
+                let step = self.tool_step(&id, t, s);
+                messages.push(step);
                 s += 1;
             }
             let after_ms = self.pause();
@@ -191,21 +173,7 @@ impl Generator<'_> {
             });
         }
         let len = expanded_len(&messages);
-        let stop = if self.chance(o.kill_probability) {
-            Stop::Kill {
-                after: self.rng.random_range(0..=len),
-            }
-        } else if self.chance(o.cancel_probability) {
-            Stop::Cancel {
-                after: self.rng.random_range(0..=len),
-            }
-        } else if self.chance(o.error_probability) {
-            Stop::Error {
-                after: self.rng.random_range(0..=len),
-            }
-        } else {
-            Stop::End
-        };
+        let stop = self.stop(len);
         let summarize = self.summarize();
         let user = if self.chance(o.legacy_user_probability) {
             None
@@ -223,6 +191,51 @@ impl Generator<'_> {
             messages,
         });
         self.runs.len() - 1
+    }
+
+    /// An AI step calling one to three tools, each with its result.
+    fn tool_step(&mut self, id: &str, t: usize, s: usize) -> MessageSpec {
+        let calls = (0..self.rng.random_range(1..=3))
+            .map(|j| {
+                let after_ms = self.pause();
+                ToolSpec {
+                    name: TOOLS
+                        .choose(&mut self.rng)
+                        .copied()
+                        .unwrap_or("python")
+                        .into(),
+                    result: format!("{id} result {t}.{s}.{j}"),
+                    after_ms,
+                }
+            })
+            .collect();
+        let after_ms = self.pause();
+        MessageSpec::ToolStep {
+            text: format!("{id} step {t}.{s}"),
+            calls,
+            after_ms,
+        }
+    }
+
+    /// How a run of `len` expanded messages stops: killed, cancelled or errored after some of
+    /// them, or a normal end.
+    fn stop(&mut self, len: u32) -> Stop {
+        let o = self.options;
+        if self.chance(o.kill_probability) {
+            Stop::Kill {
+                after: self.rng.random_range(0..=len),
+            }
+        } else if self.chance(o.cancel_probability) {
+            Stop::Cancel {
+                after: self.rng.random_range(0..=len),
+            }
+        } else if self.chance(o.error_probability) {
+            Stop::Error {
+                after: self.rng.random_range(0..=len),
+            }
+        } else {
+            Stop::End
+        }
     }
 
     fn summarize(&mut self) -> Option<Summarize> {

@@ -33,6 +33,13 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     );
     cov.hit_n("runs.fault.worker_crashed", s.crashes.len() as u64);
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
+    truth_probes(s, record, cov);
+    script_probes(s, cov);
+    op_probes(s, cov);
+}
+
+/// How runs stopped, and how long the threads grew, by the ground truth.
+fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     let mut messages_per_thread: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, run, event) in &record.truth {
         match event {
@@ -58,6 +65,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             cov.hit("runs.feature.thread_at_page_multiple");
         }
     }
+}
+
+/// What the runs' scripts contain.
+fn script_probes(s: &RunsScenario, cov: &mut Coverage) {
     for run in &s.runs {
         if run.user.is_none() {
             cov.hit("runs.feature.null_user_rows");
@@ -70,6 +81,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             cov.hit("runs.feature.tool_calls");
         }
     }
+}
+
+/// What the client's ops do.
+fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
     // Two runs of one thread started with no wait for the first in between.
     let mut running: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for op in &s.ops {

@@ -51,7 +51,19 @@ fn blocks(n: usize) -> Vec<std::ops::Range<usize>> {
 /// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
 pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
     let mut out = Vec::new();
-    // Whole runs, with the ops that name them.
+    without_runs(s, &mut out);
+    without_op_blocks(s, &mut out);
+    shorter_scripts(s, &mut out);
+    without_faults(s, &mut out);
+    fewer_workers(s, &mut out);
+    plainer_runs(s, &mut out);
+    plainer_ops(s, &mut out);
+    out.retain(|c| c.validate().is_ok() && c != s);
+    out
+}
+
+/// Whole runs, with the ops that name them.
+fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     if s.runs.len() > 1 {
         for r in 0..s.runs.len() {
             let mut c = s.clone();
@@ -60,13 +72,19 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
             out.push(prune(c));
         }
     }
-    // Blocks of client ops.
+}
+
+/// Blocks of client ops.
+fn without_op_blocks(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for range in blocks(s.ops.len()) {
         let mut c = s.clone();
         c.ops.drain(range);
         out.push(prune(c));
     }
-    // Blocks of a run's messages; halves of filler blocks.
+}
+
+/// Blocks of a run's messages; smaller filler blocks; tool steps with one call.
+fn shorter_scripts(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for (r, run) in s.runs.iter().enumerate() {
         for range in blocks(run.messages.len()) {
             let mut c = s.clone();
@@ -74,31 +92,45 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
             out.push(c);
         }
         for (m, message) in run.messages.iter().enumerate() {
-            if let MessageSpec::Bulk { messages } = message {
-                // Halve first; then smaller cuts, so a filler that must stay past a page cap
-                // (200, 500, 1000) shrinks to just past it.
-                for cut in [messages / 2, messages / 10, 10, 1] {
-                    if cut >= 1 && cut < *messages {
-                        let mut c = s.clone();
-                        c.runs[r].messages[m] = MessageSpec::Bulk {
-                            messages: messages - cut,
-                        };
-                        out.push(c);
-                    }
-                }
-            }
-            if let MessageSpec::ToolStep { calls, .. } = message {
-                if calls.len() > 1 {
-                    let mut c = s.clone();
-                    if let MessageSpec::ToolStep { calls, .. } = &mut c.runs[r].messages[m] {
-                        calls.truncate(1);
-                    }
-                    out.push(c);
-                }
+            smaller_message(s, r, m, message, out);
+        }
+    }
+}
+
+/// Message `m` of run `r` made smaller, if it can be.
+fn smaller_message(
+    s: &RunsScenario,
+    r: usize,
+    m: usize,
+    message: &MessageSpec,
+    out: &mut Vec<RunsScenario>,
+) {
+    if let MessageSpec::Bulk { messages } = message {
+        // Halve first; then smaller cuts, so a filler that must stay past a page cap
+        // (200, 500, 1000) shrinks to just past it.
+        for cut in [messages / 2, messages / 10, 10, 1] {
+            if cut >= 1 && cut < *messages {
+                let mut c = s.clone();
+                c.runs[r].messages[m] = MessageSpec::Bulk {
+                    messages: messages - cut,
+                };
+                out.push(c);
             }
         }
     }
-    // Faults, one at a time.
+    if let MessageSpec::ToolStep { calls, .. } = message {
+        if calls.len() > 1 {
+            let mut c = s.clone();
+            if let MessageSpec::ToolStep { calls, .. } = &mut c.runs[r].messages[m] {
+                calls.truncate(1);
+            }
+            out.push(c);
+        }
+    }
+}
+
+/// Faults, one at a time.
+fn without_faults(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for i in 0..s.failing_write_calls.len() {
         let mut c = s.clone();
         c.failing_write_calls.remove(i);
@@ -109,13 +141,19 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
         c.crashes.remove(i);
         out.push(c);
     }
-    // Fewer workers.
+}
+
+/// One worker fewer.
+fn fewer_workers(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     if s.workers > 1 {
         let mut c = s.clone();
         c.workers -= 1;
         out.push(prune(c));
     }
-    // Plainer runs.
+}
+
+/// Plainer runs: a normal end, no summarizing, worker 0, no pauses.
+fn plainer_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for (r, run) in s.runs.iter().enumerate() {
         if run.stop != Stop::End {
             let mut c = s.clone();
@@ -140,7 +178,10 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
             out.push(c);
         }
     }
-    // Plainer ops.
+}
+
+/// Plainer ops: ratings of the first old answer.
+fn plainer_ops(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for (o, op) in s.ops.iter().enumerate() {
         if let Op::Rate {
             target: Target::Old(n),
@@ -156,8 +197,6 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
             }
         }
     }
-    out.retain(|c| c.validate().is_ok() && c != s);
-    out
 }
 
 fn pause(m: &MessageSpec) -> u32 {

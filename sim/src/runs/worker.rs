@@ -6,8 +6,8 @@ use super::script::{emitted_count, Emission};
 use super::state::*;
 use super::tap::*;
 use history::runs::{
-    Category, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions, RunStoreError,
-    SummarizationMiddleware, SummarizationOptions, RUN_END, RUN_ERROR, RUN_START,
+    Category, Checkpoint, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
+    RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END, RUN_ERROR, RUN_START,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -124,51 +124,94 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         }
         if e.message.kind == Shape::Ai {
             // The middleware runs before each model call, as LangChain's does.
-            if let Some(summarized) = middleware.as_ref().and_then(|m| m.apply(&state)) {
-                state = summarized;
-                world.checkpointer.put(&thread_id, state.clone());
-                let op = world.next_op();
-                world.log.borrow_mut().summaries.push(SummaryRecord {
-                    op,
-                    run,
-                    messages: state.messages.clone(),
-                });
-                let kept = state.messages.len();
-                world.record(format_args!("{} summarized, {kept} kept", spec.id));
-                let note = JournalEntry::other(
-                    Category::Trace,
-                    "summarization",
-                    json!({ "kept": kept }),
-                    now_ns(),
-                );
-                record(&world, &mut journal, run, note, None).await;
+            if let Some(m) = &middleware {
+                summarize(&world, &mut journal, run, m, &mut state).await;
             }
         }
-        state.messages.push(e.message.clone());
-        let entry = JournalEntry::message(&e.message, now_ns());
-        record(&world, &mut journal, run, entry, Some(e)).await;
-        if e.message.kind == Shape::Ai {
-            let trace = JournalEntry::other(
-                Category::Trace,
-                "llm_response",
-                json!({ "message": e.message.id }),
-                now_ns(),
-            );
-            record(&world, &mut journal, run, trace, None).await;
-        }
+        emit_message(&world, &mut journal, run, e, &mut state).await;
     }
-    let outcome = match spec.stop {
-        Stop::Kill { .. } => {
-            // The worker process dies: the buffer goes with it.
-            drop(journal);
-            world.stop_run(run, RunOutcome::Killed, now_us());
-            return;
-        }
+    let Some(outcome) = close(&world, &mut journal, run, &spec.stop).await else {
+        // The worker process dies: the buffer goes with it.
+        drop(journal);
+        world.stop_run(run, RunOutcome::Killed, now_us());
+        return;
+    };
+    world.checkpointer.put(&thread_id, state);
+    world.stop_run(run, outcome, now_us());
+}
+
+/// Lets the middleware summarize the thread's state; when it does, checkpoints the summary and
+/// journals a note of it.
+async fn summarize(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    middleware: &SummarizationMiddleware,
+    state: &mut Checkpoint,
+) {
+    let Some(summarized) = middleware.apply(state) else {
+        return;
+    };
+    let spec = &world.scenario.runs[run];
+    *state = summarized;
+    world
+        .checkpointer
+        .put(&world.thread_id(&spec.thread), state.clone());
+    let op = world.next_op();
+    world.log.borrow_mut().summaries.push(SummaryRecord {
+        op,
+        run,
+        messages: state.messages.clone(),
+    });
+    let kept = state.messages.len();
+    world.record(format_args!("{} summarized, {kept} kept", spec.id));
+    let note = JournalEntry::other(
+        Category::Trace,
+        "summarization",
+        json!({ "kept": kept }),
+        now_ns(),
+    );
+    record(world, journal, run, note, None).await;
+}
+
+/// Adds one scripted message to the state and the journal; an AI message is followed by its
+/// `llm_response` trace event.
+async fn emit_message(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    e: &Emission,
+    state: &mut Checkpoint,
+) {
+    state.messages.push(e.message.clone());
+    let entry = JournalEntry::message(&e.message, now_ns());
+    record(world, journal, run, entry, Some(e)).await;
+    if e.message.kind == Shape::Ai {
+        let trace = JournalEntry::other(
+            Category::Trace,
+            "llm_response",
+            json!({ "message": e.message.id }),
+            now_ns(),
+        );
+        record(world, journal, run, trace, None).await;
+    }
+}
+
+/// Stops the run as its script says and returns how it stopped; `None` for a kill, which the
+/// caller performs by dropping the journal unflushed.
+async fn close(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    stop: &Stop,
+) -> Option<RunOutcome> {
+    let outcome = match stop {
+        Stop::Kill { .. } => return None,
         Stop::End => {
             let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
-            record(&world, &mut journal, run, end, None).await;
+            record(world, journal, run, end, None).await;
             let first = journal.end().await;
-            finish(&world, &mut journal, run, first).await;
+            finish(world, journal, run, first).await;
             RunOutcome::Ended
         }
         Stop::Error { .. } => {
@@ -178,17 +221,16 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
                 json!({ "error": "model call failed" }),
                 now_ns(),
             );
-            record(&world, &mut journal, run, error, None).await;
+            record(world, journal, run, error, None).await;
             let first = journal.error().await;
-            finish(&world, &mut journal, run, first).await;
+            finish(world, journal, run, first).await;
             RunOutcome::Errored
         }
         Stop::Cancel { .. } => {
             let first = journal.cancel().await;
-            finish(&world, &mut journal, run, first).await;
+            finish(world, journal, run, first).await;
             RunOutcome::Cancelled
         }
     };
-    world.checkpointer.put(&thread_id, state);
-    world.stop_run(run, outcome, now_us());
+    Some(outcome)
 }

@@ -38,7 +38,28 @@ use std::time::{Duration, UNIX_EPOCH};
 
 /// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
 pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
-    let broken = |failure: String| WorldRecord {
+    let sqlite = match SqliteRunEventStore::open_in_memory(config.planted) {
+        Ok(s) => s,
+        Err(e) => return broken_record(format!("cannot open the SQLite store: {e}")),
+    };
+    let world = Rc::new(new_world(scenario, config, sqlite));
+    let journal_store = Rc::new(FaultyRunStore::new(
+        Tap {
+            world: world.clone(),
+        },
+        FaultSchedule::failing(scenario.failing_write_calls.iter().copied()),
+    ));
+    let mut sim = build_sim(scenario, &world, &journal_store);
+    let failure = drive(&mut sim, scenario, &world);
+    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
+    drop(sim);
+    drop(journal_store);
+    final_record(&world, failure, sim_elapsed_ms)
+}
+
+/// The record of a world that could not be set up: nothing happened, only the failure.
+fn broken_record(failure: String) -> WorldRecord {
+    WorldRecord {
         truth: Vec::new(),
         emitted: Vec::new(),
         written: Vec::new(),
@@ -56,12 +77,12 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         sim_elapsed_ms: 0,
         stuck_runs: Vec::new(),
         stopped_after_ms: None,
-    };
-    let sqlite = match SqliteRunEventStore::open_in_memory(config.planted) {
-        Ok(s) => s,
-        Err(e) => return broken(format!("cannot open the SQLite store: {e}")),
-    };
-    let world = Rc::new(World {
+    }
+}
+
+/// The shared state of a fresh world: both stores empty, nothing logged yet.
+fn new_world(scenario: &RunsScenario, config: &WorldConfig, sqlite: SqliteRunEventStore) -> World {
+    World {
         scenario: scenario.clone(),
         expanded: scenario.runs.iter().map(expand).collect(),
         primary: config.store,
@@ -83,13 +104,15 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         outcomes: RefCell::default(),
         settled: RefCell::default(),
         streamed: RefCell::default(),
-    });
-    let journal_store = Rc::new(FaultyRunStore::new(
-        Tap {
-            world: world.clone(),
-        },
-        FaultSchedule::failing(scenario.failing_write_calls.iter().copied()),
-    ));
+    }
+}
+
+/// The turmoil simulation with its worker hosts and the client registered.
+fn build_sim(
+    scenario: &RunsScenario,
+    world: &Rc<World>,
+    journal_store: &Rc<JournalStore>,
+) -> turmoil::Sim<'static> {
     let mut sim = turmoil::Builder::new()
         .rng_seed(scenario.network_seed)
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -106,23 +129,15 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         });
     }
     sim.client("client", client(world.clone()));
+    sim
+}
 
-    // The driving loop: step the world, crash and restart workers when the scenario says.
-    let mut crashes: Vec<(u64, u8, u64)> = scenario
-        .crashes
-        .iter()
-        .map(|c| {
-            (
-                u64::from(c.at_ms) * 1000,
-                c.worker,
-                u64::from(c.down_ms) * 1000,
-            )
-        })
-        .collect();
-    crashes.sort();
-    crashes.reverse();
+/// The driving loop: step the world, crash and restart workers when the scenario says. Returns
+/// the simulation's failure, if it had one.
+fn drive(sim: &mut turmoil::Sim<'_>, scenario: &RunsScenario, world: &World) -> Option<String> {
+    let mut crashes = crash_schedule(scenario);
     let mut down: BTreeMap<u8, u64> = BTreeMap::new();
-    let failure = loop {
+    loop {
         match sim.step() {
             Ok(true) => break None,
             Ok(false) => {}
@@ -150,10 +165,29 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
             sim.bounce(format!("worker-{w}"));
             world.record_at(now, format_args!("bounce worker-{w}"));
         }
-    };
-    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
-    drop(journal_store);
+    }
+}
+
+/// The scenario's crashes as (at µs, worker, down µs), the earliest last so it pops first.
+fn crash_schedule(scenario: &RunsScenario) -> Vec<(u64, u8, u64)> {
+    let mut crashes: Vec<(u64, u8, u64)> = scenario
+        .crashes
+        .iter()
+        .map(|c| {
+            (
+                u64::from(c.at_ms) * 1000,
+                c.worker,
+                u64::from(c.down_ms) * 1000,
+            )
+        })
+        .collect();
+    crashes.sort();
+    crashes.reverse();
+    crashes
+}
+
+/// What the world recorded, taken out of it once the simulation is over.
+fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> WorldRecord {
     let feedback: Vec<Feedback> = world
         .scenario
         .threads
