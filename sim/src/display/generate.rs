@@ -271,23 +271,8 @@ impl Generator<'_> {
         let segments = self.rng.random_range(1..=3);
         for _ in 0..segments {
             if depth < o.delegation_depth_max && self.chance(o.delegation_probability) {
-                let hidden = self.chance(o.delegation_hidden_probability);
-                let callee = if self.chance(o.delegation_recursive_probability) {
-                    agent.to_string()
-                } else {
-                    DELEGATES
-                        .choose(&mut self.rng)
-                        .copied()
-                        .unwrap_or("researcher")
-                        .to_string()
-                };
-                let sub_display = if hidden {
-                    self.new_hidden_display()
-                } else {
-                    display.clone()
-                };
-                let sub_run = object_id(&mut self.ids);
-                self.run(&callee, sub_display, sub_run, depth + 1);
+                let hidden = self.delegate(agent, &display, depth);
+                // A visible sub-run streams after our chunks, so they no longer trail.
                 if !hidden {
                     trailing.clear();
                 }
@@ -302,45 +287,17 @@ impl Generator<'_> {
                 }
             }
             if self.chance(o.custom_event_probability) {
-                let (class, parents) = *CUSTOM_CLASSES
-                    .choose(&mut self.rng)
-                    .unwrap_or(&CUSTOM_CLASSES[0]);
-                let text = words('x', self.peek_id(), 1);
-                let event = Event::Custom {
-                    class: class.to_string(),
-                    parents: parents.iter().map(|p| p.to_string()).collect(),
-                    text,
-                };
-                self.push(agent, &display, &run, event, false);
+                self.custom_event(agent, &display, &run);
             }
             if self.chance(o.envelope_probability) {
-                // A delegated retrieval agent's in-the-loop response, on this display.
-                let text = words('e', self.peek_id(), 1);
-                let event = Event::Envelope {
-                    class: "RetrievalAgentInTheLoopResponseEvent".to_string(),
-                    family: "StopEvent".to_string(),
-                    text,
-                };
-                self.push("retriever", &display, &run, event, false);
+                self.envelope(&display, &run);
             }
             if self.chance(o.decoy_probability) {
                 self.decoy(agent, &display, &run);
             }
             if self.chance(o.hitl_probability) {
-                let question = words('q', self.peek_id(), self.rng.random_range(1..=2));
-                self.push(
-                    agent,
-                    &display,
-                    &run,
-                    Event::HitlQuestion { question },
-                    true,
-                );
-                let answer = if self.chance(o.hitl_bool_probability) {
-                    Answer::Bool(self.rng.random_bool(0.5))
-                } else {
-                    Answer::Text(words('h', self.peek_id(), 1))
-                };
-                self.push(USER, &display, &run, Event::HitlAnswer { answer }, true);
+                self.hitl(agent, &display, &run);
+                // The user's answer ends the agent's answer so far and what trailed it.
                 own_text.clear();
                 trailing.clear();
             }
@@ -353,6 +310,67 @@ impl Generator<'_> {
         if !trailing.is_empty() {
             self.trailing_chunks.push(trailing);
         }
+    }
+
+    /// A delegated run of `agent` itself or of a delegate, on this display or a hidden one of its
+    /// own; true when hidden.
+    fn delegate(&mut self, agent: &str, display: &str, depth: u8) -> bool {
+        let o = self.options;
+        let hidden = self.chance(o.delegation_hidden_probability);
+        let callee = if self.chance(o.delegation_recursive_probability) {
+            agent.to_string()
+        } else {
+            DELEGATES
+                .choose(&mut self.rng)
+                .copied()
+                .unwrap_or("researcher")
+                .to_string()
+        };
+        let sub_display = if hidden {
+            self.new_hidden_display()
+        } else {
+            display.to_string()
+        };
+        let sub_run = object_id(&mut self.ids);
+        self.run(&callee, sub_display, sub_run, depth + 1);
+        hidden
+    }
+
+    /// A custom event of one of the known classes, off the stream.
+    fn custom_event(&mut self, agent: &str, display: &str, run: &str) {
+        let (class, parents) = *CUSTOM_CLASSES
+            .choose(&mut self.rng)
+            .unwrap_or(&CUSTOM_CLASSES[0]);
+        let text = words('x', self.peek_id(), 1);
+        let event = Event::Custom {
+            class: class.to_string(),
+            parents: parents.iter().map(|p| p.to_string()).collect(),
+            text,
+        };
+        self.push(agent, display, run, event, false);
+    }
+
+    /// A delegated retrieval agent's in-the-loop response, on this display.
+    fn envelope(&mut self, display: &str, run: &str) {
+        let text = words('e', self.peek_id(), 1);
+        let event = Event::Envelope {
+            class: "RetrievalAgentInTheLoopResponseEvent".to_string(),
+            family: "StopEvent".to_string(),
+            text,
+        };
+        self.push("retriever", display, run, event, false);
+    }
+
+    /// A human-in-the-loop question of `agent` and the user's answer, yes/no or text.
+    fn hitl(&mut self, agent: &str, display: &str, run: &str) {
+        let question = words('q', self.peek_id(), self.rng.random_range(1..=2));
+        self.push(agent, display, run, Event::HitlQuestion { question }, true);
+        let answer = if self.chance(self.options.hitl_bool_probability) {
+            Answer::Bool(self.rng.random_bool(0.5))
+        } else {
+            Answer::Text(words('h', self.peek_id(), 1))
+        };
+        self.push(USER, display, run, Event::HitlAnswer { answer }, true);
     }
 
     fn decoy(&mut self, agent: &str, display: &str, run: &str) {

@@ -14,7 +14,28 @@ pub fn size(s: &DisplayScenario) -> (usize, usize) {
 /// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
 pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
     let mut out = Vec::new();
-    // Whole turns.
+    without_turns(s, &mut out);
+    without_step_blocks(s, &mut out);
+    // Faults, one at a time.
+    for f in 0..s.faults.len() {
+        let mut c = s.clone();
+        c.faults.remove(f);
+        out.push(c);
+    }
+    // Fewer replicas.
+    if s.replicas > 1 {
+        let mut c = s.clone();
+        c.replicas -= 1;
+        out.push(prune(c));
+    }
+    plainer_turns(s, &mut out);
+    shorter_delays(s, &mut out);
+    out.retain(|c| c.validate().is_ok() && c != s);
+    out
+}
+
+/// Whole turns removed, one at a time (never the last one).
+fn without_turns(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
     if s.turns.len() > 1 {
         for t in 0..s.turns.len() {
             let mut c = s.clone();
@@ -22,7 +43,10 @@ pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
             out.push(prune(c));
         }
     }
-    // Blocks of steps within a turn, halving down to single steps.
+}
+
+/// Blocks of steps removed within a turn, halving down to single steps (never all of them).
+fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
     for (t, turn) in s.turns.iter().enumerate() {
         let n = turn.steps.len();
         let mut width = n / 2;
@@ -40,19 +64,10 @@ pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
             width /= 2;
         }
     }
-    // Faults, one at a time.
-    for f in 0..s.faults.len() {
-        let mut c = s.clone();
-        c.faults.remove(f);
-        out.push(c);
-    }
-    // Fewer replicas.
-    if s.replicas > 1 {
-        let mut c = s.clone();
-        c.replicas -= 1;
-        out.push(prune(c));
-    }
-    // Plainer steps and turns.
+}
+
+/// Plainer turns: no wait, the first replica, and plainer steps.
+fn plainer_turns(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
     for (t, turn) in s.turns.iter().enumerate() {
         if turn.wait_ms.is_some() {
             let mut c = s.clone();
@@ -76,28 +91,43 @@ pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
                 out.push(c);
             }
             if let Event::UserMessage { blocks } = &step.event {
-                for b in 0..blocks.len() {
-                    if blocks.len() > 1 {
-                        let mut c = s.clone();
-                        if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
-                            blocks.remove(b);
-                        }
-                        out.push(c);
-                    }
-                }
-                if let Some(Block::Text { text }) = blocks.first() {
-                    if let Some(shorter) = first_word(text) {
-                        let mut c = s.clone();
-                        if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
-                            blocks[0] = Block::Text { text: shorter };
-                        }
-                        out.push(c);
-                    }
-                }
+                plainer_message(s, t, i, blocks, out);
             }
         }
     }
-    // Delays shortened.
+}
+
+/// A user message of step `i` of turn `t` with one block fewer, or with its first text cut to
+/// its first word.
+fn plainer_message(
+    s: &DisplayScenario,
+    t: usize,
+    i: usize,
+    blocks: &[Block],
+    out: &mut Vec<DisplayScenario>,
+) {
+    for b in 0..blocks.len() {
+        if blocks.len() > 1 {
+            let mut c = s.clone();
+            if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                blocks.remove(b);
+            }
+            out.push(c);
+        }
+    }
+    if let Some(Block::Text { text }) = blocks.first() {
+        if let Some(shorter) = first_word(text) {
+            let mut c = s.clone();
+            if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                blocks[0] = Block::Text { text: shorter };
+            }
+            out.push(c);
+        }
+    }
+}
+
+/// Delays halved.
+fn shorter_delays(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
     for (f, fault) in s.faults.iter().enumerate() {
         if let Fault::Delay { ms, .. } = fault {
             if *ms > 1 {
@@ -109,8 +139,6 @@ pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
             }
         }
     }
-    out.retain(|c| c.validate().is_ok() && c != s);
-    out
 }
 
 fn first_word(text: &str) -> Option<String> {

@@ -160,6 +160,54 @@ impl Gen<'_> {
     }
 
     fn solo_action(&mut self, k: usize) -> Action {
+        match self.solo_kind() {
+            1 => self.replace_action(),
+            2 => {
+                let rows = self.rng.random_range(1..=3);
+                self.rows = self.rows.saturating_sub(rows);
+                Action::Rewind { rows }
+            }
+            3 => {
+                self.rows = 0;
+                Action::Clear
+            }
+            4 => {
+                let keep = self.rng.random_range(0..=3);
+                self.rows = keep.min(self.rows) + 1;
+                Action::Compress { keep }
+            }
+            5 => self.density_action(),
+            6 => {
+                self.rows += 1;
+                let after = self
+                    .rng
+                    .random_bool(0.8)
+                    .then(|| self.rng.random_range(0..self.rows.max(1) as u32));
+                Action::Insert {
+                    after,
+                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
+                }
+            }
+            7 => Action::Read,
+            8 => self.estimate_action(),
+            9 => Action::Send {
+                budget_percent: self.rng.random_range(30..=90),
+                keep_bytes: self.rng.random_range(64..=256),
+            },
+            10 => self.fork_action(k),
+            11 => self.switch_action(),
+            12 => Action::ResumeAgain,
+            _ => {
+                let rows = self.turn();
+                self.rows += rows.len() as u64;
+                Action::Append { rows }
+            }
+        }
+    }
+
+    /// Draws which kind of solo action comes next (0 is a turn). Kinds that need rows or forks
+    /// the recording lacks weigh nothing, so they are never drawn.
+    fn solo_kind(&mut self) -> u8 {
         let o = self.o;
         let n = self.rows;
         let weights: [(u8, f64); 13] = [
@@ -194,136 +242,112 @@ impl Gen<'_> {
             }
             pick -= w;
         }
-        match kind {
-            1 => {
-                let groups: Vec<Vec<RowSpec>> = (0..self.rng.random_range(1..=3))
-                    .map(|_| {
-                        (0..self.rng.random_range(0..=3))
-                            .map(|_| spec(SpeakerSpec::Ai, self.word("restored")))
-                            .collect()
-                    })
-                    .collect();
-                let arrivals: Vec<RowSpec> = if self.chance(o.replace_arrivals_probability) {
-                    (0..self.rng.random_range(1..=2))
-                        .map(|_| RowSpec {
-                            origin: Some("helper".into()),
-                            ..spec(SpeakerSpec::Ai, self.word("helper"))
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                self.rows = (groups.iter().map(Vec::len).sum::<usize>() + arrivals.len()) as u64;
-                Action::Replace {
-                    groups,
-                    gap_ms: self.rng.random_range(1..=4),
-                    arrivals,
-                }
-            }
-            2 => {
-                let rows = self.rng.random_range(1..=3);
-                self.rows = self.rows.saturating_sub(rows);
-                Action::Rewind { rows }
-            }
-            3 => {
-                self.rows = 0;
-                Action::Clear
-            }
-            4 => {
-                let keep = self.rng.random_range(0..=3);
-                self.rows = keep.min(self.rows) + 1;
-                Action::Compress { keep }
-            }
-            5 => {
-                let large = self.chance(o.density_large_probability);
-                let span = self.rows.max(1) as u32;
-                let remove: Vec<u32> = (0..self.rng.random_range(0..=2))
-                    .map(|_| self.rng.random_range(0..span))
-                    .collect();
-                let rewrite: Vec<u32> = (0..self.rng.random_range(1..=3))
-                    .map(|_| self.rng.random_range(0..span))
-                    .collect();
-                self.rows = self.rows.saturating_sub(remove.len() as u64);
-                Action::Density {
-                    remove,
-                    rewrite,
-                    rewrite_bytes: if large {
-                        self.rng.random_range(25_000..=40_000)
-                    } else {
-                        self.rng.random_range(10..=200)
-                    },
-                }
-            }
-            6 => {
-                self.rows += 1;
-                let after = self
-                    .rng
-                    .random_bool(0.8)
-                    .then(|| self.rng.random_range(0..self.rows.max(1) as u32));
-                Action::Insert {
-                    after,
-                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
-                }
-            }
-            7 => Action::Read,
-            8 => {
-                let texts: Vec<Vec<String>> = (0..self.rng.random_range(2..=3))
-                    .map(|_| {
-                        (0..self.rng.random_range(2..=4))
-                            .map(|_| {
-                                PIECES
-                                    .choose(&mut self.rng)
-                                    .copied()
-                                    .unwrap_or("x")
-                                    .to_string()
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let schedule: Vec<u8> = (0..self.rng.random_range(6..=16))
-                    .map(|_| self.rng.random_range(0..texts.len() as u8))
-                    .collect();
-                Action::Estimate { texts, schedule }
-            }
-            9 => Action::Send {
-                budget_percent: self.rng.random_range(30..=90),
-                keep_bytes: self.rng.random_range(64..=256),
-            },
-            10 => {
-                let name = format!("copy-{k}");
-                self.forks.push(name.clone());
-                if self.rng.random_bool(0.6) {
-                    Action::Fork {
-                        name,
-                        back: self.rng.random_range(0..=3),
-                    }
-                } else {
-                    Action::Clone { name }
-                }
-            }
-            11 => {
-                let to = self
-                    .forks
-                    .choose(&mut self.rng)
-                    .cloned()
-                    .unwrap_or_default();
-                let typed = o.switch_fail_probability > 0.0 || self.rng.random_bool(0.5);
-                let arrivals: Vec<RowSpec> = if typed {
-                    (0..self.rng.random_range(1..=2))
-                        .map(|_| spec(SpeakerSpec::Human, self.word("typed")))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                Action::Switch { to, arrivals }
-            }
-            12 => Action::ResumeAgain,
-            _ => {
-                let rows = self.turn();
-                self.rows += rows.len() as u64;
-                Action::Append { rows }
-            }
+        kind
+    }
+
+    /// A restore: groups of restored rows, maybe with rows another recorder hands over.
+    fn replace_action(&mut self) -> Action {
+        let o = self.o;
+        let groups: Vec<Vec<RowSpec>> = (0..self.rng.random_range(1..=3))
+            .map(|_| {
+                (0..self.rng.random_range(0..=3))
+                    .map(|_| spec(SpeakerSpec::Ai, self.word("restored")))
+                    .collect()
+            })
+            .collect();
+        let arrivals: Vec<RowSpec> = if self.chance(o.replace_arrivals_probability) {
+            (0..self.rng.random_range(1..=2))
+                .map(|_| RowSpec {
+                    origin: Some("helper".into()),
+                    ..spec(SpeakerSpec::Ai, self.word("helper"))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.rows = (groups.iter().map(Vec::len).sum::<usize>() + arrivals.len()) as u64;
+        Action::Replace {
+            groups,
+            gap_ms: self.rng.random_range(1..=4),
+            arrivals,
         }
+    }
+
+    /// A density change: rows removed and rows rewritten, small or (sometimes) large.
+    fn density_action(&mut self) -> Action {
+        let large = self.chance(self.o.density_large_probability);
+        let span = self.rows.max(1) as u32;
+        let remove: Vec<u32> = (0..self.rng.random_range(0..=2))
+            .map(|_| self.rng.random_range(0..span))
+            .collect();
+        let rewrite: Vec<u32> = (0..self.rng.random_range(1..=3))
+            .map(|_| self.rng.random_range(0..span))
+            .collect();
+        self.rows = self.rows.saturating_sub(remove.len() as u64);
+        Action::Density {
+            remove,
+            rewrite,
+            rewrite_bytes: if large {
+                self.rng.random_range(25_000..=40_000)
+            } else {
+                self.rng.random_range(10..=200)
+            },
+        }
+    }
+
+    /// Concurrent token estimates: a few texts and the order their counts are asked for.
+    fn estimate_action(&mut self) -> Action {
+        let texts: Vec<Vec<String>> = (0..self.rng.random_range(2..=3))
+            .map(|_| {
+                (0..self.rng.random_range(2..=4))
+                    .map(|_| {
+                        PIECES
+                            .choose(&mut self.rng)
+                            .copied()
+                            .unwrap_or("x")
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .collect();
+        let schedule: Vec<u8> = (0..self.rng.random_range(6..=16))
+            .map(|_| self.rng.random_range(0..texts.len() as u8))
+            .collect();
+        Action::Estimate { texts, schedule }
+    }
+
+    /// A fork (cut some rows back) or a clone, named after the operation that makes it.
+    fn fork_action(&mut self, k: usize) -> Action {
+        let name = format!("copy-{k}");
+        self.forks.push(name.clone());
+        if self.rng.random_bool(0.6) {
+            Action::Fork {
+                name,
+                back: self.rng.random_range(0..=3),
+            }
+        } else {
+            Action::Clone { name }
+        }
+    }
+
+    /// A switch to a known fork; the human may type while it happens.
+    fn switch_action(&mut self) -> Action {
+        let to = self
+            .forks
+            .choose(&mut self.rng)
+            .cloned()
+            .unwrap_or_default();
+        // With failing switches enabled the typed rows are always drawn, so the draw that
+        // decides them is skipped (short-circuit) exactly as before.
+        let typed = self.o.switch_fail_probability > 0.0 || self.rng.random_bool(0.5);
+        let arrivals: Vec<RowSpec> = if typed {
+            (0..self.rng.random_range(1..=2))
+                .map(|_| spec(SpeakerSpec::Human, self.word("typed")))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Action::Switch { to, arrivals }
     }
 
     fn shared_action(&mut self, origins: &[String], attached: &mut Vec<String>) -> Action {
@@ -339,8 +363,19 @@ impl Gen<'_> {
             return Action::SharedResume;
         }
         let origin = origins.choose(&mut self.rng).cloned().unwrap_or_default();
+        let op = self.shared_op(origins);
+        Action::Shared {
+            origin,
+            op,
+            fail_mirror: None,
+        }
+    }
+
+    /// What one origin does to the shared history. Kinds that need rows the history lacks fall
+    /// through to a one-row append.
+    fn shared_op(&mut self, origins: &[String]) -> SharedAction {
         let n = self.shared_rows;
-        let op = match self.rng.random_range(0..100) {
+        match self.rng.random_range(0..100) {
             0..=44 => {
                 let rows: Vec<RowSpec> = (0..self.rng.random_range(1..=2))
                     .map(|_| spec(SpeakerSpec::Ai, self.word("said")))
@@ -391,11 +426,6 @@ impl Gen<'_> {
                     rows: vec![spec(SpeakerSpec::Ai, self.word("said"))],
                 }
             }
-        };
-        Action::Shared {
-            origin,
-            op,
-            fail_mirror: None,
         }
     }
 }

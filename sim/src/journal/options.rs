@@ -119,73 +119,56 @@ impl JournalSimOptions {
     pub fn from_seed(seed: SeedRng) -> Self {
         let mut rng = seed.stream(Stream::Options);
         let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
-        let replace_probability = maybe(0.7, 0.1, 0.3);
-        let replace_arrivals_probability = maybe(0.6, 0.3, 0.9);
-        let rewind_probability = maybe(0.6, 0.05, 0.2);
-        let clear_probability = maybe(0.4, 0.02, 0.08);
-        let compress_probability = maybe(0.6, 0.05, 0.2);
-        let density_probability = maybe(0.5, 0.05, 0.15);
-        let density_large_probability = maybe(0.5, 0.3, 0.8);
-        let insert_probability = maybe(0.4, 0.05, 0.15);
-        let read_probability = maybe(0.6, 0.1, 0.3);
-        let estimate_probability = maybe(0.5, 0.05, 0.2);
-        let send_probability = maybe(0.5, 0.05, 0.2);
-        let tool_probability = maybe(0.6, 0.2, 0.6);
-        let fork_probability = maybe(0.5, 0.05, 0.15);
-        let switch_probability = maybe(0.6, 0.2, 0.5);
-        let switch_fail_probability = maybe(0.5, 0.3, 0.8);
-        let resume_again_probability = maybe(0.4, 0.03, 0.1);
-        let shared_probability = maybe(0.6, 0.5, 1.0);
-        let shared_op_probability = maybe(0.9, 0.3, 0.7);
-        let mirror_fail_probability = maybe(0.5, 0.1, 0.4);
-        let late_attach_probability = maybe(0.4, 0.03, 0.1);
-        let shared_resume_probability = maybe(0.4, 0.03, 0.1);
-        let crash_probability = maybe(0.6, 0.03, 0.12);
-        let crash_mid_replace_probability = maybe(0.6, 0.3, 0.8);
-        let pending_keep_probability = maybe(0.6, 0.2, 0.6);
-        let pending_cut_probability = maybe(0.6, 0.2, 0.6);
-        let restart_arrivals_probability = maybe(0.6, 0.3, 0.8);
-        let append_eio_probability = maybe(0.4, 0.02, 0.1);
-        let dispose_probability = maybe(0.7, 0.5, 1.0);
-        let dispose_fault_probability = maybe(0.4, 0.2, 0.6);
+        // Fields are drawn in the order written: keep the order, or old seeds get other options.
+        JournalSimOptions {
+            replace_probability: maybe(0.7, 0.1, 0.3),
+            replace_arrivals_probability: maybe(0.6, 0.3, 0.9),
+            rewind_probability: maybe(0.6, 0.05, 0.2),
+            clear_probability: maybe(0.4, 0.02, 0.08),
+            compress_probability: maybe(0.6, 0.05, 0.2),
+            density_probability: maybe(0.5, 0.05, 0.15),
+            density_large_probability: maybe(0.5, 0.3, 0.8),
+            insert_probability: maybe(0.4, 0.05, 0.15),
+            read_probability: maybe(0.6, 0.1, 0.3),
+            estimate_probability: maybe(0.5, 0.05, 0.2),
+            send_probability: maybe(0.5, 0.05, 0.2),
+            tool_probability: maybe(0.6, 0.2, 0.6),
+            fork_probability: maybe(0.5, 0.05, 0.15),
+            switch_probability: maybe(0.6, 0.2, 0.5),
+            switch_fail_probability: maybe(0.5, 0.3, 0.8),
+            resume_again_probability: maybe(0.4, 0.03, 0.1),
+            shared_probability: maybe(0.6, 0.5, 1.0),
+            shared_op_probability: maybe(0.9, 0.3, 0.7),
+            mirror_fail_probability: maybe(0.5, 0.1, 0.4),
+            late_attach_probability: maybe(0.4, 0.03, 0.1),
+            shared_resume_probability: maybe(0.4, 0.03, 0.1),
+            crash_probability: maybe(0.6, 0.03, 0.12),
+            crash_mid_replace_probability: maybe(0.6, 0.3, 0.8),
+            pending_keep_probability: maybe(0.6, 0.2, 0.6),
+            pending_cut_probability: maybe(0.6, 0.2, 0.6),
+            restart_arrivals_probability: maybe(0.6, 0.3, 0.8),
+            append_eio_probability: maybe(0.4, 0.02, 0.1),
+            dispose_probability: maybe(0.7, 0.5, 1.0),
+            dispose_fault_probability: maybe(0.4, 0.2, 0.6),
+            ..Self::sized_from_seed(seed)
+        }
+    }
+
+    /// The sizes of `seed`'s world, with every operation and fault off.
+    fn sized_from_seed(seed: SeedRng) -> Self {
         // Sizes come from their own sub-stream, so adding a probability above does not change the
         // size of old seeds' worlds.
         let mut rng = seed.substream(Stream::Options, 1);
         let slow = rng.random_bool(0.4);
+        let sessions = rng.random_range(1..=3);
+        let ops_per_session = rng.random_range(6..=24);
+        let load_step_records = rng.random_range(1..=4);
+        let mirror_settle_ms = if slow { rng.random_range(1..=30) } else { 0 };
         JournalSimOptions {
-            sessions: rng.random_range(1..=3),
-            ops_per_session: rng.random_range(6..=24),
-            load_step_records: rng.random_range(1..=4),
-            replace_probability,
-            replace_arrivals_probability,
-            rewind_probability,
-            clear_probability,
-            compress_probability,
-            density_probability,
-            density_large_probability,
-            insert_probability,
-            read_probability,
-            estimate_probability,
-            send_probability,
-            tool_probability,
-            fork_probability,
-            switch_probability,
-            switch_fail_probability,
-            resume_again_probability,
-            shared_probability,
-            shared_op_probability,
-            mirror_fail_probability,
-            late_attach_probability,
-            shared_resume_probability,
-            mirror_settle_ms: if slow { rng.random_range(1..=30) } else { 0 },
-            crash_probability,
-            crash_mid_replace_probability,
-            pending_keep_probability,
-            pending_cut_probability,
-            restart_arrivals_probability,
-            append_eio_probability,
-            dispose_probability,
-            dispose_fault_probability,
+            sessions,
+            load_step_records,
+            mirror_settle_ms,
+            ..Self::quiet(ops_per_session)
         }
     }
 }

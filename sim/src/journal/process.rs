@@ -54,38 +54,7 @@ pub(super) fn start(world: &World, s: usize) -> Process {
     slot.incarnation.set(p + 1);
     let disk = slot.disk.borrow().clone();
     let storage: SharedStorage = disk.clone();
-    let owner = format!("p{p}");
-    let dead: Vec<String> = (0..p).map(|q| format!("p{q}")).collect();
-    let scratch_opts = ScratchOptions {
-        root_dir: "scratch".into(),
-        owner: owner.clone(),
-        planted: world.planted,
-    };
-    let is_alive = |o: &str| o == owner;
-    let (mut store, sweep_error) = match JournalStore::open(
-        storage.clone(),
-        world.opts.clone(),
-        &scratch_opts,
-        &is_alive,
-    ) {
-        Ok((store, _)) => (Some(store), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    let scratch = disk.list("scratch").unwrap_or_default();
-    world.record(format_args!(
-        "s{s} p{p} start dead={} scratch={}",
-        dead.len(),
-        scratch.len()
-    ));
-    world.happened(
-        s,
-        Happened::Started {
-            incarnation: p,
-            dead,
-            scratch,
-            sweep_error,
-        },
-    );
+    let mut store = open_store(world, s, p, &disk);
     let recorder = format!("recorder-p{p}.journal");
     if let Some(store) = store.as_mut() {
         if let Err(e) = store.create_recorder(&recorder, None) {
@@ -97,16 +66,7 @@ pub(super) fn start(world: &World, s: usize) -> Process {
     let restart = slot.restart.take();
     let solo = match restart {
         None => {
-            *slot.current.borrow_mut() = SESSION_JOURNAL.to_string();
-            match session.start(SESSION_JOURNAL) {
-                Ok(()) => {
-                    let seq = session
-                        .recording()
-                        .map_or(0, |r| r.journal().fold().last_seq());
-                    world.push_event(s, SESSION_JOURNAL, seq);
-                }
-                Err(e) => world.record(format_args!("s{s} p{p} start failed: {e}")),
-            }
+            create_recording(world, s, p, &mut session);
             None
         }
         Some(c) => Some(resume_recording(world, s, &disk, &mut session, c)),
@@ -142,6 +102,59 @@ pub(super) fn start(world: &World, s: usize) -> Process {
         recorder,
         session,
         shared,
+    }
+}
+
+/// Opens incarnation `p`'s journal store, which sweeps the scratch its dead incarnations left,
+/// and records what it found (the store is absent when the sweep failed).
+fn open_store(world: &World, s: usize, p: u32, disk: &Arc<SimDisk>) -> Option<JournalStore> {
+    let storage: SharedStorage = disk.clone();
+    let owner = format!("p{p}");
+    let dead: Vec<String> = (0..p).map(|q| format!("p{q}")).collect();
+    let scratch_opts = ScratchOptions {
+        root_dir: "scratch".into(),
+        owner: owner.clone(),
+        planted: world.planted,
+    };
+    let is_alive = |o: &str| o == owner;
+    let (store, sweep_error) = match JournalStore::open(
+        storage.clone(),
+        world.opts.clone(),
+        &scratch_opts,
+        &is_alive,
+    ) {
+        Ok((store, _)) => (Some(store), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let scratch = disk.list("scratch").unwrap_or_default();
+    world.record(format_args!(
+        "s{s} p{p} start dead={} scratch={}",
+        dead.len(),
+        scratch.len()
+    ));
+    world.happened(
+        s,
+        Happened::Started {
+            incarnation: p,
+            dead,
+            scratch,
+            sweep_error,
+        },
+    );
+    store
+}
+
+/// A first start: the session creates its recording under the well-known name.
+fn create_recording(world: &World, s: usize, p: u32, session: &mut Session) {
+    *world.slots[s].current.borrow_mut() = SESSION_JOURNAL.to_string();
+    match session.start(SESSION_JOURNAL) {
+        Ok(()) => {
+            let seq = session
+                .recording()
+                .map_or(0, |r| r.journal().fold().last_seq());
+            world.push_event(s, SESSION_JOURNAL, seq);
+        }
+        Err(e) => world.record(format_args!("s{s} p{p} start failed: {e}")),
     }
 }
 
