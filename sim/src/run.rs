@@ -166,14 +166,9 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
     let workload = config.workload_of(seed);
     let rng = SeedRng::new(seed);
     let overrides = config.overrides();
-    let scenario = workload.scenario_of(rng, &overrides);
+    let (scenario, options) = workload.derive(rng, &overrides);
     let run = scenario.play(&config.world());
-    report_of(
-        seed,
-        workload.name(),
-        workload.options_text(rng, &overrides),
-        run,
-    )
+    report_of(seed, workload.name(), options, run)
 }
 
 fn report_of(seed: u64, workload: &'static str, options: String, run: WorkloadRun) -> SeedReport {

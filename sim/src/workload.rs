@@ -180,10 +180,12 @@ pub trait DynWorkload: Sync {
     fn probes(&self) -> &'static [&'static str];
     fn has_liveness_phase(&self) -> bool;
     fn covers(&self, id: BugId) -> bool;
-    /// The options seed `rng` derives, as text.
-    fn options_text(&self, rng: SeedRng, overrides: &OptionOverrides) -> String;
+    /// The scenario seed `rng` generates, and the options it derived on the way, as text.
+    fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String);
     /// The scenario seed `rng` generates.
-    fn scenario_of(&self, rng: SeedRng, overrides: &OptionOverrides) -> AnyScenario;
+    fn scenario_of(&self, rng: SeedRng, overrides: &OptionOverrides) -> AnyScenario {
+        self.derive(rng, overrides).0
+    }
     fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun;
     fn validate(&self, scenario: &AnyScenario) -> Result<(), String>;
     fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
@@ -246,11 +248,10 @@ impl<W: Workload> DynWorkload for Registered<W> {
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)
     }
-    fn options_text(&self, rng: SeedRng, overrides: &OptionOverrides) -> String {
-        W::from_seed(rng, overrides).to_string()
-    }
-    fn scenario_of(&self, rng: SeedRng, overrides: &OptionOverrides) -> AnyScenario {
-        AnyScenario::new::<W>(W::generate(rng, &W::from_seed(rng, overrides)))
+    fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String) {
+        let options = W::from_seed(rng, overrides);
+        let scenario = AnyScenario::new::<W>(W::generate(rng, &options));
+        (scenario, options.to_string())
     }
     fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun {
         W::play(Self::of(scenario), world)

@@ -155,30 +155,18 @@ impl DisplaySystem for OverProtocol {
             // are always UTF-8 (its malformed rows are malformed JSON, not malformed text).
             rows: vec![String::from_utf8_lossy(row).into_owned()],
         };
-        let answer = self.sut.call(&request)?;
-        Ok(match answer {
-            Err(e) => Err(e.message),
-            Ok(v) => {
-                let appended: Appended = serde_json::from_value(v).map_err(|e| SutError {
-                    request: "append".into(),
-                    breach: Breach::Unexpected(format!("not an append answer: {e}")),
-                    stderr_tail: self.sut.stderr_tail(),
-                })?;
-                match appended.admitted.as_slice() {
-                    [one] if one == "stored" => Ok(Delivered::Stored),
-                    [one] if one == "quarantined" => Ok(Delivered::Quarantined),
-                    other => {
-                        return Err(SutError {
-                            request: "append".into(),
-                            breach: Breach::Unexpected(format!(
-                                "expected one admission, stored or quarantined, got {other:?}"
-                            )),
-                            stderr_tail: self.sut.stderr_tail(),
-                        })
-                    }
-                }
-            }
-        })
+        let appended: Appended = match self.sut.call(&request)? {
+            Err(e) => return Ok(Err(e.message)),
+            Ok(v) => self.decode("append", v)?,
+        };
+        match appended.admitted.as_slice() {
+            [one] if one == "stored" => Ok(Ok(Delivered::Stored)),
+            [one] if one == "quarantined" => Ok(Ok(Delivered::Quarantined)),
+            other => Err(self.unexpected(
+                "append",
+                format!("expected one admission, stored or quarantined, got {other:?}"),
+            )),
+        }
     }
 
     fn reconstruct(
@@ -194,11 +182,27 @@ impl DisplaySystem for OverProtocol {
         })?;
         Ok(match answer {
             Err(e) => Err(e.message),
-            Ok(v) => Ok(serde_json::from_value(v).map_err(|e| SutError {
-                request: "reconstruct".into(),
-                breach: Breach::Unexpected(format!("not a history: {e}")),
-                stderr_tail: self.sut.stderr_tail(),
-            })?),
+            Ok(v) => Ok(self.decode("reconstruct", v)?),
         })
+    }
+}
+
+impl OverProtocol {
+    /// An answer of the wrong shape for `op`: a breach, not the system's answer.
+    fn unexpected(&self, op: &str, why: String) -> SutError {
+        SutError {
+            request: op.to_string(),
+            breach: Breach::Unexpected(why),
+            stderr_tail: self.sut.stderr_tail(),
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        op: &str,
+        v: serde_json::Value,
+    ) -> Result<T, SutError> {
+        serde_json::from_value(v)
+            .map_err(|e| self.unexpected(op, format!("not a {op} answer: {e}")))
     }
 }
