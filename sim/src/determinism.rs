@@ -26,7 +26,7 @@ pub fn chosen(seeds: &[u64], percent: u8) -> Vec<u64> {
 
 fn replay_args(seed: u64, config: &RunConfig, trace: bool) -> Vec<String> {
     let mut args = vec!["replay".to_string(), "--seed".into(), seed.to_string()];
-    args.extend(config.replay_flags().split_whitespace().map(str::to_string));
+    args.extend(config.replay_args());
     if trace {
         args.push("--trace".into());
     }

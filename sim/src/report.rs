@@ -24,6 +24,9 @@ pub struct ConfigSummary {
     pub store: String,
     pub planted: Option<String>,
     pub replicas: Option<u8>,
+    /// The system under test's command (`--sut`); absent: histsim's own components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sut: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +37,9 @@ pub struct FailureSummary {
     pub failure: Option<String>,
     pub options: String,
     pub replay: String,
+    /// The file beside the report with the system under test's stderr for this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sut_log: Option<String>,
 }
 
 /// Seeds replayed in a fresh process and whether their trace hashes matched.
@@ -132,6 +138,7 @@ pub fn summary(
             store: format!("{:?}", config.store).to_lowercase(),
             planted: config.planted.map(|p| p.to_string()),
             replicas: config.replicas,
+            sut: config.sut.as_ref().map(|s| s.command.clone()),
         },
         seeds_start: seeds.start,
         seeds_end: seeds.end,
@@ -161,6 +168,7 @@ pub fn summary(
                 failure: f.failure.clone(),
                 options: f.options.clone(),
                 replay: config.replay_command(f.seed),
+                sut_log: f.sut_log.as_ref().map(|_| sut_log_name(f.seed)),
             })
             .collect(),
         determinism: None,
@@ -376,6 +384,9 @@ fn markdown_failures(md: &mut String, s: &Summary) {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
+        if let Some(log) = &f.sut_log {
+            let _ = writeln!(md, "The system under test's stderr: `{log}`\n");
+        }
         let _ = writeln!(
             md,
             "<details><summary>options</summary>\n\n```\n{}```\n</details>",
@@ -463,10 +474,25 @@ pub fn junit(s: &Summary) -> String {
         .expect("a report of strings serializes into a String")
 }
 
-/// Writes summary.md, summary.json and junit.xml under `dir/<campaign>/`; returns the directory.
-pub fn write(dir: &Path, s: &Summary) -> std::io::Result<PathBuf> {
+/// The name of the file beside a report that keeps a failing seed's SUT stderr.
+pub fn sut_log_name(seed: u64) -> String {
+    format!("seed-{seed}.sut-stderr.log")
+}
+
+/// Writes summary.md, summary.json and junit.xml under `dir/<campaign>/`, and the stderr of
+/// the system under test of every failing seed in `failed`; returns the directory.
+pub fn write(
+    dir: &Path,
+    s: &Summary,
+    failed: &[crate::run::SeedReport],
+) -> std::io::Result<PathBuf> {
     let out = dir.join(&s.campaign);
     std::fs::create_dir_all(&out)?;
+    for f in failed {
+        if let Some(log) = &f.sut_log {
+            std::fs::write(out.join(sut_log_name(f.seed)), log)?;
+        }
+    }
     std::fs::write(out.join("summary.md"), markdown(s))?;
     let json = serde_json::to_vec_pretty(s).map_err(std::io::Error::other)?;
     std::fs::write(out.join("summary.json"), json)?;
@@ -490,6 +516,7 @@ mod tests {
                 store: "memory".into(),
                 planted: None,
                 replicas: None,
+                sut: None,
             },
             seeds_start: 0,
             seeds_end: 2,
@@ -509,6 +536,7 @@ mod tests {
                 failure: None,
                 options: String::new(),
                 replay: "histsim replay --seed 1".into(),
+                sut_log: None,
             }],
             determinism: None,
             seeds: Vec::new(),

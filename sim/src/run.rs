@@ -4,6 +4,7 @@ use crate::outcome::Violation;
 use crate::registry;
 use crate::rng::{SeedRng, Stream};
 use crate::scenario_file::ScenarioFile;
+use crate::sut::SutOptions;
 use crate::workload::{
     AnyScenario, DynWorkload, OptionOverrides, StoreKind, WorkloadRun, WorldConfig,
 };
@@ -22,6 +23,16 @@ pub struct RunConfig {
     pub replicas: Option<u8>,
     #[serde(skip)]
     pub keep_trace: bool,
+    /// The system under test in a child process (`--sut`); `None`: histsim's own components.
+    #[serde(serialize_with = "sut_command")]
+    pub sut: Option<SutOptions>,
+}
+
+fn sut_command<S: Serializer>(sut: &Option<SutOptions>, s: S) -> Result<S::Ok, S::Error> {
+    match sut {
+        Some(o) => s.serialize_some(&o.command),
+        None => s.serialize_none(),
+    }
 }
 
 fn workload_name<S: Serializer>(
@@ -39,6 +50,7 @@ impl RunConfig {
             planted: None,
             replicas: None,
             keep_trace: false,
+            sut: None,
         }
     }
 
@@ -65,6 +77,7 @@ impl RunConfig {
             store: self.store,
             planted: Planted::from_option(self.planted),
             keep_trace: self.keep_trace,
+            sut: self.sut.clone().map(std::sync::Arc::new),
         }
     }
 
@@ -89,22 +102,37 @@ impl RunConfig {
         }
     }
 
-    /// The flags that make `histsim replay` reproduce a seed of this config.
-    pub fn replay_flags(&self) -> String {
-        let mut flags = String::new();
+    /// The arguments after `--seed N` that make `histsim replay` reproduce a seed of this
+    /// config, one a string.
+    pub fn replay_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
         if let Some(w) = self.workload {
-            flags.push_str(&format!(" --workload {}", w.name()));
+            args.extend(["--workload".to_string(), w.name().to_string()]);
         }
         if self.store != StoreKind::Memory {
-            flags.push_str(" --store sqlite");
+            args.extend(["--store".to_string(), "sqlite".to_string()]);
         }
         if let Some(r) = self.replicas {
-            flags.push_str(&format!(" --replicas {r}"));
+            args.extend(["--replicas".to_string(), r.to_string()]);
         }
         if let Some(id) = self.planted {
-            flags.push_str(&format!(" --planted {id}"));
+            args.extend(["--planted".to_string(), id.to_string()]);
         }
-        flags
+        if let Some(sut) = &self.sut {
+            args.extend(["--sut".to_string(), sut.command.clone()]);
+            if sut.timeout_ms != SutOptions::new("").timeout_ms {
+                args.extend(["--sut-timeout-ms".to_string(), sut.timeout_ms.to_string()]);
+            }
+        }
+        args
+    }
+
+    /// [`RunConfig::replay_args`] as shell words, each starting with a space.
+    pub fn replay_flags(&self) -> String {
+        self.replay_args()
+            .iter()
+            .map(|a| format!(" {}", shell_word(a)))
+            .collect()
     }
 
     pub fn replay_command(&self, seed: u64) -> String {
@@ -118,6 +146,19 @@ impl RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig::new()
+    }
+}
+
+/// `word` quoted for a POSIX shell when it needs to be.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,+@%".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -148,6 +189,9 @@ pub struct SeedReport {
     /// With `keep_trace`: the answers and the model's expectation, as text.
     #[serde(skip)]
     pub details: Option<String>,
+    /// What a system under test in a child process wrote to its stderr.
+    #[serde(skip)]
+    pub sut_log: Option<String>,
 }
 
 impl SeedReport {
@@ -185,6 +229,7 @@ fn report_of(seed: u64, workload: &'static str, options: String, run: WorkloadRu
         trace_tail: run.trace.tail(),
         trace_full: run.trace.full().map(<[String]>::to_vec),
         details: run.details,
+        sut_log: run.sut_log,
         coverage: run.coverage,
         converged_after_ms: run.converged_after_ms,
     }
@@ -197,12 +242,14 @@ pub fn scenario_of(seed: u64, config: &RunConfig) -> AnyScenario {
         .scenario_of(SeedRng::new(seed), &config.overrides())
 }
 
-/// Plays a scenario file's script with `planted` (or none).
+/// Plays a scenario file's script in `world` with `planted` (or none).
 pub fn run_scenario_file(
     file: &ScenarioFile,
-    store: StoreKind,
+    world: &WorldConfig,
     planted: Option<BugId>,
 ) -> WorkloadRun {
-    file.scenario
-        .play(&WorldConfig::new(store, Planted::from_option(planted)))
+    file.scenario.play(&WorldConfig {
+        planted: Planted::from_option(planted),
+        ..world.clone()
+    })
 }

@@ -54,6 +54,12 @@ impl Verdict {
         }
     }
 
+    /// A usage error: prints `error: why` on stderr.
+    pub fn usage(why: &str) -> Verdict {
+        eprintln!("error: {why}");
+        Verdict::Usage
+    }
+
     /// The more severe of two verdicts.
     pub fn worst(self, other: Verdict) -> Verdict {
         self.min(other)

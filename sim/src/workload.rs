@@ -34,12 +34,15 @@ pub enum StoreKind {
 }
 
 /// How a world is played: the same for every workload.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct WorldConfig {
     pub store: StoreKind,
     pub planted: Planted,
     /// Keep every trace line and the answers beside the model's, for `replay --trace`.
     pub keep_trace: bool,
+    /// The system under test in a child process (`--sut`); `None`: histsim's own components in
+    /// this process. Only the workloads with a process boundary (display, runs) accept one.
+    pub sut: Option<std::sync::Arc<crate::sut::SutOptions>>,
 }
 
 impl WorldConfig {
@@ -48,6 +51,7 @@ impl WorldConfig {
             store,
             planted,
             keep_trace: false,
+            sut: None,
         }
     }
 }
@@ -76,6 +80,9 @@ pub struct WorkloadRun {
     pub coverage: Coverage,
     /// With `keep_trace`: the answers beside the model's expectation, as text, for people.
     pub details: Option<String>,
+    /// What a system under test in a child process wrote to its stderr: kept beside the report
+    /// of a failing seed.
+    pub sut_log: Option<String>,
 }
 
 /// How big a scenario is, for the shrinker and its report.
@@ -103,6 +110,8 @@ pub trait Workload: 'static {
     /// Whether the world heals its faults and then waits for convergence (reports the time it
     /// took as `converged_after_ms`); the others check after every operation instead.
     const HAS_LIVENESS_PHASE: bool = false;
+    /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
+    const HAS_SUT_BOUNDARY: bool = false;
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
@@ -179,6 +188,7 @@ pub trait DynWorkload: Sync {
     fn section(&self) -> &'static str;
     fn probes(&self) -> &'static [&'static str];
     fn has_liveness_phase(&self) -> bool;
+    fn has_sut_boundary(&self) -> bool;
     fn covers(&self, id: BugId) -> bool;
     /// The scenario seed `rng` generates, and the options it derived on the way, as text.
     fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String);
@@ -244,6 +254,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn has_liveness_phase(&self) -> bool {
         W::HAS_LIVENESS_PHASE
+    }
+    fn has_sut_boundary(&self) -> bool {
+        W::HAS_SUT_BOUNDARY
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

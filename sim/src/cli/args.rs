@@ -2,6 +2,7 @@
 
 use crate::registry;
 use crate::run::RunConfig;
+use crate::sut::SutOptions;
 use crate::workload::{DynWorkload, StoreKind};
 use history::BugId;
 use std::ops::Range;
@@ -21,17 +22,73 @@ pub(crate) struct WorldArgs {
     /// Switch on one planted (legacy) bug by its catalog ID, e.g. P4.
     #[arg(long)]
     planted: Option<BugId>,
+    #[command(flatten)]
+    sut: SutArgs,
 }
 
 impl WorldArgs {
-    pub(crate) fn config(&self) -> RunConfig {
-        RunConfig {
+    /// The config these flags name; `Err` says why they do not fit together.
+    pub(crate) fn config(&self) -> Result<RunConfig, String> {
+        let config = RunConfig {
             workload: self.workload.0,
             store: self.store,
             planted: self.planted,
             replicas: self.replicas,
             keep_trace: false,
-        }
+            sut: self.sut.options(),
+        };
+        check_sut_fits(&config)?;
+        Ok(config)
+    }
+}
+
+/// A system under test in a child process, for the workloads with a process boundary.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct SutArgs {
+    /// Drive this system under test (a command run by `sh -c`, speaking docs/sut-protocol.md)
+    /// instead of histsim's own components; e.g. `--sut "histsim serve display"`.
+    #[arg(long, value_name = "CMD")]
+    sut: Option<String>,
+    /// Longest wait for one answer of the system under test, in wall milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    sut_timeout_ms: u64,
+}
+
+impl SutArgs {
+    pub(crate) fn options(&self) -> Option<SutOptions> {
+        self.sut.as_ref().map(|command| SutOptions {
+            timeout_ms: self.sut_timeout_ms,
+            ..SutOptions::new(command.clone())
+        })
+    }
+}
+
+/// With `--sut`, every seed must run a workload that can drive a child process.
+pub(crate) fn check_sut_fits(config: &RunConfig) -> Result<(), String> {
+    if config.sut.is_none() {
+        return Ok(());
+    }
+    let able: Vec<&str> = registry::REGISTRY
+        .iter()
+        .filter(|w| w.has_sut_boundary())
+        .map(|w| w.name())
+        .collect();
+    let pinned = config
+        .planted
+        .and_then(registry::covering)
+        .or(config.workload);
+    match pinned {
+        Some(w) if w.has_sut_boundary() => Ok(()),
+        Some(w) => Err(format!(
+            "--sut: the {} workload has no process boundary; --sut drives {}",
+            w.name(),
+            able.join(" or ")
+        )),
+        None => Err(format!(
+            "--sut needs one workload: add --workload {}",
+            able.join(" or --workload ")
+        )),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `histsim bugs`: every planted bug found by random simulation under its own ID, and a clean
 //! campaign that finds nothing.
 
-use super::args::{default_jobs, truncate};
+use super::args::{default_jobs, truncate, SutArgs};
 use super::run::print_failure;
 use crate::bugs::{hunt, planted_ids, Detection};
 use crate::campaign::{run_campaign, CampaignConfig};
@@ -26,24 +26,40 @@ pub(crate) struct BugsArgs {
     store: StoreKind,
     #[arg(long)]
     jobs: Option<usize>,
+    #[command(flatten)]
+    sut: SutArgs,
 }
 
 pub(crate) fn cmd(args: BugsArgs) -> Verdict {
     let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let sut = args.sut.options();
+    // Through a system under test, the bugs of the workloads that can drive one.
+    let reachable =
+        |id: &BugId| sut.is_none() || registry::covering(*id).is_some_and(|w| w.has_sut_boundary());
     let ids: Vec<BugId> = if args.only.is_empty() {
-        planted_ids()
+        planted_ids().into_iter().filter(reachable).collect()
     } else {
         args.only.clone()
     };
+    if let Some(id) = ids.iter().find(|id| !reachable(id)) {
+        return Verdict::usage(&format!(
+            "--sut: {id} lives in a workload without a process boundary"
+        ));
+    }
     let base = RunConfig {
         store: args.store,
+        sut,
         ..RunConfig::new()
     };
     println!(
-        "histsim bugs: {} planted bugs, up to {} seeds each, store {:?}, jobs {jobs}",
+        "histsim bugs: {} planted bugs, up to {} seeds each, store {:?}, jobs {jobs}{}",
         ids.len(),
         args.max_seeds,
-        args.store
+        args.store,
+        base.sut
+            .as_ref()
+            .map(|s| format!(", system under test `{}`", s.command))
+            .unwrap_or_default()
     );
     println!(
         "{:<5} {:<9} {:>8} {:>9}  {:<6} message",
@@ -59,7 +75,23 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
         detected += usize::from(d.detected());
         print_detection(&d);
     }
-    let clean_ok = clean_campaign(&base, args.clean_seeds, jobs);
+    let clean_ok = if base.sut.is_some() {
+        // The clean campaign of every workload the bugs above ran in, through the same system.
+        let mut workloads: Vec<&'static str> = ids
+            .iter()
+            .filter_map(|id| registry::covering(*id).map(|w| w.name()))
+            .collect();
+        workloads.dedup();
+        workloads.iter().all(|name| {
+            let config = RunConfig {
+                workload: registry::by_name(name),
+                ..base.clone()
+            };
+            clean_campaign(&config, args.clean_seeds, jobs)
+        })
+    } else {
+        clean_campaign(&base, args.clean_seeds, jobs)
+    };
     println!("detected {detected}/{} planted bugs", ids.len());
     Verdict::clean_or(detected == ids.len() && clean_ok, Verdict::Violation)
 }

@@ -107,7 +107,7 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(a.seeds, 5..9);
-        assert_eq!(a.world.config().workload_name(), "runs");
+        assert_eq!(a.world.config().expect("fits").workload_name(), "runs");
         assert_eq!(a.shard, Some((1, 3)));
         assert_eq!(a.shrink_out, std::path::PathBuf::from("out"));
     }

@@ -17,7 +17,10 @@ pub(crate) struct ReplayArgs {
 }
 
 pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
-    let mut config = args.world.config();
+    let mut config = match args.world.config() {
+        Ok(c) => c,
+        Err(e) => return Verdict::usage(&e),
+    };
     config.keep_trace = args.trace;
     let seed = args.seed;
     let report = run_seed(seed, &config);

@@ -46,7 +46,7 @@ fn merge(dirs: &[PathBuf], name: &str, report_dir: &std::path::Path) -> Verdict 
             return Verdict::Usage;
         }
     };
-    match report::write(report_dir, &merged) {
+    match report::write(report_dir, &merged, &[]) {
         Ok(dir) => println!(
             "merged {n} reports: {} seeds, {} failing -> {}",
             merged.seeds_run,

@@ -57,7 +57,10 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn cmd(args: RunArgs) -> Verdict {
-    let config = args.world.config();
+    let config = match args.world.config() {
+        Ok(c) => c,
+        Err(e) => return Verdict::usage(&e),
+    };
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     let name = args
         .name
@@ -81,7 +84,7 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         summary.determinism = Some(check_determinism(&result, &config, percent));
     }
     let uncovered = print_coverage(&summary);
-    write_report(&args.report_dir, &summary);
+    write_report(&args.report_dir, &summary, &result.failures);
     let verdict = verdict_of(&result, &summary, args.require_coverage && uncovered);
     if let Some(first) = result.failures.first() {
         if !args.no_shrink {
@@ -118,6 +121,12 @@ fn print_header(args: &RunArgs, config: &RunConfig, jobs: usize) {
             .unwrap_or_else(|| "none".into()),
         report::TURMOIL_VERSION
     );
+    if let Some(sut) = &config.sut {
+        println!(
+            "system under test: `{}` (answer timeout {} ms)",
+            sut.command, sut.timeout_ms
+        );
+    }
     if let Some((k, n)) = args.shard {
         println!(
             "shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}",
@@ -179,8 +188,8 @@ fn print_coverage(summary: &Summary) -> bool {
     !never.is_empty()
 }
 
-fn write_report(report_dir: &std::path::Path, summary: &Summary) {
-    match report::write(report_dir, summary) {
+fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedReport]) {
+    match report::write(report_dir, summary, failed) {
         Ok(dir) => println!(
             "report: {} (summary.md, summary.json, junit.xml)",
             dir.display()

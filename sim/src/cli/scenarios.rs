@@ -1,10 +1,12 @@
 //! `histsim scenarios`: every scenario file fails for its ID with that bug planted, and passes
 //! without it.
 
+use super::args::SutArgs;
 use crate::run::run_scenario_file;
 use crate::scenario_file::{discover, ScenarioFile};
 use crate::verdict::Verdict;
-use crate::workload::{StoreKind, WorkloadRun};
+use crate::workload::{StoreKind, WorkloadRun, WorldConfig};
+use history::Planted;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -14,6 +16,8 @@ pub(crate) struct ScenariosArgs {
     paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
+    #[command(flatten)]
+    sut: SutArgs,
 }
 
 pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
@@ -27,14 +31,18 @@ pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
             }
         }
     }
-    let passed = files.iter().filter(|f| check_file(f, args.store)).count();
+    let world = WorldConfig {
+        sut: args.sut.options().map(std::sync::Arc::new),
+        ..WorldConfig::new(args.store, Planted::none())
+    };
+    let passed = files.iter().filter(|f| check_file(f, &world)).count();
     let failed = files.len() - passed;
     println!("scenarios: {passed} passed, {failed} failed");
     Verdict::clean_or(failed == 0, Verdict::Violation)
 }
 
 /// Plays one file with and without its bug; prints the outcome; returns whether it passed.
-fn check_file(path: &Path, store: StoreKind) -> bool {
+fn check_file(path: &Path, world: &WorldConfig) -> bool {
     let scenario = match ScenarioFile::load(path) {
         Ok(s) => s,
         Err(e) => {
@@ -42,8 +50,17 @@ fn check_file(path: &Path, store: StoreKind) -> bool {
             return false;
         }
     };
-    let with_bug = run_scenario_file(&scenario, store, Some(scenario.id));
-    let without = run_scenario_file(&scenario, store, None);
+    if world.sut.is_some() && !scenario.scenario.workload().has_sut_boundary() {
+        println!(
+            "skip {} [{}]: the {} workload has no process boundary for --sut",
+            path.display(),
+            scenario.id,
+            scenario.scenario.workload().name()
+        );
+        return true;
+    }
+    let with_bug = run_scenario_file(&scenario, world, Some(scenario.id));
+    let without = run_scenario_file(&scenario, world, None);
     let reproduced = with_bug.violations.iter().any(|v| v.id == scenario.id);
     let fixed = without.violations.is_empty() && without.failure.is_none();
     if reproduced && fixed {

@@ -23,7 +23,10 @@ pub(crate) struct ShrinkArgs {
 }
 
 pub(crate) fn cmd(args: ShrinkArgs) -> Verdict {
-    shrink_seed(args.seed, &args.world.config(), args.time_cap_s, &args.out)
+    match args.world.config() {
+        Ok(config) => shrink_seed(args.seed, &config, args.time_cap_s, &args.out),
+        Err(e) => Verdict::usage(&e),
+    }
 }
 
 /// Shrinks `seed`'s failure into a regression scenario under `out`; prints its path. A seed

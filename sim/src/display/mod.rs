@@ -95,6 +95,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     probes::scenario_probes(scenario, &mut coverage);
     probes::model_probes(&model.transcript, &mut coverage);
     WorkloadRun {
+        sut_log: record.sut_log,
         converged_after_ms: record.converged_after_ms,
         coverage,
         details,
@@ -209,6 +210,7 @@ impl Workload for DisplayWorkload {
     const SECTION: &'static str = "display";
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
+    const HAS_SUT_BOUNDARY: bool = true;
 
     fn covers(id: BugId) -> bool {
         id.family() == 'P'

@@ -46,6 +46,8 @@ pub struct WorldRecord {
     /// Simulated milliseconds from healing (every run emitted) until every replica answered the
     /// model's history; `None` if that did not happen within the bound.
     pub converged_after_ms: Option<u64>,
+    /// What a system under test in a child process wrote to its stderr.
+    pub sut_log: Option<String>,
 }
 
 impl WorldRecord {
@@ -61,6 +63,7 @@ impl WorldRecord {
             sim_elapsed_ms,
             coverage: Default::default(),
             converged_after_ms: None,
+            sut_log: None,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! over the SUT protocol (`docs/sut-protocol.md`). The world keeps the bus, the faults, the
 //! replicas' hosts and the client; only these two calls cross the boundary.
 
-use crate::sut::protocol::{Appended, OpenOptions, Request};
+use crate::sut::protocol::{Admitted, Appended, OpenOptions, Request};
 use crate::sut::{Breach, SutError, SutOptions, SutProcess};
 use crate::workload::{StoreKind, WorldConfig};
 use history::display::{
@@ -25,8 +25,13 @@ pub type Answer<T> = Result<Result<T, String>, SutError>;
 
 /// The display system under test, addressed by replica.
 pub trait DisplaySystem {
-    /// Replica `node`'s persister receives one delivery (the row's exact bytes).
-    fn deliver(&mut self, node: u8, row: &[u8]) -> Answer<Delivered>;
+    /// Replica `node`'s persister receives one batch of deliveries (each row's exact bytes, in
+    /// order); the answer has one entry a row.
+    fn deliver(
+        &mut self,
+        node: u8,
+        rows: &[&[u8]],
+    ) -> Result<Vec<Result<Delivered, String>>, SutError>;
     /// Replica `node` answers a follow-up request: the thread's history.
     fn reconstruct(
         &mut self,
@@ -34,6 +39,16 @@ pub trait DisplaySystem {
         thread_id: &str,
         primary: &AgentIdentity,
     ) -> Answer<Projection>;
+    /// The request and answer lines exchanged since the last call, for the trace (a system in
+    /// this process exchanges none).
+    fn take_transcript(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+    /// What a system in a child process wrote to its stderr (its last `bytes_max` bytes).
+    fn stderr_log(&self, bytes_max: usize) -> Option<String> {
+        let _ = bytes_max;
+        None
+    }
 }
 
 type SharedStore = Rc<dyn DisplayEventStore>;
@@ -71,12 +86,20 @@ impl InProcess {
 }
 
 impl DisplaySystem for InProcess {
-    fn deliver(&mut self, node: u8, row: &[u8]) -> Answer<Delivered> {
-        Ok(match self.node(node).deliver(row) {
-            Ok(Admission::Stored) => Ok(Delivered::Stored),
-            Ok(Admission::Quarantined { .. }) => Ok(Delivered::Quarantined),
-            Err(e) => Err(e.to_string()),
-        })
+    fn deliver(
+        &mut self,
+        node: u8,
+        rows: &[&[u8]],
+    ) -> Result<Vec<Result<Delivered, String>>, SutError> {
+        let node = self.node(node);
+        Ok(rows
+            .iter()
+            .map(|row| match node.deliver(row) {
+                Ok(Admission::Stored) => Ok(Delivered::Stored),
+                Ok(Admission::Quarantined { .. }) => Ok(Delivered::Quarantined),
+                Err(e) => Err(e.to_string()),
+            })
+            .collect())
     }
 
     fn reconstruct(
@@ -95,6 +118,11 @@ impl DisplaySystem for InProcess {
 /// A display system in a child process.
 pub struct OverProtocol {
     sut: SutProcess,
+    /// The `hello` and `open` exchange, not yet handed to the trace.
+    greeting: Vec<String>,
+    /// The first breach: the child is killed then, and every later call answers it again, so a
+    /// broken child is never spoken to out of step.
+    breached: Option<SutError>,
     /// Kept alive while the system runs: its data directory.
     _data_dir: tempfile::TempDir,
 }
@@ -140,33 +168,32 @@ impl OverProtocol {
                 format!("open refused: {}", e.message),
             ));
         }
+        // The data directory's name is the one thing of a seed that differs between runs: the
+        // trace shows it as `<data_dir>` so the trace hash stays the seed's.
+        let dir = serde_json::to_string(&data_dir.path().display().to_string())
+            .expect("a string serializes");
+        let greeting = sut
+            .take_transcript()
+            .into_iter()
+            .map(|line| line.replace(dir.trim_matches('"'), "<data_dir>"))
+            .collect();
         Ok(OverProtocol {
             sut,
+            greeting,
+            breached: None,
             _data_dir: data_dir,
         })
     }
 }
 
 impl DisplaySystem for OverProtocol {
-    fn deliver(&mut self, node: u8, row: &[u8]) -> Answer<Delivered> {
-        let request = Request::Append {
-            node: u32::from(node),
-            // Bytes that are not UTF-8 cannot cross as a JSON string; the display workload's rows
-            // are always UTF-8 (its malformed rows are malformed JSON, not malformed text).
-            rows: vec![String::from_utf8_lossy(row).into_owned()],
-        };
-        let appended: Appended = match self.sut.call(&request)? {
-            Err(e) => return Ok(Err(e.message)),
-            Ok(v) => self.decode("append", v)?,
-        };
-        match appended.admitted.as_slice() {
-            [one] if one == "stored" => Ok(Ok(Delivered::Stored)),
-            [one] if one == "quarantined" => Ok(Ok(Delivered::Quarantined)),
-            other => Err(self.unexpected(
-                "append",
-                format!("expected one admission, stored or quarantined, got {other:?}"),
-            )),
-        }
+    fn deliver(
+        &mut self,
+        node: u8,
+        rows: &[&[u8]],
+    ) -> Result<Vec<Result<Delivered, String>>, SutError> {
+        let answer = self.deliver_once(node, rows);
+        self.poisoned(answer)
     }
 
     fn reconstruct(
@@ -175,6 +202,81 @@ impl DisplaySystem for OverProtocol {
         thread_id: &str,
         primary: &AgentIdentity,
     ) -> Answer<Projection> {
+        let answer = self.reconstruct_once(node, thread_id, primary);
+        self.poisoned(answer)
+    }
+
+    fn take_transcript(&mut self) -> Vec<String> {
+        let mut lines = std::mem::take(&mut self.greeting);
+        lines.extend(self.sut.take_transcript());
+        lines
+    }
+
+    fn stderr_log(&self, bytes_max: usize) -> Option<String> {
+        Some(self.sut.stderr_log(bytes_max))
+    }
+}
+
+impl OverProtocol {
+    /// Keeps the first breach (and kills the child then): every later answer is that breach.
+    fn poisoned<T>(&mut self, answer: Result<T, SutError>) -> Result<T, SutError> {
+        if let (Err(breach), None) = (&answer, &self.breached) {
+            self.sut.kill();
+            self.breached = Some(breach.clone());
+        }
+        answer
+    }
+
+    fn deliver_once(
+        &mut self,
+        node: u8,
+        rows: &[&[u8]],
+    ) -> Result<Vec<Result<Delivered, String>>, SutError> {
+        if let Some(breach) = &self.breached {
+            return Err(breach.clone());
+        }
+        let request = Request::Append {
+            node: u32::from(node),
+            // Bytes that are not UTF-8 cannot cross as a JSON string; the display workload's rows
+            // are always UTF-8 (its malformed rows are malformed JSON, not malformed text).
+            rows: rows
+                .iter()
+                .map(|row| String::from_utf8_lossy(row).into_owned())
+                .collect(),
+        };
+        let appended: Appended = match self.sut.call(&request)? {
+            // The whole batch refused: every row of it failed.
+            Err(e) => return Ok(rows.iter().map(|_| Err(e.message.clone())).collect()),
+            Ok(v) => self.decode("append", v)?,
+        };
+        if appended.admitted.len() != rows.len() {
+            let why = format!(
+                "{} admissions for {} rows",
+                appended.admitted.len(),
+                rows.len()
+            );
+            return Err(self.unexpected("append", why));
+        }
+        Ok(appended
+            .admitted
+            .into_iter()
+            .map(|a| match a {
+                Admitted::Stored => Ok(Delivered::Stored),
+                Admitted::Quarantined => Ok(Delivered::Quarantined),
+                Admitted::Failed(why) => Err(why),
+            })
+            .collect())
+    }
+
+    fn reconstruct_once(
+        &mut self,
+        node: u8,
+        thread_id: &str,
+        primary: &AgentIdentity,
+    ) -> Answer<Projection> {
+        if let Some(breach) = &self.breached {
+            return Err(breach.clone());
+        }
         let answer = self.sut.call(&Request::Reconstruct {
             node: u32::from(node),
             thread_id: thread_id.to_string(),
@@ -185,9 +287,7 @@ impl DisplaySystem for OverProtocol {
             Ok(v) => Ok(self.decode("reconstruct", v)?),
         })
     }
-}
 
-impl OverProtocol {
     /// An answer of the wrong shape for `op`: a breach, not the system's answer.
     fn unexpected(&self, op: &str, why: String) -> SutError {
         SutError {

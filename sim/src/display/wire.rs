@@ -191,6 +191,82 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Option
     Frame::decode(&body).map(Some)
 }
 
+/// Reads frames in batches: every frame whose bytes have already arrived, so a persister can
+/// hand a system under test one delivery batch per call (one `append` over the protocol). It
+/// takes exactly the frames a frame-at-a-time reader would take before waiting, so batching
+/// does not change what the world does, only how many calls cross the boundary.
+pub struct FrameReader<R> {
+    inner: R,
+    buffered: Vec<u8>,
+    ended: bool,
+}
+
+impl<R: AsyncReadExt + Unpin> FrameReader<R> {
+    pub fn new(inner: R) -> Self {
+        FrameReader {
+            inner,
+            buffered: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// Waits for at least one whole frame, then returns it with every other whole frame
+    /// already readable; `Ok(None)` at the end of the stream.
+    pub async fn read_batch(&mut self) -> io::Result<Option<Vec<Frame>>> {
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            // Whatever has arrived, without waiting (`read` is cancel-safe).
+            while !self.ended {
+                let ready = tokio::select! {
+                    biased;
+                    r = self.inner.read(&mut chunk) => Some(r),
+                    _ = std::future::ready(()) => None,
+                };
+                match ready {
+                    Some(Ok(0)) => self.ended = true,
+                    Some(Ok(n)) => self.buffered.extend_from_slice(&chunk[..n]),
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                }
+            }
+            let frames = self.whole_frames()?;
+            if !frames.is_empty() {
+                return Ok(Some(frames));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let n = self.inner.read(&mut chunk).await?;
+            if n == 0 {
+                self.ended = true;
+            }
+            self.buffered.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Takes every whole frame out of the buffer.
+    fn whole_frames(&mut self) -> io::Result<Vec<Frame>> {
+        let mut frames = Vec::new();
+        let mut at = 0;
+        while let Some(head) = self.buffered.get(at..at + 4) {
+            let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+            if len > FRAME_BYTES_MAX {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("frame of {len} bytes is over the limit"),
+                ));
+            }
+            let Some(body) = self.buffered.get(at + 4..at + 4 + len as usize) else {
+                break;
+            };
+            frames.push(Frame::decode(body)?);
+            at += 4 + len as usize;
+        }
+        self.buffered.drain(..at);
+        Ok(frames)
+    }
+}
+
 /// Connects to the bus and subscribes `name` to the subjects under `prefix`.
 pub async fn subscribe(name: &str, prefix: &str) -> std::io::Result<TcpStream> {
     let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;

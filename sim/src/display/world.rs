@@ -15,12 +15,11 @@
 use super::faults::FaultPlan;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
-use super::wire::{read_frame, subscribe, write_frame, Frame, BUS_PORT};
+use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
+use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PORT};
+use crate::sut::SutError;
 use crate::trace::Trace;
-use history::display::{
-    AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
-    ReplicaNode, SqliteDisplayStore,
-};
+use history::display::{AgentIdentity, Projection};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
@@ -73,6 +72,10 @@ struct Shared {
     replicas_ready: Cell<u8>,
     coverage: RefCell<crate::coverage::Coverage>,
     converged_after_ms: Cell<Option<u64>>,
+    /// The system under test: the replicas' persisters and request handlers.
+    system: RefCell<Box<dyn DisplaySystem>>,
+    /// The first protocol breach of a system in a child process: the world ends broken.
+    breach: RefCell<Option<SutError>>,
 }
 
 impl Shared {
@@ -84,6 +87,27 @@ impl Shared {
 
     fn record(&self, event: std::fmt::Arguments<'_>) {
         self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    /// Calls the system under test, records the exchanged lines in the trace, and turns a breach
+    /// into `None` (kept as the world's failure; the caller stops).
+    fn call<T>(&self, f: impl FnOnce(&mut dyn DisplaySystem) -> Result<T, SutError>) -> Option<T> {
+        let mut system = self.system.borrow_mut();
+        let answer = f(system.as_mut());
+        for line in system.take_transcript() {
+            self.record(format_args!("sut {line}"));
+        }
+        match answer {
+            Ok(a) => Some(a),
+            Err(breach) => {
+                self.breach.borrow_mut().get_or_insert(breach);
+                None
+            }
+        }
+    }
+
+    fn broken(&self) -> bool {
+        self.breach.borrow().is_some()
     }
 
     fn subject(&self, display_key: &str) -> String {
@@ -107,10 +131,31 @@ fn any_addr(port: u16) -> (IpAddr, u16) {
     (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
 }
 
-type SharedStore = Rc<dyn DisplayEventStore>;
+/// The system under test the config names: a child process over the SUT protocol, or histsim's
+/// own replicas in this process.
+fn system_of(
+    scenario: &DisplayScenario,
+    config: &WorldConfig,
+) -> Result<Box<dyn DisplaySystem>, String> {
+    match &config.sut {
+        Some(options) => OverProtocol::start((**options).clone(), config)
+            .map(|s| Box::new(s) as Box<dyn DisplaySystem>)
+            .map_err(|e| e.to_string()),
+        None => InProcess::new(scenario.replicas, config)
+            .map(|s| Box::new(s) as Box<dyn DisplaySystem>)
+            .map_err(|e| format!("cannot open the store: {e}")),
+    }
+}
+
+/// The bytes of a child's stderr a failing seed's report keeps.
+const SUT_LOG_BYTES_MAX: usize = 1024 * 1024;
 
 /// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
 pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converged) -> WorldRecord {
+    let system = match system_of(scenario, config) {
+        Ok(s) => s,
+        Err(e) => return WorldRecord::broken(e, 0),
+    };
     let primary = scenario
         .agents
         .get(&scenario.primary)
@@ -138,16 +183,18 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
         replicas_ready: Cell::new(0),
         coverage: RefCell::new(crate::coverage::Coverage::default()),
         converged_after_ms: Cell::new(None),
+        system: RefCell::new(system),
+        breach: RefCell::new(None),
     });
-    let store: SharedStore = match config.store {
-        StoreKind::Memory => Rc::new(MemoryDisplayStore::new(config.planted)),
-        StoreKind::Sqlite => match SqliteDisplayStore::open_in_memory(config.planted) {
-            Ok(s) => Rc::new(s),
-            Err(e) => return WorldRecord::broken(format!("cannot open the SQLite store: {e}"), 0),
-        },
-    };
-    let mut sim = build_sim(scenario, config, &shared, store);
+    let mut sim = build_sim(scenario, &shared);
     let failure = sim.run().err().map(|e| e.to_string());
+    // A breach of the protocol is why the world broke, whatever the hosts then reported.
+    let failure = shared
+        .breach
+        .borrow()
+        .as_ref()
+        .map(|b| b.to_string())
+        .or(failure);
     let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
     drop(sim);
     let shared = match Rc::try_unwrap(shared) {
@@ -159,7 +206,9 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
             )
         }
     };
+    let sut_log = shared.system.borrow().stderr_log(SUT_LOG_BYTES_MAX);
     WorldRecord {
+        sut_log,
         emissions: shared.emissions.into_inner(),
         first_stored: shared.first_stored.into_inner(),
         first_received: shared.first_received.into_inner(),
@@ -173,12 +222,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
 }
 
 /// The turmoil simulation with every host of the deployment and the client.
-fn build_sim(
-    scenario: &DisplayScenario,
-    config: &WorldConfig,
-    shared: &Rc<Shared>,
-    store: SharedStore,
-) -> turmoil::Sim<'static> {
+fn build_sim(scenario: &DisplayScenario, shared: &Rc<Shared>) -> turmoil::Sim<'static> {
     let mut sim = turmoil::Builder::new()
         .rng_seed(scenario.network_seed)
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
@@ -192,15 +236,7 @@ fn build_sim(
     sim.host("bus", move || bus_host(s.clone()));
     for k in 0..scenario.replicas {
         let s = shared.clone();
-        let node = Rc::new(RefCell::new(ReplicaNode::new(
-            store.clone(),
-            ProjectorOptions {
-                planted: config.planted,
-            },
-        )));
-        sim.host(format!("replica-{k}"), move || {
-            replica_host(k, s.clone(), node.clone())
-        });
+        sim.host(format!("replica-{k}"), move || replica_host(k, s.clone()));
     }
     let s = shared.clone();
     sim.host("agents", move || agents_host(s.clone()));
@@ -326,18 +362,30 @@ fn fan_out(
 
 // ---- replicas ----
 
-async fn replica_host(
-    k: u8,
-    shared: Rc<Shared>,
-    node: Rc<RefCell<ReplicaNode<SharedStore>>>,
-) -> turmoil::Result {
-    let mut bus = subscribe(&Subscriber::Replica(k).name(), "display.").await?;
-    let persister_node = node.clone();
+async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
+    let mut bus = FrameReader::new(subscribe(&Subscriber::Replica(k).name(), "display.").await?);
     let persister_shared = shared.clone();
     tokio::task::spawn_local(async move {
-        while let Ok(Some(frame)) = read_frame(&mut bus).await {
-            if let Frame::Deliver { step, copy, row } = frame {
-                let admitted = persister_node.borrow_mut().deliver(&row);
+        while let Ok(Some(frames)) = bus.read_batch().await {
+            let deliveries: Vec<(u32, u8, Vec<u8>)> = frames
+                .into_iter()
+                .filter_map(|f| match f {
+                    Frame::Deliver { step, copy, row } => Some((step, copy, row)),
+                    _ => None,
+                })
+                .collect();
+            if deliveries.is_empty() {
+                continue;
+            }
+            let rows: Vec<&[u8]> = deliveries
+                .iter()
+                .map(|(_, _, row)| row.as_slice())
+                .collect();
+            let Some(answers) = persister_shared.call(|s| s.deliver(k, &rows)) else {
+                break;
+            };
+            assert_eq!(answers.len(), rows.len(), "one answer a row");
+            for (&(step, copy, _), admitted) in deliveries.iter().zip(answers) {
                 let op = persister_shared.next_op();
                 persister_shared
                     .first_received
@@ -345,7 +393,7 @@ async fn replica_host(
                     .entry((k, step))
                     .or_insert(op);
                 let outcome = match admitted {
-                    Ok(history::display::Admission::Stored) => {
+                    Ok(Delivered::Stored) => {
                         persister_shared
                             .first_stored
                             .borrow_mut()
@@ -353,7 +401,7 @@ async fn replica_host(
                             .or_insert(op);
                         "stored".to_string()
                     }
-                    Ok(history::display::Admission::Quarantined { .. }) => "quarantined".into(),
+                    Ok(Delivered::Quarantined) => "quarantined".into(),
                     Err(e) => format!("error {e}"),
                 };
                 persister_shared.record(format_args!(
@@ -367,27 +415,22 @@ async fn replica_host(
     loop {
         let (stream, _) = listener.accept().await?;
         let shared = shared.clone();
-        let node = node.clone();
         tokio::task::spawn_local(async move {
-            let _ = serve_request(k, stream, shared, node).await;
+            let _ = serve_request(k, stream, shared).await;
         });
     }
 }
 
-async fn serve_request(
-    k: u8,
-    mut stream: TcpStream,
-    shared: Rc<Shared>,
-    node: Rc<RefCell<ReplicaNode<SharedStore>>>,
-) -> std::io::Result<()> {
+async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std::io::Result<()> {
     let Some(Frame::Request { turn, dispatch }) = read_frame(&mut stream).await? else {
         return Ok(());
     };
     let op = shared.next_op();
-    let result = node
-        .borrow()
-        .reconstruct(&shared.scenario.thread_id, Some(&shared.primary))
-        .map_err(|e| e.to_string());
+    let thread_id = &shared.scenario.thread_id;
+    // A broken system gets no answer sent: the client's request fails and the world ends.
+    let Some(result) = shared.call(|s| s.reconstruct(k, thread_id, &shared.primary)) else {
+        return Ok(());
+    };
     let (ok, body) = match &result {
         Ok(p) => (true, serde_json::to_vec(p).unwrap_or_default()),
         Err(e) => (false, e.clone().into_bytes()),
@@ -521,6 +564,14 @@ async fn sleep_ms(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
 
+/// A system under test that broke the protocol ends the world (the breach is its failure).
+fn stop_if_broken(shared: &Shared) -> turmoil::Result {
+    if shared.broken() {
+        return Err("the system under test broke the protocol".into());
+    }
+    Ok(())
+}
+
 async fn client(shared: Rc<Shared>) -> turmoil::Result {
     let scenario = &shared.scenario;
     let prefix = shared.subject(&scenario.client_display);
@@ -541,6 +592,7 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
         }
     });
     for (k, turn) in scenario.turns.iter().enumerate() {
+        stop_if_broken(&shared)?;
         request(turn.replica, k as u32, true).await?;
         match turn.wait_ms {
             Some(ms) => sleep_ms(u64::from(ms)).await,
@@ -565,6 +617,7 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     let healed_at = turmoil::sim_elapsed().unwrap_or_default();
     let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
     loop {
+        stop_if_broken(&shared)?;
         let round_start = shared.reads.borrow().len();
         for r in 0..scenario.replicas {
             request(r, u32::MAX, false).await?;

@@ -58,6 +58,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     let mut coverage = crate::coverage::Coverage::default();
     probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
+        sut_log: None,
         coverage,
         violations,
         failure: record.failure,

@@ -44,6 +44,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
             .collect()
     });
     WorkloadRun {
+        sut_log: None,
         violations,
         failure: None,
         steps: record.requests.len(),

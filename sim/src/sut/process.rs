@@ -111,6 +111,9 @@ pub struct SutProcess {
     stderr: tempfile::NamedTempFile,
     next_id: u64,
     hello: Option<Hello>,
+    /// Every request and answer line since the last [`SutProcess::take_transcript`], `>` and `<`
+    /// first: the world records them in its trace, so the trace hash covers every answer.
+    transcript: Vec<String>,
 }
 
 impl SutProcess {
@@ -142,6 +145,7 @@ impl SutProcess {
             stderr,
             next_id: 0,
             hello: None,
+            transcript: Vec::new(),
         };
         let hello = sut.call(&Request::Hello {
             protocol: super::protocol::PROTOCOL_VERSION,
@@ -182,6 +186,8 @@ impl SutProcess {
             request: request.clone(),
         })
         .expect("requests serialize");
+        self.transcript
+            .push(format!("> {}", String::from_utf8_lossy(&line)));
         line.push(b'\n');
         if self
             .stdin
@@ -210,6 +216,8 @@ impl SutProcess {
                 return Err(self.breach(&at, Breach::Timeout { ms }));
             }
         };
+        self.transcript
+            .push(format!("< {}", String::from_utf8_lossy(&text)));
         let response: ResponseLine = serde_json::from_slice(&text).map_err(|e| {
             let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
             self.breach(&at, Breach::NotAResponse(format!("{e}: {shown}")))
@@ -245,6 +253,22 @@ impl SutProcess {
         self.hello
             .as_ref()
             .is_some_and(|h| h.ops.iter().any(|o| o == request.op()))
+    }
+
+    /// The request and answer lines since the last call, oldest first.
+    pub fn take_transcript(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.transcript)
+    }
+
+    /// The child's whole stderr so far (its last `bytes_max` bytes), for the log kept beside a
+    /// failing seed's report.
+    pub fn stderr_log(&self, bytes_max: usize) -> String {
+        let mut bytes = Vec::new();
+        if let Ok(mut f) = self.stderr.reopen() {
+            let _ = f.read_to_end(&mut bytes);
+        }
+        let from = bytes.len().saturating_sub(bytes_max);
+        String::from_utf8_lossy(&bytes[from..]).into_owned()
     }
 
     /// Kills the child at once (SIGKILL): a simulated crash of its host.

@@ -104,8 +104,18 @@ pub struct Hello {
 /// The answer to `append`: what the store did with each row, in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Appended {
-    /// `stored` or `quarantined` per row.
-    pub admitted: Vec<String>,
+    /// Per row: `"stored"`, `"quarantined"`, or `{"failed": "why"}` when the store failed on
+    /// that row (the persister goes on with the next, as the service's does).
+    pub admitted: Vec<Admitted>,
+}
+
+/// What the store did with one row of an `append`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Admitted {
+    Stored,
+    Quarantined,
+    Failed(String),
 }
 
 /// Why the system refused a request.

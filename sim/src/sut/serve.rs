@@ -3,8 +3,8 @@
 //! database; `node` names the replica whose persister or request handler a request reaches.
 
 use super::protocol::{
-    Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine, ResponseLine,
-    PROTOCOL_VERSION,
+    Admitted, Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine,
+    ResponseLine, PROTOCOL_VERSION,
 };
 use history::display::{
     project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
@@ -162,12 +162,10 @@ impl DisplayServer {
         let node = self.node(node)?;
         let mut admitted = Vec::with_capacity(rows.len());
         for row in rows {
-            let admission = node
-                .deliver(row.as_bytes())
-                .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-            admitted.push(match admission {
-                Admission::Stored => "stored".to_string(),
-                Admission::Quarantined { .. } => "quarantined".to_string(),
+            admitted.push(match node.deliver(row.as_bytes()) {
+                Ok(Admission::Stored) => Admitted::Stored,
+                Ok(Admission::Quarantined { .. }) => Admitted::Quarantined,
+                Err(e) => Admitted::Failed(e.to_string()),
             });
         }
         Ok(serde_json::to_value(Appended { admitted }).expect("serializes"))

@@ -62,7 +62,14 @@ fn every_bug_id_has_a_catalog_row_a_scenario_file_and_a_checker_rule() {
 /// bug planted.
 fn a_rule_reports(id: BugId, file: &Path) -> bool {
     let scenario = ScenarioFile::load(file).unwrap_or_else(|e| panic!("{e}"));
-    let run = sim::run::run_scenario_file(&scenario, sim::workload::StoreKind::Memory, Some(id));
+    let run = sim::run::run_scenario_file(
+        &scenario,
+        &sim::workload::WorldConfig::new(
+            sim::workload::StoreKind::Memory,
+            history::Planted::none(),
+        ),
+        Some(id),
+    );
     run.violations.iter().any(|v| v.id == id)
 }
 

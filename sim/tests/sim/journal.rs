@@ -114,7 +114,11 @@ fn every_j_scenario_reproduces_its_id_first_and_passes_without_its_bug() {
     for area in ["journal", "spool"] {
         for path in discover(&scenario_dir(area)).expect("the scenario directory is readable") {
             let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let with_bug = run_scenario_file(&file, StoreKind::Memory, Some(file.id));
+            let with_bug = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none()),
+                Some(file.id),
+            );
             assert_eq!(
                 with_bug.violations.first().map(|v| v.id),
                 Some(file.id),
@@ -122,7 +126,11 @@ fn every_j_scenario_reproduces_its_id_first_and_passes_without_its_bug() {
                 path.display(),
                 with_bug.violations
             );
-            let without = run_scenario_file(&file, StoreKind::Memory, None);
+            let without = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none()),
+                None,
+            );
             assert!(
                 without.violations.is_empty() && without.failure.is_none(),
                 "{}: fails without its bug: {:?} {:?}",

@@ -9,4 +9,5 @@ mod runs;
 mod scenarios;
 mod spool;
 mod sut;
+mod sut_world;
 mod tidy;

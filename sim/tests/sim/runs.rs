@@ -129,7 +129,11 @@ fn every_r_id_has_a_scenario_that_reports_it_first_and_passes_without_it() {
         assert_eq!(file.workload().name(), "runs", "{}", path.display());
         assert!(!file.title.is_empty() && !file.description.is_empty());
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
-            let with_bug = run_scenario_file(&file, store, Some(file.id));
+            let with_bug = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(store, history::Planted::none()),
+                Some(file.id),
+            );
             assert_eq!(
                 with_bug.violations.first().map(|v| v.id),
                 Some(file.id),
@@ -137,7 +141,11 @@ fn every_r_id_has_a_scenario_that_reports_it_first_and_passes_without_it() {
                 path.display(),
                 with_bug.violations
             );
-            let without = run_scenario_file(&file, store, None);
+            let without = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(store, history::Planted::none()),
+                None,
+            );
             assert!(
                 without.violations.is_empty() && without.failure.is_none(),
                 "{} ({store:?}) without its bug: {:?} {:?}",

@@ -16,7 +16,11 @@ fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
     for path in files {
         let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
-            let with_bug = run_scenario_file(&file, store, Some(file.id));
+            let with_bug = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(store, history::Planted::none()),
+                Some(file.id),
+            );
             assert!(
                 with_bug.violations.iter().any(|v| v.id == file.id),
                 "{} ({store:?}): no {} violation with the bug planted: {:?}",
@@ -24,7 +28,11 @@ fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
                 file.id,
                 with_bug.violations
             );
-            let without = run_scenario_file(&file, store, None);
+            let without = run_scenario_file(
+                &file,
+                &sim::workload::WorldConfig::new(store, history::Planted::none()),
+                None,
+            );
             assert!(
                 without.violations.is_empty() && without.failure.is_none(),
                 "{} ({store:?}): fails without the bug: {:?} {:?}",

@@ -1,0 +1,136 @@
+//! Whole seeds through a system under test in a child process: the same verdicts as in
+//! process, planted bugs found under their own IDs through `histsim serve`, deterministic
+//! traces that include every answer, and a system that breaks the protocol mid-world ending
+//! the seed as a broken world (exit 3) that names the request, never as a violation.
+
+use history::BugId;
+use sim::run::{run_seed, RunConfig};
+use sim::sut::SutOptions;
+use sim::verdict::Verdict;
+
+fn serve(workload: &str) -> SutOptions {
+    SutOptions::new(format!(
+        "{} serve {workload}",
+        env!("CARGO_BIN_EXE_histsim")
+    ))
+}
+
+fn through(workload: &str, sut: SutOptions) -> RunConfig {
+    RunConfig {
+        sut: Some(sut),
+        ..RunConfig::only(workload)
+    }
+}
+
+#[test]
+fn display_seeds_through_the_reference_adapter_pass_as_in_process_and_repeat_exactly() {
+    let config = through("display", serve("display"));
+    let mut answers_in_traces = 0;
+    for seed in 0..4 {
+        let a = run_seed(seed, &config);
+        let b = run_seed(seed, &config);
+        let here = run_seed(seed, &RunConfig::only("display"));
+        assert!(
+            a.passed(),
+            "seed {seed}: {:?} {:?}",
+            a.violations,
+            a.failure
+        );
+        assert!(here.passed(), "seed {seed}");
+        assert_eq!(
+            a.trace_hash, b.trace_hash,
+            "seed {seed}: the SUT path repeats"
+        );
+        assert_eq!(a.steps, here.steps, "seed {seed}: the same world played");
+        assert_eq!(a.converged_after_ms, here.converged_after_ms, "seed {seed}");
+        answers_in_traces += a.trace_events - here.trace_events;
+    }
+    // Every request and answer is a trace event, so the hash covers them.
+    assert!(answers_in_traces >= 4 * 4, "{answers_in_traces}");
+}
+
+#[test]
+fn a_planted_display_bug_is_found_through_the_protocol_under_its_own_id() {
+    // P12 (a replica answering from its own deliveries) lives in histsim's store; through the
+    // protocol the reference adapter switches it on from `open`'s `planted`.
+    let config = RunConfig {
+        planted: Some(BugId::P12),
+        ..through("display", serve("display"))
+    };
+    let found = (0..200)
+        .map(|seed| run_seed(seed, &config))
+        .find(|r| !r.passed());
+    let report = found.expect("P12 found within 200 seeds");
+    assert_eq!(report.failure, None);
+    assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P12));
+}
+
+/// An adapter that greets, opens, answers `append`s, and then breaks at its first
+/// `reconstruct` the way `script` says. The script file lives as long as the test process.
+fn breaking_at_reconstruct(script: &str) -> SutOptions {
+    let body = r#"
+while read -r line; do
+  id=$(printf '%s' "$line" | sed 's/^{"id":\([0-9]*\).*/\1/')
+  case "$line" in
+    *'"op":"hello"'*)
+      echo '{"id":'"$id"',"ok":{"system":"bad","version":"0","protocol":1,"ops":["hello","open","close","append","reconstruct"]}}' ;;
+    *'"op":"open"'*) echo '{"id":'"$id"',"ok":{}}' ;;
+    *'"op":"append"'*)
+      n=$(printf '%s' "$line" | grep -o 'event_id' | wc -l)
+      a=$(yes '"stored"' | head -n "$n" | paste -sd, -)
+      echo '{"id":'"$id"',"ok":{"admitted":['"$a"']}}' ;;
+    *) BREAK ;;
+  esac
+done
+"#
+    .replace("BREAK", script);
+    let file = tempfile::Builder::new()
+        .suffix(".sh")
+        .tempfile()
+        .expect("a temp file");
+    std::fs::write(file.path(), body).expect("writes the adapter");
+    let (_, path) = file.keep().expect("kept");
+    SutOptions {
+        timeout_ms: 2_000,
+        ..SutOptions::new(format!("sh {}", path.display()))
+    }
+}
+
+#[test]
+fn a_system_that_breaks_mid_world_ends_the_seed_as_a_broken_world_naming_the_request() {
+    let cases = [
+        ("echo 'not json'", "not a response"),
+        (
+            "echo 'reconstruct failed hard' >&2; exit 7",
+            "reconstruct failed hard",
+        ),
+        ("sleep 30", "no answer within 2000 ms"),
+        (r#"echo '{"id":99999,"ok":{}}'"#, "answered request 99999"),
+    ];
+    for (script, shown) in cases {
+        let report = run_seed(1, &through("display", breaking_at_reconstruct(script)));
+        let failure = report.failure.clone().unwrap_or_default();
+        assert!(
+            report.violations.is_empty(),
+            "{script}: {:?}",
+            report.violations
+        );
+        assert!(failure.contains("reconstruct"), "{script}: {failure}");
+        assert!(failure.contains(shown), "{script}: {failure}");
+        assert_eq!(Verdict::of_seed(&report), Verdict::WorldFailure, "{script}");
+    }
+}
+
+#[test]
+fn the_breaching_systems_stderr_is_kept_for_the_report() {
+    let report = run_seed(
+        1,
+        &through(
+            "display",
+            breaking_at_reconstruct("echo 'the whole log line' >&2; exit 7"),
+        ),
+    );
+    assert!(report.failure.is_some());
+    let log = report.sut_log.unwrap_or_default();
+    assert!(log.contains("the whole log line"), "{log}");
+}
