@@ -552,10 +552,6 @@ def serve(stdin, stdout) -> None:
 
 def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    if len(sys.argv) >= 2 and sys.argv[1] == "--conformance":
-        import conformance
-
-        sys.exit(conformance.main(sys.argv[2:]))
     serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
