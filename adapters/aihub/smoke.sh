@@ -131,3 +131,4 @@ sys.exit(1 if failed else 0)
 EOF
 
 "$HERE/run" --conformance "$ROOT/history/tests/conformance/display"
+"$HERE/run" --store-check
