@@ -1,11 +1,13 @@
 """Runs a conformance corpus through the aihub adapter's `project` op, over the protocol.
 
-    adapters/aihub/run --conformance DIR [--verbose]
+    adapters/aihub/run --conformance DIR [--verbose] [--strict] [--sut CMD]
 
 Every `*.json` file of DIR is one case: {"about", "source", "primary", "rows", "expected":
 {"messages", "warning_codes"}}. A row is a JSON object (sent as its JSON text) or a JSON string
 (sent as is: raw row bytes). The adapter is started as a child process (`adapter.py` under this
-interpreter) and spoken to line by line, exactly as histsim does.
+interpreter) and spoken to line by line, exactly as histsim does. With `--sut CMD`, any other
+system speaking the protocol is started instead (`sh -c CMD`), e.g. `--sut "histsim serve
+display"` to see how histsim's own projector fares on the same files.
 
 A case passes when the answer's messages equal `expected.messages` and the codes of its warnings,
 in order, equal `expected.warning_codes`. The files named `upstream-*.json` transcribe the
@@ -23,12 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Adapter:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-u", os.path.join(HERE, "adapter.py")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+    def __init__(self, command: str | None = None) -> None:
+        argv = ["sh", "-c", command] if command else [sys.executable, "-u", os.path.join(HERE, "adapter.py")]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 1
 
     def call(self, request: dict) -> dict:
@@ -76,15 +75,24 @@ def run_case(adapter: Adapter, case: dict) -> tuple[bool, str]:
 
 
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    command = None
+    if "--sut" in argv:
+        at = argv.index("--sut")
+        if at + 1 >= len(argv):
+            print("--sut needs a command", file=sys.stderr)
+            return 2
+        command = argv[at + 1]
+        del argv[at : at + 2]
     args = [a for a in argv if not a.startswith("--")]
     verbose = "--verbose" in argv
     strict = "--strict" in argv
     if len(args) != 1:
-        print("usage: run --conformance DIR [--verbose] [--strict]", file=sys.stderr)
+        print("usage: run --conformance DIR [--verbose] [--strict] [--sut CMD]", file=sys.stderr)
         return 2
     directory = args[0]
     names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
-    adapter = Adapter()
+    adapter = Adapter(command)
     hello = adapter.call({"op": "hello", "protocol": 1})
     print(f"system: {json.dumps(hello.get('ok'))}")
     counts = {"upstream": [0, 0], "other": [0, 0]}
@@ -106,7 +114,8 @@ def main(argv: list[str]) -> int:
             f"histsim rule files through the real projector: {other[0]} agree, {other[1]} differ"
             + (" (differences listed above)" if other[1] else "")
         )
-    print(f"conformance (aihub, upstream-transcribed): {up[0]} passed, {up[1]} failed")
+    system = (hello.get("ok") or {}).get("system", "?")
+    print(f"conformance ({system}, upstream-transcribed): {up[0]} passed, {up[1]} failed")
     if up[1] or (strict and other[1]):
         return 1
     return 0
