@@ -110,8 +110,9 @@ pub trait Workload: 'static {
     /// Whether the world heals its faults and then waits for convergence (reports the time it
     /// took as `converged_after_ms`); the others check after every operation instead.
     const HAS_LIVENESS_PHASE: bool = false;
-    /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
-    const HAS_SUT_BOUNDARY: bool = false;
+    /// The protocol ops a system under test in a child process must declare to play this
+    /// workload (`--sut`); empty: the workload has no process boundary.
+    const SUT_OPS: &'static [&'static str] = &[];
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
@@ -188,7 +189,11 @@ pub trait DynWorkload: Sync {
     fn section(&self) -> &'static str;
     fn probes(&self) -> &'static [&'static str];
     fn has_liveness_phase(&self) -> bool;
-    fn has_sut_boundary(&self) -> bool;
+    fn sut_ops(&self) -> &'static [&'static str];
+    /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
+    fn has_sut_boundary(&self) -> bool {
+        !self.sut_ops().is_empty()
+    }
     fn covers(&self, id: BugId) -> bool;
     /// The scenario seed `rng` generates, and the options it derived on the way, as text.
     fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String);
@@ -255,8 +260,8 @@ impl<W: Workload> DynWorkload for Registered<W> {
     fn has_liveness_phase(&self) -> bool {
         W::HAS_LIVENESS_PHASE
     }
-    fn has_sut_boundary(&self) -> bool {
-        W::HAS_SUT_BOUNDARY
+    fn sut_ops(&self) -> &'static [&'static str] {
+        W::SUT_OPS
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

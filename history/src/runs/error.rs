@@ -31,6 +31,11 @@ pub enum RunStoreError {
     #[cfg(any(test, feature = "testing"))]
     #[error("injected fault on write call {call}")]
     Injected { call: u64 },
+    /// The refusal of a store under test in another process (the simulator's SUT protocol):
+    /// only its message crosses the boundary.
+    #[cfg(any(test, feature = "testing"))]
+    #[error("{message}")]
+    Answered { message: String },
 }
 
 impl RunStoreError {

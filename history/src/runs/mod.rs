@@ -72,6 +72,8 @@ pub use summarization::{
 };
 pub use summarizer::{StubSummarizer, Summarizer};
 pub use tokens::{TokenCounter, MESSAGE_OVERHEAD_TOKENS};
+#[cfg(feature = "planted")]
+pub use views::legacy_fill_ids;
 pub use views::{
     rendered_id, rendered_run_id, thread_history, thread_messages, MessageSource, MessageView,
     ThreadHistory, ViewOptions,

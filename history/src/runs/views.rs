@@ -90,6 +90,18 @@ fn fill_ids(content: &mut Value, id: impl FnOnce() -> String, run_id: &str) {
     }
 }
 
+/// The legacy helper of planted R3: writes the message's id (and run id) into a row it was
+/// handed, as the seed's read helper did into the store's live rows.
+#[cfg(feature = "planted")]
+pub fn legacy_fill_ids(row: &mut RunEvent) {
+    let (thread_id, seq) = (row.thread_id.clone(), row.seq);
+    fill_ids(
+        &mut row.content,
+        || message_id(&thread_id, seq),
+        &row.run_id,
+    );
+}
+
 /// Reads every message row of the thread for a view.
 fn read_rows<S: RunEventStore + ?Sized>(
     store: &S,
@@ -104,13 +116,7 @@ fn read_rows<S: RunEventStore + ?Sized>(
             store,
             thread_id,
             options.page_size_events,
-            &mut |row| {
-                fill_ids(
-                    &mut row.content,
-                    || message_id(&row.thread_id, row.seq),
-                    &row.run_id,
-                )
-            },
+            &mut legacy_fill_ids,
         );
     }
     read_all_messages(store, thread_id, options.page_size_events)

@@ -33,9 +33,20 @@ pub(crate) struct BugsArgs {
 pub(crate) fn cmd(args: BugsArgs) -> Verdict {
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     let sut = args.sut.options();
-    // Through a system under test, the bugs of the workloads that can drive one.
-    let reachable =
-        |id: &BugId| sut.is_none() || registry::covering(*id).is_some_and(|w| w.has_sut_boundary());
+    // Through a system under test, the bugs of the workloads whose ops it declares.
+    let served = match &sut {
+        None => None,
+        Some(options) => match crate::sut::SutProcess::start(options.clone()) {
+            Ok(process) => Some(process.hello().ops.clone()),
+            Err(e) => return Verdict::usage(&format!("--sut: {e}")),
+        },
+    };
+    let reachable = |id: &BugId| match &served {
+        None => true,
+        Some(ops) => registry::covering(*id).is_some_and(|w| {
+            w.has_sut_boundary() && w.sut_ops().iter().all(|op| ops.iter().any(|o| o == op))
+        }),
+    };
     let ids: Vec<BugId> = if args.only.is_empty() {
         planted_ids().into_iter().filter(reachable).collect()
     } else {
@@ -43,7 +54,7 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
     };
     if let Some(id) = ids.iter().find(|id| !reachable(id)) {
         return Verdict::usage(&format!(
-            "--sut: {id} lives in a workload without a process boundary"
+            "--sut: {id} lives in a workload this system under test does not serve"
         ));
     }
     let base = RunConfig {

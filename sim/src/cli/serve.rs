@@ -1,15 +1,16 @@
 //! `histsim serve`: histsim's own components behind the SUT protocol, on stdin and stdout.
 
-use crate::sut::serve::{serve, DisplayServer};
+use crate::sut::serve::{serve, DisplayServer, Served};
+use crate::sut::serve_runs::RunsServer;
 use crate::verdict::Verdict;
 use crate::workload::StoreKind;
 
 #[derive(clap::Args)]
 pub(crate) struct ServeArgs {
-    /// Which system to serve (the display components; the runs store is not served yet).
-    #[arg(value_parser = ["display"])]
+    /// Which system to serve: the display components (seed 000) or the run-event store (003).
+    #[arg(value_parser = ["display", "runs"])]
     system: String,
-    /// The store behind the replicas, over what `open` asks for.
+    /// The store, over what `open` asks for.
     #[arg(long, value_enum)]
     store: Option<StoreKind>,
 }
@@ -19,10 +20,13 @@ pub(crate) fn cmd(args: ServeArgs) -> Verdict {
         StoreKind::Memory => "memory".to_string(),
         StoreKind::Sqlite => "sqlite".to_string(),
     });
-    let mut server = DisplayServer::new(store);
+    let mut server: Box<dyn Served> = match args.system.as_str() {
+        "runs" => Box::new(RunsServer::new(store)),
+        _ => Box::new(DisplayServer::new(store)),
+    };
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    match serve(&mut server, stdin, stdout) {
+    match serve(server.as_mut(), stdin, stdout) {
         Ok(()) => Verdict::Clean,
         Err(e) => {
             eprintln!("error: {} serve: {e}", args.system);

@@ -210,7 +210,7 @@ impl Workload for DisplayWorkload {
     const SECTION: &'static str = "display";
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
-    const HAS_SUT_BOUNDARY: bool = true;
+    const SUT_OPS: &'static [&'static str] = &system::DISPLAY_OPS;
 
     fn covers(id: BugId) -> bool {
         id.family() == 'P'

@@ -3,8 +3,8 @@
 //! over the SUT protocol (`docs/sut-protocol.md`). The world keeps the bus, the faults, the
 //! replicas' hosts and the client; only these two calls cross the boundary.
 
-use crate::sut::protocol::{Admitted, Appended, OpenOptions, Request};
-use crate::sut::{Breach, SutError, SutOptions, SutProcess};
+use crate::sut::protocol::{Admitted, Appended, Request};
+use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::workload::{StoreKind, WorldConfig};
 use history::display::{
     Admission, AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
@@ -117,14 +117,7 @@ impl DisplaySystem for InProcess {
 
 /// A display system in a child process.
 pub struct OverProtocol {
-    sut: SutProcess,
-    /// The `hello` and `open` exchange, not yet handed to the trace.
-    greeting: Vec<String>,
-    /// The first breach: the child is killed then, and every later call answers it again, so a
-    /// broken child is never spoken to out of step.
-    breached: Option<SutError>,
-    /// Kept alive while the system runs: its data directory.
-    _data_dir: tempfile::TempDir,
+    sut: OpenedSut,
 }
 
 /// The ops the display workload needs of a system under test.
@@ -134,55 +127,8 @@ impl OverProtocol {
     /// Starts the system, checks it can play the display workload, and opens it on a fresh data
     /// directory with the world's store and planted bug.
     pub fn start(options: SutOptions, config: &WorldConfig) -> Result<OverProtocol, SutError> {
-        let mut sut = SutProcess::start(options)?;
-        let missing: Vec<&str> = DISPLAY_OPS
-            .iter()
-            .copied()
-            .filter(|op| !sut.supports(op))
-            .collect();
-        let fail = |sut: &SutProcess, request: &str, why: String| SutError {
-            request: request.to_string(),
-            breach: Breach::Unexpected(why),
-            stderr_tail: sut.stderr_tail(),
-        };
-        if !missing.is_empty() {
-            let why = format!("the display workload needs {missing:?}, which it did not declare");
-            return Err(fail(&sut, "#1 hello", why));
-        }
-        let data_dir = tempfile::tempdir().map_err(|e| fail(&sut, "#2 open", e.to_string()))?;
-        let store = match config.store {
-            StoreKind::Memory => "memory",
-            StoreKind::Sqlite => "sqlite",
-        };
-        let opened = sut.call(&Request::Open {
-            data_dir: data_dir.path().display().to_string(),
-            options: OpenOptions {
-                store: store.into(),
-                planted: config.planted.active().map(|b| b.to_string()),
-            },
-        })?;
-        if let Err(e) = opened {
-            return Err(fail(
-                &sut,
-                "#2 open",
-                format!("open refused: {}", e.message),
-            ));
-        }
-        // The data directory's name is the one thing of a seed that differs between runs: the
-        // trace shows it as `<data_dir>` so the trace hash stays the seed's.
-        let dir = serde_json::to_string(&data_dir.path().display().to_string())
-            .expect("a string serializes");
-        let greeting = sut
-            .take_transcript()
-            .into_iter()
-            .map(|line| line.replace(dir.trim_matches('"'), "<data_dir>"))
-            .collect();
-        Ok(OverProtocol {
-            sut,
-            greeting,
-            breached: None,
-            _data_dir: data_dir,
-        })
+        let sut = OpenedSut::start(options, config.store, config.planted, &DISPLAY_OPS)?;
+        Ok(OverProtocol { sut })
     }
 }
 
@@ -192,49 +138,6 @@ impl DisplaySystem for OverProtocol {
         node: u8,
         rows: &[&[u8]],
     ) -> Result<Vec<Result<Delivered, String>>, SutError> {
-        let answer = self.deliver_once(node, rows);
-        self.poisoned(answer)
-    }
-
-    fn reconstruct(
-        &mut self,
-        node: u8,
-        thread_id: &str,
-        primary: &AgentIdentity,
-    ) -> Answer<Projection> {
-        let answer = self.reconstruct_once(node, thread_id, primary);
-        self.poisoned(answer)
-    }
-
-    fn take_transcript(&mut self) -> Vec<String> {
-        let mut lines = std::mem::take(&mut self.greeting);
-        lines.extend(self.sut.take_transcript());
-        lines
-    }
-
-    fn stderr_log(&self, bytes_max: usize) -> Option<String> {
-        Some(self.sut.stderr_log(bytes_max))
-    }
-}
-
-impl OverProtocol {
-    /// Keeps the first breach (and kills the child then): every later answer is that breach.
-    fn poisoned<T>(&mut self, answer: Result<T, SutError>) -> Result<T, SutError> {
-        if let (Err(breach), None) = (&answer, &self.breached) {
-            self.sut.kill();
-            self.breached = Some(breach.clone());
-        }
-        answer
-    }
-
-    fn deliver_once(
-        &mut self,
-        node: u8,
-        rows: &[&[u8]],
-    ) -> Result<Vec<Result<Delivered, String>>, SutError> {
-        if let Some(breach) = &self.breached {
-            return Err(breach.clone());
-        }
         let request = Request::Append {
             node: u32::from(node),
             // Bytes that are not UTF-8 cannot cross as a JSON string; the display workload's rows
@@ -244,10 +147,10 @@ impl OverProtocol {
                 .map(|row| String::from_utf8_lossy(row).into_owned())
                 .collect(),
         };
-        let appended: Appended = match self.sut.call(&request)? {
+        let appended: Appended = match self.sut.call_for(&request)? {
             // The whole batch refused: every row of it failed.
             Err(e) => return Ok(rows.iter().map(|_| Err(e.message.clone())).collect()),
-            Ok(v) => self.decode("append", v)?,
+            Ok(a) => a,
         };
         if appended.admitted.len() != rows.len() {
             let why = format!(
@@ -255,7 +158,7 @@ impl OverProtocol {
                 appended.admitted.len(),
                 rows.len()
             );
-            return Err(self.unexpected("append", why));
+            return Err(self.sut.unexpected("append", why));
         }
         Ok(appended
             .admitted
@@ -268,41 +171,25 @@ impl OverProtocol {
             .collect())
     }
 
-    fn reconstruct_once(
+    fn reconstruct(
         &mut self,
         node: u8,
         thread_id: &str,
         primary: &AgentIdentity,
     ) -> Answer<Projection> {
-        if let Some(breach) = &self.breached {
-            return Err(breach.clone());
-        }
-        let answer = self.sut.call(&Request::Reconstruct {
+        let request = Request::Reconstruct {
             node: u32::from(node),
             thread_id: thread_id.to_string(),
             primary: Some(primary.clone()),
-        })?;
-        Ok(match answer {
-            Err(e) => Err(e.message),
-            Ok(v) => Ok(self.decode("reconstruct", v)?),
-        })
+        };
+        Ok(self.sut.call_for(&request)?.map_err(|e| e.message))
     }
 
-    /// An answer of the wrong shape for `op`: a breach, not the system's answer.
-    fn unexpected(&self, op: &str, why: String) -> SutError {
-        SutError {
-            request: op.to_string(),
-            breach: Breach::Unexpected(why),
-            stderr_tail: self.sut.stderr_tail(),
-        }
+    fn take_transcript(&mut self) -> Vec<String> {
+        self.sut.take_transcript()
     }
 
-    fn decode<T: serde::de::DeserializeOwned>(
-        &self,
-        op: &str,
-        v: serde_json::Value,
-    ) -> Result<T, SutError> {
-        serde_json::from_value(v)
-            .map_err(|e| self.unexpected(op, format!("not a {op} answer: {e}")))
+    fn stderr_log(&self, bytes_max: usize) -> Option<String> {
+        Some(self.sut.stderr_log(bytes_max))
     }
 }

@@ -19,6 +19,7 @@ pub mod script;
 pub mod shrink;
 mod state;
 pub mod stored;
+pub mod system;
 mod tap;
 pub mod truth;
 mod worker;
@@ -58,7 +59,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     let mut coverage = crate::coverage::Coverage::default();
     probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
-        sut_log: None,
+        sut_log: record.sut_log,
         coverage,
         violations,
         failure: record.failure,
@@ -167,6 +168,7 @@ impl Workload for RunsWorkload {
     const SECTION: &'static str = "runs";
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
+    const SUT_OPS: &'static [&'static str] = &system::RUNS_OPS;
 
     fn covers(id: BugId) -> bool {
         id.family() == 'R'

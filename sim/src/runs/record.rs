@@ -157,4 +157,6 @@ pub struct WorldRecord {
     /// Simulated ms from the last op (every fault healed) until every run had stopped; `None`
     /// when some run never did (see `stuck_runs`) or the world broke down.
     pub stopped_after_ms: Option<u64>,
+    /// What the stores under test in child processes wrote to their stderr.
+    pub sut_log: Option<String>,
 }

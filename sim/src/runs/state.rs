@@ -7,8 +7,7 @@ use super::script::Emission;
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
-    Checkpointer, FeedbackStore, JournalEntry, MemoryRunEventStore, RunEventStore, RunStoreError,
-    SqliteRunEventStore, ViewOptions,
+    Checkpointer, FeedbackStore, JournalEntry, RunEventStore, RunStoreError, ViewOptions,
 };
 use history::Planted;
 use model::runs::RunOutcome;
@@ -17,6 +16,7 @@ use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
+use std::rc::Rc;
 use std::time::Duration;
 
 pub(super) const WORKER_PORT: u16 = 7100;
@@ -45,11 +45,17 @@ pub(super) struct World {
     pub(super) expanded: Vec<Vec<Emission>>,
     pub(super) primary: StoreKind,
     pub(super) planted: Planted,
-    pub(super) memory: MemoryRunEventStore,
-    pub(super) sqlite: SqliteRunEventStore,
+    /// The pair of stores whose answers R9 compares: histsim's memory and SQLite backends, or
+    /// a system under test opened twice, as its `memory` and its `sqlite` store.
+    pub(super) memory: Rc<dyn RunEventStore>,
+    pub(super) sqlite: Rc<dyn RunEventStore>,
+    /// The stores in child processes, for their stderr logs.
+    pub(super) suts: Vec<Rc<super::system::OverProtocolStore>>,
+    /// The first protocol breach of a store in a child process: the world ends broken.
+    pub(super) breach: super::system::BreachSlot,
     pub(super) checkpointer: Checkpointer,
     pub(super) feedback: FeedbackStore,
-    pub(super) trace: RefCell<Trace>,
+    pub(super) trace: Rc<RefCell<Trace>>,
     pub(super) log: RefCell<Log>,
     pub(super) next_op: Cell<u64>,
     /// Runs playing now, with their worker.
@@ -114,8 +120,8 @@ impl World {
 
     pub(super) fn store(&self, kind: StoreKind) -> &dyn RunEventStore {
         match kind {
-            StoreKind::Memory => &self.memory,
-            StoreKind::Sqlite => &self.sqlite,
+            StoreKind::Memory => &*self.memory,
+            StoreKind::Sqlite => &*self.sqlite,
         }
     }
 
@@ -124,8 +130,8 @@ impl World {
         f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
     ) -> Both<Answer<T>> {
         Both {
-            memory: text_of(f(&self.memory)),
-            sqlite: text_of(f(&self.sqlite)),
+            memory: text_of(f(&*self.memory)),
+            sqlite: text_of(f(&*self.sqlite)),
         }
     }
 

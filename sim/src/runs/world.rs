@@ -23,26 +23,73 @@ pub use super::record::*;
 use super::scenario::RunsScenario;
 use super::script::expand;
 use super::state::*;
+use super::system::{BreachSlot, OverProtocolStore};
 use super::tap::*;
 use super::worker::worker_host;
 use crate::trace::Trace;
-use crate::workload::WorldConfig;
+use crate::workload::{StoreKind, WorldConfig};
 use history::runs::{
     Checkpointer, FaultSchedule, FaultyRunStore, Feedback, FeedbackStore, MemoryRunEventStore,
-    SqliteRunEventStore,
+    RunEventStore, SqliteRunEventStore,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
+/// The pair of stores of a world: histsim's two backends, or the system under test opened
+/// twice (as its `memory` and its `sqlite` store), each in a child process of its own.
+struct Stores {
+    memory: Rc<dyn RunEventStore>,
+    sqlite: Rc<dyn RunEventStore>,
+    suts: Vec<Rc<OverProtocolStore>>,
+}
+
+fn stores_of(
+    config: &WorldConfig,
+    trace: &Rc<RefCell<Trace>>,
+    breach: &BreachSlot,
+) -> Result<Stores, String> {
+    let Some(options) = &config.sut else {
+        let sqlite = SqliteRunEventStore::open_in_memory(config.planted)
+            .map_err(|e| format!("cannot open the SQLite store: {e}"))?;
+        return Ok(Stores {
+            memory: Rc::new(MemoryRunEventStore::new(config.planted)),
+            sqlite: Rc::new(sqlite),
+            suts: Vec::new(),
+        });
+    };
+    let start = |kind: StoreKind| {
+        OverProtocolStore::start(
+            (**options).clone(),
+            kind,
+            config.planted,
+            trace.clone(),
+            breach.clone(),
+        )
+        .map(Rc::new)
+        .map_err(|e| e.to_string())
+    };
+    let (memory, sqlite) = (start(StoreKind::Memory)?, start(StoreKind::Sqlite)?);
+    Ok(Stores {
+        memory: memory.clone(),
+        sqlite: sqlite.clone(),
+        suts: vec![memory, sqlite],
+    })
+}
+
+/// The bytes of each child's stderr a failing seed's report keeps.
+const SUT_LOG_BYTES_MAX: usize = 512 * 1024;
+
 /// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
 pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
-    let sqlite = match SqliteRunEventStore::open_in_memory(config.planted) {
+    let trace = Rc::new(RefCell::new(Trace::new(config.keep_trace)));
+    let breach = BreachSlot::default();
+    let stores = match stores_of(config, &trace, &breach) {
         Ok(s) => s,
-        Err(e) => return broken_record(format!("cannot open the SQLite store: {e}")),
+        Err(e) => return broken_record(e),
     };
-    let world = Rc::new(new_world(scenario, config, sqlite));
+    let world = Rc::new(new_world(scenario, config, stores, trace, breach));
     let journal_store = Rc::new(FaultyRunStore::new(
         Tap {
             world: world.clone(),
@@ -77,21 +124,30 @@ fn broken_record(failure: String) -> WorldRecord {
         sim_elapsed_ms: 0,
         stuck_runs: Vec::new(),
         stopped_after_ms: None,
+        sut_log: None,
     }
 }
 
 /// The shared state of a fresh world: both stores empty, nothing logged yet.
-fn new_world(scenario: &RunsScenario, config: &WorldConfig, sqlite: SqliteRunEventStore) -> World {
+fn new_world(
+    scenario: &RunsScenario,
+    config: &WorldConfig,
+    stores: Stores,
+    trace: Rc<RefCell<Trace>>,
+    breach: BreachSlot,
+) -> World {
     World {
         scenario: scenario.clone(),
         expanded: scenario.runs.iter().map(expand).collect(),
         primary: config.store,
         planted: config.planted,
-        memory: MemoryRunEventStore::new(config.planted),
-        sqlite,
+        memory: stores.memory,
+        sqlite: stores.sqlite,
+        suts: stores.suts,
+        breach,
         checkpointer: Checkpointer::new(),
         feedback: FeedbackStore::new(),
-        trace: RefCell::new(Trace::new(config.keep_trace)),
+        trace,
         log: RefCell::new(Log {
             emitted: vec![Vec::new(); scenario.runs.len()],
             ..Log::default()
@@ -138,7 +194,12 @@ fn drive(sim: &mut turmoil::Sim<'_>, scenario: &RunsScenario, world: &World) -> 
     let mut crashes = crash_schedule(scenario);
     let mut down: BTreeMap<u8, u64> = BTreeMap::new();
     loop {
-        match sim.step() {
+        let stepped = sim.step();
+        // A breach of the protocol is why the world broke, whatever the hosts then reported.
+        if let Some(breach) = world.breach.borrow().as_ref() {
+            break Some(breach.to_string());
+        }
+        match stepped {
             Ok(true) => break None,
             Ok(false) => {}
             Err(e) => break Some(e.to_string()),
@@ -195,6 +256,16 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         .flat_map(|t| world.feedback.list_thread(t))
         .collect();
     let dumps = world.both(|s| s.dump());
+    // A breach in the final dumps breaks the world as much as one during the simulation.
+    let failure = failure.or_else(|| world.breach.borrow().as_ref().map(|b| b.to_string()));
+    let sut_log = (!world.suts.is_empty()).then(|| {
+        let logs: Vec<String> = world
+            .suts
+            .iter()
+            .map(|s| s.stderr_log(SUT_LOG_BYTES_MAX))
+            .collect();
+        logs.join("\n")
+    });
     let log = world.log.take();
     WorldRecord {
         truth: log.truth,
@@ -211,5 +282,6 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         sim_elapsed_ms,
         stuck_runs: world.stuck.take(),
         stopped_after_ms: world.stopped_after_ms.get(),
+        sut_log,
     }
 }

@@ -2,8 +2,11 @@
 //! that drives a child process over it, and histsim's own components served behind it
 //! (`histsim serve display`), the reference adapter.
 
+pub mod opened;
 pub mod process;
 pub mod protocol;
 pub mod serve;
+pub mod serve_runs;
 
+pub use opened::OpenedSut;
 pub use process::{Breach, SutError, SutOptions, SutProcess};

@@ -189,15 +189,9 @@ impl SutProcess {
         self.transcript
             .push(format!("> {}", String::from_utf8_lossy(&line)));
         line.push(b'\n');
-        if self
-            .stdin
-            .write_all(&line)
-            .and_then(|_| self.stdin.flush())
-            .is_err()
-        {
-            let status = self.exit_status();
-            return Err(self.breach(&at, Breach::Exited(status)));
-        }
+        // A child that already exited cannot read this; what it printed before it went is
+        // still read below (and judged), then the closed stdout says it exited.
+        let _ = self.stdin.write_all(&line).and_then(|_| self.stdin.flush());
         let text = match self
             .lines
             .recv_timeout(Duration::from_millis(self.options.timeout_ms))

@@ -7,6 +7,7 @@
 //! is left to it: requests carry every such value.
 
 use history::display::AgentIdentity;
+use history::runs::{NewRunEvent, RunEvent};
 use serde::{Deserialize, Serialize};
 
 /// The protocol version this build speaks.
@@ -38,6 +39,26 @@ pub enum Request {
         rows: Vec<String>,
         primary: Option<AgentIdentity>,
     },
+    /// Runs: write a batch atomically; the store numbers it. The answer is [`Seqs`].
+    PutBatch { events: Vec<NewRunEvent> },
+    /// Runs: write events the caller numbered (imports, the legacy journal). The answer is `{}`.
+    InsertNumbered { events: Vec<RunEvent> },
+    /// Runs: the largest `seq` of a thread, 0 when empty. The answer is [`MaxSeq`].
+    MaxSeq { thread_id: String },
+    /// Runs: message rows of a thread ascending by seq, at most `limit`, from the cursor
+    /// (`before` and `after` exclusive, each `null` when not set). The answer is [`Events`].
+    ListMessages {
+        thread_id: String,
+        limit: u64,
+        before: Option<u64>,
+        after: Option<u64>,
+    },
+    /// Runs: the number of message rows of a thread. The answer is [`Count`].
+    CountMessages { thread_id: String },
+    /// Runs: every event of one run, ascending by seq. The answer is [`Events`].
+    ListEvents { thread_id: String, run_id: String },
+    /// Runs: every stored row by (thread_id, seq, write order). The answer is [`Events`].
+    Dump {},
 }
 
 impl Request {
@@ -50,6 +71,13 @@ impl Request {
             Request::Append { .. } => "append",
             Request::Reconstruct { .. } => "reconstruct",
             Request::Project { .. } => "project",
+            Request::PutBatch { .. } => "put_batch",
+            Request::InsertNumbered { .. } => "insert_numbered",
+            Request::MaxSeq { .. } => "max_seq",
+            Request::ListMessages { .. } => "list_messages",
+            Request::CountMessages { .. } => "count_messages",
+            Request::ListEvents { .. } => "list_events",
+            Request::Dump {} => "dump",
         }
     }
 }
@@ -116,6 +144,30 @@ pub enum Admitted {
     Stored,
     Quarantined,
     Failed(String),
+}
+
+/// The answer to `put_batch`: the seq given to each event, in batch order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Seqs {
+    pub seqs: Vec<u64>,
+}
+
+/// The answer to `max_seq`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaxSeq {
+    pub max_seq: u64,
+}
+
+/// The answer to `count_messages`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Count {
+    pub count: u64,
+}
+
+/// The answer to `list_messages`, `list_events` and `dump`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Events {
+    pub events: Vec<RunEvent>,
 }
 
 /// Why the system refused a request.

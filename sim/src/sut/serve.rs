@@ -1,6 +1,8 @@
-//! `histsim serve display`: histsim's own display components behind the SUT protocol, the
-//! reference adapter. The replicas share one store, as the real service's replicas share one
-//! database; `node` names the replica whose persister or request handler a request reaches.
+//! `histsim serve display|runs`: histsim's own components behind the SUT protocol, the
+//! reference adapters. This file holds what every served system shares (reading request lines,
+//! answering them in order, `hello`) and the display system: its replicas share one store, as
+//! the real service's replicas share one database; `node` names the replica whose persister or
+//! request handler a request reaches. The runs store is in `serve_runs.rs`.
 
 use super::protocol::{
     Admitted, Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine,
@@ -34,9 +36,14 @@ pub struct DisplayServer {
     store_override: Option<String>,
 }
 
-type Answer = Result<Value, ErrorBody>;
+pub(crate) type Answer = Result<Value, ErrorBody>;
 
-fn refuse(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
+/// A system served over the protocol: answers one request at a time.
+pub trait Served {
+    fn answer(&mut self, request: Request) -> Answer;
+}
+
+pub(crate) fn refuse(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
     ErrorBody {
         kind,
         message: message.into(),
@@ -50,43 +57,48 @@ impl DisplayServer {
             store_override,
         }
     }
+}
 
-    /// Answers one request line.
-    pub fn answer_line(&mut self, line: &[u8]) -> ResponseLine {
-        let parsed: Result<RequestLine, _> = serde_json::from_slice(line);
-        let (id, answer) = match parsed {
-            Ok(r) => (r.id, self.answer(r.request)),
-            Err(e) => {
-                // Name the id when the line has one, so the client can tell what was refused.
-                let id = serde_json::from_slice::<Value>(line)
-                    .ok()
-                    .and_then(|v| v.get("id").and_then(Value::as_u64))
-                    .unwrap_or(0);
-                let kind = if e.to_string().contains("unknown variant") {
-                    ErrorKind::Unsupported
-                } else {
-                    ErrorKind::Invalid
-                };
-                (id, Err(refuse(kind, e.to_string())))
-            }
-        };
-        match answer {
-            Ok(v) => ResponseLine {
-                id,
-                ok: Some(v),
-                err: None,
-            },
-            Err(e) => ResponseLine {
-                id,
-                ok: None,
-                err: Some(e),
-            },
+/// Answers one request line.
+pub fn answer_line(system: &mut dyn Served, line: &[u8]) -> ResponseLine {
+    let parsed: Result<RequestLine, _> = serde_json::from_slice(line);
+    let (id, answer) = match parsed {
+        Ok(r) => (r.id, system.answer(r.request)),
+        Err(e) => {
+            // Name the id when the line has one, so the client can tell what was refused.
+            let id = serde_json::from_slice::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("id").and_then(Value::as_u64))
+                .unwrap_or(0);
+            let kind = if e.to_string().contains("unknown variant") {
+                ErrorKind::Unsupported
+            } else {
+                ErrorKind::Invalid
+            };
+            (id, Err(refuse(kind, e.to_string())))
         }
+    };
+    match answer {
+        Ok(v) => ResponseLine {
+            id,
+            ok: Some(v),
+            err: None,
+        },
+        Err(e) => ResponseLine {
+            id,
+            ok: None,
+            err: Some(e),
+        },
     }
+}
 
+/// The display ops histsim's display system serves.
+const DISPLAY_OPS: [&str; 6] = ["hello", "open", "close", "append", "reconstruct", "project"];
+
+impl Served for DisplayServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => hello(protocol),
+            Request::Hello { protocol } => hello("histsim-display", &DISPLAY_OPS, protocol),
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
@@ -109,17 +121,17 @@ impl DisplayServer {
                 let projection = project(&rows, primary.as_ref(), &options);
                 Ok(serde_json::to_value(projection).expect("a projection serializes"))
             }
+            other => Err(refuse(
+                ErrorKind::Unsupported,
+                format!("`{}` is not a display op", other.op()),
+            )),
         }
     }
+}
 
+impl DisplayServer {
     fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
-        let planted = match &options.planted {
-            None => Planted::none(),
-            Some(id) => Planted::from_option(Some(
-                id.parse::<BugId>()
-                    .map_err(|e| refuse(ErrorKind::Invalid, format!("planted: {e}")))?,
-            )),
-        };
+        let planted = planted_of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
         let store: SharedStore = match kind.as_str() {
             "memory" => Rc::new(MemoryDisplayStore::new(planted)),
@@ -172,16 +184,27 @@ impl DisplayServer {
     }
 }
 
-fn hello(protocol: u32) -> Answer {
+/// `open`'s planted bug.
+pub(crate) fn planted_of(options: &OpenOptions) -> Result<Planted, ErrorBody> {
+    Ok(match &options.planted {
+        None => Planted::none(),
+        Some(id) => Planted::from_option(Some(
+            id.parse::<BugId>()
+                .map_err(|e| refuse(ErrorKind::Invalid, format!("planted: {e}")))?,
+        )),
+    })
+}
+
+/// The answer to `hello`: `system` serves `ops`.
+pub(crate) fn hello(system: &str, ops: &[&str], protocol: u32) -> Answer {
     if protocol != PROTOCOL_VERSION {
         return Err(refuse(
             ErrorKind::Invalid,
             format!("protocol {protocol}: this system speaks {PROTOCOL_VERSION}"),
         ));
     }
-    let ops = ["hello", "open", "close", "append", "reconstruct", "project"];
     Ok(serde_json::to_value(Hello {
-        system: "histsim-display".into(),
+        system: system.into(),
         version: env!("CARGO_PKG_VERSION").into(),
         protocol: PROTOCOL_VERSION,
         ops: ops.iter().map(|o| o.to_string()).collect(),
@@ -191,7 +214,7 @@ fn hello(protocol: u32) -> Answer {
 
 /// Serves requests from `input` to `output` until `input` ends.
 pub fn serve(
-    server: &mut DisplayServer,
+    server: &mut dyn Served,
     input: impl BufRead,
     mut output: impl Write,
 ) -> std::io::Result<()> {
@@ -200,7 +223,7 @@ pub fn serve(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let response = server.answer_line(&line);
+        let response = answer_line(server, &line);
         serde_json::to_writer(&mut output, &response)?;
         output.write_all(b"\n")?;
         output.flush()?;
@@ -213,7 +236,7 @@ mod tests {
     use super::*;
 
     fn exchange(server: &mut DisplayServer, line: &str) -> ResponseLine {
-        server.answer_line(line.as_bytes())
+        answer_line(server, line.as_bytes())
     }
 
     #[test]

@@ -134,3 +134,56 @@ fn the_breaching_systems_stderr_is_kept_for_the_report() {
     let log = report.sut_log.unwrap_or_default();
     assert!(log.contains("the whole log line"), "{log}");
 }
+
+#[test]
+fn runs_seeds_through_the_reference_store_pass_as_in_process_and_repeat_exactly() {
+    let config = through("runs", serve("runs"));
+    for seed in 0..3 {
+        let a = run_seed(seed, &config);
+        let b = run_seed(seed, &config);
+        let here = run_seed(seed, &RunConfig::only("runs"));
+        assert!(
+            a.passed(),
+            "seed {seed}: {:?} {:?}",
+            a.violations,
+            a.failure
+        );
+        assert!(here.passed(), "seed {seed}");
+        assert_eq!(
+            a.trace_hash, b.trace_hash,
+            "seed {seed}: the SUT path repeats"
+        );
+        assert_eq!(a.steps, here.steps, "seed {seed}: the same world played");
+        assert!(
+            a.trace_events > here.trace_events,
+            "seed {seed}: answers traced"
+        );
+    }
+}
+
+#[test]
+fn planted_store_bugs_are_found_through_the_protocol_under_their_own_ids() {
+    // R3 (reads writing into the store's rows) and R9 (the backends disagree) live in the
+    // store, on the far side of the boundary; `open` switches them on in the reference store.
+    for id in [BugId::R3, BugId::R9] {
+        let config = RunConfig {
+            planted: Some(id),
+            ..through("runs", serve("runs"))
+        };
+        let report = (0..50)
+            .map(|seed| run_seed(seed, &config))
+            .find(|r| !r.passed())
+            .unwrap_or_else(|| panic!("{id} found within 50 seeds"));
+        assert_eq!(report.failure, None, "{id}");
+        assert_eq!(report.first_violation().map(|v| v.id), Some(id));
+    }
+}
+
+#[test]
+fn a_store_that_lacks_an_op_the_workload_needs_is_refused_by_name() {
+    // The display reference adapter serves no run-event store.
+    let report = run_seed(0, &through("runs", serve("display")));
+    let failure = report.failure.unwrap_or_default();
+    assert!(failure.contains("put_batch"), "{failure}");
+    assert!(failure.contains("did not declare"), "{failure}");
+}

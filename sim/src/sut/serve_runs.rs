@@ -1,0 +1,188 @@
+//! `histsim serve runs`: histsim's run-event store (`history::runs`) behind the SUT protocol,
+//! the reference adapter of the runs workload. One process serves one store, the backend
+//! `open` names (`memory` or `sqlite`, the latter in a file under the data directory); the runs
+//! world opens two of them, the pair whose answers R9 compares.
+
+use super::protocol::{Count, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Request, Seqs};
+use super::serve::{hello, planted_of, refuse, Answer, Served};
+use history::runs::{
+    MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
+};
+use history::{BugId, Planted};
+use serde::Serialize;
+use std::path::Path;
+
+/// The runs ops histsim's run-event store serves.
+pub const RUNS_OPS: [&str; 10] = [
+    "hello",
+    "open",
+    "close",
+    "put_batch",
+    "insert_numbered",
+    "max_seq",
+    "list_messages",
+    "count_messages",
+    "list_events",
+    "dump",
+];
+
+struct Open {
+    store: Box<dyn RunEventStore>,
+    planted: Planted,
+}
+
+/// The reference run-event store: closed until `open`.
+#[derive(Default)]
+pub struct RunsServer {
+    open: Option<Open>,
+    /// `store` of the command line, when given: overrides `open`'s.
+    store_override: Option<String>,
+}
+
+fn ok<T: Serialize>(value: T) -> Answer {
+    Ok(serde_json::to_value(value).expect("answers serialize"))
+}
+
+/// A store's refusal, by kind: a seq conflict is a conflict, a rejected event is invalid.
+fn refused(e: RunStoreError) -> ErrorBody {
+    let kind = match e {
+        RunStoreError::SeqConflict { .. } => ErrorKind::Conflict,
+        RunStoreError::InvalidEvent { .. } => ErrorKind::Invalid,
+        _ => ErrorKind::Internal,
+    };
+    refuse(kind, e.to_string())
+}
+
+/// The cursor of `list_messages`' `before` and `after`.
+fn cursor_of(before: Option<u64>, after: Option<u64>) -> MessageCursor {
+    match (before, after) {
+        (None, None) => MessageCursor::None,
+        (Some(before), None) => MessageCursor::Before(before),
+        (None, Some(after)) => MessageCursor::After(after),
+        (Some(before), Some(after)) => MessageCursor::Both { before, after },
+    }
+}
+
+impl RunsServer {
+    pub fn new(store_override: Option<String>) -> Self {
+        RunsServer {
+            open: None,
+            store_override,
+        }
+    }
+
+    fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
+        let planted = planted_of(&options)?;
+        let kind = self.store_override.clone().unwrap_or(options.store);
+        let store: Box<dyn RunEventStore> = match kind.as_str() {
+            "memory" => Box::new(MemoryRunEventStore::new(planted)),
+            "sqlite" => Box::new(
+                SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
+                    .map_err(refused)?,
+            ),
+            other => {
+                return Err(refuse(
+                    ErrorKind::Invalid,
+                    format!("store `{other}`: expected memory or sqlite"),
+                ))
+            }
+        };
+        self.open = Some(Open { store, planted });
+        ok(serde_json::json!({}))
+    }
+
+    fn store(&self) -> Result<&Open, ErrorBody> {
+        self.open
+            .as_ref()
+            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))
+    }
+
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: u64,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, ErrorBody> {
+        let open = self.store()?;
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        if open.planted.is(BugId::R3) {
+            // planted R3 across the boundary: the legacy read helper wrote ids into the rows
+            // the store handed out, so this read changes what the store holds.
+            let mut page = Vec::new();
+            let live = open
+                .store
+                .legacy_edit_messages(thread_id, limit, cursor, &mut |row| {
+                    history::runs::legacy_fill_ids(row);
+                    page.push(row.clone());
+                })
+                .map_err(refused)?;
+            if live {
+                return Ok(page);
+            }
+        }
+        open.store
+            .list_messages(thread_id, limit, cursor)
+            .map_err(refused)
+    }
+}
+
+impl Served for RunsServer {
+    fn answer(&mut self, request: Request) -> Answer {
+        match request {
+            Request::Hello { protocol } => hello("histsim-runs", &RUNS_OPS, protocol),
+            Request::Open { data_dir, options } => self.open(&data_dir, options),
+            Request::Close {} => {
+                self.open = None;
+                ok(serde_json::json!({}))
+            }
+            Request::PutBatch { events } => {
+                let seqs = self.store()?.store.put_batch(events).map_err(refused)?;
+                ok(Seqs { seqs })
+            }
+            Request::InsertNumbered { events } => {
+                self.store()?
+                    .store
+                    .insert_numbered(events)
+                    .map_err(refused)?;
+                ok(serde_json::json!({}))
+            }
+            Request::MaxSeq { thread_id } => {
+                let max_seq = self.store()?.store.max_seq(&thread_id).map_err(refused)?;
+                ok(MaxSeq { max_seq })
+            }
+            Request::ListMessages {
+                thread_id,
+                limit,
+                before,
+                after,
+            } => {
+                let events = self.list_messages(&thread_id, limit, cursor_of(before, after))?;
+                ok(Events { events })
+            }
+            Request::CountMessages { thread_id } => {
+                let count = self
+                    .store()?
+                    .store
+                    .count_messages(&thread_id)
+                    .map_err(refused)?;
+                ok(Count { count })
+            }
+            Request::ListEvents { thread_id, run_id } => {
+                let events = self
+                    .store()?
+                    .store
+                    .list_events(&thread_id, &run_id)
+                    .map_err(refused)?;
+                ok(Events { events })
+            }
+            Request::Dump {} => {
+                let events = self.store()?.store.dump().map_err(refused)?;
+                ok(Events { events })
+            }
+            other => Err(refuse(
+                ErrorKind::Unsupported,
+                format!("`{}` is not a runs op", other.op()),
+            )),
+        }
+    }
+}
