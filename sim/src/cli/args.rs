@@ -161,10 +161,17 @@ pub(crate) fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
     }
 }
 
-pub(crate) fn default_jobs() -> usize {
-    std::thread::available_parallelism()
+/// Worker threads when `--jobs` is not given: one a core; two a core with a system under test,
+/// whose seeds spend much of their time waiting for a child's answer rather than computing.
+pub(crate) fn default_jobs(with_sut: bool) -> usize {
+    let cores = std::thread::available_parallelism()
         .map(|n| n.get())
-        .unwrap_or(1)
+        .unwrap_or(1);
+    if with_sut {
+        2 * cores
+    } else {
+        cores
+    }
 }
 
 /// `s` cut to `n` characters, with `...` when cut.

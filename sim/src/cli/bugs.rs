@@ -31,8 +31,8 @@ pub(crate) struct BugsArgs {
 }
 
 pub(crate) fn cmd(args: BugsArgs) -> Verdict {
-    let jobs = args.jobs.unwrap_or_else(default_jobs);
     let sut = args.sut.options();
+    let jobs = args.jobs.unwrap_or_else(|| default_jobs(sut.is_some()));
     // Through a system under test, the bugs of the workloads whose ops it declares.
     let served = match &sut {
         None => None,

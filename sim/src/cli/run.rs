@@ -19,7 +19,8 @@ pub(crate) struct RunArgs {
     pub(crate) seeds: Range<u64>,
     #[command(flatten)]
     pub(crate) world: WorldArgs,
-    /// Worker threads (each runs whole seeds); default: the number of cores.
+    /// Worker threads (each runs whole seeds); default: the number of cores, twice that with
+    /// `--sut`.
     #[arg(long)]
     jobs: Option<usize>,
     /// Keep going after the first failing seed.
@@ -61,7 +62,9 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         Ok(c) => c,
         Err(e) => return Verdict::usage(&e),
     };
-    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| default_jobs(config.sut.is_some()));
     let name = args
         .name
         .clone()
