@@ -53,6 +53,8 @@ pub struct CampaignResult {
     pub coverage: crate::coverage::Coverage,
     /// The workloads that ran, for the probes they declare.
     pub workloads: std::collections::BTreeSet<String>,
+    /// Operations left out because the system under test does not serve them, summed.
+    pub left_out: Coverage,
 }
 
 impl CampaignResult {
@@ -94,7 +96,8 @@ struct Shared {
     /// The lowest failing seed so far (`u64::MAX`: none), with `stop_at_first`.
     first_failure: AtomicU64Max,
     lines: Mutex<Vec<SeedLine>>,
-    coverages: Mutex<Vec<(u64, Coverage)>>,
+    /// Per seed: the probes that fired, and what was left out for the system under test.
+    coverages: Mutex<Vec<(u64, Coverage, Coverage)>>,
     failures: Mutex<Vec<SeedReport>>,
 }
 
@@ -129,7 +132,7 @@ fn worker(config: &CampaignConfig, total: u64, shared: &Shared, progress: &Progr
             return;
         }
         let report = run_seed(seed, &config.run);
-        lock(&shared.coverages).push((seed, report.coverage.clone()));
+        lock(&shared.coverages).push((seed, report.coverage.clone(), report.left_out.clone()));
         let line = SeedLine {
             seed,
             workload: report.workload.to_string(),
@@ -171,14 +174,15 @@ fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignR
     lines.sort_by_key(|l| l.seed);
     failures.sort_by_key(|f| f.seed);
     let last_seed = lines.last().map(|l| l.seed).unwrap_or(0);
-    let mut coverage = Coverage::default();
+    let (mut coverage, mut left_out) = (Coverage::default(), Coverage::default());
     let coverages = shared
         .coverages
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    for (seed, c) in coverages {
+    for (seed, c, l) in coverages {
         if seed <= last_seed {
             coverage.add(&c);
+            left_out.add(&l);
         }
     }
     CampaignResult {
@@ -188,6 +192,7 @@ fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignR
         failures,
         elapsed: start.elapsed(),
         coverage,
+        left_out,
     }
 }
 

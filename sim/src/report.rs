@@ -78,6 +78,9 @@ pub struct Summary {
     /// Every probe the campaign's workloads declare, with how often it fired.
     pub coverage: BTreeMap<String, u64>,
     pub coverage_never_fired: Vec<String>,
+    /// Operations left out because the system under test does not serve them, with counts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub left_out: BTreeMap<String, u64>,
     /// The invariant IDs the campaign's workloads check.
     pub invariants: Vec<String>,
     pub failures: Vec<FailureSummary>,
@@ -157,6 +160,7 @@ pub fn summary(
             .map(str::to_string)
             .collect(),
         coverage,
+        left_out: result.left_out.counts.clone(),
         invariants: invariants_of(registered(result.workloads.iter()).into_iter()),
         failures: result
             .failures
@@ -210,9 +214,13 @@ impl Summary {
             parts.iter().flat_map(|p| p.failures.clone()).collect();
         failures.sort_by_key(|f| f.seed);
         let mut coverage: BTreeMap<String, u64> = BTreeMap::new();
+        let mut left_out: BTreeMap<String, u64> = BTreeMap::new();
         for p in parts {
             for (k, v) in &p.coverage {
                 *coverage.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &p.left_out {
+                *left_out.entry(k.clone()).or_default() += v;
             }
         }
         let mut invariants: Vec<String> = parts.iter().flat_map(|p| p.invariants.clone()).collect();
@@ -244,6 +252,7 @@ impl Summary {
                 .map(|(k, _)| k.clone())
                 .collect(),
             coverage,
+            left_out,
             invariants,
             failures,
             determinism: None,
@@ -295,6 +304,16 @@ pub fn markdown(s: &Summary) -> String {
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
     markdown_table(&mut md, s);
     markdown_failures(&mut md, s);
+    if !s.left_out.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n## left out\n\nThe system under test does not serve these, so the checks that \
+             need them did not run:\n\n| operation | times |\n|---|---|"
+        );
+        for (what, n) in &s.left_out {
+            let _ = writeln!(md, "| {what} | {n} |");
+        }
+    }
     let _ = writeln!(md, "\n## coverage\n\n| probe | fired |\n|---|---|");
     for (probe, n) in &s.coverage {
         let mark = if *n == 0 { " **never**" } else { "" };
@@ -527,6 +546,7 @@ mod tests {
             seeds_per_second: 1.0,
             steps_total: 10,
             coverage: BTreeMap::from([("fired".into(), 3), ("idle".into(), 0)]),
+            left_out: BTreeMap::new(),
             coverage_never_fired: vec!["idle".into()],
             invariants: vec!["P1".into(), "P4".into()],
             failures: vec![FailureSummary {

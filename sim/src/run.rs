@@ -192,6 +192,8 @@ pub struct SeedReport {
     /// What a system under test in a child process wrote to its stderr.
     #[serde(skip)]
     pub sut_log: Option<String>,
+    /// Operations left out because the system under test does not serve them, counted.
+    pub left_out: crate::coverage::Coverage,
 }
 
 impl SeedReport {
@@ -230,6 +232,7 @@ fn report_of(seed: u64, workload: &'static str, options: String, run: WorkloadRu
         trace_full: run.trace.full().map(<[String]>::to_vec),
         details: run.details,
         sut_log: run.sut_log,
+        left_out: run.left_out,
         coverage: run.coverage,
         converged_after_ms: run.converged_after_ms,
     }

@@ -83,6 +83,9 @@ pub struct WorkloadRun {
     /// What a system under test in a child process wrote to its stderr: kept beside the report
     /// of a failing seed.
     pub sut_log: Option<String>,
+    /// Operations left out because the system under test does not serve them, counted: the
+    /// report and `replay` print them, so no check weakens in silence.
+    pub left_out: Coverage,
 }
 
 /// How big a scenario is, for the shrinker and its report.

@@ -39,6 +39,7 @@ pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
         "steps: {}, trace events: {}, simulated {} ms",
         report.steps, report.trace_events, report.sim_elapsed_ms
     );
+    super::run::print_left_out(&report.left_out.counts);
     for v in &report.violations {
         println!("violation {v}");
     }

@@ -87,6 +87,7 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         summary.determinism = Some(check_determinism(&result, &config, percent));
     }
     let uncovered = print_coverage(&summary);
+    print_left_out(&summary.left_out);
     write_report(&args.report_dir, &summary, &result.failures);
     let verdict = verdict_of(&result, &summary, args.require_coverage && uncovered);
     if let Some(first) = result.failures.first() {
@@ -189,6 +190,13 @@ fn print_coverage(summary: &Summary) -> bool {
         );
     }
     !never.is_empty()
+}
+
+/// What the system under test does not serve, so no check weakens in silence.
+pub(crate) fn print_left_out(left_out: &std::collections::BTreeMap<String, u64>) {
+    for (what, n) in left_out {
+        println!("left out ({n}x): {what}, which the system under test does not serve");
+    }
 }
 
 fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedReport]) {

@@ -95,6 +95,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     probes::scenario_probes(scenario, &mut coverage);
     probes::model_probes(&model.transcript, &mut coverage);
     WorkloadRun {
+        left_out: Default::default(),
         sut_log: record.sut_log,
         converged_after_ms: record.converged_after_ms,
         coverage,

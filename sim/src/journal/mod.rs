@@ -57,6 +57,7 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
     probes::probes(scenario, &record, &mut coverage);
     let details = config.keep_trace.then(|| describe(&record));
     WorkloadRun {
+        left_out: Default::default(),
         sut_log: None,
         violations,
         failure,

@@ -219,6 +219,15 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
+        if !world.serves(super::system::LIST_EVENTS) {
+            // Left out, not weakened in silence: counted for the report, and in the trace.
+            world.record(format_args!("events {run} left out: no list_events"));
+            world
+                .left_out
+                .borrow_mut()
+                .hit("list_events: the client's `events` reads");
+            return;
+        }
         let spec = &world.scenario.runs[r];
         let tid = world.thread_id(&spec.thread);
         let op = world.next_op();

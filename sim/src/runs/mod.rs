@@ -60,6 +60,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
         sut_log: record.sut_log,
+        left_out: record.left_out,
         coverage,
         violations,
         failure: record.failure,

@@ -53,6 +53,8 @@ pub(super) struct World {
     pub(super) suts: Vec<Rc<super::system::OverProtocolStore>>,
     /// The first protocol breach of a store in a child process: the world ends broken.
     pub(super) breach: super::system::BreachSlot,
+    /// Operations left out because the system under test does not serve them, counted.
+    pub(super) left_out: RefCell<crate::coverage::Coverage>,
     pub(super) checkpointer: Checkpointer,
     pub(super) feedback: FeedbackStore,
     pub(super) trace: Rc<RefCell<Trace>>,
@@ -133,6 +135,11 @@ impl World {
             memory: text_of(f(&*self.memory)),
             sqlite: text_of(f(&*self.sqlite)),
         }
+    }
+
+    /// Whether every store of the pair serves `op` (histsim's own serve every op).
+    pub(super) fn serves(&self, op: &str) -> bool {
+        self.suts.iter().all(|s| s.serves(op))
     }
 
     pub(super) fn thread_id(&self, key: &str) -> String {

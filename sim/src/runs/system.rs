@@ -18,16 +18,13 @@ use serde::de::DeserializeOwned;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-/// The ops the runs workload needs of a system under test.
-pub const RUNS_OPS: [&str; 7] = [
-    "put_batch",
-    "insert_numbered",
-    "max_seq",
-    "list_messages",
-    "count_messages",
-    "list_events",
-    "dump",
-];
+/// The ops every seed of the runs workload needs of a system under test: the journals' writes,
+/// the views' reads, the whole-store comparisons.
+pub const RUNS_OPS: [&str; 4] = ["put_batch", "list_messages", "count_messages", "dump"];
+/// What the client's `events` reads need; without it they are left out (and counted).
+pub const LIST_EVENTS: &str = "list_events";
+/// What the legacy writer of planted R5 needs (it numbers its batches itself).
+pub const LEGACY_WRITER_OPS: [&str; 2] = ["max_seq", "insert_numbered"];
 
 /// The first breach of any store of a world: the driving loop ends the world with it.
 pub type BreachSlot = Rc<RefCell<Option<SutError>>>;
@@ -53,7 +50,11 @@ impl OverProtocolStore {
         trace: Rc<RefCell<Trace>>,
         breach: BreachSlot,
     ) -> Result<OverProtocolStore, SutError> {
-        let sut = OpenedSut::start(options, store, planted, &RUNS_OPS)?;
+        let mut needs = RUNS_OPS.to_vec();
+        if planted.is(history::BugId::R5) {
+            needs.extend(LEGACY_WRITER_OPS);
+        }
+        let sut = OpenedSut::start(options, store, planted, &needs)?;
         let slot = match store {
             StoreKind::Memory => "memory",
             StoreKind::Sqlite => "sqlite",
@@ -67,6 +68,11 @@ impl OverProtocolStore {
         };
         opened.trace_exchange();
         Ok(opened)
+    }
+
+    /// Whether the system declared `op` in `hello`.
+    pub fn serves(&self, op: &str) -> bool {
+        self.sut.borrow().serves(op)
     }
 
     /// What the system wrote to its stderr (its last `bytes_max` bytes), labelled.

@@ -125,6 +125,7 @@ fn broken_record(failure: String) -> WorldRecord {
         stuck_runs: Vec::new(),
         stopped_after_ms: None,
         sut_log: None,
+        left_out: Default::default(),
     }
 }
 
@@ -145,6 +146,7 @@ fn new_world(
         sqlite: stores.sqlite,
         suts: stores.suts,
         breach,
+        left_out: RefCell::default(),
         checkpointer: Checkpointer::new(),
         feedback: FeedbackStore::new(),
         trace,
@@ -283,5 +285,6 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         stuck_runs: world.stuck.take(),
         stopped_after_ms: world.stopped_after_ms.get(),
         sut_log,
+        left_out: world.left_out.take(),
     }
 }

@@ -44,6 +44,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
             .collect()
     });
     WorkloadRun {
+        left_out: Default::default(),
         sut_log: None,
         violations,
         failure: None,

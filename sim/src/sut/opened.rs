@@ -126,6 +126,11 @@ impl OpenedSut {
         }
     }
 
+    /// Whether the system declared `op` in `hello`.
+    pub fn serves(&self, op: &str) -> bool {
+        self.process.supports(op)
+    }
+
     /// The request and answer lines since the last call, `hello` and `open` first.
     pub fn take_transcript(&mut self) -> Vec<String> {
         let mut lines = std::mem::take(&mut self.greeting);

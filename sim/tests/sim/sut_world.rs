@@ -187,3 +187,32 @@ fn a_store_that_lacks_an_op_the_workload_needs_is_refused_by_name() {
     assert!(failure.contains("put_batch"), "{failure}");
     assert!(failure.contains("did not declare"), "{failure}");
 }
+
+#[test]
+fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence() {
+    // The reference store, minus `list_events` in its `hello`.
+    let without_list_events = SutOptions::new(format!(
+        r#"{} serve runs | sed -u 's/"list_events",//'"#,
+        env!("CARGO_BIN_EXE_histsim")
+    ));
+    let config = through("runs", without_list_events);
+    let mut left_out = 0;
+    for seed in 0..6 {
+        let report = run_seed(seed, &config);
+        assert!(
+            report.passed(),
+            "seed {seed}: {:?} {:?}",
+            report.violations,
+            report.failure
+        );
+        left_out += report
+            .left_out
+            .counts
+            .get("list_events: the client's `events` reads")
+            .copied()
+            .unwrap_or(0);
+        let full = run_seed(seed, &through("runs", serve("runs")));
+        assert!(full.left_out.counts.is_empty(), "seed {seed}");
+    }
+    assert!(left_out > 0, "some seed issued an `events` read");
+}
