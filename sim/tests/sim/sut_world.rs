@@ -192,7 +192,7 @@ fn a_store_that_lacks_an_op_the_workload_needs_is_refused_by_name() {
 fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence() {
     // The reference store, minus `list_events` in its `hello`.
     let without_list_events = SutOptions::new(format!(
-        r#"{} serve runs | sed -u 's/"list_events",//'"#,
+        r#"{} serve runs | stdbuf -oL sed 's/"list_events",//'"#,
         env!("CARGO_BIN_EXE_histsim")
     ));
     let config = through("runs", without_list_events);
@@ -215,4 +215,36 @@ fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence(
         assert!(full.left_out.counts.is_empty(), "seed {seed}");
     }
     assert!(left_out > 0, "some seed issued an `events` read");
+}
+
+#[test]
+fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_answer() {
+    // The reference store, but every answer to `hello` carries the process id: it differs
+    // between the campaign's process and the replay's.
+    let histsim = env!("CARGO_BIN_EXE_histsim");
+    let sut = format!(
+        r#"{histsim} serve runs | stdbuf -oL sed "s/\"protocol\":1/\"protocol\":1,\"pid\":$$/""#
+    );
+    let reports = tempfile::tempdir().expect("a temp dir");
+    let out = std::process::Command::new(histsim)
+        .args([
+            "run",
+            "--workload",
+            "runs",
+            "--seeds",
+            "0..1",
+            "--quiet",
+            "--no-shrink",
+        ])
+        .args(["--check-determinism", "100", "--sut", &sut, "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("histsim runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("NONDETERMINISTIC seed"), "{text}");
+    assert!(
+        text.contains("\"pid\""),
+        "the first differing answer is named: {text}"
+    );
 }
