@@ -36,7 +36,11 @@ fn seeds(c: &mut Criterion) {
                 b.iter(|| {
                     for seed in 0..SEEDS {
                         let report = run_seed(seed, &config);
-                        assert!(report.passed(), "{workload} seed {seed}: {:?}", report.failure);
+                        assert!(
+                            report.passed(),
+                            "{workload} seed {seed}: {:?}",
+                            report.failure
+                        );
                     }
                 })
             });

@@ -90,12 +90,7 @@ impl ScenarioFile {
             field,
             message,
         };
-        let de = toml::de::Deserializer::parse(text).map_err(|e| err(None, locate(text, &e)))?;
-        let raw: RawFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
-            let inner = e.into_inner();
-            err((field != ".").then_some(field), locate(text, &inner))
-        })?;
+        let raw = parse_raw(path, text)?;
         let missing = |name: &str| err(Some(name.into()), "missing field".to_string());
         let format = raw.format.ok_or_else(|| missing("format"))?;
         if format != SCENARIO_FORMAT {
@@ -108,12 +103,7 @@ impl ScenarioFile {
         }
         let id = raw.id.ok_or_else(|| missing("id"))?;
         let title = raw.title.ok_or_else(|| missing("title"))?;
-        let Some(scenario) = raw.scenario else {
-            return Err(err(
-                None,
-                format!("expected a workload table: one of {}", tables()),
-            ));
-        };
+        let scenario = checked_script(path, raw.scenario)?;
         let w = scenario.workload();
         if !w.covers(id) {
             let ids: Vec<String> = registry::ids_of(w).iter().map(|i| i.to_string()).collect();
@@ -126,8 +116,6 @@ impl ScenarioFile {
                 ),
             ));
         }
-        w.validate(&scenario)
-            .map_err(|m| err(Some(format!("{}.{}", w.section(), field_of(&m))), m))?;
         Ok(ScenarioFile {
             format,
             id,
@@ -138,13 +126,16 @@ impl ScenarioFile {
         })
     }
 
+    /// Reads only the script of a file, checked like any other; the header may lack `id` (the
+    /// difference files `histsim diff` writes reproduce a difference, not a catalog ID).
+    pub fn load_script(path: &Path) -> Result<AnyScenario, ScenarioError> {
+        let text = read(path)?;
+        let raw = parse_raw(path, &text)?;
+        checked_script(path, raw.scenario)
+    }
+
     pub fn load(path: &Path) -> Result<ScenarioFile, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            path: path.to_path_buf(),
-            field: None,
-            message: format!("cannot read: {e}"),
-        })?;
-        ScenarioFile::parse(path, &text)
+        ScenarioFile::parse(path, &read(path)?)
     }
 
     pub fn to_toml(&self) -> Result<String, String> {
@@ -167,6 +158,51 @@ impl Serialize for ScenarioFile {
         st.serialize_field(w.section(), w.serializable(&self.scenario))?;
         st.end()
     }
+}
+
+fn read(path: &Path) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        path: path.to_path_buf(),
+        field: None,
+        message: format!("cannot read: {e}"),
+    })
+}
+
+/// The TOML of `path`, read into its fields, each error located.
+fn parse_raw(path: &Path, text: &str) -> Result<RawFile, ScenarioError> {
+    let err = |field: Option<String>, message: String| ScenarioError {
+        path: path.to_path_buf(),
+        field,
+        message,
+    };
+    let de = toml::de::Deserializer::parse(text).map_err(|e| err(None, locate(text, &e)))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        err((field != ".").then_some(field), locate(text, &inner))
+    })
+}
+
+/// The one workload table of a file, validated by its workload.
+fn checked_script(
+    path: &Path,
+    scenario: Option<AnyScenario>,
+) -> Result<AnyScenario, ScenarioError> {
+    let err = |field: Option<String>, message: String| ScenarioError {
+        path: path.to_path_buf(),
+        field,
+        message,
+    };
+    let Some(scenario) = scenario else {
+        return Err(err(
+            None,
+            format!("expected a workload table: one of {}", tables()),
+        ));
+    };
+    let w = scenario.workload();
+    w.validate(&scenario)
+        .map_err(|m| err(Some(format!("{}.{}", w.section(), field_of(&m))), m))?;
+    Ok(scenario)
 }
 
 /// A file as read, before the checks that need all of it.

@@ -6,14 +6,14 @@
 //! replays.
 
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
-use crate::workload::{AnyScenario, StoreKind, WorldConfig};
-use history::{BugId, Planted};
+use crate::workload::{AnyScenario, WorldConfig};
+use history::BugId;
 use std::time::{Duration, Instant};
 
 pub struct ShrinkOptions {
     pub target: BugId,
-    pub planted: Option<BugId>,
-    pub store: StoreKind,
+    /// The world every candidate plays in: store, planted bug, system under test.
+    pub world: WorldConfig,
     pub time_cap: Duration,
 }
 
@@ -30,12 +30,21 @@ pub struct Shrunk {
 }
 
 fn still_fails(s: &AnyScenario, o: &ShrinkOptions) -> bool {
-    let world = WorldConfig::new(o.store, Planted::from_option(o.planted));
-    s.play(&world).violations.iter().any(|v| v.id == o.target)
+    s.play(&o.world).violations.iter().any(|v| v.id == o.target)
 }
 
 /// Minimises `scenario` while it still violates `options.target`.
 pub fn shrink(scenario: &AnyScenario, options: &ShrinkOptions) -> Shrunk {
+    shrink_while(scenario, options.time_cap, |c| still_fails(c, options))
+}
+
+/// Minimises `scenario` while `keeps` holds for the candidate (a failure of some kind, or a
+/// difference between two systems), for at most `time_cap`.
+pub fn shrink_while(
+    scenario: &AnyScenario,
+    time_cap: Duration,
+    mut keeps: impl FnMut(&AnyScenario) -> bool,
+) -> Shrunk {
     let start = Instant::now();
     let before = scenario.size();
     let mut current = scenario.clone();
@@ -43,12 +52,12 @@ pub fn shrink(scenario: &AnyScenario, options: &ShrinkOptions) -> Shrunk {
     let mut capped = false;
     'outer: loop {
         for candidate in current.workload().shrink_candidates(&current) {
-            if start.elapsed() >= options.time_cap {
+            if start.elapsed() >= time_cap {
                 capped = true;
                 break 'outer;
             }
             attempts += 1;
-            if still_fails(&candidate, options) {
+            if keeps(&candidate) {
                 current = candidate;
                 continue 'outer;
             }

@@ -9,6 +9,7 @@
 mod args;
 mod bugs;
 mod crash;
+mod diff;
 mod journal;
 mod replay;
 mod report;
@@ -57,6 +58,9 @@ enum Command {
     },
     /// Replay scenario files: each must fail for its ID with its bug planted, and pass without.
     Scenarios(scenarios::ScenariosArgs),
+    /// Run the same seeds through two systems under test; report and shrink the first seed whose
+    /// answers differ (a differential test: each system is the other's second opinion).
+    Diff(diff::DiffArgs),
     /// Serve histsim's own components over the SUT protocol on stdin and stdout (the reference
     /// adapter; see docs/sut-protocol.md).
     Serve(serve::ServeArgs),
@@ -74,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Journal { action } => journal::cmd(action),
         Command::Scenarios(a) => scenarios::cmd(a),
         Command::Serve(a) => serve::cmd(a),
+        Command::Diff(a) => diff::cmd(a),
     };
     verdict.into()
 }

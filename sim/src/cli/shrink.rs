@@ -42,8 +42,7 @@ pub(crate) fn shrink_seed(seed: u64, config: &RunConfig, time_cap_s: u64, out: &
         &scenario_of(seed, config),
         &ShrinkOptions {
             target,
-            planted: config.planted,
-            store: config.store,
+            world: config.world(),
             time_cap: Duration::from_secs(time_cap_s),
         },
     );

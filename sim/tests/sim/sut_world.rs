@@ -248,3 +248,52 @@ fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_
         "the first differing answer is named: {text}"
     );
 }
+
+fn histsim_cli(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args(args)
+        .output()
+        .expect("histsim runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replayable_file() {
+    let histsim = env!("CARGO_BIN_EXE_histsim");
+    let reference = format!("{histsim} serve display --store sqlite");
+    let (code, text) = histsim_cli(&[
+        "diff", "--workload", "display", "--seeds", "0..3", "--sut", "in-process", "--sut",
+        &reference,
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("alike: 3 seeds"), "{text}");
+    // A system whose answers spell every text part starting with `c` in capitals.
+    let altered = format!(r#"{histsim} serve display | stdbuf -oL sed 's/"text":"c/"text":"C/g'"#);
+    let out = tempfile::tempdir().expect("a temp dir");
+    let out_dir = out.path().to_str().expect("utf-8");
+    let (code, text) = histsim_cli(&[
+        "diff", "--workload", "display", "--seeds", "0..5", "--sut", "in-process", "--sut",
+        &altered, "--shrink-cap-s", "20", "--out", out_dir,
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("DIFFERENT at seed"), "{text}");
+    let file = std::fs::read_dir(out.path())
+        .expect("the out dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".diff.toml"))
+        .expect("a difference file");
+    let file = file.to_str().expect("utf-8");
+    let (code, text) = histsim_cli(&[
+        "diff", "--workload", "display", "--sut", "in-process", "--sut", &altered,
+        "--scenario", file,
+    ]);
+    assert_eq!(code, Some(1), "the difference replays from its file: {text}");
+    let (code, text) = histsim_cli(&[
+        "diff", "--workload", "display", "--sut", "in-process", "--sut", &reference,
+        "--scenario", file,
+    ]);
+    assert_eq!(code, Some(0), "and is the altered system's: {text}");
+}
