@@ -103,7 +103,7 @@ fn the_two_stages_follow_the_contract() {
             &["UserMessageEventLog"],
             json!({}),
         ), // 6 decoy
-        Ev::user("d6", "e6", 6, "x").set("event_type", json!("CONTROL_EVENT")), // 7 control
+        Ev::user("d6", "e6", 6, "x").set("event_type", json!("control_event")), // 7 control
         Ev::user("d7", "e7", 7, "x").set("thread_id", json!("other")), // 8 other thread
         Ev::custom(&lead(), "d1", "e8", 8, &["NoAnswerStopEvent"], json!({})), // 9 not a family
         Ev::custom(
@@ -114,7 +114,7 @@ fn the_two_stages_follow_the_contract() {
             &["ChunkEvent", "StopEvent"],
             json!({}),
         ), // 10 two families: once
-        Ev::chunk(&lead(), "d1", "r", "e10", 10, "c").set("event_type", json!("CONTROL_EVENT")), // 11 control
+        Ev::chunk(&lead(), "d1", "r", "e10", 10, "c").set("event_type", json!("control_event")), // 11 control
         Ev::custom(
             &user_agent(),
             "d8",
