@@ -44,7 +44,7 @@ fn row(i: usize) -> Vec<u8> {
                 "LeadAgent",
                 "a1",
                 json!(["StopEvent"]),
-                json!({"created_at": i, "output_messages": [{"role": "assistant", "content": format!("answer {} final", i - 10)}]}),
+                json!({"created_at": i, "output_messages": [{"role": "assistant", "contents": [{"type": "text", "text": format!("answer {} final", i - 10)}], "content": format!("answer {} final", i - 10)}]}),
             ),
         }
     };

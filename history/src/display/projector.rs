@@ -395,8 +395,7 @@ impl Walk<'_> {
         }
         let outputs = row.payload.and_then(json::as_array).ok_or(())?;
         let last = outputs.last().ok_or(())?;
-        let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
-        let answer = content.and_then(json::as_str).ok_or(())?;
+        let answer = answer_of(last)?;
         let streamed = self
             .streamed
             .get(row.display_id())
@@ -464,6 +463,29 @@ impl Walk<'_> {
     }
 }
 
+/// The answer of a stop's last output message, a platform `Message` dump: the concatenated `text`
+/// of its `contents` entries of `type` `"text"` (null contents: the empty answer). The dump also
+/// carries the same text as the computed field `content`; a message without `contents` (histsim's
+/// earlier rows) is read through that `content` string instead.
+fn answer_of(message: &RawValue) -> Result<Cow<'_, str>, ()> {
+    let [contents, content] =
+        json::raw_object_fields(message, &["contents", "content"]).ok_or(())?;
+    let Some(contents) = contents else {
+        return content.and_then(json::as_str).ok_or(());
+    };
+    if contents.get() == "null" {
+        return Ok(Cow::Borrowed(""));
+    }
+    let mut answer = String::new();
+    for entry in json::as_array(contents).ok_or(())? {
+        let [kind, text] = json::raw_object_fields(entry, &["type", "text"]).ok_or(())?;
+        if kind.and_then(json::as_str).as_deref() == Some("text") {
+            answer.push_str(&text.and_then(json::as_str).ok_or(())?);
+        }
+    }
+    Ok(Cow::Owned(answer))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,6 +514,27 @@ mod tests {
         let data = raw(r#"{"content":"private"}"#);
         let same = with_raw_data(w.clone(), Some(&data), Planted::none());
         assert_eq!(same, w);
+    }
+
+    #[test]
+    fn a_stop_answer_is_the_text_of_its_contents() {
+        let answer = |m: &str| answer_of(&raw(m)).map(Cow::into_owned);
+        assert_eq!(
+            answer(r#"{"role":"assistant","contents":[{"type":"text","text":"Hel"},{"type":"image","url":null},{"type":"text","text":"lo"}],"content":"Hello"}"#),
+            Ok("Hello".to_string())
+        );
+        assert_eq!(answer(r#"{"contents":null,"content":""}"#), Ok(String::new()));
+        assert_eq!(answer(r#"{"content":"legacy"}"#), Ok("legacy".to_string()));
+        for bad in [
+            r#"{"contents":"x"}"#,
+            r#"{"contents":[1]}"#,
+            r#"{"contents":[{"type":"text","text":5}]}"#,
+            r#"{"content":5}"#,
+            r#"{}"#,
+            r#""x""#,
+        ] {
+            assert_eq!(answer(bad), Err(()), "{bad}");
+        }
     }
 
     #[test]

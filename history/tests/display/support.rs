@@ -24,6 +24,13 @@ pub fn chat_message(blocks: Value) -> Value {
     json!({"role": "user", "additional_kwargs": {}, "blocks": blocks})
 }
 
+/// A platform `Message` dump, as a stop's output message is persisted.
+pub fn output_message(text: &str) -> Value {
+    json!({"role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
+        "function_call_arguments_json": null, "tool_call_id": null,
+        "contents": [{"type": "text", "text": text}], "content": text})
+}
+
 /// One persisted row, as a JSON value that tests can bend before serializing.
 #[derive(Clone, Debug)]
 pub struct Ev(pub Value);
@@ -107,7 +114,7 @@ impl Ev {
         answer: &str,
     ) -> Ev {
         let data = json!({"created_at": t, "output_messages": [
-            {"role": "assistant", "content": "earlier"}, {"role": "assistant", "content": answer}]});
+            output_message("earlier"), output_message(answer)]});
         Ev::new(agent, display, run, event_id, &["StopEvent"], data)
     }
 

@@ -9,7 +9,9 @@
 //! `text`; `ImageBlock` `block_type`, `image`, `path`, `url`, `image_mimetype`, `detail`;
 //! `AudioBlock` `block_type`, `audio`, `path`, `url`, `format`; `VideoBlock` `block_type`, `video`,
 //! `path`, `url`, `video_mimetype`, `detail`, `fps`. Media bytes are base64 text, or in legacy
-//! rows a list of byte integers.
+//! rows a list of byte integers. A stop's output messages are the platform's own `Message` dumps
+//! (`role`, `name`, `tool_calls`, `function_call_name`, `function_call_arguments_json`,
+//! `tool_call_id`, `contents`, and the computed `content`).
 
 use super::scenario::{Answer, AudioData, Block, Defect, Event, LegacyByte};
 use serde_json::{json, Map, Value};
@@ -144,8 +146,8 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
                 json!(answer)
             } else {
                 json!([
-                    { "role": "assistant", "content": "o0 earlier output never shown" },
-                    { "role": "assistant", "content": answer },
+                    output_message("o0 earlier output never shown"),
+                    output_message(answer),
                 ])
             };
             data.insert("output_messages".into(), v);
@@ -171,10 +173,7 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
 /// A look-alike class carries the payload of the family it only looks like.
 fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
     if class.contains("Stop") {
-        data.insert(
-            "output_messages".into(),
-            json!([{ "role": "assistant", "content": text }]),
-        );
+        data.insert("output_messages".into(), json!([output_message(text)]));
     } else if class.contains("UserMessage") {
         data.insert(
             "messages".into(),
@@ -187,6 +186,16 @@ fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
     } else {
         data.insert("content".into(), json!(text));
     }
+}
+
+/// A platform `Message.model_dump()` (a stop's output message): its text under `contents`, and
+/// again under the computed field `content`.
+fn output_message(text: &str) -> Value {
+    json!({
+        "role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
+        "function_call_arguments_json": null, "tool_call_id": null,
+        "contents": [{ "type": "text", "text": text }], "content": text,
+    })
 }
 
 /// A `ChatMessage.model_dump()`.
