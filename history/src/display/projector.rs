@@ -279,7 +279,8 @@ struct Walk<'p> {
 impl Walk<'_> {
     fn apply(&mut self, row: &Ordered<'_>) {
         let user_turn = matches!(row.family, Family::UserMessage | Family::HitlResponse);
-        if user_turn && row.agent_class() != USER_AGENT_CLASS {
+        // planted P9: the legacy reader took a user turn from whoever wrote it.
+        if user_turn && row.agent_class() != USER_AGENT_CLASS && !self.planted.is(BugId::P9) {
             // Only the client's own agent speaks for the user: another agent's user-message or
             // HITL-answer row is not a user turn, and its payload is never read.
             return;
