@@ -59,7 +59,10 @@ fn load(path: &Path) -> Result<Case, String> {
             Value::String(raw) => rows.push(raw.as_bytes().to_vec()),
             Value::Object(o) => {
                 if thread.is_none() {
-                    thread = o.get("thread_id").and_then(Value::as_str).map(str::to_owned);
+                    thread = o
+                        .get("thread_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
                 }
                 rows.push(serde_json::to_vec(row).map_err(|e| format!("row {i}: {e}"))?);
             }
@@ -75,7 +78,11 @@ fn load(path: &Path) -> Result<Case, String> {
         .as_array()
         .ok_or("`expected.warning_codes` must be an array")?
         .iter()
-        .map(|c| c.as_str().map(str::to_owned).ok_or("a warning code is not a string"))
+        .map(|c| {
+            c.as_str()
+                .map(str::to_owned)
+                .ok_or("a warning code is not a string")
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let name = path
         .file_stem()
@@ -162,7 +169,11 @@ fn every_conformance_case_passes_on_the_projector_and_both_stores() {
             .filter(|c| c.as_str() != no_visible)
             .cloned()
             .collect();
-        let got = project(&case.rows, case.primary.as_ref(), &ProjectorOptions::default());
+        let got = project(
+            &case.rows,
+            case.primary.as_ref(),
+            &ProjectorOptions::default(),
+        );
         match compare(&case, &got, &pure_codes) {
             None => pure += 1,
             Some(p) => failures.push(format!("{} [pure projector]:\n  {p}", case.name)),

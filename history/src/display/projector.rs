@@ -521,10 +521,15 @@ mod tests {
     fn a_stop_answer_is_the_text_of_its_contents() {
         let answer = |m: &str| answer_of(&raw(m)).map(Cow::into_owned);
         assert_eq!(
-            answer(r#"{"role":"assistant","contents":[{"type":"text","text":"Hel"},{"type":"image","url":null},{"type":"text","text":"lo"}],"content":"Hello"}"#),
+            answer(
+                r#"{"role":"assistant","contents":[{"type":"text","text":"Hel"},{"type":"image","url":null},{"type":"text","text":"lo"}],"content":"Hello"}"#
+            ),
             Ok("Hello".to_string())
         );
-        assert_eq!(answer(r#"{"contents":null,"content":""}"#), Ok(String::new()));
+        assert_eq!(
+            answer(r#"{"contents":null,"content":""}"#),
+            Ok(String::new())
+        );
         assert_eq!(answer(r#"{"content":"legacy"}"#), Ok("legacy".to_string()));
         for bad in [
             r#"{"contents":"x"}"#,

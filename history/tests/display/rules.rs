@@ -460,7 +460,12 @@ fn consecutive_contributions_merge_per_role_and_display() {
         Ev::chunk(&lead(), "x", "r1", "e4", 4, "e"),
         Ev::chunk(&lead(), "d", "r1", "e5", 5, "f"),
     ];
-    check(&rows, None, &[u("z"), u("ab"), a("c"), a("de"), a("f")], &[]);
+    check(
+        &rows,
+        None,
+        &[u("z"), u("ab"), a("c"), a("de"), a("f")],
+        &[],
+    );
     let p = run(&rows, None);
     assert_eq!(
         p.messages[1].content,
@@ -470,7 +475,11 @@ fn consecutive_contributions_merge_per_role_and_display() {
         ],
         "two user contributions are two parts"
     );
-    assert_eq!(p.messages[3].content.len(), 1, "merged assistant text is one part");
+    assert_eq!(
+        p.messages[3].content.len(),
+        1,
+        "merged assistant text is one part"
+    );
 }
 
 #[test]
@@ -486,7 +495,9 @@ fn a_hitl_answer_and_the_next_user_message_stay_separate_parts() {
     assert_eq!(
         p.messages[2].content,
         vec![
-            ContentPart::Text { text: "true".into() },
+            ContentPart::Text {
+                text: "true".into()
+            },
             ContentPart::Text {
                 text: "question 1".into()
             }
@@ -775,8 +786,7 @@ fn the_projector_itself_drops_rows_of_displays_without_a_marker() {
         Ev::chunk(&sub(), "hidden", "r9", "e2", 2, "x").data("content", json!(5)),
         Ev::chunk(&l, "d", "r1", "e3", 3, "shown"),
         // A marker from another agent class does not make a display visible.
-        Ev::user("proxy", "e4", 4, "proxy")
-            .set("agent_class", json!("LegacyUserProxy")),
+        Ev::user("proxy", "e4", 4, "proxy").set("agent_class", json!("LegacyUserProxy")),
         Ev::chunk(&l, "proxy", "r1", "e5", 5, "not shown"),
     ];
     let p = run(&rows, Some(&l));

@@ -546,7 +546,11 @@ mod tests {
             .emit(LEAD, "d", question("Proceed?"))
             .emit(LEAD, "d", stop("Proceed? Yes."))
             .done();
-        check(&conversation, &["user@d: go", "assistant@d: Proceed? Yes."], &[]);
+        check(
+            &conversation,
+            &["user@d: go", "assistant@d: Proceed? Yes."],
+            &[],
+        );
     }
 
     #[test]

@@ -110,7 +110,10 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
                 json!({ "last": chat_message("user", blocks_json(blocks)) })
             } else {
                 json!([
-                    chat_message("user", json!([text_block("o0 earlier message never shown")])),
+                    chat_message(
+                        "user",
+                        json!([text_block("o0 earlier message never shown")])
+                    ),
                     chat_message("user", blocks_json(blocks)),
                 ])
             };
@@ -365,7 +368,9 @@ mod tests {
     fn a_user_message_is_a_chat_message_dump_with_exactly_its_fields() {
         let event = Event::UserMessage {
             blocks: vec![
-                Block::Text { text: "u1a ".into() },
+                Block::Text {
+                    text: "u1a ".into(),
+                },
                 Block::Image {
                     url: Some("https://img.example/u1-2.png".into()),
                 },
@@ -390,10 +395,32 @@ mod tests {
             assert_eq!(keys(m), ["additional_kwargs", "blocks", "role"]);
         }
         let blocks = messages[1]["blocks"].as_array().expect("blocks");
-        let image = ["block_type", "detail", "image", "image_mimetype", "path", "url"];
+        let image = [
+            "block_type",
+            "detail",
+            "image",
+            "image_mimetype",
+            "path",
+            "url",
+        ];
         let audio = ["audio", "block_type", "format", "path", "url"];
-        let video = ["block_type", "detail", "fps", "path", "url", "video", "video_mimetype"];
-        let want: [&[&str]; 6] = [&["block_type", "text"], &image, &image, &audio, &audio, &video];
+        let video = [
+            "block_type",
+            "detail",
+            "fps",
+            "path",
+            "url",
+            "video",
+            "video_mimetype",
+        ];
+        let want: [&[&str]; 6] = [
+            &["block_type", "text"],
+            &image,
+            &image,
+            &audio,
+            &audio,
+            &video,
+        ];
         for (block, want) in blocks.iter().zip(want) {
             assert_eq!(keys(block), want, "{block}");
         }
@@ -407,7 +434,9 @@ mod tests {
     #[test]
     fn a_malformed_user_message_still_holds_a_chat_message() {
         let event = Event::UserMessage {
-            blocks: vec![Block::Text { text: "u1a ".into() }],
+            blocks: vec![Block::Text {
+                text: "u1a ".into(),
+            }],
         };
         let defect = Defect::BadPayload {
             field: "messages".into(),
