@@ -474,7 +474,7 @@ fn answer_of(message: &RawValue) -> Result<Cow<'_, str>, ()> {
     let Some(contents) = contents else {
         return content.and_then(json::as_str).ok_or(());
     };
-    if contents.get() == "null" {
+    if contents.get().trim() == "null" {
         return Ok(Cow::Borrowed(""));
     }
     let mut answer = String::new();
@@ -530,6 +530,7 @@ mod tests {
             answer(r#"{"contents":null,"content":""}"#),
             Ok(String::new())
         );
+        assert_eq!(answer(r#"{"contents": null }"#), Ok(String::new()));
         assert_eq!(answer(r#"{"content":"legacy"}"#), Ok("legacy".to_string()));
         for bad in [
             r#"{"contents":"x"}"#,
