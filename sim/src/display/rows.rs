@@ -106,18 +106,7 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
     let mut data = Map::new();
     match event {
         Event::UserMessage { blocks } => {
-            let messages = if bad {
-                json!({ "last": chat_message("user", blocks_json(blocks)) })
-            } else {
-                json!([
-                    chat_message(
-                        "user",
-                        json!([text_block("o0 earlier message never shown")])
-                    ),
-                    chat_message("user", blocks_json(blocks)),
-                ])
-            };
-            data.insert("messages".into(), messages);
+            data.insert("messages".into(), user_messages(blocks, bad));
         }
         Event::HitlQuestion { question } => {
             let v = if bad {
@@ -189,6 +178,20 @@ fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
     } else {
         data.insert("content".into(), json!(text));
     }
+}
+
+/// A user message's `messages`: an earlier ChatMessage never shown, then the one with `blocks`;
+/// malformed (`bad`), an object instead of the list.
+fn user_messages(blocks: &[Block], bad: bool) -> Value {
+    let last = chat_message("user", blocks_json(blocks));
+    if bad {
+        return json!({ "last": last });
+    }
+    let earlier = chat_message(
+        "user",
+        json!([text_block("o0 earlier message never shown")]),
+    );
+    json!([earlier, last])
 }
 
 /// A platform `Message.model_dump()` (a stop's output message): its text under `contents`, and
