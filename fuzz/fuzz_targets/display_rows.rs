@@ -58,7 +58,7 @@ impl Shape {
             Shape::Bool(b) => json!(b),
             Shape::Null => Value::Null,
             Shape::List(l) => json!(l),
-            Shape::Text(s) => json!([{"role": "user", "content": s}]),
+            Shape::Text(s) => json!([{"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": s}]}]),
             Shape::Block {
                 kind,
                 text,
@@ -68,8 +68,8 @@ impl Shape {
             } => {
                 let block_type = ["text", "image", "audio", "video"][usize::from(kind % 4)];
                 let format = ["wav", "mp3", "ogg"][usize::from(format % 3)];
-                json!([{"content": [{
-                    "block_type": block_type, "text": text, "url": url, "format": format, "data": data,
+                json!([{"role": "user", "additional_kwargs": {}, "blocks": [{
+                    "block_type": block_type, "text": text, "url": url, "format": format, "audio": data,
                 }]}])
             }
         }
@@ -102,7 +102,7 @@ impl FuzzRow {
         let row = json!({
             "agent_class": class, "agent_id": id, "thread_id": "T",
             "display_id": self.display.value(), "run_id": self.run.value(), "event_id": self.event_id.value(),
-            "event_type": if self.control { "CONTROL_EVENT" } else { "DISPLAY_EVENT" },
+            "event_type": if self.control { "control_event" } else { "display_event" },
             "event_name": "E", "event_parents": parents,
             "event_data": {"created_at": self.created_at.value(), "messages": payload, "content": payload,
                 "question": payload, "response": payload, "output_messages": payload},

@@ -32,7 +32,7 @@ fn row(i: usize) -> Vec<u8> {
                 "UserAgent",
                 "u0",
                 json!(["UserMessageEvent", "BaseEvent"]),
-                json!({"created_at": i, "messages": [{"role": "user", "content": format!("question {i}")}]}),
+                json!({"created_at": i, "messages": [{"role": "user", "additional_kwargs": {}, "blocks": [{"block_type": "text", "text": format!("question {i}")}]}]}),
             ),
             1 => (
                 "LeadAgent",
@@ -44,13 +44,13 @@ fn row(i: usize) -> Vec<u8> {
                 "LeadAgent",
                 "a1",
                 json!(["StopEvent"]),
-                json!({"created_at": i, "output_messages": [{"role": "assistant", "content": format!("answer {} final", i - 10)}]}),
+                json!({"created_at": i, "output_messages": [{"role": "assistant", "contents": [{"type": "text", "text": format!("answer {} final", i - 10)}], "content": format!("answer {} final", i - 10)}]}),
             ),
         }
     };
     serde_json::to_vec(&json!({
         "agent_class": agent_class, "agent_id": agent_id, "thread_id": "T", "display_id": display,
-        "run_id": format!("r{}", i / 30), "event_id": format!("{i:024x}"), "event_type": "DISPLAY_EVENT",
+        "run_id": format!("r{}", i / 30), "event_id": format!("{i:024x}"), "event_type": "display_event",
         "event_name": "E", "event_parents": parents, "event_data": data,
     }))
     .expect("a Value serializes")

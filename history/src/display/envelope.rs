@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn admission_needs_the_indexed_fields_only() {
-        let ok = br#"{"thread_id":"t","display_id":"d","event_type":"DISPLAY_EVENT",
+        let ok = br#"{"thread_id":"t","display_id":"d","event_type":"display_event",
             "agent_class":"UserAgent","event_parents":["UserMessageEvent"],"event_id":7}"#;
         let key = admit(ok).expect("admitted");
         assert_eq!(key.thread_id, "t");

@@ -1,8 +1,10 @@
 //! Content blocks of a user message converted to chat parts (contract, "Media"; catalog P13).
 //!
-//! Blocks carry `block_type` `text`, `image` or `audio`. Legacy rows store media bytes as a list of
-//! integers; those are accepted only when every element is an integer in `0..=255`. A bad block is
-//! dropped on its own: the rest of the message stays.
+//! Blocks are llama_index content-block dumps carrying `block_type` `text` (`text`), `image`
+//! (`url`; the `image` bytes are never read) or `audio` (`audio` bytes and `format`). Audio bytes are
+//! standard base64 text or, in legacy rows, a list of integers, accepted only when every element is
+//! an integer in `0..=255`; histsim's own earlier rows put them under `data`, read only when the
+//! block has no `audio` key. A bad block is dropped on its own: the rest of the message stays.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -12,7 +14,7 @@ use super::chat::ContentPart;
 use super::json;
 use crate::{BugId, Planted};
 
-const BLOCK_FIELDS: [&str; 5] = ["block_type", "text", "url", "format", "data"];
+const BLOCK_FIELDS: [&str; 6] = ["block_type", "text", "url", "format", "audio", "data"];
 const AUDIO_FORMATS: [&str; 2] = ["wav", "mp3"];
 
 /// The part a block becomes: `Ok(None)` for an empty text block (nothing, silently), `Err(field)`
@@ -21,7 +23,7 @@ pub(crate) fn convert_block(
     block: &RawValue,
     planted: Planted,
 ) -> Result<Option<ContentPart>, &'static str> {
-    let [block_type, text, url, format, data] =
+    let [block_type, text, url, format, audio, legacy_data] =
         json::raw_object_fields(block, &BLOCK_FIELDS).ok_or("block_type")?;
     let block_type = block_type.and_then(json::as_str).ok_or("block_type")?;
     match block_type.as_ref() {
@@ -50,7 +52,10 @@ pub(crate) fn convert_block(
             if !AUDIO_FORMATS.contains(&format.as_ref()) && !planted.is(BugId::P13) {
                 return Err("format");
             }
-            let bytes = data.and_then(|d| audio_bytes(d, planted)).ok_or("data")?;
+            let bytes = audio
+                .or(legacy_data)
+                .and_then(|d| audio_bytes(d, planted))
+                .ok_or("audio")?;
             Ok(Some(ContentPart::InputAudio {
                 data: STANDARD.encode(bytes),
                 format: format.into_owned(),
@@ -110,15 +115,17 @@ mod tests {
     }
 
     #[test]
-    fn images_need_a_non_empty_url_and_never_read_data() {
+    fn images_need_a_non_empty_url_and_never_read_their_bytes() {
         assert_eq!(
-            convert(r#"{"block_type":"image","url":"https://x","data":[1,true]}"#),
+            convert(
+                r#"{"block_type":"image","image":[1,true],"path":null,"url":"https://x","image_mimetype":null,"detail":null}"#
+            ),
             Ok(Some(ContentPart::ImageUrl {
                 url: "https://x".into()
             }))
         );
         assert_eq!(
-            convert(r#"{"block_type":"image","data":[1,2]}"#),
+            convert(r#"{"block_type":"image","image":"iVBORw0K","url":null}"#),
             Err("url")
         );
         assert_eq!(convert(r#"{"block_type":"image","url":""}"#), Err("url"));
@@ -126,37 +133,51 @@ mod tests {
     }
 
     #[test]
-    fn audio_formats_and_data_shapes() {
+    fn audio_formats_and_byte_shapes() {
         assert_eq!(
-            convert(r#"{"block_type":"audio","format":"wav","data":"AAEC"}"#),
+            convert(
+                r#"{"block_type":"audio","audio":"AAEC","path":null,"url":null,"format":"wav"}"#
+            ),
             audio("AAEC", "wav")
         );
         assert_eq!(
-            convert(r#"{"block_type":"audio","format":"mp3","data":[0,1,255]}"#),
+            convert(r#"{"block_type":"audio","format":"mp3","audio":[0,1,255]}"#),
             audio("AAH/", "mp3")
         );
         assert_eq!(
-            convert(r#"{"block_type":"audio","format":"mp3","data":[]}"#),
+            convert(r#"{"block_type":"audio","format":"mp3","audio":[]}"#),
             audio("", "mp3")
         );
         assert_eq!(
-            convert(r#"{"block_type":"audio","format":"ogg","data":"AAEC"}"#),
+            convert(r#"{"block_type":"audio","format":"ogg","audio":"AAEC"}"#),
             Err("format")
         );
         assert_eq!(
-            convert(r#"{"block_type":"audio","data":"AAEC"}"#),
+            convert(r#"{"block_type":"audio","audio":"AAEC"}"#),
             Err("format")
         );
         for bad in [
             "[true]", "[1.0]", "[-1]", "[256]", "[\"1\"]", "\"AAE\"", "\"A A=\"", "\"QR==\"", "5",
             "null",
         ] {
-            let block = format!(r#"{{"block_type":"audio","format":"wav","data":{bad}}}"#);
-            assert_eq!(convert(&block), Err("data"), "{block}");
+            let block = format!(r#"{{"block_type":"audio","format":"wav","audio":{bad}}}"#);
+            assert_eq!(convert(&block), Err("audio"), "{block}");
         }
         assert_eq!(
             convert(r#"{"block_type":"audio","format":"wav"}"#),
-            Err("data")
+            Err("audio")
+        );
+    }
+
+    #[test]
+    fn legacy_data_is_read_only_without_an_audio_key() {
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"wav","data":[0,1,2]}"#),
+            audio("AAEC", "wav")
+        );
+        assert_eq!(
+            convert(r#"{"block_type":"audio","format":"wav","audio":null,"data":"AAEC"}"#),
+            Err("audio")
         );
     }
 

@@ -7,14 +7,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::envelope::admit;
 use super::family::Family;
-use super::store::{Admission, DisplayEventStore, StoreError, StoredRow};
-use super::{DISPLAY_EVENT, USER_AGENT_CLASS};
+use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
+use super::USER_AGENT_CLASS;
 use crate::Planted;
 
 /// The in-memory store. Methods take `&self` (a mutex inside) so it can be shared like SQLite.
 #[derive(Debug)]
 pub struct MemoryDisplayStore {
     planted: Planted,
+    display_event_type: String,
     inner: Mutex<Inner>,
 }
 
@@ -39,8 +40,14 @@ struct Indexed {
 impl MemoryDisplayStore {
     /// An empty store. `planted` switches the legacy substring membership (P7) of the queries.
     pub fn new(planted: Planted) -> Self {
+        Self::with_options(StoreOptions::planted(planted))
+    }
+
+    /// An empty store reading rows as `options` says.
+    pub fn with_options(options: StoreOptions) -> Self {
         MemoryDisplayStore {
-            planted,
+            planted: options.planted,
+            display_event_type: options.display_event_type,
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -76,7 +83,7 @@ impl DisplayEventStore for MemoryDisplayStore {
         inner.rows.push(Indexed {
             row: StoredRow { seq, bytes },
             display_id: key.display_id.into_owned(),
-            event_is_display: key.event_type == DISPLAY_EVENT,
+            event_is_display: key.event_type == self.display_event_type,
             from_user_agent: key.agent_class == USER_AGENT_CLASS,
             parents: key.parents.into_iter().map(|p| p.into_owned()).collect(),
         });
@@ -127,7 +134,7 @@ impl DisplayEventStore for MemoryDisplayStore {
 }
 
 impl Inner {
-    /// The thread's `DISPLAY_EVENT` rows in insertion order.
+    /// The thread's display-event rows in insertion order.
     fn thread_rows<'s>(&'s self, thread_id: &str) -> impl Iterator<Item = &'s Indexed> + 's {
         self.by_thread
             .get(thread_id)

@@ -38,12 +38,15 @@ pub use projector::{project, Projection, ProjectorOptions};
 pub use replica::ReplicaNode;
 pub use service::{reconstruct, ReconstructError};
 pub use sqlite_store::SqliteDisplayStore;
-pub use store::{Admission, DisplayEventStore, StoreError, StoredRow};
+pub use store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
 pub use warning::{Warning, WarningCode};
 
-/// `event_type` of rows that take part in history.
-pub const DISPLAY_EVENT: &str = "DISPLAY_EVENT";
-/// `event_type` of control rows (never part of history).
-pub const CONTROL_EVENT: &str = "CONTROL_EVENT";
+/// `event_type` of rows that take part in history: the stored value of the platform's topic
+/// constant for display events (a store option, [`StoreOptions::display_event_type`], defaults to
+/// it).
+pub const DISPLAY_EVENT: &str = "display_event";
+/// `event_type` of control rows (never part of history): the stored value of the platform's topic
+/// constant for control events.
+pub const CONTROL_EVENT: &str = "control_event";
 /// `agent_class` of the agent that stands for the client: its user turns mark displays visible.
 pub const USER_AGENT_CLASS: &str = "UserAgent";

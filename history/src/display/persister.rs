@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn appends_every_delivery_and_counts_admissions() {
         let mut p = Persister::new(MemoryDisplayStore::new(Planted::none()));
-        let row = br#"{"thread_id":"t","display_id":"d","event_type":"DISPLAY_EVENT","agent_class":"A","event_parents":[]}"#;
+        let row = br#"{"thread_id":"t","display_id":"d","event_type":"display_event","agent_class":"A","event_parents":[]}"#;
         assert_eq!(p.deliver(row).ok(), Some(Admission::Stored));
         assert_eq!(p.deliver(row).ok(), Some(Admission::Stored));
         assert!(matches!(

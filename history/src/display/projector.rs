@@ -3,11 +3,14 @@
 //! No I/O, no `Result`, no panics: a malformed relevant row is skipped with a metadata-only
 //! warning, an irrelevant row is never parsed beyond its envelope (contract, "Projection").
 //!
-//! Steps: (1) keep rows of the five families, check their 8-field identity, drop later copies of
-//! an identity [P4]; (2) read `created_at` as a JSON integer [P8] and sort by
+//! Steps: (0) keep only rows on displays that the given rows themselves mark visible (defence in
+//! depth: the stores already query only those) [P2]; (1) keep rows of the five families, check
+//! their 8-field identity and read `created_at` as a JSON integer [P8], then drop later copies of
+//! an identity [P4] (validation first, so a malformed copy never hides a valid one); (2) sort by
 //! `(created_at, event_id, identity)`; (3) walk the rows, keeping per display the text streamed
-//! since the last user turn, which a primary stop can complete [P5, P6]; (4) merge consecutive
-//! contributions of one role on one display.
+//! since the last user turn (chunks, HITL questions, recovered stop text), which a primary stop
+//! can complete [P5, P6]; (4) merge consecutive contributions of one role on one display: user
+//! parts side by side, assistant text concatenated.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +25,7 @@ use super::identity::AgentIdentity;
 use super::json;
 use super::media;
 use super::warning::{Warning, WarningCode};
+use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
 
 /// How to project.
@@ -43,11 +47,17 @@ pub struct Projection {
 /// The 8 identity fields of a row, each a non-empty string.
 type Identity<'a> = [Cow<'a, str>; 8];
 
-/// A row of a family that passed the identity check.
+/// A row of a family on a visible display that passed the identity check.
 struct Candidate<'a> {
     family: Family,
     identity: Identity<'a>,
     data: Option<&'a RawValue>,
+}
+
+/// A row's envelope with the fields the visibility filter reads.
+struct Parsed<'a> {
+    env: Envelope<'a>,
+    parents: Vec<Cow<'a, str>>,
 }
 
 /// A row ready for the walk: ordered, with its payload field picked out.
@@ -83,9 +93,10 @@ pub fn project<R: AsRef<[u8]>>(
 ) -> Projection {
     let planted = options.planted;
     let mut warnings = Vec::new();
-    let candidates = identified(rows, planted, &mut warnings);
-    let candidates = deduplicated(candidates, planted);
-    let mut ordered = with_created_at(candidates, planted, &mut warnings);
+    let parsed = on_visible_displays(rows, planted);
+    let candidates = identified(parsed, planted, &mut warnings);
+    let ordered = with_created_at(candidates, planted, &mut warnings);
+    let mut ordered = deduplicated(ordered, planted);
     ordered.sort_by(|a, b| {
         (a.created_at, a.event_id(), &a.identity).cmp(&(b.created_at, b.event_id(), &b.identity))
     });
@@ -105,20 +116,48 @@ pub fn project<R: AsRef<[u8]>>(
     }
 }
 
+/// Step 0: the rows that parse as an envelope with a class chain and lie on a display that a
+/// `UserAgent` marker among `rows` makes visible, in input order. A marker counts whatever its
+/// payload or other fields hold (as in the store's first stage).
+fn on_visible_displays<R: AsRef<[u8]>>(rows: &[R], planted: Planted) -> Vec<Parsed<'_>> {
+    let parsed: Vec<Parsed<'_>> = rows
+        .iter()
+        .filter_map(|row| {
+            let env = Envelope::parse(row.as_ref()).ok()?;
+            let parents = env.parents()?;
+            Some(Parsed { env, parents })
+        })
+        .collect();
+    if planted.is(BugId::P2) || planted.is(BugId::P9) {
+        // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
+        return parsed;
+    }
+    let visible: BTreeSet<Cow<'_, str>> = parsed
+        .iter()
+        .filter(|p| {
+            p.env.str_field(envelope::AGENT_CLASS).as_deref() == Some(USER_AGENT_CLASS)
+                && Family::marks_visible(&p.parents, planted)
+        })
+        .filter_map(|p| p.env.str_field(envelope::DISPLAY_ID))
+        .collect();
+    parsed
+        .into_iter()
+        .filter(|p| {
+            p.env
+                .str_field(envelope::DISPLAY_ID)
+                .is_some_and(|d| visible.contains(&d))
+        })
+        .collect()
+}
+
 /// Step 1a: rows of a family whose identity is complete; a warning for every other family row.
-fn identified<'a, R: AsRef<[u8]>>(
-    rows: &'a [R],
+fn identified<'a>(
+    rows: Vec<Parsed<'a>>,
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Vec<Candidate<'a>> {
     let mut out = Vec::new();
-    for row in rows {
-        let Ok(env) = Envelope::parse(row.as_ref()) else {
-            continue;
-        };
-        let Some(parents) = env.parents() else {
-            continue;
-        };
+    for Parsed { env, parents } in rows {
         let Some(family) = Family::of_parents(&parents, planted) else {
             continue;
         };
@@ -146,8 +185,8 @@ fn identified<'a, R: AsRef<[u8]>>(
     out
 }
 
-/// Step 1b: the first row of each identity, in input order.
-fn deduplicated(candidates: Vec<Candidate<'_>>, planted: Planted) -> Vec<Candidate<'_>> {
+/// Step 1c: the first valid row of each identity, in input order.
+fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'_>> {
     if planted.is(BugId::P4) {
         // planted P4: the legacy reader trusted the store to hold each event once.
         return candidates;
@@ -165,7 +204,7 @@ fn deduplicated(candidates: Vec<Candidate<'_>>, planted: Planted) -> Vec<Candida
         .collect()
 }
 
-/// Step 2: `created_at` as a JSON integer, else the row is skipped with a warning.
+/// Step 1b: `created_at` as a JSON integer, else the row is skipped with a warning.
 fn with_created_at<'a>(
     candidates: Vec<Candidate<'a>>,
     planted: Planted,
@@ -232,13 +271,20 @@ struct Walk<'p> {
     planted: Planted,
     /// Each message with the display it came from (messages of two displays never merge).
     messages: Vec<(ChatMessage, String)>,
-    /// Per display: chunk and recovered stop text since the last user turn on it.
+    /// Per display: chunk, HITL question and recovered stop text since the last user turn on it.
     streamed: BTreeMap<String, String>,
     warnings: Vec<Warning>,
 }
 
 impl Walk<'_> {
     fn apply(&mut self, row: &Ordered<'_>) {
+        let user_turn = matches!(row.family, Family::UserMessage | Family::HitlResponse);
+        // planted P9: the legacy reader took a user turn from whoever wrote it.
+        if user_turn && row.agent_class() != USER_AGENT_CLASS && !self.planted.is(BugId::P9) {
+            // Only the client's own agent speaks for the user: another agent's user-message or
+            // HITL-answer row is not a user turn, and its payload is never read.
+            return;
+        }
         let result = match row.family {
             Family::UserMessage => self.user_message(row),
             Family::HitlResponse => self.hitl_response(row),
@@ -261,32 +307,43 @@ impl Walk<'_> {
         self.warnings.push(with_raw_data(w, row.data, self.planted));
     }
 
+    /// A user turn: the display's streamed text starts over whether or not the payload is
+    /// well-formed (the marker is the turn; a malformed payload only loses its parts).
     fn user_message(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        self.streamed.remove(row.display_id());
         let messages = row.payload.and_then(json::as_array).ok_or(())?;
         let last = messages.last().ok_or(())?;
-        let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
-        let content = content.ok_or(())?;
+        let [blocks, legacy_content] =
+            json::raw_object_fields(last, &["blocks", "content"]).ok_or(())?;
         let mut parts = Vec::new();
-        if let Some(text) = json::as_str(content) {
-            if !text.is_empty() {
-                parts.push(ContentPart::Text {
-                    text: text.into_owned(),
-                });
-            }
-        } else {
-            for block in json::as_array(content).ok_or(())? {
-                match media::convert_block(block, self.planted) {
-                    Ok(part) => parts.extend(part),
-                    Err(field) => self.warn(row, WarningCode::BadMedia, field),
+        let blocks = match (blocks, legacy_content) {
+            (Some(blocks), _) => json::as_array(blocks).ok_or(())?,
+            // Legacy input: histsim's earlier rows carried `content`, a string or blocks.
+            (None, Some(content)) => match json::as_str(content) {
+                Some(text) => {
+                    if !text.is_empty() {
+                        parts.push(ContentPart::Text {
+                            text: text.into_owned(),
+                        });
+                    }
+                    Vec::new()
                 }
+                None => json::as_array(content).ok_or(())?,
+            },
+            (None, None) => return Err(()),
+        };
+        for block in blocks {
+            match media::convert_block(block, self.planted) {
+                Ok(part) => parts.extend(part),
+                Err(field) => self.warn(row, WarningCode::BadMedia, field),
             }
         }
         self.emit(Role::User, row.display_id(), parts);
-        self.streamed.remove(row.display_id());
         Ok(())
     }
 
     fn hitl_response(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+        self.streamed.remove(row.display_id());
         let payload = row.payload.ok_or(())?;
         let text = match (json::as_str(payload), json::as_bool(payload)) {
             (Some(s), _) => s.into_owned(),
@@ -298,7 +355,6 @@ impl Walk<'_> {
             // planted P3: the legacy union also rendered every answer as assistant text.
             self.emit_text(Role::Assistant, row.display_id(), &text);
         }
-        self.streamed.remove(row.display_id());
         Ok(())
     }
 
@@ -312,17 +368,15 @@ impl Walk<'_> {
             // planted P11: the legacy filter kept only the selected agent's chunks.
             return Ok(());
         }
-        self.emit_text(Role::Assistant, row.display_id(), &content);
-        self.streamed
-            .entry(row.display_id().to_owned())
-            .or_default()
-            .push_str(&content);
+        self.stream(row.display_id(), &content);
         Ok(())
     }
 
+    /// A question is assistant text the client saw streamed: a primary stop repeating it adds
+    /// nothing.
     fn hitl_request(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
         let question = row.payload.and_then(json::as_str).ok_or(())?;
-        self.emit_text(Role::Assistant, row.display_id(), &question);
+        self.stream(row.display_id(), &question);
         if self.planted.is(BugId::P3) {
             // planted P3: the legacy union also rendered every question as user text.
             self.emit_text(Role::User, row.display_id(), &question);
@@ -342,21 +396,25 @@ impl Walk<'_> {
         }
         let outputs = row.payload.and_then(json::as_array).ok_or(())?;
         let last = outputs.last().ok_or(())?;
-        let [content] = json::raw_object_fields(last, &["content"]).ok_or(())?;
-        let answer = content.and_then(json::as_str).ok_or(())?;
+        let answer = answer_of(last)?;
         let streamed = self
             .streamed
             .get(row.display_id())
             .map_or("", String::as_str);
         if let Some(rest) = answer.strip_prefix(streamed) {
             let rest = rest.to_owned();
-            self.emit_text(Role::Assistant, row.display_id(), &rest);
-            self.streamed
-                .entry(row.display_id().to_owned())
-                .or_default()
-                .push_str(&rest);
+            self.stream(row.display_id(), &rest);
         }
         Ok(())
+    }
+
+    /// Assistant text on `display` that counts as streamed for the stop-suffix rule.
+    fn stream(&mut self, display: &str, text: &str) {
+        self.emit_text(Role::Assistant, display, text);
+        self.streamed
+            .entry(display.to_owned())
+            .or_default()
+            .push_str(text);
     }
 
     fn is_agent(&self, row: &Ordered<'_>, agent: &AgentIdentity) -> bool {
@@ -376,7 +434,9 @@ impl Walk<'_> {
     }
 
     /// Appends a contribution: onto the last message when role and display match, else as a new
-    /// message. Nothing is emitted for an empty contribution.
+    /// message. Nothing is emitted for an empty contribution. User parts stay side by side (two
+    /// user contributions are two parts, as two text blocks are); assistant text concatenates onto
+    /// a trailing text part.
     fn emit(&mut self, role: Role, display: &str, parts: Vec<ContentPart>) {
         if parts.is_empty() {
             return;
@@ -395,10 +455,36 @@ impl Walk<'_> {
         if let Some((message, _)) = self.messages.last_mut() {
             for part in parts {
                 debug_assert!(!matches!(&part, ContentPart::Text { text } if text.is_empty()));
-                message.push_part(part);
+                match role {
+                    Role::User => message.content.push(part),
+                    Role::Assistant => message.push_part(part),
+                }
             }
         }
     }
+}
+
+/// The answer of a stop's last output message, a platform `Message` dump: the concatenated `text`
+/// of its `contents` entries of `type` `"text"` (null contents: the empty answer). The dump also
+/// carries the same text as the computed field `content`; a message without `contents` (histsim's
+/// earlier rows) is read through that `content` string instead.
+fn answer_of(message: &RawValue) -> Result<Cow<'_, str>, ()> {
+    let [contents, content] =
+        json::raw_object_fields(message, &["contents", "content"]).ok_or(())?;
+    let Some(contents) = contents else {
+        return content.and_then(json::as_str).ok_or(());
+    };
+    if contents.get().trim() == "null" {
+        return Ok(Cow::Borrowed(""));
+    }
+    let mut answer = String::new();
+    for entry in json::as_array(contents).ok_or(())? {
+        let [kind, text] = json::raw_object_fields(entry, &["type", "text"]).ok_or(())?;
+        if kind.and_then(json::as_str).as_deref() == Some("text") {
+            answer.push_str(&text.and_then(json::as_str).ok_or(())?);
+        }
+    }
+    Ok(Cow::Owned(answer))
 }
 
 #[cfg(test)]
@@ -429,6 +515,33 @@ mod tests {
         let data = raw(r#"{"content":"private"}"#);
         let same = with_raw_data(w.clone(), Some(&data), Planted::none());
         assert_eq!(same, w);
+    }
+
+    #[test]
+    fn a_stop_answer_is_the_text_of_its_contents() {
+        let answer = |m: &str| answer_of(&raw(m)).map(Cow::into_owned);
+        assert_eq!(
+            answer(
+                r#"{"role":"assistant","contents":[{"type":"text","text":"Hel"},{"type":"image","url":null},{"type":"text","text":"lo"}],"content":"Hello"}"#
+            ),
+            Ok("Hello".to_string())
+        );
+        assert_eq!(
+            answer(r#"{"contents":null,"content":""}"#),
+            Ok(String::new())
+        );
+        assert_eq!(answer(r#"{"contents": null }"#), Ok(String::new()));
+        assert_eq!(answer(r#"{"content":"legacy"}"#), Ok("legacy".to_string()));
+        for bad in [
+            r#"{"contents":"x"}"#,
+            r#"{"contents":[1]}"#,
+            r#"{"contents":[{"type":"text","text":5}]}"#,
+            r#"{"content":5}"#,
+            r#"{}"#,
+            r#""x""#,
+        ] {
+            assert_eq!(answer(bad), Err(()), "{bad}");
+        }
     }
 
     #[test]

@@ -13,8 +13,8 @@ use rusqlite::{params, Connection, ToSql};
 
 use super::envelope::admit;
 use super::family::Family;
-use super::store::{Admission, DisplayEventStore, StoreError, StoredRow};
-use super::{DISPLAY_EVENT, USER_AGENT_CLASS};
+use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
+use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
 
 const SCHEMA: &str = "
@@ -46,6 +46,7 @@ const DISPLAYS_PER_QUERY: usize = 500;
 /// The SQLite store. One connection behind a mutex; methods take `&self`.
 pub struct SqliteDisplayStore {
     planted: Planted,
+    display_event_type: String,
     conn: Mutex<Connection>,
 }
 
@@ -62,21 +63,32 @@ fn sqlite(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError
 impl SqliteDisplayStore {
     /// Opens (creating if needed) the store in the file at `path`.
     pub fn open(path: &Path, planted: Planted) -> Result<Self, StoreError> {
+        Self::open_with_options(path, StoreOptions::planted(planted))
+    }
+
+    /// Opens (creating if needed) the store in the file at `path`, reading rows as `options` says.
+    pub fn open_with_options(path: &Path, options: StoreOptions) -> Result<Self, StoreError> {
         let conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
-        Self::with_connection(conn, planted)
+        Self::with_connection(conn, options)
     }
 
     /// A fresh store in memory.
     pub fn open_in_memory(planted: Planted) -> Result<Self, StoreError> {
-        let conn = Connection::open_in_memory().map_err(sqlite("opening an in-memory database"))?;
-        Self::with_connection(conn, planted)
+        Self::open_in_memory_with_options(StoreOptions::planted(planted))
     }
 
-    fn with_connection(conn: Connection, planted: Planted) -> Result<Self, StoreError> {
+    /// A fresh store in memory, reading rows as `options` says.
+    pub fn open_in_memory_with_options(options: StoreOptions) -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory().map_err(sqlite("opening an in-memory database"))?;
+        Self::with_connection(conn, options)
+    }
+
+    fn with_connection(conn: Connection, options: StoreOptions) -> Result<Self, StoreError> {
         conn.execute_batch(SCHEMA)
             .map_err(sqlite("creating the schema"))?;
         Ok(SqliteDisplayStore {
-            planted,
+            planted: options.planted,
+            display_event_type: options.display_event_type,
             conn: Mutex::new(conn),
         })
     }
@@ -132,7 +144,7 @@ impl SqliteDisplayStore {
              ORDER BY display_id",
             params.len() + 3
         );
-        let mut all = vec![thread_id.to_string(), DISPLAY_EVENT.to_string()];
+        let mut all = vec![thread_id.to_string(), self.display_event_type.clone()];
         all.append(&mut params);
         all.push(USER_AGENT_CLASS.to_string());
         (sql, all)
@@ -153,7 +165,7 @@ impl SqliteDisplayStore {
              AND display_id IN ({})) ORDER BY seq",
             slots.join(", ")
         );
-        let mut all = vec![thread_id.to_string(), DISPLAY_EVENT.to_string()];
+        let mut all = vec![thread_id.to_string(), self.display_event_type.clone()];
         all.append(&mut params);
         all.extend(displays.iter().cloned());
         (sql, all)
@@ -303,7 +315,7 @@ impl DisplayEventStore for SqliteDisplayStore {
         Self::strings(
             &self.lock(),
             sql,
-            &[thread_id.to_string(), DISPLAY_EVENT.to_string()],
+            &[thread_id.to_string(), self.display_event_type.clone()],
         )
     }
 

@@ -8,6 +8,8 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
+use crate::Planted;
+
 /// A stored row: its bytes as appended, and its position in insertion order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredRow {
@@ -19,6 +21,37 @@ pub struct StoredRow {
 impl AsRef<[u8]> for StoredRow {
     fn as_ref(&self) -> &[u8] {
         &self.bytes
+    }
+}
+
+/// How a store reads rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Planted legacy behaviours (none in production): P7 switches the queries to substring
+    /// membership.
+    pub planted: Planted,
+    /// The `event_type` value of rows that take part in history; every other value (the control
+    /// topic among them) is stored but never returned by a thread query. Defaults to
+    /// [`super::DISPLAY_EVENT`].
+    pub display_event_type: String,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            planted: Planted::none(),
+            display_event_type: super::DISPLAY_EVENT.to_string(),
+        }
+    }
+}
+
+impl StoreOptions {
+    /// The defaults with `planted` switched on.
+    pub fn planted(planted: Planted) -> Self {
+        StoreOptions {
+            planted,
+            ..StoreOptions::default()
+        }
     }
 }
 
@@ -53,14 +86,14 @@ pub trait DisplayEventStore {
     fn append(&self, row: &[u8]) -> Result<Admission, StoreError>;
     /// Stage 1: the visible displays of the thread, sorted ascending, each once.
     fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
-    /// Stage 2: the thread's `DISPLAY_EVENT` rows on `display_ids` that belong to a family, each
+    /// Stage 2: the thread's display-event rows on `display_ids` that belong to a family, each
     /// once, in insertion order.
     fn rows_on_displays(
         &self,
         thread_id: &str,
         display_ids: &[String],
     ) -> Result<Vec<StoredRow>, StoreError>;
-    /// Every display of the thread holding a `DISPLAY_EVENT` row, sorted ascending. Only the
+    /// Every display of the thread holding a display-event row, sorted ascending. Only the
     /// planted legacy paths (P2, P9) read it.
     fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
     /// The number of stored (not quarantined) rows.

@@ -223,7 +223,7 @@ impl Spec {
             Mutation::EmptyAgentId => ev.set("agent_id", json!("")),
             Mutation::MissingRunId => ev.without("run_id"),
             Mutation::PayloadWrongType => ev.data(payload_field, json!({ "v": SECRET })),
-            Mutation::ControlEvent => ev.set("event_type", json!("CONTROL_EVENT")),
+            Mutation::ControlEvent => ev.set("event_type", json!("control_event")),
             Mutation::Unindexable => ev.set("display_id", json!(7)),
             Mutation::ParentsNotStrings => ev.set("event_parents", json!(["ChunkEvent", 1])),
             Mutation::Garbage(bytes) => return bytes.clone(),

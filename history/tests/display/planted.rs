@@ -333,9 +333,9 @@ fn planted_p12_replicas_answer_differently() {
 #[test]
 fn planted_p13_legacy_media_leniency() {
     let blocks = json!([
-        {"block_type": "audio", "format": "wav", "data": [true, 300]},
-        {"block_type": "audio", "format": "ogg", "data": "AA=="},
-        {"block_type": "image", "data": [1]},
+        {"block_type": "audio", "format": "wav", "audio": [true, 300]},
+        {"block_type": "audio", "format": "ogg", "audio": "AA=="},
+        {"block_type": "image", "image": [1]},
     ]);
     let rows = [Ev::user_blocks("d", "e0", 0, blocks)];
     let fixed = run(&rows, None);

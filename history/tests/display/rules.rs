@@ -51,8 +51,13 @@ fn bad_identity_skips_the_row_and_names_the_field() {
                 None => base.clone().without(field),
                 Some(v) => base.clone().set(field, v.clone()),
             };
+            if field == "display_id" {
+                // Without its display the row lies on no visible display: never read.
+                check(&[hi.clone(), row.clone()], None, &[u("hi")], &[]);
+                continue;
+            }
             check(&[hi.clone(), row.clone()], None, &[u("hi")], &[(BI, field)]);
-            let p = run(&[row], None);
+            let p = run(&[hi.clone(), row], None);
             let w = &p.warnings[0];
             let known = |f: &str| {
                 if f == field {
@@ -127,11 +132,25 @@ fn created_at_must_be_a_json_integer() {
 }
 
 #[test]
-fn a_duplicate_is_dropped_before_its_created_at_is_read() {
+fn a_malformed_first_copy_does_not_hide_a_valid_later_one() {
+    // Validation comes before de-duplication: the copy with a string created_at is skipped with
+    // its warning, and the valid copy of the same identity is the first that counts.
     let hi = Ev::user("d", "e0", 0, "hi");
     let bad = Ev::chunk(&lead(), "d", "r1", "e1", 0, "x").data("created_at", json!("1"));
     let good = Ev::chunk(&lead(), "d", "r1", "e1", 1, "x");
-    check(&[hi, bad, good], None, &[u("hi")], &[(BC, "created_at")]);
+    check(
+        &[hi.clone(), bad.clone(), good.clone()],
+        None,
+        &[u("hi"), a("x")],
+        &[(BC, "created_at")],
+    );
+    // Two valid copies after it: still one.
+    check(
+        &[hi, bad, good.clone(), good],
+        None,
+        &[u("hi"), a("x")],
+        &[(BC, "created_at")],
+    );
 }
 
 #[test]
@@ -300,20 +319,29 @@ fn streamed_text_resets_at_each_user_turn_on_that_display() {
         &[u("one"), a("Ans"), u("two"), a("Answer two")],
         &[],
     );
-    // A HITL answer resets too; a question does not count as streamed text.
+    // A HITL answer resets too; a question counts as streamed text.
     let rows = [
         Ev::user("d", "e0", 0, "one"),
         Ev::chunk(&l, "d", "r1", "e1", 1, "Q"),
         Ev::answer("d", "e2", 2, json!("yes")),
         Ev::question(&l, "d", "e3", 3, "Really?"),
-        Ev::stop(&l, "d", "r1", "e4", 4, "Done"),
+        Ev::stop(&l, "d", "r1", "e4", 4, "Really? Done"),
     ];
     check(
         &rows,
         Some(&l),
-        &[u("one"), a("Q"), u("yes"), a("Really?Done")],
+        &[u("one"), a("Q"), u("yes"), a("Really? Done")],
         &[],
     );
+    // A primary stop repeating the question adds nothing; one diverging from it adds nothing.
+    for answer in ["Proceed?", "Something else"] {
+        let rows = [
+            Ev::user("d", "e0", 0, "one"),
+            Ev::question(&l, "d", "e1", 1, "Proceed?"),
+            Ev::stop(&l, "d", "r1", "e2", 2, answer),
+        ];
+        check(&rows, Some(&l), &[u("one"), a("Proceed?")], &[]);
+    }
     // Streamed text is per display: a chunk on another display does not break the prefix.
     let rows = [
         Ev::user("d", "e0", 0, "one"),
@@ -328,7 +356,8 @@ fn streamed_text_resets_at_each_user_turn_on_that_display() {
         &[u("one"), u("other"), a("Hel"), a("zzz"), a("lo")],
         &[],
     );
-    // A malformed user turn is skipped: it does not reset.
+    // A malformed user turn shows nothing but still resets: the stop's whole answer follows
+    // (merging into the previous assistant message, since nothing stands between them).
     let rows = [
         Ev::user("d", "e0", 0, "one"),
         Ev::chunk(&l, "d", "r1", "e1", 1, "Hel"),
@@ -338,8 +367,21 @@ fn streamed_text_resets_at_each_user_turn_on_that_display() {
     check(
         &rows,
         Some(&l),
-        &[u("one"), a("Hello")],
+        &[u("one"), a("HelHello")],
         &[(BP, "messages")],
+    );
+    // So does a malformed HITL answer.
+    let rows = [
+        Ev::user("d", "e0", 0, "one"),
+        Ev::chunk(&l, "d", "r1", "e1", 1, "Hel"),
+        Ev::answer("d", "e2", 2, json!(7)),
+        Ev::stop(&l, "d", "r1", "e3", 3, "Hello"),
+    ];
+    check(
+        &rows,
+        Some(&l),
+        &[u("one"), a("HelHello")],
+        &[(BP, "response")],
     );
 }
 
@@ -410,6 +452,7 @@ fn delegated_output_on_a_shared_display_is_kept() {
 #[test]
 fn consecutive_contributions_merge_per_role_and_display() {
     let rows = [
+        Ev::user("x", "e00", -1, "z"),
         Ev::user("d", "e0", 0, "a"),
         Ev::user("d", "e1", 1, "b"),
         Ev::chunk(&lead(), "d", "r1", "e2", 2, "c"),
@@ -417,9 +460,78 @@ fn consecutive_contributions_merge_per_role_and_display() {
         Ev::chunk(&lead(), "x", "r1", "e4", 4, "e"),
         Ev::chunk(&lead(), "d", "r1", "e5", 5, "f"),
     ];
-    check(&rows, None, &[u("ab"), a("c"), a("de"), a("f")], &[]);
+    check(
+        &rows,
+        None,
+        &[u("z"), u("ab"), a("c"), a("de"), a("f")],
+        &[],
+    );
     let p = run(&rows, None);
-    assert_eq!(p.messages[0].content.len(), 1, "merged text is one part");
+    assert_eq!(
+        p.messages[1].content,
+        vec![
+            ContentPart::Text { text: "a".into() },
+            ContentPart::Text { text: "b".into() }
+        ],
+        "two user contributions are two parts"
+    );
+    assert_eq!(
+        p.messages[3].content.len(),
+        1,
+        "merged assistant text is one part"
+    );
+}
+
+#[test]
+fn a_hitl_answer_and_the_next_user_message_stay_separate_parts() {
+    let rows = [
+        Ev::user("d", "e0", 0, "go"),
+        Ev::question(&lead(), "d", "e1", 1, "Sure?"),
+        Ev::answer("d", "e2", 2, json!(true)),
+        Ev::user("d", "e3", 3, "question 1"),
+    ];
+    let p = run(&rows, None);
+    assert_eq!(p.messages.len(), 3);
+    assert_eq!(
+        p.messages[2].content,
+        vec![
+            ContentPart::Text {
+                text: "true".into()
+            },
+            ContentPart::Text {
+                text: "question 1".into()
+            }
+        ]
+    );
+    // Two text blocks of one message are two parts as well.
+    let two = Ev::user_blocks(
+        "d",
+        "e0",
+        0,
+        json!([{"block_type": "text", "text": "one"}, {"block_type": "text", "text": "two"}]),
+    );
+    let p = run(&[two], None);
+    assert_eq!(p.messages[0].content.len(), 2);
+}
+
+#[test]
+fn user_turns_come_only_from_the_user_agent() {
+    let l = lead();
+    let hi = Ev::user("d", "e0", 0, "hi");
+    let proxy = AgentIdentity::new("LegacyUserProxy", "p1");
+    let rows = [
+        hi.clone(),
+        Ev::chunk(&l, "d", "r1", "e1", 1, "Hel"),
+        // Another agent's user message and HITL answer: not user turns, not even read.
+        Ev::user("d", "e2", 2, "not the client")
+            .set("agent_class", json!(proxy.agent_class))
+            .set("agent_id", json!(proxy.agent_id)),
+        Ev::answer("d", "e3", 3, json!({"bad": true}))
+            .set("agent_class", json!(proxy.agent_class))
+            .set("agent_id", json!(proxy.agent_id)),
+        Ev::stop(&l, "d", "r1", "e4", 4, "Hello"),
+    ];
+    check(&rows, Some(&l), &[u("hi"), a("Hello")], &[]);
 }
 
 #[test]
@@ -463,15 +575,15 @@ fn user_messages_use_the_last_chat_message() {
 fn media_blocks_convert_or_drop_one_by_one() {
     let blocks = json!([
         {"block_type": "text", "text": "look: "},
-        {"block_type": "image", "url": "https://img/1.png", "data": [1, 2]},
-        {"block_type": "image", "data": [1, 2]},
-        {"block_type": "audio", "format": "wav", "data": [0, 1, 2, 255]},
-        {"block_type": "audio", "format": "mp3", "data": "AAECAw=="},
-        {"block_type": "audio", "format": "ogg", "data": "AAECAw=="},
-        {"block_type": "audio", "format": "wav", "data": [1, true]},
-        {"block_type": "audio", "format": "wav", "data": [256]},
-        {"block_type": "audio", "format": "wav", "data": [-1]},
-        {"block_type": "audio", "format": "wav", "data": [1.0]},
+        {"block_type": "image", "url": "https://img/1.png", "image": [1, 2]},
+        {"block_type": "image", "image": [1, 2]},
+        {"block_type": "audio", "format": "wav", "audio": [0, 1, 2, 255]},
+        {"block_type": "audio", "format": "mp3", "audio": "AAECAw=="},
+        {"block_type": "audio", "format": "ogg", "audio": "AAECAw=="},
+        {"block_type": "audio", "format": "wav", "audio": [1, true]},
+        {"block_type": "audio", "format": "wav", "audio": [256]},
+        {"block_type": "audio", "format": "wav", "audio": [-1]},
+        {"block_type": "audio", "format": "wav", "audio": [1.0]},
         {"block_type": "video", "url": "v"},
         "text",
         {"block_type": "text", "text": ""},
@@ -511,10 +623,10 @@ fn media_blocks_convert_or_drop_one_by_one() {
         [
             "url",
             "format",
-            "data",
-            "data",
-            "data",
-            "data",
+            "audio",
+            "audio",
+            "audio",
+            "audio",
             "block_type",
             "block_type",
             "text"
@@ -653,7 +765,7 @@ fn output_serializes_in_the_openai_shape() {
         "d",
         "e0",
         0,
-        json!([{"block_type": "text", "text": "hi"}, {"block_type": "audio", "format": "wav", "data": [1]}]),
+        json!([{"block_type": "text", "text": "hi"}, {"block_type": "audio", "format": "wav", "audio": [1]}]),
     )];
     let p = run(&rows, None);
     assert_eq!(
@@ -662,4 +774,23 @@ fn output_serializes_in_the_openai_shape() {
             {"type": "text", "text": "hi"},
             {"type": "input_audio", "input_audio": {"data": "AQ==", "format": "wav"}}]}])
     );
+}
+
+#[test]
+fn the_projector_itself_drops_rows_of_displays_without_a_marker() {
+    // Defence in depth: a caller passing unfiltered rows gets no hidden-display output.
+    let l = lead();
+    let rows = [
+        Ev::user("d", "e0", 0, "hi"),
+        Ev::chunk(&sub(), "hidden", "r9", "e1", 1, "secret"),
+        Ev::chunk(&sub(), "hidden", "r9", "e2", 2, "x").data("content", json!(5)),
+        Ev::chunk(&l, "d", "r1", "e3", 3, "shown"),
+        // A marker from another agent class does not make a display visible.
+        Ev::user("proxy", "e4", 4, "proxy").set("agent_class", json!("LegacyUserProxy")),
+        Ev::chunk(&l, "proxy", "r1", "e5", 5, "not shown"),
+    ];
+    let p = run(&rows, Some(&l));
+    let texts: Vec<String> = p.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["hi", "shown"]);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
 }

@@ -1,7 +1,8 @@
 //! The two stores run through the same bodies and must answer identically.
 
 use history::display::{
-    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore, StoredRow,
+    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore,
+    StoreOptions, StoredRow,
 };
 use history::Planted;
 use proptest::prelude::*;
@@ -103,7 +104,7 @@ fn the_two_stages_follow_the_contract() {
             &["UserMessageEventLog"],
             json!({}),
         ), // 6 decoy
-        Ev::user("d6", "e6", 6, "x").set("event_type", json!("CONTROL_EVENT")), // 7 control
+        Ev::user("d6", "e6", 6, "x").set("event_type", json!("control_event")), // 7 control
         Ev::user("d7", "e7", 7, "x").set("thread_id", json!("other")), // 8 other thread
         Ev::custom(&lead(), "d1", "e8", 8, &["NoAnswerStopEvent"], json!({})), // 9 not a family
         Ev::custom(
@@ -114,7 +115,7 @@ fn the_two_stages_follow_the_contract() {
             &["ChunkEvent", "StopEvent"],
             json!({}),
         ), // 10 two families: once
-        Ev::chunk(&lead(), "d1", "r", "e10", 10, "c").set("event_type", json!("CONTROL_EVENT")), // 11 control
+        Ev::chunk(&lead(), "d1", "r", "e10", 10, "c").set("event_type", json!("control_event")), // 11 control
         Ev::custom(
             &user_agent(),
             "d8",
@@ -182,6 +183,61 @@ fn a_thread_without_a_marker_fails_closed() {
             p.warnings[0].code,
             history::display::WarningCode::NoVisibleDisplay,
             "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_display_event_type_is_a_store_option() {
+    let rows = [
+        Ev::user("d", "e0", 0, "hi"),
+        Ev::chunk(&lead(), "d", "r", "e1", 1, "shown"),
+        Ev::chunk(&lead(), "d", "r", "e2", 2, "control").set("event_type", json!("control_event")),
+        Ev::user("d", "e3", 3, "OLD").set("event_type", json!("DISPLAY_EVENT")),
+        Ev::chunk(&lead(), "d", "r", "e4", 4, "OLDER").set("event_type", json!("DISPLAY_EVENT")),
+    ];
+    let upper = || StoreOptions {
+        display_event_type: "DISPLAY_EVENT".to_string(),
+        ..StoreOptions::default()
+    };
+    assert_eq!(StoreOptions::default().display_event_type, "display_event");
+    let stores: Vec<(
+        &str,
+        Box<dyn DisplayEventStore>,
+        Vec<(history::display::Role, String)>,
+    )> = vec![
+        (
+            "memory default",
+            Box::new(MemoryDisplayStore::with_options(StoreOptions::default())),
+            vec![u("hi"), a("shown")],
+        ),
+        (
+            "sqlite default",
+            Box::new(
+                SqliteDisplayStore::open_in_memory_with_options(StoreOptions::default())
+                    .expect("opens"),
+            ),
+            vec![u("hi"), a("shown")],
+        ),
+        (
+            "memory DISPLAY_EVENT",
+            Box::new(MemoryDisplayStore::with_options(upper())),
+            vec![u("OLD"), a("OLDER")],
+        ),
+        (
+            "sqlite DISPLAY_EVENT",
+            Box::new(SqliteDisplayStore::open_in_memory_with_options(upper()).expect("opens")),
+            vec![u("OLD"), a("OLDER")],
+        ),
+    ];
+    for (name, store, want) in stores {
+        append_all(&*store, &bytes(&rows));
+        let p = reconstruct(&*store, THREAD, None, &opts(Planted::none())).expect("reconstructs");
+        assert_eq!(texts(&p), want, "{name}");
+        assert_eq!(
+            store.row_count().expect("counts"),
+            5,
+            "{name}: every row is stored"
         );
     }
 }

@@ -19,6 +19,18 @@ pub fn sub() -> AgentIdentity {
     AgentIdentity::new("SubAgent", "a2")
 }
 
+/// A llama_index `ChatMessage` dump as the platform persists it: no `content` key.
+pub fn chat_message(blocks: Value) -> Value {
+    json!({"role": "user", "additional_kwargs": {}, "blocks": blocks})
+}
+
+/// A platform `Message` dump, as a stop's output message is persisted.
+pub fn output_message(text: &str) -> Value {
+    json!({"role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
+        "function_call_arguments_json": null, "tool_call_id": null,
+        "contents": [{"type": "text", "text": text}], "content": text})
+}
+
 /// One persisted row, as a JSON value that tests can bend before serializing.
 #[derive(Clone, Debug)]
 pub struct Ev(pub Value);
@@ -39,7 +51,7 @@ impl Ev {
             "display_id": display,
             "run_id": run,
             "event_id": event_id,
-            "event_type": "DISPLAY_EVENT",
+            "event_type": "display_event",
             "event_name": parents.first().copied().unwrap_or("Event"),
             "event_parents": parents,
             "event_data": data,
@@ -48,7 +60,7 @@ impl Ev {
 
     /// A user turn from the `UserAgent` (a visibility marker).
     pub fn user(display: &str, event_id: &str, t: i64, text: &str) -> Ev {
-        let data = json!({"created_at": t, "messages": [{"role": "user", "content": text}]});
+        let data = json!({"created_at": t, "messages": [chat_message(json!([{"block_type": "text", "text": text}]))]});
         Ev::new(
             &user_agent(),
             display,
@@ -61,7 +73,9 @@ impl Ev {
 
     /// A user turn whose last message carries `blocks`.
     pub fn user_blocks(display: &str, event_id: &str, t: i64, blocks: Value) -> Ev {
-        let data = json!({"created_at": t, "messages": [{"role": "user", "content": "older"}, {"role": "user", "content": blocks}]});
+        let data = json!({"created_at": t, "messages": [
+            chat_message(json!([{"block_type": "text", "text": "older"}])),
+            chat_message(blocks)]});
         Ev::new(
             &user_agent(),
             display,
@@ -100,7 +114,7 @@ impl Ev {
         answer: &str,
     ) -> Ev {
         let data = json!({"created_at": t, "output_messages": [
-            {"role": "assistant", "content": "earlier"}, {"role": "assistant", "content": answer}]});
+            output_message("earlier"), output_message(answer)]});
         Ev::new(agent, display, run, event_id, &["StopEvent"], data)
     }
 

@@ -62,7 +62,7 @@ fn convert_audio(data: &AudioData, format: &str) -> Converted {
         AudioData::Base64(bytes) => bytes.clone(),
         AudioData::Legacy(list) => match legacy_bytes(list) {
             Some(bytes) => bytes,
-            None => return Converted::Dropped { field: "data" },
+            None => return Converted::Dropped { field: "audio" },
         },
     };
     Converted::Part(Part::Audio {
@@ -183,7 +183,7 @@ mod tests {
             let data = AudioData::Legacy(vec![LegacyByte::Int(1), bad.clone()]);
             assert_eq!(
                 convert_block(&audio(data, "wav")),
-                Converted::Dropped { field: "data" },
+                Converted::Dropped { field: "audio" },
                 "element {bad:?}"
             );
         }

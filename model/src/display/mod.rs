@@ -9,18 +9,23 @@
 //! with its catalog ID.
 //!
 //! How the model reads points the contract leaves open (the projector must agree):
-//! - Every emission is a `DISPLAY_EVENT` row; a `CONTROL_EVENT` row is an `Unrelated` emission.
+//! - Every emission is a display-event row (`event_type` `"display_event"`); a control-event row
+//!   is an `Unrelated` emission.
 //! - `BadIdentity` may name only agent_id, run_id, event_name or event_id (asserted): the other
 //!   four identity fields route the row (quarantine, another thread/display/class/topic).
 //! - `bad_created_at` names the field `created_at`.
 //! - A stop that is not the primary's is never read: a bad payload there warns nothing; a bad
 //!   identity or created_at still warns (those checks come before the walk).
 //! - A chunk with empty text is a bad payload (`content`).
-//! - A new message keeps one part per kept block; only appending to an existing message
-//!   concatenates text onto a trailing text part, part by part.
-//! - A user turn that shows nothing (all blocks dropped, empty answer) still resets the streamed
-//!   text but does not end the previous message, so the next assistant text merges into it.
-//! - User-message and HITL-answer rows of any agent class are user turns on a visible display.
+//! - A user message keeps one part per kept block, and consecutive user contributions on one
+//!   display keep their parts side by side; assistant text (chunks, questions, stop suffixes)
+//!   concatenates onto a trailing text part.
+//! - A user turn that shows nothing (all blocks dropped, empty answer, or a malformed payload)
+//!   still resets the streamed text but does not end the previous message, so the next assistant
+//!   text merges into it. A bad identity or created_at skips the row before any turn: no reset.
+//! - Only `UserAgent` speaks for the user: a user-message or HITL-answer emission of any other
+//!   class is no user turn and its payload is unread (no warning for a bad one).
+//! - A HITL question is streamed text: a primary stop repeating it adds nothing.
 //! - Expected warnings are one per emission; the projector may order them differently, and each
 //!   stored copy of a bad-identity row (which has no identity to dedup on) may warn again.
 //!

@@ -3,8 +3,8 @@
 //! [`ClientView`] starts from the set of visible displays and the primary agent, takes the
 //! emissions one at a time in emission order ([`ClientView::apply`]), and ends in a
 //! [`Transcript`] ([`ClientView::finish`]). Per display it keeps the *streamed text* (what the
-//! client has seen streamed since its last turn on that display), which decides what the primary
-//! stop may still add (P5). It also tracks, per display, the chunks that never reached the store
+//! client has seen streamed since its last turn on that display: chunks, HITL questions and text a
+//! primary stop supplied), which decides what the primary stop may still add (P5). It also tracks, per display, the chunks that never reached the store
 //! since the last streamed contribution, to state for each whether the stop recovered it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +26,7 @@ pub struct ClientView {
     next_index: usize,
     /// Event ids seen so far: the contract's identity is unique per emitted event.
     event_ids: BTreeSet<String>,
-    /// Per visible display: chunk and recovered stop text since the last user turn there.
+    /// Per visible display: chunk, question and recovered stop text since the last user turn there.
     streamed: BTreeMap<String, String>,
     /// Per visible display: unpersisted chunks since the last persisted contribution to the
     /// streamed text, in order. Only a stop can still recover them.
@@ -83,19 +83,16 @@ impl ClientView {
             self.defective(emission, defect);
             return;
         }
+        if is_user_turn(&emission.kind) && !emission.agent.is_user_agent() {
+            return; // Only the client's own agent speaks for the user.
+        }
         match &emission.kind {
             EmissionKind::UserMessage { blocks } => self.user_message(emission, blocks),
             EmissionKind::HitlAnswer { answer } => {
                 self.reset(&emission.display);
                 self.contribute(Role::User, &emission.display, text_parts(answer.render()));
             }
-            EmissionKind::HitlQuestion { question } => {
-                self.contribute(
-                    Role::Assistant,
-                    &emission.display,
-                    text_parts(question.clone()),
-                );
-            }
+            EmissionKind::HitlQuestion { question } => self.streamed_text(emission, question),
             EmissionKind::Chunk { text } => self.chunk(emission, text),
             EmissionKind::Stop { answer } => self.stop(emission, answer),
             EmissionKind::Decoy { .. } | EmissionKind::Unrelated { .. } => {
@@ -164,8 +161,11 @@ impl ClientView {
         }
     }
 
-    /// A persisted, defective family row on a visible display: skipped, with a warning unless it
-    /// is a stop the projector never reads (P6: a non-primary stop's payload is unread).
+    /// A persisted, defective family row on a visible display: skipped, with a warning unless its
+    /// payload is one the projector never reads (P6: a non-primary stop; a user message or HITL
+    /// answer of an agent other than the client's). A client's user turn with a bad payload is
+    /// still a turn: it shows nothing but the streamed text starts over. A bad identity or
+    /// created_at skips the row before the walk, so nothing resets.
     fn defective(&mut self, emission: &Emission, defect: &Defect) {
         let (code, field) = match defect {
             Defect::BadIdentity { field } => (code::BAD_IDENTITY, field.clone()),
@@ -174,6 +174,12 @@ impl ClientView {
                 let is_stop = matches!(emission.kind, EmissionKind::Stop { .. });
                 if is_stop && !self.is_primary(&emission.agent) {
                     return;
+                }
+                if is_user_turn(&emission.kind) {
+                    if !emission.agent.is_user_agent() {
+                        return;
+                    }
+                    self.reset(&emission.display);
                 }
                 (code::BAD_PAYLOAD, field.clone())
             }
@@ -203,6 +209,16 @@ impl ClientView {
             self.warn(code::BAD_PAYLOAD, emission.index, "content".to_string());
             return;
         }
+        self.streamed_text(emission, text);
+    }
+
+    /// Assistant text the client saw streamed (a chunk or a HITL question): it extends the
+    /// display's streamed text, so a primary stop repeating it adds nothing. An empty question
+    /// shows nothing and changes nothing.
+    fn streamed_text(&mut self, emission: &Emission, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         let display = &emission.display;
         self.streamed
             .entry(display.clone())
@@ -213,8 +229,9 @@ impl ClientView {
                 "P5",
                 index,
                 format!(
-                    "lost: the chunk never reached the store and the later chunk {} on display \
+                    "lost: the chunk never reached the store and the later {} {} on display \
                  {display} did, so the streamed text has a gap that no stop fills",
+                    emission.kind.name(),
                     emission.index
                 ),
             );
@@ -300,18 +317,23 @@ impl ClientView {
         }
     }
 
-    /// Adds a contribution, merging it into the last message when role and display match.
+    /// Adds a contribution, merging it into the last message when role and display match: a
+    /// user contribution's parts go side by side (the client sent them as separate pieces),
+    /// assistant text continues a trailing text part (it was one stream).
     fn contribute(&mut self, role: Role, display: &str, parts: Vec<Part>) {
         assert!(self.visible.contains(display));
         if parts.is_empty() {
             return;
         }
         match self.messages.last_mut() {
-            Some(last) if last.role == role && last.display == display => {
-                for part in parts {
-                    append_part(&mut last.parts, part);
+            Some(last) if last.role == role && last.display == display => match role {
+                Role::User => last.parts.extend(parts),
+                Role::Assistant => {
+                    for part in parts {
+                        append_part(&mut last.parts, part);
+                    }
                 }
-            }
+            },
             _ => self.messages.push(Message {
                 role,
                 display: display.to_string(),
@@ -339,6 +361,14 @@ impl ClientView {
             why,
         });
     }
+}
+
+/// Whether the emission's family is a user turn when the client's agent emits it.
+fn is_user_turn(kind: &EmissionKind) -> bool {
+    matches!(
+        kind,
+        EmissionKind::UserMessage { .. } | EmissionKind::HitlAnswer { .. }
+    )
 }
 
 /// One text part, or none for the empty string (a text part is never empty).
@@ -442,7 +472,7 @@ mod tests {
             &[
                 "user@d: hi",
                 "assistant@d: Hello",
-                "user@d: again and again",
+                "user@d: again |  and again",
                 "assistant@d: ok",
             ],
             &[],
@@ -491,7 +521,8 @@ mod tests {
     }
 
     #[test]
-    fn hitl_question_is_not_streamed_text() {
+    fn a_hitl_question_is_streamed_text() {
+        // Chunks then a question: the stop's answer no longer extends what was streamed.
         let conversation = Build::new()
             .primary(LEAD)
             .emit(USER, "d", user_text("go"))
@@ -499,7 +530,76 @@ mod tests {
             .emit(LEAD, "d", question("ok?"))
             .emit(LEAD, "d", stop("Hello"))
             .done();
-        check(&conversation, &["user@d: go", "assistant@d: Helok?lo"], &[]);
+        check(&conversation, &["user@d: go", "assistant@d: Helok?"], &[]);
+        // A primary stop that repeats the question adds nothing (no "Proceed?Proceed?").
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", question("Proceed?"))
+            .emit(LEAD, "d", stop("Proceed?"))
+            .done();
+        check(&conversation, &["user@d: go", "assistant@d: Proceed?"], &[]);
+        // One that extends it adds the rest.
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", question("Proceed?"))
+            .emit(LEAD, "d", stop("Proceed? Yes."))
+            .done();
+        check(
+            &conversation,
+            &["user@d: go", "assistant@d: Proceed? Yes."],
+            &[],
+        );
+    }
+
+    #[test]
+    fn a_malformed_user_turn_of_the_client_still_resets() {
+        for turn in [user_text("x"), answer_text("x")] {
+            let conversation = Build::new()
+                .primary(LEAD)
+                .emit(USER, "d", user_text("go"))
+                .emit(LEAD, "d", chunk("Hel"))
+                .emit(USER, "d", turn.clone())
+                .defect(bad_payload(turn.payload_field().expect("a family")))
+                .emit(LEAD, "d", stop("Hello"))
+                .done();
+            let field = turn.payload_field().expect("a family");
+            check(
+                &conversation,
+                &["user@d: go", "assistant@d: HelHello"],
+                &[("bad_payload", 2, field)],
+            );
+        }
+        // A bad created_at skips the row before the walk: no reset.
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", chunk("Hel"))
+            .emit(USER, "d", user_text("x"))
+            .defect(Defect::BadCreatedAt)
+            .emit(LEAD, "d", stop("Hello"))
+            .done();
+        check(
+            &conversation,
+            &["user@d: go", "assistant@d: Hello"],
+            &[("bad_created_at", 2, "created_at")],
+        );
+    }
+
+    #[test]
+    fn user_turns_of_other_agents_are_not_turns() {
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", chunk("Hel"))
+            .emit(LEAD, "d", user_text("proxy says"))
+            .emit(LEAD, "d", answer_text("proxy answers"))
+            .emit(LEAD, "d", answer_text("bad"))
+            .defect(bad_payload("response"))
+            .emit(LEAD, "d", stop("Hello"))
+            .done();
+        check(&conversation, &["user@d: go", "assistant@d: Hello"], &[]);
     }
 
     #[test]
@@ -645,7 +745,7 @@ mod tests {
             .lost()
             .done();
         // The stop after the user turn sees nothing streamed since, so its whole answer shows.
-        let transcript = check(&conversation, &["user@d: qq2", "assistant@d: a"], &[]);
+        let transcript = check(&conversation, &["user@d: q | q2", "assistant@d: a"], &[]);
         assert_eq!(
             losses(&transcript),
             vec![loss("P5", 1, "lost"), loss("P5", 4, "lost")]
@@ -793,17 +893,17 @@ mod tests {
                 ("bad_media", 0, "url"),
                 ("bad_media", 0, "url"),
                 ("bad_media", 0, "format"),
-                ("bad_media", 0, "data"),
-                ("bad_media", 0, "data"),
-                ("bad_media", 0, "data"),
-                ("bad_media", 0, "data"),
+                ("bad_media", 0, "audio"),
+                ("bad_media", 0, "audio"),
+                ("bad_media", 0, "audio"),
+                ("bad_media", 0, "audio"),
                 ("bad_media", 0, "block_type"),
             ],
         );
     }
 
     #[test]
-    fn merging_concatenates_text_onto_a_trailing_text_part_only() {
+    fn user_parts_stay_apart_and_assistant_text_concatenates() {
         let conversation = Build::new()
             .emit(USER, "d", user_blocks(vec![UserBlock::Text("a".into())]))
             .emit(
@@ -814,7 +914,15 @@ mod tests {
             .emit(USER, "d", user_text("c"))
             .emit(USER, "d", answer_text("d"))
             .done();
-        check(&conversation, &["user@d: ab | [image u] | cd"], &[]);
+        check(&conversation, &["user@d: a | b | [image u] | c | d"], &[]);
+        // Assistant text is one stream: it continues a trailing text part.
+        let conversation = Build::new()
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", chunk("a"))
+            .emit(LEAD, "d", question("b"))
+            .emit(LEAD, "d", chunk("c"))
+            .done();
+        check(&conversation, &["user@d: go", "assistant@d: abc"], &[]);
     }
 
     #[test]

@@ -2,12 +2,22 @@
 //!
 //! This is deliberately independent of `history`'s parser: it writes rows the way the platform's
 //! agents do (a JSON document per event), including the malformations a scenario asks for.
+//!
+//! A user message is a list of llama_index `ChatMessage` dumps, each exactly the field set
+//! `ChatMessage.model_dump()` writes (`role`, `additional_kwargs`, `blocks`; no `content`), and each
+//! block the field set of its class's dump (llama-index-core 0.14): `TextBlock` `block_type`,
+//! `text`; `ImageBlock` `block_type`, `image`, `path`, `url`, `image_mimetype`, `detail`;
+//! `AudioBlock` `block_type`, `audio`, `path`, `url`, `format`; `VideoBlock` `block_type`, `video`,
+//! `path`, `url`, `video_mimetype`, `detail`, `fps`. Media bytes are base64 text, or in legacy
+//! rows a list of byte integers. A stop's output messages are the platform's own `Message` dumps
+//! (`role`, `name`, `tool_calls`, `function_call_name`, `function_call_arguments_json`,
+//! `tool_call_id`, `contents`, and the computed `content`).
 
 use super::scenario::{Answer, AudioData, Block, Defect, Event, LegacyByte};
 use serde_json::{json, Map, Value};
 
-/// The topic constant of display events.
-pub const DISPLAY_EVENT: &str = "DISPLAY_EVENT";
+/// The stored value of the platform's topic constant for display events.
+pub const DISPLAY_EVENT: &str = "display_event";
 
 /// Everything about a row that is not the event itself.
 pub struct RowEnvelope<'a> {
@@ -96,15 +106,7 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
     let mut data = Map::new();
     match event {
         Event::UserMessage { blocks } => {
-            let messages = if bad {
-                json!({ "last": blocks_json(blocks) })
-            } else {
-                json!([
-                    { "role": "user", "content": "o0 earlier message never shown" },
-                    { "role": "user", "content": blocks_json(blocks) },
-                ])
-            };
-            data.insert("messages".into(), messages);
+            data.insert("messages".into(), user_messages(blocks, bad));
         }
         Event::HitlQuestion { question } => {
             let v = if bad {
@@ -136,8 +138,8 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
                 json!(answer)
             } else {
                 json!([
-                    { "role": "assistant", "content": "o0 earlier output never shown" },
-                    { "role": "assistant", "content": answer },
+                    output_message("o0 earlier output never shown"),
+                    output_message(answer),
                 ])
             };
             data.insert("output_messages".into(), v);
@@ -163,14 +165,11 @@ fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
 /// A look-alike class carries the payload of the family it only looks like.
 fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
     if class.contains("Stop") {
-        data.insert(
-            "output_messages".into(),
-            json!([{ "role": "assistant", "content": text }]),
-        );
+        data.insert("output_messages".into(), json!([output_message(text)]));
     } else if class.contains("UserMessage") {
         data.insert(
             "messages".into(),
-            json!([{ "role": "user", "content": [{ "block_type": "text", "text": text }] }]),
+            json!([chat_message("user", json!([text_block(text)]))]),
         );
     } else if class.contains("Response") {
         data.insert("response".into(), json!(text));
@@ -181,36 +180,92 @@ fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
     }
 }
 
+/// A user message's `messages`: an earlier ChatMessage never shown, then the one with `blocks`;
+/// malformed (`bad`), an object instead of the list.
+fn user_messages(blocks: &[Block], bad: bool) -> Value {
+    let last = chat_message("user", blocks_json(blocks));
+    if bad {
+        return json!({ "last": last });
+    }
+    let earlier = chat_message(
+        "user",
+        json!([text_block("o0 earlier message never shown")]),
+    );
+    json!([earlier, last])
+}
+
+/// A platform `Message.model_dump()` (a stop's output message): its text under `contents`, and
+/// again under the computed field `content`.
+fn output_message(text: &str) -> Value {
+    json!({
+        "role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
+        "function_call_arguments_json": null, "tool_call_id": null,
+        "contents": [{ "type": "text", "text": text }], "content": text,
+    })
+}
+
+/// A `ChatMessage.model_dump()`.
+fn chat_message(role: &str, blocks: Value) -> Value {
+    json!({ "role": role, "additional_kwargs": {}, "blocks": blocks })
+}
+
+/// A `TextBlock.model_dump()`.
+fn text_block(text: &str) -> Value {
+    json!({ "block_type": "text", "text": text })
+}
+
+/// The first bytes of a PNG file, stored the legacy way (a list of byte integers) as the image
+/// bytes of a block without a url; the projector never reads image bytes.
+const PNG_SIGNATURE: [u8; 8] = [137, 80, 78, 71, 13, 10, 26, 10];
+
 fn blocks_json(blocks: &[Block]) -> Value {
-    Value::Array(
-        blocks
-            .iter()
-            .map(|b| match b {
-                Block::Text { text } => json!({ "block_type": "text", "text": text }),
-                Block::Image { url } => match url {
-                    Some(u) => json!({ "block_type": "image", "url": u, "data": [1, 2, 3] }),
-                    None => json!({ "block_type": "image", "data": [1, 2, 3] }),
-                },
-                Block::Audio { format, data } => {
-                    let data = match data {
-                        AudioData::Base64(s) => json!(s),
-                        AudioData::Legacy(bytes) => Value::Array(
-                            bytes
-                                .iter()
-                                .map(|b| match b {
-                                    LegacyByte::Bool(v) => json!(v),
-                                    LegacyByte::Int(v) => json!(v),
-                                    LegacyByte::Float(v) => json!(v),
-                                })
-                                .collect(),
-                        ),
-                    };
-                    json!({ "block_type": "audio", "format": format, "data": data })
-                }
-                Block::Other { name } => json!({ "block_type": name, "text": "o0 other" }),
-            })
-            .collect(),
-    )
+    Value::Array(blocks.iter().map(block_json).collect())
+}
+
+fn block_json(block: &Block) -> Value {
+    match block {
+        Block::Text { text } => text_block(text),
+        Block::Image { url: Some(url) } => json!({
+            "block_type": "image", "image": null, "path": null, "url": url,
+            "image_mimetype": mimetype_of(url), "detail": null,
+        }),
+        Block::Image { url: None } => json!({
+            "block_type": "image", "image": PNG_SIGNATURE, "path": null, "url": null,
+            "image_mimetype": "image/png", "detail": null,
+        }),
+        Block::Audio { format, data } => {
+            let audio = match data {
+                AudioData::Base64(s) => json!(s),
+                AudioData::Legacy(bytes) => Value::Array(
+                    bytes
+                        .iter()
+                        .map(|b| match b {
+                            LegacyByte::Bool(v) => json!(v),
+                            LegacyByte::Int(v) => json!(v),
+                            LegacyByte::Float(v) => json!(v),
+                        })
+                        .collect(),
+                ),
+            };
+            json!({ "block_type": "audio", "audio": audio, "path": null, "url": null, "format": format })
+        }
+        Block::Other { name } if name == "video" => json!({
+            "block_type": "video", "video": null, "path": null,
+            "url": "https://video.example/o0-other.mp4", "video_mimetype": "video/mp4",
+            "detail": null, "fps": null,
+        }),
+        // A block type of no class llama_index knows: a plausible dump with text in it.
+        Block::Other { name } => json!({ "block_type": name, "text": "o0 other" }),
+    }
+}
+
+/// The mimetype `ImageBlock` guesses from a url's suffix (only the suffixes generated here).
+fn mimetype_of(url: &str) -> Value {
+    match url.rsplit('.').next() {
+        Some("png") => json!("image/png"),
+        Some("jpg" | "jpeg") => json!("image/jpeg"),
+        _ => Value::Null,
+    }
 }
 
 #[cfg(test)]
@@ -297,5 +352,100 @@ mod tests {
         let parents = row["event_parents"].as_array().expect("parents");
         assert!(parents.contains(&json!("StopEvent")));
         assert!(row["event_data"].get("output_messages").is_none());
+    }
+
+    fn keys(v: &Value) -> Vec<&str> {
+        let mut k: Vec<&str> = v
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        k.sort_unstable();
+        k
+    }
+
+    /// The field sets `model_dump()` writes, read off llama-index-core 0.14.25 (`ChatMessage`,
+    /// `TextBlock`, `ImageBlock`, `AudioBlock`, `VideoBlock`).
+    #[test]
+    fn a_user_message_is_a_chat_message_dump_with_exactly_its_fields() {
+        let event = Event::UserMessage {
+            blocks: vec![
+                Block::Text {
+                    text: "u1a ".into(),
+                },
+                Block::Image {
+                    url: Some("https://img.example/u1-2.png".into()),
+                },
+                Block::Image { url: None },
+                Block::Audio {
+                    format: "wav".into(),
+                    data: AudioData::Base64("AAEC".into()),
+                },
+                Block::Audio {
+                    format: "mp3".into(),
+                    data: AudioData::Legacy(vec![LegacyByte::Int(0), LegacyByte::Int(255)]),
+                },
+                Block::Other {
+                    name: "video".into(),
+                },
+            ],
+        };
+        let row = parse(&encode_row(&env(), &event, None));
+        let messages = row["event_data"]["messages"].as_array().expect("a list");
+        assert_eq!(messages.len(), 2);
+        for m in messages {
+            assert_eq!(keys(m), ["additional_kwargs", "blocks", "role"]);
+        }
+        let blocks = messages[1]["blocks"].as_array().expect("blocks");
+        let image = [
+            "block_type",
+            "detail",
+            "image",
+            "image_mimetype",
+            "path",
+            "url",
+        ];
+        let audio = ["audio", "block_type", "format", "path", "url"];
+        let video = [
+            "block_type",
+            "detail",
+            "fps",
+            "path",
+            "url",
+            "video",
+            "video_mimetype",
+        ];
+        let want: [&[&str]; 6] = [
+            &["block_type", "text"],
+            &image,
+            &image,
+            &audio,
+            &audio,
+            &video,
+        ];
+        for (block, want) in blocks.iter().zip(want) {
+            assert_eq!(keys(block), want, "{block}");
+        }
+        assert_eq!(blocks[1]["image_mimetype"], "image/png");
+        assert_eq!(blocks[2]["image"], json!([137, 80, 78, 71, 13, 10, 26, 10]));
+        assert_eq!(blocks[3]["audio"], "AAEC");
+        assert_eq!(blocks[4]["audio"], json!([0, 255]));
+        assert_eq!(blocks[5]["block_type"], "video");
+    }
+
+    #[test]
+    fn a_malformed_user_message_still_holds_a_chat_message() {
+        let event = Event::UserMessage {
+            blocks: vec![Block::Text {
+                text: "u1a ".into(),
+            }],
+        };
+        let defect = Defect::BadPayload {
+            field: "messages".into(),
+        };
+        let row = parse(&encode_row(&env(), &event, Some(&defect)));
+        let last = &row["event_data"]["messages"]["last"];
+        assert_eq!(last["blocks"][0]["text"], "u1a ");
     }
 }
