@@ -10,6 +10,8 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// How many trailing events a failure report shows.
 pub const TAIL_EVENTS_MAX: usize = 40;
+/// How much of a long event (a protocol line) the tail keeps.
+pub const TAIL_TEXT_BYTES_MAX: usize = 400;
 
 pub struct Trace {
     hasher: Xxh3,
@@ -40,6 +42,33 @@ impl Trace {
         }
         if let Some(full) = &mut self.full {
             full.push(line.clone());
+        }
+        self.tail.push_back(line);
+    }
+
+    /// Record one event made of `label` and a long `text` (a protocol line): hashed whole, as
+    /// [`Trace::record`] would, but the tail a failure report shows keeps only its first
+    /// [`TAIL_TEXT_BYTES_MAX`] bytes, and only a full trace copies all of it.
+    pub fn record_text(&mut self, at_us: u64, label: &str, text: &str) {
+        let mut line = String::with_capacity(64);
+        let _ = write!(line, "{at_us:>9}us {label}");
+        self.hasher.update(line.as_bytes());
+        self.hasher.update(text.as_bytes());
+        self.hasher.update(b"\n");
+        self.events += 1;
+        if self.tail.len() == TAIL_EVENTS_MAX {
+            self.tail.pop_front();
+        }
+        if let Some(full) = &mut self.full {
+            full.push(format!("{line}{text}"));
+        }
+        let mut cut = text.len().min(TAIL_TEXT_BYTES_MAX);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.push_str(&text[..cut]);
+        if cut < text.len() {
+            let _ = write!(line, "... ({} bytes)", text.len());
         }
         self.tail.push_back(line);
     }
@@ -84,6 +113,26 @@ mod tests {
         assert_ne!(a.hash(), c.hash());
         assert_eq!(b.full().map(|f| f.len()), Some(2));
         assert_eq!(a.events(), 2);
+    }
+
+    #[test]
+    fn a_long_event_hashes_like_any_other_and_is_cut_only_in_the_tail() {
+        let long = "x".repeat(1000);
+        let (mut a, mut b) = (Trace::new(true), Trace::new(false));
+        a.record(7, format_args!("sut < {long}"));
+        b.record_text(7, "sut ", &format!("< {long}"));
+        assert_eq!(a.hash(), b.hash());
+        let shown = &b.tail()[0];
+        assert!(
+            shown.len() < 500 && shown.ends_with("(1002 bytes)"),
+            "{shown}"
+        );
+        let mut c = Trace::new(true);
+        c.record_text(7, "sut ", &format!("< {long}"));
+        assert_eq!(
+            c.full().map(|f| f[0].len()),
+            Some(a.full().expect("kept")[0].len())
+        );
     }
 
     #[test]

@@ -94,8 +94,10 @@ impl Shared {
     fn call<T>(&self, f: impl FnOnce(&mut dyn DisplaySystem) -> Result<T, SutError>) -> Option<T> {
         let mut system = self.system.borrow_mut();
         let answer = f(system.as_mut());
+        let at_us = now_us();
+        let mut trace = self.trace.borrow_mut();
         for line in system.take_transcript() {
-            self.record(format_args!("sut {line}"));
+            trace.record_text(at_us, "sut ", &line);
         }
         match answer {
             Ok(a) => Some(a),

@@ -89,8 +89,9 @@ impl OverProtocolStore {
         self.last_us.set(at_us);
         let lines = self.sut.borrow_mut().take_transcript();
         let mut trace = self.trace.borrow_mut();
+        let label = format!("sut[{}] ", self.slot);
         for line in lines {
-            trace.record(at_us, format_args!("sut[{}] {line}", self.slot));
+            trace.record_text(at_us, &label, &line);
         }
     }
 

@@ -75,36 +75,29 @@ impl OpenedSut {
         })
     }
 
-    /// Sends `request`: `Ok(Ok(value))` the system's answer, `Ok(Err(body))` its own refusal,
-    /// `Err` a breach (this one or an earlier one).
-    pub fn call(
-        &mut self,
-        request: &Request,
-    ) -> Result<Result<serde_json::Value, ErrorBody>, SutError> {
-        if let Some(breach) = &self.breached {
-            return Err(breach.clone());
-        }
-        let answer = self.process.call(request);
-        if let Err(breach) = &answer {
-            self.poison(breach.clone());
-        }
-        answer
-    }
-
-    /// An answer of `request` decoded as `T`; an answer of another shape is a breach.
+    /// Sends `request` and decodes its answer as `T`: `Ok(Ok(answer))`, `Ok(Err(body))` the
+    /// system's own refusal, `Err` a breach (this one, an earlier one, or an answer of another
+    /// shape). The answer is parsed once, from its text, straight into `T`.
     pub fn call_for<T: serde::de::DeserializeOwned>(
         &mut self,
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
-        match self.call(request)? {
+        if let Some(breach) = &self.breached {
+            return Err(breach.clone());
+        }
+        let answer = self.process.call_raw(request);
+        if let Err(breach) = &answer {
+            self.poison(breach.clone());
+        }
+        match answer? {
             Err(e) => Ok(Err(e)),
-            Ok(v) => {
-                match serde_json::from_value(v) {
-                    Ok(t) => Ok(Ok(t)),
-                    Err(e) => Err(self
-                        .unexpected(request.op(), format!("not a {} answer: {e}", request.op()))),
+            Ok(raw) => match serde_json::from_str(raw.get()) {
+                Ok(t) => Ok(Ok(t)),
+                Err(e) => {
+                    let why = format!("not a {} answer: {e}", request.op());
+                    Err(self.unexpected(request.op(), why))
                 }
-            }
+            },
         }
     }
 

@@ -10,7 +10,8 @@
 //! seed does not depend on it. The timeout is wall time by necessity (the child is a real
 //! process); it decides only whether a seed fails as a broken world, never what it shows.
 
-use super::protocol::{ErrorBody, ErrorKind, Hello, Request, RequestLine, ResponseLine};
+use super::protocol::{ErrorBody, ErrorKind, Hello, RawResponseLine, Request, RequestLine};
+use serde_json::value::RawValue;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -176,6 +177,21 @@ impl SutProcess {
         &mut self,
         request: &Request,
     ) -> Result<Result<serde_json::Value, ErrorBody>, SutError> {
+        let at = format!("#{} {}", self.next_id + 1, request.op());
+        match self.call_raw(request)? {
+            Err(e) => Ok(Err(e)),
+            Ok(raw) => serde_json::from_str(raw.get())
+                .map(Ok)
+                .map_err(|e| self.breach(&at, Breach::NotAResponse(e.to_string()))),
+        }
+    }
+
+    /// [`SutProcess::call`] with the answer kept as its JSON text, to be parsed once into the
+    /// type the request expects.
+    pub fn call_raw(
+        &mut self,
+        request: &Request,
+    ) -> Result<Result<Box<RawValue>, ErrorBody>, SutError> {
         self.next_id += 1;
         let id = self.next_id;
         let at = format!("#{id} {}", request.op());
@@ -184,36 +200,18 @@ impl SutProcess {
             request: request.clone(),
         })
         .expect("requests serialize");
-        self.transcript
-            .push(format!("> {}", String::from_utf8_lossy(&line)));
         line.push(b'\n');
         // A child that already exited cannot read this; what it printed before it went is
         // still read below (and judged), then the closed stdout says it exited.
         let _ = self.stdin.write_all(&line).and_then(|_| self.stdin.flush());
-        let text = match self
-            .lines
-            .recv_timeout(Duration::from_millis(self.options.timeout_ms))
-        {
-            Ok(Line::Text(t)) => t,
-            Ok(Line::TooLong) => {
-                let bytes_max = self.options.response_bytes_max;
-                return Err(self.breach(&at, Breach::TooLarge { bytes_max }));
-            }
-            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
-                let status = self.exit_status();
-                return Err(self.breach(&at, Breach::Exited(status)));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let ms = self.options.timeout_ms;
-                return Err(self.breach(&at, Breach::Timeout { ms }));
-            }
-        };
-        self.transcript
-            .push(format!("< {}", String::from_utf8_lossy(&text)));
-        let response: ResponseLine = serde_json::from_slice(&text).map_err(|e| {
-            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-            self.breach(&at, Breach::NotAResponse(format!("{e}: {shown}")))
-        })?;
+        line.pop();
+        self.transcript.push(text_of(b"> ", line));
+        let text = self.answer_line(&at)?;
+        let response: Result<RawResponseLine, _> = serde_json::from_slice(&text);
+        let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+        self.transcript.push(text_of(b"< ", text));
+        let response = response
+            .map_err(|e| self.breach(&at, Breach::NotAResponse(format!("{e}: {shown}"))))?;
         if response.id != id {
             return Err(self.breach(
                 &at,
@@ -238,6 +236,28 @@ impl SutProcess {
                 &at,
                 Breach::NotAResponse("expected exactly one of `ok` and `err`".into()),
             )),
+        }
+    }
+
+    /// The next answer line, or the breach of its absence.
+    fn answer_line(&mut self, at: &str) -> Result<Vec<u8>, SutError> {
+        match self
+            .lines
+            .recv_timeout(Duration::from_millis(self.options.timeout_ms))
+        {
+            Ok(Line::Text(t)) => Ok(t),
+            Ok(Line::TooLong) => {
+                let bytes_max = self.options.response_bytes_max;
+                Err(self.breach(at, Breach::TooLarge { bytes_max }))
+            }
+            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                let status = self.exit_status();
+                Err(self.breach(at, Breach::Exited(status)))
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let ms = self.options.timeout_ms;
+                Err(self.breach(at, Breach::Timeout { ms }))
+            }
         }
     }
 
@@ -330,6 +350,14 @@ fn command_of(line: &str) -> Command {
             command
         }
     }
+}
+
+/// A transcript line: `marker` and the line's text (copied only when it is not UTF-8).
+fn text_of(marker: &[u8], line: Vec<u8>) -> String {
+    let mut out = Vec::with_capacity(marker.len() + line.len());
+    out.extend_from_slice(marker);
+    out.extend_from_slice(&line);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Reads the child's stdout line by line, each at most `bytes_max` bytes, into a channel.

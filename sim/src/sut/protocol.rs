@@ -203,6 +203,18 @@ pub struct ResponseLine {
     pub err: Option<ErrorBody>,
 }
 
+/// A response line as the client reads it: the `ok` value kept as its text, so an answer is
+/// parsed once, straight into the type the request expects.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawResponseLine {
+    pub id: u64,
+    #[serde(default)]
+    pub ok: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    pub err: Option<ErrorBody>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,8 +254,8 @@ fn histsim_cli(args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .expect("histsim runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code(), text)
 }
 
@@ -264,7 +264,14 @@ fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replay
     let histsim = env!("CARGO_BIN_EXE_histsim");
     let reference = format!("{histsim} serve display --store sqlite");
     let (code, text) = histsim_cli(&[
-        "diff", "--workload", "display", "--seeds", "0..3", "--sut", "in-process", "--sut",
+        "diff",
+        "--workload",
+        "display",
+        "--seeds",
+        "0..3",
+        "--sut",
+        "in-process",
+        "--sut",
         &reference,
     ]);
     assert_eq!(code, Some(0), "{text}");
@@ -274,8 +281,19 @@ fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replay
     let out = tempfile::tempdir().expect("a temp dir");
     let out_dir = out.path().to_str().expect("utf-8");
     let (code, text) = histsim_cli(&[
-        "diff", "--workload", "display", "--seeds", "0..5", "--sut", "in-process", "--sut",
-        &altered, "--shrink-cap-s", "20", "--out", out_dir,
+        "diff",
+        "--workload",
+        "display",
+        "--seeds",
+        "0..5",
+        "--sut",
+        "in-process",
+        "--sut",
+        &altered,
+        "--shrink-cap-s",
+        "20",
+        "--out",
+        out_dir,
     ]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("DIFFERENT at seed"), "{text}");
@@ -287,13 +305,31 @@ fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replay
         .expect("a difference file");
     let file = file.to_str().expect("utf-8");
     let (code, text) = histsim_cli(&[
-        "diff", "--workload", "display", "--sut", "in-process", "--sut", &altered,
-        "--scenario", file,
+        "diff",
+        "--workload",
+        "display",
+        "--sut",
+        "in-process",
+        "--sut",
+        &altered,
+        "--scenario",
+        file,
     ]);
-    assert_eq!(code, Some(1), "the difference replays from its file: {text}");
+    assert_eq!(
+        code,
+        Some(1),
+        "the difference replays from its file: {text}"
+    );
     let (code, text) = histsim_cli(&[
-        "diff", "--workload", "display", "--sut", "in-process", "--sut", &reference,
-        "--scenario", file,
+        "diff",
+        "--workload",
+        "display",
+        "--sut",
+        "in-process",
+        "--sut",
+        &reference,
+        "--scenario",
+        file,
     ]);
     assert_eq!(code, Some(0), "and is the altered system's: {text}");
 }
