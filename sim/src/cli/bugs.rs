@@ -7,6 +7,7 @@ use crate::bugs::{hunt, planted_ids, Detection};
 use crate::campaign::{run_campaign, CampaignConfig};
 use crate::registry;
 use crate::run::RunConfig;
+use crate::sut::{SutOptions, SutProcess};
 use crate::verdict::Verdict;
 use crate::workload::StoreKind;
 use history::BugId;
@@ -33,30 +34,10 @@ pub(crate) struct BugsArgs {
 pub(crate) fn cmd(args: BugsArgs) -> Verdict {
     let sut = args.sut.options();
     let jobs = args.jobs.unwrap_or_else(|| default_jobs(sut.is_some()));
-    // Through a system under test, the bugs of the workloads whose ops it declares.
-    let served = match &sut {
-        None => None,
-        Some(options) => match crate::sut::SutProcess::start(options.clone()) {
-            Ok(process) => Some(process.hello().ops.clone()),
-            Err(e) => return Verdict::usage(&format!("--sut: {e}")),
-        },
+    let ids = match ids_to_hunt(&args, sut.as_ref()) {
+        Ok(ids) => ids,
+        Err(why) => return Verdict::usage(&why),
     };
-    let reachable = |id: &BugId| match &served {
-        None => true,
-        Some(ops) => registry::covering(*id).is_some_and(|w| {
-            w.has_sut_boundary() && w.sut_ops().iter().all(|op| ops.iter().any(|o| o == op))
-        }),
-    };
-    let ids: Vec<BugId> = if args.only.is_empty() {
-        planted_ids().into_iter().filter(reachable).collect()
-    } else {
-        args.only.clone()
-    };
-    if let Some(id) = ids.iter().find(|id| !reachable(id)) {
-        return Verdict::usage(&format!(
-            "--sut: {id} lives in a workload this system under test does not serve"
-        ));
-    }
     let base = RunConfig {
         store: args.store,
         sut,
@@ -86,25 +67,58 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
         detected += usize::from(d.detected());
         print_detection(&d);
     }
-    let clean_ok = if base.sut.is_some() {
-        // The clean campaign of every workload the bugs above ran in, through the same system.
-        let mut workloads: Vec<&'static str> = ids
-            .iter()
-            .filter_map(|id| registry::covering(*id).map(|w| w.name()))
-            .collect();
-        workloads.dedup();
-        workloads.iter().all(|name| {
-            let config = RunConfig {
-                workload: registry::by_name(name),
-                ..base.clone()
-            };
-            clean_campaign(&config, args.clean_seeds, jobs)
-        })
-    } else {
-        clean_campaign(&base, args.clean_seeds, jobs)
-    };
+    let clean_ok = clean_campaigns(&base, &ids, args.clean_seeds, jobs);
     println!("detected {detected}/{} planted bugs", ids.len());
     Verdict::clean_or(detected == ids.len() && clean_ok, Verdict::Violation)
+}
+
+/// The IDs to hunt: `--only`, or every planted bug; through a system under test, only the bugs
+/// of the workloads whose ops it declares (asked once, by `hello`).
+fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, String> {
+    let served = match sut {
+        None => None,
+        Some(options) => match SutProcess::start(options.clone()) {
+            Ok(process) => Some(process.hello().ops.clone()),
+            Err(e) => return Err(format!("--sut: {e}")),
+        },
+    };
+    let reachable = |id: &BugId| match &served {
+        None => true,
+        Some(ops) => registry::covering(*id).is_some_and(|w| {
+            w.has_sut_boundary() && w.sut_ops().iter().all(|op| ops.iter().any(|o| o == op))
+        }),
+    };
+    let ids: Vec<BugId> = if args.only.is_empty() {
+        planted_ids().into_iter().filter(reachable).collect()
+    } else {
+        args.only.clone()
+    };
+    match ids.iter().find(|id| !reachable(id)) {
+        Some(id) => Err(format!(
+            "--sut: {id} lives in a workload this system under test does not serve"
+        )),
+        None => Ok(ids),
+    }
+}
+
+/// The clean campaign: without a planted bug nothing fires. Through a system under test, one
+/// campaign for each workload the hunted bugs ran in.
+fn clean_campaigns(base: &RunConfig, ids: &[BugId], seeds: u64, jobs: usize) -> bool {
+    if base.sut.is_none() {
+        return clean_campaign(base, seeds, jobs);
+    }
+    let mut workloads: Vec<&'static str> = ids
+        .iter()
+        .filter_map(|id| registry::covering(*id).map(|w| w.name()))
+        .collect();
+    workloads.dedup();
+    workloads.iter().all(|name| {
+        let config = RunConfig {
+            workload: registry::by_name(name),
+            ..base.clone()
+        };
+        clean_campaign(&config, seeds, jobs)
+    })
 }
 
 fn print_detection(d: &Detection) {

@@ -6,6 +6,7 @@
 //! and the model is computed once per world: the liveness phase polls until the answers match it
 //! and the checker compares against the same one.
 
+mod bus;
 pub mod check;
 pub mod context;
 pub mod faults;
@@ -17,6 +18,7 @@ pub mod record;
 pub mod rows;
 pub mod scenario;
 pub mod shrink;
+mod state;
 pub mod system;
 pub mod truth;
 pub mod view;

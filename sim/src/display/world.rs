@@ -17,15 +17,12 @@ use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
 use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PORT};
-use crate::sut::SutError;
 use crate::trace::Trace;
-use history::display::{AgentIdentity, Projection};
+use history::display::AgentIdentity;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
-use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
 const REPLICA_PORT: u16 = 8080;
@@ -51,87 +48,9 @@ pub use crate::workload::{StoreKind, WorldConfig};
 
 pub use super::record::{Emitted, Read, WorldRecord};
 
-/// Whether an answer shows what the client must see, asked only after every run emitted (the
-/// emissions it is given are final). The workload builds it from the ground truth and the model;
-/// the world only polls until it holds.
-pub type Converged = Rc<dyn Fn(&[Emitted], &Projection) -> bool>;
-
-struct Shared {
-    scenario: DisplayScenario,
-    converged: Converged,
-    plan: FaultPlan,
-    primary: AgentIdentity,
-    trace: RefCell<Trace>,
-    emissions: RefCell<Vec<Emitted>>,
-    reads: RefCell<Vec<Read>>,
-    next_event: Cell<u64>,
-    next_op: Cell<u64>,
-    first_stored: RefCell<BTreeMap<u32, u64>>,
-    first_received: RefCell<BTreeMap<(u8, u32), u64>>,
-    turns_done: Cell<u32>,
-    replicas_ready: Cell<u8>,
-    coverage: RefCell<crate::coverage::Coverage>,
-    converged_after_ms: Cell<Option<u64>>,
-    /// The system under test: the replicas' persisters and request handlers.
-    system: RefCell<Box<dyn DisplaySystem>>,
-    /// The first protocol breach of a system in a child process: the world ends broken.
-    breach: RefCell<Option<SutError>>,
-}
-
-impl Shared {
-    fn next_op(&self) -> u64 {
-        let op = self.next_op.get();
-        self.next_op.set(op + 1);
-        op
-    }
-
-    fn record(&self, event: std::fmt::Arguments<'_>) {
-        self.trace.borrow_mut().record(now_us(), event);
-    }
-
-    /// Calls the system under test, records the exchanged lines in the trace, and turns a breach
-    /// into `None` (kept as the world's failure; the caller stops).
-    fn call<T>(&self, f: impl FnOnce(&mut dyn DisplaySystem) -> Result<T, SutError>) -> Option<T> {
-        let mut system = self.system.borrow_mut();
-        let answer = f(system.as_mut());
-        let at_us = now_us();
-        let mut trace = self.trace.borrow_mut();
-        for line in system.take_transcript() {
-            trace.record_text(at_us, "sut ", &line);
-        }
-        match answer {
-            Ok(a) => Some(a),
-            Err(breach) => {
-                self.breach.borrow_mut().get_or_insert(breach);
-                None
-            }
-        }
-    }
-
-    fn broken(&self) -> bool {
-        self.breach.borrow().is_some()
-    }
-
-    fn subject(&self, display_key: &str) -> String {
-        let display_id = self
-            .scenario
-            .displays
-            .get(display_key)
-            .map(String::as_str)
-            .unwrap_or("");
-        format!("display.{}.{}", self.scenario.thread_id, display_id)
-    }
-}
-
-fn now_us() -> u64 {
-    turmoil::sim_elapsed()
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
-
-fn any_addr(port: u16) -> (IpAddr, u16) {
-    (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
-}
+use super::bus::bus_host;
+pub use super::state::Converged;
+use super::state::{any_addr, now_us, Shared};
 
 /// The system under test the config names: a child process over the SUT protocol, or histsim's
 /// own replicas in this process.
@@ -245,121 +164,6 @@ fn build_sim(scenario: &DisplayScenario, shared: &Rc<Shared>) -> turmoil::Sim<'s
     sim.client("client", client(shared.clone()));
 
     sim
-}
-
-// ---- the bus ----
-
-struct Subscription {
-    who: Subscriber,
-    prefix: String,
-    tx: mpsc::UnboundedSender<Frame>,
-}
-
-async fn bus_host(shared: Rc<Shared>) -> turmoil::Result {
-    let listener = TcpListener::bind(any_addr(BUS_PORT)).await?;
-    let subscriptions: Rc<RefCell<Vec<Subscription>>> = Rc::default();
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let shared = shared.clone();
-        let subscriptions = subscriptions.clone();
-        tokio::task::spawn_local(async move {
-            let _ = bus_connection(stream, shared, subscriptions).await;
-        });
-    }
-}
-
-async fn bus_connection(
-    stream: TcpStream,
-    shared: Rc<Shared>,
-    subscriptions: Rc<RefCell<Vec<Subscription>>>,
-) -> std::io::Result<()> {
-    let (mut rd, wr) = stream.into_split();
-    let mut wr = Some(wr);
-    while let Some(frame) = read_frame(&mut rd).await? {
-        match frame {
-            Frame::Subscribe { name, prefix } => {
-                let Some(who) = Subscriber::parse(&name) else {
-                    continue;
-                };
-                let Some(mut w) = wr.take() else { continue };
-                write_frame(&mut w, &Frame::Subscribed).await?;
-                let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
-                subscriptions
-                    .borrow_mut()
-                    .push(Subscription { who, prefix, tx });
-                tokio::task::spawn_local(async move {
-                    while let Some(f) = rx.recv().await {
-                        if write_frame(&mut w, &f).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            Frame::Publish { step, subject, row } => {
-                fan_out(&shared, &subscriptions.borrow(), step, &subject, row);
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Every matching subscriber gets the message, as the fault plan allows.
-fn fan_out(
-    shared: &Shared,
-    subscriptions: &[Subscription],
-    step: u32,
-    subject: &str,
-    row: Vec<u8>,
-) {
-    let plan = &shared.plan;
-    if plan.dropped(step) {
-        shared
-            .coverage
-            .borrow_mut()
-            .hit("display.fault.trailing_chunk_dropped");
-        shared.record(format_args!("bus drop step={step}"));
-        return;
-    }
-    for sub in subscriptions {
-        if !subject.starts_with(&sub.prefix) {
-            continue;
-        }
-        if let Subscriber::Replica(r) = sub.who {
-            if plan.cut_off(r, step) {
-                shared
-                    .coverage
-                    .borrow_mut()
-                    .hit("display.fault.replica_cut_off");
-                shared.record(format_args!("bus cut step={step} to={}", sub.who.name()));
-                continue;
-            }
-        }
-        let copies = 1 + plan.duplicates(step, sub.who);
-        let delay_ms = plan.delay_ms(step, sub.who);
-        {
-            let mut cov = shared.coverage.borrow_mut();
-            cov.hit_n("display.fault.duplicate_delivered", u64::from(copies - 1));
-            cov.hit_n("display.fault.delay", u64::from(delay_ms > 0));
-        }
-        for copy in 0..copies {
-            let frame = Frame::Deliver {
-                step,
-                copy,
-                row: row.clone(),
-            };
-            let wait_ms = u64::from(delay_ms) + u64::from(copy);
-            if wait_ms == 0 {
-                let _ = sub.tx.send(frame);
-            } else {
-                let tx = sub.tx.clone();
-                tokio::task::spawn_local(async move {
-                    tokio::time::sleep(Duration::from_millis(wait_ms)).await;
-                    let _ = tx.send(frame);
-                });
-            }
-        }
-    }
 }
 
 // ---- replicas ----
@@ -616,10 +420,17 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     while shared.turns_done.get() < scenario.turns.len() as u32 {
         sleep_ms(1).await;
     }
+    poll_until_converged(&shared).await
+}
+
+/// After healing: every replica is asked in rounds until all answer what the model says, or
+/// the liveness bound runs out; the last round is the settled history.
+async fn poll_until_converged(shared: &Shared) -> turmoil::Result {
+    let scenario = &shared.scenario;
     let healed_at = turmoil::sim_elapsed().unwrap_or_default();
     let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
     loop {
-        stop_if_broken(&shared)?;
+        stop_if_broken(shared)?;
         let round_start = shared.reads.borrow().len();
         for r in 0..scenario.replicas {
             request(r, u32::MAX, false).await?;

@@ -7,7 +7,6 @@
 //! covers the system's answers), a refusal comes back as the store's own error, and a breach is
 //! kept for the driving loop, which ends the world broken.
 
-use super::state::now_us;
 use crate::sut::protocol::{Count, Events, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
@@ -85,7 +84,7 @@ impl OverProtocolStore {
     }
 
     fn trace_exchange(&self) {
-        let at_us = turmoil::sim_elapsed().map_or(self.last_us.get(), |_| now_us());
+        let at_us = turmoil::sim_elapsed().map_or(self.last_us.get(), |d| d.as_micros() as u64);
         self.last_us.set(at_us);
         let lines = self.sut.borrow_mut().take_transcript();
         let mut trace = self.trace.borrow_mut();

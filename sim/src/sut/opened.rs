@@ -1,6 +1,13 @@
 //! A system under test as a workload's world holds it: started, checked for the ops the
 //! workload needs, opened on a fresh data directory, and poisoned by its first breach so a
 //! broken child is never spoken to out of step.
+//!
+//! A process that closed cleanly at the end of a seed is kept for the next seed of the same
+//! thread (`close`, then `open` on a fresh directory): an interpreter that takes seconds to load
+//! its libraries starts once a campaign thread, not once a seed. A session's transcript is the
+//! same either way (the greeting, then ids counting on from it), so the trace of a seed does not
+//! depend on which seeds ran before it; `--check-determinism` replays seeds in fresh processes
+//! and so catches a system whose `open` does not start afresh.
 
 use super::protocol::{ErrorBody, OpenOptions, Request};
 use super::{Breach, SutError, SutOptions, SutProcess};
@@ -9,13 +16,36 @@ use history::Planted;
 
 /// An opened system under test.
 pub struct OpenedSut {
-    process: SutProcess,
+    /// `None` only once dropped (handed back to the thread's idle processes).
+    process: Option<SutProcess>,
     /// The `hello` and `open` exchange, not yet handed to the trace.
     greeting: Vec<String>,
     /// The first breach: the child is killed then, and every later call answers it again.
     breached: Option<SutError>,
+    /// Where this seed's part of the child's stderr begins.
+    stderr_from: u64,
     /// Kept alive while the system runs: its data directory.
     _data_dir: tempfile::TempDir,
+}
+
+/// Idle processes a campaign thread keeps between seeds, at most this many.
+const IDLE_MAX: usize = 4;
+
+thread_local! {
+    static IDLE: std::cell::RefCell<Vec<SutProcess>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A process of `options` kept from an earlier seed of this thread, or a new one.
+fn process_for(options: SutOptions) -> Result<SutProcess, SutError> {
+    let kept = IDLE.with(|idle| {
+        let mut idle = idle.borrow_mut();
+        let at = idle.iter().position(|p| *p.options() == options)?;
+        Some(idle.swap_remove(at))
+    });
+    match kept {
+        Some(process) => Ok(process),
+        None => SutProcess::start(options),
+    }
 }
 
 impl OpenedSut {
@@ -27,7 +57,9 @@ impl OpenedSut {
         planted: Planted,
         needs: &[&str],
     ) -> Result<OpenedSut, SutError> {
-        let mut process = SutProcess::start(options)?;
+        let mut process = process_for(options)?;
+        process.begin_session();
+        let stderr_from = process.stderr_len();
         let fail = |process: &SutProcess, request: &str, why: String| SutError {
             request: request.to_string(),
             breach: Breach::Unexpected(why),
@@ -68,9 +100,10 @@ impl OpenedSut {
             .map(|line| line.replace(dir_in_json.trim_matches('"'), "<data_dir>"))
             .collect();
         Ok(OpenedSut {
-            process,
+            process: Some(process),
             greeting,
             breached: None,
+            stderr_from,
             _data_dir: data_dir,
         })
     }
@@ -85,7 +118,7 @@ impl OpenedSut {
         if let Some(breach) = &self.breached {
             return Err(breach.clone());
         }
-        let answer = self.process.call_raw(request);
+        let answer = self.process_mut().call_raw(request);
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }
@@ -101,12 +134,20 @@ impl OpenedSut {
         }
     }
 
+    fn process_ref(&self) -> &SutProcess {
+        self.process.as_ref().expect("present until dropped")
+    }
+
+    fn process_mut(&mut self) -> &mut SutProcess {
+        self.process.as_mut().expect("present until dropped")
+    }
+
     /// Breaks off: an answer of the wrong shape for `op`.
     pub fn unexpected(&mut self, op: &str, why: String) -> SutError {
         let breach = SutError {
             request: op.to_string(),
             breach: Breach::Unexpected(why),
-            stderr_tail: self.process.stderr_tail(),
+            stderr_tail: self.process_ref().stderr_tail(),
         };
         self.poison(breach.clone());
         breach
@@ -114,25 +155,51 @@ impl OpenedSut {
 
     fn poison(&mut self, breach: SutError) {
         if self.breached.is_none() {
-            self.process.kill();
+            self.process_mut().kill();
             self.breached = Some(breach);
         }
     }
 
     /// Whether the system declared `op` in `hello`.
     pub fn serves(&self, op: &str) -> bool {
-        self.process.supports(op)
+        self.process_ref().supports(op)
     }
 
     /// The request and answer lines since the last call, `hello` and `open` first.
     pub fn take_transcript(&mut self) -> Vec<String> {
         let mut lines = std::mem::take(&mut self.greeting);
-        lines.extend(self.process.take_transcript());
+        lines.extend(self.process_mut().take_transcript());
         lines
     }
 
-    /// What the system wrote to its stderr (its last `bytes_max` bytes).
+    /// What the system wrote to its stderr in this seed (its last `bytes_max` bytes).
     pub fn stderr_log(&self, bytes_max: usize) -> String {
-        self.process.stderr_log(bytes_max)
+        self.process_ref().stderr_log(self.stderr_from, bytes_max)
+    }
+}
+
+impl Drop for OpenedSut {
+    /// Closes the session; a process that closes cleanly waits for the thread's next seed.
+    fn drop(&mut self) {
+        if self.breached.is_some() {
+            return;
+        }
+        let closed = self
+            .process_mut()
+            .call(&Request::Close {})
+            .is_ok_and(|answer| answer.is_ok());
+        if !closed {
+            return;
+        }
+        let _ = self.process_mut().take_transcript();
+        let Some(process) = self.process.take() else {
+            return;
+        };
+        IDLE.with(|idle| {
+            let mut idle = idle.borrow_mut();
+            if idle.len() < IDLE_MAX {
+                idle.push(process);
+            }
+        });
     }
 }

@@ -20,12 +20,15 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 /// How to start and bound a system under test.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SutOptions {
     /// The command line: run directly when it is plain words, else by `sh -c`.
     pub command: String,
     /// Longest wait for one answer, in wall milliseconds.
     pub timeout_ms: u64,
+    /// Longest wait for the answer to `hello` of a process just started (an interpreter loading
+    /// its libraries), in wall milliseconds; at least `timeout_ms`.
+    pub startup_timeout_ms: u64,
     /// Longest answer line accepted, in bytes.
     pub response_bytes_max: usize,
 }
@@ -35,6 +38,7 @@ impl SutOptions {
         SutOptions {
             command: command.into(),
             timeout_ms: 10_000,
+            startup_timeout_ms: 60_000,
             response_bytes_max: 64 * 1024 * 1024,
         }
     }
@@ -115,6 +119,8 @@ pub struct SutProcess {
     /// Every request and answer line since the last [`SutProcess::take_transcript`], `>` and `<`
     /// first: the world records them in its trace, so the trace hash covers every answer.
     transcript: Vec<String>,
+    /// The `hello` exchange of this process, shown again at the start of every session.
+    greeting: Vec<String>,
 }
 
 impl SutProcess {
@@ -145,10 +151,15 @@ impl SutProcess {
             next_id: 0,
             hello: None,
             transcript: Vec::new(),
+            greeting: Vec::new(),
         };
+        let timeout_ms = sut.options.timeout_ms;
+        sut.options.timeout_ms = timeout_ms.max(sut.options.startup_timeout_ms);
         let hello = sut.call(&Request::Hello {
             protocol: super::protocol::PROTOCOL_VERSION,
-        })?;
+        });
+        sut.options.timeout_ms = timeout_ms;
+        let hello = hello?;
         let hello: Hello = match hello {
             Ok(v) => serde_json::from_value(v)
                 .map_err(|e| sut.breach("#1 hello", Breach::Unexpected(e.to_string())))?,
@@ -158,7 +169,26 @@ impl SutProcess {
             }
         };
         sut.hello = Some(hello);
+        sut.greeting = sut.take_transcript();
         Ok(sut)
+    }
+
+    /// How this process was started.
+    pub fn options(&self) -> &SutOptions {
+        &self.options
+    }
+
+    /// Starts a session (before its `open`): ids count on from the greeting's, as in a process
+    /// just started, and the transcript begins with the greeting. So a session's lines are the
+    /// same whether the process is new or was kept from an earlier seed.
+    pub fn begin_session(&mut self) {
+        self.next_id = 1;
+        self.transcript = self.greeting.clone();
+    }
+
+    /// How many bytes the child has written to its stderr so far.
+    pub fn stderr_len(&self) -> u64 {
+        std::fs::metadata(self.stderr.path()).map_or(0, |m| m.len())
     }
 
     /// What the system said of itself.
@@ -272,14 +302,17 @@ impl SutProcess {
         std::mem::take(&mut self.transcript)
     }
 
-    /// The child's whole stderr so far (its last `bytes_max` bytes), for the log kept beside a
-    /// failing seed's report.
-    pub fn stderr_log(&self, bytes_max: usize) -> String {
+    /// The child's stderr from byte `since` on (its last `bytes_max` bytes), for the log kept
+    /// beside a failing seed's report.
+    pub fn stderr_log(&self, since: u64, bytes_max: usize) -> String {
         let mut bytes = Vec::new();
         if let Ok(mut f) = self.stderr.reopen() {
             let _ = f.read_to_end(&mut bytes);
         }
-        let from = bytes.len().saturating_sub(bytes_max);
+        let since = usize::try_from(since)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        let from = bytes.len().saturating_sub(bytes_max).max(since);
         String::from_utf8_lossy(&bytes[from..]).into_owned()
     }
 

@@ -1,0 +1,99 @@
+//! The state every host of the display world shares: the scenario and its fault plan, the
+//! system under test, the trace, and what the world records for the checkers.
+
+use super::faults::FaultPlan;
+use super::record::{Emitted, Read};
+use super::scenario::DisplayScenario;
+use super::system::DisplaySystem;
+use crate::sut::SutError;
+use crate::trace::Trace;
+use history::display::{AgentIdentity, Projection};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::rc::Rc;
+
+/// Whether an answer shows what the client must see, asked only after every run emitted (the
+/// emissions it is given are final). The workload builds it from the ground truth and the model;
+/// the world only polls until it holds.
+pub type Converged = Rc<dyn Fn(&[Emitted], &Projection) -> bool>;
+
+pub(super) struct Shared {
+    pub(super) scenario: DisplayScenario,
+    pub(super) converged: Converged,
+    pub(super) plan: FaultPlan,
+    pub(super) primary: AgentIdentity,
+    pub(super) trace: RefCell<Trace>,
+    pub(super) emissions: RefCell<Vec<Emitted>>,
+    pub(super) reads: RefCell<Vec<Read>>,
+    pub(super) next_event: Cell<u64>,
+    pub(super) next_op: Cell<u64>,
+    pub(super) first_stored: RefCell<BTreeMap<u32, u64>>,
+    pub(super) first_received: RefCell<BTreeMap<(u8, u32), u64>>,
+    pub(super) turns_done: Cell<u32>,
+    pub(super) replicas_ready: Cell<u8>,
+    pub(super) coverage: RefCell<crate::coverage::Coverage>,
+    pub(super) converged_after_ms: Cell<Option<u64>>,
+    /// The system under test: the replicas' persisters and request handlers.
+    pub(super) system: RefCell<Box<dyn DisplaySystem>>,
+    /// The first protocol breach of a system in a child process: the world ends broken.
+    pub(super) breach: RefCell<Option<SutError>>,
+}
+
+impl Shared {
+    pub(super) fn next_op(&self) -> u64 {
+        let op = self.next_op.get();
+        self.next_op.set(op + 1);
+        op
+    }
+
+    pub(super) fn record(&self, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    /// Calls the system under test, records the exchanged lines in the trace, and turns a breach
+    /// into `None` (kept as the world's failure; the caller stops).
+    pub(super) fn call<T>(
+        &self,
+        f: impl FnOnce(&mut dyn DisplaySystem) -> Result<T, SutError>,
+    ) -> Option<T> {
+        let mut system = self.system.borrow_mut();
+        let answer = f(system.as_mut());
+        let at_us = now_us();
+        let mut trace = self.trace.borrow_mut();
+        for line in system.take_transcript() {
+            trace.record_text(at_us, "sut ", &line);
+        }
+        match answer {
+            Ok(a) => Some(a),
+            Err(breach) => {
+                self.breach.borrow_mut().get_or_insert(breach);
+                None
+            }
+        }
+    }
+
+    pub(super) fn broken(&self) -> bool {
+        self.breach.borrow().is_some()
+    }
+
+    pub(super) fn subject(&self, display_key: &str) -> String {
+        let display_id = self
+            .scenario
+            .displays
+            .get(display_key)
+            .map(String::as_str)
+            .unwrap_or("");
+        format!("display.{}.{}", self.scenario.thread_id, display_id)
+    }
+}
+
+pub(super) fn now_us() -> u64 {
+    turmoil::sim_elapsed()
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+pub(super) fn any_addr(port: u16) -> (IpAddr, u16) {
+    (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+}
