@@ -201,7 +201,7 @@ fn first_differing_seed(
                 if seed >= seeds.end || seed > lowest_found() {
                     return;
                 }
-                if seed > seeds.start && (seed - seeds.start) % 1000 == 0 {
+                if seed > seeds.start && (seed - seeds.start).is_multiple_of(1000) {
                     eprintln!("diff: seed {seed}");
                 }
                 if let Some(why) = difference(&scenario_of(seed, config), a, b) {
