@@ -1,11 +1,15 @@
 //! Reading frames from a byte range of a journal file, and telling a torn tail from corruption.
 //!
 //! At each offset the scanner either decodes a record, or finds the end, or finds bad bytes. Bad
-//! bytes are a torn tail only when they can be the prefix of a frame that was being written when
-//! the process died, which means they run to the end of the file: a short header, a checked
-//! header whose payload runs past the end, a last frame whose payload checksum fails, or zero
-//! fill. Anything else is corruption, reported with its offset (J10). Reads go through a window
-//! so a scan touches each byte once, and the scanner counts the bytes it read.
+//! bytes are a torn tail only when they can be what is left of the last write when the process
+//! died, which means no complete record follows them: a short header, a checked header whose
+//! payload runs past the end, a last frame whose payload checksum fails, zero fill, or a frame
+//! whose sectors landed out of order (a file system may persist the sectors of unsynced writes in
+//! any order, so a lost header sector can sit before payload bytes that landed; the writer keeps
+//! at most one record unsynced, J19). Bad bytes with a complete record after them are corruption,
+//! reported with their offset (J10). Reads go through a window so a scan touches each byte once
+//! (bad bytes excepted: the tail after them is read again to look for a record), and the scanner
+//! counts the bytes it read.
 
 use std::io;
 
@@ -85,6 +89,18 @@ pub fn scan(
                 apply(rec)?;
             }
             Next::Torn(problem) => {
+                out.torn_tail = Some(TornTail {
+                    offset,
+                    bytes: to - offset,
+                    problem,
+                });
+                break;
+            }
+            Next::Bad { problem, .. } if !w.complete_frame_after(offset)? => {
+                // Nothing decodes after the bad bytes: they are what a crash left of the last
+                // writes (a file system may persist the sectors of unsynced writes in any order,
+                // so a lost header can sit before payload bytes that landed), and no record
+                // after them is lost.
                 out.torn_tail = Some(TornTail {
                     offset,
                     bytes: to - offset,
@@ -216,6 +232,29 @@ impl Window<'_> {
         Ok(&self.buf[at..at + n])
     }
 
+    /// Whether a complete record (checked header and payload) starts anywhere after `offset`.
+    fn complete_frame_after(&mut self, offset: u64) -> Result<bool, JournalError> {
+        let from = offset + 1;
+        if from >= self.to {
+            return Ok(false);
+        }
+        let rest = self.get(from, (self.to - from) as usize)?.to_vec();
+        for at in 0..rest.len().saturating_sub(HEADER_BYTES - 1) {
+            let mut h = [0u8; HEADER_BYTES];
+            h.copy_from_slice(&rest[at..at + HEADER_BYTES]);
+            let Ok(header) = parse_header(&h) else {
+                continue;
+            };
+            let end = at as u64 + header.frame_bytes();
+            if end <= rest.len() as u64
+                && decode_payload(header, &rest[at + HEADER_BYTES..end as usize]).is_ok()
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Whether every byte from `offset` to the end is zero.
     fn zero_from(&mut self, offset: u64) -> Result<bool, JournalError> {
         let mut at = offset;
@@ -304,13 +343,19 @@ mod tests {
             out.torn_tail.map(|t| t.problem),
             Some(FrameProblem::ZeroFill { .. })
         ));
-        // Zeros followed, past the first window, by one byte that is not zero: not a tear.
+        // Zeros then bytes that landed out of order (a lost header sector): a tear, as long as
+        // no complete record follows; with one after, it is corruption (that record would be lost).
         for zeros in [12usize, 40, 100] {
             let mut bytes = frames(2);
             let at = bytes.len() as u64;
             bytes.extend(std::iter::repeat_n(0u8, zeros));
             bytes.push(1);
-            let err = run(&bytes, Planted::none()).expect_err("corruption, not zero fill");
+            let (out, seqs) = run(&bytes, Planted::none()).expect("a tear");
+            assert_eq!((seqs.len(), out.torn_tail.map(|t| t.offset)), (2, Some(at)));
+            let mut bytes = frames(2);
+            bytes.extend(std::iter::repeat_n(0u8, zeros));
+            bytes.extend(frames(1));
+            let err = run(&bytes, Planted::none()).expect_err("corruption, not a tear");
             assert_eq!(err.offset(), Some(at), "{zeros} zeros");
         }
         let mut bytes = frames(2);
