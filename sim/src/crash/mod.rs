@@ -30,6 +30,7 @@ pub use faulted::{run_faulted, FaultedOptions, FaultedReport};
 pub use view::{describe, model_view};
 pub use workload::{next_op, WorkloadOp};
 
+use crate::disk::Persistence;
 use history::{BugId, Planted};
 
 /// What to explore.
@@ -46,6 +47,14 @@ pub struct CrashOptions {
     pub lose_unsynced: bool,
     /// Failures kept with their full description (all are counted).
     pub failures_kept: usize,
+    /// Which disks a crash may leave (`prefix`: the log's prefixes, with `cut_step_bytes` and
+    /// `lose_unsynced`; the others: every subset of the unsynced writes the model allows).
+    pub persistence: Persistence,
+    /// States checked per crash point at most under `ext4-ordered` and `reorder`; a larger space
+    /// is sampled.
+    pub cap_per_point: u64,
+    /// Seeds those samples.
+    pub sample_seed: u64,
 }
 
 impl Default for CrashOptions {
@@ -56,6 +65,9 @@ impl Default for CrashOptions {
             cut_step_bytes: 1,
             lose_unsynced: true,
             failures_kept: 20,
+            persistence: Persistence::Reorder,
+            cap_per_point: 256,
+            sample_seed: 0,
         }
     }
 }
@@ -89,6 +101,13 @@ pub struct CrashReport {
     pub failures: Vec<CrashFailure>,
     /// Failed states per catalog ID.
     pub failed_by_id: Vec<(BugId, u64)>,
+    pub persistence: Persistence,
+    /// Crash points (prefix: points and cuts of the log; the others: event boundaries).
+    pub points: u64,
+    /// States the model allows over every point (saturating).
+    pub space: u128,
+    /// Points whose space was over the cap, so sampled.
+    pub sampled_points: u64,
 }
 
 impl CrashReport {
@@ -105,10 +124,15 @@ impl CrashReport {
             .map(|(id, n)| format!("{id}: {n}"))
             .collect();
         format!(
-            "{} mutations, {} disk events, {} crash states checked, {} failed{}",
+            "{}: {} mutations, {} disk events, {} crash points, {} states in the model, {} checked \
+             ({} points sampled), {} failed{}",
+            self.persistence,
             self.mutations,
             self.disk_events,
+            self.points,
+            self.space,
             self.states_checked,
+            self.sampled_points,
             self.states_failed,
             if by_id.is_empty() {
                 String::new()

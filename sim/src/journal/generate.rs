@@ -473,7 +473,11 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
                 _ => continue,
             };
             crashed += 1;
-            let pending = if chance(&mut rng, o.pending_keep_probability) {
+            let pending = if chance(&mut rng, o.pending_reorder_probability) {
+                Pending::Reorder {
+                    seed: rng.random(),
+                }
+            } else if chance(&mut rng, o.pending_keep_probability) {
                 Pending::Keep
             } else if chance(&mut rng, o.pending_cut_probability) {
                 Pending::Cut {
