@@ -1,15 +1,14 @@
 //! Reading frames from a byte range of a journal file, and telling a torn tail from corruption.
 //!
 //! At each offset the scanner either decodes a record, or finds the end, or finds bad bytes. Bad
-//! bytes are a torn tail only when they can be what is left of the last write when the process
-//! died, which means no complete record follows them: a short header, a checked header whose
-//! payload runs past the end, a last frame whose payload checksum fails, zero fill, or a frame
-//! whose sectors landed out of order (a file system may persist the sectors of unsynced writes in
-//! any order, so a lost header sector can sit before payload bytes that landed; the writer keeps
-//! at most one record unsynced, J19). Bad bytes with a complete record after them are corruption,
-//! reported with their offset (J10). Reads go through a window so a scan touches each byte once
-//! (bad bytes excepted: the tail after them is read again to look for a record), and the scanner
-//! counts the bytes it read.
+//! bytes are a torn tail only when they can be what is left of the last frame when the process
+//! died: a short header, a checked header whose payload runs past the end, a last frame whose
+//! payload checksum fails, zero fill, or a bad header no checked header follows (a file system
+//! may persist the sectors of an unsynced write in any order, so a lost header sector can sit
+//! before payload sectors that landed; the writer keeps at most one record unsynced, J19).
+//! Anything else is corruption, reported with its offset (J10). Reads go through a window so a
+//! scan touches each byte once (a bad header excepted: the tail after it is read again to look
+//! for a header), and the scanner counts the bytes it read.
 
 use std::io;
 
@@ -96,18 +95,6 @@ pub fn scan(
                 });
                 break;
             }
-            Next::Bad { problem, .. } if !w.complete_frame_after(offset)? => {
-                // Nothing decodes after the bad bytes: they are what a crash left of the last
-                // writes (a file system may persist the sectors of unsynced writes in any order,
-                // so a lost header can sit before payload bytes that landed), and no record
-                // after them is lost.
-                out.torn_tail = Some(TornTail {
-                    offset,
-                    bytes: to - offset,
-                    problem,
-                });
-                break;
-            }
             Next::Bad { problem, skip } => {
                 let err = DecodeError { offset, problem };
                 if opts.planted.is(BugId::J10) {
@@ -154,6 +141,13 @@ fn next_frame(w: &mut Window<'_>, offset: u64) -> Result<Next, JournalError> {
                 return Ok(Next::Torn(FrameProblem::ZeroFill {
                     zero_bytes: remaining,
                 }));
+            }
+            // No header starts after the bad one: the bytes are what a crash left of the last
+            // frame (a file system may persist the sectors of an unsynced write in any order, so
+            // a lost header sector can sit before payload sectors that landed). A header after
+            // them is a later write, so these bytes were durable: corruption.
+            if !w.header_after(offset)? {
+                return Ok(Next::Torn(problem));
             }
             return Ok(Next::Bad { problem, skip: 1 });
         }
@@ -232,27 +226,18 @@ impl Window<'_> {
         Ok(&self.buf[at..at + n])
     }
 
-    /// Whether a complete record (checked header and payload) starts anywhere after `offset`.
-    fn complete_frame_after(&mut self, offset: u64) -> Result<bool, JournalError> {
+    /// Whether a checked header starts anywhere after `offset`.
+    fn header_after(&mut self, offset: u64) -> Result<bool, JournalError> {
         let from = offset + 1;
-        if from >= self.to {
+        if from + HEADER_BYTES as u64 > self.to {
             return Ok(false);
         }
         let rest = self.get(from, (self.to - from) as usize)?.to_vec();
-        for at in 0..rest.len().saturating_sub(HEADER_BYTES - 1) {
-            let mut h = [0u8; HEADER_BYTES];
-            h.copy_from_slice(&rest[at..at + HEADER_BYTES]);
-            let Ok(header) = parse_header(&h) else {
-                continue;
-            };
-            let end = at as u64 + header.frame_bytes();
-            if end <= rest.len() as u64
-                && decode_payload(header, &rest[at + HEADER_BYTES..end as usize]).is_ok()
-            {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        Ok(rest.windows(HEADER_BYTES).any(|h| {
+            let mut header = [0u8; HEADER_BYTES];
+            header.copy_from_slice(h);
+            parse_header(&header).is_ok()
+        }))
     }
 
     /// Whether every byte from `offset` to the end is zero.
@@ -344,7 +329,7 @@ mod tests {
             Some(FrameProblem::ZeroFill { .. })
         ));
         // Zeros then bytes that landed out of order (a lost header sector): a tear, as long as
-        // no complete record follows; with one after, it is corruption (that record would be lost).
+        // no header follows; with a record after, it is corruption (that record would be lost).
         for zeros in [12usize, 40, 100] {
             let mut bytes = frames(2);
             let at = bytes.len() as u64;

@@ -418,6 +418,9 @@ impl Journal {
                 .truncate(&self.name, t.offset)
                 .map_err(|e| JournalError::io(&self.name, "truncate torn tail", e))?;
             self.torn_tail = None;
+            // The cut is synced before a record is written over it (J19): otherwise sectors of
+            // the old tail could persist among the new record's and read as corruption.
+            self.unsynced = true;
         }
         Ok(())
     }

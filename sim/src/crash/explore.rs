@@ -56,23 +56,12 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     let events = disk.events();
     report.mutations = spans.len();
     report.disk_events = events.len();
-    let synced = synced_lengths(&events);
-    let check = |report: &mut CrashReport, point: CrashPoint, image| {
-        report.states_checked += 1;
-        let (window, op_index) = window_of(&spans, point);
-        let durable = synced[point.event];
-        if let Err((bug_id, description)) = check_state(image, window, durable, &model, &jopts) {
-            let failure = CrashFailure {
-                bug_id,
-                write_index: point.event,
-                cut_at: point.cut_bytes,
-                lose_unsynced: point.lose_unsynced,
-                op_index,
-                description,
-            };
-            record(report, opts, failure);
-        }
-        ControlFlow::Continue(())
+    let checker = Checker {
+        synced: synced_lengths(&events),
+        spans,
+        model,
+        jopts,
+        opts,
     };
     if opts.persistence == Persistence::Prefix {
         let points = CrashPointOptions {
@@ -81,7 +70,7 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
         };
         for_each_crash_state(&events, points, &mut |point, image| {
             report.points += 1;
-            check(&mut report, point, image)
+            checker.check(&mut report, point, image)
         });
         report.space = u128::from(report.points);
         return report;
@@ -97,12 +86,49 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
             cut_bytes: None,
             lose_unsynced: false,
         };
-        check(&mut report, point, image)
+        checker.check(&mut report, point, image)
     });
     report.points = counts.points;
     report.space = counts.space;
     report.sampled_points = counts.sampled_points;
     report
+}
+
+/// What checking a crash state needs of the run.
+struct Checker<'a> {
+    spans: Vec<Span>,
+    /// The journal's synced length at each point.
+    synced: Vec<u64>,
+    model: CrashModel<Row>,
+    jopts: JournalOptions,
+    opts: &'a CrashOptions,
+}
+
+impl Checker<'_> {
+    fn check(
+        &self,
+        report: &mut CrashReport,
+        point: CrashPoint,
+        image: BTreeMap<String, Vec<u8>>,
+    ) -> ControlFlow<()> {
+        report.states_checked += 1;
+        let (window, op_index) = window_of(&self.spans, point);
+        let synced = self.synced[point.event];
+        if let Err((bug_id, description)) =
+            check_state(image, window, synced, &self.model, &self.jopts)
+        {
+            let failure = CrashFailure {
+                bug_id,
+                write_index: point.event,
+                cut_at: point.cut_bytes,
+                lose_unsynced: point.lose_unsynced,
+                op_index,
+                description,
+            };
+            record(report, self.opts, failure);
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// The journal's synced length after each prefix of `events` (index `k`: after `..k`).

@@ -1,4 +1,4 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J18.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J19.
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
