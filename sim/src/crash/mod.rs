@@ -1,9 +1,13 @@
 //! Crash-point exploration of the history journal (issue item 8, the exhaustive part).
 //!
 //! A small workload of journal mutations runs once on a logging [`crate::disk::SimDisk`]. Then
-//! every crash state of that run (every append cut at every byte, every point with unsynced
-//! writes lost) is rebuilt, reopened, resumed, written to again and reopened, and checked against
-//! the reference model (`model::journal`), the way ALICE and CrashMonkey test file systems:
+//! every crash state of that run under the chosen persistence model ([`crate::disk::persist`]:
+//! `prefix`, every append cut at every byte and every point with unsynced writes lost;
+//! `ext4-ordered`, per file a prefix of its unsynced writes torn at pages; `reorder`, the default,
+//! per file any subset of its unsynced sectors, torn sectors and lost new entries, capped per
+//! point by a seeded sample) is rebuilt, reopened, resumed, written to again and reopened, and
+//! checked against the reference model (`model::journal`), the way ALICE and CrashMonkey test
+//! file systems:
 //!
 //! 1. the reopened history is one the model allows at that point: the last durable commit or a
 //!    later one already issued (J1: never a mix; J15: never half of a one-record shape);
@@ -12,8 +16,9 @@
 //!    top of the recovered history (J2, J10: a torn tail is cut, and appends continue).
 //!
 //! Every failure names the catalog ID whose invariant broke, judged from what the files show
-//! (an open transaction in the image, a non-atomic operation, lost bytes), never from which bug
-//! is planted. `histsim crash [--ops N]` prints [`CrashReport`].
+//! (an open transaction in the image, a non-atomic operation, lost bytes, bad bytes past the
+//! synced length with a record after them: J19), never from which bug is planted.
+//! `histsim crash [--ops N] [--persistence MODEL]` prints [`CrashReport`].
 //!
 //! [`invariants`] holds the pure journal checks the journal workload (`sim::journal`) shares.
 
