@@ -91,7 +91,7 @@ pub(crate) fn check_state(
         .map_err(|(id, message)| match facts.corrupt_at {
             Some(at) if at >= synced => (
                 BugId::J19,
-                format!("bytes written after the last sync ({synced}) do not decode at {at}, and a complete record follows them: {message}"),
+                format!("bytes written after the last sync ({synced}) do not decode at {at}, and a record header follows them: {message}"),
             ),
             _ => (id, message),
         })?;
