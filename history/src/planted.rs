@@ -57,11 +57,12 @@ pub enum BugId {
     J16,
     J17,
     J18,
+    J19,
 }
 
 impl BugId {
     /// Every catalog ID, in catalog order.
-    pub const ALL: [BugId; 43] = [
+    pub const ALL: [BugId; 44] = [
         BugId::P1,
         BugId::P2,
         BugId::P3,
@@ -105,15 +106,16 @@ impl BugId {
         BugId::J16,
         BugId::J17,
         BugId::J18,
+        BugId::J19,
     ];
 
     /// The catalog spelling, e.g. `"P4"`.
     pub fn as_str(self) -> &'static str {
-        const NAMES: [&str; 43] = [
+        const NAMES: [&str; 44] = [
             "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13",
             "P14", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "J1", "J2",
             "J3", "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14", "J15",
-            "J16", "J17", "J18",
+            "J16", "J17", "J18", "J19",
         ];
         NAMES[self as usize]
     }
@@ -138,7 +140,7 @@ impl fmt::Display for UnknownBugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` is not a catalog ID (expected one of P1..P14, R1..R11, J1..J18)",
+            "`{}` is not a catalog ID (expected one of P1..P14, R1..R11, J1..J19)",
             self.0
         )
     }
@@ -246,7 +248,7 @@ mod tests {
     fn families_follow_the_catalog() {
         assert_eq!(BugId::P14.family(), 'P');
         assert_eq!(BugId::R1.family(), 'R');
-        assert_eq!(BugId::J18.family(), 'J');
+        assert_eq!(BugId::J19.family(), 'J');
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'P').count(),
             14
@@ -257,7 +259,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
-            18
+            19
         );
     }
 

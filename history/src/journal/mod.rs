@@ -6,7 +6,9 @@
 //!   ([`MemStorage`]); the `sim` crate adds a crash-simulating disk.
 //! - [`fold`]: records to history; [`scan`]: bytes to records, torn tail versus corruption (J10).
 //! - [`writer`] and [`replace`]: the one writer per journal, transactions and their guard (J1, J3),
-//!   single-record shapes (J15) and bounded density records ([`density`], J16).
+//!   single-record shapes (J15) and bounded density records ([`density`], J16); a record is
+//!   appended only behind durable ones, so a file system that persists unsynced writes out of
+//!   order never leaves a hole before a complete record (J19).
 //! - [`reader`]: incremental statistics and context reads (J11); [`tokens`]: o200k counts (J17);
 //!   [`truncation`]: last-resort truncation of tool results in one pass (J13).
 //! - [`reopen`]: resume, clone and fork, each closing a replacement left open first (J2).

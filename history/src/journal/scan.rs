@@ -1,11 +1,14 @@
 //! Reading frames from a byte range of a journal file, and telling a torn tail from corruption.
 //!
 //! At each offset the scanner either decodes a record, or finds the end, or finds bad bytes. Bad
-//! bytes are a torn tail only when they can be the prefix of a frame that was being written when
-//! the process died, which means they run to the end of the file: a short header, a checked
-//! header whose payload runs past the end, a last frame whose payload checksum fails, or zero
-//! fill. Anything else is corruption, reported with its offset (J10). Reads go through a window
-//! so a scan touches each byte once, and the scanner counts the bytes it read.
+//! bytes are a torn tail only when they can be what is left of the last frame when the process
+//! died: a short header, a checked header whose payload runs past the end, a last frame whose
+//! payload checksum fails, zero fill, or a bad header no checked header follows (a file system
+//! may persist the sectors of an unsynced write in any order, so a lost header sector can sit
+//! before payload sectors that landed; the writer keeps at most one record unsynced, J19).
+//! Anything else is corruption, reported with its offset (J10). Reads go through a window so a
+//! scan touches each byte once (a bad header excepted: the tail after it is read again to look
+//! for a header), and the scanner counts the bytes it read.
 
 use std::io;
 
@@ -139,6 +142,13 @@ fn next_frame(w: &mut Window<'_>, offset: u64) -> Result<Next, JournalError> {
                     zero_bytes: remaining,
                 }));
             }
+            // No header starts after the bad one: the bytes are what a crash left of the last
+            // frame (a file system may persist the sectors of an unsynced write in any order, so
+            // a lost header sector can sit before payload sectors that landed). A header after
+            // them is a later write, so these bytes were durable: corruption.
+            if !w.header_after(offset)? {
+                return Ok(Next::Torn(problem));
+            }
             return Ok(Next::Bad { problem, skip: 1 });
         }
     };
@@ -214,6 +224,20 @@ impl Window<'_> {
         }
         let at = (offset - self.start) as usize;
         Ok(&self.buf[at..at + n])
+    }
+
+    /// Whether a checked header starts anywhere after `offset`.
+    fn header_after(&mut self, offset: u64) -> Result<bool, JournalError> {
+        let from = offset + 1;
+        if from + HEADER_BYTES as u64 > self.to {
+            return Ok(false);
+        }
+        let rest = self.get(from, (self.to - from) as usize)?.to_vec();
+        Ok(rest.windows(HEADER_BYTES).any(|h| {
+            let mut header = [0u8; HEADER_BYTES];
+            header.copy_from_slice(h);
+            parse_header(&header).is_ok()
+        }))
     }
 
     /// Whether every byte from `offset` to the end is zero.
@@ -304,13 +328,19 @@ mod tests {
             out.torn_tail.map(|t| t.problem),
             Some(FrameProblem::ZeroFill { .. })
         ));
-        // Zeros followed, past the first window, by one byte that is not zero: not a tear.
+        // Zeros then bytes that landed out of order (a lost header sector): a tear, as long as
+        // no header follows; with a record after, it is corruption (that record would be lost).
         for zeros in [12usize, 40, 100] {
             let mut bytes = frames(2);
             let at = bytes.len() as u64;
             bytes.extend(std::iter::repeat_n(0u8, zeros));
             bytes.push(1);
-            let err = run(&bytes, Planted::none()).expect_err("corruption, not zero fill");
+            let (out, seqs) = run(&bytes, Planted::none()).expect("a tear");
+            assert_eq!((seqs.len(), out.torn_tail.map(|t| t.offset)), (2, Some(at)));
+            let mut bytes = frames(2);
+            bytes.extend(std::iter::repeat_n(0u8, zeros));
+            bytes.extend(frames(1));
+            let err = run(&bytes, Planted::none()).expect_err("corruption, not a tear");
             assert_eq!(err.offset(), Some(at), "{zeros} zeros");
         }
         let mut bytes = frames(2);

@@ -46,6 +46,9 @@ pub struct Journal {
     poisoned: Option<String>,
     inbox: Inbox,
     bytes_read: u64,
+    /// Whether a record was appended since the last sync: the next record waits for a sync
+    /// (J19).
+    unsynced: bool,
 }
 
 impl Journal {
@@ -110,6 +113,7 @@ impl Journal {
             poisoned: None,
             inbox: Inbox::default(),
             bytes_read: 0,
+            unsynced: false,
         }
     }
 
@@ -331,6 +335,19 @@ impl Journal {
             self.poisoned = Some(format!("sync failed: {e}"));
             return Err(JournalError::io(&self.name, "sync", e));
         }
+        self.unsynced = false;
+        Ok(())
+    }
+
+    /// A record is appended only behind durable ones (J19): a file system may persist the
+    /// unsynced writes of a file in any order, and a record that lands while an earlier one does
+    /// not leaves a hole the scanner must call corruption, so the journal would not reopen.
+    fn barrier(&mut self) -> Result<(), JournalError> {
+        // planted J19: the legacy writer appended a transaction's records (and queued appends)
+        // back to back and synced once at the end.
+        if self.unsynced && !self.opts.planted.is(BugId::J19) {
+            self.sync()?;
+        }
         Ok(())
     }
 
@@ -401,6 +418,9 @@ impl Journal {
                 .truncate(&self.name, t.offset)
                 .map_err(|e| JournalError::io(&self.name, "truncate torn tail", e))?;
             self.torn_tail = None;
+            // The cut is synced before a record is written over it (J19): otherwise sectors of
+            // the old tail could persist among the new record's and read as corruption.
+            self.unsynced = true;
         }
         Ok(())
     }
@@ -432,6 +452,7 @@ impl Journal {
                     problem,
                 })?;
             let frame = encode_frame(&record);
+            self.barrier()?;
             if let Err(e) = self.storage.append(&self.name, &frame) {
                 if let Err(cut) = self.storage.truncate(&self.name, self.end) {
                     self.poisoned =
@@ -440,6 +461,7 @@ impl Journal {
                 return Err(JournalError::io(&self.name, "append", e));
             }
             self.end += frame.len() as u64;
+            self.unsynced = true;
             self.fold
                 .apply(&record)
                 .expect("validated just before the write");

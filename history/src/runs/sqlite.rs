@@ -73,9 +73,11 @@ impl SqliteRunEventStore {
         let conn = Connection::open(path).map_err(|e| RunStoreError::sqlite("open", e))?;
         // A 64 MiB page cache (the default is 2 MiB): a full history read of a long thread
         // touches every page of it, and a cache smaller than the thread turns each read into
-        // re-reads from the OS.
+        // re-reads from the OS. `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each
+        // commit, so a power cut may roll back commits already acknowledged (SQLite's own
+        // documentation), and a run that ended must have every event stored (R4).
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536;",
         )
         .map_err(|e| RunStoreError::sqlite("pragma", e))?;
         SqliteRunEventStore::with_connection(conn, planted)

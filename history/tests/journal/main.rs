@@ -5,6 +5,7 @@
 //! Tests of planted bugs are gated on the `planted` feature and show the legacy behaviour failing
 //! the invariant that its ID names.
 
+mod barrier;
 mod dispose;
 mod mirrors;
 mod reads;

@@ -2,6 +2,7 @@
 
 use super::args::{parse_fault_seeds, truncate};
 use crate::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
+use crate::disk::Persistence;
 use crate::verdict::Verdict;
 use history::{BugId, Planted};
 use std::ops::Range;
@@ -14,7 +15,21 @@ pub(crate) struct CrashArgs {
     /// Switch on one planted (legacy) journal bug, e.g. J2.
     #[arg(long)]
     planted: Option<BugId>,
-    /// Cut appends every this many bytes (1: every byte).
+    /// Which disks a crash may leave: `prefix` (a prefix of the write log, the last append cut
+    /// at any byte, or every unsynced write lost), `ext4-ordered` (per file a prefix of its
+    /// unsynced writes, torn at pages; directory changes lost until a sync commits them) or
+    /// `reorder` (per file any subset of its unsynced sectors, torn sectors, new entries and
+    /// removals lost without a directory sync).
+    #[arg(long, default_value = "reorder")]
+    persistence: Persistence,
+    /// Under ext4-ordered and reorder, states checked per crash point at most; a larger space
+    /// is sampled with --sample-seed.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    state_cap: u64,
+    /// Seeds the samples of spaces over --state-cap.
+    #[arg(long, default_value_t = 0)]
+    sample_seed: u64,
+    /// Under prefix, cut appends every this many bytes (1: every byte).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     cut_step_bytes: u64,
     /// Then run the workload on a faulty disk (EIO, ENOSPC, short writes, silent
@@ -43,16 +58,35 @@ fn crash_points(args: &CrashArgs) -> Verdict {
         ops: args.ops as usize,
         planted: Planted::from_option(args.planted),
         cut_step_bytes: args.cut_step_bytes,
+        persistence: args.persistence,
+        cap_per_point: args.state_cap,
+        sample_seed: args.sample_seed,
         ..CrashOptions::default()
     };
+    let bound = match args.persistence {
+        Persistence::Prefix => format!("cuts every {} bytes", args.cut_step_bytes),
+        _ => format!(
+            "at most {} states a crash point, sample seed {}",
+            args.state_cap, args.sample_seed
+        ),
+    };
     println!(
-        "histsim crash: {} mutations, cuts every {} bytes, planted {}",
+        "histsim crash: {} mutations, persistence {}, {bound}, planted {}",
         args.ops,
-        args.cut_step_bytes,
+        args.persistence,
         planted_text(args.planted)
     );
+    let started = std::time::Instant::now();
     let report = explore(&opts);
     println!("{}", report.summary());
+    println!(
+        "crash points: {} under {}: {} states in the model, {} checked in {:.2?}",
+        report.points,
+        report.persistence,
+        report.space,
+        report.states_checked,
+        started.elapsed()
+    );
     println!(
         "crash: {} states checked, {} failed",
         report.states_checked, report.states_failed

@@ -74,16 +74,27 @@ const CLONE: &str = "clone.journal";
 const FORK: &str = "fork.journal";
 
 /// Checks one crash image; returns the broken invariant's ID and what happened.
+///
+/// `synced` is the journal's length that was durable and unchanged at the crash: bad bytes past it
+/// that a reopen calls corruption are a record that landed behind a lost one (J19).
 pub(crate) fn check_state(
     image: BTreeMap<String, Vec<u8>>,
     window: Window,
+    synced: u64,
     model: &CrashModel<Row>,
     opts: &JournalOptions,
 ) -> Result<(), (BugId, String)> {
     let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
     let exists = image.contains_key(JOURNAL);
     let disk = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
-    let matched = reopen_within_the_model(&disk, exists, &facts, window, model, opts)?;
+    let matched = reopen_within_the_model(&disk, exists, &facts, window, model, opts)
+        .map_err(|(id, message)| match facts.corrupt_at {
+            Some(at) if at >= synced => (
+                BugId::J19,
+                format!("bytes written after the last sync ({synced}) do not decode at {at}, and a record header follows them: {message}"),
+            ),
+            _ => (id, message),
+        })?;
     // A recovery that fails is J2 when it had a transaction to close, J10 otherwise.
     let recovery_id = if facts.open_txn.is_some() {
         BugId::J2

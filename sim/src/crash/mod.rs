@@ -1,9 +1,13 @@
 //! Crash-point exploration of the history journal (issue item 8, the exhaustive part).
 //!
 //! A small workload of journal mutations runs once on a logging [`crate::disk::SimDisk`]. Then
-//! every crash state of that run (every append cut at every byte, every point with unsynced
-//! writes lost) is rebuilt, reopened, resumed, written to again and reopened, and checked against
-//! the reference model (`model::journal`), the way ALICE and CrashMonkey test file systems:
+//! every crash state of that run under the chosen persistence model ([`crate::disk::persist`]:
+//! `prefix`, every append cut at every byte and every point with unsynced writes lost;
+//! `ext4-ordered`, per file a prefix of its unsynced writes torn at pages; `reorder`, the default,
+//! per file any subset of its unsynced sectors, torn sectors and lost new entries, capped per
+//! point by a seeded sample) is rebuilt, reopened, resumed, written to again and reopened, and
+//! checked against the reference model (`model::journal`), the way ALICE and CrashMonkey test
+//! file systems:
 //!
 //! 1. the reopened history is one the model allows at that point: the last durable commit or a
 //!    later one already issued (J1: never a mix; J15: never half of a one-record shape);
@@ -12,8 +16,9 @@
 //!    top of the recovered history (J2, J10: a torn tail is cut, and appends continue).
 //!
 //! Every failure names the catalog ID whose invariant broke, judged from what the files show
-//! (an open transaction in the image, a non-atomic operation, lost bytes), never from which bug
-//! is planted. `histsim crash [--ops N]` prints [`CrashReport`].
+//! (an open transaction in the image, a non-atomic operation, lost bytes, bad bytes past the
+//! synced length with a record after them: J19), never from which bug is planted.
+//! `histsim crash [--ops N] [--persistence MODEL]` prints [`CrashReport`].
 //!
 //! [`invariants`] holds the pure journal checks the journal workload (`sim::journal`) shares.
 
@@ -30,6 +35,7 @@ pub use faulted::{run_faulted, FaultedOptions, FaultedReport};
 pub use view::{describe, model_view};
 pub use workload::{next_op, WorkloadOp};
 
+use crate::disk::Persistence;
 use history::{BugId, Planted};
 
 /// What to explore.
@@ -46,6 +52,14 @@ pub struct CrashOptions {
     pub lose_unsynced: bool,
     /// Failures kept with their full description (all are counted).
     pub failures_kept: usize,
+    /// Which disks a crash may leave (`prefix`: the log's prefixes, with `cut_step_bytes` and
+    /// `lose_unsynced`; the others: every subset of the unsynced writes the model allows).
+    pub persistence: Persistence,
+    /// States checked per crash point at most under `ext4-ordered` and `reorder`; a larger space
+    /// is sampled.
+    pub cap_per_point: u64,
+    /// Seeds those samples.
+    pub sample_seed: u64,
 }
 
 impl Default for CrashOptions {
@@ -56,6 +70,9 @@ impl Default for CrashOptions {
             cut_step_bytes: 1,
             lose_unsynced: true,
             failures_kept: 20,
+            persistence: Persistence::Reorder,
+            cap_per_point: 256,
+            sample_seed: 0,
         }
     }
 }
@@ -89,6 +106,13 @@ pub struct CrashReport {
     pub failures: Vec<CrashFailure>,
     /// Failed states per catalog ID.
     pub failed_by_id: Vec<(BugId, u64)>,
+    pub persistence: Persistence,
+    /// Crash points (prefix: points and cuts of the log; the others: event boundaries).
+    pub points: u64,
+    /// States the model allows over every point (saturating).
+    pub space: u128,
+    /// Points whose space was over the cap, so sampled.
+    pub sampled_points: u64,
 }
 
 impl CrashReport {
@@ -105,10 +129,15 @@ impl CrashReport {
             .map(|(id, n)| format!("{id}: {n}"))
             .collect();
         format!(
-            "{} mutations, {} disk events, {} crash states checked, {} failed{}",
+            "{}: {} mutations, {} disk events, {} crash points, {} states in the model, {} checked \
+             ({} points sampled), {} failed{}",
+            self.persistence,
             self.mutations,
             self.disk_events,
+            self.points,
+            self.space,
             self.states_checked,
+            self.sampled_points,
             self.states_failed,
             if by_id.is_empty() {
                 String::new()

@@ -134,7 +134,13 @@ pub fn next_op(i: usize, state: &ModelHistory<Row>, origin: &Origin) -> Workload
             vec![row(Speaker::Human, origin, format!("restored {i}a"))],
             vec![
                 row(Speaker::Ai, origin, format!("restored {i}b")),
-                row(Speaker::Tool, origin, format!("restored {i}c")),
+                // A long tool output: its record spans several disk sectors, so the persistence
+                // models have sectors of one record to keep or lose.
+                row(
+                    Speaker::Tool,
+                    origin,
+                    format!("restored {i}c: {}", "a line of tool output, ".repeat(72)),
+                ),
             ],
         ]),
         2 => WorkloadOp::Insert {

@@ -14,6 +14,8 @@
 pub mod crash;
 mod event;
 pub mod faults;
+pub mod persist;
+pub mod states;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -25,6 +27,7 @@ use history::journal::{FaultOp, Storage};
 pub use crash::{CrashPoint, CrashPointOptions};
 pub use event::DiskEvent;
 pub use faults::{AppendFault, FaultOptions, FaultSchedule};
+pub use persist::Persistence;
 
 /// How a simulated disk behaves.
 #[derive(Clone, Debug, Default)]
@@ -194,6 +197,17 @@ impl SimDisk {
             .unwrap_or_default()
     }
 
+    /// Per durably created file, the length of its synced bytes that no truncation has cut
+    /// since: bytes past it were written after the last sync.
+    pub fn synced_prefixes(&self) -> BTreeMap<String, u64> {
+        self.lock()
+            .files
+            .iter()
+            .filter(|(_, f)| f.durably_exists)
+            .map(|(k, f)| (k.clone(), f.synced_prefix as u64))
+            .collect()
+    }
+
     /// Every file's current bytes.
     pub fn image(&self) -> BTreeMap<String, Vec<u8>> {
         let st = self.lock();
@@ -211,6 +225,30 @@ impl SimDisk {
             .filter(|(_, f)| f.durably_exists)
             .map(|(k, f)| (k.clone(), f.durable()))
             .collect()
+    }
+
+    /// A disk a crash now may leave under `model`, drawn with `seed`: each file's unsynced
+    /// writes taken as one version over its synced bytes (removed files are gone for good).
+    pub fn model_crash_image(&self, model: Persistence, seed: u64) -> BTreeMap<String, Vec<u8>> {
+        use rand::SeedableRng;
+        let st = self.lock();
+        let files = st
+            .files
+            .iter()
+            .map(|(name, f)| {
+                let durable = f.durably_exists.then(|| f.durable());
+                let pending = f.current != durable.clone().unwrap_or_default();
+                let h = persist::FileHistory {
+                    durable,
+                    versions: if pending { vec![f.current.clone()] } else { Vec::new() },
+                    present: true,
+                    ..persist::FileHistory::default()
+                };
+                (name.clone(), h)
+            })
+            .collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        states::StateSpace::new(model, &files).draw(&mut rng)
     }
 
     fn scripted(st: &mut DiskState, name: &str, op: FaultOp) -> io::Result<()> {

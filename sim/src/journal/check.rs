@@ -1,4 +1,4 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J18.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J19.
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
@@ -44,6 +44,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::J17,
         BugId::J13,
         BugId::J12,
+        BugId::J19,
         BugId::J10,
         BugId::J1,
         BugId::J2,
@@ -133,9 +134,13 @@ fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Finding
                 }
             }
             Happened::Interrupted { .. } => {}
-            Happened::Crash { op, image, .. } => {
-                check_image(s, &format!("after the crash at op {op}"), image, found);
+            Happened::Crash {
+                op, image, synced, ..
+            } => {
+                let when = format!("after the crash at op {op}");
+                check_image(s, &when, image, Some(synced), found);
                 sc.crash_image = image.clone();
+                sc.crash_synced = synced.clone();
             }
             Happened::Restart { solo, shared } => {
                 restart(&mut sc, solo, found);
@@ -145,7 +150,7 @@ fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Finding
             }
         }
     }
-    check_image(s, "at the end", &record.final_image, found);
+    check_image(s, "at the end", &record.final_image, None, found);
     if let Some((journal, written)) = &record.final_recording {
         let bytes = record
             .final_image

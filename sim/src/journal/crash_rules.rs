@@ -102,24 +102,50 @@ fn reopened_as_durable(
             }
         }
         Ok(_) => {}
-        Err(e) => found.add(
-            BugId::J10,
-            format!(
-                "{at}: {} does not reopen: {e} (image: {:?})",
-                r.journal, r.facts_before
-            ),
-        ),
+        Err(e) => {
+            let synced = sc.crash_synced.get(&r.journal).copied().unwrap_or(0);
+            let id = written_behind_a_hole(r.facts_before.corrupt_at, synced);
+            found.add(
+                id,
+                format!(
+                    "{at}: {} does not reopen: {e} (image: {:?}, {synced} bytes synced)",
+                    r.journal, r.facts_before
+                ),
+            )
+        }
     }
 }
 
-/// Checks of a disk image's journal files: no corruption before a tail (J10), bounded density
-/// records (J16), no record inside a replacement that was then terminated (J3).
-pub fn check_image(s: usize, when: &str, image: &BTreeMap<String, Vec<u8>>, found: &mut Findings) {
+/// J19 when bad bytes a complete record follows lie past what was synced at the crash (a record
+/// landed while an earlier unsynced one did not), J10 otherwise.
+fn written_behind_a_hole(corrupt_at: Option<u64>, synced: u64) -> BugId {
+    match corrupt_at {
+        Some(at) if at >= synced => BugId::J19,
+        _ => BugId::J10,
+    }
+}
+
+/// Checks of a disk image's journal files: no corruption before a tail (J10; J19 past what a
+/// crash image had `synced`), bounded density records (J16), no record inside a replacement that
+/// was then terminated (J3).
+pub fn check_image(
+    s: usize,
+    when: &str,
+    image: &BTreeMap<String, Vec<u8>>,
+    synced: Option<&BTreeMap<String, u64>>,
+    found: &mut Findings,
+) {
     for (name, bytes) in image.iter().filter(|(n, _)| n.ends_with(".journal")) {
         let facts = classify_image(bytes);
         if let Some(offset) = facts.corrupt_at {
+            let id = match synced {
+                Some(synced) => {
+                    written_behind_a_hole(Some(offset), synced.get(name).copied().unwrap_or(0))
+                }
+                None => BugId::J10,
+            };
             found.add(
-                BugId::J10,
+                id,
                 format!("session {s} {when}: {name} is corrupt at byte offset {offset} (a record before the tail does not decode)"),
             );
         }

@@ -47,6 +47,8 @@ pub struct SessionCheck<'a> {
     pub in_sync: BTreeMap<String, bool>,
     /// The disk the last crash left, for the restart that follows it.
     pub crash_image: BTreeMap<String, Vec<u8>>,
+    /// Per file, the length that was synced and unchanged at the last crash.
+    pub crash_synced: BTreeMap<String, u64>,
     pub current: String,
     pub shared: Option<SharedModel>,
 }
@@ -95,6 +97,7 @@ impl<'a> SessionCheck<'a> {
             journals,
             in_sync: BTreeMap::new(),
             crash_image: BTreeMap::new(),
+            crash_synced: BTreeMap::new(),
             current: SESSION_JOURNAL.to_string(),
             shared,
         }

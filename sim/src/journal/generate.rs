@@ -432,6 +432,22 @@ impl Gen<'_> {
 
 /// The fault plan: from the fault stream only, over the scripts the workload produced. Sets the
 /// operations' injected failures and returns the host crashes.
+/// What a crash keeps of the unsynced writes.
+fn pending(rng: &mut ChaCha8Rng, o: &JournalSimOptions) -> Pending {
+    let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
+    if chance(rng, o.pending_reorder_probability) {
+        Pending::Reorder { seed: rng.random() }
+    } else if chance(rng, o.pending_keep_probability) {
+        Pending::Keep
+    } else if chance(rng, o.pending_cut_probability) {
+        Pending::Cut {
+            bytes: rng.random_range(1..=600),
+        }
+    } else {
+        Pending::Lose
+    }
+}
+
 fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) -> Vec<Crash> {
     let mut rng = seed.stream(Stream::Faults);
     let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
@@ -473,15 +489,7 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
                 _ => continue,
             };
             crashed += 1;
-            let pending = if chance(&mut rng, o.pending_keep_probability) {
-                Pending::Keep
-            } else if chance(&mut rng, o.pending_cut_probability) {
-                Pending::Cut {
-                    bytes: rng.random_range(1..=600),
-                }
-            } else {
-                Pending::Lose
-            };
+            let pending = pending(&mut rng, o);
             let arrivals = if chance(&mut rng, o.restart_arrivals_probability) {
                 (0..rng.random_range(1..=2))
                     .map(|i| spec(SpeakerSpec::Human, format!("typed{s}o{k}i{i}")))

@@ -7,7 +7,7 @@
 //! [`meaning`] says what an operation means against a list of rows, once for the world and the
 //! checker; [`record`] is what the world saw.
 //!
-//! Every planted journal bug (J1 to J13, J15 to J18) is reachable here. The exhaustive
+//! Every planted journal bug (J1 to J13, J15 to J19) is reachable here. The exhaustive
 //! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
 
 pub mod check;

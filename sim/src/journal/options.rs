@@ -64,6 +64,9 @@ pub struct JournalSimOptions {
     pub pending_keep_probability: f64,
     /// Chance that a crash tears the unsynced writes at some byte.
     pub pending_cut_probability: f64,
+    /// Chance that a crash leaves a seeded sample of what the `reorder` persistence model allows
+    /// (any subset of each file's unsynced sectors, torn sectors, lost new entries).
+    pub pending_reorder_probability: f64,
     /// Chance that the user types while a restarted session loads.
     pub restart_arrivals_probability: f64,
     /// Chance, per mutation, that its appends fail with EIO.
@@ -107,6 +110,7 @@ impl JournalSimOptions {
             crash_mid_replace_probability: 0.0,
             pending_keep_probability: 0.0,
             pending_cut_probability: 0.0,
+            pending_reorder_probability: 0.0,
             restart_arrivals_probability: 0.0,
             append_eio_probability: 0.0,
             dispose_probability: 0.0,
@@ -150,6 +154,7 @@ impl JournalSimOptions {
             append_eio_probability: maybe(0.4, 0.02, 0.1),
             dispose_probability: maybe(0.7, 0.5, 1.0),
             dispose_fault_probability: maybe(0.4, 0.2, 0.6),
+            pending_reorder_probability: maybe(0.7, 0.3, 0.7),
             ..Self::sized_from_seed(seed)
         }
     }

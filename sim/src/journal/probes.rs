@@ -12,6 +12,7 @@ pub const PROBES: &[&str] = &[
     "journal.fault.crash_lose_unsynced",
     "journal.fault.crash_keep_unsynced",
     "journal.fault.crash_torn_write",
+    "journal.fault.crash_reordered_writes",
     "journal.fault.crash_mid_replace",
     "journal.fault.append_eio",
     "journal.fault.mirror_append_eio",

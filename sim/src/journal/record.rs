@@ -163,6 +163,9 @@ pub enum Happened {
         during: Option<u32>,
         /// The disk the host came back to.
         image: BTreeMap<String, Vec<u8>>,
+        /// Per file, the length that was synced and unchanged when the host crashed: bytes past
+        /// it were written since.
+        synced: BTreeMap<String, u64>,
     },
     Restart {
         solo: SoloRestart,

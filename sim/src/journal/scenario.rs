@@ -261,6 +261,10 @@ pub enum Pending {
     Keep,
     /// The first `bytes` unsynced bytes of each file survive: a write torn mid-way.
     Cut { bytes: u64 },
+    /// A disk the `reorder` persistence model allows, drawn with `seed`: each file keeps any
+    /// subset of its unsynced 512-byte sectors (the others hold their old bytes, zeros past the
+    /// synced length), some torn, and a file never synced may lose its entry.
+    Reorder { seed: u64 },
 }
 
 impl Action {

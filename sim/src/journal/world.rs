@@ -18,7 +18,7 @@ use super::record::{Happened, SessionRecord};
 use super::scenario::{JournalScenario, Pending};
 use super::state::{sleep_ms, Point, Slot, World};
 use crate::coverage::Coverage;
-use crate::disk::{SimDisk, SimDiskOptions};
+use crate::disk::{Persistence, SimDisk, SimDiskOptions};
 use crate::trace::Trace;
 use history::journal::JournalOptions;
 use std::cell::{Cell, RefCell};
@@ -57,6 +57,7 @@ fn crash_image(disk: &SimDisk, pending: Pending) -> BTreeMap<String, Vec<u8>> {
     match pending {
         Pending::Lose => durable,
         Pending::Keep => disk.image(),
+        Pending::Reorder { seed } => disk.model_crash_image(Persistence::Reorder, seed),
         Pending::Cut { bytes } => disk
             .image()
             .into_iter()
@@ -185,6 +186,7 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
             Pending::Lose => cov.hit("journal.fault.crash_lose_unsynced"),
             Pending::Keep => cov.hit("journal.fault.crash_keep_unsynced"),
             Pending::Cut { .. } => cov.hit("journal.fault.crash_torn_write"),
+            Pending::Reorder { .. } => cov.hit("journal.fault.crash_reordered_writes"),
         }
         if c.during.is_some() {
             cov.hit("journal.fault.crash_mid_replace");
@@ -208,6 +210,7 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
             op: c.op as usize,
             during: c.during,
             image: image.clone(),
+            synced: disk.synced_prefixes(),
         },
     );
     sim.crash(host_name(s));

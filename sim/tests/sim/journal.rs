@@ -6,6 +6,7 @@ use history::{BugId, Planted};
 use sim::bugs::hunt;
 use sim::campaign::{run_campaign, CampaignConfig};
 use sim::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
+use sim::disk::Persistence;
 use sim::run::{run_scenario_file, run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
 use sim::workload::StoreKind;
@@ -64,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 18);
+    assert_eq!(ids.len(), 19);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 10_000, 2);
         assert!(
@@ -85,6 +86,7 @@ fn crash_exploration_finds_nothing_clean_and_names_j1_j2_j10() {
         ops: 6,
         planted,
         cut_step_bytes: 8,
+        persistence: Persistence::Prefix,
         ..CrashOptions::default()
     };
     let clean = explore(&opts(Planted::none()));
@@ -100,6 +102,30 @@ fn crash_exploration_finds_nothing_clean_and_names_j1_j2_j10() {
             report.summary()
         );
     }
+}
+
+#[test]
+fn reorder_exploration_finds_nothing_clean_and_names_j19_where_prefix_cannot() {
+    let opts = |persistence, planted| CrashOptions {
+        ops: 6,
+        planted,
+        persistence,
+        cap_per_point: 64,
+        ..CrashOptions::default()
+    };
+    let clean = explore(&opts(Persistence::Reorder, Planted::none()));
+    assert!(clean.space >= u128::from(clean.states_checked), "{}", clean.summary());
+    assert_eq!(clean.states_failed, 0, "{:#?}", clean.failures);
+    let j19 = Planted::only(BugId::J19);
+    let reorder = explore(&opts(Persistence::Reorder, j19));
+    assert!(reorder.names(BugId::J19), "{}", reorder.summary());
+    assert!(
+        reorder.failed_by_id.iter().all(|(i, _)| *i == BugId::J19),
+        "{}",
+        reorder.summary()
+    );
+    let prefix = explore(&opts(Persistence::Prefix, j19));
+    assert_eq!(prefix.states_failed, 0, "{}", prefix.summary());
 }
 
 fn scenario_dir(area: &str) -> PathBuf {
