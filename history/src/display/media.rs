@@ -1,12 +1,17 @@
 //! Content blocks of a user message converted to chat parts (contract, "Media"; catalog P13).
 //!
 //! Blocks are llama_index content-block dumps carrying `block_type` `text` (`text`), `image`
-//! (`url`; the `image` bytes are never read) or `audio` (`audio` bytes and `format`). Audio bytes are
-//! standard base64 text or, in legacy rows, a list of integers, accepted only when every element is
-//! an integer in `0..=255`; histsim's own earlier rows put them under `data`, read only when the
-//! block has no `audio` key. A bad block is dropped on its own: the rest of the message stays.
+//! (`url`; the `image` bytes are checked for shape, never decoded) or `audio` (`audio` bytes and
+//! `format`). Media bytes are a string (its UTF-8 bytes) or, in legacy rows, a list of integers,
+//! each in `0..=255`; histsim's own earlier rows put audio under `data`, read only when the block
+//! has no `audio` key. Bytes that are themselves strict base64 text are that text's payload,
+//! other bytes are the payload (llama_index's `AudioBlock` rule); the payload goes out as standard
+//! padded base64. A media bytes field of any other shape (a list holding a bool, a float or an
+//! out-of-range integer; a number; an object) makes the whole message malformed
+//! ([`media_bytes_are_well_formed`]); any other bad block is dropped on its own.
 
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use serde_json::value::RawValue;
 
@@ -16,6 +21,46 @@ use crate::{BugId, Planted};
 
 const BLOCK_FIELDS: [&str; 6] = ["block_type", "text", "url", "format", "audio", "data"];
 const AUDIO_FORMATS: [&str; 2] = ["wav", "mp3"];
+
+/// Python's `base64.b64decode(..., validate=True)`: the standard alphabet, padded to a multiple
+/// of four, padding only at the end; unused trailing bits are ignored.
+const STRICT_PYTHON_B64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+);
+
+/// Whether the block's media bytes field (`audio`, legacy `data`, or an image's `image`) is
+/// absent, null, a string or a list of integers in `0..=255`. Anything else fails the whole
+/// ChatMessage, as in the published projector (the list is not normalized to bytes, so the
+/// message's validation fails); the caller skips the event with `bad_payload`. Blocks that are not
+/// objects or of another type are left to [`convert_block`].
+pub(crate) fn media_bytes_are_well_formed(block: &RawValue, planted: Planted) -> bool {
+    if planted.is(BugId::P13) {
+        // planted P13: the legacy reader coerced every list element (see `legacy_byte`).
+        return true;
+    }
+    let Some([block_type, image, audio, legacy_data]) =
+        json::raw_object_fields(block, &["block_type", "image", "audio", "data"])
+    else {
+        return true;
+    };
+    let bytes = match block_type.and_then(json::as_str).as_deref() {
+        Some("image") => image,
+        Some("audio") => audio.or(legacy_data),
+        _ => None,
+    };
+    bytes.map_or(true, |raw| {
+        raw.get() == "null"
+            || json::as_str(raw).is_some()
+            || json::as_array(raw).is_some_and(|items| {
+                items
+                    .into_iter()
+                    .all(|item| legacy_byte(item, Planted::none()).is_some())
+            })
+    })
+}
 
 /// The part a block becomes: `Ok(None)` for an empty text block (nothing, silently), `Err(field)`
 /// when the block is dropped with a `bad_media` warning naming `field`.
@@ -65,24 +110,31 @@ pub(crate) fn convert_block(
     }
 }
 
-/// The media bytes: standard padded base64, or a legacy list of integers in `0..=255`.
+/// The audio payload: the field's bytes (a string's UTF-8 bytes, or a legacy list of integers in
+/// `0..=255`), decoded once when they are strict base64 text.
 fn audio_bytes(data: &RawValue, planted: Planted) -> Option<Vec<u8>> {
-    if let Some(b64) = json::as_str(data) {
-        return STANDARD.decode(b64.as_bytes()).ok();
-    }
-    let items = json::as_array(data)?;
-    items
-        .into_iter()
-        .map(|item| legacy_byte(item, planted))
-        .collect()
+    let raw: Vec<u8> = match json::as_str(data) {
+        Some(text) => text.into_owned().into_bytes(),
+        None => json::as_array(data)?
+            .into_iter()
+            .map(|item| legacy_byte(item, planted))
+            .collect::<Option<_>>()?,
+    };
+    Some(STRICT_PYTHON_B64.decode(&raw).unwrap_or(raw))
 }
 
 fn legacy_byte(item: &RawValue, planted: Planted) -> Option<u8> {
     if planted.is(BugId::P13) {
-        // planted P13: bools became 0/1 and out-of-range integers wrapped (`as u8`).
+        // planted P13: bools became 0/1, out-of-range integers wrapped and floats were truncated
+        // (`as u8`).
         return json::as_bool(item)
             .map(u8::from)
-            .or_else(|| json::as_integer(item).map(|n| n as u8));
+            .or_else(|| json::as_integer(item).map(|n| n as u8))
+            .or_else(|| {
+                serde_json::from_str::<f64>(item.get())
+                    .ok()
+                    .map(|f| f as u8)
+            });
     }
     json::as_integer(item).and_then(|n| u8::try_from(n).ok())
 }
@@ -115,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn images_need_a_non_empty_url_and_never_read_their_bytes() {
+    fn images_need_a_non_empty_url_and_convert_ignores_their_bytes() {
         assert_eq!(
             convert(
                 r#"{"block_type":"image","image":[1,true],"path":null,"url":"https://x","image_mimetype":null,"detail":null}"#
@@ -156,10 +208,7 @@ mod tests {
             convert(r#"{"block_type":"audio","audio":"AAEC"}"#),
             Err("format")
         );
-        for bad in [
-            "[true]", "[1.0]", "[-1]", "[256]", "[\"1\"]", "\"AAE\"", "\"A A=\"", "\"QR==\"", "5",
-            "null",
-        ] {
+        for bad in ["[true]", "[1.0]", "[-1]", "[256]", "[\"1\"]", "5", "null"] {
             let block = format!(r#"{{"block_type":"audio","format":"wav","audio":{bad}}}"#);
             assert_eq!(convert(&block), Err("audio"), "{block}");
         }
@@ -167,6 +216,68 @@ mod tests {
             convert(r#"{"block_type":"audio","format":"wav"}"#),
             Err("audio")
         );
+    }
+
+    #[test]
+    fn bytes_that_are_base64_text_are_decoded_once_others_are_the_payload() {
+        let wav =
+            |bytes: &str| format!(r#"{{"block_type":"audio","format":"wav","audio":{bytes}}}"#);
+        // "ZW5jb2RlZC1hdWRpbw==" spelled as byte integers: that text is the payload's base64.
+        let spelled: Vec<String> = "ZW5jb2RlZC1hdWRpbw=="
+            .bytes()
+            .map(|b| b.to_string())
+            .collect();
+        assert_eq!(
+            convert(&wav(&format!("[{}]", spelled.join(",")))),
+            audio("ZW5jb2RlZC1hdWRpbw==", "wav")
+        );
+        // "RIFF" is valid base64 text too (no padding needed at four characters).
+        assert_eq!(convert(&wav("[82,73,70,70]")), audio("RIFF", "wav"));
+        // Not base64 text: the bytes themselves, encoded.
+        assert_eq!(convert(&wav("[0,1,2,255]")), audio("AAEC/w==", "wav"));
+        assert_eq!(convert(&wav("\"AAE\"")), audio("QUFF", "wav"));
+        assert_eq!(convert(&wav("\"A A=\"")), audio("QSBBPQ==", "wav"));
+        assert_eq!(convert(&wav("\"QQ\"")), audio("UVE=", "wav"));
+        // Unused trailing bits are ignored, as Python's strict decoder does: output is canonical.
+        assert_eq!(convert(&wav("\"QR==\"")), audio("QQ==", "wav"));
+    }
+
+    #[test]
+    fn malformed_media_bytes_fail_the_message() {
+        let ok = |block: &str| {
+            let raw = RawValue::from_string(block.to_string()).expect("test JSON is valid");
+            media_bytes_are_well_formed(&raw, Planted::none())
+        };
+        for bytes in [
+            "[true]",
+            "[1,false]",
+            "[1.0]",
+            "[-1]",
+            "[256]",
+            "[\"1\"]",
+            "5",
+            "{}",
+        ] {
+            assert!(!ok(&format!(
+                r#"{{"block_type":"audio","format":"ogg","audio":{bytes}}}"#
+            )));
+            assert!(!ok(&format!(
+                r#"{{"block_type":"image","url":"https://x","image":{bytes}}}"#
+            )));
+            assert!(!ok(&format!(
+                r#"{{"block_type":"audio","format":"wav","data":{bytes}}}"#
+            )));
+            // Blocks of other types are never normalized, so never fail the message.
+            assert!(ok(&format!(r#"{{"block_type":"video","audio":{bytes}}}"#)));
+        }
+        for bytes in ["[]", "[0,255]", "\"AAEC\"", "\"not base64\"", "null"] {
+            assert!(ok(&format!(
+                r#"{{"block_type":"audio","format":"wav","audio":{bytes}}}"#
+            )));
+            assert!(ok(&format!(r#"{{"block_type":"image","image":{bytes}}}"#)));
+        }
+        assert!(ok(r#"{"block_type":"audio","format":"wav"}"#));
+        assert!(ok("\"text\""));
     }
 
     #[test]

@@ -332,6 +332,14 @@ impl Walk<'_> {
             },
             (None, None) => return Err(()),
         };
+        // The published projector validates the whole ChatMessage: one malformed media byte list
+        // fails the event, not just its block.
+        if !blocks
+            .iter()
+            .all(|block| media::media_bytes_are_well_formed(block, self.planted))
+        {
+            return Err(());
+        }
         for block in blocks {
             match media::convert_block(block, self.planted) {
                 Ok(part) => parts.extend(part),

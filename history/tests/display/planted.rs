@@ -339,8 +339,15 @@ fn planted_p13_legacy_media_leniency() {
     ]);
     let rows = [Ev::user_blocks("d", "e0", 0, blocks)];
     let fixed = run(&rows, None);
+    // Fixed: the bad byte list fails the whole message.
     assert!(fixed.messages.is_empty());
-    assert_eq!(fixed.warnings.len(), 3);
+    assert_eq!(fixed.warnings.len(), 1);
+    assert_eq!(
+        fixed.warnings[0].field.as_deref(),
+        Some("messages"),
+        "{:?}",
+        fixed.warnings
+    );
     let p = history::display::project(&bytes(&rows), None, &opts(Planted::only(BugId::P13)));
     use history::display::ContentPart::{ImageUrl, InputAudio};
     assert_eq!(

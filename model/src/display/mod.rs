@@ -75,7 +75,7 @@ pub use conversation::{
     Agent, AudioData, Conversation, Defect, Emission, EmissionKind, HitlAnswer, LegacyByte,
     UserBlock, DEFECTIVE_IDENTITY_FIELDS, IDENTITY_FIELDS, USER_AGENT_CLASS,
 };
-pub use media::{convert_block, Converted};
+pub use media::{convert_block, message_is_malformed, Converted};
 pub use provenance::{text_sources, TextSource};
 pub use transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
 pub use view::ClientView;

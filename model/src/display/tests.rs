@@ -15,7 +15,7 @@ use super::conversation::{
     DEFECTIVE_IDENTITY_FIELDS,
 };
 use super::transcript::{code, Part, Transcript};
-use super::{client_transcript, text_sources, visible_displays};
+use super::{client_transcript, message_is_malformed, text_sources, visible_displays};
 
 const AGENTS: [Who; 5] = [USER, LEAD, SUB, SUB2, ("LeadAgent", "lead2")];
 const DISPLAYS: [&str; 4] = ["d0", "d1", "d2", "d3"];
@@ -290,7 +290,9 @@ proptest! {
                 prop_assert!(emission.persisted && emission.kind.is_family());
                 prop_assert!(visible.contains(&emission.display));
                 let empty_chunk = matches!(&emission.kind, EmissionKind::Chunk { text } if text.is_empty());
-                let explained = warning.code == code::BAD_MEDIA || emission.defect.is_some() || empty_chunk;
+                // A bad legacy byte list fails its whole user message.
+                let bad_bytes = matches!(&emission.kind, EmissionKind::UserMessage { blocks } if message_is_malformed(blocks));
+                let explained = warning.code == code::BAD_MEDIA || emission.defect.is_some() || empty_chunk || bad_bytes;
                 prop_assert!(explained, "unexplained warning {:?}", warning);
             }
         }

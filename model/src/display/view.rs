@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conversation::{
     Agent, Defect, Emission, EmissionKind, UserBlock, DEFECTIVE_IDENTITY_FIELDS,
 };
-use super::media::{convert_block, Converted};
+use super::media::{convert_block, message_is_malformed, Converted};
 use super::transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
 
 /// The state of the client's view part-way through a conversation.
@@ -188,6 +188,12 @@ impl ClientView {
     }
 
     fn user_message(&mut self, emission: &Emission, blocks: &[UserBlock]) {
+        if message_is_malformed(blocks) {
+            // A bad legacy byte list fails the whole message; the turn still starts over.
+            self.reset(&emission.display);
+            self.warn(code::BAD_PAYLOAD, emission.index, "messages".to_string());
+            return;
+        }
         let mut parts = Vec::new();
         for block in blocks {
             match convert_block(block) {
@@ -873,31 +879,45 @@ mod tests {
                 AudioData::Legacy(vec![LegacyByte::Int(0), LegacyByte::Int(255)]),
                 "mp3",
             ),
-            audio(AudioData::Legacy(vec![LegacyByte::Bool(true)]), "mp3"),
-            audio(AudioData::Legacy(vec![LegacyByte::Float(1.0)]), "wav"),
-            audio(AudioData::Legacy(vec![LegacyByte::Int(256)]), "wav"),
-            audio(AudioData::Legacy(vec![LegacyByte::Int(-1)]), "wav"),
+            audio(
+                AudioData::Legacy("QUJD".bytes().map(|b| LegacyByte::Int(b.into())).collect()),
+                "wav",
+            ),
             UserBlock::Other {
                 block_type: "file".into(),
             },
             UserBlock::Text("and".into()),
             UserBlock::Text(" this".into()),
         ];
-        let conversation = Build::new().emit(USER, "d", user_blocks(blocks)).done();
+        let mut build = Build::new().emit(USER, "d", user_blocks(blocks));
+        // A bad legacy byte list fails its whole message, whatever the format or other blocks.
+        for bad in [
+            LegacyByte::Bool(true),
+            LegacyByte::Float(1.0),
+            LegacyByte::Int(256),
+            LegacyByte::Int(-1),
+        ] {
+            let blocks = vec![
+                UserBlock::Text("never shown".into()),
+                audio(AudioData::Legacy(vec![LegacyByte::Int(1), bad]), "ogg"),
+            ];
+            build = build.emit(USER, "d", user_blocks(blocks));
+        }
         // A new message keeps one part per kept block (the merge rule concatenates text only
-        // when a later contribution is appended).
+        // when a later contribution is appended). Legacy bytes spelling base64 ("QUJD") stand
+        // for what they encode.
         check(
-            &conversation,
-            &["user@d: look | [image https://x/a.png] | [audio wav AQID] | [audio mp3 AP8=] | and |  this"],
+            &build.done(),
+            &["user@d: look | [image https://x/a.png] | [audio wav AQID] | [audio mp3 AP8=] | [audio wav QUJD] | and |  this"],
             &[
                 ("bad_media", 0, "url"),
                 ("bad_media", 0, "url"),
                 ("bad_media", 0, "format"),
-                ("bad_media", 0, "audio"),
-                ("bad_media", 0, "audio"),
-                ("bad_media", 0, "audio"),
-                ("bad_media", 0, "audio"),
                 ("bad_media", 0, "block_type"),
+                ("bad_payload", 1, "messages"),
+                ("bad_payload", 2, "messages"),
+                ("bad_payload", 3, "messages"),
+                ("bad_payload", 4, "messages"),
             ],
         );
     }

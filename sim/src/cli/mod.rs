@@ -11,6 +11,7 @@ mod bugs;
 mod crash;
 mod diff;
 mod journal;
+mod project;
 mod replay;
 mod report;
 mod run;
@@ -64,6 +65,9 @@ enum Command {
     /// Serve histsim's own components over the SUT protocol on stdin and stdout (the reference
     /// adapter; see docs/sut-protocol.md).
     Serve(serve::ServeArgs),
+    /// Project a thread's history from an export of persisted display-event rows (one JSON row a
+    /// line, MongoDB extended JSON accepted); `--check` runs the row-level checks on them.
+    Project(project::ProjectArgs),
 }
 
 /// Parses the command line, runs the command, and returns its verdict's exit code.
@@ -79,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Scenarios(a) => scenarios::cmd(a),
         Command::Serve(a) => serve::cmd(a),
         Command::Diff(a) => diff::cmd(a),
+        Command::Project(a) => project::cmd(a),
     };
     verdict.into()
 }

@@ -159,9 +159,13 @@ fn user_block(block: &Block) -> m::UserBlock {
             data: match data {
                 AudioData::Base64(s) => match decode_base64(s) {
                     Some(bytes) => m::AudioData::Base64(bytes),
-                    // Not valid base64: the projector must reject it, as it rejects a bad legacy
-                    // list; a legacy list with a float stands for that.
-                    None => m::AudioData::Legacy(vec![m::LegacyByte::Float(0.5)]),
+                    // Not base64 text: its UTF-8 bytes are the audio itself, as a legacy list of
+                    // those bytes would be.
+                    None => m::AudioData::Legacy(
+                        s.bytes()
+                            .map(|b| m::LegacyByte::Int(i64::from(b)))
+                            .collect(),
+                    ),
                 },
                 AudioData::Legacy(items) => m::AudioData::Legacy(
                     items

@@ -5,6 +5,7 @@ mod catalog;
 mod determinism;
 mod journal;
 mod planted;
+mod project;
 mod runs;
 mod scenarios;
 mod spool;
