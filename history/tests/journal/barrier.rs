@@ -26,7 +26,9 @@ fn most_unsynced(o: JournalOptions) -> usize {
     let s = Arc::new(MemStorage::new());
     let mut j = Journal::create(s.clone(), "j", o, None).expect("create");
     let mut most = unsynced_records(&s);
-    let mut g = j.begin_replace(history::journal::Origin::Main).expect("begin");
+    let mut g = j
+        .begin_replace(history::journal::Origin::Main)
+        .expect("begin");
     for group in [&["a"][..], &["b", "c"], &["d"]] {
         g.push_rows(rows(group)).expect("rows");
         most = most.max(unsynced_records(&s));

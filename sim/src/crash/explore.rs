@@ -271,7 +271,12 @@ mod tests {
     fn reorder_allows_more_states_than_ext4_ordered() {
         let ext4 = under(Persistence::Ext4Ordered, history::Planted::none());
         let reorder = under(Persistence::Reorder, history::Planted::none());
-        assert!(ext4.space < reorder.space, "{} / {}", ext4.summary(), reorder.summary());
+        assert!(
+            ext4.space < reorder.space,
+            "{} / {}",
+            ext4.summary(),
+            reorder.summary()
+        );
     }
 
     #[test]

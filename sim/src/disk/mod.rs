@@ -240,7 +240,11 @@ impl SimDisk {
                 let pending = f.current != durable.clone().unwrap_or_default();
                 let h = persist::FileHistory {
                     durable,
-                    versions: if pending { vec![f.current.clone()] } else { Vec::new() },
+                    versions: if pending {
+                        vec![f.current.clone()]
+                    } else {
+                        Vec::new()
+                    },
                     present: true,
                     ..persist::FileHistory::default()
                 };

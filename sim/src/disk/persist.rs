@@ -75,7 +75,9 @@ impl FromStr for Persistence {
         Persistence::ALL
             .into_iter()
             .find(|p| p.as_str() == s)
-            .ok_or_else(|| format!("`{s}` is not a persistence model (prefix, ext4-ordered, reorder)"))
+            .ok_or_else(|| {
+                format!("`{s}` is not a persistence model (prefix, ext4-ordered, reorder)")
+            })
     }
 }
 
@@ -293,7 +295,14 @@ mod tests {
         let lens: Vec<Option<usize>> = out.iter().map(|o| o.as_ref().map(Vec::len)).collect();
         assert_eq!(
             lens,
-            [None, Some(0), Some(5), Some(PAGE_BYTES), Some(2 * PAGE_BYTES), Some(big.len())]
+            [
+                None,
+                Some(0),
+                Some(5),
+                Some(PAGE_BYTES),
+                Some(2 * PAGE_BYTES),
+                Some(big.len())
+            ]
         );
         let committed = FileHistory {
             committed: true,
@@ -322,7 +331,10 @@ mod tests {
             o.len() == new.len() && o[100..192] == new[100..192] && o[192..SECTOR_BYTES] == [0; 320]
         });
         assert!(torn, "a sector torn after 192 bytes");
-        assert!(out.iter().flatten().all(|o| o[..100] == old[..]), "synced bytes stay");
+        assert!(
+            out.iter().flatten().all(|o| o[..100] == old[..]),
+            "synced bytes stay"
+        );
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         for _ in 0..50 {
             assert!(out.contains(&space.draw(&mut rng)));
@@ -342,7 +354,10 @@ mod tests {
             dir_synced: true,
             ..removed
         };
-        assert_eq!(all(&FileSpace::new(Persistence::Reorder, &synced_dir)), [None]);
+        assert_eq!(
+            all(&FileSpace::new(Persistence::Reorder, &synced_dir)),
+            [None]
+        );
         let fresh = pending(None, &[b"ab"]);
         let out = all(&FileSpace::new(Persistence::Reorder, &fresh));
         assert_eq!(out[0], None, "a new file's entry may be lost");

@@ -239,14 +239,21 @@ mod tests {
 
     #[test]
     fn two_files_reorder_independently_and_a_new_entry_needs_its_sync() {
-        let events = [append("a", b"1"), sync("a"), append("a", b"2"), append("b", b"x")];
+        let events = [
+            append("a", b"1"),
+            sync("a"),
+            append("a", b"2"),
+            append("b", b"x"),
+        ];
         let (counts, seen) = collect(&events, Persistence::Reorder, 1000);
         assert_eq!(counts.points, 5);
         assert_eq!(counts.sampled_points, 0);
         assert_eq!(counts.visited as u128, counts.space);
         let a_kept_b_lost = Image::from([("a".to_string(), b"12".to_vec())]);
-        let a_lost_b_kept =
-            Image::from([("a".to_string(), b"1".to_vec()), ("b".to_string(), b"x".to_vec())]);
+        let a_lost_b_kept = Image::from([
+            ("a".to_string(), b"1".to_vec()),
+            ("b".to_string(), b"x".to_vec()),
+        ]);
         assert!(seen.contains(&a_kept_b_lost));
         assert!(seen.contains(&a_lost_b_kept));
         let (ext4, _) = collect(&events, Persistence::Ext4Ordered, 1000);

@@ -114,7 +114,11 @@ fn reorder_exploration_finds_nothing_clean_and_names_j19_where_prefix_cannot() {
         ..CrashOptions::default()
     };
     let clean = explore(&opts(Persistence::Reorder, Planted::none()));
-    assert!(clean.space >= u128::from(clean.states_checked), "{}", clean.summary());
+    assert!(
+        clean.space >= u128::from(clean.states_checked),
+        "{}",
+        clean.summary()
+    );
     assert_eq!(clean.states_failed, 0, "{:#?}", clean.failures);
     let j19 = Planted::only(BugId::J19);
     let reorder = explore(&opts(Persistence::Reorder, j19));

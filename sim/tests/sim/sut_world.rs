@@ -22,14 +22,16 @@ fn through(workload: &str, sut: SutOptions) -> RunConfig {
     }
 }
 
-#[test]
-fn display_seeds_through_the_reference_adapter_pass_as_in_process_and_repeat_exactly() {
-    let config = through("display", serve("display"));
-    let mut answers_in_traces = 0;
-    for seed in 0..4 {
+/// Plays `seeds` of `workload` through `histsim serve` twice (the second time on a process kept
+/// from the first) and in process: all pass, the protocol path repeats exactly and plays the
+/// same world. Returns the trace events the protocol added (its requests and answers).
+fn through_the_reference_adapter_as_in_process(workload: &str, seeds: u64) -> u64 {
+    let config = through(workload, serve(workload));
+    let mut protocol_events = 0;
+    for seed in 0..seeds {
         let a = run_seed(seed, &config);
         let b = run_seed(seed, &config);
-        let here = run_seed(seed, &RunConfig::only("display"));
+        let here = run_seed(seed, &RunConfig::only(workload));
         assert!(
             a.passed(),
             "seed {seed}: {:?} {:?}",
@@ -43,10 +45,15 @@ fn display_seeds_through_the_reference_adapter_pass_as_in_process_and_repeat_exa
         );
         assert_eq!(a.steps, here.steps, "seed {seed}: the same world played");
         assert_eq!(a.converged_after_ms, here.converged_after_ms, "seed {seed}");
-        answers_in_traces += a.trace_events - here.trace_events;
+        protocol_events += a.trace_events - here.trace_events;
     }
+    protocol_events
+}
+
+#[test]
+fn display_seeds_through_the_reference_adapter_pass_as_in_process_and_repeat_exactly() {
     // Every request and answer is a trace event, so the hash covers them.
-    assert!(answers_in_traces >= 4 * 4, "{answers_in_traces}");
+    assert!(through_the_reference_adapter_as_in_process("display", 4) >= 4 * 4);
 }
 
 #[test]
@@ -137,28 +144,7 @@ fn the_breaching_systems_stderr_is_kept_for_the_report() {
 
 #[test]
 fn runs_seeds_through_the_reference_store_pass_as_in_process_and_repeat_exactly() {
-    let config = through("runs", serve("runs"));
-    for seed in 0..3 {
-        let a = run_seed(seed, &config);
-        let b = run_seed(seed, &config);
-        let here = run_seed(seed, &RunConfig::only("runs"));
-        assert!(
-            a.passed(),
-            "seed {seed}: {:?} {:?}",
-            a.violations,
-            a.failure
-        );
-        assert!(here.passed(), "seed {seed}");
-        assert_eq!(
-            a.trace_hash, b.trace_hash,
-            "seed {seed}: the SUT path repeats"
-        );
-        assert_eq!(a.steps, here.steps, "seed {seed}: the same world played");
-        assert!(
-            a.trace_events > here.trace_events,
-            "seed {seed}: answers traced"
-        );
-    }
+    assert!(through_the_reference_adapter_as_in_process("runs", 3) >= 3 * 4);
 }
 
 #[test]
