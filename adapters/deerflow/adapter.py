@@ -3,7 +3,7 @@
 One JSON request a line on stdin, one JSON response a line on stdout (docs/sut-protocol.md, "Runs
 operations"). Nothing else is ever written to stdout: logging and tracebacks go to stderr.
 
-    python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner]
+    python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--mask user_id,content_flags]
 
 The stores are the published classes, imported from the installed wheel:
 `MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
@@ -265,10 +265,13 @@ def _store_error(e: Exception, what: str) -> Refusal:
 class Backend:
     """One opened published store, and the adapter's additions on its storage."""
 
-    def __init__(self, kind: str, data_dir: str, loop: asyncio.AbstractEventLoop, user_scope: str) -> None:
+    def __init__(self, kind: str, data_dir: str, loop: asyncio.AbstractEventLoop, user_scope: str, mask: set) -> None:
         self.kind = kind
         self.loop = loop
         self.user_scope = user_scope
+        self.mask = mask
+        # MASK user_id only: the user_id each written event carried, by (thread_id, seq).
+        self.written_users: dict = {}
         cls = load_backend(kind)
         if kind == "memory":
             self.store = cls()
@@ -328,7 +331,20 @@ class Backend:
             raise _store_error(e, "put_batch") from e
         if len(records) != len(batch):
             raise Refusal("internal", f"put_batch returned {len(records)} records for {len(batch)} events")
+        for e, r in zip(events, records):
+            self.written_users[(e["thread_id"], r["seq"])] = e["user_id"]
         return [r["seq"] for r in records]
+
+    def answer_of(self, record: dict) -> dict:
+        """A store record as the answer shows it: from_deerflow, then the masks asked for (never
+        by default; README.md, "Masks")."""
+        out = from_deerflow(record)
+        if "user_id" in self.mask and self.kind != "db":
+            out["user_id"] = self.written_users.get((out["thread_id"], out["seq"]))
+        if "content_flags" in self.mask and self.kind == "db" and isinstance(out["metadata"], dict):
+            for key in ("content_is_json", "content_is_dict"):
+                out["metadata"].pop(key, None)
+        return out
 
     def list_messages(self, thread_id: str, limit: int, before, after) -> list:
         kwargs = self._user_kwargs(thread_id)
@@ -336,7 +352,7 @@ class Backend:
             records = self.run(self.store.list_messages(thread_id, limit=limit, before_seq=before, after_seq=after, **kwargs))
         except Exception as e:
             raise _store_error(e, "list_messages") from e
-        answer = [from_deerflow(r) for r in records]
+        answer = [self.answer_of(r) for r in records]
         # ADAPTER (R3, README.md): the caller's step, on the very objects the store returned.
         for r in records:
             fill_ids_in_place(r)
@@ -355,7 +371,7 @@ class Backend:
             records = self.run(self.store.list_events(thread_id, run_id, limit=EVENTS_LIMIT_ALL, **kwargs))
         except Exception as e:
             raise _store_error(e, "list_events") from e
-        return [from_deerflow(r) for r in records]
+        return [self.answer_of(r) for r in records]
 
     # -- ADAPTER: what the store's API lacks -------------------------------------------------
 
@@ -402,6 +418,7 @@ class Backend:
                 record = self.run(self.store.put(**to_deerflow(e, keep_user=False)))
                 if record["seq"] != e["seq"]:
                     raise Refusal("internal", f"insert_numbered: the store numbered {record['seq']}, not {e['seq']}")
+                self.written_users[(e["thread_id"], e["seq"])] = e["user_id"]
         except Refusal:
             raise
         except Exception as e:
@@ -439,15 +456,15 @@ class Backend:
                 rows = []
                 for t in sorted(self.store._events):
                     rows.extend(sorted(self.store._events[t], key=lambda r: r["seq"]))
-                return [from_deerflow(r) for r in rows]
+                return [self.answer_of(r) for r in rows]
             if self.kind == "jsonl":
                 threads_dir = os.path.join(str(self.store._base_dir), "threads")
                 rows = []
                 if os.path.isdir(threads_dir):
                     for t in sorted(os.listdir(threads_dir)):
                         rows.extend(self.store._read_thread_events(t))
-                return [from_deerflow(r) for r in rows]
-            return [from_deerflow(r) for r in self.run(self._db_dump())]
+                return [self.answer_of(r) for r in rows]
+            return [self.answer_of(r) for r in self.run(self._db_dump())]
         except Refusal:
             raise
         except Exception as e:
@@ -496,9 +513,10 @@ def _cursor(request: dict, field: str):
 
 
 class Server:
-    def __init__(self, backend: str | None, user_scope: str) -> None:
+    def __init__(self, backend: str | None, user_scope: str, mask: set) -> None:
         self.backend_override = backend
         self.user_scope = user_scope
+        self.mask = mask
         self.loop = asyncio.new_event_loop()
         self.open_backend: Backend | None = None
 
@@ -533,7 +551,7 @@ class Server:
         self.op_close({})
         try:
             os.makedirs(data_dir, exist_ok=True)
-            self.open_backend = Backend(kind, data_dir, self.loop, self.user_scope)
+            self.open_backend = Backend(kind, data_dir, self.loop, self.user_scope, self.mask)
         except Refusal:
             raise
         except Exception as e:
@@ -626,9 +644,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     parser.add_argument("--user-scope", choices=["none", "owner"], default="none")
+    parser.add_argument(
+        "--mask",
+        default="",
+        help="comma-separated known findings to mask in answers: user_id, content_flags (README.md)",
+    )
     args = parser.parse_args()
+    mask = {m for m in args.mask.split(",") if m}
+    unknown = sorted(mask - {"user_id", "content_flags"})
+    if unknown:
+        parser.error(f"--mask: unknown {unknown}")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    serve(Server(args.backend, args.user_scope), sys.stdin.buffer, sys.stdout.buffer)
+    serve(Server(args.backend, args.user_scope, mask), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":
