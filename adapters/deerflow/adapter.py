@@ -3,7 +3,8 @@
 One JSON request a line on stdin, one JSON response a line on stdout (docs/sut-protocol.md, "Runs
 operations"). Nothing else is ever written to stdout: logging and tracebacks go to stderr.
 
-    python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--mask user_id,content_flags]
+    python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--pair memory,db]
+                      [--mask user_id,content_flags,id_fill]
 
 The stores are the published classes, imported from the installed wheel:
 `MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
@@ -47,8 +48,6 @@ OPS = [
     "dump",
 ]
 BACKENDS = ["memory", "jsonl", "db"]
-# open's `store` when no --backend is given: histsim's pair names its backends memory and sqlite.
-STORE_TO_BACKEND = {"memory": "memory", "sqlite": "db"}
 CATEGORIES = ["message", "trace", "lifecycle", "middleware"]
 # What the protocol's list_events means: every event of the run. The store's list_events has
 # only a `limit` (default 500; the HTTP route caps it at 2000), so the adapter asks for more
@@ -354,8 +353,9 @@ class Backend:
             raise _store_error(e, "list_messages") from e
         answer = [self.answer_of(r) for r in records]
         # ADAPTER (R3, README.md): the caller's step, on the very objects the store returned.
-        for r in records:
-            fill_ids_in_place(r)
+        if "id_fill" not in self.mask:
+            for r in records:
+                fill_ids_in_place(r)
         return answer
 
     def count_messages(self, thread_id: str) -> int:
@@ -513,8 +513,9 @@ def _cursor(request: dict, field: str):
 
 
 class Server:
-    def __init__(self, backend: str | None, user_scope: str, mask: set) -> None:
+    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict) -> None:
         self.backend_override = backend
+        self.pair = pair
         self.user_scope = user_scope
         self.mask = mask
         self.loop = asyncio.new_event_loop()
@@ -545,9 +546,9 @@ class Server:
             kind = self.backend_override
         else:
             store = options.get("store")
-            if store not in STORE_TO_BACKEND:
+            if store not in self.pair:
                 raise Refusal("invalid", f"open: store {json.dumps(store)}: expected memory or sqlite")
-            kind = STORE_TO_BACKEND[store]
+            kind = self.pair[store]
         self.op_close({})
         try:
             os.makedirs(data_dir, exist_ok=True)
@@ -645,17 +646,26 @@ def main() -> None:
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     parser.add_argument("--user-scope", choices=["none", "owner"], default="none")
     parser.add_argument(
+        "--pair",
+        default="memory,db",
+        help="without --backend: the backends open's store memory and sqlite select (default memory,db)",
+    )
+    parser.add_argument(
         "--mask",
         default="",
-        help="comma-separated known findings to mask in answers: user_id, content_flags (README.md)",
+        help="comma-separated recorded findings to mask: user_id, content_flags, id_fill (README.md)",
     )
     args = parser.parse_args()
     mask = {m for m in args.mask.split(",") if m}
-    unknown = sorted(mask - {"user_id", "content_flags"})
+    unknown = sorted(mask - {"user_id", "content_flags", "id_fill"})
     if unknown:
         parser.error(f"--mask: unknown {unknown}")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    serve(Server(args.backend, args.user_scope, mask), sys.stdin.buffer, sys.stdout.buffer)
+    pair = args.pair.split(",")
+    if len(pair) != 2 or any(b not in BACKENDS for b in pair):
+        parser.error(f"--pair: two of {BACKENDS}, comma-separated")
+    pair = {"memory": pair[0], "sqlite": pair[1]}
+    serve(Server(args.backend, args.user_scope, mask, pair), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":
