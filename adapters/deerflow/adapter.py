@@ -1,0 +1,672 @@
+"""The published DeerFlow run-event stores (deerflow-kernel 0.1.7) behind histsim's SUT protocol v1.
+
+One JSON request a line on stdin, one JSON response a line on stdout (docs/sut-protocol.md, "Runs
+operations"). Nothing else is ever written to stdout: logging and tracebacks go to stderr.
+
+    python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--pair memory,db]
+                      [--mask user_id,content_flags,id_fill]
+
+The stores are the published classes, imported from the installed wheel:
+`MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
+(jsonl.py) and `DbRunEventStore` (db.py, on SQLite through SQLAlchemy + aiosqlite, with the
+engine set up by the published `deerflow.persistence.engine.init_engine`). Their methods are
+coroutines; the adapter runs each one to completion on one private asyncio event loop before
+it answers, so requests are handled strictly one after another.
+
+Where the protocol asks for something the store's API does not have (`insert_numbered`,
+`max_seq`, `dump`), the adapter builds it on the store's own storage; README.md says exactly how
+for each backend. Every such place is marked `ADAPTER:` below.
+"""
+
+import argparse
+import asyncio
+import copy
+import importlib.util
+import json
+import logging
+import os
+import re
+import sys
+import traceback
+import types
+import uuid
+from datetime import datetime, timedelta, timezone
+
+PROTOCOL = 1
+SYSTEM = "deerflow-kernel"
+VERSION = "0.1.7"
+OPS = [
+    "hello",
+    "open",
+    "close",
+    "put_batch",
+    "insert_numbered",
+    "max_seq",
+    "list_messages",
+    "count_messages",
+    "list_events",
+    "dump",
+]
+BACKENDS = ["memory", "jsonl", "db"]
+CATEGORIES = ["message", "trace", "lifecycle", "middleware"]
+# What the protocol's list_events means: every event of the run. The store's list_events has
+# only a `limit` (default 500; the HTTP route caps it at 2000), so the adapter asks for more
+# rows than any run can hold.
+EVENTS_LIMIT_ALL = 2**31 - 1
+JSONL_DIR = "deerflow-jsonl"
+DB_FILE = "deerflow-run-events.sqlite"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class Refusal(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading the published modules.
+#
+# SHIM (README.md, "Shims"): two package __init__ files of the wheel re-export modules that need
+# the rest of DeerFlow (LangGraph, LangChain, ...): `deerflow/runtime/__init__.py` (checkpointer,
+# runs, stream bridge) and `deerflow/persistence/models/__init__.py` (the run, thread and user
+# repositories, which import deerflow.runtime.runs). Neither is on the store's code path. They are
+# registered as bare packages pointing at the installed directories, so that the store modules
+# themselves (events/store/*.py, persistence/models/run_event.py, persistence/engine.py,
+# runtime/user_context.py) are imported unchanged from the wheel.
+# ---------------------------------------------------------------------------------------------
+
+
+def _bare_package(name: str, *parts: str) -> None:
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec("deerflow")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the deerflow package is not installed")
+    package = types.ModuleType(name)
+    package.__path__ = [os.path.join(spec.submodule_search_locations[0], *parts)]
+    package.__package__ = name
+    sys.modules[name] = package
+
+
+def load_backend(backend: str):
+    """The published modules a backend needs (the DB ones only for `db`)."""
+    _bare_package("deerflow.runtime", "runtime")
+    if backend == "memory":
+        from deerflow.runtime.events.store.memory import MemoryRunEventStore
+
+        return MemoryRunEventStore
+    if backend == "jsonl":
+        from deerflow.runtime.events.store.jsonl import JsonlRunEventStore
+
+        return JsonlRunEventStore
+    import deerflow.persistence  # noqa: F401  (engine: SQLAlchemy only)
+
+    _bare_package("deerflow.persistence.models", "persistence", "models")
+    from deerflow.runtime.events.store.db import DbRunEventStore
+
+    return DbRunEventStore
+
+
+# ---------------------------------------------------------------------------------------------
+# Time: histsim's created_at_ns <-> DeerFlow's ISO-8601 created_at. No clock is ever read: every
+# write passes created_at, so the stores' `datetime.now(UTC)` fallbacks are never reached.
+# ---------------------------------------------------------------------------------------------
+
+
+def iso_of_ns(ns: int) -> str:
+    """created_at_ns as DeerFlow writes created_at (`datetime.isoformat()` in UTC), exactly.
+
+    Whole microseconds (all histsim's simulated clock produces) give exactly the format the
+    journal writes, `datetime.now(UTC).isoformat()`. A sub-microsecond remainder cannot be held by
+    a `datetime`: the fraction is then written with nine digits (the memory and JSONL stores keep
+    the string verbatim; the DB store's `datetime.fromisoformat` drops the last three digits).
+    """
+    micros, nanos = divmod(ns, 1000)
+    dt = EPOCH + timedelta(microseconds=micros)
+    if nanos == 0:
+        return dt.isoformat()
+    base = dt.replace(microsecond=0).isoformat()
+    head, tz = base[:-6], base[-6:]
+    return f"{head}.{dt.microsecond:06d}{nanos:03d}{tz}"
+
+
+_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$")
+
+
+def ns_of_iso(text) -> int:
+    """A created_at the store returned, back to integer nanoseconds, exactly.
+
+    The DB store on SQLite returns naive datetimes (SQLite keeps no zone; what was written was
+    UTC), so a created_at without an offset is read as UTC.
+    """
+    if not isinstance(text, str):
+        raise Refusal("internal", f"the store returned created_at {text!r}, not an ISO-8601 string")
+    m = _ISO.match(text)
+    if m is None:
+        raise Refusal("internal", f"the store returned created_at {text!r}, not an ISO-8601 time")
+    whole, fraction, tz = m.groups()
+    dt = datetime.fromisoformat(whole + (tz if tz and tz != "Z" else "+00:00"))
+    delta = dt - EPOCH
+    seconds = delta.days * 86400 + delta.seconds
+    frac_ns = int((fraction or "").ljust(9, "0"))
+    return seconds * 1_000_000_000 + frac_ns
+
+
+# ---------------------------------------------------------------------------------------------
+# Events: histsim's shape <-> DeerFlow's records.
+# ---------------------------------------------------------------------------------------------
+
+NEW_EVENT_FIELDS = ["thread_id", "run_id", "user_id", "event_type", "category", "content", "metadata", "created_at_ns"]
+NUMBERED_FIELDS = NEW_EVENT_FIELDS + ["seq"]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def parse_event(raw, numbered: bool) -> dict:
+    """Checks one event of a request against the protocol's shape; `invalid` when malformed."""
+    fields = NUMBERED_FIELDS if numbered else NEW_EVENT_FIELDS
+    if not isinstance(raw, dict):
+        raise Refusal("invalid", "an event is a JSON object")
+    missing = [f for f in fields if f not in raw]
+    extra = sorted(set(raw) - set(fields))
+    if missing or extra:
+        raise Refusal("invalid", f"event fields: missing {missing}, unknown {extra}")
+    for f in ["thread_id", "run_id", "event_type"]:
+        if not isinstance(raw[f], str):
+            raise Refusal("invalid", f"event `{f}` must be a string")
+    if raw["user_id"] is not None and not isinstance(raw["user_id"], str):
+        raise Refusal("invalid", "event `user_id` must be a string or null")
+    if raw["category"] not in CATEGORIES:
+        raise Refusal("invalid", f"event `category` must be one of {CATEGORIES}")
+    if not _is_int(raw["created_at_ns"]):
+        raise Refusal("invalid", "event `created_at_ns` must be an integer")
+    if numbered and (not _is_int(raw["seq"]) or raw["seq"] < 1):
+        raise Refusal("invalid", "event `seq` must be a positive integer")
+    return raw
+
+
+def to_deerflow(event: dict, keep_user: bool) -> dict:
+    """A histsim event as the keyword arguments of the store's put/put_batch.
+
+    `user_id` is passed only to the DB store: it is the only one with the column (its put_batch
+    reads `e.get("user_id", <the request's user>)`); the memory and JSONL stores' put takes no
+    user_id argument at all (passing one is a TypeError), so there it is not kept.
+    """
+    out = {
+        "thread_id": event["thread_id"],
+        "run_id": event["run_id"],
+        "event_type": event["event_type"],
+        "category": event["category"],
+        "content": event["content"],
+        "metadata": event["metadata"],
+        "created_at": iso_of_ns(event["created_at_ns"]),
+    }
+    if keep_user:
+        out["user_id"] = event["user_id"]
+    return out
+
+
+def from_deerflow(record: dict) -> dict:
+    """A record the store returned, in histsim's shape. A deep copy: the answer never shares an
+    object with the store. Fields are taken as the store returned them (a missing user_id, as in
+    the memory and JSONL stores, is null)."""
+    try:
+        out = {
+            "thread_id": record["thread_id"],
+            "run_id": record["run_id"],
+            "user_id": record.get("user_id"),
+            "event_type": record["event_type"],
+            "category": record["category"],
+            "content": copy.deepcopy(record.get("content")),
+            "metadata": copy.deepcopy(record.get("metadata")),
+            "seq": record["seq"],
+            "created_at_ns": ns_of_iso(record.get("created_at")),
+        }
+    except KeyError as e:
+        raise Refusal("internal", f"the store returned a record without {e}") from e
+    return out
+
+
+def fill_ids_in_place(record: dict) -> None:
+    """The history view's id fill (issue 12, R3), done where the real caller does it: on the
+    objects list_messages returned. A message dump (a dict) without an id gets
+    uuid5(NAMESPACE_URL, "{thread_id}:{seq}") and every one gets the run's run_id. Writes into
+    `record["content"]` itself, not into a copy."""
+    content = record.get("content")
+    if isinstance(content, dict):
+        if content.get("id") is None:
+            content["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{record['thread_id']}:{record['seq']}"))
+        content["run_id"] = record["run_id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The stores.
+# ---------------------------------------------------------------------------------------------
+
+
+def _store_error(e: Exception, what: str) -> Refusal:
+    """An exception of the published store, as the protocol's refusal."""
+    traceback.print_exc(file=sys.stderr)
+    name = type(e).__name__
+    text = str(e).splitlines()[0] if str(e) else ""
+    if name == "IntegrityError":
+        return Refusal("conflict", f"{what}: {name}: {text}")
+    if isinstance(e, ValueError):
+        # e.g. JsonlRunEventStore._validate_id: the store refuses the event.
+        return Refusal("invalid", f"{what}: {name}: {text}")
+    return Refusal("internal", f"{what}: {name}: {text}")
+
+
+class Backend:
+    """One opened published store, and the adapter's additions on its storage."""
+
+    def __init__(self, kind: str, data_dir: str, loop: asyncio.AbstractEventLoop, user_scope: str, mask: set) -> None:
+        self.kind = kind
+        self.loop = loop
+        self.user_scope = user_scope
+        self.mask = mask
+        # MASK user_id only: the user_id each written event carried, by (thread_id, seq).
+        self.written_users: dict = {}
+        cls = load_backend(kind)
+        if kind == "memory":
+            self.store = cls()
+        elif kind == "jsonl":
+            self.store = cls(base_dir=os.path.join(data_dir, JSONL_DIR))
+        else:
+            from deerflow.persistence.engine import get_session_factory, init_engine
+
+            url = "sqlite+aiosqlite:///" + os.path.join(os.path.abspath(data_dir), DB_FILE)
+            self.run(init_engine("sqlite", url=url, sqlite_dir=os.path.abspath(data_dir)))
+            self.store = cls(get_session_factory())
+
+    def run(self, coroutine):
+        return self.loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        if self.kind == "db":
+            from deerflow.persistence.engine import close_engine
+
+            self.run(close_engine())
+
+    # -- reads of the DB store: which user ---------------------------------------------------
+
+    def _user_kwargs(self, thread_id: str) -> dict:
+        """The DB store's reads take user_id (AUTO: the request's user from a contextvar, which
+        raises without one; a string: that user; None: no filter). --user-scope none passes
+        None; --user-scope owner passes the thread's owner (README.md)."""
+        if self.kind != "db":
+            return {}
+        if self.user_scope == "none":
+            return {"user_id": None}
+        return {"user_id": self.run(self._thread_owner(thread_id))}
+
+    async def _thread_owner(self, thread_id: str):
+        # ADAPTER: the thread's owner, as the gateway's owner check knows it, is the user of the
+        # thread's first stored row that has one; a thread without one has no owner (None: no
+        # filter, as for a migration path).
+        from deerflow.persistence.models.run_event import RunEventRow
+        from sqlalchemy import select
+
+        stmt = (
+            select(RunEventRow.user_id)
+            .where(RunEventRow.thread_id == thread_id, RunEventRow.user_id.is_not(None))
+            .order_by(RunEventRow.seq.asc(), RunEventRow.id.asc())
+            .limit(1)
+        )
+        async with self.store._sf() as session:
+            return await session.scalar(stmt)
+
+    # -- the store's own API -----------------------------------------------------------------
+
+    def put_batch(self, events: list) -> list:
+        batch = [to_deerflow(e, keep_user=self.kind == "db") for e in events]
+        try:
+            records = self.run(self.store.put_batch(batch))
+        except Exception as e:
+            raise _store_error(e, "put_batch") from e
+        if len(records) != len(batch):
+            raise Refusal("internal", f"put_batch returned {len(records)} records for {len(batch)} events")
+        for e, r in zip(events, records):
+            self.written_users[(e["thread_id"], r["seq"])] = e["user_id"]
+        return [r["seq"] for r in records]
+
+    def answer_of(self, record: dict) -> dict:
+        """A store record as the answer shows it: from_deerflow, then the masks asked for (never
+        by default; README.md, "Masks")."""
+        out = from_deerflow(record)
+        if "user_id" in self.mask and self.kind != "db":
+            out["user_id"] = self.written_users.get((out["thread_id"], out["seq"]))
+        if "content_flags" in self.mask and self.kind == "db" and isinstance(out["metadata"], dict):
+            for key in ("content_is_json", "content_is_dict"):
+                out["metadata"].pop(key, None)
+        return out
+
+    def list_messages(self, thread_id: str, limit: int, before, after) -> list:
+        kwargs = self._user_kwargs(thread_id)
+        try:
+            records = self.run(self.store.list_messages(thread_id, limit=limit, before_seq=before, after_seq=after, **kwargs))
+        except Exception as e:
+            raise _store_error(e, "list_messages") from e
+        answer = [self.answer_of(r) for r in records]
+        # ADAPTER (R3, README.md): the caller's step, on the very objects the store returned.
+        if "id_fill" not in self.mask:
+            for r in records:
+                fill_ids_in_place(r)
+        return answer
+
+    def count_messages(self, thread_id: str) -> int:
+        kwargs = self._user_kwargs(thread_id)
+        try:
+            return self.run(self.store.count_messages(thread_id, **kwargs))
+        except Exception as e:
+            raise _store_error(e, "count_messages") from e
+
+    def list_events(self, thread_id: str, run_id: str) -> list:
+        kwargs = self._user_kwargs(thread_id)
+        try:
+            records = self.run(self.store.list_events(thread_id, run_id, limit=EVENTS_LIMIT_ALL, **kwargs))
+        except Exception as e:
+            raise _store_error(e, "list_events") from e
+        return [self.answer_of(r) for r in records]
+
+    # -- ADAPTER: what the store's API lacks -------------------------------------------------
+
+    def max_seq(self, thread_id: str) -> int:
+        """The number the store's next put on the thread would be one above."""
+        try:
+            if self.kind == "memory":
+                return self.store._seq_counters.get(thread_id, 0)
+            if self.kind == "jsonl":
+                self.store._ensure_seq_loaded(thread_id)
+                return self.store._seq_counters[thread_id]
+            return self.run(self._db_max_seq(thread_id))
+        except Refusal:
+            raise
+        except Exception as e:
+            raise _store_error(e, "max_seq") from e
+
+    async def _db_max_seq(self, thread_id: str) -> int:
+        async with self.store._sf() as session:
+            async with session.begin():
+                return (await self.store._max_seq_for_thread(session, thread_id)) or 0
+
+    def insert_numbered(self, events: list) -> None:
+        # The guard: every seq above its thread's stored maximum and above the batch's earlier
+        # events of that thread; else conflict and nothing is written.
+        top: dict = {}
+        for e in events:
+            t = e["thread_id"]
+            if t not in top:
+                top[t] = self.max_seq(t)
+            if e["seq"] <= top[t]:
+                raise Refusal("conflict", f"insert_numbered: thread {t}: seq {e['seq']} is not above {top[t]}")
+            top[t] = e["seq"]
+        try:
+            if self.kind == "db":
+                self.run(self._db_insert_numbered(events))
+                return
+            for e in events:
+                # The store's put numbers an event one above its per-thread counter: set the
+                # counter to seq - 1, then the published put builds and keeps the record.
+                if self.kind == "jsonl":
+                    self.store._ensure_seq_loaded(e["thread_id"])
+                self.store._seq_counters[e["thread_id"]] = e["seq"] - 1
+                record = self.run(self.store.put(**to_deerflow(e, keep_user=False)))
+                if record["seq"] != e["seq"]:
+                    raise Refusal("internal", f"insert_numbered: the store numbered {record['seq']}, not {e['seq']}")
+                self.written_users[(e["thread_id"], e["seq"])] = e["user_id"]
+        except Refusal:
+            raise
+        except Exception as e:
+            raise _store_error(e, "insert_numbered") from e
+
+    async def _db_insert_numbered(self, events: list) -> None:
+        # Rows built as DbRunEventStore.put_batch builds them (its own _truncate_trace and
+        # _content_to_db), with the caller's seq, in one transaction (UNIQUE(thread_id, seq)
+        # still guards: a duplicate is an IntegrityError -> conflict).
+        from deerflow.persistence.models.run_event import RunEventRow
+
+        async with self.store._sf() as session:
+            async with session.begin():
+                for e in events:
+                    content, metadata = self.store._truncate_trace(e["category"], e["content"], e["metadata"])
+                    db_content, metadata = self.store._content_to_db(content, metadata)
+                    session.add(
+                        RunEventRow(
+                            thread_id=e["thread_id"],
+                            run_id=e["run_id"],
+                            user_id=e["user_id"],
+                            event_type=e["event_type"],
+                            category=e["category"],
+                            content=db_content,
+                            event_metadata=metadata,
+                            seq=e["seq"],
+                            created_at=datetime.fromisoformat(iso_of_ns(e["created_at_ns"])),
+                        )
+                    )
+
+    def dump(self) -> list:
+        """Every stored row by (thread_id, seq, write order), read from the store's storage."""
+        try:
+            if self.kind == "memory":
+                rows = []
+                for t in sorted(self.store._events):
+                    rows.extend(sorted(self.store._events[t], key=lambda r: r["seq"]))
+                return [self.answer_of(r) for r in rows]
+            if self.kind == "jsonl":
+                threads_dir = os.path.join(str(self.store._base_dir), "threads")
+                rows = []
+                if os.path.isdir(threads_dir):
+                    for t in sorted(os.listdir(threads_dir)):
+                        rows.extend(self.store._read_thread_events(t))
+                return [self.answer_of(r) for r in rows]
+            return [self.answer_of(r) for r in self.run(self._db_dump())]
+        except Refusal:
+            raise
+        except Exception as e:
+            raise _store_error(e, "dump") from e
+
+    async def _db_dump(self) -> list:
+        from deerflow.persistence.models.run_event import RunEventRow
+        from sqlalchemy import select
+
+        stmt = select(RunEventRow).order_by(RunEventRow.thread_id.asc(), RunEventRow.seq.asc(), RunEventRow.id.asc())
+        async with self.store._sf() as session:
+            result = await session.execute(stmt)
+            return [self.store._row_to_dict(r) for r in result.scalars()]
+
+
+# ---------------------------------------------------------------------------------------------
+# The protocol.
+# ---------------------------------------------------------------------------------------------
+
+REQUEST_FIELDS = {
+    "hello": ["protocol"],
+    "open": ["data_dir", "options"],
+    "close": [],
+    "put_batch": ["events"],
+    "insert_numbered": ["events"],
+    "max_seq": ["thread_id"],
+    "list_messages": ["thread_id", "limit", "before", "after"],
+    "count_messages": ["thread_id"],
+    "list_events": ["thread_id", "run_id"],
+    "dump": [],
+}
+
+
+def _string(request: dict, field: str) -> str:
+    v = request[field]
+    if not isinstance(v, str):
+        raise Refusal("invalid", f"`{field}` must be a string")
+    return v
+
+
+def _cursor(request: dict, field: str):
+    v = request[field]
+    if v is not None and (not _is_int(v) or v < 0):
+        raise Refusal("invalid", f"`{field}` must be a non-negative integer or null")
+    return v
+
+
+class Server:
+    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict) -> None:
+        self.backend_override = backend
+        self.pair = pair
+        self.user_scope = user_scope
+        self.mask = mask
+        self.loop = asyncio.new_event_loop()
+        self.open_backend: Backend | None = None
+
+    def answer(self, request: dict):
+        op = request.get("op")
+        if not isinstance(op, str) or op not in REQUEST_FIELDS:
+            raise Refusal("unsupported", f"op {json.dumps(op)} is not implemented by the deerflow adapter")
+        want = set(REQUEST_FIELDS[op]) | {"id", "op"}
+        missing = sorted(want - set(request))
+        extra = sorted(set(request) - want)
+        if missing or extra:
+            raise Refusal("invalid", f"{op}: missing fields {missing}, unknown fields {extra}")
+        return getattr(self, "op_" + op)(request)
+
+    def op_hello(self, request: dict) -> dict:
+        if request["protocol"] != PROTOCOL:
+            raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
+        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": OPS}
+
+    def op_open(self, request: dict) -> dict:
+        data_dir, options = request["data_dir"], request["options"]
+        if not isinstance(data_dir, str) or not isinstance(options, dict):
+            raise Refusal("invalid", "open: data_dir must be a string and options an object")
+        # `planted` selects histsim's own legacy behaviours: this system has none (ignored).
+        if self.backend_override is not None:
+            kind = self.backend_override
+        else:
+            store = options.get("store")
+            if store not in self.pair:
+                raise Refusal("invalid", f"open: store {json.dumps(store)}: expected memory or sqlite")
+            kind = self.pair[store]
+        self.op_close({})
+        try:
+            os.makedirs(data_dir, exist_ok=True)
+            self.open_backend = Backend(kind, data_dir, self.loop, self.user_scope, self.mask)
+        except Refusal:
+            raise
+        except Exception as e:
+            raise _store_error(e, "open") from e
+        return {}
+
+    def op_close(self, request: dict) -> dict:
+        if self.open_backend is not None:
+            backend, self.open_backend = self.open_backend, None
+            backend.close()
+        return {}
+
+    def _b(self) -> Backend:
+        if self.open_backend is None:
+            raise Refusal("conflict", "not open: send `open` first")
+        return self.open_backend
+
+    def _events(self, request: dict, numbered: bool) -> list:
+        events = request["events"]
+        if not isinstance(events, list):
+            raise Refusal("invalid", "`events` must be an array")
+        return [parse_event(e, numbered) for e in events]
+
+    def op_put_batch(self, request: dict) -> dict:
+        events = self._events(request, numbered=False)
+        return {"seqs": self._b().put_batch(events)}
+
+    def op_insert_numbered(self, request: dict) -> dict:
+        events = self._events(request, numbered=True)
+        self._b().insert_numbered(events)
+        return {}
+
+    def op_max_seq(self, request: dict) -> dict:
+        return {"max_seq": self._b().max_seq(_string(request, "thread_id"))}
+
+    def op_list_messages(self, request: dict) -> dict:
+        thread_id = _string(request, "thread_id")
+        limit = request["limit"]
+        if not _is_int(limit) or limit < 0:
+            raise Refusal("invalid", "`limit` must be a non-negative integer")
+        before, after = _cursor(request, "before"), _cursor(request, "after")
+        return {"events": self._b().list_messages(thread_id, limit, before, after)}
+
+    def op_count_messages(self, request: dict) -> dict:
+        return {"count": self._b().count_messages(_string(request, "thread_id"))}
+
+    def op_list_events(self, request: dict) -> dict:
+        b = self._b()
+        return {"events": b.list_events(_string(request, "thread_id"), _string(request, "run_id"))}
+
+    def op_dump(self, request: dict) -> dict:
+        return {"events": self._b().dump()}
+
+
+def response_for(server: Server, line: bytes) -> dict:
+    try:
+        request = json.loads(line)
+    except ValueError as e:
+        return {"id": 0, "err": {"kind": "invalid", "message": f"not JSON: {e}"}}
+    if not isinstance(request, dict):
+        return {"id": 0, "err": {"kind": "invalid", "message": "a request is a JSON object"}}
+    raw_id = request.get("id")
+    if not _is_int(raw_id) or raw_id < 0:
+        return {"id": 0, "err": {"kind": "invalid", "message": "`id` is not an unsigned integer"}}
+    try:
+        return {"id": raw_id, "ok": server.answer(request)}
+    except Refusal as r:
+        return {"id": raw_id, "err": {"kind": r.kind, "message": r.message}}
+    except Exception as e:  # never crash, never write anything but a response
+        traceback.print_exc(file=sys.stderr)
+        return {"id": raw_id, "err": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
+
+
+def serve(server: Server, stdin, stdout) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        response = response_for(server, line)
+        try:
+            text = json.dumps(response, sort_keys=True, allow_nan=False, ensure_ascii=True, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            failed = {"kind": "internal", "message": f"the answer is not representable as JSON: {e}"}
+            text = json.dumps({"id": response["id"], "err": failed}, sort_keys=True, separators=(",", ":"))
+        stdout.write(text.encode("ascii") + b"\n")
+        stdout.flush()
+    server.op_close({})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=BACKENDS, default=None)
+    parser.add_argument("--user-scope", choices=["none", "owner"], default="none")
+    parser.add_argument(
+        "--pair",
+        default="memory,db",
+        help="without --backend: the backends open's store memory and sqlite select (default memory,db)",
+    )
+    parser.add_argument(
+        "--mask",
+        default="",
+        help="comma-separated recorded findings to mask: user_id, content_flags, id_fill (README.md)",
+    )
+    args = parser.parse_args()
+    mask = {m for m in args.mask.split(",") if m}
+    unknown = sorted(mask - {"user_id", "content_flags", "id_fill"})
+    if unknown:
+        parser.error(f"--mask: unknown {unknown}")
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    pair = args.pair.split(",")
+    if len(pair) != 2 or any(b not in BACKENDS for b in pair):
+        parser.error(f"--pair: two of {BACKENDS}, comma-separated")
+    pair = {"memory": pair[0], "sqlite": pair[1]}
+    serve(Server(args.backend, args.user_scope, mask, pair), sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Smoke test of the deerflow adapter over the protocol, once per backend (memory, jsonl, db):
+# hello, open, put_batch, insert_numbered (and its conflict), max_seq, list_messages with each
+# cursor, count_messages, list_events, dump, close, and the error kinds. Then the open-by-store
+# mapping (memory -> MemoryRunEventStore, sqlite -> DbRunEventStore).
+# Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PYTHON="${HISTSIM_PYTHON:-python3.11}"
+
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "SKIPPED: $PYTHON is not installed"
+    exit 0
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+set +e
+"$HERE/run" --setup-only 2>"$work/setup.log"
+rc=$?
+set -e
+if [[ $rc -eq 75 ]]; then
+    echo "SKIPPED: $(grep 'unavailable:' "$work/setup.log" | tail -1 | sed 's/^deerflow adapter: unavailable: //')"
+    exit 0
+elif [[ $rc -ne 0 ]]; then
+    cat "$work/setup.log" >&2
+    echo "smoke (deerflow): setup failed with exit $rc" >&2
+    exit 1
+fi
+
+# The session, one request a line (the same for every backend).
+"$PYTHON" - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+T, R = "t-1", "run-0"
+
+def ev(event_type, category, content, ns, user="user-1", run=R, thread=T, seq=None):
+    e = {"thread_id": thread, "run_id": run, "user_id": user, "event_type": event_type,
+         "category": category, "content": content, "metadata": {}, "created_at_ns": ns}
+    if seq is not None:
+        e["seq"] = seq
+    return e
+
+human = {"type": "human", "content": "hi", "id": None}
+batch = [
+    ev("run_start", "lifecycle", {"worker": 1}, 1700000000001000000),
+    ev("human_message", "message", human, 1700000000002000000),
+    ev("llm_request", "trace", "prompt", 1700000000003000000),
+    ev("ai_message", "message", {"type": "ai", "content": "hello", "id": "lc_run--1"}, 1700000000004000000),
+]
+numbered = [ev("human_message", "message", {"type": "human", "content": "again", "id": None}, 1700000000005000000, user=None, run="run-1", seq=7)]
+stale = [ev("human_message", "message", {"type": "human", "content": "late", "id": None}, 1700000000006000000, run="run-1", seq=6)]
+for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
+    requests = [
+        {"op": "hello", "protocol": 1},
+        {"op": "max_seq", "thread_id": T},
+        {"op": "open", "data_dir": f"{work}/data-{name}", "options": {"store": store, "planted": None}},
+        {"op": "put_batch", "events": batch},
+        {"op": "insert_numbered", "events": numbered},
+        {"op": "insert_numbered", "events": stale},
+        {"op": "max_seq", "thread_id": T},
+        {"op": "list_messages", "thread_id": T, "limit": 50, "before": None, "after": None},
+        {"op": "list_messages", "thread_id": T, "limit": 1, "before": None, "after": 0},
+        {"op": "list_messages", "thread_id": T, "limit": 1, "before": 7, "after": None},
+        {"op": "count_messages", "thread_id": T},
+        {"op": "list_events", "thread_id": T, "run_id": R},
+        {"op": "dump"},
+        {"op": "drop_all"},
+        {"op": "max_seq"},
+        {"op": "put_batch", "events": [{"thread_id": T}]},
+        {"op": "hello", "protocol": 2},
+        {"op": "close"},
+    ]
+    with open(f"{work}/{name}.in", "w") as f:
+        for i, r in enumerate(requests, 1):
+            f.write(json.dumps({"id": i, **r}) + "\n")
+PY
+
+for backend in memory jsonl db; do
+    "$HERE/run" --backend "$backend" <"$work/session.in" >"$work/$backend.out" 2>"$work/$backend.err"
+done
+"$HERE/run" <"$work/sqlite.in" >"$work/by-store.out" 2>"$work/by-store.err"
+
+"$PYTHON" - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+passed = failed = 0
+
+def check(name, condition, detail=""):
+    global passed, failed
+    if condition:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name} {str(detail)[:400]}")
+
+def answers(name):
+    out = {}
+    for line in open(f"{work}/{name}.out").read().splitlines():
+        r = json.loads(line)  # every stdout line is a JSON response
+        check(f"{name}: one of ok/err", ("ok" in r) != ("err" in r), line)
+        out[r["id"]] = r
+    return out
+
+def seqs(answer):
+    return [e["seq"] for e in answer.get("ok", {}).get("events", [])]
+
+def kind(answer):
+    return answer.get("err", {}).get("kind")
+
+OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
+       "count_messages", "list_events", "dump"]
+for backend in ["memory", "jsonl", "db"]:
+    a = answers(backend)
+    n = backend + ":"
+    check(n + " hello", a[1].get("ok") == {"system": "deerflow-kernel", "version": "0.1.7", "protocol": 1, "ops": OPS}, a[1])
+    check(n + " before open: conflict", kind(a[2]) == "conflict", a[2])
+    check(n + " open", a[3].get("ok") == {}, a[3])
+    check(n + " put_batch numbers 1..4", a[4].get("ok") == {"seqs": [1, 2, 3, 4]}, a[4])
+    check(n + " insert_numbered", a[5].get("ok") == {}, a[5])
+    check(n + " insert_numbered below the maximum: conflict", kind(a[6]) == "conflict", a[6])
+    check(n + " max_seq", a[7].get("ok") == {"max_seq": 7}, a[7])
+    check(n + " latest messages", seqs(a[8]) == [2, 4, 7], a[8])
+    check(n + " after 0, limit 1", seqs(a[9]) == [2], a[9])
+    check(n + " before 7, limit 1", seqs(a[10]) == [4], a[10])
+    check(n + " count", a[11].get("ok") == {"count": 3}, a[11])
+    check(n + " list_events of run-0", seqs(a[12]) == [1, 2, 3, 4], a[12])
+    dump = a[13].get("ok", {}).get("events", [])
+    check(n + " dump", [e["seq"] for e in dump] == [1, 2, 3, 4, 7], a[13])
+    first = dump[1] if len(dump) > 1 else {}
+    check(n + " created_at exact", [e["created_at_ns"] for e in dump] == [1700000000001000000, 1700000000002000000, 1700000000003000000, 1700000000004000000, 1700000000005000000], dump)
+    # What each store keeps (README.md, "Differences"): user_id only in the DB store; the DB store
+    # marks JSON content in metadata; the memory store hands out its own dicts, so the id fill
+    # the adapter performs after each list_messages (R3) shows in its dump.
+    if backend == "db":
+        check(n + " user_id kept", [e["user_id"] for e in dump] == ["user-1"] * 4 + [None], dump)
+        check(n + " content flags in metadata", first.get("metadata") == {"content_is_dict": True, "content_is_json": True}, first)
+    else:
+        check(n + " user_id not kept", all(e["user_id"] is None for e in dump), dump)
+        check(n + " metadata as written", first.get("metadata") == {}, first)
+    filled = first.get("content", {}).get("id") is not None
+    check(n + " in-place id fill reaches the store only in memory", filled == (backend == "memory"), first)
+    check(n + " unknown op", kind(a[14]) == "unsupported", a[14])
+    check(n + " missing field", kind(a[15]) == "invalid", a[15])
+    check(n + " malformed event", kind(a[16]) == "invalid", a[16])
+    check(n + " other protocol", kind(a[17]) == "invalid", a[17])
+    check(n + " close", a[18].get("ok") == {}, a[18])
+b = answers("by-store")
+dump = b[13].get("ok", {}).get("events", [])
+check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])
+print(f"smoke (deerflow): {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
