@@ -51,7 +51,7 @@ pub(crate) fn media_bytes_are_well_formed(block: &RawValue, planted: Planted) ->
         Some("audio") => audio.or(legacy_data),
         _ => None,
     };
-    bytes.map_or(true, |raw| {
+    bytes.is_none_or(|raw| {
         raw.get() == "null"
             || json::as_str(raw).is_some()
             || json::as_array(raw).is_some_and(|items| {

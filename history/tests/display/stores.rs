@@ -201,11 +201,12 @@ fn the_display_event_type_is_a_store_option() {
         ..StoreOptions::default()
     };
     assert_eq!(StoreOptions::default().display_event_type, "display_event");
-    let stores: Vec<(
-        &str,
+    type Case<'a> = (
+        &'a str,
         Box<dyn DisplayEventStore>,
         Vec<(history::display::Role, String)>,
-    )> = vec![
+    );
+    let stores: Vec<Case> = vec![
         (
             "memory default",
             Box::new(MemoryDisplayStore::with_options(StoreOptions::default())),

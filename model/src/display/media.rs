@@ -102,7 +102,7 @@ fn legacy_bytes(list: &[LegacyByte]) -> Option<Vec<u8>> {
 /// is a multiple of four; at most two `=`, only at the very end); `None` otherwise. Bits of the
 /// last character beyond the encoded bytes are ignored.
 fn decode_if_base64_text(text: &[u8]) -> Option<Vec<u8>> {
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let padding = text.iter().rev().take_while(|&&c| c == b'=').count();

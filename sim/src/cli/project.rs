@@ -108,7 +108,11 @@ pub(crate) fn cmd(args: ProjectArgs) -> Verdict {
         problems: &problems,
         answer: &answer,
     };
-    let checks = args.check.then(|| checks(&input)).unwrap_or_default();
+    let checks = if args.check {
+        checks(&input)
+    } else {
+        Vec::new()
+    };
     if args.json {
         println!("{}", as_json(&input, &checks));
     } else {
@@ -565,7 +569,11 @@ fn print_text(input: &Input<'_>, checks: &[Check]) {
         println!("line {}: {}", p.line, p.what);
     }
     for c in checks {
-        let verdict = c.failures.is_empty().then_some("ok").unwrap_or("FAILED");
+        let verdict = if c.failures.is_empty() {
+            "ok"
+        } else {
+            "FAILED"
+        };
         println!("check {}: {verdict} ({})", c.name, c.notes.join("; "));
         for f in &c.failures {
             println!("  {f}");
