@@ -10,6 +10,7 @@ mod args;
 mod bugs;
 mod crash;
 mod diff;
+mod extended_json;
 mod journal;
 mod project;
 mod replay;
