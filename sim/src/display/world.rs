@@ -247,8 +247,8 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
         "settled".to_string()
     };
     shared.record(format_args!(
-        "replica-{k} answer turn={turn_label} ok={ok} body={:016x}",
-        xxhash_rust::xxh3::xxh3_64(&body)
+        "replica-{k} answer turn={turn_label} ok={ok} shows={:016x}",
+        answer_digest(&result)
     ));
     shared.reads.borrow_mut().push(Read {
         turn: dispatch.then_some(turn),
@@ -265,6 +265,23 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
         shared.record(format_args!("replica-{k} dispatch turn={turn}"));
     }
     Ok(())
+}
+
+/// What an answer shows as the checkers read it: its messages and each warning's code and ids.
+/// Not a warning's prose, nor an error's text: those are a system's own wording, so two
+/// systems that show the same history (`histsim diff`) are alike. The protocol lines in the
+/// trace still hash every byte a system answered.
+fn answer_digest(result: &Result<history::display::Projection, String>) -> u64 {
+    let Ok(projection) = result else {
+        return 0;
+    };
+    let mut shown = serde_json::to_value(projection).unwrap_or_default();
+    if let Some(warnings) = shown.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+        for w in warnings.iter_mut().filter_map(|w| w.as_object_mut()) {
+            w.remove("text");
+        }
+    }
+    xxhash_rust::xxh3::xxh3_64(&serde_json::to_vec(&shown).unwrap_or_default())
 }
 
 // ---- agents ----
