@@ -33,6 +33,16 @@ pub enum StoreKind {
     Sqlite,
 }
 
+impl StoreKind {
+    /// The store's name, as the command line and the SUT protocol's `open` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Memory => "memory",
+            StoreKind::Sqlite => "sqlite",
+        }
+    }
+}
+
 /// How a world is played: the same for every workload.
 #[derive(Clone, Debug)]
 pub struct WorldConfig {

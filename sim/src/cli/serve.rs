@@ -16,10 +16,7 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn cmd(args: ServeArgs) -> Verdict {
-    let store = args.store.map(|s| match s {
-        StoreKind::Memory => "memory".to_string(),
-        StoreKind::Sqlite => "sqlite".to_string(),
-    });
+    let store = args.store.map(|s| s.as_str().to_string());
     let mut server: Box<dyn Served> = match args.system.as_str() {
         "runs" => Box::new(RunsServer::new(store)),
         _ => Box::new(DisplayServer::new(store)),

@@ -54,10 +54,7 @@ impl OverProtocolStore {
             needs.extend(LEGACY_WRITER_OPS);
         }
         let sut = OpenedSut::start(options, store, planted, &needs)?;
-        let slot = match store {
-            StoreKind::Memory => "memory",
-            StoreKind::Sqlite => "sqlite",
-        };
+        let slot = store.as_str();
         let opened = OverProtocolStore {
             sut: RefCell::new(sut),
             slot,

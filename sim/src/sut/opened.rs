@@ -75,14 +75,10 @@ impl OpenedSut {
             return Err(fail(&process, "#1 hello", why));
         }
         let data_dir = tempfile::tempdir().map_err(|e| fail(&process, "#2 open", e.to_string()))?;
-        let store = match store {
-            StoreKind::Memory => "memory",
-            StoreKind::Sqlite => "sqlite",
-        };
         let opened = process.call(&Request::Open {
             data_dir: data_dir.path().display().to_string(),
             options: OpenOptions {
-                store: store.into(),
+                store: store.as_str().into(),
                 planted: planted.active().map(|b| b.to_string()),
             },
         })?;

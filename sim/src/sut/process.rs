@@ -14,7 +14,6 @@ use super::protocol::{ErrorBody, ErrorKind, Hello, RawResponseLine, Request, Req
 use serde_json::value::RawValue;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
@@ -331,11 +330,6 @@ impl SutProcess {
         }
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(LINES)..].join("\n")
-    }
-
-    /// The child's whole stderr, kept beside the report of a failing seed.
-    pub fn stderr_path(&self) -> PathBuf {
-        self.stderr.path().to_path_buf()
     }
 
     fn exit_status(&mut self) -> String {
