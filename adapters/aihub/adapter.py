@@ -37,6 +37,11 @@ PROTOCOL = 1
 SYSTEM = "aihub"
 VERSION = "0.323.4"
 OPS = ["hello", "open", "close", "append", "reconstruct", "project"]
+# The known differences of docs/display-projection.md this system has, declared in `hello` so
+# that histsim's model expects this projector's documented behaviour there (and says so):
+# D1: a block of a class the projector does not convert (e.g. `video`) is dropped without a
+# warning; D2: so is an image block without a url.
+DIFFERENCES = ["D1", "D2"]
 
 # The entity's ten declared fields: what the real persister (`PersistedAgentEventEntity.persist_event`)
 # writes, and all a read loads.
@@ -433,6 +438,11 @@ def _rows(value: Any) -> list:
 class Server:
     def __init__(self) -> None:
         self.store: AgentEventStore | None = None
+        # The last answer of each (thread, primary) read and how many documents the store held
+        # then. A read and the projector are pure functions of the stored documents, so an
+        # answer stays right until the next stored row; replicas re-reading a settled thread
+        # (most reads of a campaign) are answered without running the projector again.
+        self.answers: dict[tuple, tuple[int, dict]] = {}
 
     def answer(self, request: dict) -> Any:
         op = request.get("op")
@@ -444,7 +454,7 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": OPS}
+        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": OPS, "differences": DIFFERENCES}
 
     def op_open(self, request: dict) -> dict:
         data_dir, options = request["data_dir"], request["options"]
@@ -455,6 +465,7 @@ class Server:
         if self.store is not None:
             self.store.close()
             self.store = None
+        self.answers.clear()
         try:
             os.makedirs(data_dir, exist_ok=True)
             self.store = AgentEventStore(data_dir)
@@ -466,6 +477,7 @@ class Server:
         if self.store is not None:
             self.store.close()
             self.store = None
+        self.answers.clear()
         return {}
 
     def _open_store(self) -> AgentEventStore:
@@ -486,11 +498,17 @@ class Server:
             raise Refusal("invalid", "thread_id must be a string")
         primary = _primary(request["primary"])
         store = self._open_store()
+        key = (thread_id, None if primary is None else (primary["agent_class"], primary["agent_id"]))
+        cached = self.answers.get(key)
+        if cached is not None and cached[0] == len(store.documents):
+            return cached[1]
 
         def run():
             return run_projector(store.conversation_events_for_thread(thread_id), primary)
 
-        return self._project(run)
+        answer = self._project(run)
+        self.answers[key] = (len(store.documents), answer)
+        return answer
 
     def op_project(self, request: dict) -> dict:
         rows = _rows(request["rows"])

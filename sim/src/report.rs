@@ -307,8 +307,8 @@ pub fn markdown(s: &Summary) -> String {
     if !s.left_out.is_empty() {
         let _ = writeln!(
             md,
-            "\n## left out\n\nThe system under test does not serve these, so the checks that \
-             need them did not run:\n\n| operation | times |\n|---|---|"
+            "\n## left out\n\nWhat the checks did not ask of the system under test (an op it does \
+             not serve, a known difference it declares), with how often:\n\n| left out | times |\n|---|---|"
         );
         for (what, n) in &s.left_out {
             let _ = writeln!(md, "| {what} | {n} |");

@@ -78,6 +78,7 @@ impl RunConfig {
             planted: Planted::from_option(self.planted),
             keep_trace: self.keep_trace,
             sut: self.sut.clone().map(std::sync::Arc::new),
+            alike_up_to: Default::default(),
         }
     }
 

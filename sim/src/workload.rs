@@ -53,6 +53,10 @@ pub struct WorldConfig {
     /// The system under test in a child process (`--sut`); `None`: histsim's own components in
     /// this process. Only the workloads with a process boundary (display, runs) accept one.
     pub sut: Option<std::sync::Arc<crate::sut::SutOptions>>,
+    /// Display only: the known differences (docs/display-projection.md) an answer's trace event
+    /// disregards, so that `histsim diff` compares two systems up to what either declares.
+    /// Empty everywhere else: a trace shows every warning.
+    pub alike_up_to: model::display::Declared,
 }
 
 impl WorldConfig {
@@ -62,6 +66,7 @@ impl WorldConfig {
             planted,
             keep_trace: false,
             sut: None,
+            alike_up_to: Default::default(),
         }
     }
 }
@@ -93,8 +98,9 @@ pub struct WorkloadRun {
     /// What a system under test in a child process wrote to its stderr: kept beside the report
     /// of a failing seed.
     pub sut_log: Option<String>,
-    /// Operations left out because the system under test does not serve them, counted: the
-    /// report and `replay` print them, so no check weakens in silence.
+    /// What the checks did not ask of the system under test (an op it does not serve, a known
+    /// difference it declares), counted: the report and `replay` print them, so no check
+    /// weakens in silence.
     pub left_out: Coverage,
 }
 

@@ -60,6 +60,7 @@
 //! ```
 
 mod conversation;
+mod differences;
 mod media;
 mod provenance;
 mod transcript;
@@ -75,6 +76,7 @@ pub use conversation::{
     Agent, AudioData, Conversation, Defect, Emission, EmissionKind, HitlAnswer, LegacyByte,
     UserBlock, DEFECTIVE_IDENTITY_FIELDS, IDENTITY_FIELDS, USER_AGENT_CLASS,
 };
+pub use differences::{Declared, KnownDifference};
 pub use media::{convert_block, message_is_malformed, Converted};
 pub use provenance::{text_sources, TextSource};
 pub use transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
@@ -86,7 +88,14 @@ pub use visibility::visible_displays;
 /// Panics when the conversation breaks a guarantee of the simulator (indices out of order, a
 /// repeated event id, a defect the model cannot place): those are generator bugs.
 pub fn client_transcript(conversation: &Conversation) -> Transcript {
-    let mut view = ClientView::new(conversation.primary.clone(), visible_displays(conversation));
+    client_transcript_declaring(conversation, &Declared::new())
+}
+
+/// [`client_transcript`] for a system that declares the known differences `declared`: where one
+/// applies, the model expects the system's documented behaviour and records an accepted loss.
+pub fn client_transcript_declaring(conversation: &Conversation, declared: &Declared) -> Transcript {
+    let mut view = ClientView::new(conversation.primary.clone(), visible_displays(conversation))
+        .declaring(declared.clone());
     for emission in &conversation.emissions {
         view.apply(emission);
     }

@@ -84,7 +84,8 @@ pub struct ExpectedWarning {
 /// A difference between emitted and shown that the contract accepts, with the rule that allows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AcceptedLoss {
-    /// Catalog ID: `"P5"`, `"P9"` or `"P14"`.
+    /// Catalog ID: `"P5"`, `"P9"`, `"P14"`, or the rule a declared known difference weakens
+    /// (`"P10"` for D1).
     pub rule: &'static str,
     /// The emission concerned.
     pub emission: usize,

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conversation::{
     Agent, Defect, Emission, EmissionKind, UserBlock, DEFECTIVE_IDENTITY_FIELDS,
 };
+use super::differences::{Declared, KnownDifference};
 use super::media::{convert_block, message_is_malformed, Converted};
 use super::transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
 
@@ -34,6 +35,8 @@ pub struct ClientView {
     messages: Vec<Message>,
     warnings: Vec<ExpectedWarning>,
     losses: Vec<AcceptedLoss>,
+    /// The known differences the system declares (none: histsim's contract).
+    declared: Declared,
 }
 
 impl ClientView {
@@ -49,7 +52,14 @@ impl ClientView {
             messages: Vec::new(),
             warnings: Vec::new(),
             losses: Vec::new(),
+            declared: Declared::new(),
         }
+    }
+
+    /// The same view for a system that declares the known differences `declared`.
+    pub fn declaring(mut self, declared: Declared) -> ClientView {
+        self.declared = declared;
+        self
     }
 
     /// The messages so far.
@@ -199,9 +209,14 @@ impl ClientView {
             match convert_block(block) {
                 Converted::Part(part) => parts.push(part),
                 Converted::Nothing => {}
-                Converted::Dropped { field } => {
-                    self.warn(code::BAD_MEDIA, emission.index, field.to_string())
-                }
+                Converted::Dropped { field } => match self.silenced(field) {
+                    Some(d) => self.loss(
+                        d.rule(),
+                        emission.index,
+                        format!("{}, declared by the system: {}", d.id(), d.summary()),
+                    ),
+                    None => self.warn(code::BAD_MEDIA, emission.index, field.to_string()),
+                },
             }
         }
         // Even a message whose blocks all drop is a user turn: it resets.
@@ -350,6 +365,15 @@ impl ClientView {
 
     fn is_primary(&self, agent: &Agent) -> bool {
         self.primary.as_ref() == Some(agent)
+    }
+
+    /// The declared known difference that drops a block silently where histsim warns
+    /// `bad_media` about `field`.
+    fn silenced(&self, field: &str) -> Option<KnownDifference> {
+        self.declared
+            .iter()
+            .copied()
+            .find(|d| d.silenced_media_field() == field)
     }
 
     fn warn(&mut self, code: &'static str, emission: usize, field: String) {
@@ -862,6 +886,46 @@ mod tests {
             &conversation,
             &["user@d: q", "assistant@d: HelHello"],
             &[("bad_media", 2, "block_type")],
+        );
+    }
+
+    #[test]
+    fn a_system_declaring_d1_drops_an_unconverted_block_without_a_warning() {
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(
+                USER,
+                "d",
+                user_blocks(vec![
+                    UserBlock::Text("look".into()),
+                    UserBlock::Other {
+                        block_type: "video".into(),
+                    },
+                    audio(AudioData::Base64(vec![1]), "ogg"),
+                ]),
+            )
+            .done();
+        let declared: Declared = [KnownDifference::UnconvertedBlockSilent].into();
+        let transcript = super::super::client_transcript_declaring(&conversation, &declared);
+        // The same messages; the video block's warning becomes an accepted P10 loss; the bad
+        // audio format, which D1 does not cover, still warns.
+        assert_eq!(
+            transcript.messages,
+            client_transcript(&conversation).messages
+        );
+        let warned: Vec<(&str, Option<usize>)> = transcript
+            .expected_warnings
+            .iter()
+            .map(|w| (w.code, w.emission))
+            .collect();
+        assert_eq!(warned, vec![("bad_media", Some(0))]);
+        assert_eq!(
+            transcript.expected_warnings[0].field.as_deref(),
+            Some("format")
+        );
+        assert_eq!(
+            losses(&transcript),
+            vec![("P10", 0, "D1, declared by the system".to_string())]
         );
     }
 

@@ -36,6 +36,15 @@ pub(crate) struct DiffArgs {
     systems: Vec<String>,
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
+    /// Switch on one planted bug in the FIRST system only (histsim's own components, in process
+    /// or behind `histsim serve`), e.g. P4: a projector bug then shows as a difference from the
+    /// second system.
+    #[arg(long)]
+    planted: Option<history::BugId>,
+    /// Compare every warning, also those a known difference that a system declares covers
+    /// (docs/display-projection.md); by default two systems are compared up to those.
+    #[arg(long)]
+    strict: bool,
     /// Longest wait for one answer of either system, in wall milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     sut_timeout_ms: u64,
@@ -62,8 +71,13 @@ struct Side {
 /// What a system showed in one seed: every trace event but the protocol's own lines.
 struct Shown {
     events: Vec<String>,
+    /// Per event of `events`: the last answer line of the protocol before it, if any.
+    answers: Vec<Option<String>>,
     verdict: String,
 }
+
+/// The longest answer line a difference quotes.
+const ANSWER_QUOTE_BYTES_MAX: usize = 4000;
 
 fn show(scenario: &AnyScenario, side: &Side) -> Shown {
     let world = WorldConfig {
@@ -71,28 +85,65 @@ fn show(scenario: &AnyScenario, side: &Side) -> Shown {
         ..side.world.clone()
     };
     let run = scenario.play(&world);
-    let events = run
-        .trace
-        .full()
-        .unwrap_or_default()
-        .iter()
-        .filter(|line| {
-            let event = line.split_once("us ").map_or(line.as_str(), |(_, e)| e);
-            !event.starts_with("sut")
-        })
-        .cloned()
-        .collect();
+    let (mut events, mut answers, mut answer) = (Vec::new(), Vec::new(), None);
+    for line in run.trace.full().unwrap_or_default() {
+        let event = line.split_once("us ").map_or(line.as_str(), |(_, e)| e);
+        match event.strip_prefix("sut < ") {
+            Some(text) => answer = Some(text.to_string()),
+            None if event.starts_with("sut") => {}
+            None => {
+                events.push(line.clone());
+                answers.push(answer.clone());
+            }
+        }
+    }
     let verdict = match (&run.failure, run.violations.first()) {
         (Some(f), _) => format!("world failure: {f}"),
         (None, Some(v)) => format!("violation {v}"),
         (None, None) => "clean".to_string(),
     };
-    Shown { events, verdict }
+    Shown {
+        events,
+        answers,
+        verdict,
+    }
 }
 
 /// The first difference between what the two sides showed, as text; `None` when alike.
 fn difference(scenario: &AnyScenario, a: &Side, b: &Side) -> Option<String> {
+    compare(scenario, a, b, &Tally::default())
+}
+
+/// Per side, how many seeds each verdict had (the verdict up to its first `:`): a differential
+/// run is also a campaign of each system.
+#[derive(Default)]
+struct Tally {
+    verdicts: [Mutex<std::collections::BTreeMap<String, u64>>; 2],
+}
+
+impl Tally {
+    fn count(&self, side: usize, verdict: &str) {
+        let kind = verdict.split(':').next().unwrap_or(verdict).to_string();
+        let mut v = self.verdicts[side]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *v.entry(kind).or_default() += 1;
+    }
+
+    fn print(&self, a: &Side, b: &Side) {
+        for (i, side) in [a, b].into_iter().enumerate() {
+            let v = self.verdicts[i].lock().unwrap_or_else(|e| e.into_inner());
+            let counts: Vec<String> = v.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            println!("  `{}`: {}", side.name, counts.join(", "));
+        }
+    }
+}
+
+/// [`difference`], counting each side's verdict in `tally`.
+fn compare(scenario: &AnyScenario, a: &Side, b: &Side, tally: &Tally) -> Option<String> {
     let (x, y) = (show(scenario, a), show(scenario, b));
+    tally.count(0, &x.verdict);
+    tally.count(1, &y.verdict);
     let at = x.events.iter().zip(&y.events).position(|(p, q)| p != q);
     let at = match at {
         Some(at) => at,
@@ -106,7 +157,7 @@ fn difference(scenario: &AnyScenario, a: &Side, b: &Side) -> Option<String> {
         None => return None,
     };
     let event = |v: &[String]| v.get(at).cloned().unwrap_or_else(|| "<end>".into());
-    Some(format!(
+    let mut text = format!(
         "event {at}:\n  {}: {}\n  {}: {}\n  verdicts: {}: {}; {}: {}",
         a.name,
         event(&x.events),
@@ -116,10 +167,29 @@ fn difference(scenario: &AnyScenario, a: &Side, b: &Side) -> Option<String> {
         x.verdict,
         b.name,
         y.verdict
-    ))
+    );
+    // The answers behind a differing answer event, as each system sent them.
+    for (side, shown) in [(a, &x), (b, &y)] {
+        let quote = match shown.answers.get(at).cloned().flatten() {
+            Some(line) if line.len() > ANSWER_QUOTE_BYTES_MAX => {
+                let cut = line.floor_char_boundary(ANSWER_QUOTE_BYTES_MAX);
+                format!("{}... ({} bytes)", &line[..cut], line.len())
+            }
+            Some(line) => line,
+            None => {
+                "(in this process: put `histsim serve <workload>` in its place to see the lines)"
+                    .into()
+            }
+        };
+        text.push_str(&format!(
+            "\n  the last answer of {} before it: {quote}",
+            side.name
+        ));
+    }
+    Some(text)
 }
 
-fn side(name: &str, store: StoreKind, timeout_ms: u64) -> Side {
+fn side(name: &str, store: StoreKind, timeout_ms: u64, planted: Option<history::BugId>) -> Side {
     let sut = (name != IN_PROCESS).then(|| {
         std::sync::Arc::new(SutOptions {
             timeout_ms,
@@ -130,9 +200,19 @@ fn side(name: &str, store: StoreKind, timeout_ms: u64) -> Side {
         name: name.to_string(),
         world: WorldConfig {
             sut,
-            ..WorldConfig::new(store, history::Planted::none())
+            ..WorldConfig::new(store, history::Planted::from_option(planted))
         },
     }
+}
+
+/// The known differences a display system declares in `hello` (histsim's own: none).
+fn declared_by(side: &Side) -> Result<model::display::Declared, String> {
+    let Some(options) = &side.world.sut else {
+        return Ok(Default::default());
+    };
+    let system = crate::display::system::OverProtocol::start((**options).clone(), &side.world)
+        .map_err(|e| format!("`{}`: {e}", side.name))?;
+    Ok(crate::display::system::DisplaySystem::declared(&system))
 }
 
 pub(crate) fn cmd(args: DiffArgs) -> Verdict {
@@ -145,10 +225,30 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     let [a, b] = args.systems.as_slice() else {
         return Verdict::usage("histsim diff takes exactly two systems: --sut A --sut B");
     };
-    let (a, b) = (
-        side(a, args.store, args.sut_timeout_ms),
-        side(b, args.store, args.sut_timeout_ms),
+    let (mut a, mut b) = (
+        side(a, args.store, args.sut_timeout_ms, args.planted),
+        side(b, args.store, args.sut_timeout_ms, None),
     );
+    if workload.name() == "display" && !args.strict {
+        // Compared up to what either system declares: each such difference is documented, and
+        // the report of a campaign on that system says where the model accepted it.
+        let mut alike_up_to = model::display::Declared::new();
+        for s in [&a, &b] {
+            match declared_by(s) {
+                Ok(d) => alike_up_to.extend(d),
+                Err(e) => return Verdict::usage(&e),
+            }
+        }
+        if !alike_up_to.is_empty() {
+            let ids: Vec<&str> = alike_up_to.iter().map(|d| d.id()).collect();
+            println!(
+                "compared up to the known differences {} (docs/display-projection.md; --strict compares them too)",
+                ids.join(", ")
+            );
+        }
+        a.world.alike_up_to = alike_up_to.clone();
+        b.world.alike_up_to = alike_up_to;
+    }
     if let Some(path) = &args.scenario {
         return replay_file(path, &a, &b);
     }
@@ -158,15 +258,22 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         ..RunConfig::new()
     };
     println!(
-        "histsim diff: seeds {}..{}, workload {}, `{}` against `{}`",
+        "histsim diff: seeds {}..{}, workload {}, `{}`{} against `{}`",
         args.seeds.start,
         args.seeds.end,
         workload.name(),
         a.name,
+        args.planted
+            .map(|p| format!(" (planted {p})"))
+            .unwrap_or_default(),
         b.name
     );
     let jobs = args.jobs.unwrap_or_else(|| default_jobs(true));
-    let Some((seed, why)) = first_differing_seed(args.seeds.clone(), &config, &a, &b, jobs) else {
+    let tally = Tally::default();
+    let first = first_differing_seed(args.seeds.clone(), &config, (&a, &b), jobs, &tally);
+    println!("verdicts of the seeds played:");
+    tally.print(&a, &b);
+    let Some((seed, why)) = first else {
         println!(
             "alike: {} seeds, the two systems answered alike",
             args.seeds.end - args.seeds.start
@@ -182,9 +289,9 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
 fn first_differing_seed(
     seeds: Range<u64>,
     config: &RunConfig,
-    a: &Side,
-    b: &Side,
+    (a, b): (&Side, &Side),
     jobs: usize,
+    tally: &Tally,
 ) -> Option<(u64, String)> {
     let next = AtomicU64::new(seeds.start);
     let found: Mutex<Option<(u64, String)>> = Mutex::new(None);
@@ -204,7 +311,7 @@ fn first_differing_seed(
                 if seed > seeds.start && (seed - seeds.start).is_multiple_of(1000) {
                     eprintln!("diff: seed {seed}");
                 }
-                if let Some(why) = difference(&scenario_of(seed, config), a, b) {
+                if let Some(why) = compare(&scenario_of(seed, config), a, b, tally) {
                     let mut f = found.lock().unwrap_or_else(|e| e.into_inner());
                     if f.as_ref().is_none_or(|(s, _)| seed < *s) {
                         *f = Some((seed, why));
@@ -245,7 +352,7 @@ fn write_shrunk(seed: u64, scenario: &AnyScenario, a: &Side, b: &Side, args: &Di
         .and_then(|_| std::fs::write(&path, toml::to_string_pretty(&table).unwrap_or_default()));
     match written {
         Ok(()) => println!(
-            "shrunk: {} steps, {} faults ({} attempts); difference file: {}\nreplay: histsim diff --workload {} --sut '{}' --sut '{}' --scenario {}",
+            "shrunk: {} steps, {} faults ({} attempts); difference file: {}\nreplay: histsim diff --workload {} --sut '{}' --sut '{}'{}{} --scenario {}",
             shrunk.steps,
             shrunk.faults,
             shrunk.attempts,
@@ -253,6 +360,10 @@ fn write_shrunk(seed: u64, scenario: &AnyScenario, a: &Side, b: &Side, args: &Di
             w.name(),
             a.name,
             b.name,
+            args.planted
+                .map(|p| format!(" --planted {p}"))
+                .unwrap_or_default(),
+            if args.strict { " --strict" } else { "" },
             path.display()
         ),
         Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),

@@ -48,6 +48,8 @@ pub struct WorldRecord {
     pub converged_after_ms: Option<u64>,
     /// What a system under test in a child process wrote to its stderr.
     pub sut_log: Option<String>,
+    /// The known differences the system declared (docs/display-projection.md).
+    pub declared: model::display::Declared,
 }
 
 impl WorldRecord {
@@ -64,6 +66,7 @@ impl WorldRecord {
             coverage: Default::default(),
             converged_after_ms: None,
             sut_log: None,
+            declared: Default::default(),
         }
     }
 }

@@ -8,6 +8,7 @@ use super::system::DisplaySystem;
 use crate::sut::SutError;
 use crate::trace::Trace;
 use history::display::{AgentIdentity, Projection};
+use model::display as m;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -15,8 +16,8 @@ use std::rc::Rc;
 
 /// Whether an answer shows what the client must see, asked only after every run emitted (the
 /// emissions it is given are final). The workload builds it from the ground truth and the model;
-/// the world only polls until it holds.
-pub type Converged = Rc<dyn Fn(&[Emitted], &Projection) -> bool>;
+/// the world only polls until it holds. The known differences are those the system declares.
+pub type Converged = Rc<dyn Fn(&[Emitted], &Projection, &m::Declared) -> bool>;
 
 pub(super) struct Shared {
     pub(super) scenario: DisplayScenario,
@@ -36,6 +37,11 @@ pub(super) struct Shared {
     pub(super) converged_after_ms: Cell<Option<u64>>,
     /// The system under test: the replicas' persisters and request handlers.
     pub(super) system: RefCell<Box<dyn DisplaySystem>>,
+    /// The known differences the system declares (docs/display-projection.md).
+    pub(super) declared: m::Declared,
+    /// The known differences an answer's trace event disregards (`histsim diff`: those either
+    /// side declares), so two systems apart only by them show alike.
+    pub(super) alike_up_to: m::Declared,
     /// The first protocol breach of a system in a child process: the world ends broken.
     pub(super) breach: RefCell<Option<SutError>>,
 }

@@ -10,6 +10,7 @@ use history::display::{
     Admission, AgentIdentity, DisplayEventStore, MemoryDisplayStore, Projection, ProjectorOptions,
     ReplicaNode, SqliteDisplayStore,
 };
+use model::display as m;
 use std::rc::Rc;
 
 /// What a replica's persister did with one delivery.
@@ -43,6 +44,11 @@ pub trait DisplaySystem {
     /// this process exchanges none).
     fn take_transcript(&mut self) -> Vec<String> {
         Vec::new()
+    }
+    /// The known differences the system declares (docs/display-projection.md); histsim's own
+    /// components declare none.
+    fn declared(&self) -> m::Declared {
+        m::Declared::new()
     }
     /// What a system in a child process wrote to its stderr (its last `bytes_max` bytes).
     fn stderr_log(&self, bytes_max: usize) -> Option<String> {
@@ -118,6 +124,7 @@ impl DisplaySystem for InProcess {
 /// A display system in a child process.
 pub struct OverProtocol {
     sut: OpenedSut,
+    declared: m::Declared,
 }
 
 /// The ops the display workload needs of a system under test.
@@ -127,12 +134,29 @@ impl OverProtocol {
     /// Starts the system, checks it can play the display workload, and opens it on a fresh data
     /// directory with the world's store and planted bug.
     pub fn start(options: SutOptions, config: &WorldConfig) -> Result<OverProtocol, SutError> {
-        let sut = OpenedSut::start(options, config.store, config.planted, &DISPLAY_OPS)?;
-        Ok(OverProtocol { sut })
+        let mut sut = OpenedSut::start(options, config.store, config.planted, &DISPLAY_OPS)?;
+        let mut declared = m::Declared::new();
+        for id in sut.hello().differences.clone() {
+            match m::KnownDifference::parse(&id) {
+                Some(d) => declared.insert(d),
+                None => {
+                    let why = format!(
+                        "hello declares the known difference {id:?}, which docs/display-projection.md does not define (known: {})",
+                        m::KnownDifference::ALL.map(|d| d.id()).join(", ")
+                    );
+                    return Err(sut.unexpected("#1 hello", why));
+                }
+            };
+        }
+        Ok(OverProtocol { sut, declared })
     }
 }
 
 impl DisplaySystem for OverProtocol {
+    fn declared(&self) -> m::Declared {
+        self.declared.clone()
+    }
+
     fn deliver(
         &mut self,
         node: u8,

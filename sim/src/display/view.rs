@@ -13,6 +13,14 @@ pub fn warning_named(projection: &Projection, code: &str, event_id: &str) -> boo
     })
 }
 
+/// Whether a known difference of `declared` covers `warning` (a protocol warning as JSON): the
+/// warning one side gives and the other, declaring the difference, does not.
+pub fn covered_by(warning: &serde_json::Value, declared: &m::Declared) -> bool {
+    declared.iter().any(|d| {
+        warning["code"] == m::code::BAD_MEDIA && warning["field"] == d.silenced_media_field()
+    })
+}
+
 /// Whether an answer shows what the model says: the same messages, and a warning for every
 /// malformed row the model expects one for. The liveness phase waits for this.
 pub fn matches_model(

@@ -19,6 +19,7 @@ use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
 use history::display::AgentIdentity;
+use model::display as m;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -88,6 +89,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
             agent_class: String::new(),
             agent_id: String::new(),
         });
+    let declared = system.declared();
     let shared = Rc::new(Shared {
         scenario: scenario.clone(),
         converged,
@@ -105,6 +107,8 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
         coverage: RefCell::new(crate::coverage::Coverage::default()),
         converged_after_ms: Cell::new(None),
         system: RefCell::new(system),
+        declared,
+        alike_up_to: config.alike_up_to.clone(),
         breach: RefCell::new(None),
     });
     let mut sim = build_sim(scenario, &shared);
@@ -130,6 +134,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
     let sut_log = shared.system.borrow().stderr_log(SUT_LOG_BYTES_MAX);
     WorldRecord {
         sut_log,
+        declared: shared.declared,
         emissions: shared.emissions.into_inner(),
         first_stored: shared.first_stored.into_inner(),
         first_received: shared.first_received.into_inner(),
@@ -248,7 +253,7 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
     };
     shared.record(format_args!(
         "replica-{k} answer turn={turn_label} ok={ok} shows={:016x}",
-        answer_digest(&result)
+        answer_digest(&result, &shared.alike_up_to)
     ));
     shared.reads.borrow_mut().push(Read {
         turn: dispatch.then_some(turn),
@@ -270,16 +275,23 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
 /// What an answer shows as the checkers read it: its messages and each warning's code and ids.
 /// Not a warning's prose, nor an error's text: those are a system's own wording, so two
 /// systems that show the same history (`histsim diff`) are alike. The protocol lines in the
-/// trace still hash every byte a system answered.
-fn answer_digest(result: &Result<history::display::Projection, String>) -> u64 {
+/// trace still hash every byte a system answered. Warnings are taken as a set, in a fixed
+/// order: the contract leaves their order open. Warnings that a known difference of
+/// `alike_up_to` covers are left out (`histsim diff` compares up to those).
+fn answer_digest(
+    result: &Result<history::display::Projection, String>,
+    alike_up_to: &m::Declared,
+) -> u64 {
     let Ok(projection) = result else {
         return 0;
     };
     let mut shown = serde_json::to_value(projection).unwrap_or_default();
     if let Some(warnings) = shown.get_mut("warnings").and_then(|w| w.as_array_mut()) {
+        warnings.retain(|w| !super::view::covered_by(w, alike_up_to));
         for w in warnings.iter_mut().filter_map(|w| w.as_object_mut()) {
             w.remove("text");
         }
+        warnings.sort_by_cached_key(|w| w.to_string());
     }
     xxhash_rust::xxh3::xxh3_64(&serde_json::to_vec(&shown).unwrap_or_default())
 }
@@ -457,7 +469,7 @@ async fn poll_until_converged(shared: &Shared) -> turmoil::Result {
             shared.reads.borrow()[round_start..]
                 .iter()
                 .all(|read| match &read.result {
-                    Ok(p) => (shared.converged)(&shared.emissions.borrow(), p),
+                    Ok(p) => (shared.converged)(&shared.emissions.borrow(), p, &shared.declared),
                     Err(_) => false,
                 });
         if converged || waited_ms >= bound {

@@ -225,7 +225,7 @@ impl Client {
             world
                 .left_out
                 .borrow_mut()
-                .hit("list_events: the client's `events` reads");
+                .hit("the client's `events` reads (the system does not serve list_events)");
             return;
         }
         let spec = &world.scenario.runs[r];

@@ -156,6 +156,11 @@ impl OpenedSut {
         }
     }
 
+    /// What the system answered to `hello`.
+    pub fn hello(&self) -> &super::protocol::Hello {
+        self.process_ref().hello()
+    }
+
     /// Whether the system declared `op` in `hello`.
     pub fn serves(&self, op: &str) -> bool {
         self.process_ref().supports(op)

@@ -127,6 +127,10 @@ pub struct Hello {
     pub protocol: u32,
     /// The ops it supports (capabilities); a workload generates only these.
     pub ops: Vec<String>,
+    /// The known differences it has (IDs of docs/display-projection.md, e.g. `D1`): where one
+    /// applies, the model expects the system's documented behaviour and the report says so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<String>,
 }
 
 /// The answer to `append`: what the store did with each row, in order.

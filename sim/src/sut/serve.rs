@@ -208,6 +208,7 @@ pub(crate) fn hello(system: &str, ops: &[&str], protocol: u32) -> Answer {
         version: env!("CARGO_PKG_VERSION").into(),
         protocol: PROTOCOL_VERSION,
         ops: ops.iter().map(|o| o.to_string()).collect(),
+        differences: Vec::new(),
     })
     .expect("serializes"))
 }

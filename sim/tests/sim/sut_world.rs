@@ -194,7 +194,7 @@ fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence(
         left_out += report
             .left_out
             .counts
-            .get("list_events: the client's `events` reads")
+            .get("the client's `events` reads (the system does not serve list_events)")
             .copied()
             .unwrap_or(0);
         let full = run_seed(seed, &through("runs", serve("runs")));

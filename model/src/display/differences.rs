@@ -1,0 +1,87 @@
+//! Known differences: where a real system's projection and histsim's contract part on purpose
+//! (docs/display-projection.md, "Known differences with the published projector").
+//!
+//! A system under test declares the ones it has (the SUT protocol's `hello`); the model then
+//! expects that system's documented behaviour instead of histsim's, and records each place it did
+//! so as an accepted loss of the rule the difference weakens. The declaration is the system's
+//! documented contract, never something read from its answers, so the model stays independent.
+
+use std::collections::BTreeSet;
+
+/// One documented difference, by its ID in docs/display-projection.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KnownDifference {
+    /// D1: a user block of a class the projection does not convert (e.g. llama_index's `video`)
+    /// is dropped without a warning; histsim drops it with `bad_media` (field `block_type`).
+    /// Weakens P10 (no silent skip).
+    UnconvertedBlockSilent,
+    /// D2: an image block without a url (none, or empty) is dropped without a warning; histsim
+    /// drops it with `bad_media` (field `url`). Weakens P10.
+    UrlLessImageSilent,
+}
+
+/// The differences one system declares.
+pub type Declared = BTreeSet<KnownDifference>;
+
+impl KnownDifference {
+    /// Every known difference, in ID order.
+    pub const ALL: [KnownDifference; 2] = [
+        KnownDifference::UnconvertedBlockSilent,
+        KnownDifference::UrlLessImageSilent,
+    ];
+
+    /// Its ID in docs/display-projection.md.
+    pub fn id(self) -> &'static str {
+        match self {
+            KnownDifference::UnconvertedBlockSilent => "D1",
+            KnownDifference::UrlLessImageSilent => "D2",
+        }
+    }
+
+    /// The catalog ID of the rule it weakens.
+    pub fn rule(self) -> &'static str {
+        match self {
+            KnownDifference::UnconvertedBlockSilent | KnownDifference::UrlLessImageSilent => "P10",
+        }
+    }
+
+    /// What the declaring system does, in a few words.
+    pub fn summary(self) -> &'static str {
+        match self {
+            KnownDifference::UnconvertedBlockSilent => {
+                "a block of a class the projection does not convert is dropped without a warning"
+            }
+            KnownDifference::UrlLessImageSilent => {
+                "an image block without a url is dropped without a warning"
+            }
+        }
+    }
+
+    /// The field of the `bad_media` warning histsim gives where the declaring system drops a
+    /// block silently.
+    pub fn silenced_media_field(self) -> &'static str {
+        match self {
+            KnownDifference::UnconvertedBlockSilent => "block_type",
+            KnownDifference::UrlLessImageSilent => "url",
+        }
+    }
+
+    /// The difference an ID names, or `None` for an ID the document does not define.
+    pub fn parse(id: &str) -> Option<KnownDifference> {
+        KnownDifference::ALL.into_iter().find(|d| d.id() == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_unknown_ids_are_refused() {
+        for d in KnownDifference::ALL {
+            assert_eq!(KnownDifference::parse(d.id()), Some(d));
+        }
+        assert_eq!(KnownDifference::parse("D0"), None);
+        assert_eq!(KnownDifference::parse("d1"), None);
+    }
+}
