@@ -13,13 +13,39 @@ pub(crate) struct ServeArgs {
     /// The store, over what `open` asks for.
     #[arg(long, value_enum)]
     store: Option<StoreKind>,
+    /// Display only: answer as a system with these known differences of
+    /// docs/display-projection.md (comma-separated IDs, e.g. `D1,D2`), declared in `hello`:
+    /// histsim's answers without the warnings they cover. For trying the harness's handling of
+    /// a declared difference without another system at hand.
+    #[arg(long, value_delimiter = ',', value_parser = parse_difference)]
+    emulate_differences: Vec<model::display::KnownDifference>,
+}
+
+fn parse_difference(id: &str) -> Result<model::display::KnownDifference, String> {
+    model::display::KnownDifference::parse(id).ok_or_else(|| {
+        let known: Vec<&str> = model::display::KnownDifference::ALL
+            .iter()
+            .map(|d| d.id())
+            .collect();
+        format!(
+            "`{id}` is not a known difference (known: {})",
+            known.join(", ")
+        )
+    })
 }
 
 pub(crate) fn cmd(args: ServeArgs) -> Verdict {
     let store = args.store.map(|s| s.as_str().to_string());
     let mut server: Box<dyn Served> = match args.system.as_str() {
+        "runs" if !args.emulate_differences.is_empty() => {
+            eprintln!("error: --emulate-differences: the known differences are display ones");
+            return Verdict::Usage;
+        }
         "runs" => Box::new(RunsServer::new(store)),
-        _ => Box::new(DisplayServer::new(store)),
+        _ => Box::new(DisplayServer::new(
+            store,
+            args.emulate_differences.into_iter().collect(),
+        )),
     };
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();

@@ -34,6 +34,8 @@ pub struct DisplayServer {
     open: Option<Open>,
     /// `store` of the command line, when given: overrides `open`'s.
     store_override: Option<String>,
+    /// Known differences it emulates and declares (`--emulate-differences`).
+    emulated: model::display::Declared,
 }
 
 pub(crate) type Answer = Result<Value, ErrorBody>;
@@ -51,11 +53,21 @@ pub(crate) fn refuse(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
 }
 
 impl DisplayServer {
-    pub fn new(store_override: Option<String>) -> Self {
+    pub fn new(store_override: Option<String>, emulated: model::display::Declared) -> Self {
         DisplayServer {
             open: None,
             store_override,
+            emulated,
         }
+    }
+
+    /// An answer of histsim's projection, less the warnings the emulated differences cover.
+    fn shown(&self, projection: &history::display::Projection) -> Answer {
+        let mut shown = serde_json::to_value(projection).expect("a projection serializes");
+        if let Some(warnings) = shown.get_mut("warnings").and_then(Value::as_array_mut) {
+            warnings.retain(|w| !crate::display::view::covered_by(w, &self.emulated));
+        }
+        Ok(shown)
     }
 }
 
@@ -98,7 +110,14 @@ const DISPLAY_OPS: [&str; 6] = ["hello", "open", "close", "append", "reconstruct
 impl Served for DisplayServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => hello("histsim-display", &DISPLAY_OPS, protocol),
+            Request::Hello { protocol } => {
+                let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
+                if !self.emulated.is_empty() {
+                    let ids = self.emulated.iter().map(|d| Value::from(d.id())).collect();
+                    greeting["differences"] = Value::Array(ids);
+                }
+                Ok(greeting)
+            }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
@@ -114,12 +133,11 @@ impl Served for DisplayServer {
                 let projection = node
                     .reconstruct(&thread_id, primary.as_ref())
                     .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-                Ok(serde_json::to_value(projection).expect("a projection serializes"))
+                self.shown(&projection)
             }
             Request::Project { rows, primary } => {
                 let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
-                let projection = project(&rows, primary.as_ref(), &options);
-                Ok(serde_json::to_value(projection).expect("a projection serializes"))
+                self.shown(&project(&rows, primary.as_ref(), &options))
             }
             other => Err(refuse(
                 ErrorKind::Unsupported,
@@ -242,7 +260,7 @@ mod tests {
 
     #[test]
     fn a_session_greets_opens_appends_and_reconstructs() {
-        let mut s = DisplayServer::new(None);
+        let mut s = DisplayServer::new(None, Default::default());
         let hello = exchange(&mut s, r#"{"id":1,"op":"hello","protocol":1}"#);
         assert_eq!(hello.id, 1);
         assert_eq!(hello.ok.expect("ok")["system"], "histsim-display");
@@ -268,7 +286,7 @@ mod tests {
 
     #[test]
     fn bad_lines_are_refused_by_kind_with_their_id() {
-        let mut s = DisplayServer::new(None);
+        let mut s = DisplayServer::new(None, Default::default());
         let unknown = exchange(&mut s, r#"{"id":9,"op":"drop_all"}"#);
         assert_eq!(unknown.id, 9);
         assert_eq!(unknown.err.expect("refused").kind, ErrorKind::Unsupported);

@@ -3,6 +3,7 @@
 mod campaigns;
 mod catalog;
 mod determinism;
+mod differences;
 mod journal;
 mod planted;
 mod project;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The published aihub projector as histsim's second system under test, in short: a campaign of
+# the display workload with the determinism check, the differential against histsim's own
+# components, and every projector-level planted bug shown as a difference from the real
+# projector (issue 16, section 3). Long runs take the same commands with more seeds.
+#
+# Usage: campaign.sh [HISTSIM...]   (default: `cargo run --quiet --release -p sim --`)
+# Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+cd "$ROOT"
+if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
+SEEDS_CAMPAIGN="${AIHUB_CAMPAIGN_SEEDS:-0..100}"
+SEEDS_DIFF="${AIHUB_DIFF_SEEDS:-0..200}"
+SUT="adapters/aihub/run"
+
+if ! command -v "${HISTSIM_PYTHON:-python3.11}" >/dev/null 2>&1; then
+    echo "SKIPPED: ${HISTSIM_PYTHON:-python3.11} is not installed"
+    exit 0
+fi
+setup_log="$(mktemp)"
+trap 'rm -f "$setup_log"' EXIT
+set +e
+"$HERE/run" --setup-only 2>"$setup_log"
+rc=$?
+set -e
+if [[ $rc -eq 75 ]]; then
+    echo "SKIPPED: $(grep 'unavailable:' "$setup_log" | tail -1 | sed 's/^aihub adapter: unavailable: //')"
+    exit 0
+elif [[ $rc -ne 0 ]]; then
+    cat "$setup_log" >&2
+    echo "campaign (aihub): setup failed with exit $rc" >&2
+    exit 1
+fi
+
+echo "== campaign: display workload, seeds $SEEDS_CAMPAIGN, through the published projector"
+"${HISTSIM[@]}" run --workload display --sut "$SUT" --seeds "$SEEDS_CAMPAIGN" \
+    --check-determinism 5 --quiet --name ci-aihub
+
+echo "== differential: histsim's own components against the published projector, seeds $SEEDS_DIFF"
+"${HISTSIM[@]}" diff --workload display --sut in-process --sut "$SUT" --seeds "$SEEDS_DIFF"
+
+# The planted bugs that live in histsim's projector (history/src/display/{projector,media,family}.rs):
+# each must make histsim's answers differ from the real projector's.
+echo "== every projector-level planted bug is a difference from the published projector"
+missed=()
+for bug in P3 P4 P5 P6 P7 P8 P9 P10 P11 P13; do
+    set +e
+    out="$("${HISTSIM[@]}" diff --workload display --planted "$bug" --sut in-process --sut "$SUT" \
+        --seeds 0..300 --shrink-cap-s 5 --out "reports/diff-planted/$bug" 2>&1)"
+    rc=$?
+    set -e
+    if [[ $rc -eq 1 ]]; then
+        echo "$bug: $(grep -m1 '^DIFFERENT' <<<"$out" | cut -c1-40)... $(grep -m1 '^shrunk' <<<"$out" | cut -d';' -f1)"
+    else
+        echo "$bug: NOT shown as a difference (exit $rc)"
+        echo "$out" | tail -5
+        missed+=("$bug")
+    fi
+done
+if [[ ${#missed[@]} -gt 0 ]]; then
+    echo "campaign (aihub): planted bugs not shown as a difference: ${missed[*]}" >&2
+    exit 1
+fi
+echo "campaign (aihub): passed"

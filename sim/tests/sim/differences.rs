@@ -1,0 +1,168 @@
+//! Known differences (docs/display-projection.md): a display system that declares one in
+//! `hello` is judged by its documented behaviour there, and the report counts each place; the
+//! same behaviour undeclared is a violation; an ID the document does not define is a broken
+//! world; `histsim diff` compares up to what either system declares, `--strict` not.
+//!
+//! The system with differences is `histsim serve display --emulate-differences`: histsim's own
+//! answers less the warnings the differences cover, as the published aihub projector answers.
+
+use history::BugId;
+use sim::run::{run_seed, RunConfig, SeedReport};
+use sim::sut::SutOptions;
+
+fn histsim() -> &'static str {
+    env!("CARGO_BIN_EXE_histsim")
+}
+
+fn display_through(command: String) -> RunConfig {
+    RunConfig {
+        sut: Some(SutOptions::new(command)),
+        ..RunConfig::only("display")
+    }
+}
+
+fn emulating(ids: &str) -> String {
+    format!("{} serve display --emulate-differences {ids}", histsim())
+}
+
+/// How often the model accepted difference `id` in `report`.
+fn accepted(report: &SeedReport, id: &str) -> u64 {
+    report
+        .left_out
+        .counts
+        .iter()
+        .filter(|(what, _)| what.starts_with(&format!("P10 for {id} ")))
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+#[test]
+fn a_system_declaring_d1_and_d2_passes_and_the_report_counts_where_each_applied() {
+    let config = display_through(emulating("D1,D2"));
+    let (mut d1, mut d2) = (0, 0);
+    for seed in 0..12 {
+        let report = run_seed(seed, &config);
+        assert!(
+            report.passed(),
+            "seed {seed}: {:?} {:?}",
+            report.violations,
+            report.failure
+        );
+        d1 += accepted(&report, "D1");
+        d2 += accepted(&report, "D2");
+    }
+    assert!(
+        d1 > 0 && d2 > 0,
+        "both differences applied: D1 {d1}x, D2 {d2}x"
+    );
+}
+
+#[test]
+fn the_same_behaviour_undeclared_is_a_p10_violation() {
+    let declared = display_through(emulating("D1"));
+    let seed = (0..40)
+        .find(|&seed| accepted(&run_seed(seed, &declared), "D1") > 0)
+        .expect("a seed with a block of an unconverted class within 40 seeds");
+    // The same answers, the declaration cut out of `hello`.
+    let undeclared = display_through(format!(
+        r#"{} | stdbuf -oL sed 's/"differences":\["D1"\],//'"#,
+        emulating("D1")
+    ));
+    let report = run_seed(seed, &undeclared);
+    assert_eq!(report.failure, None);
+    assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P10));
+    assert_eq!(accepted(&report, "D1"), 0);
+}
+
+#[test]
+fn a_difference_the_document_does_not_define_is_a_broken_world_naming_it() {
+    let config = display_through(format!(
+        r#"{} serve display | stdbuf -oL sed 's/"ops":/"differences":["D9"],"ops":/'"#,
+        histsim()
+    ));
+    let report = run_seed(0, &config);
+    let failure = report.failure.expect("a broken world");
+    assert!(failure.contains("\"D9\""), "{failure}");
+    assert!(failure.contains("does not define"), "{failure}");
+    assert!(report.violations.is_empty());
+}
+
+fn diff(extra: &[&str]) -> (Option<i32>, String) {
+    let out_dir = tempfile::tempdir().expect("a temp dir");
+    let system = emulating("D1,D2");
+    let mut args = vec![
+        "diff",
+        "--workload",
+        "display",
+        "--seeds",
+        "0..6",
+        "--sut",
+        "in-process",
+        "--sut",
+        &system,
+        "--shrink-cap-s",
+        "5",
+        "--out",
+        out_dir.path().to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(extra);
+    let out = std::process::Command::new(histsim())
+        .args(&args)
+        .output()
+        .expect("histsim runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn diff_compares_up_to_declared_differences_and_strict_compares_them_too() {
+    let (code, text) = diff(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("compared up to the known differences D1, D2"),
+        "{text}"
+    );
+    assert!(text.contains("alike: 6 seeds"), "{text}");
+    let (code, text) = diff(&["--strict"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("DIFFERENT at seed"), "{text}");
+    // Each side's campaign verdicts: histsim clean; the emulating system, judged by its own
+    // declaration, clean as well.
+    assert!(text.contains("`in-process`: "), "{text}");
+}
+
+#[test]
+fn diff_shows_a_planted_projector_bug_as_a_difference_from_a_correct_system() {
+    let system = format!("{} serve display", histsim());
+    let out_dir = tempfile::tempdir().expect("a temp dir");
+    let out = std::process::Command::new(histsim())
+        .args([
+            "diff",
+            "--workload",
+            "display",
+            "--planted",
+            "P4",
+            "--seeds",
+            "0..40",
+            "--sut",
+            "in-process",
+            "--sut",
+            &system,
+            "--shrink-cap-s",
+            "5",
+            "--out",
+            out_dir.path().to_str().expect("utf-8"),
+        ])
+        .output()
+        .expect("histsim runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("(planted P4)"), "{text}");
+    assert!(text.contains("violation [P4]"), "{text}");
+    assert!(
+        text.contains("--planted P4 --scenario"),
+        "the replay keeps the bug: {text}"
+    );
+}
