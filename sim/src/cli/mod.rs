@@ -16,6 +16,7 @@ mod project;
 mod replay;
 mod report;
 mod run;
+mod runs;
 mod scenarios;
 mod serve;
 mod shrink;
@@ -69,6 +70,11 @@ enum Command {
     /// Project a thread's history from an export of persisted display-event rows (one JSON row a
     /// line, MongoDB extended JSON accepted); `--check` runs the row-level checks on them.
     Project(project::ProjectArgs),
+    /// Work with DeerFlow run-event stores brought from elsewhere.
+    Runs {
+        #[command(subcommand)]
+        action: runs::RunsAction,
+    },
 }
 
 /// Parses the command line, runs the command, and returns its verdict's exit code.
@@ -85,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => serve::cmd(a),
         Command::Diff(a) => diff::cmd(a),
         Command::Project(a) => project::cmd(a),
+        Command::Runs { action } => runs::cmd(action),
     };
     verdict.into()
 }

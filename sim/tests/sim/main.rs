@@ -4,6 +4,7 @@ mod campaigns;
 mod catalog;
 mod determinism;
 mod differences;
+mod inspect;
 mod journal;
 mod planted;
 mod project;
