@@ -19,8 +19,8 @@ use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_mo
 use super::scenario::RunsScenario;
 use super::script::expand;
 use super::stored::{
-    acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored, seqs_unique_and_increasing, store_unchanged_by_reads,
-    summaries_keep_tool_pairs,
+    acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored,
+    seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};

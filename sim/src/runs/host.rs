@@ -22,8 +22,9 @@ pub trait StoreHost {
     /// What the store keeps across a restart of its host, as it declared.
     fn durability(&self) -> Durability;
     /// Kills the store's host without a clean close and opens the store again on the same
-    /// data. `Err`: it could not be brought back (the world is broken).
-    fn restart(&self) -> Result<(), String>;
+    /// data, at simulated time `at_us`. `Err`: it could not be brought back (the world is
+    /// broken).
+    fn restart(&self, at_us: u64) -> Result<(), String>;
 }
 
 /// histsim's SQLite store on a database file in a temporary directory, for a world that
@@ -72,7 +73,7 @@ impl StoreHost for FileSqliteStore {
         Durability::Restart
     }
 
-    fn restart(&self) -> Result<(), String> {
+    fn restart(&self, _at_us: u64) -> Result<(), String> {
         // Dropped first: the new connection must not wait on a lock the dead one held.
         drop(self.store.borrow_mut().take());
         let store = SqliteRunEventStore::open(&self.path(), self.planted)
@@ -132,8 +133,11 @@ mod tests {
     #[test]
     fn a_restart_keeps_every_acknowledged_write() {
         let store = FileSqliteStore::open(Planted::none()).expect("opens");
-        assert_eq!(store.put_batch(vec![event("a"), event("b")]), Ok(vec![1, 2]));
-        store.restart().expect("reopens");
+        assert_eq!(
+            store.put_batch(vec![event("a"), event("b")]),
+            Ok(vec![1, 2])
+        );
+        store.restart(0).expect("reopens");
         assert_eq!(store.count_messages("t"), Ok(2));
         assert_eq!(store.put_batch(vec![event("c")]), Ok(vec![3]));
     }
@@ -143,7 +147,7 @@ mod tests {
         let store = FileSqliteStore::open(Planted::only(history::BugId::R12)).expect("opens");
         assert_eq!(store.put_batch(vec![event("a")]), Ok(vec![1]));
         assert_eq!(store.put_batch(vec![event("b")]), Ok(vec![2]));
-        store.restart().expect("reopens");
+        store.restart(0).expect("reopens");
         assert_eq!(store.count_messages("t"), Ok(1));
     }
 }

@@ -220,9 +220,7 @@ impl World {
                 at_us,
                 format_args!("store crash left out: the sqlite store declares no durability"),
             );
-            self.left_out
-                .borrow_mut()
-                .hit(STORE_CRASH_LEFT_OUT);
+            self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
             return Ok(());
         }
         let op = self.next_op();
@@ -234,7 +232,7 @@ impl World {
             .borrow_mut()
             .store_restarts
             .push(StoreRestart { op, at_us });
-        host.restart()
+        host.restart(at_us)
     }
 
     /// Ground truth of one event the run hands its journal.

@@ -272,7 +272,9 @@ fn row_key(row: &RunEvent) -> RowKey {
         row.run_id.clone(),
         row.event_type.clone(),
         row.created_at_ns,
-        row.content.get("content").map_or_else(String::new, Value::to_string),
+        row.content
+            .get("content")
+            .map_or_else(String::new, Value::to_string),
     )
 }
 

@@ -58,7 +58,10 @@ impl RunEventStore for Tap {
             self.disagree(format!("put_batch: memory {m:?}, sqlite {s:?}"));
         }
         if let Ok(seqs) = &s {
-            let rows = events.iter().zip(seqs).map(|(e, seq)| e.clone().with_seq(*seq));
+            let rows = events
+                .iter()
+                .zip(seqs)
+                .map(|(e, seq)| e.clone().with_seq(*seq));
             self.durable_acked(rows);
         }
         let result = match w.primary {

@@ -22,11 +22,11 @@
 //! both stores' contents at the end.
 
 use super::client::client;
+use super::host::{FileSqliteStore, StoreHost};
 pub use super::record::*;
 use super::scenario::RunsScenario;
 use super::script::expand;
 use super::state::*;
-use super::host::{FileSqliteStore, StoreHost};
 use super::system::{BreachSlot, OverProtocolStore};
 use super::tap::*;
 use super::worker::worker_host;

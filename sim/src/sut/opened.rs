@@ -103,7 +103,13 @@ fn open_session(
     let opened: Opened = match opened {
         Ok(answer) => serde_json::from_value(answer)
             .map_err(|e| fail(process, "#2 open", format!("not an open answer: {e}")))?,
-        Err(e) => return Err(fail(process, "#2 open", format!("open refused: {}", e.message))),
+        Err(e) => {
+            return Err(fail(
+                process,
+                "#2 open",
+                format!("open refused: {}", e.message),
+            ))
+        }
     };
     // The data directory's name is the one thing of a seed that differs between runs: the
     // trace shows it as `<data_dir>` so the trace hash stays the seed's.
@@ -167,8 +173,9 @@ impl OpenedSut {
         killed.kill();
         let log = killed.stderr_log(from, KILLED_STDERR_BYTES_MAX);
         let options = killed.options().clone();
-        self.killed_stderr
-            .push_str(&format!("{log}\n==> killed (a simulated crash), restarted <==\n"));
+        self.killed_stderr.push_str(&format!(
+            "{log}\n==> killed (a simulated crash), restarted <==\n"
+        ));
         let needs: Vec<&str> = Vec::new();
         let started = SutProcess::start(options).and_then(|mut process| {
             let dir = self.data_dir.path();

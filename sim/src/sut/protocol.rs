@@ -270,8 +270,7 @@ mod tests {
     fn an_open_answer_without_durability_declares_none() {
         let opened: Opened = serde_json::from_str("{}").expect("parses");
         assert_eq!(opened.durability, Durability::None);
-        let opened: Opened =
-            serde_json::from_str(r#"{"durability":"restart"}"#).expect("parses");
+        let opened: Opened = serde_json::from_str(r#"{"durability":"restart"}"#).expect("parses");
         assert_eq!(opened.durability, Durability::Restart);
         assert!(serde_json::from_str::<Opened>(r#"{"durability":"forever"}"#).is_err());
     }

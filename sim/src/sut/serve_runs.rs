@@ -80,7 +80,10 @@ impl RunsServer {
         // to its file in the data directory before it answers (WAL), so a restart on the same
         // directory holds every acknowledged write.
         let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
-            "memory" => (Box::new(MemoryRunEventStore::new(planted)), Durability::None),
+            "memory" => (
+                Box::new(MemoryRunEventStore::new(planted)),
+                Durability::None,
+            ),
             "sqlite" => (
                 Box::new(
                     SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
