@@ -9,6 +9,7 @@ mod project;
 mod runs;
 mod scenarios;
 mod spool;
+mod store_crash;
 mod sut;
 mod sut_world;
 mod tidy;
