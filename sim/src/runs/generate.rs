@@ -45,25 +45,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut pending: Vec<usize> = Vec::new();
     let mut overlap: Option<(String, u8)> = None;
     for i in 0..options.runs as usize {
-        let (thread, worker) = match overlap.take() {
-            Some((t, w)) => {
-                let thread = if gen.rng.random_bool(0.7) {
-                    t
-                } else {
-                    gen.pick(&keys)
-                };
-                let worker = if gen.rng.random_bool(0.6) {
-                    w
-                } else {
-                    gen.rng.random_range(0..options.workers)
-                };
-                (thread, worker)
-            }
-            None => {
-                let t = gen.pick(&keys);
-                (t, gen.rng.random_range(0..options.workers))
-            }
-        };
+        let (thread, worker) = gen.place(overlap.take(), &keys);
         let r = gen.ordinary_run(i, thread.clone(), worker);
         gen.ops.push(Op::Start {
             run: gen.runs[r].id.clone(),
@@ -144,6 +126,31 @@ impl Generator<'_> {
 
     fn pick(&mut self, keys: &[String]) -> String {
         keys.choose(&mut self.rng).cloned().unwrap_or_default()
+    }
+
+    /// The thread and worker of the next run: after a run it overlaps, more often than not the
+    /// same thread and worker (concurrent writers); otherwise any.
+    fn place(&mut self, overlap: Option<(String, u8)>, keys: &[String]) -> (String, u8) {
+        let workers = self.options.workers;
+        match overlap {
+            Some((t, w)) => {
+                let thread = if self.rng.random_bool(0.7) {
+                    t
+                } else {
+                    self.pick(keys)
+                };
+                let worker = if self.rng.random_bool(0.6) {
+                    w
+                } else {
+                    self.rng.random_range(0..workers)
+                };
+                (thread, worker)
+            }
+            None => {
+                let t = self.pick(keys);
+                (t, self.rng.random_range(0..workers))
+            }
+        }
     }
 
     fn pause(&mut self) -> u32 {
