@@ -45,7 +45,8 @@ fn config(store: StoreKind, planted: Planted, sut: Option<SutOptions>) -> WorldC
     }
 }
 
-/// In process on either primary, and through `histsim serve runs` (its SQLite store).
+/// In process on either primary, through `histsim serve runs` (its memory and SQLite stores)
+/// and through `histsim serve runs --store sqlite`.
 fn every_way(planted: Planted) -> Vec<(&'static str, WorldConfig)> {
     vec![
         (
@@ -59,6 +60,15 @@ fn every_way(planted: Planted) -> Vec<(&'static str, WorldConfig)> {
         (
             "through serve runs",
             config(StoreKind::Sqlite, planted, Some(serve_runs(""))),
+        ),
+        // SQLite twice: only the `sqlite` store of the pair is crashed.
+        (
+            "through serve runs --store sqlite",
+            config(
+                StoreKind::Sqlite,
+                planted,
+                Some(serve_runs(" --store sqlite")),
+            ),
         ),
     ]
 }
