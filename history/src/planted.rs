@@ -257,7 +257,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            11
+            12
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
