@@ -286,6 +286,20 @@ class Backend:
     def run(self, coroutine):
         return self.loop.run_until_complete(coroutine)
 
+    def durability(self) -> str:
+        """What `open` declares this store keeps when the process is killed (SIGKILL, no close)
+        and a new one opens the same data_dir (README.md, "Durability"). JSONL: every put
+        appends its lines and closes the file before it returns, and a new store reloads the
+        seq counters from the files. DB: every put_batch commits before it returns (WAL); the
+        engine's synchronous=NORMAL may lose commits to a power cut, not to a killed process.
+        Memory: nothing survives. The masked user_ids (--mask user_id, not DB) are kept in this
+        process only, so with that mask no backend survives a restart."""
+        if self.kind == "memory":
+            return "none"
+        if "user_id" in self.mask and self.kind != "db":
+            return "none"
+        return "restart"
+
     def close(self) -> None:
         if self.kind == "db":
             from deerflow.persistence.engine import close_engine
@@ -557,7 +571,7 @@ class Server:
             raise
         except Exception as e:
             raise _store_error(e, "open") from e
-        return {}
+        return {"durability": self.open_backend.durability()}
 
     def op_close(self, request: dict) -> dict:
         if self.open_backend is not None:

@@ -2,7 +2,9 @@
 # Smoke test of the deerflow adapter over the protocol, once per backend (memory, jsonl, db):
 # hello, open, put_batch, insert_numbered (and its conflict), max_seq, list_messages with each
 # cursor, count_messages, list_events, dump, close, and the error kinds. Then the open-by-store
-# mapping (memory -> MemoryRunEventStore, sqlite -> DbRunEventStore).
+# mapping (memory -> MemoryRunEventStore, sqlite -> DbRunEventStore), and a crash of the store's
+# host for the JSONL and DB stores (the process killed after a write, the data directory
+# reopened by a new one: every acknowledged write is there, as their durability `restart` says).
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
 set -euo pipefail
 
@@ -76,12 +78,41 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
     with open(f"{work}/{name}.in", "w") as f:
         for i, r in enumerate(requests, 1):
             f.write(json.dumps({"id": i, **r}) + "\n")
+# A crash of the store's host: a first process writes and is killed (no close), a second one
+# opens the same data directory and reads.
+for backend in ["jsonl", "db"]:
+    opened = {"op": "open", "data_dir": f"{work}/data-kill-{backend}", "options": {"store": "sqlite", "planted": None}}
+    for name, requests in [
+        ("kill", [{"op": "hello", "protocol": 1}, opened, {"op": "put_batch", "events": batch}]),
+        ("reopen", [{"op": "hello", "protocol": 1}, opened, {"op": "count_messages", "thread_id": T}, {"op": "dump"}]),
+    ]:
+        with open(f"{work}/{name}-{backend}.in", "w") as f:
+            for i, r in enumerate(requests, 1):
+                f.write(json.dumps({"id": i, **r}) + "\n")
 PY
 
 for backend in memory jsonl db; do
     "$HERE/run" --backend "$backend" <"$work/session.in" >"$work/$backend.out" 2>"$work/$backend.err"
 done
 "$HERE/run" <"$work/sqlite.in" >"$work/by-store.out" 2>"$work/by-store.err"
+
+# The killed process: its stdin stays open (a fifo) until it answered the put_batch, then
+# SIGKILL ($! is the adapter: `run` execs python).
+for backend in jsonl db; do
+    mkfifo "$work/kill-$backend.fifo"
+    "$HERE/run" --backend "$backend" <"$work/kill-$backend.fifo" >"$work/kill-$backend.out" 2>"$work/kill-$backend.err" &
+    pid=$!
+    exec 8>"$work/kill-$backend.fifo"
+    cat "$work/kill-$backend.in" >&8
+    for _ in $(seq 600); do
+        [[ $(wc -l <"$work/kill-$backend.out") -ge 3 ]] && break
+        sleep 0.1
+    done
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+    exec 8>&-
+    "$HERE/run" --backend "$backend" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
+done
 
 "$PYTHON" - "$work" <<'PY'
 import json, sys
@@ -117,7 +148,8 @@ for backend in ["memory", "jsonl", "db"]:
     n = backend + ":"
     check(n + " hello", a[1].get("ok") == {"system": "deerflow-kernel", "version": "0.1.7", "protocol": 1, "ops": OPS}, a[1])
     check(n + " before open: conflict", kind(a[2]) == "conflict", a[2])
-    check(n + " open", a[3].get("ok") == {}, a[3])
+    durability = "none" if backend == "memory" else "restart"
+    check(n + " open declares its durability", a[3].get("ok") == {"durability": durability}, a[3])
     check(n + " put_batch numbers 1..4", a[4].get("ok") == {"seqs": [1, 2, 3, 4]}, a[4])
     check(n + " insert_numbered", a[5].get("ok") == {}, a[5])
     check(n + " insert_numbered below the maximum: conflict", kind(a[6]) == "conflict", a[6])
@@ -150,6 +182,13 @@ for backend in ["memory", "jsonl", "db"]:
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])
+for backend in ["jsonl", "db"]:
+    k, r = answers("kill-" + backend), answers("reopen-" + backend)
+    n = backend + " killed and reopened:"
+    check(n + " acknowledged before the kill", k.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4]}, k.get(3))
+    check(n + " open declares restart", r.get(2, {}).get("ok") == {"durability": "restart"}, r.get(2))
+    check(n + " count", r.get(3, {}).get("ok") == {"count": 2}, r.get(3))
+    check(n + " dump", seqs(r.get(4, {})) == [1, 2, 3, 4], r.get(4))
 print(f"smoke (deerflow): {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

@@ -236,12 +236,34 @@ fn insert_row(conn: &Connection, e: &RunEvent) -> Result<(), RunStoreError> {
     Ok(())
 }
 
+/// planted R12: the legacy write-behind buffer. A batch was acknowledged while its transaction
+/// was still open, and committed only when the next write came; reads on the same connection
+/// see it, so nothing shows until the process dies: a kill (or any close) rolls it back.
+fn commit_pending(conn: &Connection) -> Result<(), RunStoreError> {
+    if conn.is_autocommit() {
+        return Ok(());
+    }
+    conn.execute_batch("COMMIT")
+        .map_err(|e| RunStoreError::sqlite("commit the pending batch", e))
+}
+
+/// Ends a write's transaction: commits it, or (planted R12) leaves it open for the next write.
+fn finish(mut tx: rusqlite::Transaction<'_>, planted: Planted) -> Result<(), RunStoreError> {
+    if planted.is(BugId::R12) {
+        // planted R12: acknowledged now, committed at the next write.
+        tx.set_drop_behavior(rusqlite::DropBehavior::Ignore);
+        return Ok(());
+    }
+    tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))
+}
+
 impl RunEventStore for SqliteRunEventStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         for e in &events {
             e.validate()?;
         }
         let mut conn = self.lock();
+        commit_pending(&conn)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| RunStoreError::sqlite("begin", e))?;
@@ -257,8 +279,7 @@ impl RunEventStore for SqliteRunEventStore {
             insert_row(&tx, &e.with_seq(seq))?;
             seqs.push(seq);
         }
-        tx.commit()
-            .map_err(|e| RunStoreError::sqlite("commit", e))?;
+        finish(tx, self.planted)?;
         Ok(seqs)
     }
 
@@ -267,6 +288,7 @@ impl RunEventStore for SqliteRunEventStore {
             NewRunEvent::validate_numbered(e)?;
         }
         let mut conn = self.lock();
+        commit_pending(&conn)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| RunStoreError::sqlite("begin", e))?;
@@ -287,7 +309,7 @@ impl RunEventStore for SqliteRunEventStore {
             max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
             insert_row(&tx, e)?;
         }
-        tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))
+        finish(tx, self.planted)
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
@@ -442,5 +464,34 @@ mod tests {
         }
         let s = SqliteRunEventStore::open(&path, Planted::none()).unwrap();
         assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![3]);
+    }
+
+    /// Writes two batches, drops the store without a close (what a killed process leaves) and
+    /// reopens the file: the seqs the reopened store holds.
+    fn seqs_after_a_restart(planted: Planted) -> Vec<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let s = SqliteRunEventStore::open(&path, planted).unwrap();
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![1]);
+        assert_eq!(
+            s.put_batch(vec![ev("t", None), ev("t", None)]).unwrap(),
+            vec![2, 3]
+        );
+        // Before the restart every acknowledged row reads back, planted or not.
+        assert_eq!(s.count_messages("t").unwrap(), 3);
+        drop(s);
+        let s = SqliteRunEventStore::open(&path, planted).unwrap();
+        s.dump().unwrap().iter().map(|r| r.seq).collect()
+    }
+
+    #[test]
+    fn every_acknowledged_batch_survives_a_restart() {
+        assert_eq!(seqs_after_a_restart(Planted::none()), vec![1, 2, 3]);
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn planted_r12_loses_the_last_acknowledged_batch_in_a_restart() {
+        assert_eq!(seqs_after_a_restart(Planted::only(BugId::R12)), vec![1]);
     }
 }

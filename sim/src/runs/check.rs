@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R11.
+//! The invariant checkers of the runs workload, R1 to R12.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -6,7 +6,9 @@
 //! catalog ID. Texts are unique per thread, so a rendered message names the emission it came from.
 //!
 //! Violations come out in a fixed priority order, most specific first, so that a world with one
-//! defect reports that defect's ID first even when its effects also break broader invariants: a
+//! defect reports that defect's ID first even when its effects also break broader invariants: an
+//! acknowledged batch lost in a restart of the store (R12) also leaves the store short of what
+//! was written (R3), renumbers later writes (R5) and splits the backends (R9); a
 //! store changed by a read (R3) also makes the backends disagree (R9); duplicate seqs (R5) also
 //! duplicate ids (R10); lost buffers (R4) also shorten the history (R1). The rules live by what
 //! they read: [`super::stored`] (the stores and both backends), [`super::reads`] (what the views
@@ -17,8 +19,8 @@ use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_mo
 use super::scenario::RunsScenario;
 use super::script::expand;
 use super::stored::{
-    backends_agree, runs_fully_stored, seqs_unique_and_increasing, store_unchanged_by_reads,
-    summaries_keep_tool_pairs,
+    acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored,
+    seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
@@ -29,6 +31,7 @@ use std::collections::BTreeMap;
 /// The priority of each finding: most specific first.
 pub static ATTRIBUTION: Attribution = Attribution {
     priority: &[
+        BugId::R12,
         BugId::R3,
         BugId::R5,
         BugId::R4,
@@ -57,6 +60,7 @@ pub type Rule = fn(&Context<'_>, &mut Findings);
 /// order of messages within one ID). A rule may name a narrower ID its evidence points at: the
 /// reads rule also R2 and R7, the ratings rule also R8.
 pub const RULES: &[(BugId, Rule)] = &[
+    (BugId::R12, acknowledged_writes_survive_restarts),
     (BugId::R3, store_unchanged_by_reads),
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R4, runs_fully_stored),

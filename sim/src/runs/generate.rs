@@ -10,11 +10,11 @@
 //! one past). Every text names its run, so texts are unique per thread.
 //!
 //! The workload stream decides what agents and the client do; the fault stream decides which
-//! batch writes fail and when a worker crashes.
+//! batch writes fail, when a worker crashes and when the store's host crashes.
 
 use super::options::RunsOptions;
 use super::scenario::{
-    Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, Summarize, Target, ToolSpec,
+    Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, StoreCrash, Summarize, Target, ToolSpec,
 };
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
@@ -45,25 +45,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut pending: Vec<usize> = Vec::new();
     let mut overlap: Option<(String, u8)> = None;
     for i in 0..options.runs as usize {
-        let (thread, worker) = match overlap.take() {
-            Some((t, w)) => {
-                let thread = if gen.rng.random_bool(0.7) {
-                    t
-                } else {
-                    gen.pick(&keys)
-                };
-                let worker = if gen.rng.random_bool(0.6) {
-                    w
-                } else {
-                    gen.rng.random_range(0..options.workers)
-                };
-                (thread, worker)
-            }
-            None => {
-                let t = gen.pick(&keys);
-                (t, gen.rng.random_range(0..options.workers))
-            }
-        };
+        let (thread, worker) = gen.place(overlap.take(), &keys);
         let r = gen.ordinary_run(i, thread.clone(), worker);
         gen.ops.push(Op::Start {
             run: gen.runs[r].id.clone(),
@@ -84,7 +66,11 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         threads.insert(LONG_THREAD.to_string(), uuid_like(&mut ids));
         gen.long_thread(options.long_thread_messages);
     }
-    let (failing_write_calls, crashes) = faults(seed, options, &gen.runs);
+    let Faults {
+        failing_write_calls,
+        crashes,
+        store_crashes,
+    } = faults(seed, options, &gen.runs);
     let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
     RunsScenario {
         network_seed,
@@ -93,6 +79,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         page_size_events: options.page_size_events,
         failing_write_calls,
         crashes,
+        store_crashes,
         threads,
         runs: gen.runs,
         ops: gen.ops,
@@ -139,6 +126,31 @@ impl Generator<'_> {
 
     fn pick(&mut self, keys: &[String]) -> String {
         keys.choose(&mut self.rng).cloned().unwrap_or_default()
+    }
+
+    /// The thread and worker of the next run: after a run it overlaps, more often than not the
+    /// same thread and worker (concurrent writers); otherwise any.
+    fn place(&mut self, overlap: Option<(String, u8)>, keys: &[String]) -> (String, u8) {
+        let workers = self.options.workers;
+        match overlap {
+            Some((t, w)) => {
+                let thread = if self.rng.random_bool(0.7) {
+                    t
+                } else {
+                    self.pick(keys)
+                };
+                let worker = if self.rng.random_bool(0.6) {
+                    w
+                } else {
+                    self.rng.random_range(0..workers)
+                };
+                (thread, worker)
+            }
+            None => {
+                let t = self.pick(keys);
+                (t, self.rng.random_range(0..workers))
+            }
+        }
     }
 
     fn pause(&mut self) -> u32 {
@@ -380,8 +392,16 @@ impl Generator<'_> {
     }
 }
 
-/// Failing batch writes and a worker crash, from the fault stream only.
-fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> (Vec<u64>, Vec<Crash>) {
+/// The faults of a scenario.
+struct Faults {
+    failing_write_calls: Vec<u64>,
+    crashes: Vec<Crash>,
+    store_crashes: Vec<StoreCrash>,
+}
+
+/// Failing batch writes, a worker crash and crashes of the store's host, from the fault stream
+/// only (store crashes drawn last, so older seeds keep their other faults).
+fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> Faults {
     let mut rng = seed.stream(Stream::Faults);
     let events: u32 = runs
         .iter()
@@ -397,23 +417,36 @@ fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> (Vec<u64>, 
             }
         }
     }
+    // Roughly how long the ordinary runs play, in simulated ms: crashes fall inside it.
+    let ordinary: u32 = runs
+        .iter()
+        .filter(|r| !r.id.starts_with("long-"))
+        .map(|r| expanded_len(&r.messages))
+        .sum();
+    let span =
+        (f64::from(ordinary) * options.pause_probability * 1.5) as u32 + 4 * runs.len() as u32 + 5;
     let mut crashes = Vec::new();
     if options.crash_probability > 0.0 && rng.random_bool(options.crash_probability) {
-        let ordinary: u32 = runs
-            .iter()
-            .filter(|r| !r.id.starts_with("long-"))
-            .map(|r| expanded_len(&r.messages))
-            .sum();
-        let span = (f64::from(ordinary) * options.pause_probability * 1.5) as u32
-            + 4 * runs.len() as u32
-            + 5;
         crashes.push(Crash {
             worker: rng.random_range(0..options.workers),
             at_ms: rng.random_range(1..=span),
             down_ms: rng.random_range(1..=20),
         });
     }
-    (failing, crashes)
+    let mut store_crashes = Vec::new();
+    if options.store_crash_probability > 0.0 && rng.random_bool(options.store_crash_probability) {
+        for _ in 0..rng.random_range(1..=2) {
+            store_crashes.push(StoreCrash {
+                at_ms: rng.random_range(1..=span),
+            });
+        }
+        store_crashes.sort_by_key(|c| c.at_ms);
+    }
+    Faults {
+        failing_write_calls: failing,
+        crashes,
+        store_crashes,
+    }
 }
 
 #[cfg(test)]

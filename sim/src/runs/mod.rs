@@ -10,6 +10,7 @@ pub mod check;
 mod client;
 pub mod context;
 pub mod generate;
+pub mod host;
 pub mod options;
 pub mod probes;
 pub mod reads;

@@ -61,6 +61,8 @@ pub struct RunsOptions {
     pub rate_old_probability: f64,
     /// Chance, after a wait, of rating the new run's answer right away.
     pub rate_live_probability: f64,
+    /// Chance of crashes (one or two) of the store's host at random times.
+    pub store_crash_probability: f64,
 }
 
 impl RunsOptions {
@@ -88,6 +90,7 @@ impl RunsOptions {
             page_probability: 0.0,
             rate_old_probability: 0.0,
             rate_live_probability: 0.0,
+            store_crash_probability: 0.0,
         }
     }
 
@@ -110,6 +113,8 @@ impl RunsOptions {
         let page_probability = maybe(0.5, 0.2, 0.7);
         let rate_old_probability = maybe(0.6, 0.3, 0.9);
         let rate_live_probability = maybe(0.6, 0.3, 0.9);
+        // Drawn last: the probabilities above stay what they were before store crashes existed.
+        let store_crash_probability = maybe(0.3, 0.3, 1.0);
         let mut rng = seed.substream(Stream::Options, 1);
         let long_thread_messages = if rng.random_bool(0.08) {
             *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
@@ -149,6 +154,7 @@ impl RunsOptions {
             page_probability,
             rate_old_probability,
             rate_live_probability,
+            store_crash_probability,
         }
     }
 }

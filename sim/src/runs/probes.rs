@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const PROBES: &[&str] = &[
     "runs.fault.batch_write_failed",
     "runs.fault.worker_crashed",
+    "runs.fault.store_restarted",
     "runs.fault.run_killed",
     "runs.fault.run_errored",
     "runs.fault.run_cancelled",
@@ -32,6 +33,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         s.failing_write_calls.len() as u64,
     );
     cov.hit_n("runs.fault.worker_crashed", s.crashes.len() as u64);
+    cov.hit_n(
+        "runs.fault.store_restarted",
+        record.store_restarts.len() as u64,
+    );
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
     truth_probes(s, record, cov);
     script_probes(s, cov);

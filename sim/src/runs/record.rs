@@ -131,6 +131,15 @@ pub struct Written {
     pub event: RunEvent,
 }
 
+/// A crash of the store's host that the world performed: the `sqlite` store of the pair was
+/// killed and opened again on its data.
+#[derive(Clone, Debug)]
+pub struct StoreRestart {
+    /// Position in the world's order of operations: acknowledgements before it must survive.
+    pub op: u64,
+    pub at_us: u64,
+}
+
 /// What a played world leaves for the checkers.
 pub struct WorldRecord {
     /// (op, run index, event), in op order.
@@ -140,6 +149,11 @@ pub struct WorldRecord {
     pub written: Vec<Written>,
     /// Writes the two backends answered differently.
     pub write_disagreements: Vec<String>,
+    /// Every row the `sqlite` store of the pair acknowledged, with its own seq (kept only in
+    /// worlds that crash its host).
+    pub durable_acked: Vec<Written>,
+    /// The crashes of the store's host performed, in order.
+    pub store_restarts: Vec<StoreRestart>,
     pub reads: Vec<Read>,
     pub ratings: Vec<RatingRecord>,
     pub summaries: Vec<SummaryRecord>,

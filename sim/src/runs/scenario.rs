@@ -1,6 +1,7 @@
 //! The runs workload as data: threads, the runs lead agents play on them (messages, tool calls,
-//! summarization budgets, how each run stops), the faults (failing batch writes, worker crashes),
-//! and what the client does (dispatches, waits, reads, ratings), in order.
+//! summarization budgets, how each run stops), the faults (failing batch writes, worker crashes,
+//! crashes of the store's host), and what the client does (dispatches, waits, reads, ratings),
+//! in order.
 //!
 //! A random seed is turned into one of these by [`super::generate`]; a scenario file holds one
 //! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
@@ -60,6 +61,10 @@ pub struct RunsScenario {
     /// Hard crashes of worker hosts (every run on it is killed: its journal buffer is lost).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crashes: Vec<Crash>,
+    /// Crashes of the store's host, each between two store calls: the `sqlite` store of the
+    /// pair is killed without a clean close and opened again on its data (`runs::host`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub store_crashes: Vec<StoreCrash>,
     /// Threads by key: their thread_id.
     pub threads: BTreeMap<String, String>,
     /// The runs, each played once when an op starts it.
@@ -79,6 +84,17 @@ pub struct Crash {
     /// How long the host stays down before it restarts (dispatches to it fail meanwhile).
     pub down_ms: u32,
 }
+
+/// A crash of the store's host (killed, then restarted at once on the same data).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreCrash {
+    /// Simulated milliseconds after the start of the world (1 to the simulation's bound).
+    pub at_ms: u32,
+}
+
+/// The latest a crash may be scheduled: the bound of simulated time.
+pub const CRASH_AT_MS_MAX: u32 = 300_000;
 
 /// One run of the lead agent on a thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -280,6 +296,14 @@ impl RunsScenario {
                 return Err(format!("crashes[{c}].worker: no worker {}", crash.worker));
             }
         }
+        for (c, crash) in self.store_crashes.iter().enumerate() {
+            if !(1..=CRASH_AT_MS_MAX).contains(&crash.at_ms) {
+                return Err(format!(
+                    "store_crashes[{c}].at_ms: expected 1 to {CRASH_AT_MS_MAX}, found {}",
+                    crash.at_ms
+                ));
+            }
+        }
         let mut run_ids = BTreeSet::new();
         let mut texts: BTreeSet<(&str, &str)> = BTreeSet::new();
         for (r, run) in self.runs.iter().enumerate() {
@@ -437,6 +461,7 @@ mod tests {
             page_size_events: 500,
             failing_write_calls: Vec::new(),
             crashes: Vec::new(),
+            store_crashes: Vec::new(),
             threads: [("t".to_string(), "thread-1".to_string())].into(),
             runs: vec![RunSpec {
                 id: "run-1".into(),
@@ -494,6 +519,12 @@ mod tests {
             },
         );
         assert!(s.validate().unwrap_err().starts_with("ops[0].run"));
+        let mut s = small();
+        s.store_crashes.push(StoreCrash { at_ms: 0 });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("store_crashes[0].at_ms"));
         let mut s = small();
         s.ops.push(Op::Views {
             thread: "nope".into(),

@@ -1,8 +1,9 @@
 //! Candidate simplifications of a runs scenario, for the shrinker.
 //!
 //! Each candidate is the scenario with one thing removed or made plainer: a run, a block of
-//! client ops, a block of a run's messages, half a filler block, a failing write, a crash, a
-//! worker; a stop that becomes a normal end, a run that stops summarizing, a pause that goes.
+//! client ops, a block of a run's messages, half a filler block, a failing write, a crash (of a
+//! worker or of the store's host), a worker; a stop that becomes a normal end, a run that stops
+//! summarizing, a pause that goes.
 //! Candidates are listed from the largest cut to the smallest, so the greedy shrinker takes big
 //! steps first.
 
@@ -26,7 +27,7 @@ fn messages_of(s: &RunsScenario) -> usize {
 pub fn size(s: &RunsScenario) -> (usize, usize) {
     (
         s.ops.len() + messages_of(s),
-        s.failing_write_calls.len() + s.crashes.len(),
+        s.failing_write_calls.len() + s.crashes.len() + s.store_crashes.len(),
     )
 }
 
@@ -139,6 +140,11 @@ fn without_faults(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for i in 0..s.crashes.len() {
         let mut c = s.clone();
         c.crashes.remove(i);
+        out.push(c);
+    }
+    for i in 0..s.store_crashes.len() {
+        let mut c = s.clone();
+        c.store_crashes.remove(i);
         out.push(c);
     }
 }

@@ -26,6 +26,10 @@ pub(super) const EPOCH_SECS: u64 = 1_700_000_000;
 pub(super) const SIMULATION_SECS: u64 = 300;
 /// How long the client waits for a worker to acknowledge a dispatch.
 pub(super) const DISPATCH_TIMEOUT_MS: u64 = 200;
+/// Why a store crash is left out (the report adds ", which the system under test does not
+/// serve").
+pub(super) const STORE_CRASH_LEFT_OUT: &str =
+    "store crash: a restart that keeps the store's data (it declares no durability)";
 /// A paginated read gives up after this many pages (a store whose cursor never ends).
 pub(super) const PAGES_MAX: usize = 100_000;
 
@@ -35,6 +39,8 @@ pub(super) struct Log {
     pub(super) emitted: Vec<Vec<EmittedEvent>>,
     pub(super) written: Vec<Written>,
     pub(super) write_disagreements: Vec<String>,
+    pub(super) durable_acked: Vec<Written>,
+    pub(super) store_restarts: Vec<StoreRestart>,
     pub(super) reads: Vec<Read>,
     pub(super) ratings: Vec<RatingRecord>,
     pub(super) summaries: Vec<SummaryRecord>,
@@ -51,6 +57,9 @@ pub(super) struct World {
     pub(super) sqlite: Rc<dyn RunEventStore>,
     /// The stores in child processes, for their stderr logs.
     pub(super) suts: Vec<Rc<super::system::OverProtocolStore>>,
+    /// The host of the `sqlite` store, which store crashes kill and restart (`None`: an
+    /// in-memory database, in a world that schedules no store crash).
+    pub(super) host: Option<Rc<dyn super::host::StoreHost>>,
     /// The first protocol breach of a store in a child process: the world ends broken.
     pub(super) breach: super::system::BreachSlot,
     /// Operations left out because the system under test does not serve them, counted.
@@ -196,6 +205,34 @@ impl World {
         for run in victims {
             self.stop_run(run, RunOutcome::Killed, at_us);
         }
+    }
+
+    /// A crash of the store's host, between two store calls: the `sqlite` store is killed and
+    /// opened again on its data, or, when it declares no durability, the crash is left out
+    /// (counted and traced; a memory store would only show that memory is lost). `Err`: the
+    /// store could not be brought back.
+    pub(super) fn crash_store(&self, at_us: u64) -> Result<(), String> {
+        let Some(host) = &self.host else {
+            return Ok(());
+        };
+        if host.durability() == crate::sut::protocol::Durability::None {
+            self.record_at(
+                at_us,
+                format_args!("store crash left out: the sqlite store declares no durability"),
+            );
+            self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
+            return Ok(());
+        }
+        let op = self.next_op();
+        self.record_at(
+            at_us,
+            format_args!("store crash: the sqlite store's host killed, restarted on its data"),
+        );
+        self.log
+            .borrow_mut()
+            .store_restarts
+            .push(StoreRestart { op, at_us });
+        host.restart(at_us)
     }
 
     /// Ground truth of one event the run hands its journal.

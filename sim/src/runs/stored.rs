@@ -1,6 +1,6 @@
-//! The rules about what the stores hold, R3, R5, R4, R9 and R11: every row written and no other,
-//! seqs unique and increasing, every event of a finished run, both backends alike, summaries that
-//! keep tool pairs.
+//! The rules about what the stores hold, R3, R5, R4, R9, R11 and R12: every row written and no
+//! other, seqs unique and increasing, every event of a finished run, both backends alike,
+//! summaries that keep tool pairs, acknowledged writes that survive a restart of the store.
 
 use super::context::{short, Context};
 use super::truth::Snapshots;
@@ -258,6 +258,56 @@ fn len_of<T>(a: &Answer<Vec<T>>) -> String {
     match a {
         Ok(v) => v.len().to_string(),
         Err(e) => format!("error {e}"),
+    }
+}
+
+/// What identifies a stored row across a restart: its place, its run, what it is and when,
+/// and its message text (a read of planted R3 may have changed the rest of its content).
+type RowKey = (String, u64, String, String, i64, String);
+
+fn row_key(row: &RunEvent) -> RowKey {
+    (
+        row.thread_id.clone(),
+        row.seq,
+        row.run_id.clone(),
+        row.event_type.clone(),
+        row.created_at_ns,
+        row.content
+            .get("content")
+            .map_or_else(String::new, Value::to_string),
+    )
+}
+
+/// R12: every row the `sqlite` store acknowledged before a crash of its host is still there
+/// after the restart: its final dump (a read after every restart) holds it.
+pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) {
+    let Some(last) = cx.record.store_restarts.last() else {
+        return;
+    };
+    let Ok(dump) = &cx.record.dumps.sqlite else {
+        return;
+    };
+    let held: BTreeSet<RowKey> = dump.iter().map(row_key).collect();
+    let lost: Vec<&RunEvent> = cx
+        .record
+        .durable_acked
+        .iter()
+        .filter(|w| w.op < last.op && !held.contains(&row_key(&w.event)))
+        .map(|w| &w.event)
+        .collect();
+    if let Some(first) = lost.first() {
+        f.add(
+            BugId::R12,
+            format!(
+                "the sqlite store acknowledged {} rows before its host restarted (last restart at {}us) that it no longer holds, first seq {} of {} ({}) on thread {}",
+                lost.len(),
+                last.at_us,
+                first.seq,
+                first.run_id,
+                first.event_type,
+                first.thread_id
+            ),
+        );
     }
 }
 

@@ -7,7 +7,8 @@
 //! covers the system's answers), a refusal comes back as the store's own error, and a breach is
 //! kept for the driving loop, which ends the world broken.
 
-use crate::sut::protocol::{Count, Events, MaxSeq, Request, Seqs};
+use super::host::StoreHost;
+use crate::sut::protocol::{Count, Durability, Events, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
@@ -105,6 +106,26 @@ impl OverProtocolStore {
                 Err(RunStoreError::Answered { message })
             }
         }
+    }
+}
+
+impl StoreHost for OverProtocolStore {
+    fn durability(&self) -> Durability {
+        self.sut.borrow().durability()
+    }
+
+    /// Kills the child (SIGKILL), starts the command again and opens it on the same data
+    /// directory; the new `hello` and `open` lines go into the trace.
+    fn restart(&self, at_us: u64) -> Result<(), String> {
+        let restarted = self.sut.borrow_mut().restart();
+        // The driving loop crashes the host between two steps, outside turmoil's clock.
+        self.last_us.set(at_us);
+        self.trace_exchange();
+        restarted.map_err(|breach| {
+            let message = breach.to_string();
+            self.breach.borrow_mut().get_or_insert(breach);
+            message
+        })
     }
 }
 

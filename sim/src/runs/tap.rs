@@ -31,6 +31,18 @@ impl Tap {
             .extend(rows.into_iter().map(|event| Written { op, event }));
     }
 
+    /// Rows the `sqlite` store acknowledged, with its own seqs: what must survive a crash of
+    /// its host (kept only when the world crashes it).
+    fn durable_acked(&self, rows: impl Iterator<Item = RunEvent>) {
+        if self.world.scenario.store_crashes.is_empty() {
+            return;
+        }
+        let op = self.world.next_op();
+        let mut log = self.world.log.borrow_mut();
+        log.durable_acked
+            .extend(rows.map(|event| Written { op, event }));
+    }
+
     pub(super) fn disagree(&self, what: String) {
         self.world.record(format_args!("backends disagree: {what}"));
         self.world.log.borrow_mut().write_disagreements.push(what);
@@ -44,6 +56,13 @@ impl RunEventStore for Tap {
         let s = w.sqlite.put_batch(events.clone());
         if m != s {
             self.disagree(format!("put_batch: memory {m:?}, sqlite {s:?}"));
+        }
+        if let Ok(seqs) = &s {
+            let rows = events
+                .iter()
+                .zip(seqs)
+                .map(|(e, seq)| e.clone().with_seq(*seq));
+            self.durable_acked(rows);
         }
         let result = match w.primary {
             StoreKind::Memory => m,
@@ -66,6 +85,9 @@ impl RunEventStore for Tap {
         let s = w.sqlite.insert_numbered(events.clone());
         if m != s {
             self.disagree(format!("insert_numbered: memory {m:?}, sqlite {s:?}"));
+        }
+        if s.is_ok() {
+            self.durable_acked(events.iter().cloned());
         }
         let result = match w.primary {
             StoreKind::Memory => m,

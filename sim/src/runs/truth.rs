@@ -71,6 +71,7 @@ mod tests {
             page_size_events: 500,
             failing_write_calls: Vec::new(),
             crashes: Vec::new(),
+            store_crashes: Vec::new(),
             threads: [("t".to_string(), "tid".to_string())].into(),
             runs: vec![RunSpec {
                 id: "r".into(),

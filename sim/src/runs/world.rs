@@ -11,6 +11,9 @@
 //! rates through is the config's `store`. Failing batch writes are injected by a
 //! [`FaultyRunStore`] in front of the tap; hard kills are the scenario's `kill` stops (the journal
 //! dropped unflushed) and worker crashes, which the driving loop performs with `sim.crash`.
+//! Crashes of the store's host are performed by the driving loop too, between two steps (so
+//! between two store calls): the `sqlite` store is killed and reopened on its data
+//! ([`super::host`]; in process it is then on a file), the `memory` store, its R9 twin, is not.
 //!
 //! The world records, beside the trace, what the checkers need and a client could not know: the
 //! ground truth (every run's start, every event it emitted, how it stopped, in one order with the
@@ -19,6 +22,7 @@
 //! both stores' contents at the end.
 
 use super::client::client;
+use super::host::{FileSqliteStore, StoreHost};
 pub use super::record::*;
 use super::scenario::RunsScenario;
 use super::script::expand;
@@ -43,21 +47,41 @@ struct Stores {
     memory: Rc<dyn RunEventStore>,
     sqlite: Rc<dyn RunEventStore>,
     suts: Vec<Rc<OverProtocolStore>>,
+    /// The `sqlite` store's host, when the world may crash it.
+    host: Option<Rc<dyn StoreHost>>,
+}
+
+/// histsim's two backends: the SQLite one in memory, or on a file when the scenario crashes
+/// its host (a crash then drops it unclosed and reopens the file).
+fn in_process(config: &WorldConfig, crashes_store: bool) -> Result<Stores, String> {
+    let memory = Rc::new(MemoryRunEventStore::new(config.planted));
+    if crashes_store {
+        let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
+        return Ok(Stores {
+            memory,
+            sqlite: sqlite.clone(),
+            suts: Vec::new(),
+            host: Some(sqlite),
+        });
+    }
+    let sqlite = SqliteRunEventStore::open_in_memory(config.planted)
+        .map_err(|e| format!("cannot open the SQLite store: {e}"))?;
+    Ok(Stores {
+        memory,
+        sqlite: Rc::new(sqlite),
+        suts: Vec::new(),
+        host: None,
+    })
 }
 
 fn stores_of(
+    scenario: &RunsScenario,
     config: &WorldConfig,
     trace: &Rc<RefCell<Trace>>,
     breach: &BreachSlot,
 ) -> Result<Stores, String> {
     let Some(options) = &config.sut else {
-        let sqlite = SqliteRunEventStore::open_in_memory(config.planted)
-            .map_err(|e| format!("cannot open the SQLite store: {e}"))?;
-        return Ok(Stores {
-            memory: Rc::new(MemoryRunEventStore::new(config.planted)),
-            sqlite: Rc::new(sqlite),
-            suts: Vec::new(),
-        });
+        return in_process(config, !scenario.store_crashes.is_empty());
     };
     let start = |kind: StoreKind| {
         OverProtocolStore::start(
@@ -74,7 +98,8 @@ fn stores_of(
     Ok(Stores {
         memory: memory.clone(),
         sqlite: sqlite.clone(),
-        suts: vec![memory, sqlite],
+        suts: vec![memory, sqlite.clone()],
+        host: Some(sqlite),
     })
 }
 
@@ -85,7 +110,7 @@ const SUT_LOG_BYTES_MAX: usize = 512 * 1024;
 pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
     let trace = Rc::new(RefCell::new(Trace::new(config.keep_trace)));
     let breach = BreachSlot::default();
-    let stores = match stores_of(config, &trace, &breach) {
+    let stores = match stores_of(scenario, config, &trace, &breach) {
         Ok(s) => s,
         Err(e) => return broken_record(e),
     };
@@ -111,6 +136,8 @@ fn broken_record(failure: String) -> WorldRecord {
         emitted: Vec::new(),
         written: Vec::new(),
         write_disagreements: Vec::new(),
+        durable_acked: Vec::new(),
+        store_restarts: Vec::new(),
         reads: Vec::new(),
         ratings: Vec::new(),
         summaries: Vec::new(),
@@ -145,6 +172,7 @@ fn new_world(
         memory: stores.memory,
         sqlite: stores.sqlite,
         suts: stores.suts,
+        host: stores.host,
         breach,
         left_out: RefCell::default(),
         checkpointer: Checkpointer::new(),
@@ -194,6 +222,7 @@ fn build_sim(
 /// the simulation's failure, if it had one.
 fn drive(sim: &mut turmoil::Sim<'_>, scenario: &RunsScenario, world: &World) -> Option<String> {
     let mut crashes = crash_schedule(scenario);
+    let mut store_crashes = store_crash_schedule(scenario);
     let mut down: BTreeMap<u8, u64> = BTreeMap::new();
     loop {
         let stepped = sim.step();
@@ -207,6 +236,13 @@ fn drive(sim: &mut turmoil::Sim<'_>, scenario: &RunsScenario, world: &World) -> 
             Err(e) => break Some(e.to_string()),
         }
         let now = sim.elapsed().as_micros() as u64;
+        // Between two steps no store call is under way: the store's host dies between calls.
+        while store_crashes.last().is_some_and(|at| *at <= now) {
+            store_crashes.pop();
+            if let Err(e) = world.crash_store(now) {
+                return Some(e);
+            }
+        }
         while crashes.last().is_some_and(|c| c.0 <= now) {
             let Some((_, w, down_us)) = crashes.pop() else {
                 break;
@@ -249,6 +285,17 @@ fn crash_schedule(scenario: &RunsScenario) -> Vec<(u64, u8, u64)> {
     crashes
 }
 
+/// The scenario's store crashes as µs, the earliest last so it pops first.
+fn store_crash_schedule(scenario: &RunsScenario) -> Vec<u64> {
+    let mut at: Vec<u64> = scenario
+        .store_crashes
+        .iter()
+        .map(|c| u64::from(c.at_ms) * 1000)
+        .collect();
+    at.sort_unstable_by(|a, b| b.cmp(a));
+    at
+}
+
 /// What the world recorded, taken out of it once the simulation is over.
 fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> WorldRecord {
     let feedback: Vec<Feedback> = world
@@ -274,6 +321,8 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         emitted: log.emitted,
         written: log.written,
         write_disagreements: log.write_disagreements,
+        durable_acked: log.durable_acked,
+        store_restarts: log.store_restarts,
         reads: log.reads,
         ratings: log.ratings,
         summaries: log.summaries,

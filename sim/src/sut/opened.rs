@@ -8,11 +8,15 @@
 //! same either way (the greeting, then ids counting on from it), so the trace of a seed does not
 //! depend on which seeds ran before it; `--check-determinism` replays seeds in fresh processes
 //! and so catches a system whose `open` does not start afresh.
+//!
+//! A simulated crash of the system's host ([`OpenedSut::restart`]) kills the process and starts
+//! a new one on the same data directory; a killed process is never kept for another seed.
 
-use super::protocol::{ErrorBody, OpenOptions, Request};
+use super::protocol::{Durability, ErrorBody, OpenOptions, Opened, Request};
 use super::{Breach, SutError, SutOptions, SutProcess};
 use crate::workload::StoreKind;
 use history::Planted;
+use std::path::Path;
 
 /// An opened system under test.
 pub struct OpenedSut {
@@ -24,9 +28,19 @@ pub struct OpenedSut {
     breached: Option<SutError>,
     /// Where this seed's part of the child's stderr begins.
     stderr_from: u64,
-    /// Kept alive while the system runs: its data directory.
-    _data_dir: tempfile::TempDir,
+    /// The stderr of the processes this seed killed (simulated crashes), oldest first.
+    killed_stderr: String,
+    /// What `open` declared, last time.
+    durability: Durability,
+    /// How it was opened: a restart opens it again the same way.
+    store: StoreKind,
+    planted: Planted,
+    /// Kept alive while the system runs (and across its restarts): its data directory.
+    data_dir: tempfile::TempDir,
 }
+
+/// The bytes of a killed process's stderr kept for the seed's log.
+const KILLED_STDERR_BYTES_MAX: usize = 512 * 1024;
 
 /// Idle processes a campaign thread keeps between seeds, at most this many.
 const IDLE_MAX: usize = 4;
@@ -48,6 +62,69 @@ fn process_for(options: SutOptions) -> Result<SutProcess, SutError> {
     }
 }
 
+/// An open session's greeting (the `hello` and `open` lines, the data directory shown as
+/// `<data_dir>`) and the durability its `open` declared.
+struct Session {
+    greeting: Vec<String>,
+    durability: Durability,
+}
+
+/// Checks that `process` declared every op in `needs` and opens it on `data_dir`.
+fn open_session(
+    process: &mut SutProcess,
+    data_dir: &Path,
+    store: StoreKind,
+    planted: Planted,
+    needs: &[&str],
+) -> Result<Session, SutError> {
+    process.begin_session();
+    let fail = |process: &SutProcess, request: &str, why: String| SutError {
+        request: request.to_string(),
+        breach: Breach::Unexpected(why),
+        stderr_tail: process.stderr_tail(),
+    };
+    let missing: Vec<&str> = needs
+        .iter()
+        .copied()
+        .filter(|op| !process.supports(op))
+        .collect();
+    if !missing.is_empty() {
+        let why = format!("the workload needs {missing:?}, which it did not declare");
+        return Err(fail(process, "#1 hello", why));
+    }
+    let dir = data_dir.display().to_string();
+    let opened = process.call(&Request::Open {
+        data_dir: dir.clone(),
+        options: OpenOptions {
+            store: store.as_str().into(),
+            planted: planted.active().map(|b| b.to_string()),
+        },
+    })?;
+    let opened: Opened = match opened {
+        Ok(answer) => serde_json::from_value(answer)
+            .map_err(|e| fail(process, "#2 open", format!("not an open answer: {e}")))?,
+        Err(e) => {
+            return Err(fail(
+                process,
+                "#2 open",
+                format!("open refused: {}", e.message),
+            ))
+        }
+    };
+    // The data directory's name is the one thing of a seed that differs between runs: the
+    // trace shows it as `<data_dir>` so the trace hash stays the seed's.
+    let dir_in_json = serde_json::to_string(&dir).expect("a string serializes");
+    let greeting = process
+        .take_transcript()
+        .into_iter()
+        .map(|line| line.replace(dir_in_json.trim_matches('"'), "<data_dir>"))
+        .collect();
+    Ok(Session {
+        greeting,
+        durability: opened.durability,
+    })
+}
+
 impl OpenedSut {
     /// Starts the system, checks that it declared every op in `needs`, and opens it on a fresh
     /// data directory with `store` and `planted`.
@@ -58,50 +135,69 @@ impl OpenedSut {
         needs: &[&str],
     ) -> Result<OpenedSut, SutError> {
         let mut process = process_for(options)?;
-        process.begin_session();
         let stderr_from = process.stderr_len();
-        let fail = |process: &SutProcess, request: &str, why: String| SutError {
-            request: request.to_string(),
-            breach: Breach::Unexpected(why),
+        let data_dir = tempfile::tempdir().map_err(|e| SutError {
+            request: "#2 open".into(),
+            breach: Breach::Unexpected(e.to_string()),
             stderr_tail: process.stderr_tail(),
-        };
-        let missing: Vec<&str> = needs
-            .iter()
-            .copied()
-            .filter(|op| !process.supports(op))
-            .collect();
-        if !missing.is_empty() {
-            let why = format!("the workload needs {missing:?}, which it did not declare");
-            return Err(fail(&process, "#1 hello", why));
-        }
-        let data_dir = tempfile::tempdir().map_err(|e| fail(&process, "#2 open", e.to_string()))?;
-        let opened = process.call(&Request::Open {
-            data_dir: data_dir.path().display().to_string(),
-            options: OpenOptions {
-                store: store.as_str().into(),
-                planted: planted.active().map(|b| b.to_string()),
-            },
         })?;
-        if let Err(e) = opened {
-            let why = format!("open refused: {}", e.message);
-            return Err(fail(&process, "#2 open", why));
-        }
-        // The data directory's name is the one thing of a seed that differs between runs: the
-        // trace shows it as `<data_dir>` so the trace hash stays the seed's.
-        let dir = data_dir.path().display().to_string();
-        let dir_in_json = serde_json::to_string(&dir).expect("a string serializes");
-        let greeting = process
-            .take_transcript()
-            .into_iter()
-            .map(|line| line.replace(dir_in_json.trim_matches('"'), "<data_dir>"))
-            .collect();
+        let session = open_session(&mut process, data_dir.path(), store, planted, needs)?;
         Ok(OpenedSut {
             process: Some(process),
-            greeting,
+            greeting: session.greeting,
+            durability: session.durability,
             breached: None,
             stderr_from,
-            _data_dir: data_dir,
+            killed_stderr: String::new(),
+            store,
+            planted,
+            data_dir,
         })
+    }
+
+    /// What the system's `open` declared it keeps across a crash of its host.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// A simulated crash of the system's host: kills the process (SIGKILL, no `close`), starts
+    /// the same command again and opens it on the SAME data directory with the same options.
+    /// The killed process is never handed to the idle pool; its stderr is kept for the log.
+    /// The new `hello` and `open` lines come out of the next [`OpenedSut::take_transcript`].
+    pub fn restart(&mut self) -> Result<(), SutError> {
+        if let Some(breach) = &self.breached {
+            return Err(breach.clone());
+        }
+        let from = self.stderr_from;
+        let killed = self.process_mut();
+        killed.kill();
+        let log = killed.stderr_log(from, KILLED_STDERR_BYTES_MAX);
+        let options = killed.options().clone();
+        self.killed_stderr.push_str(&format!(
+            "{log}\n==> killed (a simulated crash), restarted <==\n"
+        ));
+        let needs: Vec<&str> = Vec::new();
+        let started = SutProcess::start(options).and_then(|mut process| {
+            let dir = self.data_dir.path();
+            let session = open_session(&mut process, dir, self.store, self.planted, &needs)?;
+            Ok((process, session))
+        });
+        match started {
+            Ok((process, session)) => {
+                // The killed process is dropped here (its Drop only reaps it), never pooled.
+                self.process = Some(process);
+                self.stderr_from = 0;
+                self.greeting.extend(session.greeting);
+                self.durability = session.durability;
+                Ok(())
+            }
+            Err(breach) => {
+                // The killed process stays in place (so the log can still be read) and the
+                // session is poisoned: it never reaches the idle pool.
+                self.breached = Some(breach.clone());
+                Err(breach)
+            }
+        }
     }
 
     /// Sends `request` and decodes its answer as `T`: `Ok(Ok(answer))`, `Ok(Err(body))` the
@@ -173,9 +269,11 @@ impl OpenedSut {
         lines
     }
 
-    /// What the system wrote to its stderr in this seed (its last `bytes_max` bytes).
+    /// What the system wrote to its stderr in this seed (its last `bytes_max` bytes), the
+    /// processes killed by simulated crashes first.
     pub fn stderr_log(&self, bytes_max: usize) -> String {
-        self.process_ref().stderr_log(self.stderr_from, bytes_max)
+        let current = self.process_ref().stderr_log(self.stderr_from, bytes_max);
+        format!("{}{current}", self.killed_stderr)
     }
 }
 

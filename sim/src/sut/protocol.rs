@@ -93,6 +93,25 @@ pub struct OpenOptions {
     pub planted: Option<String>,
 }
 
+/// What a store keeps across a simulated crash of its host (SIGKILL, then a new process
+/// opened on the same data directory), as its `open` answer declares it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// Memory only: a restarted store starts empty (and histsim then leaves its crashes out).
+    #[default]
+    None,
+    /// Every acknowledged write survives a kill and a restart on the same data directory.
+    Restart,
+}
+
+/// The answer to `open`: `{}` (durability `none`) or `{"durability":"restart"}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Opened {
+    #[serde(default)]
+    pub durability: Durability,
+}
+
 /// A request line: the id and the request.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RequestLine {
@@ -249,6 +268,15 @@ mod tests {
         assert!(serde_json::from_str::<RequestLine>(r#"{"id":1,"op":"drop_all"}"#).is_err());
         assert!(serde_json::from_str::<RequestLine>(r#"{"id":1,"op":"close","x":1}"#).is_err());
         assert!(serde_json::from_str::<ResponseLine>(r#"{"id":1,"ok":1,"extra":2}"#).is_err());
+    }
+
+    #[test]
+    fn an_open_answer_without_durability_declares_none() {
+        let opened: Opened = serde_json::from_str("{}").expect("parses");
+        assert_eq!(opened.durability, Durability::None);
+        let opened: Opened = serde_json::from_str(r#"{"durability":"restart"}"#).expect("parses");
+        assert_eq!(opened.durability, Durability::Restart);
+        assert!(serde_json::from_str::<Opened>(r#"{"durability":"forever"}"#).is_err());
     }
 
     #[test]

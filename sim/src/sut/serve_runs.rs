@@ -3,7 +3,9 @@
 //! `open` names (`memory` or `sqlite`, the latter in a file under the data directory); the runs
 //! world opens two of them, the pair whose answers R9 compares.
 
-use super::protocol::{Count, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Request, Seqs};
+use super::protocol::{
+    Count, Durability, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Opened, Request, Seqs,
+};
 use super::serve::{hello, planted_of, refuse, Answer, Served};
 use history::runs::{
     MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
@@ -74,11 +76,20 @@ impl RunsServer {
     fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
         let planted = planted_of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
-        let store: Box<dyn RunEventStore> = match kind.as_str() {
-            "memory" => Box::new(MemoryRunEventStore::new(planted)),
-            "sqlite" => Box::new(
-                SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
-                    .map_err(refused)?,
+        // The memory store keeps nothing across a kill; the SQLite store commits every batch
+        // to its file in the data directory before it answers (WAL), so a restart on the same
+        // directory holds every acknowledged write.
+        let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
+            "memory" => (
+                Box::new(MemoryRunEventStore::new(planted)),
+                Durability::None,
+            ),
+            "sqlite" => (
+                Box::new(
+                    SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
+                        .map_err(refused)?,
+                ),
+                Durability::Restart,
             ),
             other => {
                 return Err(refuse(
@@ -88,7 +99,7 @@ impl RunsServer {
             }
         };
         self.open = Some(Open { store, planted });
-        ok(serde_json::json!({}))
+        ok(Opened { durability })
     }
 
     fn store(&self) -> Result<&Open, ErrorBody> {

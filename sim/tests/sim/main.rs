@@ -11,6 +11,7 @@ mod project;
 mod runs;
 mod scenarios;
 mod spool;
+mod store_crash;
 mod sut;
 mod sut_world;
 mod tidy;

@@ -1,0 +1,153 @@
+//! The store's host, which the world crashes: the `sqlite` store of the pair (the one a
+//! deployment keeps durable) is killed between two store calls, without a clean close, and
+//! opened again on the same data. What it keeps is what it declared ([`Durability`]); a store
+//! that declares none is not crashed at all (the crash is left out and counted), so no check
+//! weakens in silence.
+//!
+//! The `memory` store of the pair is never crashed: it is R9's twin, the store every answer of
+//! the crashed one is compared with, and a restart that keeps every acknowledged write leaves
+//! the two alike. (Crashing it too would only ever show that memory is lost, which its
+//! durability already says.)
+
+use crate::sut::protocol::Durability;
+use history::runs::{
+    MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
+};
+use history::Planted;
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+/// A store whose host the world can crash.
+pub trait StoreHost {
+    /// What the store keeps across a restart of its host, as it declared.
+    fn durability(&self) -> Durability;
+    /// Kills the store's host without a clean close and opens the store again on the same
+    /// data, at simulated time `at_us`. `Err`: it could not be brought back (the world is
+    /// broken).
+    fn restart(&self, at_us: u64) -> Result<(), String>;
+}
+
+/// histsim's SQLite store on a database file in a temporary directory, for a world that
+/// crashes its host: a crash drops the store object (the connection closes with whatever
+/// transaction it had open rolled back, as a killed process leaves it) and reopens the file.
+pub struct FileSqliteStore {
+    dir: tempfile::TempDir,
+    planted: Planted,
+    /// `None` only while down (between the drop and the reopen of a restart that failed).
+    store: RefCell<Option<SqliteRunEventStore>>,
+}
+
+impl FileSqliteStore {
+    /// A new database file in a fresh temporary directory.
+    pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
+        let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
+        let path = dir.path().join("runs.sqlite");
+        let store = SqliteRunEventStore::open(&path, planted).map_err(|e| e.to_string())?;
+        Ok(FileSqliteStore {
+            dir,
+            planted,
+            store: RefCell::new(Some(store)),
+        })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("runs.sqlite")
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&SqliteRunEventStore) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        match &*self.store.borrow() {
+            Some(store) => f(store),
+            None => Err(RunStoreError::Answered {
+                message: "the store's host is down".into(),
+            }),
+        }
+    }
+}
+
+impl StoreHost for FileSqliteStore {
+    fn durability(&self) -> Durability {
+        // Every batch is committed to the file before it is acknowledged (WAL).
+        Durability::Restart
+    }
+
+    fn restart(&self, _at_us: u64) -> Result<(), String> {
+        // Dropped first: the new connection must not wait on a lock the dead one held.
+        drop(self.store.borrow_mut().take());
+        let store = SqliteRunEventStore::open(&self.path(), self.planted)
+            .map_err(|e| format!("the SQLite store did not reopen after a crash: {e}"))?;
+        *self.store.borrow_mut() = Some(store);
+        Ok(())
+    }
+}
+
+impl RunEventStore for FileSqliteStore {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        self.with(|s| s.put_batch(events))
+    }
+    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
+        self.with(|s| s.insert_numbered(events))
+    }
+    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.with(|s| s.max_seq(thread_id))
+    }
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.list_messages(thread_id, limit, cursor))
+    }
+    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.with(|s| s.count_messages(thread_id))
+    }
+    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.list_events(thread_id, run_id))
+    }
+    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.dump())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::runs::Category;
+
+    fn event(text: &str) -> NewRunEvent {
+        NewRunEvent {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            user_id: None,
+            event_type: "human_message".into(),
+            category: Category::Message,
+            content: serde_json::json!({"type": "human", "content": text}),
+            metadata: serde_json::json!({}),
+            created_at_ns: 1,
+        }
+    }
+
+    #[test]
+    fn a_restart_keeps_every_acknowledged_write() {
+        let store = FileSqliteStore::open(Planted::none()).expect("opens");
+        assert_eq!(
+            store.put_batch(vec![event("a"), event("b")]),
+            Ok(vec![1, 2])
+        );
+        store.restart(0).expect("reopens");
+        assert_eq!(store.count_messages("t"), Ok(2));
+        assert_eq!(store.put_batch(vec![event("c")]), Ok(vec![3]));
+    }
+
+    #[test]
+    fn planted_r12_loses_the_last_acknowledged_batch() {
+        let store = FileSqliteStore::open(Planted::only(history::BugId::R12)).expect("opens");
+        assert_eq!(store.put_batch(vec![event("a")]), Ok(vec![1]));
+        assert_eq!(store.put_batch(vec![event("b")]), Ok(vec![2]));
+        store.restart(0).expect("reopens");
+        assert_eq!(store.count_messages("t"), Ok(1));
+    }
+}
