@@ -53,7 +53,8 @@ pub struct CampaignResult {
     pub coverage: crate::coverage::Coverage,
     /// The workloads that ran, for the probes they declare.
     pub workloads: std::collections::BTreeSet<String>,
-    /// Operations left out because the system under test does not serve them, summed.
+    /// What the checks did not ask of the system under test (an op it does not serve, a crash it
+    /// declares no durability for, a known difference it declares), summed.
     pub left_out: Coverage,
 }
 

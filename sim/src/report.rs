@@ -78,7 +78,7 @@ pub struct Summary {
     /// Every probe the campaign's workloads declare, with how often it fired.
     pub coverage: BTreeMap<String, u64>,
     pub coverage_never_fired: Vec<String>,
-    /// Operations left out because the system under test does not serve them, with counts.
+    /// What the checks did not ask of the system under test, with counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub left_out: BTreeMap<String, u64>,
     /// The invariant IDs the campaign's workloads check.

@@ -193,7 +193,7 @@ pub struct SeedReport {
     /// What a system under test in a child process wrote to its stderr.
     #[serde(skip)]
     pub sut_log: Option<String>,
-    /// Operations left out because the system under test does not serve them, counted.
+    /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
 }
 

@@ -173,6 +173,6 @@ pub struct WorldRecord {
     pub stopped_after_ms: Option<u64>,
     /// What the stores under test in child processes wrote to their stderr.
     pub sut_log: Option<String>,
-    /// Operations left out because the system under test does not serve them, counted.
+    /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
 }

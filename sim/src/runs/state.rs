@@ -62,7 +62,7 @@ pub(super) struct World {
     pub(super) host: Option<Rc<dyn super::host::StoreHost>>,
     /// The first protocol breach of a store in a child process: the world ends broken.
     pub(super) breach: super::system::BreachSlot,
-    /// Operations left out because the system under test does not serve them, counted.
+    /// What the checks did not ask of the system under test, counted.
     pub(super) left_out: RefCell<crate::coverage::Coverage>,
     pub(super) checkpointer: Checkpointer,
     pub(super) feedback: FeedbackStore,
