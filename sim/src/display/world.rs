@@ -72,13 +72,9 @@ fn system_of(
 /// The bytes of a child's stderr a failing seed's report keeps.
 const SUT_LOG_BYTES_MAX: usize = 1024 * 1024;
 
-/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
-pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converged) -> WorldRecord {
-    let system = match system_of(scenario, config) {
-        Ok(s) => s,
-        Err(e) => return WorldRecord::broken(e, 0),
-    };
-    let primary = scenario
+/// The request's primary agent, as the client names it.
+fn primary_identity(scenario: &DisplayScenario) -> AgentIdentity {
+    scenario
         .agents
         .get(&scenario.primary)
         .map(|a| AgentIdentity {
@@ -88,7 +84,16 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
         .unwrap_or_else(|| AgentIdentity {
             agent_class: String::new(),
             agent_id: String::new(),
-        });
+        })
+}
+
+/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
+pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converged) -> WorldRecord {
+    let system = match system_of(scenario, config) {
+        Ok(s) => s,
+        Err(e) => return WorldRecord::broken(e, 0),
+    };
+    let primary = primary_identity(scenario);
     let declared = system.declared();
     let shared = Rc::new(Shared {
         scenario: scenario.clone(),
