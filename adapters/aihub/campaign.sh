@@ -16,24 +16,7 @@ SEEDS_CAMPAIGN="${AIHUB_CAMPAIGN_SEEDS:-0..100}"
 SEEDS_DIFF="${AIHUB_DIFF_SEEDS:-0..200}"
 SUT="adapters/aihub/run"
 
-if ! command -v "${HISTSIM_PYTHON:-python3.11}" >/dev/null 2>&1; then
-    echo "SKIPPED: ${HISTSIM_PYTHON:-python3.11} is not installed"
-    exit 0
-fi
-setup_log="$(mktemp)"
-trap 'rm -f "$setup_log"' EXIT
-set +e
-"$HERE/run" --setup-only 2>"$setup_log"
-rc=$?
-set -e
-if [[ $rc -eq 75 ]]; then
-    echo "SKIPPED: $(grep 'unavailable:' "$setup_log" | tail -1 | sed 's/^aihub adapter: unavailable: //')"
-    exit 0
-elif [[ $rc -ne 0 ]]; then
-    cat "$setup_log" >&2
-    echo "campaign (aihub): setup failed with exit $rc" >&2
-    exit 1
-fi
+source "$HERE/../skip_or_setup.sh" "$HERE" "campaign (aihub)"
 
 echo "== campaign: display workload, seeds $SEEDS_CAMPAIGN, through the published projector"
 "${HISTSIM[@]}" run --workload display --sut "$SUT" --seeds "$SEEDS_CAMPAIGN" \

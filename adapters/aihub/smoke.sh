@@ -6,28 +6,10 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-PYTHON="${HISTSIM_PYTHON:-python3.11}"
-
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    echo "SKIPPED: $PYTHON is not installed"
-    exit 0
-fi
+source "$HERE/../skip_or_setup.sh" "$HERE" "smoke (aihub)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-set +e
-"$HERE/run" --setup-only 2>"$work/setup.log"
-rc=$?
-set -e
-if [[ $rc -eq 75 ]]; then
-    echo "SKIPPED: $(grep 'unavailable:' "$work/setup.log" | tail -1 | sed 's/^aihub adapter: unavailable: //')"
-    exit 0
-elif [[ $rc -ne 0 ]]; then
-    cat "$work/setup.log" >&2
-    echo "smoke (aihub): setup failed with exit $rc" >&2
-    exit 1
-fi
 
 # The requests, one a line. Rows are in the persisted shape (event_type "display_event").
 "$PYTHON" - "$work" <<'EOF'

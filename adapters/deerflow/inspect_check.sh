@@ -13,24 +13,9 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 cd "$ROOT"
 if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
 
-if ! command -v "${HISTSIM_PYTHON:-python3.11}" >/dev/null 2>&1; then
-    echo "SKIPPED: ${HISTSIM_PYTHON:-python3.11} is not installed"
-    exit 0
-fi
+source "$HERE/../skip_or_setup.sh" "$HERE" "inspect_check (deerflow)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-set +e
-"$HERE/run" --setup-only 2>"$work/setup.log"
-rc=$?
-set -e
-if [[ $rc -eq 75 ]]; then
-    echo "SKIPPED: $(grep 'unavailable:' "$work/setup.log" | tail -1 | sed 's/^deerflow adapter: unavailable: //')"
-    exit 0
-elif [[ $rc -ne 0 ]]; then
-    cat "$work/setup.log" >&2
-    echo "inspect_check (deerflow): setup failed with exit $rc" >&2
-    exit 1
-fi
 
 event() { # run event_type category content_json created_at_ns
     printf '{"thread_id":"t1","run_id":"%s","user_id":"u1","event_type":"%s","category":"%s","content":%s,"metadata":{},"created_at_ns":%s}' "$@"

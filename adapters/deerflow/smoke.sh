@@ -9,28 +9,10 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PYTHON="${HISTSIM_PYTHON:-python3.11}"
-
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    echo "SKIPPED: $PYTHON is not installed"
-    exit 0
-fi
+source "$HERE/../skip_or_setup.sh" "$HERE" "smoke (deerflow)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-set +e
-"$HERE/run" --setup-only 2>"$work/setup.log"
-rc=$?
-set -e
-if [[ $rc -eq 75 ]]; then
-    echo "SKIPPED: $(grep 'unavailable:' "$work/setup.log" | tail -1 | sed 's/^deerflow adapter: unavailable: //')"
-    exit 0
-elif [[ $rc -ne 0 ]]; then
-    cat "$work/setup.log" >&2
-    echo "smoke (deerflow): setup failed with exit $rc" >&2
-    exit 1
-fi
 
 # The session, one request a line (the same for every backend).
 "$PYTHON" - "$work" <<'PY'

@@ -10,6 +10,8 @@ use history::BugId;
 use sim::run::{run_seed, RunConfig, SeedReport};
 use sim::sut::SutOptions;
 
+use super::histsim_cli;
+
 fn histsim() -> &'static str {
     env!("CARGO_BIN_EXE_histsim")
 }
@@ -87,44 +89,40 @@ fn a_difference_the_document_does_not_define_is_a_broken_world_naming_it() {
     assert!(report.violations.is_empty());
 }
 
-fn diff(extra: &[&str]) -> (Option<i32>, String) {
+/// `histsim diff` of seeds 0..`seeds` of the display workload, histsim's own components in
+/// process against `system`, shrinking for at most 5 s into a temporary directory.
+fn diff(system: &str, seeds: &str, extra: &[&str]) -> (Option<i32>, String) {
     let out_dir = tempfile::tempdir().expect("a temp dir");
-    let system = emulating("D1,D2");
     let mut args = vec![
         "diff",
         "--workload",
         "display",
         "--seeds",
-        "0..6",
+        seeds,
         "--sut",
         "in-process",
         "--sut",
-        &system,
+        system,
         "--shrink-cap-s",
         "5",
         "--out",
         out_dir.path().to_str().expect("utf-8"),
     ];
     args.extend_from_slice(extra);
-    let out = std::process::Command::new(histsim())
-        .args(&args)
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
+    histsim_cli(&args)
 }
 
 #[test]
 fn diff_compares_up_to_declared_differences_and_strict_compares_them_too() {
-    let (code, text) = diff(&[]);
+    let system = emulating("D1,D2");
+    let (code, text) = diff(&system, "0..6", &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
         text.contains("compared up to the known differences D1, D2"),
         "{text}"
     );
     assert!(text.contains("alike: 6 seeds"), "{text}");
-    let (code, text) = diff(&["--strict"]);
+    let (code, text) = diff(&system, "0..6", &["--strict"]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("DIFFERENT at seed"), "{text}");
     // Each side's campaign verdicts: histsim clean; the emulating system, judged by its own
@@ -135,30 +133,8 @@ fn diff_compares_up_to_declared_differences_and_strict_compares_them_too() {
 #[test]
 fn diff_shows_a_planted_projector_bug_as_a_difference_from_a_correct_system() {
     let system = format!("{} serve display", histsim());
-    let out_dir = tempfile::tempdir().expect("a temp dir");
-    let out = std::process::Command::new(histsim())
-        .args([
-            "diff",
-            "--workload",
-            "display",
-            "--planted",
-            "P4",
-            "--seeds",
-            "0..40",
-            "--sut",
-            "in-process",
-            "--sut",
-            &system,
-            "--shrink-cap-s",
-            "5",
-            "--out",
-            out_dir.path().to_str().expect("utf-8"),
-        ])
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (code, text) = diff(&system, "0..40", &["--planted", "P4"]);
+    assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("(planted P4)"), "{text}");
     assert!(text.contains("violation [P4]"), "{text}");
     assert!(

@@ -7,16 +7,16 @@ use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 use std::path::Path;
 
+use super::histsim_cli;
+
 fn inspect(path: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(["runs", "inspect"])
-        .arg(path)
-        .args(extra)
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
+    let mut args = vec![
+        std::ffi::OsStr::new("runs"),
+        std::ffi::OsStr::new("inspect"),
+        path.as_os_str(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    histsim_cli(&args)
 }
 
 /// The published ORM's tables (deerflow/persistence/models/run_event.py, feedback/model.py),

@@ -235,15 +235,7 @@ fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_
     );
 }
 
-fn histsim_cli(args: &[&str]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(args)
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
-}
+use super::histsim_cli;
 
 #[test]
 fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replayable_file() {
