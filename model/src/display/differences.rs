@@ -66,6 +66,18 @@ impl KnownDifference {
         }
     }
 
+    /// The words an accepted loss of this difference starts with (see [`Self::of_loss`]).
+    pub fn loss_why(self) -> String {
+        format!("{}, declared by the system: {}", self.id(), self.summary())
+    }
+
+    /// The difference an accepted loss was recorded for, if any.
+    pub fn of_loss(loss: &super::AcceptedLoss) -> Option<KnownDifference> {
+        KnownDifference::ALL
+            .into_iter()
+            .find(|d| loss.rule == d.rule() && loss.why == d.loss_why())
+    }
+
     /// The difference an ID names, or `None` for an ID the document does not define.
     pub fn parse(id: &str) -> Option<KnownDifference> {
         KnownDifference::ALL.into_iter().find(|d| d.id() == id)

@@ -210,11 +210,7 @@ impl ClientView {
                 Converted::Part(part) => parts.push(part),
                 Converted::Nothing => {}
                 Converted::Dropped { field } => match self.silenced(field) {
-                    Some(d) => self.loss(
-                        d.rule(),
-                        emission.index,
-                        format!("{}, declared by the system: {}", d.id(), d.summary()),
-                    ),
+                    Some(d) => self.loss(d.rule(), emission.index, d.loss_why()),
                     None => self.warn(code::BAD_MEDIA, emission.index, field.to_string()),
                 },
             }
