@@ -60,6 +60,8 @@ pub struct StateCall {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StateMessage {
     pub role: Role,
+    /// The id the message carries (kept messages keep it).
+    pub id: Option<String>,
     /// The plain text (text blocks joined by newlines).
     pub text: String,
     /// AI messages: the tools it calls.
@@ -306,6 +308,7 @@ mod tests {
     fn human(t: &str) -> StateMessage {
         StateMessage {
             role: Role::Human,
+            id: None,
             text: t.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
@@ -315,6 +318,7 @@ mod tests {
     fn ai(t: &str, calls: &[&str]) -> StateMessage {
         StateMessage {
             role: Role::Ai,
+            id: Some(format!("lc_run--{t}")),
             text: t.into(),
             tool_calls: calls
                 .iter()
@@ -331,6 +335,7 @@ mod tests {
     fn tool(t: &str, id: &str) -> StateMessage {
         StateMessage {
             role: Role::Tool,
+            id: None,
             text: t.into(),
             tool_calls: Vec::new(),
             tool_call_id: Some(id.into()),

@@ -1,0 +1,89 @@
+//! R20: every summarized checkpoint is what the summarization contract makes of the state the
+//! middleware was handed (`model::runs::summarization`): summarized only above the budget, the
+//! summary first as a human message counting what it folds, the last `keep_messages` messages
+//! kept verbatim and moved back only to keep a tool pair whole; and the run's next model call
+//! goes on from that list.
+//!
+//! The state before each summary is the run's own working list (what it loaded from the
+//! checkpointer plus what it emitted since), recorded by the world when the middleware ran;
+//! the model recomputes the trigger, the cut and the coverage from it and the run's settings.
+//! A cut that splits a tool pair is R11's finding (reported first); this rule then names the
+//! departure from the whole contract too.
+
+use super::context::{short, Context};
+use super::record::SummaryRecord;
+use crate::outcome::Findings;
+use history::runs::{ChatMessage, MessageKind as Shape};
+use history::BugId;
+use model::runs::summarization::{
+    check_continuation, Role, StateCall, StateMessage, SummarizationContract,
+};
+
+/// R20: each summarized checkpoint against the model, and each run's next summary against the
+/// state the previous one left.
+pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
+    let mut last_left: Vec<Option<Vec<StateMessage>>> = vec![None; cx.scenario.runs.len()];
+    for s in &cx.record.summaries {
+        let run = &cx.scenario.runs[s.run];
+        let Some(settings) = run.summarize else {
+            f.add(
+                BugId::R20,
+                format!("{} summarized its checkpoint without summarization set", run.id),
+            );
+            continue;
+        };
+        let contract = SummarizationContract {
+            budget_tokens: settings.budget_tokens,
+            keep_messages: settings.keep_messages,
+        };
+        let before = state_of(&s.before);
+        let after = state_of(&s.messages);
+        if let Some(left) = &last_left[s.run] {
+            if let Err(m) = check_continuation(left, &before) {
+                f.add(BugId::R20, describe(cx, s, &m.to_string()));
+            }
+        }
+        if let Err(m) = contract.check(&before, &after) {
+            f.add(BugId::R20, describe(cx, s, &m.to_string()));
+        }
+        last_left[s.run] = Some(after);
+    }
+}
+
+fn describe(cx: &Context<'_>, s: &SummaryRecord, what: &str) -> String {
+    let first_kept = s.messages.get(1).map_or(String::new(), |m| {
+        format!(", first kept `{}`", short(&m.text()))
+    });
+    format!(
+        "{} summarized {} messages into {}: {what}{first_kept}",
+        cx.scenario.runs[s.run].id,
+        s.before.len(),
+        s.messages.len()
+    )
+}
+
+/// The model's view of a state: roles, texts, calls and the calls answered.
+fn state_of(messages: &[ChatMessage]) -> Vec<StateMessage> {
+    messages
+        .iter()
+        .map(|m| StateMessage {
+            role: match m.kind {
+                Shape::Human => Role::Human,
+                Shape::Ai => Role::Ai,
+                Shape::Tool => Role::Tool,
+            },
+            id: m.id.clone(),
+            text: m.text(),
+            tool_calls: m
+                .tool_calls
+                .iter()
+                .map(|c| StateCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    args_json: c.args.to_string(),
+                })
+                .collect(),
+            tool_call_id: m.tool_call_id.clone(),
+        })
+        .collect()
+}
