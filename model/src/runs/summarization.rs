@@ -258,13 +258,6 @@ impl SummarizationContract {
                 })
             }
         };
-        let found = summary_text.lines().next().unwrap_or("");
-        if found != expected.opening {
-            return Err(SummaryMismatch::WrongCoverage {
-                expected: expected.opening,
-                found: found.to_string(),
-            });
-        }
         let window = &before[expected.cut..];
         let kept = &after[1..];
         if let Some(position) = first_difference(window, kept) {
@@ -273,6 +266,13 @@ impl SummarizationContract {
                 expected_len: window.len(),
                 kept_len: kept.len(),
                 position,
+            });
+        }
+        let found = summary_text.lines().next().unwrap_or("");
+        if found != expected.opening {
+            return Err(SummaryMismatch::WrongCoverage {
+                expected: expected.opening,
+                found: found.to_string(),
             });
         }
         Ok(expected)
