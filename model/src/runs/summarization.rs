@@ -96,7 +96,10 @@ pub enum SummaryMismatch {
     /// Summarized although the estimate was within the budget.
     UnderBudget { tokens: usize, budget_tokens: usize },
     /// Summarized although no cut could fold anything away.
-    NothingToFold { messages: usize, keep_messages: usize },
+    NothingToFold {
+        messages: usize,
+        keep_messages: usize,
+    },
     /// The first message is not a human message opening with the prefix.
     NoSummaryFirst { found: String },
     /// The summary does not claim to cover exactly the folded messages.
@@ -396,14 +399,22 @@ mod tests {
             keep_messages: 3,
         };
         let e = c.expect(&before).expect("over budget");
-        assert_eq!((e.cut, e.opening.as_str()), (1, "1 messages (1 human, 0 ai, 0 tool)."));
+        assert_eq!(
+            (e.cut, e.opening.as_str()),
+            (1, "1 messages (1 human, 0 ai, 0 tool).")
+        );
         let good = summarized(&before, 1, &e.opening);
         assert_eq!(c.check(&before, &good), Ok(e.clone()));
         // One message too few kept: the window starts one later.
         let short = summarized(&before, 2, &e.opening);
         assert!(matches!(
             c.check(&before, &short),
-            Err(SummaryMismatch::KeptWindow { kept_len: 4, expected_len: 5, position: 0, .. })
+            Err(SummaryMismatch::KeptWindow {
+                kept_len: 4,
+                expected_len: 5,
+                position: 0,
+                ..
+            })
         ));
         let wrong_cover = summarized(&before, 1, "2 messages (1 human, 1 ai, 0 tool).");
         assert!(matches!(
@@ -430,7 +441,10 @@ mod tests {
         };
         assert!(matches!(
             keep_all.check(&before, &good),
-            Err(SummaryMismatch::NothingToFold { messages: 6, keep_messages: 6 })
+            Err(SummaryMismatch::NothingToFold {
+                messages: 6,
+                keep_messages: 6
+            })
         ));
     }
 

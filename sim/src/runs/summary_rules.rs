@@ -28,7 +28,10 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
         let Some(settings) = run.summarize else {
             f.add(
                 BugId::R20,
-                format!("{} summarized its checkpoint without summarization set", run.id),
+                format!(
+                    "{} summarized its checkpoint without summarization set",
+                    run.id
+                ),
             );
             continue;
         };
