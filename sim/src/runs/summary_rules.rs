@@ -90,3 +90,76 @@ fn state_of(messages: &[ChatMessage]) -> Vec<StateMessage> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::runs::{safe_cut, SummarizationMiddleware, SummarizationOptions, ToolCall};
+    use proptest::prelude::*;
+
+    /// A message list from codes: 0 human, 1 AI text, 2 AI calling the next free id, 3 a result
+    /// of call `n % issued` (often a call already answered or made long before: interleaved
+    /// pairs, results after other messages), 4 an orphaned result.
+    fn messages(codes: &[(u8, u8)]) -> Vec<ChatMessage> {
+        let mut issued = 0u32;
+        codes
+            .iter()
+            .enumerate()
+            .map(|(i, &(code, n))| match code {
+                0 => ChatMessage::human(format!("question {i}")),
+                1 => ChatMessage::ai(format!("answer {i}"), Some(format!("lc_run--{i}"))),
+                2 => {
+                    issued += 1;
+                    let call = ToolCall {
+                        id: format!("c{issued}"),
+                        name: "search".into(),
+                        args: serde_json::json!({ "q": i }),
+                    };
+                    ChatMessage::ai_tool_calls(Some(format!("lc_run--{i}")), vec![call])
+                }
+                3 if issued > 0 => ChatMessage::tool(
+                    format!("result {i}"),
+                    format!("c{}", 1 + u32::from(n) % issued),
+                ),
+                _ => ChatMessage::tool(format!("stray {i}"), "never-called"),
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// The middleware's walk back from pair to pair and the model's largest safe cut agree
+        /// on every list, including orphans, interleaved pairs and results after other messages.
+        #[test]
+        fn the_middleware_cuts_where_the_model_does(
+            codes in proptest::collection::vec((0u8..5, any::<u8>()), 0..24),
+            keep in 0usize..26,
+        ) {
+            let list = messages(&codes);
+            let state = state_of(&list);
+            let target = list.len().saturating_sub(keep);
+            prop_assert_eq!(
+                safe_cut(&list, target),
+                model::runs::summarization::expected_cut(&state, keep)
+            );
+        }
+
+        /// The middleware summarizes a random list exactly when the contract says, and its
+        /// result passes the contract.
+        #[test]
+        fn the_middleware_summarizes_as_the_contract_says(
+            codes in proptest::collection::vec((0u8..5, any::<u8>()), 1..24),
+            keep in 1usize..8,
+            budget_tokens in 1usize..120,
+        ) {
+            let list = messages(&codes);
+            let checkpoint = history::runs::Checkpoint { messages: list.clone(), ..Default::default() };
+            let options = SummarizationOptions { budget_tokens, keep_messages: keep, planted: history::Planted::none() };
+            let contract = SummarizationContract { budget_tokens, keep_messages: keep };
+            let before = state_of(&list);
+            match SummarizationMiddleware::new(options).apply(&checkpoint) {
+                Some(out) => prop_assert!(contract.check(&before, &state_of(&out.messages)).is_ok()),
+                None => prop_assert_eq!(contract.expect(&before), None),
+            }
+        }
+    }
+}
