@@ -5,8 +5,10 @@
 //!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7) and which run a
 //!   rendered message belongs to (R6, R8).
 //! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins.
+//! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 
 mod ratings;
+pub mod summarization;
 mod truth;
 
 pub use ratings::RatingTruth;

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R12.
+//! The invariant checkers of the runs workload, R1 to R12 and R20.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -10,9 +10,10 @@
 //! acknowledged batch lost in a restart of the store (R12) also leaves the store short of what
 //! was written (R3), renumbers later writes (R5) and splits the backends (R9); a
 //! store changed by a read (R3) also makes the backends disagree (R9); duplicate seqs (R5) also
-//! duplicate ids (R10); lost buffers (R4) also shorten the history (R1). The rules live by what
+//! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a summary that splits a
+//! tool pair (R11) also departs from the summarization contract (R20). The rules live by what
 //! they read: [`super::stored`] (the stores and both backends), [`super::reads`] (what the views
-//! and ratings show).
+//! and ratings show), [`super::summary_rules`] (summarized checkpoints against the contract).
 
 use super::context::Context;
 use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_model};
@@ -22,6 +23,7 @@ use super::stored::{
     acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored,
     seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
+use super::summary_rules::summaries_follow_the_contract;
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use crate::workload::StoreKind;
@@ -37,6 +39,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R4,
         BugId::R9,
         BugId::R11,
+        BugId::R20,
         BugId::R1,
         BugId::R2,
         BugId::R7,
@@ -66,6 +69,7 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R11, summaries_keep_tool_pairs),
+    (BugId::R20, summaries_follow_the_contract),
     (BugId::R1, reads_match_the_model),
     (BugId::R10, ids_are_stable),
     (BugId::R6, ratings_land_on_their_run),

@@ -20,6 +20,7 @@ pub mod script;
 pub mod shrink;
 mod state;
 pub mod stored;
+pub mod summary_rules;
 pub mod system;
 mod tap;
 pub mod truth;
