@@ -11,14 +11,16 @@
 //! lines in one append, then every touched file is synced, and only then is the write
 //! acknowledged. A write whose append or sync fails is cut back from the files (truncated to
 //! their earlier lengths and synced) and the index is read again from them, so an error leaves
-//! nothing written. If even the cut fails, the store refuses every later write until it is
-//! opened again; opening then finishes the cut (see [`super::jsonl_load`] for what a torn tail
+//! nothing written. If even the cut fails, the store refuses every later operation until it is
+//! opened again (its index holds the failed write); opening then finishes the cut (see [`super::jsonl_load`] for what a torn tail
 //! means and what a reopened store keeps).
 //!
 //! Durability: an acknowledged write survives a crash exactly as far as the storage's `sync`
 //! promises. A write that was not acknowledged either survives whole or not at all: a reopened
 //! store drops a batch some of whose rows a crash lost, and reports every cut
-//! ([`JsonlRunEventStore::dropped_tails`]).
+//! ([`JsonlRunEventStore::dropped_tails`]). One ambiguity is the storage's, not ours: a write
+//! whose sync failed AND whose cut-back failed may be whole on disk, and then a reopened store
+//! shows it although the write returned an error (as any database whose fsync failed may).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -123,16 +125,23 @@ impl JsonlRunEventStore {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The index, for a read; the error of a failed cut-back when the store is broken (its index
+    /// then holds a write that failed).
+    fn usable(&self) -> Result<MutexGuard<'_, State>, RunStoreError> {
+        let state = self.lock();
+        match &state.broken {
+            Some(broken) => Err(broken.clone()),
+            None => Ok(state),
+        }
+    }
+
     /// A write: `apply` changes the index and returns its answer and the rows it added, which
     /// then go to the files. On a file failure the index is read again from the files.
     fn write<T>(
         &self,
         apply: impl FnOnce(&MemoryRunEventStore) -> Result<(T, Vec<RunEvent>), RunStoreError>,
     ) -> Result<T, RunStoreError> {
-        let mut state = self.lock();
-        if let Some(broken) = &state.broken {
-            return Err(broken.clone());
-        }
+        let mut state = self.usable()?;
         let (answer, rows) = apply(&state.index)?;
         if rows.is_empty() {
             return Ok(answer);
@@ -232,7 +241,7 @@ impl RunEventStore for JsonlRunEventStore {
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.lock().index.max_seq(thread_id)
+        self.usable()?.index.max_seq(thread_id)
     }
 
     fn list_messages(
@@ -241,19 +250,19 @@ impl RunEventStore for JsonlRunEventStore {
         limit: usize,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.lock().index.list_messages(thread_id, limit, cursor)
+        self.usable()?.index.list_messages(thread_id, limit, cursor)
     }
 
     fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.lock().index.count_messages(thread_id)
+        self.usable()?.index.count_messages(thread_id)
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.lock().index.list_events(thread_id, run_id)
+        self.usable()?.index.list_events(thread_id, run_id)
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.lock().index.dump()
+        self.usable()?.index.dump()
     }
 }
 

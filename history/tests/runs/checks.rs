@@ -131,11 +131,25 @@ pub fn reference_page(rows: &[RunEvent], limit: usize, cursor: MessageCursor) ->
     }
 }
 
-/// R9: the in-memory and SQLite stores give identical answers to the same operations, and
-/// those answers follow the documented semantics.
+/// R9: the in-memory, SQLite and JSONL stores give identical answers to the same operations,
+/// and those answers follow the documented semantics.
 pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
     let mem = open(Backend::Memory, planted);
-    let sql = open(Backend::Sqlite, planted);
+    let others = [Backend::Sqlite, Backend::Jsonl].map(|b| (b, open(b, planted)));
+    // Every other backend's answer to `read` equals the memory store's.
+    let agree = |i: usize,
+                 what: &str,
+                 read: &dyn Fn(&dyn RunEventStore) -> Result<String, RunStoreError>|
+     -> Check {
+        let a = read(mem.as_ref()).map_err(|e| e.to_string())?;
+        for (b, store) in &others {
+            let other = read(store.as_ref()).map_err(|e| e.to_string())?;
+            ensure(a == other, || {
+                format!("op {i}: {what}: memory {a} vs {b:?} {other}")
+            })?;
+        }
+        Ok(())
+    };
     let mut t = 0i64;
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -154,9 +168,9 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                         e
                     })
                     .collect();
-                let a = mem.put_batch(batch.clone()).map_err(|e| e.to_string())?;
-                let b = sql.put_batch(batch).map_err(|e| e.to_string())?;
-                ensure(a == b, || format!("op {i}: put_batch seqs {a:?} vs {b:?}"))?;
+                agree(i, "put_batch seqs", &|s| {
+                    s.put_batch(batch.clone()).map(|v| format!("{v:?}"))
+                })?;
             }
             StoreOp::List {
                 thread,
@@ -164,20 +178,15 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                 cursor,
             } => {
                 let name = thread_name(*thread);
+                let seqs = |v: &[RunEvent]| v.iter().map(|e| e.seq).collect::<Vec<_>>();
+                let what = format!("list_messages({limit}, {cursor:?})");
+                agree(i, &what, &|s| {
+                    s.list_messages(&name, *limit, *cursor)
+                        .map(|v| format!("{v:?}"))
+                })?;
                 let a = mem
                     .list_messages(&name, *limit, *cursor)
                     .map_err(|e| e.to_string())?;
-                let b = sql
-                    .list_messages(&name, *limit, *cursor)
-                    .map_err(|e| e.to_string())?;
-                let seqs = |v: &[RunEvent]| v.iter().map(|e| e.seq).collect::<Vec<_>>();
-                ensure(a == b, || {
-                    format!(
-                        "op {i}: list_messages({limit}, {cursor:?}): memory {:?} vs sqlite {:?}",
-                        seqs(&a),
-                        seqs(&b)
-                    )
-                })?;
                 let all: Vec<RunEvent> = mem
                     .dump()
                     .map_err(|e| e.to_string())?
@@ -187,7 +196,7 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                 let want = reference_page(&all, *limit, *cursor);
                 ensure(a == want, || {
                     format!(
-                        "op {i}: list_messages({limit}, {cursor:?}) = {:?}, documented {:?}",
+                        "op {i}: {what} = {:?}, documented {:?}",
                         seqs(&a),
                         seqs(&want)
                     )
@@ -195,25 +204,19 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
             }
             StoreOp::Count(thread) => {
                 let name = thread_name(*thread);
-                let a = mem.count_messages(&name).map_err(|e| e.to_string())?;
-                let b = sql.count_messages(&name).map_err(|e| e.to_string())?;
-                ensure(a == b, || format!("op {i}: count_messages {a} vs {b}"))?;
+                agree(i, "count_messages", &|s| {
+                    s.count_messages(&name).map(|n| n.to_string())
+                })?;
             }
             StoreOp::Events { thread, run } => {
                 let (name, run) = (thread_name(*thread), format!("run-{}", run % 4));
-                let a = mem.list_events(&name, &run).map_err(|e| e.to_string())?;
-                let b = sql.list_events(&name, &run).map_err(|e| e.to_string())?;
-                ensure(a == b, || {
-                    format!("op {i}: list_events {} vs {} rows", a.len(), b.len())
+                agree(i, "list_events", &|s| {
+                    s.list_events(&name, &run).map(|v| format!("{v:?}"))
                 })?;
             }
         }
     }
-    let (a, b) = (
-        mem.dump().map_err(|e| e.to_string())?,
-        sql.dump().map_err(|e| e.to_string())?,
-    );
-    ensure(a == b, || "dumps differ".into())
+    agree(ops.len(), "dump", &|s| s.dump().map(|v| format!("{v:?}")))
 }
 
 /// R3: no read changes the store: views, the mapper and mutated copies of list results.

@@ -3,6 +3,7 @@
 //! it (`planted`, with `--features planted`).
 
 mod checks;
+mod jsonl;
 #[cfg(feature = "planted")]
 mod planted;
 mod props;
