@@ -62,7 +62,9 @@ pub use event::{
 };
 #[cfg(any(test, feature = "testing"))]
 pub use faulty::{FaultSchedule, FaultyRunStore};
-pub use feedback::{Feedback, FeedbackError, FeedbackInput, FeedbackStore, Rating};
+pub use feedback::{
+    Feedback, FeedbackAggregate, FeedbackError, FeedbackInput, FeedbackStore, NewFeedback, Rating,
+};
 pub use ids::message_id;
 pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
 pub use jsonl::JsonlRunEventStore;
