@@ -45,6 +45,7 @@ mod jsonl_load;
 mod mapper;
 mod memory;
 mod message;
+mod message_feedback;
 mod paging;
 mod sqlite;
 mod store;
@@ -72,6 +73,9 @@ pub use jsonl_load::DroppedTail;
 pub use mapper::FeedbackMapper;
 pub use memory::MemoryRunEventStore;
 pub use message::{content_text, ChatMessage, MessageError, MessageKind, ToolCall};
+pub use message_feedback::{
+    attach_feedback, thread_messages_with_feedback, AttachedFeedback, MessageWithFeedback,
+};
 pub use paging::read_all_messages;
 pub use sqlite::SqliteRunEventStore;
 pub use store::RunEventStore;
