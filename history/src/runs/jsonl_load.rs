@@ -31,6 +31,16 @@ pub struct DroppedTail {
     pub reason: String,
 }
 
+impl std::fmt::Display for DroppedTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: cut {} bytes from line {} (offset {}): {}",
+            self.file, self.bytes, self.line, self.offset, self.reason
+        )
+    }
+}
+
 /// What [`load`] found: the rows to keep in write order, the cuts to make, the next write number.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {

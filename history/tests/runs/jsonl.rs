@@ -10,6 +10,7 @@ use std::sync::Arc;
 use history::journal::{FaultOp, MemStorage, Storage};
 use history::runs::*;
 use history::Planted;
+use proptest::prelude::*;
 use serde_json::{json, Value};
 
 fn ev(thread: &str, run: &str, text: &str) -> NewRunEvent {
@@ -266,6 +267,13 @@ fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
             (first_end as u64, 2, (cut - first_end) as u64)
         );
         assert!(dropped[0].reason.starts_with("torn"), "{dropped:?}");
+        assert_eq!(
+            dropped[0].to_string(),
+            format!(
+                "{name}: cut {} bytes from line 2 (offset {first_end}): torn: no newline at the end",
+                cut - first_end
+            )
+        );
         // The cut is made on disk, so the next write starts on a line of its own.
         assert_eq!(torn.bytes(name).len(), first_end);
         reopened.put_batch(vec![ev("t", "r", "after")]).unwrap();
@@ -357,4 +365,91 @@ fn the_real_filesystem_holds_upstreams_layout_and_record_shape() {
     );
     let reopened = JsonlRunEventStore::open_dir(dir.path(), Planted::none()).unwrap();
     assert_eq!(reopened.dump().unwrap(), before);
+}
+
+/// One write of the fault property: a batch of (thread, run, is_message) and the storage fault
+/// armed during it (on one run file, for one operation).
+type FaultyWrite = (Vec<(u8, u8, bool)>, Option<(u8, u8, FaultOp)>);
+
+fn faulty_write() -> impl Strategy<Value = FaultyWrite> {
+    let event = (0u8..2, 0u8..3, any::<bool>());
+    let op = prop::sample::select(vec![FaultOp::Append, FaultOp::Sync, FaultOp::Truncate]);
+    (
+        prop::collection::vec(event, 0..6),
+        prop::option::weighted(0.4, (0u8..2, 0u8..3, op)),
+    )
+}
+
+/// Plays the writes on a JSONL store whose storage fails as scripted (a store a failed cut-back
+/// broke is crashed and reopened), beside a memory store that gets only the writes the JSONL
+/// store acknowledged. Both must agree after every write, and after a final crash.
+fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Result<(), String> {
+    let reference = MemoryRunEventStore::new(Planted::none());
+    let mut disk = Arc::new(MemStorage::new());
+    let mut store = open(&disk);
+    for (i, (batch, fault)) in writes.iter().enumerate() {
+        let events: Vec<NewRunEvent> = batch
+            .iter()
+            .enumerate()
+            .map(|(k, &(thread, run, is_message))| {
+                let mut e = ev(
+                    &format!("t{thread}"),
+                    &format!("r{run}"),
+                    &format!("w{i} e{k}"),
+                );
+                if !is_message {
+                    e.category = Category::Trace;
+                }
+                e
+            })
+            .collect();
+        if let Some((thread, run, op)) = fault {
+            disk.fail(&format!("threads/t{thread}/runs/r{run}.jsonl"), *op);
+        }
+        let got = store.put_batch(events.clone());
+        disk.clear_faults();
+        if let Ok(seqs) = &got {
+            let want = reference.put_batch(events).map_err(|e| e.to_string())?;
+            if *seqs != want {
+                return Err(format!(
+                    "write {i}: seqs {seqs:?}, the memory store gave {want:?}"
+                ));
+            }
+        }
+        if store.dump().is_err() {
+            disk = crash(&disk);
+            store = open(&disk);
+        }
+        if store.dump().map_err(|e| e.to_string())?
+            != reference.dump().map_err(|e| e.to_string())?
+        {
+            return Err(format!("write {i} ({got:?}): the stores differ"));
+        }
+    }
+    let reopened = open(&crash(&disk));
+    if !reopened.dropped_tails().is_empty() {
+        return Err(format!(
+            "a crash after acknowledged writes cut {:?}",
+            reopened.dropped_tails()
+        ));
+    }
+    if reopened.dump().map_err(|e| e.to_string())? != reference.dump().map_err(|e| e.to_string())? {
+        return Err("after the final crash the stores differ".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
+        writes in prop::collection::vec(faulty_write(), 1..20)
+    ) {
+        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
+    }
 }
