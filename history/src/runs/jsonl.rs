@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::RunStoreError;
 use super::event::{MessageCursor, NewRunEvent, RunEvent};
-use super::jsonl_line::{encode, run_file};
+use super::jsonl_line::{encode, run_file, THREADS_DIR};
 use super::jsonl_load::{load, storage_error, DroppedTail};
 use super::memory::MemoryRunEventStore;
 use super::store::RunEventStore;
@@ -59,6 +59,18 @@ struct State {
 struct WriteFailure {
     error: RunStoreError,
     files_restored: bool,
+}
+
+/// The error every operation of a broken store returns.
+fn must_reopen(cause: &RunStoreError) -> RunStoreError {
+    RunStoreError::Storage {
+        op: "use",
+        file: THREADS_DIR.to_string(),
+        message: format!(
+            "the store must be opened again: a failed write could not be cut back from its \
+             files ({cause})"
+        ),
+    }
 }
 
 /// The index a store's files hold, after cutting the tails a crash left.
@@ -162,7 +174,7 @@ impl JsonlRunEventStore {
                 state.next_write = next_write;
                 state.dropped.extend(dropped);
             }
-            Err(e) => state.broken = Some(e),
+            Err(e) => state.broken = Some(must_reopen(&e)),
         }
         Err(failure.error)
     }

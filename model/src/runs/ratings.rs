@@ -71,7 +71,12 @@ impl RatingTruth {
             .collect();
         for ((t, r), values) in &self.anonymous {
             if t == thread_id {
-                all.extend(values.iter().enumerate().map(|(i, v)| (r.clone(), None, i, *v)));
+                all.extend(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (r.clone(), None, i, *v)),
+                );
             }
         }
         all.sort();
