@@ -120,8 +120,9 @@ impl JsonlRunEventStore {
         planted: Planted,
     ) -> Result<JsonlRunEventStore, RunStoreError> {
         let dir = dir.as_ref();
-        let storage = FsStorage::new(dir)
-            .map_err(|e| storage_error("open", &dir.display().to_string(), e))?;
+        let fail = |e| storage_error("open", &dir.display().to_string(), e);
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let storage = FsStorage::new(dir).map_err(fail)?;
         JsonlRunEventStore::open(Arc::new(storage), planted)
     }
 
