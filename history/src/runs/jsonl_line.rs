@@ -8,6 +8,9 @@
 //! order a reopened store replays rows in) and `batch` (`[first write, rows]` of the batch the row
 //! was written in, so that a reopened store can tell a batch a crash cut short).
 //!
+//! A row upstream wrote (no `write`, no `batch`, and in 0.1.7 no `user_id`) is read as a row of
+//! its own, whole by itself, with no user: a store DeerFlow wrote opens, and its rows stay.
+//!
 //! Upstream refuses ids outside `[A-Za-z0-9_-]+`; every backend of ours must accept the same
 //! writes (R9), so other bytes are escaped as `%XX` in the file name instead. Ids upstream
 //! accepts map to themselves, so the layout is upstream's wherever upstream could write at all.
@@ -69,7 +72,8 @@ struct LineOut<'a> {
     batch: [u64; 2],
 }
 
-/// A line as read back: every field required, so a line that lost one is refused, not guessed.
+/// A line as read back: every upstream field required, so a line that lost one is refused, not
+/// guessed; ours may be missing all together (a row upstream wrote).
 #[derive(Deserialize)]
 struct LineIn {
     thread_id: String,
@@ -80,17 +84,25 @@ struct LineIn {
     metadata: Value,
     seq: u64,
     created_at: String,
+    #[serde(default)]
     user_id: Option<String>,
-    write: u64,
-    batch: [u64; 2],
+    write: Option<u64>,
+    batch: Option<[u64; 2]>,
 }
 
 /// A row with the place it was written at.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct StoredLine {
     pub(crate) event: RunEvent,
+    /// The row's write number and its batch's (first write number, number of rows); `None`
+    /// for a row upstream wrote, which is whole by itself.
+    pub(crate) written: Option<Written>,
+}
+
+/// Where in the store's writes a row of ours was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Written {
     pub(crate) write: u64,
-    /// The first write number of the row's batch and the batch's number of rows.
     pub(crate) batch: (u64, u64),
 }
 
@@ -120,13 +132,21 @@ pub(crate) fn decode(line: &[u8]) -> Result<StoredLine, String> {
     let category = Category::parse(&raw.category)
         .ok_or_else(|| format!("unknown category `{}`", raw.category))?;
     let created_at_ns = ns_of_iso(&raw.created_at)?;
-    let [first, rows] = raw.batch;
-    if rows == 0 || raw.write < first || raw.write - first >= rows {
-        return Err(format!(
-            "write {} is not inside its batch [{first}, {rows}]",
-            raw.write
-        ));
-    }
+    let written = match (raw.write, raw.batch) {
+        (None, None) => None,
+        (Some(write), Some([first, rows])) => {
+            if rows == 0 || write < first || write - first >= rows {
+                return Err(format!(
+                    "write {write} is not inside its batch [{first}, {rows}]"
+                ));
+            }
+            Some(Written {
+                write,
+                batch: (first, rows),
+            })
+        }
+        _ => return Err("`write` and `batch` go together, one is missing".into()),
+    };
     Ok(StoredLine {
         event: RunEvent {
             thread_id: raw.thread_id,
@@ -139,8 +159,7 @@ pub(crate) fn decode(line: &[u8]) -> Result<StoredLine, String> {
             seq: raw.seq,
             created_at_ns,
         },
-        write: raw.write,
-        batch: (first, rows),
+        written,
     })
 }
 
@@ -332,7 +351,24 @@ mod tests {
         }
         let back = decode(&bytes[..bytes.len() - 1]).unwrap();
         assert_eq!(back.event, event);
-        assert_eq!((back.write, back.batch), (9, (8, 2)));
+        assert_eq!(
+            back.written,
+            Some(Written {
+                write: 9,
+                batch: (8, 2)
+            })
+        );
+    }
+
+    #[test]
+    fn rows_upstream_wrote_are_read_whole_and_without_a_user() {
+        // The record 0.1.7's `put` writes (content a plain string, Python's isoformat time).
+        let line = br#"{"thread_id": "t", "run_id": "r", "event_type": "human_message", "category": "message", "content": "more", "metadata": {}, "seq": 7, "created_at": "2026-12-02T01:23:45.123456+00:00"}"#;
+        let row = decode(line).unwrap();
+        assert_eq!(row.written, None);
+        assert_eq!(row.event.user_id, None);
+        assert_eq!(row.event.content, json!("more"));
+        assert_eq!(row.event.seq, 7);
     }
 
     #[test]
@@ -354,6 +390,11 @@ mod tests {
         value.as_object_mut().unwrap().remove("seq");
         assert!(decode(value.to_string().as_bytes()).is_err());
         value["seq"] = json!(1);
+        value.as_object_mut().unwrap().remove("batch");
+        assert!(decode(value.to_string().as_bytes())
+            .unwrap_err()
+            .contains("go together"));
+        value["batch"] = json!([1, 1]);
         value["category"] = json!("chat");
         assert!(decode(value.to_string().as_bytes())
             .unwrap_err()

@@ -41,7 +41,7 @@ impl std::fmt::Display for DroppedTail {
     }
 }
 
-/// What [`load`] found: the rows to keep in write order, the cuts to make, the next write number.
+/// What [`load`] found: the rows to keep in replay order, the cuts to make, the next write number.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
     pub(crate) rows: Vec<StoredLine>,
@@ -110,12 +110,14 @@ fn complete_batches(
     let mut rows_of: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     for (file, (_, lines)) in files {
         for line in lines {
-            let Ok(row) = &line.read else { continue };
-            if let Some((other, at)) = seen.insert(row.write, (file.clone(), line.number)) {
-                let why = format!("write number {} is also {other} line {at}", row.write);
+            let Some(written) = line.read.as_ref().ok().and_then(|r| r.written) else {
+                continue;
+            };
+            if let Some((other, at)) = seen.insert(written.write, (file.clone(), line.number)) {
+                let why = format!("write number {} is also {other} line {at}", written.write);
                 return Err(corrupt(file, line.number, why));
             }
-            *rows_of.entry(row.batch).or_default() += 1;
+            *rows_of.entry(written.batch).or_default() += 1;
         }
     }
     Ok(rows_of
@@ -139,7 +141,12 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
     let complete = complete_batches(&files)?;
     let mut loaded = Loaded::default();
     for (file, (len, lines)) in files {
-        let kept = |l: &Line| l.read.as_ref().is_ok_and(|r| complete.contains(&r.batch.0));
+        // A row upstream wrote is whole by itself; a row of ours, when its batch is.
+        let kept = |l: &Line| {
+            l.read
+                .as_ref()
+                .is_ok_and(|r| r.written.is_none_or(|w| complete.contains(&w.batch.0)))
+        };
         let cut_at = lines.iter().position(|l| !kept(l)).unwrap_or(lines.len());
         if let Some(late) = lines[cut_at..].iter().find(|l| kept(l)) {
             let first = &lines[cut_at];
@@ -163,17 +170,35 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
             .rows
             .extend(lines.into_iter().take(cut_at).filter_map(|l| l.read.ok()));
     }
-    loaded.rows.sort_by_key(|r| r.write);
-    loaded.next_write = loaded.rows.last().map_or(1, |r| r.write + 1);
+    // Per thread by seq, equal seqs (only a store without the unique guard writes them, R5) in
+    // write order: the order the memory store keeps rows in, so replaying in it rebuilds the
+    // same index.
+    loaded
+        .rows
+        .sort_by(|a, b| replay_key(a).cmp(&replay_key(b)));
+    loaded.next_write = 1 + loaded
+        .rows
+        .iter()
+        .filter_map(|r| r.written.map(|w| w.write))
+        .max()
+        .unwrap_or(0);
     Ok(loaded)
+}
+
+fn replay_key(row: &StoredLine) -> (&str, u64, Option<u64>) {
+    (
+        &row.event.thread_id,
+        row.event.seq,
+        row.written.map(|w| w.write),
+    )
 }
 
 fn reason_of(line: &Line) -> String {
     match &line.read {
         Err(why) => why.clone(),
-        Ok(row) => format!(
-            "a row of batch [{}, {}] whose other rows are missing",
-            row.batch.0, row.batch.1
-        ),
+        Ok(row) => {
+            let (first, rows) = row.written.map_or((0, 1), |w| w.batch);
+            format!("a row of batch [{first}, {rows}] whose other rows are missing")
+        }
     }
 }

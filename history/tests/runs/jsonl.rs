@@ -342,6 +342,38 @@ fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
 }
 
 #[test]
+fn a_row_deerflow_appended_is_kept_and_numbering_goes_on_after_it() {
+    // The published 0.1.7 store, pointed at our files, appended this with `put` (seq 3: it
+    // numbers from the files' maximum); its record has no `user_id`, `write` or `batch`.
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![
+            ev("thread-a", "run-2", "q"),
+            ev("thread-a", "run-2", "a"),
+        ])
+        .unwrap();
+    let name = "threads/thread-a/runs/run-2.jsonl";
+    let upstream = r#"{"thread_id": "thread-a", "run_id": "run-2", "event_type": "human_message", "category": "message", "content": "more", "metadata": {}, "seq": 3, "created_at": "2026-12-02T01:23:45.123456+00:00"}"#;
+    disk.append(name, format!("{upstream}\n").as_bytes())
+        .unwrap();
+    disk.sync(name).unwrap();
+    let reopened = open(&disk);
+    assert!(reopened.dropped_tails().is_empty());
+    let rows = reopened.dump().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!((rows[2].seq, rows[2].user_id.as_deref()), (3, None));
+    assert_eq!(rows[2].content, json!("more"));
+    assert_eq!(
+        reopened
+            .put_batch(vec![ev("thread-a", "run-2", "next")])
+            .unwrap(),
+        vec![4]
+    );
+    assert_eq!(open(&crash(&disk)).dump().unwrap().len(), 4);
+}
+
+#[test]
 fn the_real_filesystem_holds_upstreams_layout_and_record_shape() {
     let dir = tempfile::tempdir().unwrap();
     let store = JsonlRunEventStore::open_dir(dir.path(), Planted::none()).unwrap();
