@@ -10,5 +10,5 @@
 mod ratings;
 mod truth;
 
-pub use ratings::{RatingCounts, RatingTruth};
+pub use ratings::{expected_attachment, RatingCounts, RatingTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use super::truth::{ExpectedMessage, MessageKind};
+
 /// Every rating users meant to give.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RatingTruth {
@@ -100,9 +102,70 @@ impl RatingTruth {
     }
 }
 
+/// What `/messages` with feedback must show a known user: for each of the thread's messages (in
+/// order), the value of the user's rating of the message's run when the message is that run's
+/// last AI text (`ai_message`), else `None`. Anonymous ratings and other users' are not shown to
+/// a user.
+pub fn expected_attachment(
+    ratings: &RatingTruth,
+    thread_id: &str,
+    messages: &[ExpectedMessage],
+    user_id: &str,
+) -> Vec<Option<i8>> {
+    let mut last_ai: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.kind == MessageKind::Ai {
+            last_ai.insert(&m.run_id, i);
+        }
+    }
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if last_ai.get(m.run_id.as_str()) != Some(&i) {
+                return None;
+            }
+            let key = (thread_id.to_string(), m.run_id.clone(), user_id.to_string());
+            ratings.ratings.get(&key).copied()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
+        ExpectedMessage {
+            run_id: run.into(),
+            kind,
+            text: format!("{run} {kind:?}"),
+        }
+    }
+
+    #[test]
+    fn a_users_rating_shows_on_the_last_ai_text_of_its_run_only() {
+        let mut t = RatingTruth::new();
+        t.rate("t", "r1", "u", -1);
+        t.rate("t", "r2", "other", 1);
+        t.rate_anonymously("t", "r2", 1);
+        let messages = [
+            message("r1", MessageKind::Human),
+            message("r1", MessageKind::Ai),
+            message("r1", MessageKind::AiToolCall),
+            message("r1", MessageKind::Tool),
+            message("r1", MessageKind::Ai),
+            message("r2", MessageKind::Ai),
+        ];
+        assert_eq!(
+            expected_attachment(&t, "t", &messages, "u"),
+            vec![None, None, None, None, Some(-1), None]
+        );
+        assert_eq!(
+            expected_attachment(&t, "t", &messages, "other"),
+            vec![None, None, None, None, None, Some(1)]
+        );
+    }
 
     #[test]
     fn the_last_rating_of_a_user_for_a_run_wins() {
