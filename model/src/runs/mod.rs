@@ -4,12 +4,13 @@
 //! - [`RunTruth`]: per thread, every message each run emitted, in emission order, and how each
 //!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7) and which run a
 //!   rendered message belongs to (R6, R8).
-//! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins.
+//! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins; anonymous ratings
+//!   each count.
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 
 mod ratings;
 pub mod summarization;
 mod truth;
 
-pub use ratings::RatingTruth;
+pub use ratings::{expected_attachment, RatingCounts, RatingTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
