@@ -70,15 +70,37 @@ impl SqliteRunEventStore {
     /// Opens (and creates if needed) a database file. `planted` may switch on R5 (table without
     /// the unique guard) or R9 (reads drop NULL-user rows; `Both` cursors page backwards).
     pub fn open(path: &Path, planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
+        // `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each commit, so a power
+        // cut may roll back commits already acknowledged (SQLite's own documentation), and a run
+        // that ended must have every event stored (R4).
+        SqliteRunEventStore::open_with_sync(path, planted, "FULL")
+    }
+
+    /// [`SqliteRunEventStore::open`] for a store that must survive the death of its process
+    /// (a kill, a crash), not of its machine: `synchronous = NORMAL`. In WAL mode a commit has
+    /// written its frames to the file before it returns, so a killed process loses no
+    /// acknowledged write; only a power cut or an OS crash may roll back the last commits,
+    /// since nothing is synced before the next checkpoint. The saving is one sync per commit.
+    pub fn open_surviving_process_death(
+        path: &Path,
+        planted: Planted,
+    ) -> Result<SqliteRunEventStore, RunStoreError> {
+        SqliteRunEventStore::open_with_sync(path, planted, "NORMAL")
+    }
+
+    fn open_with_sync(
+        path: &Path,
+        planted: Planted,
+        synchronous: &str,
+    ) -> Result<SqliteRunEventStore, RunStoreError> {
         let conn = Connection::open(path).map_err(|e| RunStoreError::sqlite("open", e))?;
         // A 64 MiB page cache (the default is 2 MiB): a full history read of a long thread
         // touches every page of it, and a cache smaller than the thread turns each read into
-        // re-reads from the OS. `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each
-        // commit, so a power cut may roll back commits already acknowledged (SQLite's own
-        // documentation), and a run that ended must have every event stored (R4).
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536;",
-        )
+        // re-reads from the OS.
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+             PRAGMA cache_size = -65536;"
+        ))
         .map_err(|e| RunStoreError::sqlite("pragma", e))?;
         SqliteRunEventStore::with_connection(conn, planted)
     }
@@ -487,6 +509,22 @@ mod tests {
     #[test]
     fn every_acknowledged_batch_survives_a_restart() {
         assert_eq!(seqs_after_a_restart(Planted::none()), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn unsynced_commits_survive_the_process_and_read_back_as_synced_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let s = SqliteRunEventStore::open_surviving_process_death(&path, Planted::none()).unwrap();
+        let level: i64 = s
+            .lock()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(level, 1, "synchronous = NORMAL");
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![1]);
+        drop(s);
+        let s = SqliteRunEventStore::open(&path, Planted::none()).unwrap();
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![2]);
     }
 
     #[cfg(feature = "planted")]

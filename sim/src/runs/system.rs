@@ -8,6 +8,7 @@
 //! kept for the driving loop, which ends the world broken.
 
 use super::host::StoreHost;
+use crate::sut::process::Sent;
 use crate::sut::protocol::{Count, Durability, Events, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
@@ -93,7 +94,21 @@ impl OverProtocolStore {
     }
 
     fn call<T: DeserializeOwned>(&self, request: Request) -> Result<T, RunStoreError> {
-        let answer = self.sut.borrow_mut().call_for::<T>(&request);
+        let sent = self.send(&request);
+        self.finish(sent, &request)
+    }
+
+    fn send(&self, request: &Request) -> Result<Sent, SutError> {
+        self.sut.borrow_mut().send(request)
+    }
+
+    /// Reads the answer to `sent`, traces the exchange, and gives the answer as the store's.
+    fn finish<T: DeserializeOwned>(
+        &self,
+        sent: Result<Sent, SutError>,
+        request: &Request,
+    ) -> Result<T, RunStoreError> {
+        let answer = sent.and_then(|sent| self.sut.borrow_mut().receive_for::<T>(sent, request));
         self.trace_exchange();
         match answer {
             Ok(Ok(t)) => Ok(t),
@@ -129,15 +144,68 @@ impl StoreHost for OverProtocolStore {
     }
 }
 
+/// `put_batch`'s answer for `n` events.
+fn seqs_of(answer: Result<Seqs, RunStoreError>, n: usize) -> Result<Vec<u64>, RunStoreError> {
+    let seqs = answer?.seqs;
+    if seqs.len() != n {
+        let message = format!("put_batch answered {} seqs for {n} events", seqs.len());
+        return Err(RunStoreError::Answered { message });
+    }
+    Ok(seqs)
+}
+
+/// Two answers to one store call: the `memory` store's and the `sqlite` store's.
+pub type Paired<T> = (Result<T, RunStoreError>, Result<T, RunStoreError>);
+
+/// The pair of stores over the protocol, asked each write at once: both requests are written
+/// before either answer is read, so the two children work at the same time. The trace is the
+/// same as one call after the other (the `memory` store's request and answer, then the
+/// `sqlite` store's), as each child's requests and answers still alternate.
+pub struct ProtocolPair<'a> {
+    memory: &'a OverProtocolStore,
+    sqlite: &'a OverProtocolStore,
+}
+
+impl<'a> ProtocolPair<'a> {
+    /// The pair among `suts`, the `memory` store first, when the world talks to one.
+    pub fn of(suts: &'a [Rc<OverProtocolStore>]) -> Option<ProtocolPair<'a>> {
+        match suts {
+            [memory, sqlite] if memory.slot == "memory" && sqlite.slot == "sqlite" => {
+                Some(ProtocolPair { memory, sqlite })
+            }
+            _ => None,
+        }
+    }
+
+    fn call<T: DeserializeOwned>(&self, request: Request) -> Paired<T> {
+        let to_memory = self.memory.send(&request);
+        let to_sqlite = self.sqlite.send(&request);
+        let memory = self.memory.finish(to_memory, &request);
+        (memory, self.sqlite.finish(to_sqlite, &request))
+    }
+
+    pub fn put_batch(&self, events: Vec<NewRunEvent>) -> Paired<Vec<u64>> {
+        let n = events.len();
+        let (m, s) = self.call::<Seqs>(Request::PutBatch { events });
+        (seqs_of(m, n), seqs_of(s, n))
+    }
+
+    pub fn insert_numbered(&self, events: Vec<RunEvent>) -> Paired<()> {
+        let (m, s) = self.call::<serde_json::Value>(Request::InsertNumbered { events });
+        (m.map(|_| ()), s.map(|_| ()))
+    }
+
+    pub fn max_seq(&self, thread_id: &str) -> Paired<u64> {
+        let thread_id = thread_id.to_string();
+        let (m, s) = self.call::<MaxSeq>(Request::MaxSeq { thread_id });
+        (m.map(|a| a.max_seq), s.map(|a| a.max_seq))
+    }
+}
+
 impl RunEventStore for OverProtocolStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         let n = events.len();
-        let seqs: Seqs = self.call(Request::PutBatch { events })?;
-        if seqs.seqs.len() != n {
-            let message = format!("put_batch answered {} seqs for {n} events", seqs.seqs.len());
-            return Err(RunStoreError::Answered { message });
-        }
-        Ok(seqs.seqs)
+        seqs_of(self.call(Request::PutBatch { events }), n)
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
