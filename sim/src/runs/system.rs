@@ -40,6 +40,10 @@ pub struct OverProtocolStore {
     /// Simulated time of the last call: calls after the simulation ended (the final dump) are
     /// traced at it.
     last_us: Cell<u64>,
+    /// The twin this store's next request is also sent to, at once ([`ask_both`]).
+    mirror: RefCell<Option<Rc<OverProtocolStore>>>,
+    /// A request the twin sent here ahead of this store's own call, its answer not yet read.
+    ahead: RefCell<Option<(Request, Result<Sent, SutError>)>>,
 }
 
 impl OverProtocolStore {
@@ -63,6 +67,8 @@ impl OverProtocolStore {
             trace,
             breach,
             last_us: Cell::new(0),
+            mirror: RefCell::new(None),
+            ahead: RefCell::new(None),
         };
         opened.trace_exchange();
         Ok(opened)
@@ -98,8 +104,38 @@ impl OverProtocolStore {
         self.finish(sent, &request)
     }
 
+    /// Sends `request`, or takes it as sent when the twin sent it ahead; and sends it to the
+    /// twin too when mirroring.
     fn send(&self, request: &Request) -> Result<Sent, SutError> {
-        self.sut.borrow_mut().send(request)
+        let ahead = self.ahead.borrow_mut().take();
+        let sent = match ahead {
+            Some((asked, sent)) if asked == *request => sent,
+            Some((asked, sent)) => {
+                self.settle(&asked, sent);
+                self.sut.borrow_mut().send(request)
+            }
+            None => self.sut.borrow_mut().send(request),
+        };
+        let twin = self.mirror.borrow_mut().take();
+        if let Some(twin) = twin {
+            twin.settle_ahead();
+            let to_twin = twin.sut.borrow_mut().send(request);
+            *twin.ahead.borrow_mut() = Some((request.clone(), to_twin));
+        }
+        sent
+    }
+
+    /// Reads (and traces) the answer to a request sent ahead that this store never asked, so
+    /// the child stays in step. Never the case when both stores are asked alike.
+    fn settle_ahead(&self) {
+        let ahead = self.ahead.borrow_mut().take();
+        if let Some((asked, sent)) = ahead {
+            self.settle(&asked, sent);
+        }
+    }
+
+    fn settle(&self, asked: &Request, sent: Result<Sent, SutError>) {
+        let _ = self.finish::<serde::de::IgnoredAny>(sent, asked);
     }
 
     /// Reads the answer to `sent`, traces the exchange, and gives the answer as the store's.
@@ -162,13 +198,42 @@ pub type Paired<T> = (Result<T, RunStoreError>, Result<T, RunStoreError>);
 /// same as one call after the other (the `memory` store's request and answer, then the
 /// `sqlite` store's), as each child's requests and answers still alternate.
 pub struct ProtocolPair<'a> {
-    memory: &'a OverProtocolStore,
-    sqlite: &'a OverProtocolStore,
+    memory: &'a Rc<OverProtocolStore>,
+    sqlite: &'a Rc<OverProtocolStore>,
+}
+
+/// `ask` of the `memory` store, then of the `sqlite` store (R9 compares the two answers), with
+/// the pair's first request asked of both at once when the stores are a [`ProtocolPair`]: the
+/// `memory` store's first request goes to the `sqlite` store too, before its answer is read,
+/// and the `sqlite` store's own first call then only reads its answer. That first request
+/// depends on no answer, so it is the same for both; later ones (pages after a cursor) may
+/// not, and go one after the other. The trace is the same as without the overlap.
+pub fn ask_both<T>(
+    suts: &[Rc<OverProtocolStore>],
+    memory: &dyn RunEventStore,
+    sqlite: &dyn RunEventStore,
+    ask: impl Fn(&dyn RunEventStore) -> T,
+) -> (T, T) {
+    let pair = ProtocolPair::of(suts);
+    if let Some(pair) = &pair {
+        *pair.memory.mirror.borrow_mut() = Some(Rc::clone(pair.sqlite));
+    }
+    let from_memory = ask(memory);
+    if let Some(pair) = &pair {
+        // Unused when the memory store was asked nothing.
+        pair.memory.mirror.borrow_mut().take();
+    }
+    let from_sqlite = ask(sqlite);
+    if let Some(pair) = &pair {
+        pair.sqlite.settle_ahead();
+    }
+    (from_memory, from_sqlite)
 }
 
 impl<'a> ProtocolPair<'a> {
     /// The pair among `suts`, the `memory` store first, when the world talks to one.
     pub fn of(suts: &'a [Rc<OverProtocolStore>]) -> Option<ProtocolPair<'a>> {
+        // The world lists its stores `memory` first.
         match suts {
             [memory, sqlite] if memory.slot == "memory" && sqlite.slot == "sqlite" => {
                 Some(ProtocolPair { memory, sqlite })

@@ -74,7 +74,7 @@ impl RunsServer {
         // The memory store keeps nothing across a kill; the SQLite store commits every batch
         // to its file in the data directory before it answers (WAL), so a restart on the same
         // directory holds every acknowledged write. `restart` promises no more than that (the
-        // process's death, not the machine's), so the file is not synced at each commit.
+        // process's death, not the machine's), so the file is never synced.
         let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
             "memory" => (
                 Box::new(MemoryRunEventStore::new(planted)),
