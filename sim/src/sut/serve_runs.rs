@@ -6,7 +6,7 @@
 use super::protocol::{
     Count, Durability, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Opened, Request, Seqs,
 };
-use super::serve::{done, hello, ok, planted_of, refuse, Answer, Served};
+use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
 use history::runs::{
     MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
 };
@@ -139,7 +139,9 @@ impl RunsServer {
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => ok(&hello("histsim-runs", &RUNS_OPS, protocol)?),
+            Request::Hello { protocol } => {
+                greeting_answer(&hello("histsim-runs", &RUNS_OPS, protocol)?)
+            }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
