@@ -323,3 +323,94 @@ impl RunEventStore for OverProtocolStore {
         Ok(self.call::<Events>(Request::Dump {})?.events)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store in `sh`: greets, opens, and answers every other request with `{"count": id}`.
+    fn counting_store() -> SutOptions {
+        let script = r#"while read -r line; do
+  id=$(printf '%s' "$line" | sed 's/^{"id":\([0-9]*\).*/\1/')
+  case "$line" in
+    *'"op":"hello"'*) echo "{\"id\":$id,\"ok\":{\"system\":\"counting\",\"version\":\"1\",\"protocol\":1,\"ops\":[\"put_batch\",\"list_messages\",\"count_messages\",\"dump\"]}}" ;;
+    *'"op":"open"'*) echo "{\"id\":$id,\"ok\":{}}" ;;
+    *) echo "{\"id\":$id,\"ok\":{\"count\":$id}}" ;;
+  esac
+done"#;
+        SutOptions {
+            timeout_ms: 5_000,
+            ..SutOptions::new(format!("sh -c '{}'", script.replace('\'', r"'\''")))
+        }
+    }
+
+    fn pair(trace: &Rc<RefCell<Trace>>) -> Vec<Rc<OverProtocolStore>> {
+        let breach = BreachSlot::default();
+        [StoreKind::Memory, StoreKind::Sqlite]
+            .into_iter()
+            .map(|kind| {
+                let store = OverProtocolStore::start(
+                    counting_store(),
+                    kind,
+                    Planted::none(),
+                    trace.clone(),
+                    breach.clone(),
+                );
+                Rc::new(store.expect("the counting store starts"))
+            })
+            .collect()
+    }
+
+    /// The trace's protocol lines after `hello` and `open` (ids 1 and 2), as `slot marker line`.
+    fn exchanges(trace: &Rc<RefCell<Trace>>) -> Vec<String> {
+        let trace = trace.borrow();
+        let lines = trace.full().expect("kept");
+        lines
+            .iter()
+            .filter_map(|l| l.split_once("us sut[").map(|(_, rest)| rest.to_string()))
+            .filter(|l| !l.contains(r#"{"id":1,"#) && !l.contains(r#"{"id":2,"#))
+            .map(|l| l.replace("] ", " "))
+            .collect()
+    }
+
+    #[test]
+    fn a_read_asked_of_both_at_once_is_traced_as_one_after_the_other() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| st.count_messages("t"));
+        assert_eq!((m, s), (Ok(3), Ok(3)));
+        assert_eq!(
+            exchanges(&trace),
+            [
+                r#"memory > {"id":3,"op":"count_messages","thread_id":"t"}"#,
+                r#"memory < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"t"}"#,
+                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_first_request_the_second_store_does_not_repeat_is_answered_and_traced_first() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let asked = Cell::new(0);
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| {
+            asked.set(asked.get() + 1);
+            st.count_messages(if asked.get() == 1 { "a" } else { "b" })
+        });
+        // The sqlite store answered the memory store's request (id 3) before its own (id 4).
+        assert_eq!((m, s), (Ok(3), Ok(4)));
+        assert_eq!(
+            exchanges(&trace),
+            [
+                r#"memory > {"id":3,"op":"count_messages","thread_id":"a"}"#,
+                r#"memory < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"a"}"#,
+                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":4,"op":"count_messages","thread_id":"b"}"#,
+                r#"sqlite < {"id":4,"ok":{"count":4}}"#,
+            ]
+        );
+    }
+}
