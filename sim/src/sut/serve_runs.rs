@@ -6,12 +6,11 @@
 use super::protocol::{
     Count, Durability, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Opened, Request, Seqs,
 };
-use super::serve::{hello, planted_of, refuse, Answer, Served};
+use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
 use history::runs::{
     MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
 };
 use history::{BugId, Planted};
-use serde::Serialize;
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
@@ -39,10 +38,6 @@ pub struct RunsServer {
     open: Option<Open>,
     /// `store` of the command line, when given: overrides `open`'s.
     store_override: Option<String>,
-}
-
-fn ok<T: Serialize>(value: T) -> Answer {
-    Ok(serde_json::to_value(value).expect("answers serialize"))
 }
 
 /// A store's refusal, by kind: a seq conflict is a conflict, a rejected event is invalid.
@@ -78,7 +73,8 @@ impl RunsServer {
         let kind = self.store_override.clone().unwrap_or(options.store);
         // The memory store keeps nothing across a kill; the SQLite store commits every batch
         // to its file in the data directory before it answers (WAL), so a restart on the same
-        // directory holds every acknowledged write.
+        // directory holds every acknowledged write. `restart` promises no more than that (the
+        // process's death, not the machine's), so the file is never synced.
         let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
             "memory" => (
                 Box::new(MemoryRunEventStore::new(planted)),
@@ -86,8 +82,11 @@ impl RunsServer {
             ),
             "sqlite" => (
                 Box::new(
-                    SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
-                        .map_err(refused)?,
+                    SqliteRunEventStore::open_surviving_process_death(
+                        &Path::new(data_dir).join("runs.sqlite"),
+                        planted,
+                    )
+                    .map_err(refused)?,
                 ),
                 Durability::Restart,
             ),
@@ -99,7 +98,7 @@ impl RunsServer {
             }
         };
         self.open = Some(Open { store, planted });
-        ok(Opened { durability })
+        ok(&Opened { durability })
     }
 
     fn store(&self) -> Result<&Open, ErrorBody> {
@@ -140,26 +139,28 @@ impl RunsServer {
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => hello("histsim-runs", &RUNS_OPS, protocol),
+            Request::Hello { protocol } => {
+                greeting_answer(&hello("histsim-runs", &RUNS_OPS, protocol)?)
+            }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
-                ok(serde_json::json!({}))
+                done()
             }
             Request::PutBatch { events } => {
                 let seqs = self.store()?.store.put_batch(events).map_err(refused)?;
-                ok(Seqs { seqs })
+                ok(&Seqs { seqs })
             }
             Request::InsertNumbered { events } => {
                 self.store()?
                     .store
                     .insert_numbered(events)
                     .map_err(refused)?;
-                ok(serde_json::json!({}))
+                done()
             }
             Request::MaxSeq { thread_id } => {
                 let max_seq = self.store()?.store.max_seq(&thread_id).map_err(refused)?;
-                ok(MaxSeq { max_seq })
+                ok(&MaxSeq { max_seq })
             }
             Request::ListMessages {
                 thread_id,
@@ -168,7 +169,7 @@ impl Served for RunsServer {
                 after,
             } => {
                 let events = self.list_messages(&thread_id, limit, cursor_of(before, after))?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             Request::CountMessages { thread_id } => {
                 let count = self
@@ -176,7 +177,7 @@ impl Served for RunsServer {
                     .store
                     .count_messages(&thread_id)
                     .map_err(refused)?;
-                ok(Count { count })
+                ok(&Count { count })
             }
             Request::ListEvents { thread_id, run_id } => {
                 let events = self
@@ -184,11 +185,11 @@ impl Served for RunsServer {
                     .store
                     .list_events(&thread_id, &run_id)
                     .map_err(refused)?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             Request::Dump {} => {
                 let events = self.store()?.store.dump().map_err(refused)?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             other => Err(refuse(
                 ErrorKind::Unsupported,
