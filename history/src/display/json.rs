@@ -146,12 +146,17 @@ impl<'de> serde::Deserialize<'de> for CowStr<'de> {
 
 /// The value as a string, if it is a JSON string.
 pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if !raw.get().starts_with('"') {
+    let text = raw.get();
+    if !text.starts_with('"') {
         return None;
     }
-    serde_json::from_str::<CowStr<'_>>(raw.get())
-        .ok()
-        .map(|s| s.0)
+    // A raw value is well-formed JSON, so a string token without a backslash holds its text
+    // verbatim between the quotes: borrowed without a second parse (the projector reads every
+    // identity field of every row this way).
+    if text.len() >= 2 && text.ends_with('"') && !text.contains('\\') {
+        return Some(Cow::Borrowed(&text[1..text.len() - 1]));
+    }
+    serde_json::from_str::<CowStr<'_>>(text).ok().map(|s| s.0)
 }
 
 /// The value as a list of strings, if it is an array whose every element is a string.
@@ -278,7 +283,10 @@ mod tests {
     #[test]
     fn strings_decode_escapes_and_reject_other_types() {
         assert_eq!(as_str(&raw(r#""a\nb""#)).as_deref(), Some("a\nb"));
-        assert_eq!(as_str(&raw(r#""plain""#)).as_deref(), Some("plain"));
+        assert_eq!(as_str(&raw(r#""plain""#)), Some(Cow::Borrowed("plain")));
+        assert_eq!(as_str(&raw(r#""""#)), Some(Cow::Borrowed("")));
+        assert_eq!(as_str(&raw(r#""é \u00e9""#)).as_deref(), Some("é é"));
+        assert_eq!(as_str(&raw(r#""a\"b""#)).as_deref(), Some("a\"b"));
         assert_eq!(as_str(&raw("1")), None);
         assert_eq!(
             as_str_array(&raw(r#"["A","B"]"#)),

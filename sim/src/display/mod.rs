@@ -34,6 +34,7 @@ use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use model::display as m;
 use std::cell::OnceCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use world::Emitted;
 
@@ -138,16 +139,31 @@ fn declared_losses(transcript: &m::Transcript) -> crate::coverage::Coverage {
 /// changes, so the model here needs no declaration): the model of the rows stored by then; and, to tell
 /// a replica reading its own deliveries (P12) from other early-read defects, the model of the
 /// rows that replica's own persister had received.
+///
+/// The model of a set of stored rows depends on that set only, and reads taken between the same
+/// two deliveries (every replica of a round, `shared` and `own` of a caught-up replica) see the
+/// same set: each distinct set is modelled once, the same computation as before.
 fn early_expectations(
     record: &world::WorldRecord,
     conversation: &m::Conversation,
 ) -> Vec<Option<context::EarlyExpectation>> {
-    let stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
-        let mut then = conversation.clone();
-        for (emission, emitted) in then.emissions.iter_mut().zip(&record.emissions) {
-            emission.persisted = stored(emitted.step).is_some_and(|op| op < read.op);
-        }
-        view::view_of_model(&m::client_transcript(&then).messages)
+    let mut then = conversation.clone();
+    let mut modelled: BTreeMap<Vec<bool>, Vec<view::ViewMessage>> = BTreeMap::new();
+    let mut stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
+        let persisted: Vec<bool> = record
+            .emissions
+            .iter()
+            .map(|emitted| stored(emitted.step).is_some_and(|op| op < read.op))
+            .collect();
+        modelled
+            .entry(persisted)
+            .or_insert_with_key(|persisted| {
+                for (emission, &p) in then.emissions.iter_mut().zip(persisted) {
+                    emission.persisted = p;
+                }
+                view::view_of_model(&m::client_transcript(&then).messages)
+            })
+            .clone()
     };
     record
         .reads
@@ -156,12 +172,11 @@ fn early_expectations(
             if read.settled {
                 return None;
             }
-            Some(context::EarlyExpectation {
-                shared: stored_by(read, &|step| record.first_stored.get(&step).copied()),
-                own: stored_by(read, &|step| {
-                    record.first_received.get(&(read.replica, step)).copied()
-                }),
-            })
+            let shared = stored_by(read, &|step| record.first_stored.get(&step).copied());
+            let own = stored_by(read, &|step| {
+                record.first_received.get(&(read.replica, step)).copied()
+            });
+            Some(context::EarlyExpectation { shared, own })
         })
         .collect()
 }
