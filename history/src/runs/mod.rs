@@ -31,6 +31,7 @@
 //! ```
 
 mod checkpoint;
+pub mod current;
 mod error;
 mod event;
 #[cfg(any(test, feature = "testing"))]
@@ -42,6 +43,7 @@ mod mapper;
 mod memory;
 mod message;
 mod paging;
+mod query;
 mod sqlite;
 mod store;
 mod summarization;
@@ -65,6 +67,7 @@ pub use mapper::FeedbackMapper;
 pub use memory::MemoryRunEventStore;
 pub use message::{content_text, ChatMessage, MessageError, MessageKind, ToolCall};
 pub use paging::read_all_messages;
+pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;
 pub use store::RunEventStore;
 pub use summarization::{

@@ -7,3 +7,4 @@ mod checks;
 mod planted;
 mod props;
 mod support;
+mod upstream_store;
