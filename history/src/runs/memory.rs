@@ -152,12 +152,19 @@ impl MemoryIndex {
     pub(crate) fn put_if_absent(
         &mut self,
         event: NewRunEvent,
+        planted: Planted,
     ) -> Result<(RunEvent, bool), RunStoreError> {
         event.validate()?;
+        // planted R14: the legacy lookup keyed on (thread, event type), so a run's receipt was
+        // "already there" when another run of the thread had one.
+        let any_run = planted.is(BugId::R14);
         let first = self.threads.get(&event.thread_id).and_then(|rows| {
             rows.merged()
                 .into_iter()
-                .find(|s| s.event.run_id == event.run_id && s.event.event_type == event.event_type)
+                .find(|s| {
+                    (any_run || s.event.run_id == event.run_id)
+                        && s.event.event_type == event.event_type
+                })
                 .map(|s| s.event.clone())
         });
         match first {
@@ -227,7 +234,15 @@ impl MemoryIndex {
         limit: usize,
         cursor: MessageCursor,
         user: Option<&str>,
+        planted: Planted,
     ) -> Vec<RunEvent> {
+        if planted.is(BugId::R16) {
+            // planted R16: the legacy read cut the THREAD's page first and kept the run's rows
+            // of it, so a page holds fewer than `limit` and paging stops early.
+            let mut rows = page(&self.messages_of(thread_id, None, user), limit, cursor);
+            rows.retain(|e| e.run_id == run_id);
+            return rows;
+        }
         page(
             &self.messages_of(thread_id, Some(run_id), user),
             limit,
@@ -296,8 +311,20 @@ impl MemoryIndex {
         let Some(rows) = self.threads.get_mut(thread_id) else {
             return 0;
         };
-        let _ = planted;
-        rows.remove(|e| e.run_id == run_id && UserScope::admits(user, e.user_id.as_deref()))
+        // planted R15: the legacy deletion dropped the run's message rows only (the message
+        // projection), leaving its traces, lifecycle marks and receipts behind.
+        let messages_only = planted.is(BugId::R15);
+        let removed = rows.remove(|e| {
+            e.run_id == run_id
+                && UserScope::admits(user, e.user_id.as_deref())
+                && (!messages_only || e.category == Category::Message)
+        });
+        if planted.is(BugId::R13) {
+            // planted R13: the legacy store numbered from the largest REMAINING seq, so the
+            // deleted run's numbers (and message ids) went to the next rows.
+            rows.max_seq = rows.merged().last().map_or(0, |s| s.event.seq);
+        }
+        removed
     }
 
     pub(crate) fn dump(&self) -> Vec<RunEvent> {
@@ -316,7 +343,9 @@ pub struct MemoryRunEventStore {
 }
 
 impl MemoryRunEventStore {
-    /// An empty store. `planted` may switch on R5 (no unique guard on numbered writes).
+    /// An empty store. `planted` may switch on R5 (no unique guard on numbered writes), R13
+    /// (`delete_by_run` lowers the numbering), R14 (`put_if_absent` keyed on the thread), R15
+    /// (`delete_by_run` deletes messages only) or R16 (per-run pages cut from the thread's).
     pub fn new(planted: Planted) -> MemoryRunEventStore {
         MemoryRunEventStore {
             state: Mutex::new(MemoryIndex::default()),
@@ -411,7 +440,7 @@ impl RunEventStore for MemoryRunEventStore {
     }
 
     fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.lock().put_if_absent(event)
+        self.lock().put_if_absent(event, self.planted)
     }
 
     fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
@@ -458,7 +487,7 @@ impl RunEventStore for MemoryRunEventStore {
         let user = user.resolve("list_messages_by_run")?;
         Ok(self
             .lock()
-            .list_messages_by_run(thread_id, run_id, limit, cursor, user))
+            .list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
     }
 
     fn list_events_filtered(

@@ -79,7 +79,8 @@ pub struct SqliteRunEventStore {
 
 impl SqliteRunEventStore {
     /// Opens (and creates if needed) a database file. `planted` may switch on R5 (table without
-    /// the unique guard) or R9 (reads drop NULL-user rows; `Both` cursors page backwards).
+    /// the unique guard), R9 (reads drop NULL-user rows; `Both` cursors page backwards), R12
+    /// (write-behind acknowledgements), or R13 to R16 as the memory store documents them.
     pub fn open(path: &Path, planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
         let conn = Connection::open(path).map_err(|e| RunStoreError::sqlite("open", e))?;
         // A 64 MiB page cache (the default is 2 MiB): a full history read of a long thread
@@ -415,13 +416,15 @@ fn delete_keeping_mark(
     conn: &Connection,
     thread_id: &str,
     c: &Conditions,
+    planted: Planted,
 ) -> Result<u64, RunStoreError> {
     let mark = max_seq_in(conn, thread_id)?;
     let sql = format!("DELETE FROM run_events WHERE {}", c.sql);
     let n = conn
         .execute(&sql, params_from_iter(c.args.iter()))
         .map_err(|e| RunStoreError::sqlite("delete", e))?;
-    if n > 0 && mark > 0 {
+    // planted R13: the legacy DB store kept no mark and numbered from MAX(seq) of what was left.
+    if n > 0 && mark > 0 && !planted.is(BugId::R13) {
         keep_mark(conn, thread_id, mark)?;
     }
     Ok(n as u64)
@@ -511,13 +514,12 @@ impl RunEventStore for SqliteRunEventStore {
     fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
         event.validate()?;
         self.write(|tx| {
-            let c = Conditions::thread(&event.thread_id).and(
-                "run_id = ? AND event_type = ?",
-                [
-                    SqlValue::Text(event.run_id.clone()),
-                    SqlValue::Text(event.event_type.clone()),
-                ],
-            );
+            let mut c = Conditions::thread(&event.thread_id)
+                .and("event_type = ?", [SqlValue::Text(event.event_type.clone())]);
+            // planted R14: the legacy lookup keyed on (thread, event type), any run.
+            if !self.planted.is(BugId::R14) {
+                c = c.and("run_id = ?", [SqlValue::Text(event.run_id.clone())]);
+            }
             let sql = format!(
                 "SELECT {COLUMNS} FROM run_events WHERE {} ORDER BY seq ASC, id ASC LIMIT 1",
                 c.sql
@@ -537,7 +539,7 @@ impl RunEventStore for SqliteRunEventStore {
         let user = user.resolve("delete_by_thread")?;
         self.write(|tx| {
             let c = Conditions::thread(thread_id).and_user(user);
-            let n = delete_keeping_mark(tx, thread_id, &c)?;
+            let n = delete_keeping_mark(tx, thread_id, &c, Planted::none())?;
             // A thread left with no row is forgotten: its numbering restarts at 1.
             if count_where(tx, &Conditions::thread(thread_id))? == 0 {
                 tx.execute(
@@ -558,10 +560,14 @@ impl RunEventStore for SqliteRunEventStore {
     ) -> Result<u64, RunStoreError> {
         let user = user.resolve("delete_by_run")?;
         self.write(|tx| {
-            let c = Conditions::thread(thread_id)
+            let mut c = Conditions::thread(thread_id)
                 .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
                 .and_user(user);
-            delete_keeping_mark(tx, thread_id, &c)
+            if self.planted.is(BugId::R15) {
+                // planted R15: the legacy deletion dropped the run's message rows only.
+                c = c.and("category = 'message'", []);
+            }
+            delete_keeping_mark(tx, thread_id, &c, self.planted)
         })
     }
 
@@ -594,6 +600,13 @@ impl RunEventStore for SqliteRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_messages_by_run")?;
+        if self.planted.is(BugId::R16) {
+            // planted R16: the legacy read cut the thread's page first, then kept the run's rows.
+            let thread = Conditions::thread(thread_id).and_user(user);
+            let mut rows = self.message_page(thread, limit, cursor)?;
+            rows.retain(|e| e.run_id == run_id);
+            return Ok(rows);
+        }
         let c = Conditions::thread(thread_id)
             .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
             .and_user(user);

@@ -5,9 +5,17 @@
 //!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7) and which run a
 //!   rendered message belongs to (R6, R8).
 //! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins.
+//! - [`ReceiptTruth`]: one run-scoped singleton event per (thread, run, event type), the first
+//!   one wins (`put_if_absent`, R14).
+//!
+//! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
+//! [`ReceiptTruth`]; the numbering it must leave alone (R13) is stated on the writes the
+//! simulation recorded, not here.
 
 mod ratings;
+mod receipts;
 mod truth;
 
 pub use ratings::RatingTruth;
+pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
