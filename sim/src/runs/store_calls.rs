@@ -55,13 +55,14 @@ pub(super) fn run_pages(
 }
 
 impl Client {
-    /// Whether the pair serves `ops`; if not, the call is left out, counted and traced.
-    fn served(world: &World, what: &str, ops: &[&str]) -> bool {
+    /// Whether the pair serves `ops`; if not, the call (`kind`, e.g. `deletions`, on `run`) is
+    /// left out, counted by kind and missing op, and traced.
+    fn served(world: &World, kind: &str, run: &str, ops: &[&str]) -> bool {
         if let Some(op) = ops.iter().find(|op| !world.serves(op)) {
-            world.record(format_args!("{what} left out: no {op}"));
-            world.left_out.borrow_mut().hit(
-                "the client's calls of the store's wider API (the system does not serve them)",
-            );
+            world.record(format_args!("{kind} of {run} left out: no {op}"));
+            world.left_out.borrow_mut().hit(&format!(
+                "the client's {kind} (the system does not serve {op})"
+            ));
             return false;
         }
         true
@@ -73,7 +74,7 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        if !Client::served(world, &format!("delete {run}"), &DELETE_OPS) {
+        if !Client::served(world, "deletions", run, &DELETE_OPS) {
             return;
         }
         let spec = &world.scenario.runs[r];
@@ -122,7 +123,7 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        if !Client::served(world, &format!("receipt {run}"), &[PUT_IF_ABSENT]) {
+        if !Client::served(world, "receipts", run, &[PUT_IF_ABSENT]) {
             return;
         }
         let spec = &world.scenario.runs[r];
@@ -180,11 +181,7 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        if !Client::served(
-            world,
-            &format!("run messages {run}"),
-            &[LIST_MESSAGES_BY_RUN],
-        ) {
+        if !Client::served(world, "per-run pages", run, &[LIST_MESSAGES_BY_RUN]) {
             return;
         }
         let spec = &world.scenario.runs[r];
