@@ -8,7 +8,9 @@
 //! one shared read path (R2, R7), and decorate copies, never the stored rows (R3), with stable
 //! ids (R10) and the producing run (R6, R8). Both backends answer every operation identically
 //! (R9). The journal flushes on every way a run can stop except a hard kill (R4); the store, not
-//! the writer, numbers events (R5).
+//! the writer, numbers events (R5). At DeerFlow's width the store also deletes runs without ever
+//! handing a seq out twice (R13, R15), writes run-scoped singletons once (`put_if_absent`, R14),
+//! and pages one run's messages with the thread's cursor semantics (R16).
 //!
 //! ```
 //! use history::runs::*;

@@ -31,7 +31,10 @@ const BACKENDS: &[Backend] = &[
 ];
 
 /// One expectation: the upstream test it transcribes and its body (an `Err` says what differed).
-type Case = (&'static str, fn(&dyn RunEventStore) -> Result<(), String>);
+type Case = (&'static str, Body);
+
+/// A case's body: `Err` says what differed.
+type Body = fn(&dyn RunEventStore) -> Result<(), String>;
 
 fn ev(thread: &str, run: &str, event_type: &str, category: Category) -> NewRunEvent {
     NewRunEvent {
@@ -917,4 +920,31 @@ fn upstream_store_expectations_hold_on_every_backend() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each legacy behaviour of R13 to R16, planted in both backends, breaks the expectation that
+/// states its rule: the transcribed cases are what would have caught it.
+#[cfg(feature = "planted")]
+#[test]
+fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
+    use history::BugId;
+    let broken: [(BugId, Body); 4] = [
+        (BugId::R13, delete_by_run_keeps_the_high_water_mark),
+        (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
+        (BugId::R15, per_run_reads_follow_delete_by_run),
+        (BugId::R16, by_run_matches_the_reference_across_cursors),
+    ];
+    for (id, case) in broken {
+        let planted = Planted::only(id);
+        let stores: [Store; 2] = [
+            Box::new(MemoryRunEventStore::new(planted)),
+            Box::new(SqliteRunEventStore::open_in_memory(planted).expect("open")),
+        ];
+        for store in stores {
+            assert!(
+                case(store.as_ref()).is_err(),
+                "{id} planted, yet its case passed"
+            );
+        }
+    }
 }
