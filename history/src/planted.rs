@@ -265,7 +265,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            12
+            16
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
