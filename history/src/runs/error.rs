@@ -35,6 +35,21 @@ pub enum RunStoreError {
     /// The SQLite backend failed; `op` says which operation.
     #[error("sqlite {op}: {message}")]
     Sqlite { op: &'static str, message: String },
+    /// The JSONL backend's storage failed; `op` says which operation, `file` on which file.
+    #[error("jsonl store: {op} {file}: {message}")]
+    Storage {
+        op: &'static str,
+        file: String,
+        message: String,
+    },
+    /// A JSONL run file holds a line no crash can explain (see `JsonlRunEventStore`): names the
+    /// file and the 1-based line.
+    #[error("jsonl store: {file} line {line}: {reason}")]
+    CorruptLine {
+        file: String,
+        line: u64,
+        reason: String,
+    },
     /// A fault injected by [`super::FaultyRunStore`] (tests and simulation only).
     #[cfg(any(test, feature = "testing"))]
     #[error("injected fault on write call {call}")]

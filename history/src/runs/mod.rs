@@ -1,4 +1,5 @@
-//! Run events (seed 003): the append-only run-event store and its two backends, the run journal
+//! Run events (seed 003): the append-only run-event store and its three backends (memory,
+//! SQLite, JSONL files), the run journal
 //! that writes to it, the checkpointer and its summarization middleware, the `/history` and
 //! `/messages` views, and feedback.
 //!
@@ -41,9 +42,13 @@ mod faulty;
 mod feedback;
 mod ids;
 mod journal;
+mod jsonl;
+mod jsonl_line;
+mod jsonl_load;
 mod mapper;
 mod memory;
 mod message;
+mod message_feedback;
 mod paging;
 mod query;
 mod sqlite;
@@ -62,12 +67,19 @@ pub use event::{
 };
 #[cfg(any(test, feature = "testing"))]
 pub use faulty::{FaultSchedule, FaultyRunStore};
-pub use feedback::{Feedback, FeedbackError, FeedbackInput, FeedbackStore, Rating};
+pub use feedback::{
+    Feedback, FeedbackAggregate, FeedbackError, FeedbackInput, FeedbackStore, NewFeedback, Rating,
+};
 pub use ids::message_id;
 pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
+pub use jsonl::JsonlRunEventStore;
+pub use jsonl_load::DroppedTail;
 pub use mapper::FeedbackMapper;
 pub use memory::MemoryRunEventStore;
 pub use message::{content_text, ChatMessage, MessageError, MessageKind, ToolCall};
+pub use message_feedback::{
+    attach_feedback, thread_messages_with_feedback, AttachedFeedback, MessageWithFeedback,
+};
 pub use paging::read_all_messages;
 pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;

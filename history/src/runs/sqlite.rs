@@ -82,15 +82,40 @@ impl SqliteRunEventStore {
     /// the unique guard), R9 (reads drop NULL-user rows; `Both` cursors page backwards), R12
     /// (write-behind acknowledgements), or R13 to R16 as the memory store documents them.
     pub fn open(path: &Path, planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
+        // `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each commit, so a power
+        // cut may roll back commits already acknowledged (SQLite's own documentation), and a run
+        // that ended must have every event stored (R4).
+        SqliteRunEventStore::open_with_sync(path, planted, "FULL")
+    }
+
+    /// [`SqliteRunEventStore::open`] for a store that must survive the death of its process
+    /// (a kill, a crash), not of its machine: `synchronous = OFF`. A commit has handed its
+    /// frames to the operating system before it returns, so a killed process loses no
+    /// acknowledged write (SQLite's documentation: "If the application running SQLite crashes,
+    /// the data will be safe"); a power cut or an OS crash may lose writes or corrupt the file,
+    /// since nothing is ever synced. The saving is every sync: at each commit, each checkpoint
+    /// and the creation of the file.
+    pub fn open_surviving_process_death(
+        path: &Path,
+        planted: Planted,
+    ) -> Result<SqliteRunEventStore, RunStoreError> {
+        SqliteRunEventStore::open_with_sync(path, planted, "OFF")
+    }
+
+    fn open_with_sync(
+        path: &Path,
+        planted: Planted,
+        synchronous: &str,
+    ) -> Result<SqliteRunEventStore, RunStoreError> {
         let conn = Connection::open(path).map_err(|e| RunStoreError::sqlite("open", e))?;
         // A 64 MiB page cache (the default is 2 MiB): a full history read of a long thread
         // touches every page of it, and a cache smaller than the thread turns each read into
-        // re-reads from the OS. `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each
-        // commit, so a power cut may roll back commits already acknowledged (SQLite's own
-        // documentation), and a run that ended must have every event stored (R4).
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -65536;",
-        )
+        // re-reads from the OS.
+        // The sync level first: switching a new file to WAL is a write of its own.
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = {synchronous}; PRAGMA journal_mode = WAL; \
+             PRAGMA cache_size = -65536;"
+        ))
         .map_err(|e| RunStoreError::sqlite("pragma", e))?;
         SqliteRunEventStore::with_connection(conn, planted)
     }
@@ -797,6 +822,22 @@ mod tests {
     #[test]
     fn every_acknowledged_batch_survives_a_restart() {
         assert_eq!(seqs_after_a_restart(Planted::none()), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn unsynced_commits_survive_the_process_and_read_back_as_synced_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db");
+        let s = SqliteRunEventStore::open_surviving_process_death(&path, Planted::none()).unwrap();
+        let level: i64 = s
+            .lock()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(level, 0, "synchronous = OFF");
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![1]);
+        drop(s);
+        let s = SqliteRunEventStore::open(&path, Planted::none()).unwrap();
+        assert_eq!(s.put_batch(vec![ev("t", None)]).unwrap(), vec![2]);
     }
 
     #[cfg(feature = "planted")]

@@ -1,6 +1,9 @@
 //! The summarization middleware: when the checkpoint's messages pass a token budget, replace them
 //! with one human message carrying a summary plus the last `keep_messages` messages.
 //!
+//! The whole contract (trigger, kept window, the summary's place and role) is
+//! docs/runs-summarization.md, which `model::runs::summarization` states independently (R20).
+//!
 //! The cut never falls between an AI message that calls tools and the tool results answering it
 //! (R11): a kept tool result without its call is an invalid conversation for every provider. The
 //! cut moves back (keeping more) until it is safe.
@@ -23,7 +26,8 @@ pub struct SummarizationOptions {
     pub budget_tokens: usize,
     /// Messages kept verbatim after the summary (at least; more when a tool pair straddles).
     pub keep_messages: usize,
-    /// Legacy switch: R11 (keep exactly the last `keep_messages`, splitting tool pairs).
+    /// Legacy switches: R11 (keep exactly the last `keep_messages`, splitting tool pairs) and R20
+    /// (the summary counted as one of the `keep_messages`).
     pub planted: Planted,
 }
 
@@ -74,7 +78,14 @@ impl<Z: Summarizer> SummarizationMiddleware<Z> {
         if self.estimate_tokens(messages) <= self.options.budget_tokens {
             return None;
         }
-        let target = messages.len().saturating_sub(self.options.keep_messages);
+        let keep = if self.options.planted.is(BugId::R20) {
+            // planted R20: the legacy middleware counted the summary message as one of the kept
+            // messages, so one original message fewer than `keep_messages` survived.
+            self.options.keep_messages.saturating_sub(1)
+        } else {
+            self.options.keep_messages
+        };
+        let target = messages.len().saturating_sub(keep);
         let cut = if self.options.planted.is(BugId::R11) {
             target // planted R11: the legacy cut kept the last K by count, wherever it fell.
         } else {
@@ -208,6 +219,29 @@ mod tests {
         };
         let mw = SummarizationMiddleware::new(SummarizationOptions::with_budget(10_000));
         assert_eq!(mw.apply(&cp), None);
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn planted_r20_keeps_one_message_fewer() {
+        let cp = Checkpoint {
+            messages: thread(),
+            ..Checkpoint::default()
+        };
+        let options = SummarizationOptions {
+            budget_tokens: 1,
+            keep_messages: 2,
+            planted: Planted::none(),
+        };
+        let right = SummarizationMiddleware::new(options).apply(&cp).unwrap();
+        let legacy = SummarizationMiddleware::new(SummarizationOptions {
+            planted: Planted::only(BugId::R20),
+            ..options
+        })
+        .apply(&cp)
+        .unwrap();
+        assert_eq!(right.messages[1..], cp.messages[4..]);
+        assert_eq!(legacy.messages[1..], cp.messages[5..]);
     }
 
     #[test]

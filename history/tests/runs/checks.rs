@@ -131,11 +131,14 @@ pub fn reference_page(rows: &[RunEvent], limit: usize, cursor: MessageCursor) ->
     }
 }
 
-/// R9: the in-memory and SQLite stores give identical answers to the same operations, and
-/// those answers follow the documented semantics.
+/// R9: the in-memory, SQLite and JSONL stores give identical answers to the same operations,
+/// and those answers follow the documented semantics.
 pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
     let mem = open(Backend::Memory, planted);
-    let sql = open(Backend::Sqlite, planted);
+    let others = [Backend::Sqlite, Backend::Jsonl].map(|b| (b, open(b, planted)));
+    let agree = |i: usize, what: &str, read: &dyn Fn(&dyn RunEventStore) -> Answer| {
+        agree_with_memory(i, what, mem.as_ref(), &others, read)
+    };
     let mut t = 0i64;
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -154,9 +157,10 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                         e
                     })
                     .collect();
-                let a = mem.put_batch(batch.clone()).map_err(|e| e.to_string())?;
-                let b = sql.put_batch(batch).map_err(|e| e.to_string())?;
-                ensure(a == b, || format!("op {i}: put_batch seqs {a:?} vs {b:?}"))?;
+                agree(i, "put_batch seqs", &|s| {
+                    s.put_batch(batch.clone())
+                        .map(|v| Read::new(&v, format!("{v:?}")))
+                })?;
             }
             StoreOp::List {
                 thread,
@@ -164,20 +168,15 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                 cursor,
             } => {
                 let name = thread_name(*thread);
+                let seqs = |v: &[RunEvent]| v.iter().map(|e| e.seq).collect::<Vec<_>>();
+                let what = format!("list_messages({limit}, {cursor:?})");
+                agree(i, &what, &|s| {
+                    s.list_messages(&name, *limit, *cursor)
+                        .map(|rows| Read::new(&rows, format!("{:?}", seqs(&rows))))
+                })?;
                 let a = mem
                     .list_messages(&name, *limit, *cursor)
                     .map_err(|e| e.to_string())?;
-                let b = sql
-                    .list_messages(&name, *limit, *cursor)
-                    .map_err(|e| e.to_string())?;
-                let seqs = |v: &[RunEvent]| v.iter().map(|e| e.seq).collect::<Vec<_>>();
-                ensure(a == b, || {
-                    format!(
-                        "op {i}: list_messages({limit}, {cursor:?}): memory {:?} vs sqlite {:?}",
-                        seqs(&a),
-                        seqs(&b)
-                    )
-                })?;
                 let all: Vec<RunEvent> = mem
                     .dump()
                     .map_err(|e| e.to_string())?
@@ -187,7 +186,7 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                 let want = reference_page(&all, *limit, *cursor);
                 ensure(a == want, || {
                     format!(
-                        "op {i}: list_messages({limit}, {cursor:?}) = {:?}, documented {:?}",
+                        "op {i}: {what} = {:?}, documented {:?}",
                         seqs(&a),
                         seqs(&want)
                     )
@@ -195,25 +194,63 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
             }
             StoreOp::Count(thread) => {
                 let name = thread_name(*thread);
-                let a = mem.count_messages(&name).map_err(|e| e.to_string())?;
-                let b = sql.count_messages(&name).map_err(|e| e.to_string())?;
-                ensure(a == b, || format!("op {i}: count_messages {a} vs {b}"))?;
+                agree(i, "count_messages", &|s| {
+                    s.count_messages(&name)
+                        .map(|n| Read::new(&n, n.to_string()))
+                })?;
             }
             StoreOp::Events { thread, run } => {
                 let (name, run) = (thread_name(*thread), format!("run-{}", run % 4));
-                let a = mem.list_events(&name, &run).map_err(|e| e.to_string())?;
-                let b = sql.list_events(&name, &run).map_err(|e| e.to_string())?;
-                ensure(a == b, || {
-                    format!("op {i}: list_events {} vs {} rows", a.len(), b.len())
+                agree(i, "list_events", &|s| {
+                    let rows = s.list_events(&name, &run)?;
+                    Ok(Read::new(&rows, format!("{} rows", rows.len())))
                 })?;
             }
         }
     }
-    let (a, b) = (
-        mem.dump().map_err(|e| e.to_string())?,
-        sql.dump().map_err(|e| e.to_string())?,
-    );
-    ensure(a == b, || "dumps differ".into())
+    agree(ops.len(), "dumps", &|s| {
+        let rows = s.dump()?;
+        Ok(Read::new(&rows, format!("{} rows", rows.len())))
+    })
+}
+
+/// One backend's answer to a read: everything it said (compared) and a short form (reported).
+pub struct Read {
+    full: String,
+    short: String,
+}
+
+impl Read {
+    fn new(answer: &impl std::fmt::Debug, short: String) -> Read {
+        Read {
+            full: format!("{answer:?}"),
+            short,
+        }
+    }
+}
+
+type Answer = Result<Read, RunStoreError>;
+
+/// R9's comparison: every other backend's answer to `read` equals the memory store's.
+fn agree_with_memory(
+    i: usize,
+    what: &str,
+    mem: &dyn RunEventStore,
+    others: &[(Backend, Box<dyn RunEventStore>)],
+    read: &dyn Fn(&dyn RunEventStore) -> Answer,
+) -> Check {
+    let a = read(mem).map_err(|e| e.to_string())?;
+    for (b, store) in others {
+        let other = read(store.as_ref()).map_err(|e| e.to_string())?;
+        ensure(a.full == other.full, || {
+            let name = format!("{b:?}").to_lowercase();
+            format!(
+                "op {i}: {what}: memory {} vs {name} {}",
+                a.short, other.short
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// R3: no read changes the store: views, the mapper and mutated copies of list results.

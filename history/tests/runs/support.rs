@@ -4,23 +4,29 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use history::journal::MemStorage;
 use history::runs::*;
 use history::Planted;
 use serde_json::{json, Value};
 
-/// The two backends every property runs against.
+/// The three backends every property runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Memory,
     Sqlite,
+    /// The JSONL files, on in-memory storage.
+    Jsonl,
 }
 
-pub const BACKENDS: [Backend; 2] = [Backend::Memory, Backend::Sqlite];
+pub const BACKENDS: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Jsonl];
 
 pub fn open(backend: Backend, planted: Planted) -> Box<dyn RunEventStore> {
     match backend {
         Backend::Memory => Box::new(MemoryRunEventStore::new(planted)),
         Backend::Sqlite => Box::new(SqliteRunEventStore::open_in_memory(planted).unwrap()),
+        Backend::Jsonl => Box::new(
+            JsonlRunEventStore::open(std::sync::Arc::new(MemStorage::new()), planted).unwrap(),
+        ),
     }
 }
 

@@ -1,11 +1,28 @@
-//! The truth of ratings: one per (thread, run, user), the latest submission wins.
+//! The truth of ratings: a known user has one rating per (thread, run), the latest submission
+//! wins and a delete removes it; anonymous ratings (no user) are each a rating of their own.
 
 use std::collections::BTreeMap;
+
+use super::truth::{ExpectedMessage, MessageKind};
 
 /// Every rating users meant to give.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RatingTruth {
     ratings: BTreeMap<(String, String, String), i8>,
+    /// Anonymous ratings per (thread, run), in the order they were given.
+    anonymous: BTreeMap<(String, String), Vec<i8>>,
+}
+
+/// The counts of one run's ratings, every user's and the anonymous ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RatingCounts {
+    pub total: u64,
+    pub positive: u64,
+    pub negative: u64,
+}
+
+fn check(value: i8) {
+    assert!(value == 1 || value == -1, "a rating is +1 or -1");
 }
 
 impl RatingTruth {
@@ -15,7 +32,7 @@ impl RatingTruth {
 
     /// A user rates a run: `value` is +1 or -1.
     pub fn rate(&mut self, thread_id: &str, run_id: &str, user_id: &str, value: i8) {
-        assert!(value == 1 || value == -1, "a rating is +1 or -1");
+        check(value);
         self.ratings.insert(
             (
                 thread_id.to_string(),
@@ -26,19 +43,129 @@ impl RatingTruth {
         );
     }
 
-    /// The ratings of a thread as (run_id, user_id, value), ordered by run then user.
-    pub fn expected(&self, thread_id: &str) -> Vec<(String, String, i8)> {
-        self.ratings
+    /// Someone without a user rates a run: one more rating, replacing none.
+    pub fn rate_anonymously(&mut self, thread_id: &str, run_id: &str, value: i8) {
+        check(value);
+        self.anonymous
+            .entry((thread_id.to_string(), run_id.to_string()))
+            .or_default()
+            .push(value);
+    }
+
+    /// A user withdraws their rating of a run; whether there was one.
+    pub fn withdraw(&mut self, thread_id: &str, run_id: &str, user_id: &str) -> bool {
+        let key = (
+            thread_id.to_string(),
+            run_id.to_string(),
+            user_id.to_string(),
+        );
+        self.ratings.remove(&key).is_some()
+    }
+
+    /// The ratings of a thread as (run_id, user_id, value), ordered by run, then user (the
+    /// anonymous ones, `None`, first, in the order given).
+    pub fn expected(&self, thread_id: &str) -> Vec<(String, Option<String>, i8)> {
+        let mut all: Vec<(String, Option<String>, usize, i8)> = self
+            .ratings
             .iter()
             .filter(|((t, _, _), _)| t == thread_id)
-            .map(|((_, r, u), v)| (r.clone(), u.clone(), *v))
-            .collect()
+            .map(|((_, r, u), v)| (r.clone(), Some(u.clone()), 0, *v))
+            .collect();
+        for ((t, r), values) in &self.anonymous {
+            if t == thread_id {
+                all.extend(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (r.clone(), None, i, *v)),
+                );
+            }
+        }
+        all.sort();
+        all.into_iter().map(|(r, u, _, v)| (r, u, v)).collect()
     }
+
+    /// The counts of one run's ratings.
+    pub fn counts(&self, thread_id: &str, run_id: &str) -> RatingCounts {
+        let mut counts = RatingCounts::default();
+        for (r, _, v) in self.expected(thread_id) {
+            if r == run_id {
+                counts.total += 1;
+                if v > 0 {
+                    counts.positive += 1;
+                } else {
+                    counts.negative += 1;
+                }
+            }
+        }
+        counts
+    }
+}
+
+/// What `/messages` with feedback must show a known user: for each of the thread's messages (in
+/// order), the value of the user's rating of the message's run when the message is that run's
+/// last AI text (`ai_message`), else `None`. Anonymous ratings and other users' are not shown to
+/// a user.
+pub fn expected_attachment(
+    ratings: &RatingTruth,
+    thread_id: &str,
+    messages: &[ExpectedMessage],
+    user_id: &str,
+) -> Vec<Option<i8>> {
+    let mut last_ai: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.kind == MessageKind::Ai {
+            last_ai.insert(&m.run_id, i);
+        }
+    }
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if last_ai.get(m.run_id.as_str()) != Some(&i) {
+                return None;
+            }
+            let key = (thread_id.to_string(), m.run_id.clone(), user_id.to_string());
+            ratings.ratings.get(&key).copied()
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
+        ExpectedMessage {
+            run_id: run.into(),
+            kind,
+            text: format!("{run} {kind:?}"),
+        }
+    }
+
+    #[test]
+    fn a_users_rating_shows_on_the_last_ai_text_of_its_run_only() {
+        let mut t = RatingTruth::new();
+        t.rate("t", "r1", "u", -1);
+        t.rate("t", "r2", "other", 1);
+        t.rate_anonymously("t", "r2", 1);
+        let messages = [
+            message("r1", MessageKind::Human),
+            message("r1", MessageKind::Ai),
+            message("r1", MessageKind::AiToolCall),
+            message("r1", MessageKind::Tool),
+            message("r1", MessageKind::Ai),
+            message("r2", MessageKind::Ai),
+        ];
+        assert_eq!(
+            expected_attachment(&t, "t", &messages, "u"),
+            vec![None, None, None, None, Some(-1), None]
+        );
+        assert_eq!(
+            expected_attachment(&t, "t", &messages, "other"),
+            vec![None, None, None, None, None, Some(1)]
+        );
+    }
 
     #[test]
     fn the_last_rating_of_a_user_for_a_run_wins() {
@@ -49,7 +176,38 @@ mod tests {
         t.rate("other", "r1", "u", 1);
         assert_eq!(
             t.expected("t"),
-            vec![("r1".into(), "u".into(), -1), ("r2".into(), "u".into(), 1)]
+            vec![
+                ("r1".into(), Some("u".into()), -1),
+                ("r2".into(), Some("u".into()), 1)
+            ]
         );
+    }
+
+    #[test]
+    fn anonymous_ratings_each_count_and_withdrawals_remove_a_users_rating() {
+        let mut t = RatingTruth::new();
+        t.rate("t", "r1", "u1", 1);
+        t.rate("t", "r1", "u2", 1);
+        t.rate_anonymously("t", "r1", -1);
+        t.rate_anonymously("t", "r1", -1);
+        assert_eq!(
+            t.counts("t", "r1"),
+            RatingCounts {
+                total: 4,
+                positive: 2,
+                negative: 2
+            }
+        );
+        assert!(t.withdraw("t", "r1", "u2"));
+        assert!(!t.withdraw("t", "r1", "u2"));
+        assert_eq!(
+            t.expected("t"),
+            vec![
+                ("r1".into(), None, -1),
+                ("r1".into(), None, -1),
+                ("r1".into(), Some("u1".into()), 1)
+            ]
+        );
+        assert_eq!(t.counts("t", "r2"), RatingCounts::default());
     }
 }

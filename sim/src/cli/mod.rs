@@ -19,6 +19,7 @@ mod run;
 mod runs;
 mod scenarios;
 mod serve;
+mod shard;
 mod shrink;
 
 use clap::{Parser, Subcommand};
@@ -126,7 +127,10 @@ mod tests {
         };
         assert_eq!(a.seeds, 5..9);
         assert_eq!(a.world.config().expect("fits").workload_name(), "runs");
-        assert_eq!(a.shard, Some((1, 3)));
+        assert_eq!(
+            a.shard,
+            Some(shard::ShardSpec::Fixed { index: 1, count: 3 })
+        );
         assert_eq!(a.shrink_out, std::path::PathBuf::from("out"));
     }
 

@@ -1,6 +1,7 @@
 //! `histsim run`: a campaign over a range of seeds, its report, and the first failure shrunk.
 
-use super::args::{default_jobs, parse_seeds, parse_shard, WorldArgs};
+use super::args::{default_jobs, parse_seeds, WorldArgs};
+use super::shard::{parse_shard_spec, Shard, ShardSpec};
 use crate::campaign::{run_campaign, CampaignConfig, CampaignResult};
 use crate::report::{self, DeterminismSummary, Summary};
 use crate::run::{RunConfig, SeedReport};
@@ -38,8 +39,15 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     quiet: bool,
     /// Run only shard K of N (`K/N`, K from 0): a disjoint share of the seeds, for fleets.
-    #[arg(long, value_parser = parse_shard)]
-    pub(crate) shard: Option<(u64, u64)>,
+    /// `auto` reads K (and N) from the job engine's environment: `HISTSIM_SHARD_INDEX`/`_COUNT`,
+    /// a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` (with `--shard-count`), GitLab's
+    /// `CI_NODE_INDEX`/`CI_NODE_TOTAL`, CircleCI's and Buildkite's.
+    #[arg(long, value_parser = parse_shard_spec)]
+    pub(crate) shard: Option<ShardSpec>,
+    /// N for `--shard auto` where the engine gives only the index (a Kubernetes Indexed Job:
+    /// its `completions`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    shard_count: Option<u64>,
     /// Replay this percentage of the seeds in fresh processes and compare trace hashes.
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     check_determinism: Option<u8>,
@@ -62,17 +70,24 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         Ok(c) => c,
         Err(e) => return Verdict::usage(&e),
     };
+    let shard = match super::shard::resolve(args.shard, args.shard_count, &|name| {
+        std::env::var(name).ok()
+    }) {
+        Ok(s) => s,
+        Err(e) => return Verdict::usage(&e),
+    };
+    let shard_pair = shard.as_ref().map(|s| (s.index, s.count));
     let jobs = args
         .jobs
         .unwrap_or_else(|| default_jobs(config.sut.is_some()));
     let name = args
         .name
         .clone()
-        .unwrap_or_else(|| default_name(&args, &config));
-    print_header(&args, &config, jobs);
+        .unwrap_or_else(|| default_name(&args, &config, shard_pair));
+    print_header(&args, &config, jobs, shard.as_ref());
     let result = run_campaign(&CampaignConfig {
         seeds: args.seeds.clone(),
-        shard: args.shard,
+        shard: shard_pair,
         jobs,
         stop_at_first: !args.keep_going,
         progress: !args.quiet,
@@ -82,7 +97,7 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
     for f in &result.failures {
         print_failure(f, &config);
     }
-    let mut summary = report::summary(&name, &config, args.seeds.clone(), args.shard, &result);
+    let mut summary = report::summary(&name, &config, args.seeds.clone(), shard_pair, &result);
     if let Some(percent) = args.check_determinism {
         summary.determinism = Some(check_determinism(&result, &config, percent));
     }
@@ -98,10 +113,9 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
     verdict
 }
 
-fn default_name(args: &RunArgs, config: &RunConfig) -> String {
+fn default_name(args: &RunArgs, config: &RunConfig, shard: Option<(u64, u64)>) -> String {
     let planted = config.planted.map(|p| format!("-{p}")).unwrap_or_default();
-    let shard = args
-        .shard
+    let shard = shard
         .map(|(k, n)| format!("-shard-{k}-of-{n}"))
         .unwrap_or_default();
     format!(
@@ -112,7 +126,7 @@ fn default_name(args: &RunArgs, config: &RunConfig) -> String {
     )
 }
 
-fn print_header(args: &RunArgs, config: &RunConfig, jobs: usize) {
+fn print_header(args: &RunArgs, config: &RunConfig, jobs: usize, shard: Option<&Shard>) {
     println!(
         "histsim run: seeds {}..{}, workload {}, store {:?}, planted {}, jobs {jobs}, turmoil {}",
         args.seeds.start,
@@ -131,9 +145,14 @@ fn print_header(args: &RunArgs, config: &RunConfig, jobs: usize) {
             sut.command, sut.timeout_ms
         );
     }
-    if let Some((k, n)) = args.shard {
+    if let Some(Shard {
+        index: k,
+        count: n,
+        source,
+    }) = shard
+    {
         println!(
-            "shard {k}/{n}: every seed whose offset from {} is {k} modulo {n}",
+            "shard {k}/{n} (from {source}): every seed whose offset from {} is {k} modulo {n}",
             args.seeds.start
         );
     }

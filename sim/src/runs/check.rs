@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R16.
+//! The invariant checkers of the runs workload, R1 to R16 and R20.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -12,9 +12,11 @@
 //! store changed by a read (R3) also makes the backends disagree (R9); duplicate seqs (R5) also
 //! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a deletion that lowers
 //! the numbering (R13) makes later writes reuse seqs (R5); a deletion that leaves rows (R15)
-//! leaves the store holding more than the model (R3). The rules live by what they read:
+//! leaves the store holding more than the model (R3); a summary that splits a tool pair (R11)
+//! also departs from the summarization contract (R20). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
-//! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages).
+//! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
+//! [`super::summary_rules`] (summarized checkpoints against the contract).
 
 use super::context::Context;
 use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_model};
@@ -28,6 +30,7 @@ use super::stored::{
     acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored,
     seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
+use super::summary_rules::summaries_follow_the_contract;
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use crate::workload::StoreKind;
@@ -47,6 +50,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R4,
         BugId::R9,
         BugId::R11,
+        BugId::R20,
         BugId::R1,
         BugId::R2,
         BugId::R7,
@@ -81,6 +85,7 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R11, summaries_keep_tool_pairs),
+    (BugId::R20, summaries_follow_the_contract),
     (BugId::R1, reads_match_the_model),
     (BugId::R10, ids_are_stable),
     (BugId::R6, ratings_land_on_their_run),

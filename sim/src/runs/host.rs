@@ -43,7 +43,8 @@ impl FileSqliteStore {
     pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
         let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
         let path = dir.path().join("runs.sqlite");
-        let store = SqliteRunEventStore::open(&path, planted).map_err(|e| e.to_string())?;
+        let store = SqliteRunEventStore::open_surviving_process_death(&path, planted)
+            .map_err(|e| e.to_string())?;
         Ok(FileSqliteStore {
             dir,
             planted,
@@ -70,14 +71,15 @@ impl FileSqliteStore {
 
 impl StoreHost for FileSqliteStore {
     fn durability(&self) -> Durability {
-        // Every batch is committed to the file before it is acknowledged (WAL).
+        // Every batch is committed to the file before it is acknowledged (WAL); unsynced, as
+        // a crash here is the death of the store's process, not of its machine.
         Durability::Restart
     }
 
     fn restart(&self, _at_us: u64) -> Result<(), String> {
         // Dropped first: the new connection must not wait on a lock the dead one held.
         drop(self.store.borrow_mut().take());
-        let store = SqliteRunEventStore::open(&self.path(), self.planted)
+        let store = SqliteRunEventStore::open_surviving_process_death(&self.path(), self.planted)
             .map_err(|e| format!("the SQLite store did not reopen after a crash: {e}"))?;
         *self.store.borrow_mut() = Some(store);
         Ok(())

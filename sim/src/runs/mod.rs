@@ -23,6 +23,7 @@ mod state;
 mod store_calls;
 pub mod store_rules;
 pub mod stored;
+pub mod summary_rules;
 pub mod system;
 mod tap;
 pub mod truth;

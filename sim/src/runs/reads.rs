@@ -371,7 +371,7 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
     // Every rating mapped right: the feedback store must hold exactly the ratings given.
     for (key, tid) in &cx.scenario.threads {
         let want = expected_ratings.expected(tid);
-        let got: Vec<(String, String, i8)> = cx
+        let got: Vec<(String, Option<String>, i8)> = cx
             .record
             .feedback
             .iter()

@@ -142,6 +142,9 @@ pub enum RatedFrom {
 pub struct SummaryRecord {
     pub op: u64,
     pub run: usize,
+    /// The state the middleware was handed before the model call: what R20's model starts from.
+    pub before: Vec<ChatMessage>,
+    /// The state it left.
     pub messages: Vec<ChatMessage>,
 }
 

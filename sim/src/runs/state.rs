@@ -142,9 +142,10 @@ impl World {
         &self,
         f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
     ) -> Both<Answer<T>> {
+        let (memory, sqlite) = super::system::ask_both(&self.suts, &*self.memory, &*self.sqlite, f);
         Both {
-            memory: text_of(f(&*self.memory)),
-            sqlite: text_of(f(&*self.sqlite)),
+            memory: text_of(memory),
+            sqlite: text_of(sqlite),
         }
     }
 

@@ -8,6 +8,7 @@
 //! kept for the driving loop, which ends the world broken.
 
 use super::host::StoreHost;
+use crate::sut::process::Sent;
 use crate::sut::protocol::{Count, Durability, Events, Kept, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
@@ -41,6 +42,10 @@ pub struct OverProtocolStore {
     /// Simulated time of the last call: calls after the simulation ended (the final dump) are
     /// traced at it.
     last_us: Cell<u64>,
+    /// The twin this store's next request is also sent to, at once ([`ask_both`]).
+    mirror: RefCell<Option<Rc<OverProtocolStore>>>,
+    /// A request the twin sent here ahead of this store's own call, its answer not yet read.
+    ahead: RefCell<Option<(Request, Result<Sent, SutError>)>>,
 }
 
 impl OverProtocolStore {
@@ -64,6 +69,8 @@ impl OverProtocolStore {
             trace,
             breach,
             last_us: Cell::new(0),
+            mirror: RefCell::new(None),
+            ahead: RefCell::new(None),
         };
         opened.trace_exchange();
         Ok(opened)
@@ -95,7 +102,51 @@ impl OverProtocolStore {
     }
 
     fn call<T: DeserializeOwned>(&self, request: Request) -> Result<T, RunStoreError> {
-        let answer = self.sut.borrow_mut().call_for::<T>(&request);
+        let sent = self.send(&request);
+        self.finish(sent, &request)
+    }
+
+    /// Sends `request`, or takes it as sent when the twin sent it ahead; and sends it to the
+    /// twin too when mirroring.
+    fn send(&self, request: &Request) -> Result<Sent, SutError> {
+        let ahead = self.ahead.borrow_mut().take();
+        let sent = match ahead {
+            Some((asked, sent)) if asked == *request => sent,
+            Some((asked, sent)) => {
+                self.settle(&asked, sent);
+                self.sut.borrow_mut().send(request)
+            }
+            None => self.sut.borrow_mut().send(request),
+        };
+        let twin = self.mirror.borrow_mut().take();
+        if let Some(twin) = twin {
+            twin.settle_ahead();
+            let to_twin = twin.sut.borrow_mut().send(request);
+            *twin.ahead.borrow_mut() = Some((request.clone(), to_twin));
+        }
+        sent
+    }
+
+    /// Reads (and traces) the answer to a request sent ahead that this store never asked, so
+    /// the child stays in step. Never the case when both stores are asked alike.
+    fn settle_ahead(&self) {
+        let ahead = self.ahead.borrow_mut().take();
+        if let Some((asked, sent)) = ahead {
+            self.settle(&asked, sent);
+        }
+    }
+
+    fn settle(&self, asked: &Request, sent: Result<Sent, SutError>) {
+        let _ = self.finish::<serde::de::IgnoredAny>(sent, asked);
+    }
+
+    /// Reads the answer to `sent`, traces the exchange, and gives the answer as the store's.
+    fn finish<T: DeserializeOwned>(
+        &self,
+        sent: Result<Sent, SutError>,
+        request: &Request,
+    ) -> Result<T, RunStoreError> {
+        let answer = sent.and_then(|sent| self.sut.borrow_mut().receive_for::<T>(sent, request));
         self.trace_exchange();
         match answer {
             Ok(Ok(t)) => Ok(t),
@@ -131,15 +182,97 @@ impl StoreHost for OverProtocolStore {
     }
 }
 
+/// `put_batch`'s answer for `n` events.
+fn seqs_of(answer: Result<Seqs, RunStoreError>, n: usize) -> Result<Vec<u64>, RunStoreError> {
+    let seqs = answer?.seqs;
+    if seqs.len() != n {
+        let message = format!("put_batch answered {} seqs for {n} events", seqs.len());
+        return Err(RunStoreError::Answered { message });
+    }
+    Ok(seqs)
+}
+
+/// Two answers to one store call: the `memory` store's and the `sqlite` store's.
+pub type Paired<T> = (Result<T, RunStoreError>, Result<T, RunStoreError>);
+
+/// The pair of stores over the protocol, asked each write at once: both requests are written
+/// before either answer is read, so the two children work at the same time. The trace is the
+/// same as one call after the other (the `memory` store's request and answer, then the
+/// `sqlite` store's), as each child's requests and answers still alternate.
+pub struct ProtocolPair<'a> {
+    memory: &'a Rc<OverProtocolStore>,
+    sqlite: &'a Rc<OverProtocolStore>,
+}
+
+/// `ask` of the `memory` store, then of the `sqlite` store (R9 compares the two answers), with
+/// the pair's first request asked of both at once when the stores are a [`ProtocolPair`]: the
+/// `memory` store's first request goes to the `sqlite` store too, before its answer is read,
+/// and the `sqlite` store's own first call then only reads its answer. That first request
+/// depends on no answer, so it is the same for both; later ones (pages after a cursor) may
+/// not, and go one after the other. The trace is the same as without the overlap.
+pub fn ask_both<T>(
+    suts: &[Rc<OverProtocolStore>],
+    memory: &dyn RunEventStore,
+    sqlite: &dyn RunEventStore,
+    ask: impl Fn(&dyn RunEventStore) -> T,
+) -> (T, T) {
+    let pair = ProtocolPair::of(suts);
+    if let Some(pair) = &pair {
+        *pair.memory.mirror.borrow_mut() = Some(Rc::clone(pair.sqlite));
+    }
+    let from_memory = ask(memory);
+    if let Some(pair) = &pair {
+        // Unused when the memory store was asked nothing.
+        pair.memory.mirror.borrow_mut().take();
+    }
+    let from_sqlite = ask(sqlite);
+    if let Some(pair) = &pair {
+        pair.sqlite.settle_ahead();
+    }
+    (from_memory, from_sqlite)
+}
+
+impl<'a> ProtocolPair<'a> {
+    /// The pair among `suts`, the `memory` store first, when the world talks to one.
+    pub fn of(suts: &'a [Rc<OverProtocolStore>]) -> Option<ProtocolPair<'a>> {
+        // The world lists its stores `memory` first.
+        match suts {
+            [memory, sqlite] if memory.slot == "memory" && sqlite.slot == "sqlite" => {
+                Some(ProtocolPair { memory, sqlite })
+            }
+            _ => None,
+        }
+    }
+
+    fn call<T: DeserializeOwned>(&self, request: Request) -> Paired<T> {
+        let to_memory = self.memory.send(&request);
+        let to_sqlite = self.sqlite.send(&request);
+        let memory = self.memory.finish(to_memory, &request);
+        (memory, self.sqlite.finish(to_sqlite, &request))
+    }
+
+    pub fn put_batch(&self, events: Vec<NewRunEvent>) -> Paired<Vec<u64>> {
+        let n = events.len();
+        let (m, s) = self.call::<Seqs>(Request::PutBatch { events });
+        (seqs_of(m, n), seqs_of(s, n))
+    }
+
+    pub fn insert_numbered(&self, events: Vec<RunEvent>) -> Paired<()> {
+        let (m, s) = self.call::<serde_json::Value>(Request::InsertNumbered { events });
+        (m.map(|_| ()), s.map(|_| ()))
+    }
+
+    pub fn max_seq(&self, thread_id: &str) -> Paired<u64> {
+        let thread_id = thread_id.to_string();
+        let (m, s) = self.call::<MaxSeq>(Request::MaxSeq { thread_id });
+        (m.map(|a| a.max_seq), s.map(|a| a.max_seq))
+    }
+}
+
 impl RunEventStore for OverProtocolStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         let n = events.len();
-        let seqs: Seqs = self.call(Request::PutBatch { events })?;
-        if seqs.seqs.len() != n {
-            let message = format!("put_batch answered {} seqs for {n} events", seqs.seqs.len());
-            return Err(RunStoreError::Answered { message });
-        }
-        Ok(seqs.seqs)
+        seqs_of(self.call(Request::PutBatch { events }), n)
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
@@ -242,5 +375,96 @@ fn before_after(cursor: MessageCursor) -> (Option<u64>, Option<u64>) {
         MessageCursor::Before(b) => (Some(b), None),
         MessageCursor::After(a) => (None, Some(a)),
         MessageCursor::Both { before, after } => (Some(before), Some(after)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store in `sh`: greets, opens, and answers every other request with `{"count": id}`.
+    fn counting_store() -> SutOptions {
+        let script = r#"while read -r line; do
+  id=$(printf '%s' "$line" | sed 's/^{"id":\([0-9]*\).*/\1/')
+  case "$line" in
+    *'"op":"hello"'*) echo "{\"id\":$id,\"ok\":{\"system\":\"counting\",\"version\":\"1\",\"protocol\":1,\"ops\":[\"put_batch\",\"list_messages\",\"count_messages\",\"dump\"]}}" ;;
+    *'"op":"open"'*) echo "{\"id\":$id,\"ok\":{}}" ;;
+    *) echo "{\"id\":$id,\"ok\":{\"count\":$id}}" ;;
+  esac
+done"#;
+        SutOptions {
+            timeout_ms: 5_000,
+            ..SutOptions::new(format!("sh -c '{}'", script.replace('\'', r"'\''")))
+        }
+    }
+
+    fn pair(trace: &Rc<RefCell<Trace>>) -> Vec<Rc<OverProtocolStore>> {
+        let breach = BreachSlot::default();
+        [StoreKind::Memory, StoreKind::Sqlite]
+            .into_iter()
+            .map(|kind| {
+                let store = OverProtocolStore::start(
+                    counting_store(),
+                    kind,
+                    Planted::none(),
+                    trace.clone(),
+                    breach.clone(),
+                );
+                Rc::new(store.expect("the counting store starts"))
+            })
+            .collect()
+    }
+
+    /// The trace's protocol lines after `hello` and `open` (ids 1 and 2), as `slot marker line`.
+    fn exchanges(trace: &Rc<RefCell<Trace>>) -> Vec<String> {
+        let trace = trace.borrow();
+        let lines = trace.full().expect("kept");
+        lines
+            .iter()
+            .filter_map(|l| l.split_once("us sut[").map(|(_, rest)| rest.to_string()))
+            .filter(|l| !l.contains(r#"{"id":1,"#) && !l.contains(r#"{"id":2,"#))
+            .map(|l| l.replace("] ", " "))
+            .collect()
+    }
+
+    #[test]
+    fn a_read_asked_of_both_at_once_is_traced_as_one_after_the_other() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| st.count_messages("t"));
+        assert_eq!((m, s), (Ok(3), Ok(3)));
+        assert_eq!(
+            exchanges(&trace),
+            [
+                r#"memory > {"id":3,"op":"count_messages","thread_id":"t"}"#,
+                r#"memory < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"t"}"#,
+                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_first_request_the_second_store_does_not_repeat_is_answered_and_traced_first() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let asked = Cell::new(0);
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| {
+            asked.set(asked.get() + 1);
+            st.count_messages(if asked.get() == 1 { "a" } else { "b" })
+        });
+        // The sqlite store answered the memory store's request (id 3) before its own (id 4).
+        assert_eq!((m, s), (Ok(3), Ok(4)));
+        assert_eq!(
+            exchanges(&trace),
+            [
+                r#"memory > {"id":3,"op":"count_messages","thread_id":"a"}"#,
+                r#"memory < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"a"}"#,
+                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":4,"op":"count_messages","thread_id":"b"}"#,
+                r#"sqlite < {"id":4,"ok":{"count":4}}"#,
+            ]
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The store the journals write to: both backends, with a record of every accepted write.
+//! Over the protocol the two stores are asked each write at once ([`ProtocolPair`]).
 
 use super::record::*;
 use super::state::*;
+use super::system::ProtocolPair;
 use crate::workload::StoreKind;
 use history::runs::{
     FaultyRunStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
@@ -52,8 +54,13 @@ impl Tap {
 impl RunEventStore for Tap {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         let w = &self.world;
-        let m = w.memory.put_batch(events.clone());
-        let s = w.sqlite.put_batch(events.clone());
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.put_batch(events.clone()),
+            None => (
+                w.memory.put_batch(events.clone()),
+                w.sqlite.put_batch(events.clone()),
+            ),
+        };
         if m != s {
             self.disagree(format!("put_batch: memory {m:?}, sqlite {s:?}"));
         }
@@ -81,8 +88,13 @@ impl RunEventStore for Tap {
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
         let w = &self.world;
-        let m = w.memory.insert_numbered(events.clone());
-        let s = w.sqlite.insert_numbered(events.clone());
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.insert_numbered(events.clone()),
+            None => (
+                w.memory.insert_numbered(events.clone()),
+                w.sqlite.insert_numbered(events.clone()),
+            ),
+        };
         if m != s {
             self.disagree(format!("insert_numbered: memory {m:?}, sqlite {s:?}"));
         }
@@ -101,7 +113,10 @@ impl RunEventStore for Tap {
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
         let w = &self.world;
-        let (m, s) = (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id));
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.max_seq(thread_id),
+            None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
+        };
         if m != s {
             self.disagree(format!("max_seq({thread_id}): memory {m:?}, sqlite {s:?}"));
         }

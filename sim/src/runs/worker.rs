@@ -153,7 +153,7 @@ async fn summarize(
         return;
     };
     let spec = &world.scenario.runs[run];
-    *state = summarized;
+    let before = std::mem::replace(state, summarized).messages;
     world
         .checkpointer
         .put(&world.thread_id(&spec.thread), state.clone());
@@ -161,6 +161,7 @@ async fn summarize(
     world.log.borrow_mut().summaries.push(SummaryRecord {
         op,
         run,
+        before,
         messages: state.messages.clone(),
     });
     let kept = state.messages.len();

@@ -12,10 +12,12 @@
 //! A simulated crash of the system's host ([`OpenedSut::restart`]) kills the process and starts
 //! a new one on the same data directory; a killed process is never kept for another seed.
 
+use super::process::Sent;
 use super::protocol::{Durability, ErrorBody, OpenOptions, Opened, Request};
 use super::{Breach, SutError, SutOptions, SutProcess};
 use crate::workload::StoreKind;
 use history::Planted;
+use serde::de::DeserializeOwned;
 use std::path::Path;
 
 /// An opened system under test.
@@ -203,27 +205,33 @@ impl OpenedSut {
     /// Sends `request` and decodes its answer as `T`: `Ok(Ok(answer))`, `Ok(Err(body))` the
     /// system's own refusal, `Err` a breach (this one, an earlier one, or an answer of another
     /// shape). The answer is parsed once, from its text, straight into `T`.
-    pub fn call_for<T: serde::de::DeserializeOwned>(
+    pub fn call_for<T: DeserializeOwned>(
         &mut self,
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
+        let sent = self.send(request)?;
+        self.receive_for(sent, request)
+    }
+
+    /// Sends `request` without waiting for its answer ([`OpenedSut::receive_for`] reads it).
+    pub fn send(&mut self, request: &Request) -> Result<Sent, SutError> {
         if let Some(breach) = &self.breached {
             return Err(breach.clone());
         }
-        let answer = self.process_mut().call_raw(request);
+        Ok(self.process_mut().send(request))
+    }
+
+    /// The answer to `sent`, decoded as `T` (see [`OpenedSut::call_for`]).
+    pub fn receive_for<T: DeserializeOwned>(
+        &mut self,
+        sent: Sent,
+        request: &Request,
+    ) -> Result<Result<T, ErrorBody>, SutError> {
+        let answer = self.process_mut().receive(sent, request);
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }
-        match answer? {
-            Err(e) => Ok(Err(e)),
-            Ok(raw) => match serde_json::from_str(raw.get()) {
-                Ok(t) => Ok(Ok(t)),
-                Err(e) => {
-                    let why = format!("not a {} answer: {e}", request.op());
-                    Err(self.unexpected(request.op(), why))
-                }
-            },
-        }
+        answer
     }
 
     fn process_ref(&self) -> &SutProcess {

@@ -5,17 +5,17 @@
 //! it declared but calls unsupported, an exit nobody asked for, an answer over the size bound,
 //! or no answer within the timeout. Never a hang, and never an answer taken for the system's own.
 //!
-//! A reader thread moves the child's stdout lines into a channel so a missing answer can time
-//! out. It only moves bytes: requests and answers stay strictly alternating, so the trace of a
-//! seed does not depend on it. The timeout is wall time by necessity (the child is a real
-//! process); it decides only whether a seed fails as a broken world, never what it shows.
+//! A missing answer times out ([`AnswerLines`] waits for each with a deadline). The timeout is
+//! wall time by necessity (the child is a real process); it decides only whether a seed fails
+//! as a broken world, never what it shows.
 
-use super::protocol::{ErrorBody, ErrorKind, Hello, RawResponseLine, Request, RequestLine};
-use serde_json::value::RawValue;
+use super::answer_lines::{AnswerLines, Line};
+use super::protocol::{ErrorBody, ErrorKind, Hello, RawResponseLine, Request, RequestLineOut};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 /// How to start and bound a system under test.
@@ -99,11 +99,59 @@ impl fmt::Display for SutError {
 
 impl std::error::Error for SutError {}
 
-/// What the reader thread hands over.
-enum Line {
-    Text(Vec<u8>),
-    TooLong,
-    Closed,
+/// A request written to a child, its answer not yet read.
+#[must_use = "every request sent is answered, and the answer read"]
+pub struct Sent {
+    id: u64,
+    /// The request, as `#id op`.
+    at: String,
+}
+
+/// A response line, its answer decoded as the request expects (`Err`: why it is not one).
+struct Response<T> {
+    id: u64,
+    ok: Option<Result<T, String>>,
+    err: Option<ErrorBody>,
+}
+
+/// A response line read in one pass, straight into the answer's type.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResponseOf<T> {
+    id: u64,
+    #[serde(default = "none")]
+    ok: Option<T>,
+    #[serde(default)]
+    err: Option<ErrorBody>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+/// `text` as the response to an `op` request. One pass when it is a well-formed answer; only a
+/// line that is not reads it again, to tell a line that is no response from an answer of
+/// another shape.
+fn decode<T: DeserializeOwned>(text: &[u8], op: &str) -> Result<Response<T>, Breach> {
+    if let Ok(r) = serde_json::from_slice::<ResponseOf<T>>(text) {
+        return Ok(Response {
+            id: r.id,
+            ok: r.ok.map(Ok),
+            err: r.err,
+        });
+    }
+    let raw: RawResponseLine = serde_json::from_slice(text).map_err(|e| {
+        let shown = String::from_utf8_lossy(&text[..text.len().min(200)]);
+        Breach::NotAResponse(format!("{e}: {shown}"))
+    })?;
+    let ok = raw
+        .ok
+        .map(|v| serde_json::from_str(v.get()).map_err(|e| format!("not a {op} answer: {e}")));
+    Ok(Response {
+        id: raw.id,
+        ok,
+        err: raw.err,
+    })
 }
 
 /// A running child speaking the protocol.
@@ -111,7 +159,7 @@ pub struct SutProcess {
     options: SutOptions,
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<Line>,
+    lines: AnswerLines<ChildStdout>,
     stderr: tempfile::NamedTempFile,
     next_id: u64,
     hello: Option<Hello>,
@@ -140,7 +188,7 @@ impl SutProcess {
             .map_err(|e| spawn_error(format!("{}: {e}", options.command)))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let lines = spawn_reader(stdout, options.response_bytes_max);
+        let lines = AnswerLines::new(stdout, options.response_bytes_max);
         let mut sut = SutProcess {
             options,
             child,
@@ -206,41 +254,49 @@ impl SutProcess {
         &mut self,
         request: &Request,
     ) -> Result<Result<serde_json::Value, ErrorBody>, SutError> {
-        let at = format!("#{} {}", self.next_id + 1, request.op());
-        match self.call_raw(request)? {
-            Err(e) => Ok(Err(e)),
-            Ok(raw) => serde_json::from_str(raw.get())
-                .map(Ok)
-                .map_err(|e| self.breach(&at, Breach::NotAResponse(e.to_string()))),
+        let sent = self.send(request);
+        self.receive(sent, request)
+    }
+
+    /// Writes `request` to the child without waiting for its answer: two children asked at
+    /// once work at once. The answer is read by [`SutProcess::receive`].
+    pub fn send(&mut self, request: &Request) -> Sent {
+        self.next_id += 1;
+        let id = self.next_id;
+        // The line is written after its transcript marker, so the transcript line is the same
+        // buffer (no copy).
+        let mut line = b"> ".to_vec();
+        serde_json::to_writer(&mut line, &RequestLineOut { id, request }).expect("serializes");
+        line.push(b'\n');
+        // A child that already exited cannot read this; what it printed before it went is
+        // still read by `receive` (and judged), then the closed stdout says it exited.
+        let _ = self
+            .stdin
+            .write_all(&line[2..])
+            .and_then(|_| self.stdin.flush());
+        line.pop();
+        self.transcript
+            .push(String::from_utf8(line).expect("serde_json writes UTF-8"));
+        Sent {
+            id,
+            at: format!("#{id} {}", request.op()),
         }
     }
 
-    /// [`SutProcess::call`] with the answer kept as its JSON text, to be parsed once into the
-    /// type the request expects.
-    pub fn call_raw(
+    /// Waits for the answer to `sent` (the last request sent) and decodes it as `T`, what
+    /// `request` expects: `Ok(Ok(answer))`, `Ok(Err(body))` the system's own refusal, `Err` a
+    /// breach (an answer of another shape included).
+    pub fn receive<T: DeserializeOwned>(
         &mut self,
+        sent: Sent,
         request: &Request,
-    ) -> Result<Result<Box<RawValue>, ErrorBody>, SutError> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let at = format!("#{id} {}", request.op());
-        let mut line = serde_json::to_vec(&RequestLine {
-            id,
-            request: request.clone(),
-        })
-        .expect("requests serialize");
-        line.push(b'\n');
-        // A child that already exited cannot read this; what it printed before it went is
-        // still read below (and judged), then the closed stdout says it exited.
-        let _ = self.stdin.write_all(&line).and_then(|_| self.stdin.flush());
-        line.pop();
-        self.transcript.push(text_of(b"> ", line));
+    ) -> Result<Result<T, ErrorBody>, SutError> {
+        let Sent { id, at } = sent;
+        assert_eq!(id, self.next_id, "answers are read in request order");
         let text = self.answer_line(&at)?;
-        let response: Result<RawResponseLine, _> = serde_json::from_slice(&text);
-        let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
+        let response = decode::<T>(&text, request.op());
         self.transcript.push(text_of(b"< ", text));
-        let response = response
-            .map_err(|e| self.breach(&at, Breach::NotAResponse(format!("{e}: {shown}"))))?;
+        let response = response.map_err(|breach| self.breach(&at, breach))?;
         if response.id != id {
             return Err(self.breach(
                 &at,
@@ -251,7 +307,8 @@ impl SutProcess {
             ));
         }
         match (response.ok, response.err) {
-            (Some(v), None) => Ok(Ok(v)),
+            (Some(Ok(v)), None) => Ok(Ok(v)),
+            (Some(Err(why)), None) => Err(self.breach(&at, Breach::Unexpected(why))),
             (None, Some(e)) if e.kind == ErrorKind::Unsupported && self.declared(request) => {
                 let breach = Breach::Unexpected(format!(
                     "`{}` was declared in hello but answered unsupported: {}",
@@ -272,18 +329,18 @@ impl SutProcess {
     fn answer_line(&mut self, at: &str) -> Result<Vec<u8>, SutError> {
         match self
             .lines
-            .recv_timeout(Duration::from_millis(self.options.timeout_ms))
+            .next_line(Duration::from_millis(self.options.timeout_ms))
         {
-            Ok(Line::Text(t)) => Ok(t),
-            Ok(Line::TooLong) => {
+            Line::Text(t) => Ok(t),
+            Line::TooLong => {
                 let bytes_max = self.options.response_bytes_max;
                 Err(self.breach(at, Breach::TooLarge { bytes_max }))
             }
-            Ok(Line::Closed) | Err(RecvTimeoutError::Disconnected) => {
+            Line::Closed => {
                 let status = self.exit_status();
                 Err(self.breach(at, Breach::Exited(status)))
             }
-            Err(RecvTimeoutError::Timeout) => {
+            Line::Timeout => {
                 let ms = self.options.timeout_ms;
                 Err(self.breach(at, Breach::Timeout { ms }))
             }
@@ -379,37 +436,10 @@ fn command_of(line: &str) -> Command {
     }
 }
 
-/// A transcript line: `marker` and the line's text (copied only when it is not UTF-8).
+/// A transcript line: `marker` and the line's text (its bytes that are not UTF-8 replaced).
 fn text_of(marker: &[u8], line: Vec<u8>) -> String {
     let mut out = Vec::with_capacity(marker.len() + line.len());
     out.extend_from_slice(marker);
     out.extend_from_slice(&line);
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// Reads the child's stdout line by line, each at most `bytes_max` bytes, into a channel.
-fn spawn_reader(stdout: impl Read + Send + 'static, bytes_max: usize) -> Receiver<Line> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut buf = Vec::new();
-            let limit = bytes_max as u64 + 1;
-            let line = match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => Line::Closed,
-                Ok(_) if buf.last() == Some(&b'\n') => {
-                    buf.pop();
-                    Line::Text(buf)
-                }
-                Ok(_) if buf.len() > bytes_max => Line::TooLong,
-                // A last line without its newline, then the end.
-                Ok(_) => Line::Text(buf),
-            };
-            let stop = !matches!(line, Line::Text(_));
-            if tx.send(line).is_err() || stop {
-                return;
-            }
-        }
-    });
-    rx
 }

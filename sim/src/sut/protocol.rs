@@ -136,6 +136,14 @@ pub struct RequestLine {
     pub request: Request,
 }
 
+/// A request line as the client writes it, the request borrowed.
+#[derive(Serialize)]
+pub struct RequestLineOut<'a> {
+    pub id: u64,
+    #[serde(flatten)]
+    pub request: &'a Request,
+}
+
 impl<'de> Deserialize<'de> for RequestLine {
     /// By hand: serde's `flatten` would let unknown fields through, and a system must refuse a
     /// request it does not fully understand.

@@ -6,13 +6,15 @@
 
 use super::protocol::{
     Admitted, Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine,
-    ResponseLine, PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 use history::display::{
     project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
     SqliteDisplayStore,
 };
 use history::{BugId, Planted};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -38,7 +40,19 @@ pub struct DisplayServer {
     emulated: model::display::Declared,
 }
 
-pub(crate) type Answer = Result<Value, ErrorBody>;
+/// An answer, serialized once into its JSON text: no `Value` tree is built and taken apart
+/// again on the way out.
+pub(crate) type Answer = Result<Box<RawValue>, ErrorBody>;
+
+/// `value` as an answer.
+pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> Answer {
+    Ok(serde_json::value::to_raw_value(value).expect("answers serialize"))
+}
+
+/// The answer `{}`.
+pub(crate) fn done() -> Answer {
+    ok(&serde_json::Map::new())
+}
 
 /// A system served over the protocol: answers one request at a time.
 pub trait Served {
@@ -63,18 +77,21 @@ impl DisplayServer {
 
     /// An answer of histsim's projection, less the warnings the emulated differences cover.
     fn shown(&self, projection: &history::display::Projection) -> Answer {
+        if self.emulated.is_empty() {
+            return ok(projection);
+        }
         let mut shown = serde_json::to_value(projection).expect("a projection serializes");
         if let Some(warnings) = shown.get_mut("warnings").and_then(Value::as_array_mut) {
             warnings.retain(|w| !crate::display::view::covered_by(w, &self.emulated));
         }
-        Ok(shown)
+        ok(&shown)
     }
 }
 
-/// Answers one request line.
-pub fn answer_line(system: &mut dyn Served, line: &[u8]) -> ResponseLine {
+/// Answers one request line: the id it names (0 when it names none) and the answer.
+pub fn answer_line(system: &mut dyn Served, line: &[u8]) -> (u64, Answer) {
     let parsed: Result<RequestLine, _> = serde_json::from_slice(line);
-    let (id, answer) = match parsed {
+    match parsed {
         Ok(r) => (r.id, system.answer(r.request)),
         Err(e) => {
             // Name the id when the line has one, so the client can tell what was refused.
@@ -89,19 +106,27 @@ pub fn answer_line(system: &mut dyn Served, line: &[u8]) -> ResponseLine {
             };
             (id, Err(refuse(kind, e.to_string())))
         }
-    };
-    match answer {
-        Ok(v) => ResponseLine {
-            id,
-            ok: Some(v),
-            err: None,
-        },
-        Err(e) => ResponseLine {
-            id,
-            ok: None,
-            err: Some(e),
-        },
     }
+}
+
+/// A response line as the server writes it, the answer's text as it is.
+#[derive(Serialize)]
+struct ResponseOut<'a> {
+    id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ok: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    err: Option<&'a ErrorBody>,
+}
+
+/// Appends the response line of `answer` to request `id`, newline included, to `out`.
+pub fn write_response(out: &mut Vec<u8>, id: u64, answer: &Answer) {
+    let (ok, err) = match answer {
+        Ok(v) => (Some(&**v), None),
+        Err(e) => (None, Some(e)),
+    };
+    serde_json::to_writer(&mut *out, &ResponseOut { id, ok, err }).expect("responses serialize");
+    out.push(b'\n');
 }
 
 /// The display ops histsim's display system serves.
@@ -112,16 +137,13 @@ impl Served for DisplayServer {
         match request {
             Request::Hello { protocol } => {
                 let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
-                if !self.emulated.is_empty() {
-                    let ids = self.emulated.iter().map(|d| Value::from(d.id())).collect();
-                    greeting["differences"] = Value::Array(ids);
-                }
-                Ok(greeting)
+                greeting.differences = self.emulated.iter().map(|d| d.id().into()).collect();
+                greeting_answer(&greeting)
             }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
-                Ok(Value::Object(Default::default()))
+                done()
             }
             Request::Append { node, rows } => self.append(node, &rows),
             Request::Reconstruct {
@@ -172,7 +194,7 @@ impl DisplayServer {
             options: ProjectorOptions { planted },
             nodes: BTreeMap::new(),
         });
-        Ok(Value::Object(Default::default()))
+        done()
     }
 
     fn node(&mut self, node: u32) -> Result<&mut ReplicaNode<SharedStore>, ErrorBody> {
@@ -198,7 +220,7 @@ impl DisplayServer {
                 Err(e) => Admitted::Failed(e.to_string()),
             });
         }
-        Ok(serde_json::to_value(Appended { admitted }).expect("serializes"))
+        ok(&Appended { admitted })
     }
 }
 
@@ -214,37 +236,48 @@ pub(crate) fn planted_of(options: &OpenOptions) -> Result<Planted, ErrorBody> {
 }
 
 /// The answer to `hello`: `system` serves `ops`.
-pub(crate) fn hello(system: &str, ops: &[&str], protocol: u32) -> Answer {
+pub(crate) fn hello(system: &str, ops: &[&str], protocol: u32) -> Result<Hello, ErrorBody> {
     if protocol != PROTOCOL_VERSION {
         return Err(refuse(
             ErrorKind::Invalid,
             format!("protocol {protocol}: this system speaks {PROTOCOL_VERSION}"),
         ));
     }
-    Ok(serde_json::to_value(Hello {
+    Ok(Hello {
         system: system.into(),
         version: env!("CARGO_PKG_VERSION").into(),
         protocol: PROTOCOL_VERSION,
         ops: ops.iter().map(|o| o.to_string()).collect(),
         differences: Vec::new(),
     })
-    .expect("serializes"))
+}
+
+/// The answer to `hello`, its keys sorted as in every earlier version (through a `Value`): a
+/// wrapper that edits the greeting's text (e.g. cuts `"differences":[...],` out of it) keeps
+/// working. Once a process, so the detour costs nothing.
+pub(crate) fn greeting_answer(greeting: &Hello) -> Answer {
+    ok(&serde_json::to_value(greeting).expect("a greeting serializes"))
 }
 
 /// Serves requests from `input` to `output` until `input` ends.
+///
+/// Each response is written whole, in one write: written piecemeal into a line-buffered
+/// stdout, a long answer went out in kilobyte writes, each waking the reader.
 pub fn serve(
     server: &mut dyn Served,
     input: impl BufRead,
     mut output: impl Write,
 ) -> std::io::Result<()> {
+    let mut response = Vec::new();
     for line in input.split(b'\n') {
         let line = line?;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let response = answer_line(server, &line);
-        serde_json::to_writer(&mut output, &response)?;
-        output.write_all(b"\n")?;
+        let (id, answer) = answer_line(server, &line);
+        response.clear();
+        write_response(&mut response, id, &answer);
+        output.write_all(&response)?;
         output.flush()?;
     }
     Ok(())
@@ -253,9 +286,15 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sut::protocol::ResponseLine;
 
+    /// The response line `server` writes to `line`, read back as the client reads it.
     fn exchange(server: &mut DisplayServer, line: &str) -> ResponseLine {
-        answer_line(server, line.as_bytes())
+        let (id, answer) = answer_line(server, line.as_bytes());
+        let mut out = Vec::new();
+        write_response(&mut out, id, &answer);
+        assert_eq!(out.pop(), Some(b'\n'));
+        serde_json::from_slice(&out).expect("a response line")
     }
 
     #[test]

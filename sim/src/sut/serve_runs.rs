@@ -7,13 +7,12 @@ use super::protocol::{
     Count, Durability, ErrorBody, ErrorKind, Events, Kept, MaxSeq, OpenOptions, Opened, Request,
     Seqs,
 };
-use super::serve::{hello, planted_of, refuse, Answer, Served};
+use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
 use history::runs::{
     MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
     SqliteRunEventStore, UserScope,
 };
 use history::{BugId, Planted};
-use serde::Serialize;
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
@@ -44,10 +43,6 @@ pub struct RunsServer {
     open: Option<Open>,
     /// `store` of the command line, when given: overrides `open`'s.
     store_override: Option<String>,
-}
-
-fn ok<T: Serialize>(value: T) -> Answer {
-    Ok(serde_json::to_value(value).expect("answers serialize"))
 }
 
 /// A store's refusal, by kind: a seq conflict is a conflict, a rejected event is invalid.
@@ -83,7 +78,8 @@ impl RunsServer {
         let kind = self.store_override.clone().unwrap_or(options.store);
         // The memory store keeps nothing across a kill; the SQLite store commits every batch
         // to its file in the data directory before it answers (WAL), so a restart on the same
-        // directory holds every acknowledged write.
+        // directory holds every acknowledged write. `restart` promises no more than that (the
+        // process's death, not the machine's), so the file is never synced.
         let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
             "memory" => (
                 Box::new(MemoryRunEventStore::new(planted)),
@@ -91,8 +87,11 @@ impl RunsServer {
             ),
             "sqlite" => (
                 Box::new(
-                    SqliteRunEventStore::open(&Path::new(data_dir).join("runs.sqlite"), planted)
-                        .map_err(refused)?,
+                    SqliteRunEventStore::open_surviving_process_death(
+                        &Path::new(data_dir).join("runs.sqlite"),
+                        planted,
+                    )
+                    .map_err(refused)?,
                 ),
                 Durability::Restart,
             ),
@@ -104,7 +103,7 @@ impl RunsServer {
             }
         };
         self.open = Some(Open { store, planted });
-        ok(Opened { durability })
+        ok(&Opened { durability })
     }
 
     fn store(&self) -> Result<&Open, ErrorBody> {
@@ -151,11 +150,11 @@ impl RunsServer {
                 let count = store
                     .delete_by_run(&thread_id, &run_id, &UserScope::All)
                     .map_err(refused)?;
-                ok(Count { count })
+                ok(&Count { count })
             }
             Request::PutIfAbsent { event } => {
                 let (event, created) = store.put_if_absent(event).map_err(refused)?;
-                ok(Kept { event, created })
+                ok(&Kept { event, created })
             }
             Request::ListMessagesByRun {
                 thread_id,
@@ -169,7 +168,7 @@ impl RunsServer {
                 let events = store
                     .list_messages_by_run(&thread_id, &run_id, limit, cursor, &UserScope::All)
                     .map_err(refused)?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             other => Err(refuse(
                 ErrorKind::Unsupported,
@@ -182,26 +181,28 @@ impl RunsServer {
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => hello("histsim-runs", &RUNS_OPS, protocol),
+            Request::Hello { protocol } => {
+                greeting_answer(&hello("histsim-runs", &RUNS_OPS, protocol)?)
+            }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;
-                ok(serde_json::json!({}))
+                done()
             }
             Request::PutBatch { events } => {
                 let seqs = self.store()?.store.put_batch(events).map_err(refused)?;
-                ok(Seqs { seqs })
+                ok(&Seqs { seqs })
             }
             Request::InsertNumbered { events } => {
                 self.store()?
                     .store
                     .insert_numbered(events)
                     .map_err(refused)?;
-                ok(serde_json::json!({}))
+                done()
             }
             Request::MaxSeq { thread_id } => {
                 let max_seq = self.store()?.store.max_seq(&thread_id).map_err(refused)?;
-                ok(MaxSeq { max_seq })
+                ok(&MaxSeq { max_seq })
             }
             Request::ListMessages {
                 thread_id,
@@ -210,7 +211,7 @@ impl Served for RunsServer {
                 after,
             } => {
                 let events = self.list_messages(&thread_id, limit, cursor_of(before, after))?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             Request::CountMessages { thread_id } => {
                 let count = self
@@ -218,7 +219,7 @@ impl Served for RunsServer {
                     .store
                     .count_messages(&thread_id)
                     .map_err(refused)?;
-                ok(Count { count })
+                ok(&Count { count })
             }
             Request::ListEvents { thread_id, run_id } => {
                 let events = self
@@ -226,11 +227,11 @@ impl Served for RunsServer {
                     .store
                     .list_events(&thread_id, &run_id)
                     .map_err(refused)?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             Request::Dump {} => {
                 let events = self.store()?.store.dump().map_err(refused)?;
-                ok(Events { events })
+                ok(&Events { events })
             }
             other @ (Request::DeleteByRun { .. }
             | Request::PutIfAbsent { .. }

@@ -133,3 +133,114 @@ fn a_history_that_never_converges_is_a_liveness_failure_apart_from_safety() {
     assert!(clean.passed(), "{:?}", clean.violations);
     assert!(clean.converged_after_ms.is_some());
 }
+
+/// Every variable `--shard auto` reads, cleared so the machine's own CI cannot leak into a test.
+const SHARD_VARIABLES: &[&str] = &[
+    "HISTSIM_SHARD_INDEX",
+    "HISTSIM_SHARD_COUNT",
+    "JOB_COMPLETION_INDEX",
+    "CI_NODE_INDEX",
+    "CI_NODE_TOTAL",
+    "CIRCLE_NODE_INDEX",
+    "CIRCLE_NODE_TOTAL",
+    "BUILDKITE_PARALLEL_JOB",
+    "BUILDKITE_PARALLEL_JOB_COUNT",
+];
+
+fn histsim_with_env(args: &[&str], env: &[(&str, String)]) -> (Option<i32>, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"));
+    for name in SHARD_VARIABLES {
+        command.env_remove(name);
+    }
+    let out = command
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("histsim runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn shard_processes_of_a_kubernetes_indexed_job_merge_into_the_unsharded_report() {
+    use sim::report::Summary;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reports = dir.path().to_str().expect("utf-8 path");
+    let campaign = |name: &str, extra: &[&str], env: &[(&str, String)]| {
+        let mut args = vec![
+            "run",
+            "--seeds",
+            "40..64",
+            "--jobs",
+            "1",
+            "--quiet",
+            "--keep-going",
+            "--no-shrink",
+            "--name",
+            name,
+            "--report-dir",
+            reports,
+        ];
+        args.extend_from_slice(extra);
+        let (code, text) = histsim_with_env(&args, env);
+        assert_eq!(code, Some(0), "{name}: {text}");
+        text
+    };
+    campaign("whole", &[], &[]);
+    let mut shard_dirs = Vec::new();
+    for k in 0..3 {
+        let name = format!("shard-{k}");
+        let text = campaign(
+            &name,
+            &["--shard", "auto", "--shard-count", "3"],
+            &[("JOB_COMPLETION_INDEX", k.to_string())],
+        );
+        assert!(
+            text.contains(&format!(
+                "shard {k}/3 (from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX"
+            )),
+            "{text}"
+        );
+        shard_dirs.push(dir.path().join(name).to_str().expect("utf-8").to_string());
+    }
+    let mut merge = vec![
+        "report",
+        "merge",
+        "--name",
+        "merged",
+        "--report-dir",
+        reports,
+    ];
+    merge.extend(shard_dirs.iter().map(String::as_str));
+    let (code, text) = histsim_with_env(&merge, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let read = |name: &str| Summary::read(&dir.path().join(name)).expect("summary.json");
+    let (whole, merged) = (read("whole"), read("merged"));
+    assert_eq!(merged.seeds.len(), 24);
+    assert_eq!(merged.deterministic_view(), whole.deterministic_view());
+}
+
+#[test]
+fn shard_auto_without_its_index_or_count_is_a_usage_error_naming_the_variable() {
+    let run = |extra: &[&str], env: &[(&str, String)]| {
+        let mut args = vec!["run", "--seeds", "0..2", "--quiet", "--no-shrink"];
+        args.extend_from_slice(extra);
+        histsim_with_env(&args, env)
+    };
+    let (code, text) = run(&["--shard", "auto"], &[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("JOB_COMPLETION_INDEX"), "{text}");
+    let (code, text) = run(
+        &["--shard", "auto"],
+        &[("JOB_COMPLETION_INDEX", "1".into())],
+    );
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("add --shard-count N"), "{text}");
+    let (code, text) = run(
+        &["--shard", "auto"],
+        &[("CI_NODE_INDEX", "3".into()), ("CI_NODE_TOTAL", "2".into())],
+    );
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("not below the count 2"), "{text}");
+}

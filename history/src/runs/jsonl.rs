@@ -1,0 +1,326 @@
+//! The JSONL run-event store: the third backend, files laid out as the published DeerFlow
+//! `JsonlRunEventStore` lays them out (one file per run under its thread, see
+//! [`super::jsonl_line`]), over the journal's [`Storage`] so that the real filesystem, memory and
+//! the simulator's crashing disk all carry it.
+//!
+//! Design: the files are the truth, an in-memory [`MemoryRunEventStore`] is the index. Opening
+//! reads every file and replays its rows into the index in write order; every read is the index's
+//! answer, so this backend answers exactly as the memory store does (R9) by construction, and a
+//! read the trait gains is one line here. A write goes to the index first (which numbers and
+//! checks it exactly as the memory store does), then to the files: each touched file gets its
+//! lines in one append, then every touched file is synced, and only then is the write
+//! acknowledged. A write whose append or sync fails is cut back from the files (truncated to
+//! their earlier lengths and synced) and the index is read again from them, so an error leaves
+//! nothing written. If even the cut fails, the store refuses every later operation until it is
+//! opened again (its index holds the failed write); opening then finishes the cut (see [`super::jsonl_load`] for what a torn tail
+//! means and what a reopened store keeps).
+//!
+//! Durability: an acknowledged write survives a crash exactly as far as the storage's `sync`
+//! promises. A write that was not acknowledged either survives whole or not at all: a reopened
+//! store drops a batch some of whose rows a crash lost, and reports every cut
+//! ([`JsonlRunEventStore::dropped_tails`]). One ambiguity is the storage's, not ours: a write
+//! whose sync failed AND whose cut-back failed may be whole on disk, and then a reopened store
+//! shows it although the write returned an error (as any database whose fsync failed may).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::error::RunStoreError;
+use super::event::{MessageCursor, NewRunEvent, RunEvent};
+use super::jsonl_line::{encode, run_file, THREADS_DIR};
+use super::jsonl_load::{load, storage_error, DroppedTail};
+use super::memory::MemoryRunEventStore;
+use super::store::RunEventStore;
+use crate::journal::{FsStorage, SharedStorage, Storage};
+use crate::planted::Planted;
+
+/// The JSONL backend.
+#[derive(Debug)]
+pub struct JsonlRunEventStore {
+    storage: SharedStorage,
+    planted: Planted,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    index: MemoryRunEventStore,
+    /// The write number the next row gets (store-wide, from 1).
+    next_write: u64,
+    /// Set when a failed write could not be cut back from the files: the files may hold rows
+    /// the index does not, so no further write is taken until the store is opened again.
+    broken: Option<RunStoreError>,
+    /// Every tail cut when the store was opened or read again after a failed write.
+    dropped: Vec<DroppedTail>,
+}
+
+/// Why a write to the files failed, and whether the files are back as they were.
+struct WriteFailure {
+    error: RunStoreError,
+    files_restored: bool,
+}
+
+/// The error every operation of a broken store returns.
+fn must_reopen(cause: &RunStoreError) -> RunStoreError {
+    RunStoreError::Storage {
+        op: "use",
+        file: THREADS_DIR.to_string(),
+        message: format!(
+            "the store must be opened again: a failed write could not be cut back from its \
+             files ({cause})"
+        ),
+    }
+}
+
+/// The index a store's files hold, after cutting the tails a crash left.
+fn recover(
+    storage: &dyn Storage,
+    planted: Planted,
+) -> Result<(MemoryRunEventStore, u64, Vec<DroppedTail>), RunStoreError> {
+    let loaded = load(storage)?;
+    for cut in &loaded.dropped {
+        storage
+            .truncate(&cut.file, cut.offset)
+            .map_err(|e| storage_error("truncate", &cut.file, e))?;
+        storage
+            .sync(&cut.file)
+            .map_err(|e| storage_error("sync", &cut.file, e))?;
+    }
+    let index = MemoryRunEventStore::new(planted);
+    index.insert_numbered(loaded.rows.into_iter().map(|r| r.event).collect())?;
+    Ok((index, loaded.next_write, loaded.dropped))
+}
+
+impl JsonlRunEventStore {
+    /// Opens the store kept in `storage` (empty storage: an empty store), cutting and reporting
+    /// the tails a crash left. Fails naming the file and line when a file holds what no crash
+    /// explains. `planted` may switch on R5 (no unique guard on numbered writes).
+    pub fn open(
+        storage: SharedStorage,
+        planted: Planted,
+    ) -> Result<JsonlRunEventStore, RunStoreError> {
+        let (index, next_write, dropped) = recover(storage.as_ref(), planted)?;
+        Ok(JsonlRunEventStore {
+            storage,
+            planted,
+            state: Mutex::new(State {
+                index,
+                next_write,
+                broken: None,
+                dropped,
+            }),
+        })
+    }
+
+    /// Opens the store in a directory of the real filesystem (created when missing): the
+    /// directory upstream calls its base (`.deer-flow`), holding `threads/`.
+    pub fn open_dir(
+        dir: impl AsRef<Path>,
+        planted: Planted,
+    ) -> Result<JsonlRunEventStore, RunStoreError> {
+        let dir = dir.as_ref();
+        let fail = |e| storage_error("open", &dir.display().to_string(), e);
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let storage = FsStorage::new(dir).map_err(fail)?;
+        JsonlRunEventStore::open(Arc::new(storage), planted)
+    }
+
+    /// The tails cut from the files since the store was opened (a crash's unfinished batch, or
+    /// a failed write read again). Empty after a clean shutdown.
+    pub fn dropped_tails(&self) -> Vec<DroppedTail> {
+        self.lock().dropped.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every change to the state is made after the fallible steps, so a poisoned lock still
+        // guards consistent data.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The index, for a read; the error of a failed cut-back when the store is broken (its index
+    /// then holds a write that failed).
+    fn usable(&self) -> Result<MutexGuard<'_, State>, RunStoreError> {
+        let state = self.lock();
+        match &state.broken {
+            Some(broken) => Err(broken.clone()),
+            None => Ok(state),
+        }
+    }
+
+    /// A write: `apply` changes the index and returns its answer and the rows it added, which
+    /// then go to the files. On a file failure the index is read again from the files.
+    fn write<T>(
+        &self,
+        apply: impl FnOnce(&MemoryRunEventStore) -> Result<(T, Vec<RunEvent>), RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        let mut state = self.usable()?;
+        let (answer, rows) = apply(&state.index)?;
+        if rows.is_empty() {
+            return Ok(answer);
+        }
+        let first = state.next_write;
+        let Err(failure) = self.append_rows(&rows, first) else {
+            state.next_write += rows.len() as u64;
+            return Ok(answer);
+        };
+        let restored = if failure.files_restored {
+            recover(self.storage.as_ref(), self.planted)
+        } else {
+            Err(failure.error.clone())
+        };
+        match restored {
+            Ok((index, next_write, dropped)) => {
+                state.index = index;
+                state.next_write = next_write;
+                state.dropped.extend(dropped);
+            }
+            Err(e) => state.broken = Some(must_reopen(&e)),
+        }
+        Err(failure.error)
+    }
+
+    /// Appends the rows (write numbers from `first`, one batch) to their run files, one append
+    /// per file, then syncs every touched file. On failure cuts every touched file back.
+    fn append_rows(&self, rows: &[RunEvent], first: u64) -> Result<(), WriteFailure> {
+        let batch = (first, rows.len() as u64);
+        let mut by_file: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for (i, row) in rows.iter().enumerate() {
+            let line = encode(row, first + i as u64, batch);
+            by_file
+                .entry(run_file(&row.thread_id, &row.run_id))
+                .or_default()
+                .extend(line);
+        }
+        let mut touched: Vec<(&str, u64)> = Vec::with_capacity(by_file.len());
+        let written = (|| {
+            for (file, bytes) in &by_file {
+                let before = self
+                    .storage
+                    .len(file)
+                    .map_err(|e| storage_error("stat", file, e))?;
+                touched.push((file, before.unwrap_or(0)));
+                self.storage
+                    .append(file, bytes)
+                    .map_err(|e| storage_error("append", file, e))?;
+            }
+            for file in by_file.keys() {
+                self.storage
+                    .sync(file)
+                    .map_err(|e| storage_error("sync", file, e))?;
+            }
+            Ok(())
+        })();
+        written.map_err(|error| WriteFailure {
+            error,
+            files_restored: self.cut_back(&touched),
+        })
+    }
+
+    /// Truncates each file to its length before the failed write and syncs it; false when any
+    /// step fails (the files may then hold part of the write).
+    fn cut_back(&self, touched: &[(&str, u64)]) -> bool {
+        touched
+            .iter()
+            .all(|&(file, before)| match self.storage.len(file) {
+                Ok(None) => true,
+                Ok(Some(len)) if len == before => true,
+                Ok(Some(_)) => {
+                    self.storage.truncate(file, before).is_ok() && self.storage.sync(file).is_ok()
+                }
+                Err(_) => false,
+            })
+    }
+}
+
+impl RunEventStore for JsonlRunEventStore {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        self.write(|index| {
+            let seqs = index.put_batch(events.clone())?;
+            let rows = events
+                .into_iter()
+                .zip(&seqs)
+                .map(|(e, &s)| e.with_seq(s))
+                .collect();
+            Ok((seqs, rows))
+        })
+    }
+
+    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
+        self.write(|index| {
+            index.insert_numbered(events.clone())?;
+            Ok(((), events))
+        })
+    }
+
+    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.usable()?.index.max_seq(thread_id)
+    }
+
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?.index.list_messages(thread_id, limit, cursor)
+    }
+
+    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.usable()?.index.count_messages(thread_id)
+    }
+
+    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?.index.list_events(thread_id, run_id)
+    }
+
+    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?.index.dump()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::MemStorage;
+    use crate::runs::event::Category;
+    use serde_json::json;
+
+    fn ev(thread: &str, run: &str) -> NewRunEvent {
+        NewRunEvent {
+            thread_id: thread.into(),
+            run_id: run.into(),
+            user_id: None,
+            event_type: "human_message".into(),
+            category: Category::Message,
+            content: json!({"type": "human", "content": "m"}),
+            metadata: json!({}),
+            created_at_ns: 5,
+        }
+    }
+
+    #[test]
+    fn rows_go_to_their_run_file_and_come_back_on_open() {
+        let disk = Arc::new(MemStorage::new());
+        let store = JsonlRunEventStore::open(disk.clone(), Planted::none()).unwrap();
+        let seqs = store
+            .put_batch(vec![ev("t", "r1"), ev("t", "r2"), ev("u", "r1")])
+            .unwrap();
+        assert_eq!(seqs, vec![1, 2, 1]);
+        let files = disk.list("threads").unwrap();
+        assert_eq!(
+            files,
+            vec![
+                "threads/t/runs/r1.jsonl",
+                "threads/t/runs/r2.jsonl",
+                "threads/u/runs/r1.jsonl"
+            ]
+        );
+        let before = store.dump().unwrap();
+        drop(store);
+        let again = JsonlRunEventStore::open(disk, Planted::none()).unwrap();
+        assert_eq!(again.dump().unwrap(), before);
+        assert!(again.dropped_tails().is_empty());
+        assert_eq!(again.put_batch(vec![ev("t", "r1")]).unwrap(), vec![3]);
+    }
+}

@@ -1,0 +1,204 @@
+//! Reading a JSONL run-event store back: which rows it holds and which tails a crash left.
+//!
+//! What a torn tail means. The store writes a batch by appending its lines to every run file it
+//! touches and syncing each of them, and acknowledges the batch only after every sync returned;
+//! writes are serialized and a failed one is cut back before the next begins. So after a crash at
+//! most the last batch can be partly on disk, and only at the ends of its files. A reopened store
+//! therefore keeps exactly the batches whose every row is readable, and cuts from each file the
+//! tail that begins at its first line that is not one: a line without its newline (a torn
+//! append), a line that is not a row, or a row of a batch some of whose rows are missing. Each
+//! cut is reported as a [`DroppedTail`], never silently. Anything else (an unreadable line with
+//! rows of complete batches after it, a row in another run's file, two rows with one write
+//! number) cannot come from a crash, and opening fails naming the file and line.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::error::RunStoreError;
+use super::jsonl_line::{decode, is_run_file, run_file, StoredLine, THREADS_DIR};
+use crate::journal::{storage::read_all, Storage};
+
+/// A tail a reopened store cut from a file, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DroppedTail {
+    /// The storage name of the run file.
+    pub file: String,
+    /// Where the cut starts (the file's new length) and the 1-based line there.
+    pub offset: u64,
+    pub line: u64,
+    /// How many bytes were cut.
+    pub bytes: u64,
+    /// What the first cut line was: torn, unreadable, or a row of an unfinished batch.
+    pub reason: String,
+}
+
+impl std::fmt::Display for DroppedTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: cut {} bytes from line {} (offset {}): {}",
+            self.file, self.bytes, self.line, self.offset, self.reason
+        )
+    }
+}
+
+/// What [`load`] found: the rows to keep in replay order, the cuts to make, the next write number.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub(crate) rows: Vec<StoredLine>,
+    pub(crate) dropped: Vec<DroppedTail>,
+    pub(crate) next_write: u64,
+}
+
+/// One line of a file as read.
+struct Line {
+    offset: u64,
+    number: u64,
+    read: Result<StoredLine, String>,
+}
+
+fn corrupt(file: &str, line: u64, reason: String) -> RunStoreError {
+    RunStoreError::CorruptLine {
+        file: file.to_string(),
+        line,
+        reason,
+    }
+}
+
+pub(crate) fn storage_error(op: &'static str, file: &str, e: std::io::Error) -> RunStoreError {
+    RunStoreError::Storage {
+        op,
+        file: file.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Splits a file into lines; a last piece without its newline is read as torn.
+fn lines_of(file: &str, bytes: &[u8]) -> Result<Vec<Line>, RunStoreError> {
+    let mut lines = Vec::new();
+    let mut offset = 0usize;
+    while offset < bytes.len() {
+        let number = lines.len() as u64 + 1;
+        let (end, read) = match bytes[offset..].iter().position(|b| *b == b'\n') {
+            Some(n) => (offset + n + 1, decode(&bytes[offset..offset + n])),
+            None => (bytes.len(), Err("torn: no newline at the end".to_string())),
+        };
+        if let Ok(row) = &read {
+            let home = run_file(&row.event.thread_id, &row.event.run_id);
+            if home != file {
+                let why = format!(
+                    "a row of thread {:?}, run {:?} (its file is {home})",
+                    row.event.thread_id, row.event.run_id
+                );
+                return Err(corrupt(file, number, why));
+            }
+        }
+        lines.push(Line {
+            offset: offset as u64,
+            number,
+            read,
+        });
+        offset = end;
+    }
+    Ok(lines)
+}
+
+/// The batches (by first write number) whose every row was read, each row once.
+fn complete_batches(
+    files: &BTreeMap<String, (u64, Vec<Line>)>,
+) -> Result<BTreeSet<u64>, RunStoreError> {
+    let mut seen: BTreeMap<u64, (String, u64)> = BTreeMap::new();
+    let mut rows_of: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for (file, (_, lines)) in files {
+        for line in lines {
+            let Some(written) = line.read.as_ref().ok().and_then(|r| r.written) else {
+                continue;
+            };
+            if let Some((other, at)) = seen.insert(written.write, (file.clone(), line.number)) {
+                let why = format!("write number {} is also {other} line {at}", written.write);
+                return Err(corrupt(file, line.number, why));
+            }
+            *rows_of.entry(written.batch).or_default() += 1;
+        }
+    }
+    Ok(rows_of
+        .into_iter()
+        .filter(|((_, rows), found)| rows == found)
+        .map(|((first, _), _)| first)
+        .collect())
+}
+
+/// Reads every run file under the storage's `threads/` directory and decides what to keep.
+pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
+    let names = storage
+        .list(THREADS_DIR)
+        .map_err(|e| storage_error("list", THREADS_DIR, e))?;
+    let mut files = BTreeMap::new();
+    for name in names.into_iter().filter(|n| is_run_file(n)) {
+        let bytes = read_all(storage, &name).map_err(|e| storage_error("read", &name, e))?;
+        let lines = lines_of(&name, &bytes)?;
+        files.insert(name, (bytes.len() as u64, lines));
+    }
+    let complete = complete_batches(&files)?;
+    let mut loaded = Loaded::default();
+    for (file, (len, lines)) in files {
+        // A row upstream wrote is whole by itself; a row of ours, when its batch is.
+        let kept = |l: &Line| {
+            l.read
+                .as_ref()
+                .is_ok_and(|r| r.written.is_none_or(|w| complete.contains(&w.batch.0)))
+        };
+        let cut_at = lines.iter().position(|l| !kept(l)).unwrap_or(lines.len());
+        if let Some(late) = lines[cut_at..].iter().find(|l| kept(l)) {
+            let first = &lines[cut_at];
+            let why = format!(
+                "a row of a complete batch follows line {} ({}): not a torn tail",
+                first.number,
+                reason_of(first)
+            );
+            return Err(corrupt(&file, late.number, why));
+        }
+        if let Some(first) = lines.get(cut_at) {
+            loaded.dropped.push(DroppedTail {
+                file: file.clone(),
+                offset: first.offset,
+                line: first.number,
+                bytes: len - first.offset,
+                reason: reason_of(first),
+            });
+        }
+        loaded
+            .rows
+            .extend(lines.into_iter().take(cut_at).filter_map(|l| l.read.ok()));
+    }
+    // Per thread by seq, equal seqs (only a store without the unique guard writes them, R5) in
+    // write order: the order the memory store keeps rows in, so replaying in it rebuilds the
+    // same index.
+    loaded
+        .rows
+        .sort_by(|a, b| replay_key(a).cmp(&replay_key(b)));
+    loaded.next_write = 1 + loaded
+        .rows
+        .iter()
+        .filter_map(|r| r.written.map(|w| w.write))
+        .max()
+        .unwrap_or(0);
+    Ok(loaded)
+}
+
+fn replay_key(row: &StoredLine) -> (&str, u64, Option<u64>) {
+    (
+        &row.event.thread_id,
+        row.event.seq,
+        row.written.map(|w| w.write),
+    )
+}
+
+fn reason_of(line: &Line) -> String {
+    match &line.read {
+        Err(why) => why.clone(),
+        Ok(row) => {
+            let (first, rows) = row.written.map_or((0, 1), |w| w.batch);
+            format!("a row of batch [{first}, {rows}] whose other rows are missing")
+        }
+    }
+}

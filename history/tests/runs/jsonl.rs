@@ -1,0 +1,487 @@
+//! The JSONL backend's own promises, beyond answering like the others (`props` runs every rule on
+//! it): acknowledged batches survive a crash, failed writes leave nothing, a reopened store keeps
+//! whole batches only and reports each tail it cut, and files no crash explains are refused with
+//! their file and line. Crashes are `MemStorage`'s: a crash keeps exactly the synced bytes.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use history::journal::{FaultOp, MemStorage, Storage};
+use history::runs::*;
+use history::Planted;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn ev(thread: &str, run: &str, text: &str) -> NewRunEvent {
+    NewRunEvent {
+        thread_id: thread.into(),
+        run_id: run.into(),
+        user_id: Some("u".into()),
+        event_type: HUMAN_MESSAGE.into(),
+        category: Category::Message,
+        content: ChatMessage::human(text).to_content(),
+        metadata: json!({"k": text}),
+        created_at_ns: 1_700_000_000_123_456_789,
+    }
+}
+
+fn open(disk: &Arc<MemStorage>) -> JsonlRunEventStore {
+    JsonlRunEventStore::open(disk.clone(), Planted::none()).expect("open")
+}
+
+/// What a crash now leaves: every file cut to its synced bytes.
+fn crash(disk: &MemStorage) -> Arc<MemStorage> {
+    let after = MemStorage::new();
+    for name in disk.list("threads").expect("list") {
+        let bytes = disk.durable_bytes(&name);
+        after.append(&name, &bytes).expect("append");
+        after.sync(&name).expect("sync");
+    }
+    Arc::new(after)
+}
+
+fn texts(store: &JsonlRunEventStore) -> Vec<String> {
+    store
+        .dump()
+        .expect("dump")
+        .iter()
+        .map(|r| {
+            r.content["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn acknowledged_batches_survive_a_crash_and_numbering_goes_on() {
+    // Transcribes upstream test_jsonl_event_store_async_io.py
+    // test_ensure_seq_loaded_recovers_from_disk: three rows, a fresh store, the next seq is 4.
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    for i in 0..3 {
+        store
+            .put_batch(vec![ev("t1", "r1", &format!("m{i}"))])
+            .unwrap();
+    }
+    store
+        .put_batch(vec![
+            ev("t1", "r2", "a"),
+            ev("t2", "r1", "b"),
+            ev("t1", "r1", "c"),
+        ])
+        .unwrap();
+    let before = store.dump().unwrap();
+    let reopened = open(&crash(&disk));
+    assert_eq!(reopened.dump().unwrap(), before);
+    assert!(reopened.dropped_tails().is_empty());
+    assert_eq!(
+        reopened.put_batch(vec![ev("t1", "r1", "new")]).unwrap(),
+        vec![6]
+    );
+    assert_eq!(
+        reopened.put_batch(vec![ev("t2", "r9", "x")]).unwrap(),
+        vec![2]
+    );
+}
+
+#[test]
+fn a_failed_append_writes_nothing_and_the_store_goes_on() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    disk.fail("threads/t/runs/r2.jsonl", FaultOp::Append);
+    let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
+    assert!(
+        matches!(&failed, Err(RunStoreError::Storage { op: "append", file, .. }) if file.ends_with("r2.jsonl")),
+        "{failed:?}"
+    );
+    assert_eq!(
+        disk.bytes("threads/t/runs/r1.jsonl")
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count(),
+        1
+    );
+    assert_eq!(texts(&store), ["first"]);
+    assert_eq!(disk.bytes("threads/t/runs/r2.jsonl"), b"");
+    disk.clear_faults();
+    assert_eq!(
+        store.put_batch(vec![ev("t", "r2", "second")]).unwrap(),
+        vec![2]
+    );
+    let reopened = open(&crash(&disk));
+    assert_eq!(texts(&reopened), ["first", "second"]);
+    assert!(reopened.dropped_tails().is_empty());
+}
+
+/// A storage whose appends, while `tear` is set, write half their bytes and then fail: the
+/// disk-full-mid-batch of upstream's test.
+#[derive(Debug)]
+struct HalfAppends {
+    inner: MemStorage,
+    tear: AtomicBool,
+}
+
+impl Storage for HalfAppends {
+    fn len(&self, name: &str) -> io::Result<Option<u64>> {
+        self.inner.len(name)
+    }
+    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(name, offset, buf)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        if !self.tear.load(Ordering::SeqCst) {
+            return self.inner.append(name, bytes);
+        }
+        self.inner.append(name, &bytes[..bytes.len() / 2])?;
+        Err(io::Error::other("simulated mid-batch write failure"))
+    }
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&self, name: &str) -> io::Result<()> {
+        self.inner.sync(name)
+    }
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+}
+
+#[test]
+fn a_torn_append_is_cut_back_and_the_retry_stores_each_event_once() {
+    // Transcribes upstream test_jsonl_event_store_async_io.py
+    // test_put_batch_failure_rolls_back_no_partial_records: half a batch of four reaches the
+    // file, the write fails, the whole batch is retried: four records, seqs unique and
+    // increasing. Ours is stricter: the retry gets seqs 1..=4 and the file holds those 4 only.
+    let disk = Arc::new(HalfAppends {
+        inner: MemStorage::new(),
+        tear: AtomicBool::new(true),
+    });
+    let store = JsonlRunEventStore::open(disk.clone(), Planted::none()).unwrap();
+    let batch: Vec<NewRunEvent> = (0..4)
+        .map(|i| {
+            let mut e = ev("t1", "r1", &format!("event-{i}"));
+            e.category = Category::Trace;
+            e.event_type = "trace".into();
+            e
+        })
+        .collect();
+    assert!(store.put_batch(batch.clone()).is_err());
+    assert_eq!(store.dump().unwrap(), vec![]);
+    disk.tear.store(false, Ordering::SeqCst);
+    assert_eq!(store.put_batch(batch).unwrap(), vec![1, 2, 3, 4]);
+    let file = disk.inner.bytes("threads/t1/runs/r1.jsonl");
+    let seqs: Vec<u64> = file
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            serde_json::from_slice::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn a_sync_that_keeps_failing_breaks_the_store_and_the_unsynced_batch_is_gone_after_a_crash() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    // r1.jsonl syncs; r2.jsonl cannot, not even its cut-back: the store stops.
+    disk.fail("threads/t/runs/r2.jsonl", FaultOp::Sync);
+    let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
+    assert!(matches!(
+        failed,
+        Err(RunStoreError::Storage { op: "sync", .. })
+    ));
+    assert!(store.count_messages("t").is_err());
+    disk.clear_faults();
+    let reopened = open(&crash(&disk));
+    assert_eq!(texts(&reopened), ["first"]);
+}
+
+#[test]
+fn a_failed_cut_back_refuses_every_operation_until_reopened() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    // The batch touches a.jsonl (appended first, names sorted) and b.jsonl (its append fails);
+    // cutting a.jsonl back fails too.
+    disk.fail("threads/t/runs/b.jsonl", FaultOp::Append);
+    disk.fail("threads/t/runs/a.jsonl", FaultOp::Truncate);
+    let failed = store.put_batch(vec![ev("t", "a", "half"), ev("t", "b", "never")]);
+    assert!(matches!(
+        failed,
+        Err(RunStoreError::Storage { op: "append", .. })
+    ));
+    assert!(
+        store.dump().is_err(),
+        "a broken store must not answer reads"
+    );
+    assert!(store.put_batch(vec![ev("t", "a", "later")]).is_err());
+    disk.clear_faults();
+    // Reopened on the same (uncrashed) files: the half batch is cut, reported, and gone.
+    let reopened = open(&disk);
+    assert_eq!(texts(&reopened), ["kept"]);
+    let dropped = reopened.dropped_tails();
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0].file, "threads/t/runs/a.jsonl");
+    assert_eq!(dropped[0].line, 2);
+    assert!(
+        dropped[0].reason.contains("other rows are missing"),
+        "{dropped:?}"
+    );
+    assert_eq!(
+        reopened.put_batch(vec![ev("t", "b", "next")]).unwrap(),
+        vec![2]
+    );
+    assert_eq!(texts(&open(&crash(&disk))), ["kept", "next"]);
+}
+
+#[test]
+fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "r", "whole")]).unwrap();
+    store.put_batch(vec![ev("t", "r", "torn")]).unwrap();
+    let name = "threads/t/runs/r.jsonl";
+    let bytes = disk.bytes(name);
+    // Every cut inside the second line, including the one that leaves it valid JSON without its
+    // newline, reopens as the first row only.
+    let first_end = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+    for cut in first_end + 1..bytes.len() {
+        let torn = Arc::new(MemStorage::with_file(name, &bytes[..cut]));
+        let reopened = open(&torn);
+        assert_eq!(texts(&reopened), ["whole"], "cut at {cut}");
+        let dropped = reopened.dropped_tails();
+        assert_eq!(dropped.len(), 1, "cut at {cut}");
+        assert_eq!(
+            (dropped[0].offset, dropped[0].line, dropped[0].bytes),
+            (first_end as u64, 2, (cut - first_end) as u64)
+        );
+        assert!(dropped[0].reason.starts_with("torn"), "{dropped:?}");
+        assert_eq!(
+            dropped[0].to_string(),
+            format!(
+                "{name}: cut {} bytes from line 2 (offset {first_end}): torn: no newline at the end",
+                cut - first_end
+            )
+        );
+        // The cut is made on disk, so the next write starts on a line of its own.
+        assert_eq!(torn.bytes(name).len(), first_end);
+        reopened.put_batch(vec![ev("t", "r", "after")]).unwrap();
+        assert_eq!(texts(&open(&crash(&torn))), ["whole", "after"]);
+    }
+}
+
+#[test]
+fn a_batch_a_crash_cut_short_in_another_file_is_dropped_whole() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    let b_before = disk.bytes("threads/t/runs/b.jsonl").len();
+    store
+        .put_batch(vec![
+            ev("t", "a", "x"),
+            ev("t", "b", "y"),
+            ev("u", "c", "z"),
+        ])
+        .unwrap();
+    // A crash state where a.jsonl and c.jsonl have the batch and b.jsonl does not (the batch was
+    // not yet acknowledged: its syncs had not all returned).
+    let crashed = crash(&disk);
+    crashed
+        .truncate("threads/t/runs/b.jsonl", b_before as u64)
+        .unwrap();
+    let reopened = open(&crashed);
+    assert_eq!(texts(&reopened), ["kept"]);
+    let files: Vec<String> = reopened
+        .dropped_tails()
+        .into_iter()
+        .map(|d| d.file)
+        .collect();
+    assert_eq!(files, ["threads/t/runs/a.jsonl", "threads/u/runs/c.jsonl"]);
+    assert_eq!(reopened.max_seq("u").unwrap(), 0);
+}
+
+#[test]
+fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store.put_batch(vec![ev("t", "r", "one")]).unwrap();
+    store.put_batch(vec![ev("t", "r", "two")]).unwrap();
+    let name = "threads/t/runs/r.jsonl";
+    // The first line unreadable, a whole row after it: corruption, not a torn tail.
+    let broken = Arc::new(MemStorage::with_file(name, &disk.bytes(name)));
+    broken.corrupt_byte(name, 0, b'{' ^ b'[');
+    match JsonlRunEventStore::open(broken, Planted::none()) {
+        Err(RunStoreError::CorruptLine { file, line, reason }) => {
+            assert_eq!((file.as_str(), line), (name, 2));
+            assert!(reason.contains("follows line 1"), "{reason}");
+        }
+        other => panic!("expected CorruptLine, got {other:?}"),
+    }
+    // A row in another run's file.
+    let moved = Arc::new(MemStorage::with_file(
+        "threads/t/runs/other.jsonl",
+        &disk.bytes(name),
+    ));
+    let err = JsonlRunEventStore::open(moved, Planted::none()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("its file is threads/t/runs/r.jsonl"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_row_deerflow_appended_is_kept_and_numbering_goes_on_after_it() {
+    // The published 0.1.7 store, pointed at our files, appended this with `put` (seq 3: it
+    // numbers from the files' maximum); its record has no `user_id`, `write` or `batch`.
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![
+            ev("thread-a", "run-2", "q"),
+            ev("thread-a", "run-2", "a"),
+        ])
+        .unwrap();
+    let name = "threads/thread-a/runs/run-2.jsonl";
+    let upstream = r#"{"thread_id": "thread-a", "run_id": "run-2", "event_type": "human_message", "category": "message", "content": "more", "metadata": {}, "seq": 3, "created_at": "2026-12-02T01:23:45.123456+00:00"}"#;
+    disk.append(name, format!("{upstream}\n").as_bytes())
+        .unwrap();
+    disk.sync(name).unwrap();
+    let reopened = open(&disk);
+    assert!(reopened.dropped_tails().is_empty());
+    let rows = reopened.dump().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!((rows[2].seq, rows[2].user_id.as_deref()), (3, None));
+    assert_eq!(rows[2].content, json!("more"));
+    assert_eq!(
+        reopened
+            .put_batch(vec![ev("thread-a", "run-2", "next")])
+            .unwrap(),
+        vec![4]
+    );
+    assert_eq!(open(&crash(&disk)).dump().unwrap().len(), 4);
+}
+
+#[test]
+fn the_real_filesystem_holds_upstreams_layout_and_record_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = JsonlRunEventStore::open_dir(dir.path(), Planted::none()).unwrap();
+    store
+        .put_batch(vec![ev("t1", "r1", "hello"), ev("t1", "r1", "world")])
+        .unwrap();
+    let before = store.dump().unwrap();
+    drop(store);
+    let file = dir.path().join("threads/t1/runs/r1.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["seq"], 2);
+    assert_eq!(lines[0]["category"], "message");
+    assert_eq!(
+        lines[0]["created_at"],
+        "2023-11-14T22:13:20.123456789+00:00"
+    );
+    let reopened = JsonlRunEventStore::open_dir(dir.path(), Planted::none()).unwrap();
+    assert_eq!(reopened.dump().unwrap(), before);
+}
+
+/// One write of the fault property: a batch of (thread, run, is_message) and the storage fault
+/// armed during it (on one run file, for one operation).
+type FaultyWrite = (Vec<(u8, u8, bool)>, Option<(u8, u8, FaultOp)>);
+
+fn faulty_write() -> impl Strategy<Value = FaultyWrite> {
+    let event = (0u8..2, 0u8..3, any::<bool>());
+    let op = prop::sample::select(vec![FaultOp::Append, FaultOp::Sync, FaultOp::Truncate]);
+    (
+        prop::collection::vec(event, 0..6),
+        prop::option::weighted(0.4, (0u8..2, 0u8..3, op)),
+    )
+}
+
+/// Plays the writes on a JSONL store whose storage fails as scripted (a store a failed cut-back
+/// broke is crashed and reopened), beside a memory store that gets only the writes the JSONL
+/// store acknowledged. Both must agree after every write, and after a final crash.
+fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Result<(), String> {
+    let reference = MemoryRunEventStore::new(Planted::none());
+    let mut disk = Arc::new(MemStorage::new());
+    let mut store = open(&disk);
+    for (i, (batch, fault)) in writes.iter().enumerate() {
+        let events: Vec<NewRunEvent> = batch
+            .iter()
+            .enumerate()
+            .map(|(k, &(thread, run, is_message))| {
+                let mut e = ev(
+                    &format!("t{thread}"),
+                    &format!("r{run}"),
+                    &format!("w{i} e{k}"),
+                );
+                if !is_message {
+                    e.category = Category::Trace;
+                }
+                e
+            })
+            .collect();
+        if let Some((thread, run, op)) = fault {
+            disk.fail(&format!("threads/t{thread}/runs/r{run}.jsonl"), *op);
+        }
+        let got = store.put_batch(events.clone());
+        disk.clear_faults();
+        if let Ok(seqs) = &got {
+            let want = reference.put_batch(events).map_err(|e| e.to_string())?;
+            if *seqs != want {
+                return Err(format!(
+                    "write {i}: seqs {seqs:?}, the memory store gave {want:?}"
+                ));
+            }
+        }
+        if store.dump().is_err() {
+            disk = crash(&disk);
+            store = open(&disk);
+        }
+        if store.dump().map_err(|e| e.to_string())?
+            != reference.dump().map_err(|e| e.to_string())?
+        {
+            return Err(format!("write {i} ({got:?}): the stores differ"));
+        }
+    }
+    let reopened = open(&crash(&disk));
+    if !reopened.dropped_tails().is_empty() {
+        return Err(format!(
+            "a crash after acknowledged writes cut {:?}",
+            reopened.dropped_tails()
+        ));
+    }
+    if reopened.dump().map_err(|e| e.to_string())? != reference.dump().map_err(|e| e.to_string())? {
+        return Err("after the final crash the stores differ".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
+        writes in prop::collection::vec(faulty_write(), 1..20)
+    ) {
+        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
+    }
+}
