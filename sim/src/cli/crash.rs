@@ -130,6 +130,27 @@ fn faulty_disk(args: &CrashArgs) -> Verdict {
         planted: Planted::from_option(args.planted),
     });
     println!("{}", report.summary());
+    let (hit, missed) = report.parsable_kinds();
+    println!(
+        "parsable corruptions (the payload still JSON) by record kind: {}",
+        report
+            .coverage
+            .counts
+            .iter()
+            .map(|(p, n)| format!("{} {n}", p.rsplit('.').next().unwrap_or(p)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "record kinds hit by a parsable corruption: {} of {}{}",
+        hit.len(),
+        hit.len() + missed.len(),
+        if missed.is_empty() {
+            String::new()
+        } else {
+            format!(" (never: {})", missed.join(", "))
+        }
+    );
     for f in report.failures.iter().take(20) {
         println!(
             "  [{}] seed {} op {}: {}",

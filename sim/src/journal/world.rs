@@ -12,6 +12,7 @@
 //! which mirrors are attached) lives in a [`Slot`] per session, outside the hosts. Everything the
 //! operations return is recorded ([`super::record`]); nothing here judges it.
 
+use super::corrupted;
 use super::ops::run_op;
 use super::process::start;
 use super::record::{Happened, SessionRecord};
@@ -179,6 +180,11 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
     let slot = &world.slots[s];
     let disk = slot.disk.borrow().clone();
     let image = crash_image(&disk, c.pending);
+    let mut damaged = image.clone();
+    let injected = c.corrupt.and_then(|corruption| {
+        let file = slot.current.borrow().clone();
+        corrupted::inject(&disk, &mut damaged, &file, corruption)
+    });
     {
         let mut cov = world.coverage.borrow_mut();
         cov.hit("journal.fault.crash");
@@ -214,7 +220,23 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         },
     );
     sim.crash(host_name(s));
-    *slot.disk.borrow_mut() = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+    let restarted = SimDisk::from_image(damaged, SimDiskOptions::default());
+    if let Some(inj) = &injected {
+        world.coverage.borrow_mut().hit(corrupted::probe(inj));
+        world.record(format_args!(
+            "s{s} corrupt {} {} byte={} record={}@{}",
+            inj.corruption.kind(),
+            inj.file,
+            inj.byte,
+            inj.record_kind,
+            inj.frame_start
+        ));
+        if let Some((sector, old)) = &inj.stale {
+            restarted.serve_stale(&inj.file, *sector, old.clone());
+        }
+    }
+    *slot.corrupted.borrow_mut() = injected;
+    *slot.disk.borrow_mut() = Arc::new(restarted);
     slot.at.set(None);
     slot.next_op.set(c.op as usize + 1);
     slot.restart.set(Some(i));
@@ -234,7 +256,7 @@ async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
     let mut proc = start(&world, s);
     let script = &world.scenario.sessions[s];
     let slot = &world.slots[s];
-    loop {
+    while !proc.ended {
         let k = slot.next_op.get();
         let Some(op) = script.ops.get(k) else { break };
         run_op(&world, &mut proc, k, op).await;
