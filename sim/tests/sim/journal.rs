@@ -65,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 19);
+    assert_eq!(ids.len(), 20);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 10_000, 2);
         assert!(
@@ -275,9 +275,18 @@ fn the_journal_on_a_faulty_disk_loses_nothing_it_acknowledged() {
 }
 
 #[test]
+fn the_default_faulty_disk_budget_corrupts_every_record_kind_parsably() {
+    let report = run_faulted(&FaultedOptions::default());
+    assert!(report.failures.is_empty(), "{:?}", report.failures.first());
+    let (hit, missed) = report.parsable_kinds();
+    assert!(missed.is_empty(), "never hit: {missed:?} (hit: {hit:?})");
+    assert_eq!(hit.len(), sim::crash::faulted::PARSABLE_PROBES.len());
+}
+
+#[test]
 fn the_faulty_disk_check_names_the_planted_bug() {
     // Each legacy behaviour the faulty disk can reach is reported under its own ID first.
-    for id in [BugId::J1, BugId::J2, BugId::J10, BugId::J15] {
+    for id in [BugId::J1, BugId::J2, BugId::J10, BugId::J15, BugId::J20] {
         let report = run_faulted(&FaultedOptions {
             seeds: 0..300,
             planted: Planted::only(id),
