@@ -75,7 +75,7 @@ pub const PARSABLE_PROBES: &[&str] = &[
 ];
 
 /// Seeds of the default run: enough that a parsable corruption hits every record kind.
-pub const DEFAULT_SEEDS: Range<u64> = 0..200;
+pub const DEFAULT_SEEDS: Range<u64> = 0..400;
 
 impl Default for FaultedOptions {
     fn default() -> Self {
@@ -530,9 +530,7 @@ impl SeedRun {
             }
             other => Err((
                 i,
-                // Shown or misreported while only the checksum could tell: the legacy reader
-                // that trusted a payload that parsed.
-                if parsable { BugId::J20 } else { BugId::J10 },
+                self.misread_id(parsable, &other, before),
                 format!(
                     "op {i} flipped byte {flipped} of the record at {start}..{end} (file length {len}{}); \
                      reopening gave {}{}",
@@ -544,6 +542,30 @@ impl SeedRun {
                     if untouched { "" } else { " and changed the file" }
                 ),
             )),
+        }
+    }
+}
+
+impl SeedRun {
+    /// The ID of a corrupt record a reopen did not report: J20 when only the checksum could tell
+    /// (the payload parses) and the reader applied it anyway (a row no model state has), J10
+    /// when it was dropped (a history without it, or an error at a later record: the gap).
+    fn misread_id(
+        &self,
+        parsable: bool,
+        opened: &Result<Journal, JournalError>,
+        before: &ModelHistory<Row>,
+    ) -> BugId {
+        let foreign = |j: &Journal| {
+            let known = [before.rows(), self.model.latest().rows()].concat();
+            model_view(j.fold())
+                .rows()
+                .iter()
+                .any(|row| !known.contains(row))
+        };
+        match opened {
+            Ok(j) if parsable && foreign(j) => BugId::J20,
+            _ => BugId::J10,
         }
     }
 }

@@ -180,11 +180,6 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
     let slot = &world.slots[s];
     let disk = slot.disk.borrow().clone();
     let image = crash_image(&disk, c.pending);
-    let mut damaged = image.clone();
-    let injected = c.corrupt.and_then(|corruption| {
-        let file = slot.current.borrow().clone();
-        corrupted::inject(&disk, &mut damaged, &file, corruption)
-    });
     {
         let mut cov = world.coverage.borrow_mut();
         cov.hit("journal.fault.crash");
@@ -220,7 +215,29 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         },
     );
     sim.crash(host_name(s));
-    let restarted = SimDisk::from_image(damaged, SimDiskOptions::default());
+    let restarted = restarted_disk(world, i, &disk, image);
+    *slot.disk.borrow_mut() = Arc::new(restarted);
+    slot.at.set(None);
+    slot.next_op.set(c.op as usize + 1);
+    slot.restart.set(Some(i));
+}
+
+/// The disk crash `i`'s host comes back to: `image`, with the silent corruption the crash's plan
+/// names landed on the recording (flipped in the image, or a stale sector its reads serve).
+fn restarted_disk(
+    world: &World,
+    i: usize,
+    crashed: &SimDisk,
+    mut image: BTreeMap<String, Vec<u8>>,
+) -> SimDisk {
+    let c = &world.scenario.crashes[i];
+    let s = c.session as usize;
+    let slot = &world.slots[s];
+    let injected = c.corrupt.and_then(|corruption| {
+        let file = slot.current.borrow().clone();
+        corrupted::inject(crashed, &mut image, &file, corruption)
+    });
+    let restarted = SimDisk::from_image(image, SimDiskOptions::default());
     if let Some(inj) = &injected {
         world.coverage.borrow_mut().hit(corrupted::probe(inj));
         world.record(format_args!(
@@ -236,10 +253,7 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         }
     }
     *slot.corrupted.borrow_mut() = injected;
-    *slot.disk.borrow_mut() = Arc::new(restarted);
-    slot.at.set(None);
-    slot.next_op.set(c.op as usize + 1);
-    slot.restart.set(Some(i));
+    restarted
 }
 
 pub(super) fn image_hash(image: &BTreeMap<String, Vec<u8>>) -> u64 {

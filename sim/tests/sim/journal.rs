@@ -237,6 +237,10 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     let (code, out, _) = histsim(&["crash", "--ops", "6", "--cut-step-bytes", "16"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("states checked, 0 failed"), "{out}");
+    assert!(
+        out.contains("record kinds hit by a parsable corruption: 11 of 11"),
+        "{out}"
+    );
     let (code, out, _) = histsim(&[
         "crash",
         "--ops",
@@ -248,7 +252,7 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     ]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("J2:"), "{out}");
-    assert!(out.contains("faulty disk: 200 seeds"), "{out}");
+    assert!(out.contains("faulty disk: 400 seeds"), "{out}");
     let (code, out, _) = histsim(&["crash", "--ops", "2", "--fault-seeds", "none"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("faulty disk"), "{out}");
