@@ -511,10 +511,17 @@ mod tests {
             body: RecordBody::Clear,
         }));
         // 'h' -> 'i': the payload still parses, only its checksum tells.
-        let at = second + bytes[second..].windows(5).position(|w| w == b"hello").expect("text");
+        let at = second
+            + bytes[second..]
+                .windows(5)
+                .position(|w| w == b"hello")
+                .expect("text");
         bytes[at] ^= 0x01;
         let err = run(&bytes, Planted::none()).expect_err("the checksum catches it");
-        assert!(err.to_string().contains(&format!("offset {second}")), "{err}");
+        assert!(
+            err.to_string().contains(&format!("offset {second}")),
+            "{err}"
+        );
         let (_, seqs) = run(&bytes, Planted::only(BugId::J20)).expect("read as valid");
         assert_eq!(seqs, [1, 2, 3]);
     }

@@ -507,12 +507,15 @@ impl SeedRun {
         let parsable = self.disk.corruption_is_parsable(JOURNAL, flipped);
         if parsable {
             let bytes = self.disk.bytes(JOURNAL);
-            let payload = &bytes[start as usize + history::journal::frame::HEADER_BYTES..end as usize];
+            let payload =
+                &bytes[start as usize + history::journal::frame::HEADER_BYTES..end as usize];
             let kind = serde_json::from_slice::<serde_json::Value>(payload)
                 .ok()
                 .and_then(|v| v["kind"].as_str().map(str::to_string))
                 .unwrap_or_default();
-            report.coverage.hit(&format!("crash.corrupt_parsable.{kind}"));
+            report
+                .coverage
+                .hit(&format!("crash.corrupt_parsable.{kind}"));
         }
         let image = self.disk.image();
         let len = image.get(JOURNAL).map_or(0, |b| b.len() as u64);

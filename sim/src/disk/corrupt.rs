@@ -286,14 +286,17 @@ mod tests {
 
     #[test]
     fn parsable_positions_are_text_letters_and_last_digits() {
-        let payload = br#"{"seq":12,"kind":"append","rows":[{"blocks":[{"type":"text","text":"a-b"}]}]}"#;
+        let payload =
+            br#"{"seq":12,"kind":"append","rows":[{"blocks":[{"type":"text","text":"a-b"}]}]}"#;
         let text: Vec<u8> = parsable_positions(payload, false)
             .iter()
             .map(|&k| payload[k])
             .collect();
         assert_eq!(text, b"ab");
         let all = parsable_positions(payload, true);
-        assert!(all.iter().any(|&k| payload[k] == b'2' && payload[k - 1] == b'1'));
+        assert!(all
+            .iter()
+            .any(|&k| payload[k] == b'2' && payload[k - 1] == b'1'));
         for k in all {
             let mut p = payload.to_vec();
             p[k] ^= 1;
@@ -334,15 +337,25 @@ mod tests {
         let frames = intact_frames(&bytes);
         // The first sector as it was before the second record reached it.
         let old = bytes[..frames[1].start as usize].to_vec();
-        let hit = stale("j", &bytes, &[(0, old)], Corruption::StaleSector { pick: 0 })
-            .expect("lands");
+        let hit = stale(
+            "j",
+            &bytes,
+            &[(0, old)],
+            Corruption::StaleSector { pick: 0 },
+        )
+        .expect("lands");
         assert_eq!(hit.frame_start, frames[1].start);
         assert_eq!(hit.byte, frames[1].start);
         assert!(!hit.parsable);
         // A sector whose old version is the current one damages nothing.
         let same = bytes[..SECTOR_BYTES as usize].to_vec();
         assert_eq!(
-            stale("j", &bytes, &[(0, same)], Corruption::StaleSector { pick: 0 }),
+            stale(
+                "j",
+                &bytes,
+                &[(0, same)],
+                Corruption::StaleSector { pick: 0 }
+            ),
             None
         );
     }

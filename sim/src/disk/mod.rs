@@ -231,7 +231,11 @@ impl SimDisk {
     /// From now on reads of the sector at `sector` of `name` return `old` (zeros past it), until
     /// a write reaches the sector: a drive serving a stale copy.
     pub fn serve_stale(&self, name: &str, sector: u64, old: Vec<u8>) {
-        assert_eq!(sector % corrupt::SECTOR_BYTES, 0, "{sector} is not a sector start");
+        assert_eq!(
+            sector % corrupt::SECTOR_BYTES,
+            0,
+            "{sector} is not a sector start"
+        );
         self.lock().stale.insert((name.to_string(), sector), old);
     }
 

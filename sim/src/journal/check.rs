@@ -1,4 +1,4 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J19.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J20.
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
@@ -153,6 +153,11 @@ fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Finding
             }
         }
     }
+    at_the_end(s, record, found);
+}
+
+/// The disk at the end (J10, J16, J3) and the recording's last record (J10).
+fn at_the_end(s: usize, record: &SessionRecord, found: &mut Findings) {
     if matches!(record.happened.last(), Some(Happened::Corrupted { .. })) {
         // The script ended at a restart that met the corruption the plan injected: the file
         // still holds it, which is the fault, not a defect.
