@@ -208,7 +208,7 @@ pub fn stale(
     };
     let frames = intact_frames(bytes);
     let last_start = frames.last()?.start;
-    let fits: Vec<(u64, &Frame, &(u64, Vec<u8>))> = older
+    let fits: Vec<StaleFit<'_>> = older
         .iter()
         .filter_map(|old| {
             let (sector, version) = old;
@@ -240,6 +240,9 @@ pub fn stale(
         Some((*sector, version.clone())),
     ))
 }
+
+/// A stale sector that fits: the first byte it changes, that byte's record, the sector.
+type StaleFit<'a> = (u64, &'a Frame, &'a (u64, Vec<u8>));
 
 fn injected(
     file: &str,
