@@ -600,6 +600,47 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_sector_serves_its_version_before_the_last_sync_until_written() {
+        let d = logged();
+        d.append("j", b"abc").expect("append");
+        d.sync("j").expect("sync");
+        d.append("j", b"def").expect("append");
+        d.sync("j").expect("sync");
+        let older = d.older_sectors("j");
+        assert_eq!(older, vec![(0, b"abc".to_vec())]);
+        d.serve_stale("j", 0, older[0].1.clone());
+        let mut buf = [9u8; 6];
+        assert_eq!(d.read_at("j", 0, &mut buf).expect("read"), 6);
+        assert_eq!(&buf, b"abc\0\0\0");
+        assert_eq!(d.bytes("j"), b"abcdef", "the medium holds the new bytes");
+        d.append("j", b"g").expect("append");
+        let mut buf = [0u8; 7];
+        d.read_at("j", 0, &mut buf).expect("read");
+        assert_eq!(&buf, b"abcdefg", "a write to the sector refreshes it");
+    }
+
+    #[test]
+    fn parsable_corruptions_keep_the_payload_json() {
+        let d = SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults: FaultOptions {
+                seed: 5,
+                append_corrupt_parsable_probability: 1.0,
+                ..FaultOptions::default()
+            },
+        });
+        let mut frame = vec![0u8; history::journal::frame::HEADER_BYTES];
+        frame.extend_from_slice(br#"{"seq":7,"text":"hello"}"#);
+        d.append("j", &frame).expect("a corruption reports success");
+        let flipped = d.corruptions("j");
+        assert_eq!(flipped.len(), 1);
+        assert!(d.corruption_is_parsable("j", flipped[0]));
+        let payload = &d.bytes("j")[history::journal::frame::HEADER_BYTES..];
+        assert_ne!(payload, &frame[history::journal::frame::HEADER_BYTES..]);
+        serde_json::from_slice::<serde_json::Value>(payload).expect("still JSON");
+    }
+
+    #[test]
     fn scheduled_faults_fail_and_corrupt_appends() {
         let d = SimDisk::new(SimDiskOptions {
             log_events: false,
