@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of the deerflow adapter over the protocol, once per backend (memory, jsonl, db):
 # hello, open, put_batch, insert_numbered (and its conflict), max_seq, list_messages with each
-# cursor, count_messages, list_events, dump, close, and the error kinds. Then the open-by-store
-# mapping (memory -> MemoryRunEventStore, sqlite -> DbRunEventStore), and a crash of the store's
+# cursor, count_messages, list_events, dump, list_messages_by_run, delete_by_run, close, and the
+# error kinds. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
+# DbRunEventStore), and a crash of the store's
 # host for the JSONL and DB stores (the process killed after a write, the data directory
 # reopened by a new one: every acknowledged write is there, as their durability `restart` says).
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
@@ -55,6 +56,8 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
         {"op": "max_seq"},
         {"op": "put_batch", "events": [{"thread_id": T}]},
         {"op": "hello", "protocol": 2},
+        {"op": "list_messages_by_run", "thread_id": T, "run_id": R, "limit": 1, "before": None, "after": 2},
+        {"op": "delete_by_run", "thread_id": T, "run_id": "run-1"},
         {"op": "close"},
     ]
     with open(f"{work}/{name}.in", "w") as f:
@@ -124,7 +127,7 @@ def kind(answer):
     return answer.get("err", {}).get("kind")
 
 OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
-       "count_messages", "list_events", "dump"]
+       "count_messages", "list_events", "dump", "delete_by_run", "list_messages_by_run"]
 for backend in ["memory", "jsonl", "db"]:
     a = answers(backend)
     n = backend + ":"
@@ -160,7 +163,9 @@ for backend in ["memory", "jsonl", "db"]:
     check(n + " missing field", kind(a[15]) == "invalid", a[15])
     check(n + " malformed event", kind(a[16]) == "invalid", a[16])
     check(n + " other protocol", kind(a[17]) == "invalid", a[17])
-    check(n + " close", a[18].get("ok") == {}, a[18])
+    check(n + " list_messages_by_run of run-0 after 2, limit 1", seqs(a[18]) == [4], a[18])
+    check(n + " delete_by_run of run-1", a[19].get("ok") == {"count": 1}, a[19])
+    check(n + " close", a[20].get("ok") == {}, a[20])
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])

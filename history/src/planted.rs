@@ -40,6 +40,10 @@ pub enum BugId {
     R10,
     R11,
     R12,
+    R13,
+    R14,
+    R15,
+    R16,
     R20,
     J1,
     J2,
@@ -60,11 +64,12 @@ pub enum BugId {
     J17,
     J18,
     J19,
+    J20,
 }
 
 impl BugId {
     /// Every catalog ID, in catalog order.
-    pub const ALL: [BugId; 46] = [
+    pub const ALL: [BugId; 51] = [
         BugId::P1,
         BugId::P2,
         BugId::P3,
@@ -91,6 +96,10 @@ impl BugId {
         BugId::R10,
         BugId::R11,
         BugId::R12,
+        BugId::R13,
+        BugId::R14,
+        BugId::R15,
+        BugId::R16,
         BugId::R20,
         BugId::J1,
         BugId::J2,
@@ -111,15 +120,16 @@ impl BugId {
         BugId::J17,
         BugId::J18,
         BugId::J19,
+        BugId::J20,
     ];
 
     /// The catalog spelling, e.g. `"P4"`.
     pub fn as_str(self) -> &'static str {
-        const NAMES: [&str; 46] = [
+        const NAMES: [&str; 51] = [
             "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13",
             "P14", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12",
-            "R20", "J1", "J2", "J3", "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12",
-            "J13", "J14", "J15", "J16", "J17", "J18", "J19",
+            "R13", "R14", "R15", "R16", "R20", "J1", "J2", "J3", "J4", "J5", "J6", "J7", "J8",
+            "J9", "J10", "J11", "J12", "J13", "J14", "J15", "J16", "J17", "J18", "J19", "J20",
         ];
         NAMES[self as usize]
     }
@@ -144,7 +154,7 @@ impl fmt::Display for UnknownBugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` is not a catalog ID (expected one of P1..P14, R1..R12, R20, J1..J19)",
+            "`{}` is not a catalog ID (expected one of P1..P14, R1..R16, R20, J1..J20)",
             self.0
         )
     }
@@ -259,11 +269,11 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            13
+            17
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
-            19
+            20
         );
     }
 

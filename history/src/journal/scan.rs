@@ -73,6 +73,7 @@ pub fn scan(
         buf: Vec::new(),
         window_bytes: opts.window_bytes,
         bytes_read: 0,
+        planted: opts.planted,
     };
     let mut out = ScanOutcome {
         valid_end: from,
@@ -159,8 +160,21 @@ fn next_frame(w: &mut Window<'_>, offset: u64) -> Result<Next, JournalError> {
             available_bytes: remaining - HEADER_BYTES as u64,
         }));
     }
+    let planted_j20 = w.planted.is(BugId::J20);
     let payload = w.get(offset + HEADER_BYTES as u64, header.payload_bytes as usize)?;
     match decode_payload(header, payload) {
+        Err(FrameProblem::PayloadChecksum { .. })
+            if planted_j20 && serde_json::from_slice::<Record>(payload).is_ok() =>
+        {
+            // planted J20: the checksum was only consulted when the payload did not parse, so a
+            // flipped bit inside a row's text read back as a different row.
+            let record = serde_json::from_slice(payload).expect("parsed just above");
+            Ok(Next::Record(ScannedRecord {
+                offset,
+                frame_bytes,
+                record,
+            }))
+        }
         Ok(record) => Ok(Next::Record(ScannedRecord {
             offset,
             frame_bytes,
@@ -185,6 +199,7 @@ struct Window<'a> {
     buf: Vec<u8>,
     window_bytes: usize,
     bytes_read: u64,
+    planted: Planted,
 }
 
 impl Window<'_> {
@@ -471,5 +486,43 @@ mod tests {
         let (out, seqs) = run(&bytes, Planted::only(BugId::J10)).expect("skipped");
         assert_eq!(seqs, [1, 3]);
         assert_eq!(out.skipped.len(), 1);
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn planted_j20_reads_a_parsable_corrupt_record_as_another_one() {
+        let text_record = |text: &str| Record {
+            seq: 2,
+            origin: Origin::Main,
+            body: RecordBody::Append {
+                rows: vec![crate::journal::row::Row::text(
+                    crate::journal::row::Speaker::Human,
+                    Origin::Main,
+                    text,
+                )],
+            },
+        };
+        let mut bytes = frames(1);
+        let second = bytes.len();
+        bytes.extend(encode_frame(&text_record("hello")));
+        bytes.extend(encode_frame(&Record {
+            seq: 3,
+            origin: Origin::Main,
+            body: RecordBody::Clear,
+        }));
+        // 'h' -> 'i': the payload still parses, only its checksum tells.
+        let at = second
+            + bytes[second..]
+                .windows(5)
+                .position(|w| w == b"hello")
+                .expect("text");
+        bytes[at] ^= 0x01;
+        let err = run(&bytes, Planted::none()).expect_err("the checksum catches it");
+        assert!(
+            err.to_string().contains(&format!("offset {second}")),
+            "{err}"
+        );
+        let (_, seqs) = run(&bytes, Planted::only(BugId::J20)).expect("read as valid");
+        assert_eq!(seqs, [1, 2, 3]);
     }
 }

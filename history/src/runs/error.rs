@@ -24,6 +24,14 @@ pub enum RunStoreError {
         field: &'static str,
         reason: String,
     },
+    /// The store does not offer this operation (a wrapper or a system under test that does not
+    /// declare it). `op` names it.
+    #[error("the store does not offer `{op}`")]
+    Unsupported { op: &'static str },
+    /// A user-scoped operation was called with the default scope ([`super::UserScope::Current`])
+    /// but no current user: it refuses rather than read every user's rows.
+    #[error("{op} called with the default user scope but no current user; pass a user or UserScope::All")]
+    NoUserContext { op: &'static str },
     /// The SQLite backend failed; `op` says which operation.
     #[error("sqlite {op}: {message}")]
     Sqlite { op: &'static str, message: String },

@@ -34,6 +34,13 @@ pub const SEQ_MAX: u64 = i64::MAX as u64;
 pub const MESSAGE_EVENT_TYPES: [&str; 4] = [HUMAN_MESSAGE, AI_TOOL_CALL, AI_MESSAGE, TOOL_RESULT];
 
 /// The family of an event. Only `Message` rows make up a conversation.
+///
+/// The seed's four (`message`, `trace`, `lifecycle`, `middleware`) and the five the current
+/// DeerFlow store writes besides them (its run-event stream contract): `outputs` (the root
+/// graph's output, `run.end`, and run receipts such as `run.delivery`), `error` (`run.error`),
+/// `context` (`context:memory`), `subagent` (`subagent.start|step|end`) and `workspace`
+/// (`workspace_changes`). New variants are appended: the declaration order is part of what a
+/// seed generates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
@@ -41,15 +48,25 @@ pub enum Category {
     Trace,
     Lifecycle,
     Middleware,
+    Outputs,
+    Error,
+    Context,
+    Subagent,
+    Workspace,
 }
 
 impl Category {
     /// Every category, in declaration order.
-    pub const ALL: [Category; 4] = [
+    pub const ALL: [Category; 9] = [
         Category::Message,
         Category::Trace,
         Category::Lifecycle,
         Category::Middleware,
+        Category::Outputs,
+        Category::Error,
+        Category::Context,
+        Category::Subagent,
+        Category::Workspace,
     ];
 
     /// The spelling stored in the `category` column.
@@ -59,6 +76,11 @@ impl Category {
             Category::Trace => "trace",
             Category::Lifecycle => "lifecycle",
             Category::Middleware => "middleware",
+            Category::Outputs => "outputs",
+            Category::Error => "error",
+            Category::Context => "context",
+            Category::Subagent => "subagent",
+            Category::Workspace => "workspace",
         }
     }
 

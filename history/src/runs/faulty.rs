@@ -2,14 +2,16 @@
 //! simulation (it only injects; checking is someone else's job). Compiled with the `testing`
 //! feature only: production code has no use for a store that fails on purpose.
 //!
-//! Write calls (`put_batch` and `insert_numbered`) are numbered from 0 in the order they arrive.
+//! Write calls (`put_batch`, `insert_numbered`, `put_if_absent` and the two deletions) are
+//! numbered from 0 in the order they arrive.
 //! A failing call writes nothing and returns [`RunStoreError::Injected`]; reads always pass.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::RunStoreError;
 use super::event::{MessageCursor, NewRunEvent, RunEvent};
+use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 
 /// Which write calls fail.
@@ -92,6 +94,69 @@ impl<S: RunEventStore> RunEventStore for FaultyRunStore<S> {
     }
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
         self.inner.dump()
+    }
+    fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.next_write()?;
+        self.inner.put_batch_records(events)
+    }
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        self.next_write()?;
+        self.inner.put_if_absent(event)
+    }
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.next_write()?;
+        self.inner.delete_by_thread(thread_id, user)
+    }
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        self.next_write()?;
+        self.inner.delete_by_run(thread_id, run_id, user)
+    }
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.inner.list_messages_as(thread_id, limit, cursor, user)
+    }
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.inner.count_messages_as(thread_id, user)
+    }
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.inner
+            .list_messages_by_run(thread_id, run_id, limit, cursor, user)
+    }
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.inner
+            .list_events_filtered(thread_id, run_id, filter, user)
+    }
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        self.inner
+            .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
     }
     #[cfg(feature = "planted")]
     fn legacy_edit_messages(

@@ -22,7 +22,7 @@
 //! whose sync failed AND whose cut-back failed may be whole on disk, and then a reopened store
 //! shows it although the write returned an error (as any database whose fsync failed may).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -31,6 +31,7 @@ use super::event::{MessageCursor, NewRunEvent, RunEvent};
 use super::jsonl_line::{encode, run_file, THREADS_DIR};
 use super::jsonl_load::{load, storage_error, DroppedTail};
 use super::memory::MemoryRunEventStore;
+use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::journal::{FsStorage, SharedStorage, Storage};
 use crate::planted::Planted;
@@ -277,6 +278,75 @@ impl RunEventStore for JsonlRunEventStore {
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
         self.usable()?.index.dump()
     }
+
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        self.write(|index| {
+            let (record, written) = index.put_if_absent(event)?;
+            let rows = if written {
+                vec![record.clone()]
+            } else {
+                Vec::new()
+            };
+            Ok(((record, written), rows))
+        })
+    }
+
+    // Deletions are not offered yet (the trait's default refuses them as unsupported): removing
+    // a run's file is one step, but the thread's numbering must survive a reopen (R13), which
+    // needs a persisted high-water mark the loader reads, and a user-scoped deletion rewrites
+    // a file, which the `Storage` interface cannot do atomically (it has no rename).
+
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?
+            .index
+            .list_messages_as(thread_id, limit, cursor, user)
+    }
+
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.usable()?.index.count_messages_as(thread_id, user)
+    }
+
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?
+            .index
+            .list_messages_by_run(thread_id, run_id, limit, cursor, user)
+    }
+
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.usable()?
+            .index
+            .list_events_filtered(thread_id, run_id, filter, user)
+    }
+
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        self.usable()?
+            .index
+            .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
+    }
 }
 
 #[cfg(test)]
@@ -322,5 +392,52 @@ mod tests {
         assert_eq!(again.dump().unwrap(), before);
         assert!(again.dropped_tails().is_empty());
         assert_eq!(again.put_batch(vec![ev("t", "r1")]).unwrap(), vec![3]);
+    }
+
+    #[test]
+    fn the_wider_reads_answer_as_the_memory_store_and_a_receipt_survives_reopen() {
+        let disk = Arc::new(MemStorage::new());
+        let jsonl = JsonlRunEventStore::open(disk.clone(), Planted::none()).unwrap();
+        let memory = MemoryRunEventStore::new(Planted::none());
+        let mut receipt = ev("t", "r1");
+        receipt.event_type = "run.receipt".into();
+        receipt.category = Category::Lifecycle;
+        let mut task = ev("t", "r1");
+        task.metadata = json!({"task_id": "k"});
+        for store in [&jsonl as &dyn RunEventStore, &memory] {
+            store
+                .put_batch(vec![
+                    ev("t", "r1"),
+                    task.clone(),
+                    ev("t", "r2"),
+                    ev("t", "r1"),
+                ])
+                .unwrap();
+            assert!(store.put_if_absent(receipt.clone()).unwrap().1);
+            assert!(!store.put_if_absent(receipt.clone()).unwrap().1);
+        }
+        let runs: BTreeSet<String> = ["r1".to_string(), "r2".to_string()].into();
+        let tasks = EventFilter {
+            task_id: Some("k".into()),
+            ..EventFilter::everything()
+        };
+        let answers = |s: &dyn RunEventStore| {
+            (
+                s.list_messages_by_run("t", "r1", 10, MessageCursor::After(1), &UserScope::All)
+                    .unwrap(),
+                s.list_events_filtered("t", "r1", &tasks, &UserScope::All)
+                    .unwrap(),
+                s.get_last_visible_ai_seq_by_run("t", &runs, &UserScope::All)
+                    .unwrap(),
+                s.count_messages_as("t", &UserScope::All).unwrap(),
+                s.dump().unwrap(),
+            )
+        };
+        assert_eq!(answers(&jsonl), answers(&memory));
+        assert_eq!(answers(&jsonl).1.len(), 1);
+        drop(jsonl);
+        let again = JsonlRunEventStore::open(disk, Planted::none()).unwrap();
+        assert!(!again.put_if_absent(receipt).unwrap().1);
+        assert_eq!(answers(&again), answers(&memory));
     }
 }

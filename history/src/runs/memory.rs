@@ -5,12 +5,14 @@
 //! message page is a contiguous window found by binary search: a full paged read of n messages
 //! costs O(n log n) at worst, never O(n²).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
+use super::current::is_visible_ai;
 use super::error::RunStoreError;
 use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent};
+use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
 
@@ -26,6 +28,7 @@ struct Stored {
 struct ThreadRows {
     messages: Vec<Stored>,
     others: Vec<Stored>,
+    /// The high-water mark: `delete_by_run` leaves it (R13).
     max_seq: u64,
 }
 
@@ -48,31 +51,309 @@ impl ThreadRows {
         all.sort_by_key(|s| (s.event.seq, s.write_no));
         all
     }
+
+    /// Removes the rows `doomed` selects; returns how many.
+    fn remove(&mut self, doomed: impl Fn(&RunEvent) -> bool) -> u64 {
+        let before = self.messages.len() + self.others.len();
+        self.messages.retain(|s| !doomed(&s.event));
+        self.others.retain(|s| !doomed(&s.event));
+        (before - self.messages.len() - self.others.len()) as u64
+    }
+
+    fn is_empty(&self) -> bool {
+        self.messages.is_empty() && self.others.is_empty()
+    }
 }
 
+/// The in-memory index every operation of the memory store runs on, with no lock of its own:
+/// `pub(crate)` so that another backend keeping the same rows in memory (the JSONL store's
+/// index of its files) answers through exactly this logic.
 #[derive(Default, Debug)]
-struct State {
+pub(crate) struct MemoryIndex {
     threads: BTreeMap<String, ThreadRows>,
     writes: u64,
 }
 
-/// The in-memory backend.
+impl MemoryIndex {
+    fn append(&mut self, event: RunEvent) {
+        self.writes += 1;
+        let write_no = self.writes;
+        self.threads
+            .entry(event.thread_id.clone())
+            .or_default()
+            .insert(write_no, event);
+    }
+
+    /// Validates, numbers and writes a batch atomically; returns the assigned seqs.
+    pub(crate) fn put_batch(
+        &mut self,
+        events: Vec<NewRunEvent>,
+    ) -> Result<Vec<u64>, RunStoreError> {
+        for e in &events {
+            e.validate()?;
+        }
+        check_room(&events, |t| Ok(self.max_seq(t)))?;
+        let mut seqs = Vec::with_capacity(events.len());
+        for e in events {
+            let seq = self.max_seq_of(&e.thread_id) + 1;
+            self.append(e.with_seq(seq));
+            seqs.push(seq);
+        }
+        Ok(seqs)
+    }
+
+    /// [`MemoryIndex::put_batch`] returning the stored records.
+    pub(crate) fn put_batch_records(
+        &mut self,
+        events: Vec<NewRunEvent>,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let seqs = self.put_batch(events.clone())?;
+        Ok(events
+            .into_iter()
+            .zip(seqs)
+            .map(|(e, s)| e.with_seq(s))
+            .collect())
+    }
+
+    fn max_seq_of(&self, thread_id: &str) -> u64 {
+        self.threads.get(thread_id).map_or(0, |t| t.max_seq)
+    }
+
+    /// Writes events numbered by the caller; `planted` may switch the unique guard off (R5).
+    pub(crate) fn insert_numbered(
+        &mut self,
+        events: Vec<RunEvent>,
+        planted: Planted,
+    ) -> Result<(), RunStoreError> {
+        // Check the whole batch first, so a conflict writes nothing.
+        let mut max_by_thread: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in &events {
+            NewRunEvent::validate_numbered(e)?;
+            let max = max_by_thread
+                .entry(&e.thread_id)
+                .or_insert_with(|| self.max_seq_of(&e.thread_id));
+            // planted R5: the legacy store had no unique guard, so duplicate seqs went in.
+            if e.seq <= *max && !planted.is(BugId::R5) {
+                return Err(RunStoreError::SeqConflict {
+                    thread_id: e.thread_id.clone(),
+                    seq: e.seq,
+                    max_seq: *max,
+                });
+            }
+            *max = (*max).max(e.seq);
+        }
+        for e in events {
+            self.append(e);
+        }
+        Ok(())
+    }
+
+    /// Writes `event` unless its run has an event of its type; see the trait.
+    pub(crate) fn put_if_absent(
+        &mut self,
+        event: NewRunEvent,
+        planted: Planted,
+    ) -> Result<(RunEvent, bool), RunStoreError> {
+        event.validate()?;
+        // planted R14: the legacy lookup keyed on (thread, event type), so a run's receipt was
+        // "already there" when another run of the thread had one.
+        let any_run = planted.is(BugId::R14);
+        let first = self.threads.get(&event.thread_id).and_then(|rows| {
+            rows.merged()
+                .into_iter()
+                .find(|s| {
+                    (any_run || s.event.run_id == event.run_id)
+                        && s.event.event_type == event.event_type
+                })
+                .map(|s| s.event.clone())
+        });
+        match first {
+            Some(existing) => Ok((existing, false)),
+            None => {
+                let mut records = self.put_batch_records(vec![event])?;
+                Ok((records.remove(0), true))
+            }
+        }
+    }
+
+    pub(crate) fn max_seq(&self, thread_id: &str) -> u64 {
+        self.max_seq_of(thread_id)
+    }
+
+    /// One thread's message rows in `user`'s resolved scope, in seq order.
+    fn messages_of<'a>(
+        &'a self,
+        thread_id: &str,
+        run_id: Option<&str>,
+        user: Option<&str>,
+    ) -> Vec<&'a Stored> {
+        self.threads.get(thread_id).map_or_else(Vec::new, |rows| {
+            rows.messages
+                .iter()
+                .filter(|s| run_id.is_none_or(|r| s.event.run_id == r))
+                .filter(|s| UserScope::admits(user, s.event.user_id.as_deref()))
+                .collect()
+        })
+    }
+
+    pub(crate) fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: Option<&str>,
+    ) -> Vec<RunEvent> {
+        if user.is_none() {
+            // The common unscoped read: a window of the seq-sorted vector, no copy of the rest.
+            let Some(rows) = self.threads.get(thread_id) else {
+                return Vec::new();
+            };
+            let range = window(&rows.messages, |s| s.event.seq, limit, cursor);
+            return rows.messages[range]
+                .iter()
+                .map(|s| s.event.clone())
+                .collect();
+        }
+        page(&self.messages_of(thread_id, None, user), limit, cursor)
+    }
+
+    pub(crate) fn count_messages(&self, thread_id: &str, user: Option<&str>) -> u64 {
+        match user {
+            None => self
+                .threads
+                .get(thread_id)
+                .map_or(0, |t| t.messages.len() as u64),
+            Some(_) => self.messages_of(thread_id, None, user).len() as u64,
+        }
+    }
+
+    pub(crate) fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: Option<&str>,
+        planted: Planted,
+    ) -> Vec<RunEvent> {
+        if planted.is(BugId::R16) {
+            // planted R16: the legacy read cut the THREAD's page first and kept the run's rows
+            // of it, so a page holds fewer than `limit` and paging stops early.
+            let mut rows = page(&self.messages_of(thread_id, None, user), limit, cursor);
+            rows.retain(|e| e.run_id == run_id);
+            return rows;
+        }
+        page(
+            &self.messages_of(thread_id, Some(run_id), user),
+            limit,
+            cursor,
+        )
+    }
+
+    pub(crate) fn list_events(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: Option<&str>,
+    ) -> Vec<RunEvent> {
+        let Some(rows) = self.threads.get(thread_id) else {
+            return Vec::new();
+        };
+        rows.merged()
+            .into_iter()
+            .map(|s| &s.event)
+            .filter(|e| e.run_id == run_id && UserScope::admits(user, e.user_id.as_deref()))
+            .filter(|e| filter.admits(e))
+            .take(filter.limit)
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: Option<&str>,
+    ) -> BTreeMap<String, u64> {
+        let mut last = BTreeMap::new();
+        for s in self.messages_of(thread_id, None, user) {
+            let e = &s.event;
+            if run_ids.contains(&e.run_id) && is_visible_ai(&e.event_type, &e.metadata) {
+                let seq = last.entry(e.run_id.clone()).or_insert(e.seq);
+                *seq = (*seq).max(e.seq);
+            }
+        }
+        last
+    }
+
+    /// Deletes the thread's rows in scope; a thread left empty is forgotten, so its numbering
+    /// restarts at 1.
+    pub(crate) fn delete_by_thread(&mut self, thread_id: &str, user: Option<&str>) -> u64 {
+        let Some(rows) = self.threads.get_mut(thread_id) else {
+            return 0;
+        };
+        let removed = rows.remove(|e| UserScope::admits(user, e.user_id.as_deref()));
+        if rows.is_empty() {
+            self.threads.remove(thread_id);
+        }
+        removed
+    }
+
+    /// Deletes one run's rows in scope; the thread's high-water mark stays (R13).
+    pub(crate) fn delete_by_run(
+        &mut self,
+        thread_id: &str,
+        run_id: &str,
+        user: Option<&str>,
+        planted: Planted,
+    ) -> u64 {
+        let Some(rows) = self.threads.get_mut(thread_id) else {
+            return 0;
+        };
+        // planted R15: the legacy deletion dropped the run's message rows only (the message
+        // projection), leaving its traces, lifecycle marks and receipts behind.
+        let messages_only = planted.is(BugId::R15);
+        let removed = rows.remove(|e| {
+            e.run_id == run_id
+                && UserScope::admits(user, e.user_id.as_deref())
+                && (!messages_only || e.category == Category::Message)
+        });
+        if planted.is(BugId::R13) {
+            // planted R13: the legacy store numbered from the largest REMAINING seq, so the
+            // deleted run's numbers (and message ids) went to the next rows.
+            rows.max_seq = rows.merged().last().map_or(0, |s| s.event.seq);
+        }
+        removed
+    }
+
+    pub(crate) fn dump(&self) -> Vec<RunEvent> {
+        self.threads
+            .values()
+            .flat_map(|t| t.merged().into_iter().map(|s| s.event.clone()))
+            .collect()
+    }
+}
+
+/// The in-memory backend: a [`MemoryIndex`] behind a mutex.
 #[derive(Debug)]
 pub struct MemoryRunEventStore {
-    state: Mutex<State>,
+    state: Mutex<MemoryIndex>,
     planted: Planted,
 }
 
 impl MemoryRunEventStore {
-    /// An empty store. `planted` may switch on R5 (no unique guard on numbered writes).
+    /// An empty store. `planted` may switch on R5 (no unique guard on numbered writes), R13
+    /// (`delete_by_run` lowers the numbering), R14 (`put_if_absent` keyed on the thread), R15
+    /// (`delete_by_run` deletes messages only) or R16 (per-run pages cut from the thread's).
     pub fn new(planted: Planted) -> MemoryRunEventStore {
         MemoryRunEventStore {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(MemoryIndex::default()),
             planted,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, MemoryIndex> {
         // A panic while holding the lock cannot leave a half-written batch (batches are checked
         // before they are applied), so a poisoned lock still guards consistent data.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -80,11 +361,16 @@ impl MemoryRunEventStore {
 }
 
 /// The index window of a message page, per the semantics documented on [`MessageCursor`].
-/// `rows` are one thread's message rows, sorted by seq; a page is always contiguous in them.
-fn window(rows: &[Stored], limit: usize, cursor: MessageCursor) -> Range<usize> {
+/// `rows` are sorted by `seq_of`; a page is always contiguous in them.
+pub(crate) fn window<T>(
+    rows: &[T],
+    seq_of: impl Fn(&T) -> u64,
+    limit: usize,
+    cursor: MessageCursor,
+) -> Range<usize> {
     let len = rows.len();
-    let first_above = |a: u64| rows.partition_point(|s| s.event.seq <= a);
-    let first_at_or_above = |b: u64| rows.partition_point(|s| s.event.seq < b);
+    let first_above = |a: u64| rows.partition_point(|s| seq_of(s) <= a);
+    let first_at_or_above = |b: u64| rows.partition_point(|s| seq_of(s) < b);
     let range = match cursor {
         MessageCursor::None => len - limit.min(len)..len,
         MessageCursor::Before(b) => {
@@ -105,60 +391,29 @@ fn window(rows: &[Stored], limit: usize, cursor: MessageCursor) -> Range<usize> 
     range
 }
 
+/// A message page of already selected rows (seq order), copied out.
+fn page(rows: &[&Stored], limit: usize, cursor: MessageCursor) -> Vec<RunEvent> {
+    rows[window(rows, |s| s.event.seq, limit, cursor)]
+        .iter()
+        .map(|s| s.event.clone())
+        .collect()
+}
+
 impl RunEventStore for MemoryRunEventStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        for e in &events {
-            e.validate()?;
-        }
-        let mut state = self.lock();
-        check_room(&events, |t| {
-            Ok(state.threads.get(t).map_or(0, |r| r.max_seq))
-        })?;
-        let mut seqs = Vec::with_capacity(events.len());
-        for e in events {
-            state.writes += 1;
-            let write_no = state.writes;
-            let rows = state.threads.entry(e.thread_id.clone()).or_default();
-            let seq = rows.max_seq + 1;
-            rows.insert(write_no, e.with_seq(seq));
-            seqs.push(seq);
-        }
-        Ok(seqs)
+        self.lock().put_batch(events)
+    }
+
+    fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.lock().put_batch_records(events)
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        let mut state = self.lock();
-        // Check the whole batch first, so a conflict writes nothing.
-        let mut max_by_thread: BTreeMap<&str, u64> = BTreeMap::new();
-        for e in &events {
-            NewRunEvent::validate_numbered(e)?;
-            let max = max_by_thread
-                .entry(&e.thread_id)
-                .or_insert_with(|| state.threads.get(&e.thread_id).map_or(0, |t| t.max_seq));
-            // planted R5: the legacy store had no unique guard, so duplicate seqs went in.
-            if e.seq <= *max && !self.planted.is(BugId::R5) {
-                return Err(RunStoreError::SeqConflict {
-                    thread_id: e.thread_id.clone(),
-                    seq: e.seq,
-                    max_seq: *max,
-                });
-            }
-            *max = (*max).max(e.seq);
-        }
-        for e in events {
-            state.writes += 1;
-            let write_no = state.writes;
-            state
-                .threads
-                .entry(e.thread_id.clone())
-                .or_default()
-                .insert(write_no, e);
-        }
-        Ok(())
+        self.lock().insert_numbered(events, self.planted)
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        Ok(self.lock().threads.get(thread_id).map_or(0, |t| t.max_seq))
+        Ok(self.lock().max_seq(thread_id))
     }
 
     fn list_messages(
@@ -167,45 +422,95 @@ impl RunEventStore for MemoryRunEventStore {
         limit: usize,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let state = self.lock();
-        let Some(rows) = state.threads.get(thread_id) else {
-            return Ok(Vec::new());
-        };
-        let range = window(&rows.messages, limit, cursor);
-        Ok(rows.messages[range]
-            .iter()
-            .map(|s| s.event.clone())
-            .collect())
+        Ok(self.lock().list_messages(thread_id, limit, cursor, None))
     }
 
     fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let state = self.lock();
-        Ok(state
-            .threads
-            .get(thread_id)
-            .map_or(0, |t| t.messages.len() as u64))
+        Ok(self.lock().count_messages(thread_id, None))
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        let state = self.lock();
-        let Some(rows) = state.threads.get(thread_id) else {
-            return Ok(Vec::new());
-        };
-        Ok(rows
-            .merged()
-            .into_iter()
-            .filter(|s| s.event.run_id == run_id)
-            .map(|s| s.event.clone())
-            .collect())
+        Ok(self
+            .lock()
+            .list_events(thread_id, run_id, &EventFilter::everything(), None))
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        let state = self.lock();
-        Ok(state
-            .threads
-            .values()
-            .flat_map(|t| t.merged().into_iter().map(|s| s.event.clone()))
-            .collect())
+        Ok(self.lock().dump())
+    }
+
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        self.lock().put_if_absent(event, self.planted)
+    }
+
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        let user = user.resolve("delete_by_thread")?;
+        Ok(self.lock().delete_by_thread(thread_id, user))
+    }
+
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        let user = user.resolve("delete_by_run")?;
+        Ok(self
+            .lock()
+            .delete_by_run(thread_id, run_id, user, self.planted))
+    }
+
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_messages")?;
+        Ok(self.lock().list_messages(thread_id, limit, cursor, user))
+    }
+
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        let user = user.resolve("count_messages")?;
+        Ok(self.lock().count_messages(thread_id, user))
+    }
+
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_messages_by_run")?;
+        Ok(self
+            .lock()
+            .list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
+    }
+
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_events")?;
+        Ok(self.lock().list_events(thread_id, run_id, filter, user))
+    }
+
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        let user = user.resolve("get_last_visible_ai_seq_by_run")?;
+        Ok(self
+            .lock()
+            .last_visible_ai_seq_by_run(thread_id, run_ids, user))
     }
 
     #[cfg(feature = "planted")]
@@ -218,7 +523,7 @@ impl RunEventStore for MemoryRunEventStore {
     ) -> Result<bool, RunStoreError> {
         let mut state = self.lock();
         if let Some(rows) = state.threads.get_mut(thread_id) {
-            let range = window(&rows.messages, limit, cursor);
+            let range = window(&rows.messages, |s| s.event.seq, limit, cursor);
             for s in &mut rows.messages[range] {
                 edit(&mut s.event);
             }

@@ -9,7 +9,9 @@
 //! one shared read path (R2, R7), and decorate copies, never the stored rows (R3), with stable
 //! ids (R10) and the producing run (R6, R8). Both backends answer every operation identically
 //! (R9). The journal flushes on every way a run can stop except a hard kill (R4); the store, not
-//! the writer, numbers events (R5).
+//! the writer, numbers events (R5). At DeerFlow's width the store also deletes runs without ever
+//! handing a seq out twice (R13, R15), writes run-scoped singletons once (`put_if_absent`, R14),
+//! and pages one run's messages with the thread's cursor semantics (R16).
 //!
 //! ```
 //! use history::runs::*;
@@ -32,6 +34,7 @@
 //! ```
 
 mod checkpoint;
+pub mod current;
 mod error;
 mod event;
 #[cfg(any(test, feature = "testing"))]
@@ -47,6 +50,7 @@ mod memory;
 mod message;
 mod message_feedback;
 mod paging;
+mod query;
 mod sqlite;
 mod store;
 mod summarization;
@@ -77,6 +81,7 @@ pub use message_feedback::{
     attach_feedback, thread_messages_with_feedback, AttachedFeedback, MessageWithFeedback,
 };
 pub use paging::read_all_messages;
+pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;
 pub use store::RunEventStore;
 pub use summarization::{

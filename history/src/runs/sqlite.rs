@@ -5,15 +5,18 @@
 //! cannot race; the unique constraint is the second line of defence (R5). Every read returns the
 //! same rows as the in-memory store, NULL `user_id` rows included (R9).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde_json::Value;
 
+use super::current::{MIDDLEWARE_PREFIX, VISIBLE_AI_EVENT_TYPES};
 use super::error::RunStoreError;
 use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
+use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
 
@@ -47,6 +50,14 @@ CREATE TABLE IF NOT EXISTS run_events (
     created_at INTEGER NOT NULL
 );";
 
+// A thread's high-water mark, written when a deletion removes rows: `delete_by_run` must not let
+// the next write reuse a deleted run's seqs (R13), and `MAX(seq)` of the remaining rows would.
+const SEQ_MARKS: &str = "
+CREATE TABLE IF NOT EXISTS run_event_seq_marks (
+    thread_id TEXT PRIMARY KEY,
+    max_seq INTEGER NOT NULL
+);";
+
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS ix_run_events_thread_category_seq
     ON run_events (thread_id, category, seq);
@@ -68,7 +79,8 @@ pub struct SqliteRunEventStore {
 
 impl SqliteRunEventStore {
     /// Opens (and creates if needed) a database file. `planted` may switch on R5 (table without
-    /// the unique guard) or R9 (reads drop NULL-user rows; `Both` cursors page backwards).
+    /// the unique guard), R9 (reads drop NULL-user rows; `Both` cursors page backwards), R12
+    /// (write-behind acknowledgements), or R13 to R16 as the memory store documents them.
     pub fn open(path: &Path, planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
         // `synchronous = FULL`: in WAL mode, NORMAL skips the sync at each commit, so a power
         // cut may roll back commits already acknowledged (SQLite's own documentation), and a run
@@ -124,6 +136,7 @@ impl SqliteRunEventStore {
             SCHEMA_UNIQUE
         };
         conn.execute_batch(table)
+            .and_then(|_| conn.execute_batch(SEQ_MARKS))
             .and_then(|_| conn.execute_batch(INDEXES))
             .map_err(|e| RunStoreError::sqlite("create schema", e))?;
         Ok(SqliteRunEventStore {
@@ -221,7 +234,8 @@ fn query(
 fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> {
     let max: Option<i64> = conn
         .query_row(
-            "SELECT MAX(seq) FROM run_events WHERE thread_id = ?1",
+            "SELECT MAX(COALESCE((SELECT MAX(seq) FROM run_events WHERE thread_id = ?1), 0), \
+             COALESCE((SELECT max_seq FROM run_event_seq_marks WHERE thread_id = ?1), 0))",
             [thread_id],
             |r| r.get(0),
         )
@@ -229,6 +243,88 @@ fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> 
         .map_err(|e| RunStoreError::sqlite("max seq", e))?
         .flatten();
     Ok(max.map_or(0, |m| u64::try_from(m).unwrap_or(0)))
+}
+
+/// Keeps `mark` as the thread's high-water mark (after a deletion removed rows).
+fn keep_mark(conn: &Connection, thread_id: &str, mark: u64) -> Result<(), RunStoreError> {
+    conn.execute(
+        "INSERT INTO run_event_seq_marks (thread_id, max_seq) VALUES (?1, ?2) \
+         ON CONFLICT (thread_id) DO UPDATE SET max_seq = MAX(max_seq, excluded.max_seq)",
+        params![thread_id, to_sql_seq(mark)],
+    )
+    .map_err(|e| RunStoreError::sqlite("keep the seq mark", e))?;
+    Ok(())
+}
+
+/// A WHERE clause under construction, with its positional arguments in order.
+struct Conditions {
+    sql: String,
+    args: Vec<SqlValue>,
+}
+
+impl Conditions {
+    fn thread(thread_id: &str) -> Conditions {
+        Conditions {
+            sql: "thread_id = ?".to_string(),
+            args: vec![SqlValue::Text(thread_id.to_string())],
+        }
+    }
+
+    /// Adds `cond`, whose `?`s take `args` in order.
+    fn and(mut self, cond: &str, args: impl IntoIterator<Item = SqlValue>) -> Conditions {
+        self.sql.push_str(" AND ");
+        self.sql.push_str(cond);
+        self.args.extend(args);
+        self
+    }
+
+    fn and_user(self, user: Option<&str>) -> Conditions {
+        match user {
+            Some(u) => self.and("user_id = ?", [SqlValue::Text(u.to_string())]),
+            None => self,
+        }
+    }
+
+    fn and_in(self, column: &str, values: &[&str]) -> Conditions {
+        if values.is_empty() {
+            return self.and("0", []);
+        }
+        let marks = vec!["?"; values.len()].join(", ");
+        self.and(
+            &format!("{column} IN ({marks})"),
+            values.iter().map(|v| SqlValue::Text(v.to_string())),
+        )
+    }
+}
+
+fn seq_arg(seq: u64) -> SqlValue {
+    SqlValue::Integer(to_sql_seq(seq))
+}
+
+fn query_where(
+    conn: &Connection,
+    sql: &str,
+    args: Vec<SqlValue>,
+) -> Result<Vec<RunEvent>, RunStoreError> {
+    let mut stmt = conn
+        .prepare_cached(sql)
+        .map_err(|e| RunStoreError::sqlite("prepare", e))?;
+    let mut rows = stmt
+        .query(params_from_iter(args))
+        .map_err(|e| RunStoreError::sqlite("query", e))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(|e| RunStoreError::sqlite("step", e))? {
+        out.push(decode_row(row)?);
+    }
+    Ok(out)
+}
+
+fn count_where(conn: &Connection, c: &Conditions) -> Result<u64, RunStoreError> {
+    let sql = format!("SELECT COUNT(*) FROM run_events WHERE {}", c.sql);
+    let n: i64 = conn
+        .query_row(&sql, params_from_iter(c.args.iter()), |r| r.get(0))
+        .map_err(|e| RunStoreError::sqlite("count", e))?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 fn insert_row(conn: &Connection, e: &RunEvent) -> Result<(), RunStoreError> {
@@ -280,6 +376,83 @@ fn finish(mut tx: rusqlite::Transaction<'_>, planted: Planted) -> Result<(), Run
         return Ok(());
     }
     tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))
+}
+
+impl SqliteRunEventStore {
+    /// A message page of the rows `c` selects, per the semantics of [`MessageCursor`].
+    fn message_page(
+        &self,
+        c: Conditions,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let limit = SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX));
+        let c = c.and("category = 'message'", []);
+        // Pages taken from the end are selected newest-first, then put back in ascending order.
+        let (c, newest_first) = match cursor {
+            MessageCursor::None => (c, true),
+            MessageCursor::Before(b) => (c.and("seq <= ?", [SqlValue::Integer(below(b))]), true),
+            MessageCursor::After(a) => (c.and("seq > ?", [seq_arg(a)]), false),
+            MessageCursor::Both { before, after } => (
+                c.and(
+                    "seq > ? AND seq <= ?",
+                    [seq_arg(after), SqlValue::Integer(below(before))],
+                ),
+                // planted R9: the DB store let before_seq win, paging backwards from it.
+                self.planted.is(BugId::R9),
+            ),
+        };
+        let base = format!(
+            "SELECT {COLUMNS}, id FROM run_events WHERE {}{}",
+            c.sql,
+            self.user_filter()
+        );
+        let sql = if newest_first {
+            format!(
+                "SELECT {COLUMNS} FROM ({base} ORDER BY seq DESC, id DESC LIMIT ?) \
+                 ORDER BY seq ASC, id ASC"
+            )
+        } else {
+            format!("SELECT {COLUMNS} FROM ({base} ORDER BY seq ASC, id ASC LIMIT ?)")
+        };
+        let mut args = c.args;
+        args.push(limit);
+        query_where(&self.lock(), &sql, args)
+    }
+
+    /// Runs `body` in one IMMEDIATE write transaction, ended like every write ([`finish`]).
+    fn write<T>(
+        &self,
+        body: impl FnOnce(&Connection) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        let mut conn = self.lock();
+        commit_pending(&conn)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| RunStoreError::sqlite("begin", e))?;
+        let out = body(&tx)?;
+        finish(tx, self.planted)?;
+        Ok(out)
+    }
+}
+
+/// Deletes the rows `c` selects, keeping the thread's high-water mark; returns how many.
+fn delete_keeping_mark(
+    conn: &Connection,
+    thread_id: &str,
+    c: &Conditions,
+    planted: Planted,
+) -> Result<u64, RunStoreError> {
+    let mark = max_seq_in(conn, thread_id)?;
+    let sql = format!("DELETE FROM run_events WHERE {}", c.sql);
+    let n = conn
+        .execute(&sql, params_from_iter(c.args.iter()))
+        .map_err(|e| RunStoreError::sqlite("delete", e))?;
+    // planted R13: the legacy DB store kept no mark and numbered from MAX(seq) of what was left.
+    if n > 0 && mark > 0 && !planted.is(BugId::R13) {
+        keep_mark(conn, thread_id, mark)?;
+    }
+    Ok(n as u64)
 }
 
 impl RunEventStore for SqliteRunEventStore {
@@ -347,70 +520,207 @@ impl RunEventStore for SqliteRunEventStore {
         limit: usize,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let base = format!(
-            "SELECT {COLUMNS}, id FROM run_events WHERE thread_id = ?1 AND category = 'message'{}",
-            self.user_filter()
-        );
-        // Pages taken from the end are selected newest-first, then put back in ascending order.
-        let newest_first = |cond: &str| {
-            format!(
-                "SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq DESC, id DESC LIMIT ?2) \
-                 ORDER BY seq ASC, id ASC"
-            )
-        };
-        let oldest_first = |cond: &str| {
-            format!("SELECT {COLUMNS} FROM ({base}{cond} ORDER BY seq ASC, id ASC LIMIT ?2)")
-        };
-        let conn = self.lock();
-        match cursor {
-            MessageCursor::None => query(&conn, &newest_first(""), &[&thread_id, &limit]),
-            MessageCursor::Before(b) => query(
-                &conn,
-                &newest_first(" AND seq <= ?3"),
-                &[&thread_id, &limit, &below(b)],
-            ),
-            MessageCursor::After(a) => query(
-                &conn,
-                &oldest_first(" AND seq > ?3"),
-                &[&thread_id, &limit, &to_sql_seq(a)],
-            ),
-            MessageCursor::Both { before, after } => {
-                let cond = " AND seq > ?3 AND seq <= ?4";
-                // planted R9: the DB store let before_seq win, paging backwards from it.
-                let sql = if self.planted.is(BugId::R9) {
-                    newest_first(cond)
-                } else {
-                    oldest_first(cond)
-                };
-                query(
-                    &conn,
-                    &sql,
-                    &[&thread_id, &limit, &to_sql_seq(after), &below(before)],
-                )
-            }
-        }
+        self.message_page(Conditions::thread(thread_id), limit, cursor)
     }
 
     fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let sql = format!(
-            "SELECT COUNT(*) FROM run_events WHERE thread_id = ?1 AND category = 'message'{}",
-            self.user_filter()
-        );
-        let n: i64 = self
-            .lock()
-            .query_row(&sql, [thread_id], |r| r.get(0))
-            .map_err(|e| RunStoreError::sqlite("count", e))?;
-        Ok(u64::try_from(n).unwrap_or(0))
+        self.count_messages_as(thread_id, &UserScope::All)
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.list_events_filtered(
+            thread_id,
+            run_id,
+            &EventFilter::everything(),
+            &UserScope::All,
+        )
+    }
+
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        event.validate()?;
+        self.write(|tx| {
+            let mut c = Conditions::thread(&event.thread_id)
+                .and("event_type = ?", [SqlValue::Text(event.event_type.clone())]);
+            // planted R14: the legacy lookup keyed on (thread, event type), any run.
+            if !self.planted.is(BugId::R14) {
+                c = c.and("run_id = ?", [SqlValue::Text(event.run_id.clone())]);
+            }
+            let sql = format!(
+                "SELECT {COLUMNS} FROM run_events WHERE {} ORDER BY seq ASC, id ASC LIMIT 1",
+                c.sql
+            );
+            if let Some(first) = query_where(tx, &sql, c.args)?.pop() {
+                return Ok((first, false));
+            }
+            check_room(std::slice::from_ref(&event), |t| max_seq_in(tx, t))?;
+            let seq = max_seq_in(tx, &event.thread_id)? + 1;
+            let record = event.with_seq(seq);
+            insert_row(tx, &record)?;
+            Ok((record, true))
+        })
+    }
+
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        let user = user.resolve("delete_by_thread")?;
+        self.write(|tx| {
+            let c = Conditions::thread(thread_id).and_user(user);
+            let n = delete_keeping_mark(tx, thread_id, &c, Planted::none())?;
+            // A thread left with no row is forgotten: its numbering restarts at 1.
+            if count_where(tx, &Conditions::thread(thread_id))? == 0 {
+                tx.execute(
+                    "DELETE FROM run_event_seq_marks WHERE thread_id = ?1",
+                    [thread_id],
+                )
+                .map_err(|e| RunStoreError::sqlite("forget the seq mark", e))?;
+            }
+            Ok(n)
+        })
+    }
+
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        let user = user.resolve("delete_by_run")?;
+        self.write(|tx| {
+            let mut c = Conditions::thread(thread_id)
+                .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+                .and_user(user);
+            if self.planted.is(BugId::R15) {
+                // planted R15: the legacy deletion dropped the run's message rows only.
+                c = c.and("category = 'message'", []);
+            }
+            delete_keeping_mark(tx, thread_id, &c, self.planted)
+        })
+    }
+
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_messages")?;
+        self.message_page(Conditions::thread(thread_id).and_user(user), limit, cursor)
+    }
+
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        let user = user.resolve("count_messages")?;
+        let mut c = Conditions::thread(thread_id)
+            .and("category = 'message'", [])
+            .and_user(user);
+        c.sql.push_str(self.user_filter());
+        count_where(&self.lock(), &c)
+    }
+
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_messages_by_run")?;
+        if self.planted.is(BugId::R16) {
+            // planted R16: the legacy read cut the thread's page first, then kept the run's rows.
+            let thread = Conditions::thread(thread_id).and_user(user);
+            let mut rows = self.message_page(thread, limit, cursor)?;
+            rows.retain(|e| e.run_id == run_id);
+            return Ok(rows);
+        }
+        let c = Conditions::thread(thread_id)
+            .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+            .and_user(user);
+        self.message_page(c, limit, cursor)
+    }
+
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user = user.resolve("list_events")?;
+        let mut c = Conditions::thread(thread_id)
+            .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+            .and_user(user);
+        if let Some(types) = &filter.event_types {
+            let types: Vec<&str> = types.iter().map(String::as_str).collect();
+            c = c.and_in("event_type", &types);
+        }
+        if let Some(task) = &filter.task_id {
+            // Strings only, as `EventFilter::admits` (a number 5 never equals the text '5').
+            c = c.and(
+                "COALESCE(json_type(event_metadata, '$.task_id'), '') = 'text' \
+                 AND json_extract(event_metadata, '$.task_id') = ?",
+                [SqlValue::Text(task.clone())],
+            );
+        }
+        if let Some(after) = filter.after_seq {
+            c = c.and("seq > ?", [seq_arg(after)]);
+        }
         let sql = format!(
-            "SELECT {COLUMNS} FROM run_events WHERE thread_id = ?1 AND run_id = ?2{} \
-             ORDER BY seq ASC, id ASC",
+            "SELECT {COLUMNS} FROM run_events WHERE {}{} ORDER BY seq ASC, id ASC LIMIT ?",
+            c.sql,
             self.user_filter()
         );
-        query(&self.lock(), &sql, &[&thread_id, &run_id])
+        let mut args = c.args;
+        args.push(SqlValue::Integer(
+            i64::try_from(filter.limit).unwrap_or(i64::MAX),
+        ));
+        query_where(&self.lock(), &sql, args)
+    }
+
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        let user = user.resolve("get_last_visible_ai_seq_by_run")?;
+        if run_ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let runs: Vec<&str> = run_ids.iter().map(String::as_str).collect();
+        let mut c = Conditions::thread(thread_id)
+            .and("category = 'message'", [])
+            .and_in("event_type", &VISIBLE_AI_EVENT_TYPES)
+            .and_in("run_id", &runs)
+            .and_user(user);
+        // Case-sensitive, as `current::is_visible_ai` (LIKE would not be).
+        c = c.and(
+            "NOT (COALESCE(json_type(event_metadata, '$.caller'), '') = 'text' \
+             AND substr(json_extract(event_metadata, '$.caller'), 1, ?) = ?)",
+            [
+                SqlValue::Integer(MIDDLEWARE_PREFIX.len() as i64),
+                SqlValue::Text(MIDDLEWARE_PREFIX.to_string()),
+            ],
+        );
+        let sql = format!(
+            "SELECT run_id, MAX(seq) FROM run_events WHERE {}{} GROUP BY run_id",
+            c.sql,
+            self.user_filter()
+        );
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&sql)
+            .map_err(|e| RunStoreError::sqlite("prepare", e))?;
+        let rows = stmt
+            .query_map(params_from_iter(c.args), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map_err(|e| RunStoreError::sqlite("query", e))?;
+        let mut last = BTreeMap::new();
+        for row in rows {
+            let (run, seq) = row.map_err(|e| RunStoreError::sqlite("step", e))?;
+            last.insert(run, u64::try_from(seq).unwrap_or(0));
+        }
+        Ok(last)
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {

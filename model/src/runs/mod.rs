@@ -6,11 +6,19 @@
 //!   rendered message belongs to (R6, R8).
 //! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins; anonymous ratings
 //!   each count.
+//! - [`ReceiptTruth`]: one run-scoped singleton event per (thread, run, event type), the first
+//!   one wins (`put_if_absent`, R14).
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
+//!
+//! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
+//! [`ReceiptTruth`]; the numbering it must leave alone (R13) is stated on the writes the
+//! simulation recorded, not here.
 
 mod ratings;
+mod receipts;
 pub mod summarization;
 mod truth;
 
 pub use ratings::{expected_attachment, RatingCounts, RatingTruth};
+pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};

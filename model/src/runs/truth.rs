@@ -104,6 +104,8 @@ pub enum HistoryMismatch {
 #[derive(Clone, Debug, Default)]
 pub struct RunTruth {
     threads: BTreeMap<String, Vec<Run>>,
+    /// Per thread, the runs deleted from the store (`delete_by_run`): gone from every read.
+    deleted: BTreeMap<String, Vec<String>>,
     clock: u64,
 }
 
@@ -164,6 +166,55 @@ impl RunTruth {
         assert_eq!(run.outcome, RunOutcome::Running, "run stopped twice");
         run.outcome = outcome;
         run.stopped_at = Some(at);
+    }
+
+    /// A stopped run is deleted from the store: from now on no read may show any of its
+    /// messages, and the thread's history is the other runs' (it is no longer a run of the
+    /// thread: a message of it is a message of an unknown run).
+    pub fn delete_run(&mut self, thread_id: &str, run_id: &str) {
+        let runs = self.threads.entry(thread_id.to_string()).or_default();
+        if let Some(at) = runs.iter().position(|r| r.run_id == run_id) {
+            assert_ne!(
+                runs[at].outcome,
+                RunOutcome::Running,
+                "run `{run_id}` deleted while it runs"
+            );
+            runs.remove(at);
+            self.deleted
+                .entry(thread_id.to_string())
+                .or_default()
+                .push(run_id.to_string());
+        }
+    }
+
+    /// Whether a run of the thread was deleted.
+    pub fn is_deleted(&self, thread_id: &str, run_id: &str) -> bool {
+        self.deleted
+            .get(thread_id)
+            .is_some_and(|runs| runs.iter().any(|r| r == run_id))
+    }
+
+    /// Checks one run's messages as a per-run read returned them (in its order): exactly what
+    /// the run emitted (a prefix of it while it runs or after a kill); nothing for a deleted or
+    /// unknown run.
+    pub fn check_run_messages(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        observed: &[(MessageKind, String)],
+    ) -> Result<(), HistoryMismatch> {
+        let run = self
+            .threads
+            .get(thread_id)
+            .and_then(|runs| runs.iter().find(|r| r.run_id == run_id));
+        match run {
+            Some(run) => check_run(run, observed),
+            None if observed.is_empty() => Ok(()),
+            None => Err(HistoryMismatch::UnknownRun {
+                index: 0,
+                run_id: run_id.to_string(),
+            }),
+        }
     }
 
     /// How a run stopped (`None` for an unknown run).
@@ -358,6 +409,28 @@ mod tests {
             t.check_history("t", &stranger),
             Err(HistoryMismatch::UnknownRun { index: 0, .. })
         ));
+    }
+
+    #[test]
+    fn a_deleted_run_leaves_every_read() {
+        let mut t = two_runs();
+        t.stop_run("t", "r2", RunOutcome::Ended);
+        let before = t.expected_history("t");
+        t.delete_run("t", "r1");
+        assert!(t.is_deleted("t", "r1"));
+        assert_eq!(t.expected_history("t"), before[4..].to_vec());
+        assert!(matches!(
+            t.check_history("t", &before),
+            Err(HistoryMismatch::UnknownRun { index: 0, .. })
+        ));
+        assert_eq!(t.check_run_messages("t", "r1", &[]), Ok(()));
+        let r2 = [(MessageKind::Human, "q2".to_string())];
+        assert!(
+            t.check_run_messages("t", "r2", &r2).is_err(),
+            "r2 ended: whole"
+        );
+        let whole = [r2[0].clone(), (MessageKind::Ai, "a2".to_string())];
+        assert_eq!(t.check_run_messages("t", "r2", &whole), Ok(()));
     }
 
     #[test]

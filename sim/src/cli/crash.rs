@@ -33,8 +33,10 @@ pub(crate) struct CrashArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     cut_step_bytes: u64,
     /// Then run the workload on a faulty disk (EIO, ENOSPC, short writes, silent
-    /// corruption, failed syncs and reads) for these seeds; `none` skips it.
-    #[arg(long, default_value = "0..200", value_parser = parse_fault_seeds)]
+    /// corruption, some of it leaving the payload parsable JSON, failed syncs and reads) for
+    /// these seeds; `none` skips it. The default (`crash::faulted::DEFAULT_SEEDS`) hits every
+    /// record kind with a parsable corruption.
+    #[arg(long, default_value = "0..400", value_parser = parse_fault_seeds)]
     fault_seeds: Range<u64>,
     /// Mutations per faulty-disk seed.
     #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=1000))]
@@ -130,6 +132,27 @@ fn faulty_disk(args: &CrashArgs) -> Verdict {
         planted: Planted::from_option(args.planted),
     });
     println!("{}", report.summary());
+    let (hit, missed) = report.parsable_kinds();
+    println!(
+        "parsable corruptions (the payload still JSON) by record kind: {}",
+        report
+            .coverage
+            .counts
+            .iter()
+            .map(|(p, n)| format!("{} {n}", p.rsplit('.').next().unwrap_or(p)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "record kinds hit by a parsable corruption: {} of {}{}",
+        hit.len(),
+        hit.len() + missed.len(),
+        if missed.is_empty() {
+            String::new()
+        } else {
+            format!(" (never: {})", missed.join(", "))
+        }
+    );
     for f in report.failures.iter().take(20) {
         println!(
             "  [{}] seed {} op {}: {}",

@@ -17,12 +17,19 @@
 //! - a silently flipped byte cannot be recovered, and the model says so (accepted loss, J10):
 //!   reopening must fail with an error naming the byte offset where the damaged record starts,
 //!   leaving the file untouched; only when the damaged record is the file's last one may it be
-//!   discarded as a torn tail, which loses that acknowledged mutation and nothing else.
+//!   discarded as a torn tail, which loses that acknowledged mutation and nothing else;
+//! - a flip that leaves the payload parsable JSON (a letter of a row's text, a number's last
+//!   digit) is held to the same rule: only the checksum tells, and a reader that shows the
+//!   record anyway turns it into a different row or record (J20). Each record kind such a flip
+//!   hit fires the probe `crash.corrupt_parsable.<kind>` ([`PARSABLE_PROBES`]); the default
+//!   budget hits every kind.
 //!
 //! A seed ends at its first corruption (the journal is unreadable by design from there) or when
 //! resume keeps failing (a full disk). `histsim crash --fault-seeds A..B` runs it.
 
 use std::collections::BTreeMap;
+
+use crate::coverage::Coverage;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -51,10 +58,29 @@ pub struct FaultedOptions {
     pub planted: Planted,
 }
 
+/// One probe per record kind of the journal (`history::journal::RecordBody::kind`): a
+/// corruption that left the payload parsable hit a record of that kind.
+pub const PARSABLE_PROBES: &[&str] = &[
+    "crash.corrupt_parsable.start",
+    "crash.corrupt_parsable.append",
+    "crash.corrupt_parsable.replace_begin",
+    "crash.corrupt_parsable.replace_rows",
+    "crash.corrupt_parsable.replace_commit",
+    "crash.corrupt_parsable.replace_abort",
+    "crash.corrupt_parsable.suffix_cut",
+    "crash.corrupt_parsable.clear",
+    "crash.corrupt_parsable.compression",
+    "crash.corrupt_parsable.density_mutation",
+    "crash.corrupt_parsable.synthetic_insert",
+];
+
+/// Seeds of the default run: enough that a parsable corruption hits every record kind.
+pub const DEFAULT_SEEDS: Range<u64> = 0..400;
+
 impl Default for FaultedOptions {
     fn default() -> Self {
         FaultedOptions {
-            seeds: 0..200,
+            seeds: DEFAULT_SEEDS,
             ops: 24,
             planted: Planted::none(),
         }
@@ -86,12 +112,26 @@ pub struct FaultedReport {
     pub corruptions_reported: u64,
     /// Corruptions of the last record, discarded as a torn tail (the accepted loss).
     pub corruptions_discarded: u64,
+    /// The probes of [`PARSABLE_PROBES`] that fired, with their counts.
+    pub coverage: Coverage,
     pub failures: Vec<FaultedFailure>,
 }
 
 impl FaultedReport {
     pub fn names(&self, id: BugId) -> bool {
         self.failures.iter().any(|f| f.bug_id == id)
+    }
+
+    /// The record kinds a parsable corruption hit, and those it never hit.
+    pub fn parsable_kinds(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let kind = |p: &&'static str| p.rsplit('.').next().unwrap_or(p);
+        let missed = self.coverage.never_fired(PARSABLE_PROBES);
+        let hit = PARSABLE_PROBES
+            .iter()
+            .filter(|p| !missed.contains(p))
+            .map(kind)
+            .collect();
+        (hit, missed.iter().map(kind).collect())
     }
 
     /// One line for the command line.
@@ -132,7 +172,15 @@ pub fn fault_options(seed: u64) -> FaultOptions {
     let capacity_bytes = rng
         .random_bool(0.2)
         .then(|| rng.random_range(1_024..16_384));
+    // A sub-stream of its own, so the faults above stay what they were for every seed.
+    let mut parsable = SeedRng::new(seed).substream(Stream::Faults, 1);
+    let append_corrupt_parsable_probability = if parsable.random_bool(0.6) {
+        parsable.random_range(0.02..0.12)
+    } else {
+        0.0
+    };
     FaultOptions {
+        append_corrupt_parsable_probability,
         seed: rng.next_u64(),
         append_eio_probability,
         append_short_probability,
@@ -456,6 +504,19 @@ impl SeedRun {
         });
         let (start, end) =
             frame.expect("a corruption the disk recorded lies in an append it logged");
+        let parsable = self.disk.corruption_is_parsable(JOURNAL, flipped);
+        if parsable {
+            let bytes = self.disk.bytes(JOURNAL);
+            let payload =
+                &bytes[start as usize + history::journal::frame::HEADER_BYTES..end as usize];
+            let kind = serde_json::from_slice::<serde_json::Value>(payload)
+                .ok()
+                .and_then(|v| v["kind"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            report
+                .coverage
+                .hit(&format!("crash.corrupt_parsable.{kind}"));
+        }
         let image = self.disk.image();
         let len = image.get(JOURNAL).map_or(0, |b| b.len() as u64);
         let reader = healthy(image.clone());
@@ -472,10 +533,11 @@ impl SeedRun {
             }
             other => Err((
                 i,
-                BugId::J10,
+                self.misread_id(parsable, &other, before),
                 format!(
-                    "op {i} flipped byte {flipped} of the record at {start}..{end} (file length {len}); \
+                    "op {i} flipped byte {flipped} of the record at {start}..{end} (file length {len}{}); \
                      reopening gave {}{}",
+                    if parsable { ", the payload still parses" } else { "" },
                     match &other {
                         Ok(j) => format!("a history {}", describe(&model_view(j.fold()))),
                         Err(e) => format!("the error `{e}`"),
@@ -483,6 +545,30 @@ impl SeedRun {
                     if untouched { "" } else { " and changed the file" }
                 ),
             )),
+        }
+    }
+}
+
+impl SeedRun {
+    /// The ID of a corrupt record a reopen did not report: J20 when only the checksum could tell
+    /// (the payload parses) and the reader applied it anyway (a row no model state has), J10
+    /// when it was dropped (a history without it, or an error at a later record: the gap).
+    fn misread_id(
+        &self,
+        parsable: bool,
+        opened: &Result<Journal, JournalError>,
+        before: &ModelHistory<Row>,
+    ) -> BugId {
+        let foreign = |j: &Journal| {
+            let known = [before.rows(), self.model.latest().rows()].concat();
+            model_view(j.fold())
+                .rows()
+                .iter()
+                .any(|row| !known.contains(row))
+        };
+        match opened {
+            Ok(j) if parsable && foreign(j) => BugId::J20,
+            _ => BugId::J10,
         }
     }
 }

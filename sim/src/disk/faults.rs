@@ -2,7 +2,9 @@
 //!
 //! Faults by operation:
 //! - append: EIO (nothing written), ENOSPC (past `capacity_bytes`), a short write (a prefix
-//!   lands, then EIO), a silent corruption (one byte of what lands is flipped, success returned);
+//!   lands, then EIO), a silent corruption (one byte of what lands is flipped, success returned),
+//!   a parsable silent corruption (the lowest bit of a letter or digit of a row's text, or of a
+//!   number's last digit, flips: the payload still parses as JSON and only its checksum tells);
 //! - sync: EIO (nothing becomes durable);
 //! - read: EIO.
 //!
@@ -20,6 +22,9 @@ pub struct FaultOptions {
     pub append_eio_probability: f64,
     pub append_short_probability: f64,
     pub append_corrupt_probability: f64,
+    /// Chance of a corruption that leaves the payload parsable. Drawn from a stream of its own,
+    /// only when above zero, so schedules without it decide exactly what they did before.
+    pub append_corrupt_parsable_probability: f64,
     pub sync_eio_probability: f64,
     pub read_eio_probability: f64,
     /// Total bytes the disk holds (every file's current length); appends beyond fail with ENOSPC.
@@ -40,6 +45,11 @@ pub enum AppendFault {
         index: usize,
         xor: u8,
     },
+    /// The `pick`th (modulo their number) place of the frame where a flip keeps the payload
+    /// parsable is flipped; nothing when the frame has none.
+    CorruptParsable {
+        pick: u32,
+    },
 }
 
 /// The seeded decision stream.
@@ -47,6 +57,7 @@ pub enum AppendFault {
 pub struct FaultSchedule {
     opts: FaultOptions,
     rng: ChaCha8Rng,
+    parsable_rng: ChaCha8Rng,
 }
 
 impl FaultSchedule {
@@ -55,6 +66,7 @@ impl FaultSchedule {
             opts.append_eio_probability,
             opts.append_short_probability,
             opts.append_corrupt_probability,
+            opts.append_corrupt_parsable_probability,
             opts.sync_eio_probability,
             opts.read_eio_probability,
         ] {
@@ -63,8 +75,11 @@ impl FaultSchedule {
                 "fault probability {p} outside 0..=1"
             );
         }
+        let mut parsable_rng = ChaCha8Rng::seed_from_u64(opts.seed);
+        parsable_rng.set_stream(1);
         FaultSchedule {
             rng: ChaCha8Rng::seed_from_u64(opts.seed),
+            parsable_rng,
             opts,
         }
     }
@@ -81,12 +96,21 @@ impl FaultSchedule {
         let corrupt = self.rng.random_bool(self.opts.append_corrupt_probability);
         let at = self.rng.random_range(0..len.max(1));
         let xor = self.rng.random_range(1..=255u8);
+        let p = self.opts.append_corrupt_parsable_probability;
+        let parsable = p > 0.0 && self.parsable_rng.random_bool(p);
+        let pick = if p > 0.0 {
+            self.parsable_rng.random::<u32>()
+        } else {
+            0
+        };
         if eio {
             AppendFault::Eio
         } else if short && len > 0 {
             AppendFault::Short { kept_bytes: at }
         } else if corrupt && len > 0 {
             AppendFault::Corrupt { index: at, xor }
+        } else if parsable && len > 0 {
+            AppendFault::CorruptParsable { pick }
         } else {
             AppendFault::None
         }

@@ -8,9 +8,18 @@
 //! "a read costs what was appended since the last one" (J11) and "a mutation reads nothing back"
 //! (J12) into checkable numbers.
 //!
+//! Silent corruption comes in three ways: a seeded append fault flips a byte of what lands
+//! (anywhere, or inside a row's text or a number so that the payload still parses as JSON), the
+//! journal workload flips a bit of a synced record while its host is down ([`corrupt::flip`]),
+//! and a stale read serves the version a sector had before its last change
+//! ([`SimDisk::serve_stale`]; each sync keeps that version of the sector it changed first, see
+//! [`SimDisk::older_sectors`]). The disk records where each landed, so the checkers know what a
+//! reader must notice without asking the code under test.
+//!
 //! Simplifications, on purpose: creating a file becomes durable with its first sync, a removal is
 //! durable at once, and a truncation is pending like a write.
 
+pub mod corrupt;
 pub mod crash;
 mod event;
 pub mod faults;
@@ -65,6 +74,34 @@ impl SimFile {
         self.current.truncate(len);
     }
 
+    /// The first sector a sync now would change, with its durable bytes before it.
+    fn older_first_changed_sector(&self) -> Option<(u64, Vec<u8>)> {
+        let tail = &self.current[self.synced_prefix..];
+        let same = self
+            .durable_extra
+            .iter()
+            .zip(tail)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let first = self.synced_prefix + same;
+        let durable_len = self.synced_prefix + self.durable_extra.len();
+        if first >= self.current.len() && first >= durable_len {
+            return None;
+        }
+        let sector = first / corrupt::SECTOR_BYTES as usize * corrupt::SECTOR_BYTES as usize;
+        let end = (sector + corrupt::SECTOR_BYTES as usize).min(durable_len);
+        let old = (sector..end)
+            .map(|i| {
+                if i < self.synced_prefix {
+                    self.current[i]
+                } else {
+                    self.durable_extra[i - self.synced_prefix]
+                }
+            })
+            .collect();
+        Some((sector as u64, old))
+    }
+
     fn sync(&mut self) {
         self.synced_prefix = self.current.len();
         self.durable_extra.clear();
@@ -82,6 +119,13 @@ struct DiskState {
     faults_injected: u64,
     /// Where silent corruptions flipped a byte that is still in the file: (file, offset).
     corruptions: BTreeSet<(String, u64)>,
+    /// The subset of `corruptions` whose payload still parses as JSON.
+    parsable: BTreeSet<(String, u64)>,
+    /// Per (file, sector offset): the sector's durable bytes before the sync that last changed
+    /// it (shorter than a sector where the file ended).
+    older: BTreeMap<(String, u64), Vec<u8>>,
+    /// Sectors whose reads return these old bytes (zeros past them) until a write reaches them.
+    stale: BTreeMap<(String, u64), Vec<u8>>,
 }
 
 /// The simulated disk.
@@ -101,6 +145,9 @@ impl SimDisk {
                 bytes_read: BTreeMap::new(),
                 faults_injected: 0,
                 corruptions: BTreeSet::new(),
+                parsable: BTreeSet::new(),
+                older: BTreeMap::new(),
+                stale: BTreeMap::new(),
             }),
         }
     }
@@ -163,6 +210,33 @@ impl SimDisk {
             .filter(|(f, _)| f == name)
             .map(|(_, o)| *o)
             .collect()
+    }
+
+    /// Whether the silent corruption at `offset` of `name` left a payload that parses as JSON.
+    pub fn corruption_is_parsable(&self, name: &str, offset: u64) -> bool {
+        self.lock().parsable.contains(&(name.to_string(), offset))
+    }
+
+    /// Per sector of `name` a sync changed: (sector offset, its durable bytes before that
+    /// sync), what a stale read of it may serve.
+    pub fn older_sectors(&self, name: &str) -> Vec<(u64, Vec<u8>)> {
+        self.lock()
+            .older
+            .iter()
+            .filter(|((f, _), _)| f == name)
+            .map(|((_, at), v)| (*at, v.clone()))
+            .collect()
+    }
+
+    /// From now on reads of the sector at `sector` of `name` return `old` (zeros past it), until
+    /// a write reaches the sector: a drive serving a stale copy.
+    pub fn serve_stale(&self, name: &str, sector: u64, old: Vec<u8>) {
+        assert_eq!(
+            sector % corrupt::SECTOR_BYTES,
+            0,
+            "{sector} is not a sector start"
+        );
+        self.lock().stale.insert((name.to_string(), sector), old);
     }
 
     /// Bytes read from `name` since the last reset.
@@ -266,6 +340,26 @@ impl SimDisk {
     }
 }
 
+/// The byte of a frame (`landed`) a parsable corruption flips: a letter or digit of a row's text
+/// or the last digit of a number in its JSON payload, chosen by `pick`.
+fn parsable_index(landed: &[u8], pick: u32) -> Option<usize> {
+    let header = history::journal::frame::HEADER_BYTES;
+    let places = corrupt::parsable_positions(landed.get(header..)?, true);
+    (!places.is_empty()).then(|| header + places[pick as usize % places.len()])
+}
+
+/// Overwrites `buf` (bytes of `name` from `start`) with the stale sectors that overlap it.
+fn overlay_stale(stale: &BTreeMap<(String, u64), Vec<u8>>, name: &str, start: u64, buf: &mut [u8]) {
+    let end = start + buf.len() as u64;
+    for ((_, sector), old) in stale.range((name.to_string(), 0)..=(name.to_string(), u64::MAX)) {
+        let from = (*sector).max(start);
+        let to = (sector + corrupt::SECTOR_BYTES).min(end);
+        for i in from..to.max(from) {
+            buf[(i - start) as usize] = old.get((i - sector) as usize).copied().unwrap_or(0);
+        }
+    }
+}
+
 fn eio(what: &str, name: &str) -> io::Error {
     io::Error::other(format!("EIO (simulated {what}) on {name}"))
 }
@@ -294,6 +388,7 @@ impl Storage for SimDisk {
             .min(file.current.len());
         let n = buf.len().min(file.current.len() - start);
         buf[..n].copy_from_slice(&file.current[start..start + n]);
+        overlay_stale(&st.stale, name, start as u64, &mut buf[..n]);
         *st.bytes_read.entry(name.to_string()).or_insert(0) += n as u64;
         Ok(n)
     }
@@ -328,13 +423,31 @@ impl Storage for SimDisk {
                 landed[index] ^= xor;
                 Ok(())
             }
+            AppendFault::CorruptParsable { .. } => Ok(()),
+        };
+        let flipped = match fault {
+            AppendFault::Corrupt { index, .. } => Some(index),
+            AppendFault::CorruptParsable { pick } => {
+                let index = parsable_index(&landed, pick);
+                if let Some(i) = index {
+                    st.faults_injected += 1;
+                    landed[i] ^= 1;
+                }
+                index
+            }
+            _ => None,
         };
         let file = st.files.entry(name.to_string()).or_default();
         let offset = file.current.len() as u64;
         file.current.extend_from_slice(&landed);
-        if let AppendFault::Corrupt { index, .. } = fault {
-            st.corruptions
-                .insert((name.to_string(), offset + index as u64));
+        st.stale
+            .retain(|(f, at), _| f != name || at + corrupt::SECTOR_BYTES <= offset);
+        if let Some(index) = flipped {
+            let at = (name.to_string(), offset + index as u64);
+            if matches!(fault, AppendFault::CorruptParsable { .. }) {
+                st.parsable.insert(at.clone());
+            }
+            st.corruptions.insert(at);
         }
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Append {
@@ -362,6 +475,9 @@ impl Storage for SimDisk {
         }
         file.truncate(len as usize);
         st.corruptions.retain(|(f, o)| f != name || *o < len);
+        st.parsable.retain(|(f, o)| f != name || *o < len);
+        st.stale
+            .retain(|(f, at), _| f != name || at + corrupt::SECTOR_BYTES <= len);
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Truncate {
                 file: name.to_string(),
@@ -382,7 +498,12 @@ impl Storage for SimDisk {
             st.faults_injected += 1;
             return Err(eio("sync", name));
         }
-        st.files.get_mut(name).expect("checked above").sync();
+        let file = st.files.get_mut(name).expect("checked above");
+        let older = file.older_first_changed_sector();
+        file.sync();
+        if let Some((sector, bytes)) = older {
+            st.older.insert((name.to_string(), sector), bytes);
+        }
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Sync {
                 file: name.to_string(),
@@ -397,6 +518,9 @@ impl Storage for SimDisk {
         SimDisk::scripted(&mut st, name, FaultOp::Remove)?;
         st.files.remove(name).ok_or_else(|| missing(name))?;
         st.corruptions.retain(|(f, _)| f != name);
+        st.parsable.retain(|(f, _)| f != name);
+        st.older.retain(|(f, _), _| f != name);
+        st.stale.retain(|(f, _), _| f != name);
         if let Some(log) = &mut st.log {
             log.push(DiskEvent::Remove {
                 file: name.to_string(),
@@ -473,6 +597,47 @@ mod tests {
             text,
             ["", "", "a", "ab", "ab", "ab", "abc", "abcd", "abcde", "abcde"]
         );
+    }
+
+    #[test]
+    fn a_stale_sector_serves_its_version_before_the_last_sync_until_written() {
+        let d = logged();
+        d.append("j", b"abc").expect("append");
+        d.sync("j").expect("sync");
+        d.append("j", b"def").expect("append");
+        d.sync("j").expect("sync");
+        let older = d.older_sectors("j");
+        assert_eq!(older, vec![(0, b"abc".to_vec())]);
+        d.serve_stale("j", 0, older[0].1.clone());
+        let mut buf = [9u8; 6];
+        assert_eq!(d.read_at("j", 0, &mut buf).expect("read"), 6);
+        assert_eq!(&buf, b"abc\0\0\0");
+        assert_eq!(d.bytes("j"), b"abcdef", "the medium holds the new bytes");
+        d.append("j", b"g").expect("append");
+        let mut buf = [0u8; 7];
+        d.read_at("j", 0, &mut buf).expect("read");
+        assert_eq!(&buf, b"abcdefg", "a write to the sector refreshes it");
+    }
+
+    #[test]
+    fn parsable_corruptions_keep_the_payload_json() {
+        let d = SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults: FaultOptions {
+                seed: 5,
+                append_corrupt_parsable_probability: 1.0,
+                ..FaultOptions::default()
+            },
+        });
+        let mut frame = vec![0u8; history::journal::frame::HEADER_BYTES];
+        frame.extend_from_slice(br#"{"seq":7,"text":"hello"}"#);
+        d.append("j", &frame).expect("a corruption reports success");
+        let flipped = d.corruptions("j");
+        assert_eq!(flipped.len(), 1);
+        assert!(d.corruption_is_parsable("j", flipped[0]));
+        let payload = &d.bytes("j")[history::journal::frame::HEADER_BYTES..];
+        assert_ne!(payload, &frame[history::journal::frame::HEADER_BYTES..]);
+        serde_json::from_slice::<serde_json::Value>(payload).expect("still JSON");
     }
 
     #[test]

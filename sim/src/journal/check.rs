@@ -1,4 +1,4 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J19.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J20.
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
@@ -17,6 +17,7 @@
 //! invariants (a resume that forgot to abort a replacement also leaves the next append inside
 //! it: that is J2 before J3). Differences no specific invariant explains come last.
 
+use super::corrupt_rules::corrupted_restart;
 use super::crash_rules::{check_image, restart};
 use super::expect::{OpSeen, SessionCheck};
 use super::op_rules::{
@@ -45,6 +46,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::J13,
         BugId::J12,
         BugId::J19,
+        BugId::J20,
         BugId::J10,
         BugId::J1,
         BugId::J2,
@@ -142,6 +144,7 @@ fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Finding
                 sc.crash_image = image.clone();
                 sc.crash_synced = synced.clone();
             }
+            Happened::Corrupted { op, restart } => corrupted_restart(&sc, *op, restart, found),
             Happened::Restart { solo, shared } => {
                 restart(&mut sc, solo, found);
                 if let Some(r) = shared {
@@ -149,6 +152,16 @@ fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Finding
                 }
             }
         }
+    }
+    at_the_end(s, record, found);
+}
+
+/// The disk at the end (J10, J16, J3) and the recording's last record (J10).
+fn at_the_end(s: usize, record: &SessionRecord, found: &mut Findings) {
+    if matches!(record.happened.last(), Some(Happened::Corrupted { .. })) {
+        // The script ended at a restart that met the corruption the plan injected: the file
+        // still holds it, which is the fault, not a defect.
+        return;
     }
     check_image(s, "at the end", &record.final_image, None, found);
     if let Some((journal, written)) = &record.final_recording {

@@ -13,7 +13,7 @@
 
 use super::options::JournalSimOptions;
 use super::scenario::{
-    Action, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
+    Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
     SharedAction, SpeakerSpec,
 };
 use crate::rng::{SeedRng, Stream};
@@ -450,6 +450,8 @@ fn pending(rng: &mut ChaCha8Rng, o: &JournalSimOptions) -> Pending {
 
 fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) -> Vec<Crash> {
     let mut rng = seed.stream(Stream::Faults);
+    // Corruptions come from a sub-stream of their own: seeds keep the crashes they had.
+    let mut corrupt_rng = seed.substream(Stream::Faults, CORRUPTION_SUBSTREAM);
     let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
     let mut crashes = Vec::new();
     for (s, session) in sessions.iter_mut().enumerate() {
@@ -504,10 +506,30 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
                 pending,
                 down_ms: rng.random_range(1..=30),
                 arrivals,
+                corrupt: corruption(&mut corrupt_rng, o),
             });
         }
     }
     crashes
+}
+
+/// The fault sub-stream silent corruptions are drawn from.
+const CORRUPTION_SUBSTREAM: u64 = 7;
+
+/// Whether a crash's restart meets a silent corruption, and of which kind (a third each).
+fn corruption(rng: &mut ChaCha8Rng, o: &JournalSimOptions) -> Option<Corruption> {
+    if o.corrupt_probability <= 0.0 || !rng.random_bool(o.corrupt_probability.min(1.0)) {
+        return None;
+    }
+    let pick = rng.random::<u32>();
+    Some(match rng.random_range(0..3) {
+        0 => Corruption::BitFlip {
+            pick,
+            bit: rng.random_range(0..8),
+        },
+        1 => Corruption::TextFlip { pick },
+        _ => Corruption::StaleSector { pick },
+    })
 }
 
 #[cfg(test)]

@@ -7,10 +7,12 @@
 //! [`meaning`] says what an operation means against a list of rows, once for the world and the
 //! checker; [`record`] is what the world saw.
 //!
-//! Every planted journal bug (J1 to J13, J15 to J19) is reachable here. The exhaustive
+//! Every planted journal bug (J1 to J13, J15 to J20) is reachable here. The exhaustive
 //! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
 
 pub mod check;
+mod corrupt_rules;
+mod corrupted;
 mod crash_rules;
 mod expect;
 pub mod generate;
@@ -85,6 +87,13 @@ fn describe(record: &world::WorldRecord) -> String {
                 record::Happened::Crash { op, during, .. } => {
                     format!("crash at op {op} (during {during:?})")
                 }
+                record::Happened::Corrupted { op, restart } => format!(
+                    "restart after the crash at op {op} met a {} in its {} record at {}: shown {:?}",
+                    restart.injected.corruption.kind(),
+                    restart.injected.record_kind,
+                    restart.injected.frame_start,
+                    restart.shown.as_ref().map(Vec::len)
+                ),
                 record::Happened::Restart { solo, .. } => format!(
                     "restart: {} shown {:?}, resumed {:?}, {} rows after",
                     solo.journal,

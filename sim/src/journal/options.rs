@@ -71,6 +71,9 @@ pub struct JournalSimOptions {
     pub restart_arrivals_probability: f64,
     /// Chance, per mutation, that its appends fail with EIO.
     pub append_eio_probability: f64,
+    /// Chance, per crash, that a silent corruption of the recording meets the restarted host
+    /// (a bit flip, a flip inside a row's text, a stale sector).
+    pub corrupt_probability: f64,
     /// Chance that a session ends by disposing of its journal store.
     pub dispose_probability: f64,
     /// Chance that the disposal meets a failure.
@@ -113,6 +116,7 @@ impl JournalSimOptions {
             pending_reorder_probability: 0.0,
             restart_arrivals_probability: 0.0,
             append_eio_probability: 0.0,
+            corrupt_probability: 0.0,
             dispose_probability: 0.0,
             dispose_fault_probability: 0.0,
         }
@@ -155,8 +159,16 @@ impl JournalSimOptions {
             dispose_probability: maybe(0.7, 0.5, 1.0),
             dispose_fault_probability: maybe(0.4, 0.2, 0.6),
             pending_reorder_probability: maybe(0.7, 0.3, 0.7),
+            corrupt_probability: Self::corrupt_from_seed(seed),
             ..Self::sized_from_seed(seed)
         }
+    }
+
+    /// The chance of silent corruption, from a sub-stream of its own so that seeds keep every
+    /// option they had before it existed.
+    fn corrupt_from_seed(seed: SeedRng) -> f64 {
+        let mut rng = seed.substream(Stream::Options, 2);
+        swarm_probability(&mut rng, 0.5, 0.3, 0.8)
     }
 
     /// The sizes of `seed`'s world, with every operation and fault off.

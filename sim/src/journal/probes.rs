@@ -19,6 +19,9 @@ pub const PROBES: &[&str] = &[
     "journal.fault.resume_fails_after_publish",
     "journal.fault.dispose_scratch_remove",
     "journal.fault.dispose_recorder_sync",
+    "journal.fault.corrupt_bit_flip",
+    "journal.fault.corrupt_text_flip",
+    "journal.fault.corrupt_stale_sector",
     "journal.feature.append",
     "journal.feature.replace",
     "journal.feature.replace_with_arrivals",
@@ -46,6 +49,7 @@ pub const PROBES: &[&str] = &[
     "journal.recovery.open_txn_aborted",
     "journal.recovery.torn_tail_cut",
     "journal.recovery.dead_scratch_swept",
+    "journal.recovery.corruption_reported",
 ];
 
 /// Probes of what the scenario asked for and what the world's record shows happened.
@@ -60,6 +64,14 @@ pub fn probes(scenario: &JournalScenario, record: &WorldRecord, cov: &mut Covera
                     if let Some(script_op) = script.ops.get(*op) {
                         op_probes(scenario, &script_op.action, seen, cov);
                     }
+                }
+                Happened::Corrupted { restart, .. }
+                    if restart
+                        .shown
+                        .as_ref()
+                        .is_err_and(|(_, o)| *o == Some(restart.injected.frame_start)) =>
+                {
+                    cov.hit("journal.recovery.corruption_reported");
                 }
                 Happened::Restart { solo, .. } => {
                     if solo.facts_before.open_txn.is_some() && solo.facts_after.open_txn.is_none() {

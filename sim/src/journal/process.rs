@@ -26,6 +26,8 @@ pub(super) struct Process {
     pub(super) session: Session,
     pub(super) reader: JournalReader,
     pub(super) shared: Rc<RefCell<Option<SharedHistory>>>,
+    /// The restart met a silent corruption of the recording: the script ends here.
+    pub(super) ended: bool,
 }
 
 impl Process {
@@ -64,15 +66,22 @@ pub(super) fn start(world: &World, s: usize) -> Process {
     let mut session = Session::new(storage.clone(), world.opts.clone());
     let shared = Rc::new(RefCell::new(None));
     let restart = slot.restart.take();
-    let solo = match restart {
-        None => {
+    let corrupted = slot.corrupted.borrow_mut().take();
+    let ended = corrupted.is_some();
+    let solo = match (restart, corrupted) {
+        (None, _) => {
             create_recording(world, s, p, &mut session);
             None
         }
-        Some(c) => Some(resume_recording(world, s, &disk, &mut session, c)),
+        (Some(c), Some(injected)) => {
+            let op = world.scenario.crashes[c].op as usize;
+            super::corrupted::restart(world, s, op, &disk, &mut session, injected);
+            None
+        }
+        (Some(c), None) => Some(resume_recording(world, s, &disk, &mut session, c)),
     };
     let script = &world.scenario.sessions[s];
-    let shared_seen = if script.subagents.is_empty() {
+    let shared_seen = if script.subagents.is_empty() || ended {
         None
     } else if restart.is_none() {
         *shared.borrow_mut() = create_shared(world, s, &storage);
@@ -102,6 +111,7 @@ pub(super) fn start(world: &World, s: usize) -> Process {
         recorder,
         session,
         shared,
+        ended,
     }
 }
 

@@ -6,6 +6,7 @@ use history::journal::{Origin, Row, Statistics};
 use std::collections::BTreeMap;
 
 use crate::crash::ImageFacts;
+use crate::disk::corrupt::Injected;
 
 /// The outcome of a mutation: written (with the number of records), skipped because it would
 /// change nothing, or failed with the error the journal returned.
@@ -171,6 +172,25 @@ pub enum Happened {
         solo: SoloRestart,
         shared: Option<SharedRestart>,
     },
+    /// The restart after crash `op` met a silent corruption of the recording; the script ends.
+    Corrupted {
+        op: usize,
+        restart: CorruptedRestart,
+    },
+}
+
+/// What a restarted session made of a recording a silent corruption damaged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CorruptedRestart {
+    /// Where the corruption landed (the harness's record).
+    pub injected: Injected,
+    /// What reopening the recording showed: its rows, or the error and the offset it names.
+    pub shown: Result<Vec<Row>, (String, Option<u64>)>,
+    /// What resuming it did.
+    pub resumed: Result<(), String>,
+    /// The file's bytes before and after the reopen and the resume.
+    pub bytes_before: Vec<u8>,
+    pub bytes_after: Vec<u8>,
 }
 
 /// Everything one session did.

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::disk::corrupt::Corruption;
+
 fn one() -> u32 {
     1
 }
@@ -248,6 +250,12 @@ pub struct Crash {
     /// Rows the user types while the restarted session loads its recording.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arrivals: Vec<RowSpec>,
+    /// A silent corruption of the recording's file while the host is down (a bit flip, one
+    /// inside a row's text, a stale sector), in a record a complete record follows. The
+    /// restarted session must report it by the record's offset; the model accepts the whole
+    /// recording as lost from there (J10), and the session's script ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrupt: Option<Corruption>,
 }
 
 /// What a crash keeps of every file's unsynced bytes.

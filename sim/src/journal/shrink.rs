@@ -23,7 +23,8 @@ pub fn size(s: &JournalScenario) -> (usize, usize) {
                 }
         })
         .sum();
-    (s.op_count(), s.crashes.len() + failures)
+    let corruptions = s.crashes.iter().filter(|c| c.corrupt.is_some()).count();
+    (s.op_count(), s.crashes.len() + corruptions + failures)
 }
 
 /// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
@@ -153,6 +154,11 @@ fn plainer_faults(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
         if !crash.arrivals.is_empty() {
             let mut x = s.clone();
             x.crashes[c].arrivals.pop();
+            out.push(x);
+        }
+        if crash.corrupt.is_some() {
+            let mut x = s.clone();
+            x.crashes[c].corrupt = None;
             out.push(x);
         }
         if crash.down_ms > 1 {

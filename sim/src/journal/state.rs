@@ -4,6 +4,7 @@
 use super::record::{Happened, Outcome, SessionRecord};
 use super::scenario::JournalScenario;
 use crate::coverage::Coverage;
+use crate::disk::corrupt::Injected;
 use crate::disk::{SimDisk, SimDiskOptions};
 use crate::trace::Trace;
 use history::journal::{
@@ -31,6 +32,8 @@ pub(super) struct Slot {
     pub(super) incarnation: Cell<u32>,
     /// The crash (index) the host is coming back from.
     pub(super) restart: Cell<Option<usize>>,
+    /// The silent corruption that crash left on the recording, for the restart to meet.
+    pub(super) corrupted: RefCell<Option<Injected>>,
     pub(super) done: Cell<bool>,
     /// The recording's file.
     pub(super) current: RefCell<String>,
@@ -59,6 +62,7 @@ impl Slot {
             next_op: Cell::new(0),
             incarnation: Cell::new(0),
             restart: Cell::new(None),
+            corrupted: RefCell::new(None),
             done: Cell::new(false),
             current: RefCell::new(String::new()),
             events: RefCell::new(BTreeMap::new()),

@@ -106,6 +106,13 @@ impl JournalScenario {
                     }
                 }
             }
+            if let Some(super::scenario::Corruption::BitFlip { bit, .. }) = crash.corrupt {
+                if bit > 7 {
+                    return Err(format!(
+                        "{at}.corrupt.bit: a bit of a byte (0..=7), found {bit}"
+                    ));
+                }
+            }
             if !points.insert((crash.session, crash.op, crash.during)) {
                 return Err(format!("{at}: another crash hits the same point"));
             }

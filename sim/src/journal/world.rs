@@ -12,6 +12,7 @@
 //! which mirrors are attached) lives in a [`Slot`] per session, outside the hosts. Everything the
 //! operations return is recorded ([`super::record`]); nothing here judges it.
 
+use super::corrupted;
 use super::ops::run_op;
 use super::process::start;
 use super::record::{Happened, SessionRecord};
@@ -214,10 +215,45 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         },
     );
     sim.crash(host_name(s));
-    *slot.disk.borrow_mut() = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+    let restarted = restarted_disk(world, i, &disk, image);
+    *slot.disk.borrow_mut() = Arc::new(restarted);
     slot.at.set(None);
     slot.next_op.set(c.op as usize + 1);
     slot.restart.set(Some(i));
+}
+
+/// The disk crash `i`'s host comes back to: `image`, with the silent corruption the crash's plan
+/// names landed on the recording (flipped in the image, or a stale sector its reads serve).
+fn restarted_disk(
+    world: &World,
+    i: usize,
+    crashed: &SimDisk,
+    mut image: BTreeMap<String, Vec<u8>>,
+) -> SimDisk {
+    let c = &world.scenario.crashes[i];
+    let s = c.session as usize;
+    let slot = &world.slots[s];
+    let injected = c.corrupt.and_then(|corruption| {
+        let file = slot.current.borrow().clone();
+        corrupted::inject(crashed, &mut image, &file, corruption)
+    });
+    let restarted = SimDisk::from_image(image, SimDiskOptions::default());
+    if let Some(inj) = &injected {
+        world.coverage.borrow_mut().hit(corrupted::probe(inj));
+        world.record(format_args!(
+            "s{s} corrupt {} {} byte={} record={}@{}",
+            inj.corruption.kind(),
+            inj.file,
+            inj.byte,
+            inj.record_kind,
+            inj.frame_start
+        ));
+        if let Some((sector, old)) = &inj.stale {
+            restarted.serve_stale(&inj.file, *sector, old.clone());
+        }
+    }
+    *slot.corrupted.borrow_mut() = injected;
+    restarted
 }
 
 pub(super) fn image_hash(image: &BTreeMap<String, Vec<u8>>) -> u64 {
@@ -234,7 +270,7 @@ async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
     let mut proc = start(&world, s);
     let script = &world.scenario.sessions[s];
     let slot = &world.slots[s];
-    loop {
+    while !proc.ended {
         let k = slot.next_op.get();
         let Some(op) = script.ops.get(k) else { break };
         run_op(&world, &mut proc, k, op).await;

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R12 and R20.
+//! The invariant checkers of the runs workload, R1 to R16 and R20.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -10,15 +10,22 @@
 //! acknowledged batch lost in a restart of the store (R12) also leaves the store short of what
 //! was written (R3), renumbers later writes (R5) and splits the backends (R9); a
 //! store changed by a read (R3) also makes the backends disagree (R9); duplicate seqs (R5) also
-//! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a summary that splits a
-//! tool pair (R11) also departs from the summarization contract (R20). The rules live by what
-//! they read: [`super::stored`] (the stores and both backends), [`super::reads`] (what the views
-//! and ratings show), [`super::summary_rules`] (summarized checkpoints against the contract).
+//! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a deletion that lowers
+//! the numbering (R13) makes later writes reuse seqs (R5); a deletion that leaves rows (R15)
+//! leaves the store holding more than the model (R3); a summary that splits a tool pair (R11)
+//! also departs from the summarization contract (R20). The rules live by what they read:
+//! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
+//! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
+//! [`super::summary_rules`] (summarized checkpoints against the contract).
 
 use super::context::Context;
 use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_model};
 use super::scenario::RunsScenario;
 use super::script::expand;
+use super::store_rules::{
+    deletions_keep_the_numbering, deletions_remove_exactly_the_run, receipts_are_written_once,
+    run_pages_match_the_model, wider_answers_agree,
+};
 use super::stored::{
     acknowledged_writes_survive_restarts, backends_agree, runs_fully_stored,
     seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
@@ -34,6 +41,10 @@ use std::collections::BTreeMap;
 pub static ATTRIBUTION: Attribution = Attribution {
     priority: &[
         BugId::R12,
+        BugId::R13,
+        BugId::R15,
+        BugId::R14,
+        BugId::R16,
         BugId::R3,
         BugId::R5,
         BugId::R4,
@@ -64,6 +75,11 @@ pub type Rule = fn(&Context<'_>, &mut Findings);
 /// reads rule also R2 and R7, the ratings rule also R8.
 pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R12, acknowledged_writes_survive_restarts),
+    (BugId::R13, deletions_keep_the_numbering),
+    (BugId::R15, deletions_remove_exactly_the_run),
+    (BugId::R14, receipts_are_written_once),
+    (BugId::R16, run_pages_match_the_model),
+    (BugId::R9, wider_answers_agree),
     (BugId::R3, store_unchanged_by_reads),
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R4, runs_fully_stored),

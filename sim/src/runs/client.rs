@@ -147,6 +147,13 @@ impl Client {
                 backward,
             } => self.paginate(world, thread, *limit as usize, *backward),
             Op::Events { run } => self.events(world, run),
+            Op::DeleteRun { run } => self.delete_run(world, run),
+            Op::Receipt { run, attempt } => self.receipt(world, run, *attempt),
+            Op::RunMessages {
+                run,
+                limit,
+                backward,
+            } => self.run_messages(world, run, *limit as usize, *backward),
             Op::Rate {
                 thread,
                 user,

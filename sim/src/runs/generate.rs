@@ -71,6 +71,12 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         crashes,
         store_crashes,
     } = faults(seed, options, &gen.runs);
+    let ops = super::generate_store_ops::weave(
+        gen.ops,
+        &gen.runs,
+        options,
+        seed.substream(Stream::Workload, 2),
+    );
     let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
     RunsScenario {
         network_seed,
@@ -82,7 +88,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         store_crashes,
         threads,
         runs: gen.runs,
-        ops: gen.ops,
+        ops,
     }
 }
 

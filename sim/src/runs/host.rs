@@ -11,7 +11,8 @@
 
 use crate::sut::protocol::Durability;
 use history::runs::{
-    MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
+    EventFilter, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
+    SqliteRunEventStore, UserScope,
 };
 use history::Planted;
 use std::cell::RefCell;
@@ -111,6 +112,36 @@ impl RunEventStore for FileSqliteStore {
     }
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
         self.with(|s| s.dump())
+    }
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        self.with(|s| s.put_if_absent(event))
+    }
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        self.with(|s| s.delete_by_run(thread_id, run_id, user))
+    }
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.list_messages_by_run(thread_id, run_id, limit, cursor, user))
+    }
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.list_events_filtered(thread_id, run_id, filter, user))
     }
 }
 

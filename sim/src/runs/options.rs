@@ -63,6 +63,14 @@ pub struct RunsOptions {
     pub rate_live_probability: f64,
     /// Chance of crashes (one or two) of the store's host at random times.
     pub store_crash_probability: f64,
+    /// Chance, after a wait, of deleting the run (`delete_by_run`) when no rating follows on
+    /// its thread.
+    pub delete_probability: f64,
+    /// Chance, after a start or a wait, of writing the run's receipt (`put_if_absent`), and
+    /// of retrying it later.
+    pub receipt_probability: f64,
+    /// Chance, after a wait, of paging the run's messages (`list_messages_by_run`).
+    pub run_pages_probability: f64,
 }
 
 impl RunsOptions {
@@ -91,6 +99,9 @@ impl RunsOptions {
             rate_old_probability: 0.0,
             rate_live_probability: 0.0,
             store_crash_probability: 0.0,
+            delete_probability: 0.0,
+            receipt_probability: 0.0,
+            run_pages_probability: 0.0,
         }
     }
 
@@ -115,6 +126,11 @@ impl RunsOptions {
         let rate_live_probability = maybe(0.6, 0.3, 0.9);
         // Drawn last: the probabilities above stay what they were before store crashes existed.
         let store_crash_probability = maybe(0.3, 0.3, 1.0);
+        // The store's wider API (deletion, receipts, per-run pages), drawn after everything
+        // older for the same reason.
+        let delete_probability = maybe(0.5, 0.2, 0.7);
+        let receipt_probability = maybe(0.5, 0.3, 0.9);
+        let run_pages_probability = maybe(0.5, 0.2, 0.7);
         let mut rng = seed.substream(Stream::Options, 1);
         let long_thread_messages = if rng.random_bool(0.08) {
             *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
@@ -155,6 +171,9 @@ impl RunsOptions {
             rate_old_probability,
             rate_live_probability,
             store_crash_probability,
+            delete_probability,
+            receipt_probability,
+            run_pages_probability,
         }
     }
 }

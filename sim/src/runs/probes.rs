@@ -25,6 +25,9 @@ pub const PROBES: &[&str] = &[
     "runs.feature.rating_old",
     "runs.feature.paginate_backward",
     "runs.feature.page_both_cursors",
+    "runs.feature.run_deleted",
+    "runs.feature.receipt_retried",
+    "runs.feature.run_paged",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -118,6 +121,9 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
                 after: Some(_),
                 ..
             } => cov.hit("runs.feature.page_both_cursors"),
+            Op::DeleteRun { .. } => cov.hit("runs.feature.run_deleted"),
+            Op::Receipt { attempt, .. } if *attempt > 0 => cov.hit("runs.feature.receipt_retried"),
+            Op::RunMessages { .. } => cov.hit("runs.feature.run_paged"),
             _ => {}
         }
     }

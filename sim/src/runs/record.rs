@@ -4,7 +4,8 @@
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
-    Category, ChatMessage, Feedback, MessageCursor, MessageView, RunEvent, ThreadHistory,
+    Category, ChatMessage, Feedback, MessageCursor, MessageView, NewRunEvent, RunEvent,
+    ThreadHistory,
 };
 use model::runs::{MessageKind, RunOutcome};
 use serde_json::Value;
@@ -66,6 +67,43 @@ pub enum ReadKind {
         run: usize,
         rows: Both<Answer<Vec<RunEvent>>>,
     },
+    /// Every message of one run (by index) by paging `list_messages_by_run`: the pages.
+    RunMessages {
+        run: usize,
+        limit: usize,
+        backward: bool,
+        pages: Both<Answer<Vec<Vec<RunEvent>>>>,
+    },
+}
+
+/// One `delete_by_run` the client made, and what it read around it.
+#[derive(Clone, Debug)]
+pub struct DeletionRecord {
+    /// Position in the world's order of operations: rows of the run written before it are gone.
+    pub op: u64,
+    /// The run (by index) and its id.
+    pub run: usize,
+    pub run_id: String,
+    pub thread_id: String,
+    pub max_seq_before: Both<Answer<u64>>,
+    /// How many rows each backend said it deleted.
+    pub deleted: Both<Answer<u64>>,
+    pub max_seq_after: Both<Answer<u64>>,
+    /// `list_events` and `list_messages_by_run` of the run right after.
+    pub events_after: Both<Answer<Vec<RunEvent>>>,
+    pub messages_after: Both<Answer<Vec<RunEvent>>>,
+}
+
+/// One `put_if_absent` of a run's receipt.
+#[derive(Clone, Debug)]
+pub struct ReceiptRecord {
+    pub op: u64,
+    /// The run (by index).
+    pub run: usize,
+    /// What the client asked to write.
+    pub event: NewRunEvent,
+    /// What each backend answered: the record it holds and whether this call wrote it.
+    pub answer: Both<Answer<(RunEvent, bool)>>,
 }
 
 /// One rating the client made.
@@ -114,8 +152,13 @@ pub struct SummaryRecord {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TruthEvent {
     Start,
-    Message { kind: MessageKind, text: String },
+    Message {
+        kind: MessageKind,
+        text: String,
+    },
     Stop(RunOutcome),
+    /// The client deleted the (stopped) run's rows.
+    Deleted,
 }
 
 /// One event a run handed its journal.
@@ -160,6 +203,8 @@ pub struct WorldRecord {
     pub reads: Vec<Read>,
     pub ratings: Vec<RatingRecord>,
     pub summaries: Vec<SummaryRecord>,
+    pub deletions: Vec<DeletionRecord>,
+    pub receipts: Vec<ReceiptRecord>,
     /// The feedback store at the end, every thread.
     pub feedback: Vec<Feedback>,
     /// Both stores' rows at the end.

@@ -239,6 +239,28 @@ pub enum Op {
     Events {
         run: String,
     },
+    /// Deletes one run's rows from both backends (`delete_by_run`, every user's). The run must
+    /// have been waited for, and no rating may follow on its thread (the model of ratings knows
+    /// no deletion). The client reads the thread's `max_seq` before and after, and the run's
+    /// events and messages after.
+    DeleteRun {
+        run: String,
+    },
+    /// The run's delivery receipt through `put_if_absent` on both backends (`run.delivery`,
+    /// category `outputs`, content `{"attempt": attempt}`), as a worker and its recovery path
+    /// may both write it. The run must have been started.
+    Receipt {
+        run: String,
+        attempt: u32,
+    },
+    /// Every message of one run by paging `list_messages_by_run`, `limit` a page, forward
+    /// (`after` cursors) or backward (`before` cursors), on both backends.
+    RunMessages {
+        run: String,
+        limit: u32,
+        #[serde(default)]
+        backward: bool,
+    },
     /// A user rates an AI message the client renders for the thread.
     Rate {
         thread: String,
@@ -313,9 +335,11 @@ impl RunsScenario {
                 validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
         }
-        let mut started = BTreeSet::new();
+        let mut seen = OpsSeen::default();
         for (o, op) in self.ops.iter().enumerate() {
-            self.validate_op(&format!("ops[{o}]"), op, &mut started)?;
+            let at = format!("ops[{o}]");
+            self.validate_op(&at, op, &mut seen.started)?;
+            self.validate_store_op(&at, op, &mut seen)?;
         }
         Ok(())
     }
@@ -352,6 +376,48 @@ impl RunsScenario {
         Ok(())
     }
 
+    /// The ops of the store's wider API at `at` (deletion, receipts, per-run reads) and what
+    /// they require of the ops before them; `seen` collects what those need.
+    fn validate_store_op(&self, at: &str, op: &Op, seen: &mut OpsSeen) -> Result<(), String> {
+        let started = |run: &str| -> Result<usize, String> {
+            match self.run_index(run) {
+                Some(r) if seen.started.contains(&r) => Ok(r),
+                Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
+                None => Err(format!("{at}.run: no run with id `{run}`")),
+            }
+        };
+        match op {
+            Op::Wait { run } => {
+                seen.waited.extend(self.run_index(run));
+            }
+            Op::DeleteRun { run } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is deleted before a wait for it (it may still write)"
+                    ));
+                }
+                seen.deleted_on.insert(self.runs[r].thread.clone());
+            }
+            Op::Receipt { run, .. } => {
+                started(run)?;
+            }
+            Op::RunMessages { run, limit, .. } => {
+                started(run)?;
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
+                }
+            }
+            Op::Rate { thread, .. } if seen.deleted_on.contains(thread) => {
+                return Err(format!(
+                    "{at}: a rating on thread `{thread}` after a deletion on it (the ratings model knows no deletion)"
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// One op at `at`; `started` collects the runs started so far.
     fn validate_op(&self, at: &str, op: &Op, started: &mut BTreeSet<usize>) -> Result<(), String> {
         let run_of = |id: &str| {
@@ -372,6 +438,7 @@ impl RunsScenario {
                     return Err(format!("{at}.run: run `{run}` is started twice"));
                 }
             }
+            Op::DeleteRun { .. } | Op::Receipt { .. } | Op::RunMessages { .. } => {}
             Op::Wait { run } | Op::Events { run } => {
                 let r = run_of(run)?;
                 if !started.contains(&r) {
@@ -395,6 +462,15 @@ impl RunsScenario {
         }
         Ok(())
     }
+}
+
+/// What validation of the ops has seen so far.
+#[derive(Default)]
+struct OpsSeen {
+    started: BTreeSet<usize>,
+    waited: BTreeSet<usize>,
+    /// Thread keys a run was deleted on.
+    deleted_on: BTreeSet<String>,
 }
 
 /// One message of `run` at `at`: its texts are not empty and unique on the run's thread (`texts`
@@ -495,6 +571,55 @@ mod tests {
     #[test]
     fn a_small_scenario_is_valid() {
         assert_eq!(small().validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_wider_calls_need_their_run_stopped_and_no_rating_after_a_deletion() {
+        let run = || "run-1".to_string();
+        let mut s = small();
+        s.ops.insert(1, Op::DeleteRun { run: run() });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[1].run: run `run-1` is deleted before a wait"));
+        let mut s = small();
+        s.ops.push(Op::DeleteRun { run: run() });
+        s.ops.push(Op::Receipt {
+            run: run(),
+            attempt: 0,
+        });
+        s.ops.push(Op::RunMessages {
+            run: run(),
+            limit: 2,
+            backward: true,
+        });
+        assert_eq!(s.validate(), Ok(()));
+        s.ops.push(Op::Rate {
+            thread: "t".into(),
+            user: "u".into(),
+            up: true,
+            target: Target::Old(0),
+        });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[5]: a rating on thread `t` after a deletion"));
+        let mut s = small();
+        s.ops.insert(
+            0,
+            Op::Receipt {
+                run: run(),
+                attempt: 0,
+            },
+        );
+        assert!(s.validate().unwrap_err().starts_with("ops[0].run"));
+        let mut s = small();
+        s.ops.push(Op::RunMessages {
+            run: run(),
+            limit: 0,
+            backward: false,
+        });
+        assert!(s.validate().unwrap_err().starts_with("ops[2].limit"));
     }
 
     #[test]

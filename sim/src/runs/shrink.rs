@@ -69,7 +69,8 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
         for r in 0..s.runs.len() {
             let mut c = s.clone();
             let id = c.runs.remove(r).id;
-            c.ops.retain(|op| !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run } if *run == id));
+            c.ops.retain(|op| !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
+                | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. } if *run == id));
             out.push(prune(c));
         }
     }
@@ -232,9 +233,21 @@ fn set_pause(m: &mut MessageSpec, ms: u32) {
 /// runs nobody starts, threads nothing names; workers that no longer exist become worker 0.
 fn prune(mut s: RunsScenario) -> RunsScenario {
     let mut started = BTreeSet::new();
+    let mut waited = BTreeSet::new();
     s.ops.retain(|op| match op {
         Op::Start { run } => started.insert(run.clone()),
-        Op::Wait { run } | Op::Events { run } => started.contains(run),
+        Op::Wait { run } => {
+            let keep = started.contains(run);
+            if keep {
+                waited.insert(run.clone());
+            }
+            keep
+        }
+        Op::Events { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. } => {
+            started.contains(run)
+        }
+        // A deletion needs its run stopped: a wait for it before.
+        Op::DeleteRun { run } => waited.contains(run),
         _ => true,
     });
     s.runs.retain(|r| started.contains(&r.id));

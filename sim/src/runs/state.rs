@@ -44,6 +44,8 @@ pub(super) struct Log {
     pub(super) reads: Vec<Read>,
     pub(super) ratings: Vec<RatingRecord>,
     pub(super) summaries: Vec<SummaryRecord>,
+    pub(super) deletions: Vec<DeletionRecord>,
+    pub(super) receipts: Vec<ReceiptRecord>,
 }
 
 pub(super) struct World {

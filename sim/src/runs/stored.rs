@@ -3,6 +3,7 @@
 //! summaries that keep tool pairs, acknowledged writes that survive a restart of the store.
 
 use super::context::{short, Context};
+use super::store_rules::is_deleted;
 use super::truth::Snapshots;
 use super::world::{Answer, Both, EmittedEvent, Read, ReadKind, WorldRecord};
 use crate::outcome::Findings;
@@ -13,9 +14,15 @@ use model::runs::RunOutcome;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Rows sorted as both stores dump them: by thread, then seq, then write order.
+/// Rows sorted as both stores dump them: by thread, then seq, then write order; rows a
+/// deletion removed are not among them.
 fn written_in_dump_order(record: &WorldRecord) -> Vec<&RunEvent> {
-    let mut rows: Vec<&RunEvent> = record.written.iter().map(|w| &w.event).collect();
+    let mut rows: Vec<&RunEvent> = record
+        .written
+        .iter()
+        .filter(|w| !is_deleted(record, w))
+        .map(|w| &w.event)
+        .collect();
     rows.sort_by(|a, b| (&a.thread_id, a.seq).cmp(&(&b.thread_id, b.seq)));
     rows
 }
@@ -109,7 +116,10 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
     let truth = snapshots.at_end();
     let mut by_run: BTreeMap<&str, Vec<&RunEvent>> = BTreeMap::new();
     for w in &cx.record.written {
-        by_run.entry(&w.event.run_id).or_default().push(&w.event);
+        // A receipt is the client's write (`put_if_absent`), not one the run emitted.
+        if w.event.event_type != history::runs::current::RUN_DELIVERY {
+            by_run.entry(&w.event.run_id).or_default().push(&w.event);
+        }
     }
     for (r, spec) in cx.scenario.runs.iter().enumerate() {
         let emitted = cx.record.emitted.get(r).map_or(&[][..], Vec::as_slice);
@@ -292,7 +302,9 @@ pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) 
         .record
         .durable_acked
         .iter()
-        .filter(|w| w.op < last.op && !held.contains(&row_key(&w.event)))
+        .filter(|w| {
+            w.op < last.op && !is_deleted(cx.record, w) && !held.contains(&row_key(&w.event))
+        })
         .map(|w| &w.event)
         .collect();
     if let Some(first) = lost.first() {

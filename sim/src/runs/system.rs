@@ -9,11 +9,13 @@
 
 use super::host::StoreHost;
 use crate::sut::process::Sent;
-use crate::sut::protocol::{Count, Durability, Events, MaxSeq, Request, Seqs};
+use crate::sut::protocol::{Count, Durability, Events, Kept, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
-use history::runs::{MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError};
+use history::runs::{
+    MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, UserScope,
+};
 use history::Planted;
 use serde::de::DeserializeOwned;
 use std::cell::{Cell, RefCell};
@@ -289,12 +291,7 @@ impl RunEventStore for OverProtocolStore {
         limit: usize,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let (before, after) = match cursor {
-            MessageCursor::None => (None, None),
-            MessageCursor::Before(b) => (Some(b), None),
-            MessageCursor::After(a) => (None, Some(a)),
-            MessageCursor::Both { before, after } => (Some(before), Some(after)),
-        };
+        let (before, after) = before_after(cursor);
         let request = Request::ListMessages {
             thread_id: thread_id.to_string(),
             limit: limit as u64,
@@ -321,6 +318,63 @@ impl RunEventStore for OverProtocolStore {
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
         Ok(self.call::<Events>(Request::Dump {})?.events)
+    }
+
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        every_user(user, "delete_by_run")?;
+        let request = Request::DeleteByRun {
+            thread_id: thread_id.to_string(),
+            run_id: run_id.to_string(),
+        };
+        Ok(self.call::<Count>(request)?.count)
+    }
+
+    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
+        let kept = self.call::<Kept>(Request::PutIfAbsent { event })?;
+        Ok((kept.event, kept.created))
+    }
+
+    fn list_messages_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        every_user(user, "list_messages_by_run")?;
+        let (before, after) = before_after(cursor);
+        let request = Request::ListMessagesByRun {
+            thread_id: thread_id.to_string(),
+            run_id: run_id.to_string(),
+            limit: limit as u64,
+            before,
+            after,
+        };
+        Ok(self.call::<Events>(request)?.events)
+    }
+}
+
+/// The protocol's reads and deletions take every user's rows: another scope does not cross it.
+fn every_user(user: &UserScope, op: &'static str) -> Result<(), RunStoreError> {
+    match user {
+        UserScope::All => Ok(()),
+        _ => Err(RunStoreError::Unsupported { op }),
+    }
+}
+
+/// `list_messages`' cursor as the protocol's `before` and `after`.
+fn before_after(cursor: MessageCursor) -> (Option<u64>, Option<u64>) {
+    match cursor {
+        MessageCursor::None => (None, None),
+        MessageCursor::Before(b) => (Some(b), None),
+        MessageCursor::After(a) => (None, Some(a)),
+        MessageCursor::Both { before, after } => (Some(before), Some(after)),
     }
 }
 

@@ -44,6 +44,7 @@ impl<'a> Snapshots<'a> {
                     self.truth.emit(thread, &spec.id, *kind, text)
                 }
                 TruthEvent::Stop(outcome) => self.truth.stop_run(thread, &spec.id, *outcome),
+                TruthEvent::Deleted => self.truth.delete_run(thread, &spec.id),
             }
             self.next += 1;
         }

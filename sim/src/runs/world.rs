@@ -141,6 +141,8 @@ fn broken_record(failure: String) -> WorldRecord {
         reads: Vec::new(),
         ratings: Vec::new(),
         summaries: Vec::new(),
+        deletions: Vec::new(),
+        receipts: Vec::new(),
         feedback: Vec::new(),
         dumps: Both {
             memory: Ok(Vec::new()),
@@ -326,6 +328,8 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         reads: log.reads,
         ratings: log.ratings,
         summaries: log.summaries,
+        deletions: log.deletions,
+        receipts: log.receipts,
         feedback,
         dumps,
         trace: world.trace.replace(Trace::new(false)),

@@ -59,6 +59,19 @@ pub enum Request {
     ListEvents { thread_id: String, run_id: String },
     /// Runs: every stored row by (thread_id, seq, write order). The answer is [`Events`].
     Dump {},
+    /// Runs: delete every row of one run, every user's. The answer is [`Count`] (rows deleted).
+    DeleteByRun { thread_id: String, run_id: String },
+    /// Runs: write `event` unless its run has an event of its type. The answer is [`Kept`].
+    PutIfAbsent { event: NewRunEvent },
+    /// Runs: message rows of one run, with `list_messages`' cursor semantics. The answer is
+    /// [`Events`].
+    ListMessagesByRun {
+        thread_id: String,
+        run_id: String,
+        limit: u64,
+        before: Option<u64>,
+        after: Option<u64>,
+    },
 }
 
 impl Request {
@@ -78,6 +91,9 @@ impl Request {
             Request::CountMessages { .. } => "count_messages",
             Request::ListEvents { .. } => "list_events",
             Request::Dump {} => "dump",
+            Request::DeleteByRun { .. } => "delete_by_run",
+            Request::PutIfAbsent { .. } => "put_if_absent",
+            Request::ListMessagesByRun { .. } => "list_messages_by_run",
         }
     }
 }
@@ -199,6 +215,14 @@ pub struct Count {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Events {
     pub events: Vec<RunEvent>,
+}
+
+/// The answer to `put_if_absent`: the record the store holds for the key, and whether this
+/// request wrote it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    pub event: RunEvent,
+    pub created: bool,
 }
 
 /// Why the system refused a request.

@@ -4,17 +4,19 @@
 //! world opens two of them, the pair whose answers R9 compares.
 
 use super::protocol::{
-    Count, Durability, ErrorBody, ErrorKind, Events, MaxSeq, OpenOptions, Opened, Request, Seqs,
+    Count, Durability, ErrorBody, ErrorKind, Events, Kept, MaxSeq, OpenOptions, Opened, Request,
+    Seqs,
 };
 use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
 use history::runs::{
-    MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
+    MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
+    SqliteRunEventStore, UserScope,
 };
 use history::{BugId, Planted};
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
-pub const RUNS_OPS: [&str; 10] = [
+pub const RUNS_OPS: [&str; 13] = [
     "hello",
     "open",
     "close",
@@ -25,6 +27,9 @@ pub const RUNS_OPS: [&str; 10] = [
     "count_messages",
     "list_events",
     "dump",
+    "delete_by_run",
+    "put_if_absent",
+    "list_messages_by_run",
 ];
 
 struct Open {
@@ -136,6 +141,43 @@ impl RunsServer {
     }
 }
 
+impl RunsServer {
+    /// The ops of the store's wider API (deletion, receipts, per-run pages), every user's rows.
+    fn wider(&self, request: Request) -> Answer {
+        let store = &self.store()?.store;
+        match request {
+            Request::DeleteByRun { thread_id, run_id } => {
+                let count = store
+                    .delete_by_run(&thread_id, &run_id, &UserScope::All)
+                    .map_err(refused)?;
+                ok(&Count { count })
+            }
+            Request::PutIfAbsent { event } => {
+                let (event, created) = store.put_if_absent(event).map_err(refused)?;
+                ok(&Kept { event, created })
+            }
+            Request::ListMessagesByRun {
+                thread_id,
+                run_id,
+                limit,
+                before,
+                after,
+            } => {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                let cursor = cursor_of(before, after);
+                let events = store
+                    .list_messages_by_run(&thread_id, &run_id, limit, cursor, &UserScope::All)
+                    .map_err(refused)?;
+                ok(&Events { events })
+            }
+            other => Err(refuse(
+                ErrorKind::Unsupported,
+                format!("`{}` is not a runs op", other.op()),
+            )),
+        }
+    }
+}
+
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
@@ -191,6 +233,9 @@ impl Served for RunsServer {
                 let events = self.store()?.store.dump().map_err(refused)?;
                 ok(&Events { events })
             }
+            other @ (Request::DeleteByRun { .. }
+            | Request::PutIfAbsent { .. }
+            | Request::ListMessagesByRun { .. }) => self.wider(other),
             other => Err(refuse(
                 ErrorKind::Unsupported,
                 format!("`{}` is not a runs op", other.op()),

@@ -65,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 19);
+    assert_eq!(ids.len(), 20);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 10_000, 2);
         assert!(
@@ -237,6 +237,10 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     let (code, out, _) = histsim(&["crash", "--ops", "6", "--cut-step-bytes", "16"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("states checked, 0 failed"), "{out}");
+    assert!(
+        out.contains("record kinds hit by a parsable corruption: 11 of 11"),
+        "{out}"
+    );
     let (code, out, _) = histsim(&[
         "crash",
         "--ops",
@@ -248,7 +252,7 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
     ]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("J2:"), "{out}");
-    assert!(out.contains("faulty disk: 200 seeds"), "{out}");
+    assert!(out.contains("faulty disk: 400 seeds"), "{out}");
     let (code, out, _) = histsim(&["crash", "--ops", "2", "--fault-seeds", "none"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("faulty disk"), "{out}");
@@ -275,9 +279,18 @@ fn the_journal_on_a_faulty_disk_loses_nothing_it_acknowledged() {
 }
 
 #[test]
+fn the_default_faulty_disk_budget_corrupts_every_record_kind_parsably() {
+    let report = run_faulted(&FaultedOptions::default());
+    assert!(report.failures.is_empty(), "{:?}", report.failures.first());
+    let (hit, missed) = report.parsable_kinds();
+    assert!(missed.is_empty(), "never hit: {missed:?} (hit: {hit:?})");
+    assert_eq!(hit.len(), sim::crash::faulted::PARSABLE_PROBES.len());
+}
+
+#[test]
 fn the_faulty_disk_check_names_the_planted_bug() {
     // Each legacy behaviour the faulty disk can reach is reported under its own ID first.
-    for id in [BugId::J1, BugId::J2, BugId::J10, BugId::J15] {
+    for id in [BugId::J1, BugId::J2, BugId::J10, BugId::J15, BugId::J20] {
         let report = run_faulted(&FaultedOptions {
             seeds: 0..300,
             planted: Planted::only(id),

@@ -1,0 +1,950 @@
+//! DeerFlow's own run-event store tests, transcribed as expectations on `history::runs` (facts,
+//! not code: every case is our Rust, and names the upstream test it states, as
+//! `file::Class::test`). The files are those of bytedance/deer-flow `backend/tests/`:
+//! `test_run_event_store.py`, `test_run_event_store_pagination.py`,
+//! `test_run_event_store_filter.py`, `test_run_event_store_by_run_index.py` and
+//! `test_history_batch_queries.py`.
+//!
+//! Every case runs on every backend in [`BACKENDS`] through one body; a third backend is one
+//! more line there. Upstream tests of Python-only machinery (asyncio locks, the store factory,
+//! the Postgres advisory lock, JSONL paths, DB content encoding flags) have no counterpart here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use history::runs::*;
+use history::Planted;
+use serde_json::{json, Value};
+
+type Store = Box<dyn RunEventStore>;
+
+/// A backend the cases run on: its name and how to open a fresh empty store.
+type Backend = (&'static str, fn() -> Store);
+
+/// Every backend the cases run on.
+const BACKENDS: &[Backend] = &[
+    ("memory", || {
+        Box::new(MemoryRunEventStore::new(Planted::none()))
+    }),
+    ("sqlite", || {
+        Box::new(SqliteRunEventStore::open_in_memory(Planted::none()).expect("open"))
+    }),
+];
+
+/// One expectation: the upstream test it transcribes and its body (an `Err` says what differed).
+type Case = (&'static str, Body);
+
+/// A case's body: `Err` says what differed.
+type Body = fn(&dyn RunEventStore) -> Result<(), String>;
+
+fn ev(thread: &str, run: &str, event_type: &str, category: Category) -> NewRunEvent {
+    NewRunEvent {
+        thread_id: thread.into(),
+        run_id: run.into(),
+        user_id: None,
+        event_type: event_type.into(),
+        category,
+        content: json!(""),
+        metadata: json!({}),
+        created_at_ns: 0,
+    }
+}
+
+fn put(s: &dyn RunEventStore, e: NewRunEvent) -> Result<RunEvent, String> {
+    s.put(e).map_err(|e| e.to_string())
+}
+
+fn put_plain(
+    s: &dyn RunEventStore,
+    thread: &str,
+    run: &str,
+    event_type: &str,
+    category: Category,
+) -> Result<RunEvent, String> {
+    put(s, ev(thread, run, event_type, category))
+}
+
+fn seqs(rows: &[RunEvent]) -> Vec<u64> {
+    rows.iter().map(|r| r.seq).collect()
+}
+
+/// `assert_eq!` that returns the difference instead of panicking, so that one run names every
+/// failing case on every backend.
+macro_rules! same {
+    ($got:expr, $want:expr) => {{
+        match (&$got, &$want) {
+            (got, want) if got != want => {
+                return Err(format!(
+                    "line {}: {} = {:?}, expected {:?}",
+                    line!(),
+                    stringify!($got),
+                    got,
+                    want
+                ));
+            }
+            _ => {}
+        }
+    }};
+}
+
+macro_rules! ok {
+    ($e:expr) => {
+        $e.map_err(|e| format!("line {}: {}: {e}", line!(), stringify!($e)))?
+    };
+}
+
+fn msgs(
+    s: &dyn RunEventStore,
+    t: &str,
+    limit: usize,
+    c: MessageCursor,
+) -> Result<Vec<u64>, String> {
+    Ok(seqs(
+        &s.list_messages(t, limit, c).map_err(|e| e.to_string())?,
+    ))
+}
+
+fn by_run(
+    s: &dyn RunEventStore,
+    t: &str,
+    r: &str,
+    limit: usize,
+    c: MessageCursor,
+) -> Result<Vec<RunEvent>, String> {
+    s.list_messages_by_run(t, r, limit, c, &UserScope::All)
+        .map_err(|e| e.to_string())
+}
+
+fn events(
+    s: &dyn RunEventStore,
+    t: &str,
+    r: &str,
+    f: EventFilter,
+) -> Result<Vec<RunEvent>, String> {
+    s.list_events_filtered(t, r, &f, &UserScope::All)
+        .map_err(|e| e.to_string())
+}
+
+// --- test_run_event_store.py: TestPutAndSeq ---------------------------------------------------
+
+fn put_returns_the_record_with_seq(s: &dyn RunEventStore) -> Result<(), String> {
+    let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
+    e.content = json!("hello");
+    let r = put(s, e.clone())?;
+    same!(r, e.with_seq(1));
+    Ok(())
+}
+
+fn seq_strictly_increasing_same_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    let a = put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    let b = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
+    let c = put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    same!((a.seq, b.seq, c.seq), (1, 2, 3));
+    Ok(())
+}
+
+fn seq_independent_across_threads(s: &dyn RunEventStore) -> Result<(), String> {
+    let a = put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    let b = put_plain(s, "t2", "r2", HUMAN_MESSAGE, Category::Message)?;
+    same!((a.seq, b.seq), (1, 1));
+    Ok(())
+}
+
+fn put_keeps_created_at_and_metadata(s: &dyn RunEventStore) -> Result<(), String> {
+    let mut e = ev("t1", "r1", "llm_end", Category::Trace);
+    e.created_at_ns = 1_717_243_200_000_000_000;
+    e.metadata = json!({"model": "gpt-4", "tokens": 100});
+    let r = put(s, e.clone())?;
+    same!(
+        (r.created_at_ns, r.metadata.clone()),
+        (e.created_at_ns, e.metadata.clone())
+    );
+    same!(ok!(s.list_events("t1", "r1")), vec![r]);
+    Ok(())
+}
+
+fn delivery(content: Value) -> NewRunEvent {
+    let mut e = ev("t1", "r1", current::RUN_DELIVERY, Category::Outputs);
+    e.content = content;
+    e
+}
+
+fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEventStore) -> Result<(), String> {
+    let (first, created) = ok!(s.put_if_absent(delivery(json!({"presented": 1}))));
+    let (dup, dup_created) = ok!(s.put_if_absent(delivery(json!({"presented": 0}))));
+    same!((created, dup_created), (true, false));
+    same!(&dup, &first);
+    let only = EventFilter {
+        event_types: Some(vec![current::RUN_DELIVERY.into()]),
+        ..EventFilter::default()
+    };
+    let stored = events(s, "t1", "r1", only)?;
+    same!(
+        stored.iter().map(|e| e.content.clone()).collect::<Vec<_>>(),
+        vec![json!({"presented": 1})]
+    );
+    Ok(())
+}
+
+/// Our decision where upstream has none: the key ignores category and user, and another run
+/// (or thread) with the same event type is a different key.
+fn put_if_absent_keys_on_thread_run_and_type(s: &dyn RunEventStore) -> Result<(), String> {
+    ok!(s.put_if_absent(delivery(json!(1))));
+    let mut other_category = delivery(json!(2));
+    other_category.category = Category::Trace;
+    other_category.user_id = Some("u".into());
+    same!(ok!(s.put_if_absent(other_category)).1, false);
+    let mut other_run = delivery(json!(3));
+    other_run.run_id = "r2".into();
+    same!(ok!(s.put_if_absent(other_run)).0.seq, 2);
+    let mut other_thread = delivery(json!(4));
+    other_thread.thread_id = "t2".into();
+    same!(ok!(s.put_if_absent(other_thread)).1, true);
+    Ok(())
+}
+
+// --- test_run_event_store.py: TestListMessages ------------------------------------------------
+
+fn only_returns_message_category(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    put_plain(s, "t1", "r1", RUN_START, Category::Lifecycle)?;
+    let rows = ok!(s.list_messages("t1", 50, MessageCursor::None));
+    same!(
+        rows.iter().map(|r| r.category).collect::<Vec<_>>(),
+        vec![Category::Message]
+    );
+    Ok(())
+}
+
+fn ten_messages(s: &dyn RunEventStore) -> Result<(), String> {
+    for i in 0..10 {
+        let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
+        e.content = json!(i.to_string());
+        put(s, e)?;
+    }
+    Ok(())
+}
+
+fn before_and_after_seq_pagination(s: &dyn RunEventStore) -> Result<(), String> {
+    ten_messages(s)?;
+    same!(msgs(s, "t1", 3, MessageCursor::Before(6))?, vec![3, 4, 5]);
+    same!(msgs(s, "t1", 3, MessageCursor::After(7))?, vec![8, 9, 10]);
+    same!(msgs(s, "t1", 3, MessageCursor::None)?, vec![8, 9, 10]);
+    Ok(())
+}
+
+fn limit_restricts_count(s: &dyn RunEventStore) -> Result<(), String> {
+    for _ in 0..20 {
+        put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    }
+    same!(msgs(s, "t1", 5, MessageCursor::None)?.len(), 5);
+    Ok(())
+}
+
+fn cross_run_unified_ordering(s: &dyn RunEventStore) -> Result<(), String> {
+    for run in ["r1", "r1", "r2", "r2"] {
+        put_plain(s, "t1", run, HUMAN_MESSAGE, Category::Message)?;
+    }
+    let rows = ok!(s.list_messages("t1", 50, MessageCursor::None));
+    same!(seqs(&rows), vec![1, 2, 3, 4]);
+    same!(
+        (rows[0].run_id.as_str(), rows[2].run_id.as_str()),
+        ("r1", "r2")
+    );
+    Ok(())
+}
+
+fn pagination_with_interleaved_trace_events(s: &dyn RunEventStore) -> Result<(), String> {
+    for i in 0..10 {
+        let category = if i % 2 == 0 {
+            Category::Message
+        } else {
+            Category::Trace
+        };
+        put_plain(s, "t1", "r1", "e", category)?;
+    }
+    same!(msgs(s, "t1", 50, MessageCursor::None)?, vec![1, 3, 5, 7, 9]);
+    same!(msgs(s, "t1", 2, MessageCursor::Before(6))?, vec![3, 5]);
+    same!(msgs(s, "t1", 5, MessageCursor::Before(5))?, vec![1, 3]);
+    same!(msgs(s, "t1", 2, MessageCursor::After(4))?, vec![5, 7]);
+    same!(msgs(s, "t1", 5, MessageCursor::After(5))?, vec![7, 9]);
+    Ok(())
+}
+
+// --- test_run_event_store.py: TestListEvents, TestListMessagesByRun, TestCountMessages --------
+
+fn list_events_returns_all_categories_of_the_run_only(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    put_plain(s, "t1", "r1", RUN_START, Category::Lifecycle)?;
+    put_plain(s, "t1", "r2", "llm_end", Category::Trace)?;
+    same!(events(s, "t1", "r1", EventFilter::default())?.len(), 3);
+    same!(
+        seqs(&events(s, "t1", "r2", EventFilter::default())?),
+        vec![4]
+    );
+    Ok(())
+}
+
+fn event_types_filter(s: &dyn RunEventStore) -> Result<(), String> {
+    for t in ["llm_start", "llm_end", "tool_start"] {
+        put_plain(s, "t1", "r1", t, Category::Trace)?;
+    }
+    let f = EventFilter {
+        event_types: Some(vec!["llm_end".into()]),
+        ..EventFilter::default()
+    };
+    let rows = events(s, "t1", "r1", f)?;
+    same!(
+        rows.iter()
+            .map(|r| r.event_type.as_str())
+            .collect::<Vec<_>>(),
+        vec!["llm_end"]
+    );
+    Ok(())
+}
+
+fn by_run_only_messages_of_the_run(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
+    same!(
+        seqs(&by_run(s, "t1", "r1", 50, MessageCursor::None)?),
+        vec![1]
+    );
+    Ok(())
+}
+
+fn counts_only_message_category(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    same!(ok!(s.count_messages("t1")), 2);
+    Ok(())
+}
+
+// --- test_run_event_store.py: TestPutBatch, TestDbRunEventStore ----------------------------------
+
+fn batch_returns_records_with_consecutive_seqs(s: &dyn RunEventStore) -> Result<(), String> {
+    let batch: Vec<NewRunEvent> = (0..50)
+        .map(|_| ev("t1", "r1", "trace", Category::Trace))
+        .collect();
+    let records = ok!(s.put_batch_records(batch.clone()));
+    same!(seqs(&records), (1..=50).collect::<Vec<u64>>());
+    same!(records[0].clone(), batch[0].clone().with_seq(1));
+    Ok(())
+}
+
+fn two_batches_on_one_thread_never_collide(s: &dyn RunEventStore) -> Result<(), String> {
+    let batch = |run: &str| {
+        (0..20)
+            .map(|_| ev("t1", run, "trace", Category::Trace))
+            .collect()
+    };
+    let mut all = seqs(&ok!(s.put_batch_records(batch("r1"))));
+    all.extend(seqs(&ok!(s.put_batch_records(batch("r2")))));
+    all.sort_unstable();
+    same!(all, (1..=40).collect::<Vec<u64>>());
+    Ok(())
+}
+
+// --- test_run_event_store.py: TestDelete, TestDbRunEventStore::test_delete ---------------------
+
+fn delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", "llm_end", Category::Trace)?;
+    same!(ok!(s.delete_by_thread("t1", &UserScope::All)), 3);
+    same!(msgs(s, "t1", 50, MessageCursor::None)?, Vec::<u64>::new());
+    same!(ok!(s.count_messages("t1")), 0);
+    Ok(())
+}
+
+fn delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", "llm_end", Category::Trace)?;
+    same!(ok!(s.delete_by_run("t1", "r2", &UserScope::All)), 2);
+    let rows = ok!(s.list_messages("t1", 50, MessageCursor::None));
+    same!(
+        rows.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(),
+        vec!["r1"]
+    );
+    Ok(())
+}
+
+fn deleting_nothing_counts_zero(s: &dyn RunEventStore) -> Result<(), String> {
+    same!(ok!(s.delete_by_thread("nope", &UserScope::All)), 0);
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    same!(ok!(s.delete_by_run("t1", "nope", &UserScope::All)), 0);
+    same!(ok!(s.delete_by_run("nope", "r1", &UserScope::All)), 0);
+    Ok(())
+}
+
+fn delete_run_then_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", AI_MESSAGE, Category::Message)?;
+    same!(ok!(s.delete_by_run("t1", "r2", &UserScope::All)), 1);
+    same!(ok!(s.count_messages("t1")), 1);
+    same!(ok!(s.delete_by_thread("t1", &UserScope::All)), 1);
+    same!(ok!(s.count_messages("t1")), 0);
+    Ok(())
+}
+
+/// `TestDbRunEventStoreWriteLock::test_delete_by_thread_evicts_orphaned_write_lock`'s last
+/// assertion: after `delete_by_thread` the thread's numbering restarts at 1.
+fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", "trace", Category::Trace)?;
+    ok!(s.delete_by_thread("t1", &UserScope::All));
+    same!(ok!(s.max_seq("t1")), 0);
+    same!(put_plain(s, "t1", "r2", "trace", Category::Trace)?.seq, 1);
+    Ok(())
+}
+
+/// Our decision (R13; upstream's memory store, not its DB store): `delete_by_run` never lowers
+/// the numbering, so a deleted run's seqs (its message ids, a reader's cursor) are not reused.
+fn delete_by_run_keeps_the_high_water_mark(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r2", AI_MESSAGE, Category::Message)?;
+    ok!(s.delete_by_run("t1", "r2", &UserScope::All));
+    same!(ok!(s.max_seq("t1")), 3);
+    same!(
+        put_plain(s, "t1", "r3", HUMAN_MESSAGE, Category::Message)?.seq,
+        4
+    );
+    // Even a run that empties the thread keeps the mark; only delete_by_thread resets it.
+    ok!(s.delete_by_run("t1", "r1", &UserScope::All));
+    ok!(s.delete_by_run("t1", "r3", &UserScope::All));
+    same!(
+        put_plain(s, "t1", "r4", HUMAN_MESSAGE, Category::Message)?.seq,
+        5
+    );
+    Ok(())
+}
+
+// --- test_run_event_store.py: TestEdgeCases ----------------------------------------------------
+
+fn empty_thread_reads(s: &dyn RunEventStore) -> Result<(), String> {
+    same!(
+        msgs(s, "empty", 50, MessageCursor::None)?,
+        Vec::<u64>::new()
+    );
+    same!(
+        events(s, "empty", "r1", EventFilter::default())?,
+        Vec::<RunEvent>::new()
+    );
+    same!(ok!(s.count_messages("empty")), 0);
+    same!(
+        by_run(s, "t1", "nonexistent", 50, MessageCursor::None)?,
+        Vec::<RunEvent>::new()
+    );
+    Ok(())
+}
+
+// --- test_run_event_store_pagination.py -------------------------------------------------------
+
+fn seven_of_run_a(s: &dyn RunEventStore) -> Result<(), String> {
+    for i in 0..7 {
+        let t = if i % 2 == 0 {
+            HUMAN_MESSAGE
+        } else {
+            AI_MESSAGE
+        };
+        put_plain(s, "t1", "run-a", t, Category::Message)?;
+    }
+    Ok(())
+}
+
+fn by_run_default_returns_all(s: &dyn RunEventStore) -> Result<(), String> {
+    seven_of_run_a(s)?;
+    for _ in 0..3 {
+        put_plain(s, "t1", "run-b", HUMAN_MESSAGE, Category::Message)?;
+    }
+    put_plain(s, "t1", "run-a", "tool_call", Category::Trace)?;
+    let a = by_run(s, "t1", "run-a", 50, MessageCursor::None)?;
+    same!(a.len(), 7);
+    same!(
+        a.iter()
+            .all(|m| m.category == Category::Message && m.run_id == "run-a"),
+        true
+    );
+    let b = by_run(s, "t1", "run-b", 50, MessageCursor::None)?;
+    same!(seqs(&b), vec![8, 9, 10]);
+    Ok(())
+}
+
+fn by_run_limit_and_cursors(s: &dyn RunEventStore) -> Result<(), String> {
+    seven_of_run_a(s)?;
+    same!(
+        seqs(&by_run(s, "t1", "run-a", 3, MessageCursor::None)?),
+        vec![5, 6, 7]
+    );
+    let all = by_run(s, "t1", "run-a", 50, MessageCursor::None)?;
+    let after = by_run(s, "t1", "run-a", 50, MessageCursor::After(all[2].seq))?;
+    same!(seqs(&after), vec![4, 5, 6, 7]);
+    let before = by_run(s, "t1", "run-a", 50, MessageCursor::Before(all[4].seq))?;
+    same!(seqs(&before), vec![1, 2, 3, 4]);
+    Ok(())
+}
+
+// --- test_run_event_store_by_run_index.py -------------------------------------------------------
+
+/// Two runs interleaved in one thread, messages and traces mixed (`_seed`).
+fn two_interleaved_runs(s: &dyn RunEventStore) -> Result<Vec<RunEvent>, String> {
+    let plan = [
+        ("run-a", Category::Message),
+        ("run-a", Category::Trace),
+        ("run-b", Category::Message),
+        ("run-a", Category::Message),
+        ("run-b", Category::Trace),
+        ("run-b", Category::Message),
+        ("run-a", Category::Trace),
+        ("run-a", Category::Message),
+        ("run-b", Category::Message),
+        ("run-a", Category::Message),
+        ("run-b", Category::Message),
+        ("run-a", Category::Message),
+    ];
+    let mut records = Vec::new();
+    for (i, (run, category)) in plan.into_iter().enumerate() {
+        let mut e = ev("t1", run, &format!("e{i}"), category);
+        e.content = json!(i.to_string());
+        records.push(put(s, e)?);
+    }
+    Ok(records)
+}
+
+/// The brute-force reference of `_ref_messages_by_run`, as our own function.
+fn reference_by_run(
+    rows: &[RunEvent],
+    run: &str,
+    limit: usize,
+    before: Option<u64>,
+    after: Option<u64>,
+) -> Vec<RunEvent> {
+    let window: Vec<RunEvent> = rows
+        .iter()
+        .filter(|e| e.run_id == run && e.category == Category::Message)
+        .filter(|e| before.is_none_or(|b| e.seq < b) && after.is_none_or(|a| e.seq > a))
+        .cloned()
+        .collect();
+    if after.is_some() {
+        window.into_iter().take(limit).collect()
+    } else {
+        window[window.len().saturating_sub(limit)..].to_vec()
+    }
+}
+
+fn cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
+    match (before, after) {
+        (None, None) => MessageCursor::None,
+        (Some(b), None) => MessageCursor::Before(b),
+        (None, Some(a)) => MessageCursor::After(a),
+        (Some(before), Some(after)) => MessageCursor::Both { before, after },
+    }
+}
+
+fn by_run_matches_the_reference_across_cursors(s: &dyn RunEventStore) -> Result<(), String> {
+    let records = two_interleaved_runs(s)?;
+    let mut cursors: Vec<Option<u64>> = vec![None, Some(0)];
+    cursors.extend(records.iter().map(|r| Some(r.seq)));
+    cursors.push(Some(records.len() as u64 + 1));
+    for run in ["run-a", "run-b", "run-missing"] {
+        for limit in [1, 2, 3, 50] {
+            for &before in &cursors {
+                for &after in &cursors {
+                    let got = by_run(s, "t1", run, limit, cursor(before, after))?;
+                    let want = reference_by_run(&records, run, limit, before, after);
+                    if got != want {
+                        return Err(format!(
+                            "{run} limit {limit} before {before:?} after {after:?}: {:?} != {:?}",
+                            seqs(&got),
+                            seqs(&want)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn list_events_matches_the_reference_with_filters(s: &dyn RunEventStore) -> Result<(), String> {
+    let records = two_interleaved_runs(s)?;
+    for run in ["run-a", "run-b", "run-missing"] {
+        let of_run: Vec<RunEvent> = records
+            .iter()
+            .filter(|e| e.run_id == run)
+            .cloned()
+            .collect();
+        same!(
+            events(s, "t1", run, EventFilter::default())?,
+            of_run.clone()
+        );
+        let two = EventFilter {
+            limit: 2,
+            ..EventFilter::default()
+        };
+        same!(
+            events(s, "t1", run, two)?,
+            of_run.iter().take(2).cloned().collect::<Vec<_>>()
+        );
+        for r in &records {
+            let f = EventFilter {
+                event_types: Some(vec![r.event_type.clone()]),
+                ..EventFilter::default()
+            };
+            let want: Vec<RunEvent> = of_run
+                .iter()
+                .filter(|e| e.event_type == r.event_type)
+                .cloned()
+                .collect();
+            same!(events(s, "t1", run, f)?, want);
+        }
+    }
+    Ok(())
+}
+
+fn every_event_is_filed_under_its_run(s: &dyn RunEventStore) -> Result<(), String> {
+    let records = two_interleaved_runs(s)?;
+    let mut union = events(s, "t1", "run-a", EventFilter::everything())?;
+    union.extend(events(s, "t1", "run-b", EventFilter::everything())?);
+    union.sort_by_key(|e| e.seq);
+    same!(union, records);
+    Ok(())
+}
+
+fn per_run_reads_follow_delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
+    two_interleaved_runs(s)?;
+    same!(ok!(s.delete_by_run("t1", "run-a", &UserScope::All)), 7);
+    same!(
+        events(s, "t1", "run-a", EventFilter::default())?,
+        Vec::<RunEvent>::new()
+    );
+    same!(
+        by_run(s, "t1", "run-a", 50, MessageCursor::None)?,
+        Vec::<RunEvent>::new()
+    );
+    let b = by_run(s, "t1", "run-b", 50, MessageCursor::None)?;
+    same!(b.len(), 4);
+    let thread = ok!(s.list_messages("t1", 50, MessageCursor::None));
+    same!(thread.iter().all(|m| m.run_id == "run-b"), true);
+    Ok(())
+}
+
+fn per_run_reads_follow_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    two_interleaved_runs(s)?;
+    ok!(s.delete_by_thread("t1", &UserScope::All));
+    same!(
+        events(s, "t1", "run-a", EventFilter::default())?,
+        Vec::<RunEvent>::new()
+    );
+    same!(
+        by_run(s, "t1", "run-b", 50, MessageCursor::None)?,
+        Vec::<RunEvent>::new()
+    );
+    same!(ok!(s.dump()), Vec::<RunEvent>::new());
+    Ok(())
+}
+
+// --- test_run_event_store_filter.py -----------------------------------------------------------
+
+/// Run r1 with task A (start + 3 steps) and task B (start + 2 steps) (`_seed_two_tasks`).
+fn two_tasks(s: &dyn RunEventStore) -> Result<(), String> {
+    let step = |event_type: &str, task: &str, index: Option<u64>| {
+        let mut e = ev("t1", "r1", event_type, Category::Subagent);
+        e.metadata = match index {
+            Some(i) => json!({"task_id": task, "message_index": i}),
+            None => json!({"task_id": task}),
+        };
+        e.content = e.metadata.clone();
+        e
+    };
+    put(s, step(current::SUBAGENT_START, "A", None))?;
+    put(s, step(current::SUBAGENT_START, "B", None))?;
+    for i in 0..3 {
+        put(s, step(current::SUBAGENT_STEP, "A", Some(i)))?;
+    }
+    for i in 0..2 {
+        put(s, step(current::SUBAGENT_STEP, "B", Some(i)))?;
+    }
+    Ok(())
+}
+
+fn task_ids(rows: &[RunEvent]) -> Vec<&str> {
+    rows.iter()
+        .filter_map(|e| task_id_of(&e.metadata))
+        .collect()
+}
+
+fn task(id: &str) -> EventFilter {
+    EventFilter {
+        task_id: Some(id.into()),
+        ..EventFilter::default()
+    }
+}
+
+fn task_id_filter(s: &dyn RunEventStore) -> Result<(), String> {
+    two_tasks(s)?;
+    same!(task_ids(&events(s, "t1", "r1", task("A"))?), vec!["A"; 4]);
+    same!(task_ids(&events(s, "t1", "r1", task("B"))?), vec!["B"; 3]);
+    let steps = EventFilter {
+        event_types: Some(vec![current::SUBAGENT_STEP.into()]),
+        ..task("A")
+    };
+    let a = events(s, "t1", "r1", steps)?;
+    same!(
+        a.iter().map(|e| e.event_type.as_str()).collect::<Vec<_>>(),
+        vec![current::SUBAGENT_STEP; 3]
+    );
+    same!(events(s, "t1", "r1", EventFilter::default())?.len(), 7);
+    Ok(())
+}
+
+fn after_seq_cursor(s: &dyn RunEventStore) -> Result<(), String> {
+    two_tasks(s)?;
+    let everything = events(s, "t1", "r1", EventFilter::default())?;
+    let cut = everything[2].seq;
+    let after = events(
+        s,
+        "t1",
+        "r1",
+        EventFilter {
+            after_seq: Some(cut),
+            ..EventFilter::default()
+        },
+    )?;
+    same!(after.iter().all(|e| e.seq > cut), true);
+    same!(after.len(), everything.len() - 3);
+    Ok(())
+}
+
+fn task_id_after_seq_paginate(s: &dyn RunEventStore) -> Result<(), String> {
+    two_tasks(s)?;
+    let mut collected = Vec::new();
+    let mut after_seq = None;
+    for _ in 0..10 {
+        let f = EventFilter {
+            event_types: Some(vec![current::SUBAGENT_STEP.into()]),
+            after_seq,
+            limit: 2,
+            ..task("A")
+        };
+        let page = events(s, "t1", "r1", f)?;
+        let full = page.len() == 2;
+        after_seq = page.last().map(|e| e.seq);
+        collected.extend(page);
+        if !full {
+            break;
+        }
+    }
+    let indexes: Vec<Value> = collected
+        .iter()
+        .map(|e| e.content["message_index"].clone())
+        .collect();
+    same!(indexes, vec![json!(0), json!(1), json!(2)]);
+    Ok(())
+}
+
+/// Our decisions on what upstream's backends answer differently: a number never matches a
+/// `task_id` string, and an empty type list selects nothing.
+fn task_id_matches_strings_only(s: &dyn RunEventStore) -> Result<(), String> {
+    let mut e = ev("t1", "r1", current::SUBAGENT_STEP, Category::Subagent);
+    e.metadata = json!({"task_id": 5});
+    put(s, e)?;
+    same!(events(s, "t1", "r1", task("5"))?, Vec::<RunEvent>::new());
+    let none = EventFilter {
+        event_types: Some(vec![]),
+        ..EventFilter::default()
+    };
+    same!(events(s, "t1", "r1", none)?, Vec::<RunEvent>::new());
+    Ok(())
+}
+
+// --- test_history_batch_queries.py ------------------------------------------------------------
+
+fn ai(run: &str, caller: &str) -> NewRunEvent {
+    let mut e = ev("t1", run, current::LLM_AI_RESPONSE, Category::Message);
+    e.content = json!({"type": "ai", "content": caller});
+    e.metadata = json!({"caller": caller});
+    e
+}
+
+fn last_non_middleware_ai_seq(s: &dyn RunEventStore) -> Result<(), String> {
+    put(s, ai("r1", "lead_agent"))?;
+    put(s, ai("r1", "middleware:title"))?;
+    let last = put(s, ai("r1", "lead_agent"))?;
+    let other = put(s, ai("r2", "lead_agent"))?;
+    put(s, ai("r_mw", "middleware:title"))?;
+    let runs: BTreeSet<String> = ["r1", "r2", "r_mw", "missing"].map(String::from).into();
+    let got = ok!(s.get_last_visible_ai_seq_by_run("t1", &runs, &UserScope::All));
+    same!(
+        got,
+        BTreeMap::from([("r1".to_string(), last.seq), ("r2".to_string(), other.seq)])
+    );
+    Ok(())
+}
+
+/// `test_memory_event_store_defensively_rechecks_message_category`, as rows: an AI-typed row
+/// that is not a message, a legacy `ai_message`, and a capitalised caller (SQL's LIKE would
+/// take it for middleware; the rule is case-sensitive).
+fn last_visible_ai_is_a_message_of_a_visible_type(s: &dyn RunEventStore) -> Result<(), String> {
+    let legacy = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
+    let mut trace = ai("r1", "lead_agent");
+    trace.category = Category::Trace;
+    put(s, trace)?;
+    put_plain(s, "t1", "r1", current::LLM_TOOL_RESULT, Category::Message)?;
+    let loud = put(s, ai("r2", "MIDDLEWARE:title"))?;
+    let runs: BTreeSet<String> = ["r1", "r2"].map(String::from).into();
+    let got = ok!(s.get_last_visible_ai_seq_by_run("t1", &runs, &UserScope::All));
+    same!(
+        got,
+        BTreeMap::from([("r1".to_string(), legacy.seq), ("r2".to_string(), loud.seq)])
+    );
+    same!(
+        ok!(s.get_last_visible_ai_seq_by_run("t1", &BTreeSet::new(), &UserScope::All)),
+        BTreeMap::new()
+    );
+    Ok(())
+}
+
+// --- user scope (deerflow/runtime/user_context.py: resolve_user_id's three states) -------------
+
+fn user_scopes(s: &dyn RunEventStore) -> Result<(), String> {
+    let mut mine = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
+    mine.user_id = Some("alice".into());
+    put(s, mine.clone())?;
+    put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?; // no user: a background writer
+    let mut theirs = mine.clone();
+    theirs.user_id = Some("bob".into());
+    put(s, theirs)?;
+    let alice = UserScope::Only("alice".into());
+    let current = UserScope::Current(Some("alice".into()));
+    same!(ok!(s.count_messages_as("t1", &UserScope::All)), 3);
+    same!(ok!(s.count_messages_as("t1", &alice)), 1);
+    same!(
+        seqs(&ok!(s.list_messages_as(
+            "t1",
+            50,
+            MessageCursor::None,
+            &current
+        ))),
+        vec![1]
+    );
+    same!(
+        seqs(&ok!(s.list_messages_by_run(
+            "t1",
+            "r1",
+            50,
+            MessageCursor::After(0),
+            &alice
+        ))),
+        vec![1]
+    );
+    same!(
+        seqs(&ok!(s.list_events_filtered(
+            "t1",
+            "r1",
+            &EventFilter::default(),
+            &alice
+        ))),
+        vec![1]
+    );
+    let no_user = UserScope::Current(None);
+    let refused = RunStoreError::NoUserContext {
+        op: "count_messages",
+    };
+    same!(s.count_messages_as("t1", &no_user), Err(refused));
+    same!(s.delete_by_thread("t1", &no_user).is_err(), true);
+    // A scoped deletion leaves the others' rows, and the thread keeps its numbering.
+    same!(
+        ok!(s.delete_by_thread("t1", &UserScope::Only("bob".into()))),
+        1
+    );
+    same!(ok!(s.max_seq("t1")), 3);
+    same!(ok!(s.delete_by_run("t1", "r1", &alice)), 1);
+    same!(ok!(s.count_messages("t1")), 1);
+    Ok(())
+}
+
+const CASES: &[Case] = &[
+    ("test_run_event_store.py::TestPutAndSeq::test_put_returns_dict_with_seq", put_returns_the_record_with_seq),
+    ("test_run_event_store.py::TestPutAndSeq::test_seq_strictly_increasing_same_thread", seq_strictly_increasing_same_thread),
+    ("test_run_event_store.py::TestPutAndSeq::test_seq_independent_across_threads", seq_independent_across_threads),
+    ("test_run_event_store.py::TestPutAndSeq::test_put_respects_provided_created_at + test_put_metadata_preserved", put_keeps_created_at_and_metadata),
+    ("test_run_event_store.py::TestPutAndSeq::test_put_if_absent_preserves_first_run_scoped_event (+ TestDbRunEventStore, TestJsonlRunEventStore ::test_put_if_absent_is_idempotent)", put_if_absent_preserves_the_first_run_scoped_event),
+    ("ours: put_if_absent's key (thread, run, event type)", put_if_absent_keys_on_thread_run_and_type),
+    ("test_run_event_store.py::TestListMessages::test_only_returns_message_category", only_returns_message_category),
+    ("test_run_event_store.py::TestListMessages::test_before_seq_pagination + test_after_seq_pagination + test_default_returns_latest (+ TestDbRunEventStore::test_pagination)", before_and_after_seq_pagination),
+    ("test_run_event_store.py::TestListMessages::test_limit_restricts_count", limit_restricts_count),
+    ("test_run_event_store.py::TestListMessages::test_cross_run_unified_ordering + test_ascending_seq_order", cross_run_unified_ordering),
+    ("test_run_event_store.py::TestListMessages::test_pagination_with_interleaved_trace_events", pagination_with_interleaved_trace_events),
+    ("test_run_event_store.py::TestListEvents::test_returns_all_categories_for_run + test_only_returns_specified_run", list_events_returns_all_categories_of_the_run_only),
+    ("test_run_event_store.py::TestListEvents::test_event_types_filter", event_types_filter),
+    ("test_run_event_store.py::TestListMessagesByRun::test_only_messages_for_specified_run", by_run_only_messages_of_the_run),
+    ("test_run_event_store.py::TestCountMessages::test_counts_only_message_category", counts_only_message_category),
+    ("test_run_event_store.py::TestPutBatch::test_batch_assigns_seq + test_batch_seq_strictly_increasing (+ TestDbRunEventStore::test_put_batch_seq_continuity)", batch_returns_records_with_consecutive_seqs),
+    ("test_run_event_store.py::TestDbRunEventStoreWriteLock::test_concurrent_put_batch_same_thread_has_no_seq_collision", two_batches_on_one_thread_never_collide),
+    ("test_run_event_store.py::TestDelete::test_delete_by_thread", delete_by_thread),
+    ("test_run_event_store.py::TestDelete::test_delete_by_run", delete_by_run),
+    ("test_run_event_store.py::TestDelete::test_delete_nonexistent_thread_returns_zero + _run_ + _thread_for_run_returns_zero", deleting_nothing_counts_zero),
+    ("test_run_event_store.py::TestDbRunEventStore::test_delete", delete_run_then_thread),
+    ("test_run_event_store.py::TestDbRunEventStoreWriteLock::test_delete_by_thread_evicts_orphaned_write_lock (seq restarts from 1)", seq_restarts_after_delete_by_thread),
+    ("ours (R13): delete_by_run keeps the high-water mark", delete_by_run_keeps_the_high_water_mark),
+    ("test_run_event_store.py::TestEdgeCases (all three) + test_run_event_store_pagination.py::test_list_messages_by_run_empty_run", empty_thread_reads),
+    ("test_run_event_store_pagination.py::test_list_messages_by_run_default_returns_all + test_list_messages_by_run_does_not_include_other_run", by_run_default_returns_all),
+    ("test_run_event_store_pagination.py::test_list_messages_by_run_with_limit + _after_seq + _before_seq", by_run_limit_and_cursors),
+    ("test_run_event_store_by_run_index.py::test_list_messages_by_run_matches_reference_across_cursors", by_run_matches_the_reference_across_cursors),
+    ("test_run_event_store_by_run_index.py::test_list_events_matches_reference_with_filters", list_events_matches_the_reference_with_filters),
+    ("test_run_event_store_by_run_index.py::test_run_keyed_index_partitions_every_event", every_event_is_filed_under_its_run),
+    ("test_run_event_store_by_run_index.py::test_run_index_stays_in_lockstep_after_delete_by_run", per_run_reads_follow_delete_by_run),
+    ("test_run_event_store_by_run_index.py::test_delete_by_thread_clears_run_indexes", per_run_reads_follow_delete_by_thread),
+    ("test_run_event_store_filter.py::_check_task_id_filter + _check_task_id_with_event_types + _check_no_task_id_returns_all", task_id_filter),
+    ("test_run_event_store_filter.py::_check_after_seq_cursor", after_seq_cursor),
+    ("test_run_event_store_filter.py::_check_task_id_after_seq_paginate", task_id_after_seq_paginate),
+    ("ours: task_id matches strings only; an empty type list selects nothing", task_id_matches_strings_only),
+    ("test_history_batch_queries.py::test_memory_event_store_returns_global_last_non_middleware_ai_seq (+ jsonl, db)", last_non_middleware_ai_seq),
+    ("test_history_batch_queries.py::test_memory_event_store_defensively_rechecks_message_category", last_visible_ai_is_a_message_of_a_visible_type),
+    ("user_context.py::resolve_user_id (AUTO, None, explicit) as DbRunEventStore applies it", user_scopes),
+];
+
+#[test]
+fn upstream_store_expectations_hold_on_every_backend() {
+    let mut failures = Vec::new();
+    for (backend, open) in BACKENDS {
+        for (upstream, case) in CASES {
+            if let Err(why) = case(open().as_ref()) {
+                failures.push(format!("{backend}: {upstream}: {why}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each legacy behaviour of R13 to R16, planted in both backends, breaks the expectation that
+/// states its rule: the transcribed cases are what would have caught it.
+#[cfg(feature = "planted")]
+#[test]
+fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
+    use history::BugId;
+    let broken: [(BugId, Body); 4] = [
+        (BugId::R13, delete_by_run_keeps_the_high_water_mark),
+        (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
+        (BugId::R15, per_run_reads_follow_delete_by_run),
+        (BugId::R16, by_run_matches_the_reference_across_cursors),
+    ];
+    for (id, case) in broken {
+        let planted = Planted::only(id);
+        let stores: [Store; 2] = [
+            Box::new(MemoryRunEventStore::new(planted)),
+            Box::new(SqliteRunEventStore::open_in_memory(planted).expect("open")),
+        ];
+        for store in stores {
+            assert!(
+                case(store.as_ref()).is_err(),
+                "{id} planted, yet its case passed"
+            );
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The client's calls of the store's wider API, woven into a generated scenario's ops: a run
+//! deleted after its wait (only where no rating follows on its thread: the ratings model knows
+//! no deletion), its receipt written while it runs or after, and retried after a later wait (a
+//! worker and its recovery path), and its messages paged with small limits (several pages, the
+//! cursor often inside other runs' messages).
+//!
+//! A sub-stream of its own decides all of it, so seeds keep the runs, reads and faults they had
+//! before these calls existed.
+
+use super::options::RunsOptions;
+use super::scenario::{Op, RunSpec};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
+    p > 0.0 && rng.random_bool(p.min(1.0))
+}
+
+/// `ops` with the wider calls woven in.
+pub fn weave(
+    ops: Vec<Op>,
+    runs: &[RunSpec],
+    options: &RunsOptions,
+    mut rng: ChaCha8Rng,
+) -> Vec<Op> {
+    let thread_of = |run: &str| {
+        runs.iter()
+            .find(|r| r.id == run)
+            .map_or(String::new(), |r| r.thread.clone())
+    };
+    // The last rating per thread: a deletion may only come after it.
+    let mut last_rating: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Op::Rate { thread, .. } = op {
+            last_rating.insert(thread.clone(), i);
+        }
+    }
+    let mut out = Vec::with_capacity(ops.len());
+    let mut retries: Vec<String> = Vec::new();
+    for (i, op) in ops.into_iter().enumerate() {
+        let run = match &op {
+            Op::Start { run } | Op::Wait { run } => Some(run.clone()),
+            _ => None,
+        };
+        let waited = matches!(op, Op::Wait { .. });
+        out.push(op);
+        let Some(run) = run else { continue };
+        if waited {
+            // A receipt retried by the recovery path lands after some later wait.
+            out.extend(retries.drain(..).map(|run| Op::Receipt { run, attempt: 1 }));
+        }
+        if chance(&mut rng, options.receipt_probability) {
+            out.push(Op::Receipt {
+                run: run.clone(),
+                attempt: 0,
+            });
+            if rng.random_bool(0.5) {
+                retries.push(run.clone());
+            }
+        }
+        if !waited {
+            continue;
+        }
+        if chance(&mut rng, options.run_pages_probability) {
+            out.push(Op::RunMessages {
+                run: run.clone(),
+                limit: rng.random_range(1..=6),
+                backward: rng.random_bool(0.4),
+            });
+        }
+        let rated_later = last_rating
+            .get(&thread_of(&run))
+            .is_some_and(|&last| last > i);
+        if !rated_later && chance(&mut rng, options.delete_probability) {
+            out.push(Op::DeleteRun { run: run.clone() });
+            if rng.random_bool(0.5) {
+                out.push(Op::Views {
+                    thread: thread_of(&run),
+                });
+            }
+        }
+    }
+    out
+}

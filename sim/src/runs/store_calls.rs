@@ -1,0 +1,204 @@
+//! The client's calls of the store's wider API (the operations DeerFlow's store has beyond the
+//! seed's): deleting a run, writing a run's receipt once (`put_if_absent`), and paging one run's
+//! messages. Each goes to both backends and is recorded for the checkers (`store_rules`); a
+//! system under test that does not serve one has it left out, counted and traced.
+
+use super::client::Client;
+use super::record::*;
+use super::state::*;
+use history::runs::{
+    current, Category, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
+    UserScope,
+};
+use serde_json::json;
+
+/// The ops a deletion needs: the deletion and the reads around it.
+pub const DELETE_OPS: [&str; 4] = [
+    "delete_by_run",
+    "max_seq",
+    "list_events",
+    "list_messages_by_run",
+];
+pub const PUT_IF_ABSENT: &str = "put_if_absent";
+pub const LIST_MESSAGES_BY_RUN: &str = "list_messages_by_run";
+
+/// Every message of one run by paging `list_messages_by_run` (forward with `after`, backward
+/// with `before`), the pages in the order they were read.
+pub(super) fn run_pages(
+    store: &dyn RunEventStore,
+    thread_id: &str,
+    run_id: &str,
+    limit: usize,
+    backward: bool,
+) -> Result<Vec<Vec<RunEvent>>, RunStoreError> {
+    let mut pages: Vec<Vec<RunEvent>> = Vec::new();
+    let mut cursor = if backward {
+        MessageCursor::None
+    } else {
+        MessageCursor::After(0)
+    };
+    for _ in 0..PAGES_MAX {
+        let page = store.list_messages_by_run(thread_id, run_id, limit, cursor, &UserScope::All)?;
+        let full = page.len() >= limit;
+        let next = if backward {
+            page.first().map(|e| MessageCursor::Before(e.seq))
+        } else {
+            page.last().map(|e| MessageCursor::After(e.seq))
+        };
+        pages.push(page);
+        match next {
+            Some(n) if full && n != cursor => cursor = n,
+            _ => break,
+        }
+    }
+    Ok(pages)
+}
+
+impl Client {
+    /// Whether the pair serves `ops`; if not, the call (`kind`, e.g. `deletions`, on `run`) is
+    /// left out, counted by kind and missing op, and traced.
+    fn served(world: &World, kind: &str, run: &str, ops: &[&str]) -> bool {
+        if let Some(op) = ops.iter().find(|op| !world.serves(op)) {
+            world.record(format_args!("{kind} of {run} left out: no {op}"));
+            world.left_out.borrow_mut().hit(&format!(
+                "the client's {kind} (the system does not serve {op})"
+            ));
+            return false;
+        }
+        true
+    }
+
+    /// Deletes one stopped run's rows, reading the numbering before and after and the run's
+    /// rows after.
+    pub(super) fn delete_run(&mut self, world: &World, run: &str) {
+        let Some(r) = world.scenario.run_index(run) else {
+            return;
+        };
+        if !Client::served(world, "deletions", run, &DELETE_OPS) {
+            return;
+        }
+        let spec = &world.scenario.runs[r];
+        let tid = world.thread_id(&spec.thread);
+        let max_seq_before = world.both(|s| s.max_seq(&tid));
+        let deleted = world.both(|s| s.delete_by_run(&tid, &spec.id, &UserScope::All));
+        let op = world.next_op();
+        world
+            .log
+            .borrow_mut()
+            .truth
+            .push((op, r, TruthEvent::Deleted));
+        let max_seq_after = world.both(|s| s.max_seq(&tid));
+        let events_after = world.both(|s| s.list_events(&tid, &spec.id));
+        let messages_after = world.both(|s| {
+            s.list_messages_by_run(
+                &tid,
+                &spec.id,
+                usize::MAX,
+                MessageCursor::None,
+                &UserScope::All,
+            )
+        });
+        world.record(format_args!(
+            "delete {run}: deleted {:?} max_seq {:?} -> {:?}",
+            deleted.primary(world.primary),
+            max_seq_before.primary(world.primary),
+            max_seq_after.primary(world.primary)
+        ));
+        world.log.borrow_mut().deletions.push(DeletionRecord {
+            op,
+            run: r,
+            run_id: spec.id.clone(),
+            thread_id: tid,
+            max_seq_before,
+            deleted,
+            max_seq_after,
+            events_after,
+            messages_after,
+        });
+    }
+
+    /// Writes the run's delivery receipt unless it is there; a row written is recorded as
+    /// every accepted write is.
+    pub(super) fn receipt(&mut self, world: &World, run: &str, attempt: u32) {
+        let Some(r) = world.scenario.run_index(run) else {
+            return;
+        };
+        if !Client::served(world, "receipts", run, &[PUT_IF_ABSENT]) {
+            return;
+        }
+        let spec = &world.scenario.runs[r];
+        let event = NewRunEvent {
+            thread_id: world.thread_id(&spec.thread),
+            run_id: spec.id.clone(),
+            user_id: spec.user.clone(),
+            event_type: current::RUN_DELIVERY.to_string(),
+            category: Category::Outputs,
+            content: json!({ "attempt": attempt }),
+            metadata: json!({}),
+            created_at_ns: now_ns(),
+        };
+        let answer = world.both(|s| s.put_if_absent(event.clone()));
+        let op = world.next_op();
+        let created = |a: &Answer<(RunEvent, bool)>| match a {
+            Ok((row, true)) => Some(row.clone()),
+            _ => None,
+        };
+        let mut log = world.log.borrow_mut();
+        if answer.memory != answer.sqlite {
+            let what = format!(
+                "put_if_absent: memory {:?}, sqlite {:?}",
+                answer.memory, answer.sqlite
+            );
+            log.write_disagreements.push(what);
+        }
+        if let Some(row) = created(answer.primary(world.primary)) {
+            log.written.push(Written { op, event: row });
+        }
+        if let (Some(row), false) = (
+            created(&answer.sqlite),
+            world.scenario.store_crashes.is_empty(),
+        ) {
+            log.durable_acked.push(Written { op, event: row });
+        }
+        drop(log);
+        world.record(format_args!(
+            "receipt {run} attempt {attempt}: {:?}",
+            answer
+                .primary(world.primary)
+                .as_ref()
+                .map(|(row, c)| (row.seq, *c))
+        ));
+        world.log.borrow_mut().receipts.push(ReceiptRecord {
+            op,
+            run: r,
+            event,
+            answer,
+        });
+    }
+
+    /// Every message of one run, paged through `list_messages_by_run` on both backends.
+    pub(super) fn run_messages(&self, world: &World, run: &str, limit: usize, backward: bool) {
+        let Some(r) = world.scenario.run_index(run) else {
+            return;
+        };
+        if !Client::served(world, "per-run pages", run, &[LIST_MESSAGES_BY_RUN]) {
+            return;
+        }
+        let spec = &world.scenario.runs[r];
+        let tid = world.thread_id(&spec.thread);
+        let op = world.next_op();
+        let pages = world.both(|s| run_pages(s, &tid, &spec.id, limit, backward));
+        world.record(format_args!(
+            "run messages {run} limit={limit} backward={backward} rows={:016x} agree={}",
+            hash_of(pages.primary(world.primary)),
+            pages.memory == pages.sqlite
+        ));
+        let kind = ReadKind::RunMessages {
+            run: r,
+            limit,
+            backward,
+            pages,
+        };
+        self.push_read(world, op, &spec.thread, kind);
+    }
+}

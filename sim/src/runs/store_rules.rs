@@ -1,0 +1,251 @@
+//! The rules about the store's wider API, R13 to R16, against the simulation's record of the
+//! writes the store accepted and [`model::runs`]: a deletion never lowers a thread's numbering
+//! (R13); a run's receipt is written once, the first one kept (R14); a deletion removes exactly
+//! the run's rows (R15); paging one run's messages returns exactly what the run emitted (R16).
+//! Where the two backends answered one of these calls differently, R9.
+
+use super::context::{of_row, Context};
+use super::record::{Answer, Both, DeletionRecord, ReadKind, WorldRecord, Written};
+use super::truth::Snapshots;
+use crate::outcome::Findings;
+use history::runs::{Category, RunEvent};
+use history::BugId;
+use model::runs::ReceiptTruth;
+
+/// The two answers of a pair, named.
+fn named<T>(both: &Both<Answer<T>>) -> [(&'static str, &Answer<T>); 2] {
+    [("memory", &both.memory), ("sqlite", &both.sqlite)]
+}
+
+/// Whether deletion `d` removed the written row `w` (a row of its run written before it).
+fn deleted_by(d: &DeletionRecord, w: &Written) -> bool {
+    w.op < d.op && w.event.thread_id == d.thread_id && w.event.run_id == d.run_id
+}
+
+/// Whether any deletion of the world removed the written row `w`.
+pub fn is_deleted(record: &WorldRecord, w: &Written) -> bool {
+    record.deletions.iter().any(|d| deleted_by(d, w))
+}
+
+/// R13: a deletion leaves the thread's numbering where the writes took it: `max_seq` after a
+/// `delete_by_run` is at least the largest seq ever written to the thread, so no later row can
+/// reuse a deleted run's seqs (its message ids, a reader's cursor).
+pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
+    for d in &cx.record.deletions {
+        let mark = cx
+            .record
+            .written
+            .iter()
+            .filter(|w| w.op < d.op && w.event.thread_id == d.thread_id)
+            .map(|w| w.event.seq)
+            .max()
+            .unwrap_or(0);
+        for (name, after) in named(&d.max_seq_after) {
+            if let Ok(after) = after {
+                if *after < mark {
+                    f.add(
+                        BugId::R13,
+                        format!(
+                            "deleting {} lowered thread {}'s numbering on the {name} store to {after}, below seq {mark} already written: later rows reuse the deleted run's seqs",
+                            d.run_id, d.thread_id
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// R15: a deletion removes exactly the run's rows: it counts every row of the run the store
+/// accepted and had not deleted yet, and afterwards neither `list_events` nor
+/// `list_messages_by_run` shows any row of the run.
+pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
+    for (i, d) in cx.record.deletions.iter().enumerate() {
+        let earlier = &cx.record.deletions[..i];
+        let expected = cx
+            .record
+            .written
+            .iter()
+            .filter(|w| deleted_by(d, w) && !earlier.iter().any(|e| deleted_by(e, w)))
+            .count() as u64;
+        let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
+        for (name, n) in named(&d.deleted) {
+            match n {
+                Ok(n) if *n != expected => f.add(
+                    BugId::R15,
+                    format!("{what}: the {name} store deleted {n} rows, the run had {expected}"),
+                ),
+                Err(e) => f.add(
+                    BugId::R15,
+                    format!("{what} failed on the {name} store: {e}"),
+                ),
+                Ok(_) => {}
+            }
+        }
+        for (read, both) in [
+            ("list_events", &d.events_after),
+            ("list_messages_by_run", &d.messages_after),
+        ] {
+            for (name, rows) in named(both) {
+                if let Ok(rows) = rows {
+                    if let Some(left) = rows.first() {
+                        f.add(
+                            BugId::R15,
+                            format!(
+                                "after {what}, {read} on the {name} store still shows {} rows of it, first seq {} ({})",
+                                rows.len(),
+                                left.seq,
+                                left.event_type
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// R14: `put_if_absent` writes a run's receipt once: the first call of a (thread, run, event
+/// type) writes and answers its record, every later one answers that first record unchanged,
+/// until the run is deleted.
+pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
+    let mut truth = ReceiptTruth::new();
+    let mut deletions = cx.record.deletions.iter().peekable();
+    for rec in &cx.record.receipts {
+        while let Some(d) = deletions.next_if(|d| d.op < rec.op) {
+            truth.delete_run(&d.thread_id, &d.run_id);
+        }
+        let e = &rec.event;
+        let want = truth.put_if_absent(&e.thread_id, &e.run_id, &e.event_type, &e.content);
+        let Ok((row, created)) = rec.answer.primary(cx.primary) else {
+            if let Err(err) = rec.answer.primary(cx.primary) {
+                f.add(
+                    BugId::R14,
+                    format!("put_if_absent of {}'s receipt failed: {err}", e.run_id),
+                );
+            }
+            continue;
+        };
+        let same_key = row.thread_id == e.thread_id
+            && row.run_id == e.run_id
+            && row.event_type == e.event_type;
+        if *created != want.created || row.content != want.content || !same_key {
+            f.add(
+                BugId::R14,
+                format!(
+                    "put_if_absent of {}'s {} (content {}): answered {} with a row of run {} holding {}, expected {} with {}",
+                    e.run_id,
+                    e.event_type,
+                    e.content,
+                    if *created { "written" } else { "already there" },
+                    row.run_id,
+                    row.content,
+                    if want.created { "written" } else { "already there" },
+                    want.content
+                ),
+            );
+        }
+    }
+}
+
+/// R16: paging one run's messages with `list_messages_by_run` returns, within the limit per
+/// page and in ascending seq order, exactly the messages the run emitted (as of the read).
+pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
+    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    for read in &cx.record.reads {
+        let ReadKind::RunMessages {
+            run,
+            limit,
+            backward,
+            pages,
+        } = &read.kind
+        else {
+            continue;
+        };
+        let truth = snapshots.before(read.op);
+        let spec = &cx.scenario.runs[*run];
+        let tid = cx.thread_id(&spec.thread);
+        let Ok(pages) = pages.primary(cx.primary) else {
+            continue;
+        };
+        let how = format!(
+            "paging {}'s messages by {limit} (backward {backward})",
+            spec.id
+        );
+        let mut ordered: Vec<&Vec<RunEvent>> = pages.iter().collect();
+        if *backward {
+            ordered.reverse();
+        }
+        let rows: Vec<&RunEvent> = ordered.into_iter().flatten().collect();
+        if let Some(p) = pages.iter().find(|p| p.len() > *limit) {
+            f.add(BugId::R16, format!("{how}: a page of {} rows", p.len()));
+            continue;
+        }
+        if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
+            f.add(
+                BugId::R16,
+                format!("{how}: the rows are not in ascending seq order"),
+            );
+            continue;
+        }
+        if let Some(r) = rows
+            .iter()
+            .find(|r| r.run_id != spec.id || r.category != Category::Message)
+        {
+            f.add(
+                BugId::R16,
+                format!(
+                    "{how}: row seq {} of run {} ({:?})",
+                    r.seq, r.run_id, r.category
+                ),
+            );
+            continue;
+        }
+        let observed: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let m = of_row(r);
+                (m.kind, m.text)
+            })
+            .collect();
+        if let Err(m) = truth.check_run_messages(tid, &spec.id, &observed) {
+            f.add(
+                BugId::R16,
+                format!(
+                    "{how}: {} messages in {} pages, not what the run emitted: {m:?}",
+                    rows.len(),
+                    pages.len()
+                ),
+            );
+        }
+    }
+}
+
+/// R9 for the wider API: both backends answer every deletion, receipt and per-run page alike.
+pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    for d in &cx.record.deletions {
+        if d.deleted.memory != d.deleted.sqlite || d.max_seq_after.memory != d.max_seq_after.sqlite
+        {
+            f.add(
+                BugId::R9,
+                format!(
+                    "delete_by_run({}): memory deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?})",
+                    d.run_id, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
+                ),
+            );
+        }
+    }
+    for read in &cx.record.reads {
+        if let ReadKind::RunMessages { run, pages, .. } = &read.kind {
+            if pages.memory != pages.sqlite {
+                f.add(
+                    BugId::R9,
+                    format!(
+                        "paging {}'s messages: the backends' pages differ",
+                        cx.scenario.runs[*run].id
+                    ),
+                );
+            }
+        }
+    }
+}
