@@ -53,18 +53,15 @@ impl SeedRng {
         }
     }
 
-    /// A root whose streams each start from their own seed, read from `bytes` eight at a time
-    /// (little-endian, in [`Stream`] order, zeros once `bytes` run out). A coverage-guided fuzzer
-    /// mutates these bytes: a change to the fault stream's eight keeps the workload as it was.
-    /// [`SeedRng::seed`] is then the first stream's seed, for display only.
+    /// A root whose streams each start from their own seed, read from `bytes`: byte `k` is
+    /// byte `k / 5` (little-endian) of stream `k % 5`'s seed, in [`Stream`] order, zeros once
+    /// `bytes` run out. Interleaved, so that even a 5-byte fuzz input moves every stream; a
+    /// coverage-guided fuzzer mutates these bytes, and a change to one stream's bytes keeps what
+    /// the others decide. [`SeedRng::seed`] is then the first stream's seed, for display only.
     pub fn from_stream_bytes(bytes: &[u8]) -> Self {
         let mut streams = [0u64; STREAMS];
-        for (i, s) in streams.iter_mut().enumerate() {
-            let mut word = [0u8; 8];
-            for (j, b) in word.iter_mut().enumerate() {
-                *b = bytes.get(i * 8 + j).copied().unwrap_or(0);
-            }
-            *s = u64::from_le_bytes(word);
+        for (k, &b) in bytes.iter().take(STREAMS * 8).enumerate() {
+            streams[k % STREAMS] |= u64::from(b) << (8 * (k / STREAMS));
         }
         SeedRng {
             seed: streams[0],
@@ -133,7 +130,7 @@ mod tests {
     fn stream_bytes_seed_each_stream_on_its_own() {
         let mut bytes = [7u8; 40];
         let a = SeedRng::from_stream_bytes(&bytes);
-        bytes[2 * 8] ^= 1; // the third stream: Faults
+        bytes[2 + 5 * 3] ^= 1; // the third stream (Faults), its fourth byte
         let b = SeedRng::from_stream_bytes(&bytes);
         let draw = |r: SeedRng, s: Stream| -> u64 { r.stream(s).random() };
         assert_eq!(draw(a, Stream::Workload), draw(b, Stream::Workload));
@@ -141,7 +138,7 @@ mod tests {
         assert_ne!(draw(a, Stream::Faults), draw(b, Stream::Faults));
         // Short input: zeros for what is missing, and the same root as the explicit zeros.
         let short = SeedRng::from_stream_bytes(&[1]);
-        let padded = SeedRng::from_stream_bytes(&[1, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let padded = SeedRng::from_stream_bytes(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(short, padded);
         assert_eq!(
             draw(short, Stream::Network),

@@ -2,8 +2,8 @@
 //!
 //! The first byte picks the mode:
 //!
-//! - **generator** (any first byte but 1): the next 32 bytes seed the options, workload, faults
-//!   and network streams (eight bytes each, [`SeedRng::from_stream_bytes`]), so the workload's
+//! - **generator** (any first byte but 1): the next 40 bytes seed the options, workload, faults,
+//!   network and mix streams (interleaved, [`SeedRng::from_stream_bytes`]), so the workload's
 //!   own generator builds the scenario and it is valid by construction; a mutation of one
 //!   stream's bytes changes what that stream decides and leaves the others. Every byte after
 //!   them is one edit: it picks one of the workload's shrink candidates (`byte % count`), so
@@ -25,7 +25,7 @@ use std::path::Path;
 /// The first byte of a scenario-mode input.
 pub const SCENARIO_MODE: u8 = 1;
 /// Bytes of stream seeds after the mode byte in generator mode.
-pub const STREAM_BYTES: usize = 32;
+pub const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
 /// Edits read after the stream seeds; bytes past them are ignored. Each lists the shrink
 /// candidates (a millisecond or so on a bounded scenario), so they are few.
 pub const EDITS_MAX: usize = 4;
@@ -104,7 +104,7 @@ mod tests {
         for w in registry::REGISTRY {
             let mut played = 0;
             for fill in 0u8..16 {
-                let data = [vec![0u8], vec![fill.wrapping_mul(37); 36]].concat();
+                let data = [vec![0u8], vec![fill.wrapping_mul(37); 44]].concat();
                 let Ok(a) = decode(*w, &data) else {
                     continue;
                 };

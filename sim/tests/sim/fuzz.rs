@@ -20,7 +20,7 @@ fn crash_input(workload: &str, id: BugId) -> Vec<u8> {
     let w = registry::by_name(workload).unwrap();
     for i in 0u8..64 {
         let data: Vec<u8> = std::iter::once(0)
-            .chain((0..32u8).map(|j| j.wrapping_mul(31).wrapping_add(i.wrapping_mul(101))))
+            .chain((0..40u8).map(|j| j.wrapping_mul(31).wrapping_add(i.wrapping_mul(101))))
             .collect();
         if let Played::Violated(v) = play(w, &data, Some(id)) {
             if v.id == id {
