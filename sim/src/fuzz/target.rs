@@ -1,7 +1,8 @@
 //! What a fuzz target does with one input: decode, play with the model and checkers, and panic
 //! with the catalog ID on a violation (libFuzzer's crash), so the crash input reproduces it.
 
-use super::input;
+use super::{input, probes};
+use crate::coverage::Coverage;
 use crate::outcome::Violation;
 use crate::registry;
 use crate::workload::{DynWorkload, StoreKind, WorldConfig};
@@ -38,27 +39,36 @@ pub fn planted_from_env() -> Result<Option<BugId>, String> {
 
 /// Decodes and plays `data` as a scenario of `workload` with `planted`, on the memory store.
 pub fn play(workload: &'static dyn DynWorkload, data: &[u8], planted: Option<BugId>) -> Played {
+    play_covered(workload, data, planted).0
+}
+
+/// [`play`], and the probes the world fired (none for a rejected input).
+fn play_covered(
+    workload: &'static dyn DynWorkload,
+    data: &[u8],
+    planted: Option<BugId>,
+) -> (Played, Coverage) {
     let scenario = match input::decode(workload, data) {
         Ok(s) => s,
-        Err(why) => return Played::Rejected(why),
+        Err(why) => return (Played::Rejected(why), Coverage::default()),
     };
     let run = scenario.play(&WorldConfig::new(
         StoreKind::Memory,
         Planted::from_option(planted),
     ));
-    if let Some(v) = run.violations.into_iter().next() {
-        return Played::Violated(v);
-    }
-    match run.failure {
-        Some(why) => Played::Broken(why),
-        None => Played::Passed,
-    }
+    let played = match (run.violations.into_iter().next(), run.failure) {
+        (Some(v), _) => Played::Violated(v),
+        (None, Some(why)) => Played::Broken(why),
+        (None, None) => Played::Passed,
+    };
+    (played, run.coverage)
 }
 
-/// The body of the `sim_<workload>` fuzz targets: plays `data` and panics on a violation or a
-/// broken world. The planted bug comes from `HISTSIM_PLANTED`, read once; a bad value or an
+/// The body of the `sim_<workload>` fuzz targets: plays `data`, writes the probes it fired into
+/// `counters` (the target's libFuzzer extra counters, [`probes::fill`]) and panics on a violation
+/// or a broken world. The planted bug comes from `HISTSIM_PLANTED`, read once; a bad value or an
 /// unknown workload ends the process with a message (exit 2), not a crash libFuzzer would keep.
-pub fn fuzz_one(workload: &str, data: &[u8]) {
+pub fn fuzz_one(workload: &str, data: &[u8], counters: &mut [u8]) {
     static SETUP: OnceLock<(&'static dyn DynWorkload, Option<BugId>)> = OnceLock::new();
     let &(w, planted) = SETUP.get_or_init(|| {
         let Some(w) = registry::by_name(workload) else {
@@ -73,7 +83,9 @@ pub fn fuzz_one(workload: &str, data: &[u8]) {
             }
         }
     });
-    match play(w, data, planted) {
+    let (played, coverage) = play_covered(w, data, planted);
+    probes::fill(w.probes(), &coverage, counters);
+    match played {
         Played::Rejected(_) | Played::Passed => {}
         Played::Violated(v) => panic!("histsim violation {}: {v}", v.id),
         Played::Broken(why) => panic!("histsim broken world: {why}"),
