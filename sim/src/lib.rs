@@ -20,6 +20,7 @@ pub mod crash;
 pub mod determinism;
 pub mod disk;
 pub mod display;
+pub mod fuzz;
 pub mod inspect;
 pub mod journal;
 pub mod options_text;

@@ -37,11 +37,36 @@ pub fn swarm_probability(rng: &mut impl Rng, chance_on: f64, lo: f64, hi: f64) -
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRng {
     seed: u64,
+    /// Each stream's own seed, when they were given one by one (a fuzz input): index
+    /// `stream as usize - 1`. `None`: every stream derives from `seed`.
+    streams: Option<[u64; STREAMS]>,
 }
+
+/// How many named streams there are ([`Stream`] numbers them 1 to 5).
+pub const STREAMS: usize = 5;
 
 impl SeedRng {
     pub fn new(seed: u64) -> Self {
-        SeedRng { seed }
+        SeedRng {
+            seed,
+            streams: None,
+        }
+    }
+
+    /// A root whose streams each start from their own seed, read from `bytes`: byte `k` is
+    /// byte `k / 5` (little-endian) of stream `k % 5`'s seed, in [`Stream`] order, zeros once
+    /// `bytes` run out. Interleaved, so that even a 5-byte fuzz input moves every stream; a
+    /// coverage-guided fuzzer mutates these bytes, and a change to one stream's bytes keeps what
+    /// the others decide. [`SeedRng::seed`] is then the first stream's seed, for display only.
+    pub fn from_stream_bytes(bytes: &[u8]) -> Self {
+        let mut streams = [0u64; STREAMS];
+        for (k, &b) in bytes.iter().take(STREAMS * 8).enumerate() {
+            streams[k % STREAMS] |= u64::from(b) << (8 * (k / STREAMS));
+        }
+        SeedRng {
+            seed: streams[0],
+            streams: Some(streams),
+        }
     }
 
     pub fn seed(self) -> u64 {
@@ -50,7 +75,11 @@ impl SeedRng {
 
     /// A fresh generator for `stream`, independent of every other stream of this seed.
     pub fn stream(self, stream: Stream) -> ChaCha8Rng {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let root = match self.streams {
+            Some(seeds) => seeds[stream as usize - 1],
+            None => self.seed,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(root);
         rng.set_stream(stream as u64);
         rng
     }
@@ -95,5 +124,25 @@ mod tests {
         let a2: u64 = s.substream(Stream::Faults, 0).random();
         assert_ne!(a, b);
         assert_eq!(a, a2);
+    }
+
+    #[test]
+    fn stream_bytes_seed_each_stream_on_its_own() {
+        let mut bytes = [7u8; 40];
+        let a = SeedRng::from_stream_bytes(&bytes);
+        bytes[2 + 5 * 3] ^= 1; // the third stream (Faults), its fourth byte
+        let b = SeedRng::from_stream_bytes(&bytes);
+        let draw = |r: SeedRng, s: Stream| -> u64 { r.stream(s).random() };
+        assert_eq!(draw(a, Stream::Workload), draw(b, Stream::Workload));
+        assert_eq!(draw(a, Stream::Options), draw(b, Stream::Options));
+        assert_ne!(draw(a, Stream::Faults), draw(b, Stream::Faults));
+        // Short input: zeros for what is missing, and the same root as the explicit zeros.
+        let short = SeedRng::from_stream_bytes(&[1]);
+        let padded = SeedRng::from_stream_bytes(&[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(short, padded);
+        assert_eq!(
+            draw(short, Stream::Network),
+            draw(SeedRng::new(0), Stream::Network)
+        );
     }
 }

@@ -11,6 +11,7 @@ mod bugs;
 mod crash;
 mod diff;
 mod extended_json;
+mod fuzz;
 mod journal;
 mod project;
 mod replay;
@@ -76,6 +77,11 @@ enum Command {
         #[command(subcommand)]
         action: runs::RunsAction,
     },
+    /// Coverage-guided simulation: libFuzzer chooses the scenario (targets in fuzz/).
+    Fuzz {
+        #[command(subcommand)]
+        action: fuzz::FuzzAction,
+    },
 }
 
 /// Parses the command line, runs the command, and returns its verdict's exit code.
@@ -93,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Diff(a) => diff::cmd(a),
         Command::Project(a) => project::cmd(a),
         Command::Runs { action } => runs::cmd(action),
+        Command::Fuzz { action } => fuzz::cmd(action),
     };
     verdict.into()
 }

@@ -4,6 +4,7 @@ mod campaigns;
 mod catalog;
 mod determinism;
 mod differences;
+mod fuzz;
 mod inspect;
 mod journal;
 mod planted;

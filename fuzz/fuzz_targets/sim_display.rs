@@ -1,0 +1,20 @@
+//! Coverage-guided simulation of the display workload: libFuzzer's input decodes into a display
+//! scenario (sim::fuzz::input: byte-seeded generator, or a scenario file), played in the
+//! deterministic world against the model and checkers; a violation panics with its catalog ID.
+//! `HISTSIM_PLANTED=<ID>` switches one planted bug on.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sim::fuzz::probes::COUNTERS;
+
+/// The workload's coverage probes (counts and pairs), read by libFuzzer after every input
+/// beside its code edges: libFuzzer collects every array in this section (Linux).
+#[link_section = "__libfuzzer_extra_counters"]
+static mut PROBES: [u8; COUNTERS] = [0; COUNTERS];
+
+fuzz_target!(|data: &[u8]| {
+    // SAFETY: libFuzzer runs one input at a time on this thread, and reads the section only
+    // between inputs.
+    let counters = unsafe { &mut *std::ptr::addr_of_mut!(PROBES) };
+    sim::fuzz::target::fuzz_one("display", data, counters);
+});

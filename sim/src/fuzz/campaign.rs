@@ -1,0 +1,257 @@
+//! A fuzzing campaign: `cargo fuzz run` on one workload's target for a time budget, its figures
+//! read back, every crash imported as a scenario file, and a report beside `histsim run`'s
+//! (`reports/<name>/summary.json`, `summary.md`).
+
+use super::corpus::target_name;
+use super::import::import;
+use super::stats::{parse, LibFuzzerStats};
+use super::target::{violation_id_in, PLANTED_ENV};
+use crate::workload::DynWorkload;
+use history::BugId;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How to run one campaign.
+pub struct CampaignOptions {
+    pub workload: &'static dyn DynWorkload,
+    pub budget_s: u64,
+    pub planted: Option<BugId>,
+    /// libFuzzer processes (`-fork=K` above 1).
+    pub jobs: u32,
+    /// The cargo-fuzz crate (`fuzz/`).
+    pub fuzz_dir: PathBuf,
+    /// Read-only seed inputs (`fuzz/corpus/sim_<workload>`); `None`: an empty corpus.
+    pub seeds: Option<PathBuf>,
+    /// The report folder; the corpus the campaign grows, the crash inputs, libFuzzer's log and
+    /// the imported scenario files go in it.
+    pub run_dir: PathBuf,
+    /// More libFuzzer flags (`-use_value_profile=1`).
+    pub libfuzzer_args: Vec<String>,
+    pub import_cap: Duration,
+    /// Build and run the debug build (`cargo fuzz --dev`): no release build to wait for, slower
+    /// executions; what CI's short runs use.
+    pub dev: bool,
+}
+
+/// One violation the campaign found.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuzzViolation {
+    pub id: Option<BugId>,
+    pub crash_input: String,
+    /// The imported scenario file, or why the import failed.
+    pub scenario_file: Option<String>,
+    pub import_error: Option<String>,
+}
+
+/// What `histsim fuzz run` reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuzzSummary {
+    pub name: String,
+    pub workload: String,
+    pub target: String,
+    pub planted: Option<BugId>,
+    pub budget_s: u64,
+    pub jobs: u32,
+    pub seeds: Option<String>,
+    /// Wall-clock seconds of the fuzzing process (the build before it not counted).
+    pub elapsed_s: f64,
+    pub libfuzzer: LibFuzzerStats,
+    /// Inputs in the grown corpus folder at the end.
+    pub corpus_files: usize,
+    pub violations: Vec<FuzzViolation>,
+    /// libFuzzer ended without a crash input yet not cleanly (the log says why).
+    pub failure: Option<String>,
+    pub command: String,
+}
+
+/// Builds the target, then fuzzes for the budget; returns the summary (not yet written).
+pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
+    let target = target_name(o.workload.name());
+    let corpus = o.run_dir.join("corpus");
+    let artifacts = o.run_dir.join("artifacts");
+    for dir in [&corpus, &artifacts] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut build_args = vec!["build", "--sanitizer", "none", &target];
+    if o.dev {
+        build_args.push("--dev");
+    }
+    let build = cargo_fuzz(&o.fuzz_dir, &build_args)
+        .status()
+        .map_err(|e| format!("cargo fuzz build: {e} (is cargo-fuzz installed?)"))?;
+    if !build.success() {
+        return Err(format!("cargo fuzz build {target} failed ({build})"));
+    }
+    let args = run_args(o, &target, &corpus, &artifacts)?;
+    let log_path = o.run_dir.join("libfuzzer.log");
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let mut cmd = cargo_fuzz(
+        &o.fuzz_dir,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    match o.planted {
+        Some(p) => cmd.env(PLANTED_ENV, p.as_str()),
+        None => cmd.env_remove(PLANTED_ENV),
+    };
+    let start = Instant::now();
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(log)
+        .status()
+        .map_err(|e| format!("cargo fuzz run: {e}"))?;
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let libfuzzer = parse(&output);
+    let violations = violations(o, &output, &libfuzzer);
+    let failure = (!status.success() && violations.is_empty()).then(|| {
+        format!(
+            "cargo fuzz run ended with {status}; see {}",
+            log_path.display()
+        )
+    });
+    Ok(FuzzSummary {
+        name: name.to_string(),
+        workload: o.workload.name().to_string(),
+        target,
+        planted: o.planted,
+        budget_s: o.budget_s,
+        jobs: o.jobs,
+        seeds: o.seeds.as_ref().map(|s| s.display().to_string()),
+        elapsed_s,
+        libfuzzer,
+        corpus_files: count_files(&corpus),
+        violations,
+        failure,
+        command: format!(
+            "(cd {} && cargo fuzz {})",
+            o.fuzz_dir.display(),
+            args.join(" ")
+        ),
+    })
+}
+
+fn cargo_fuzz(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.arg("fuzz").args(args).current_dir(dir);
+    cmd
+}
+
+fn run_args(
+    o: &CampaignOptions,
+    target: &str,
+    corpus: &Path,
+    artifacts: &Path,
+) -> Result<Vec<String>, String> {
+    let abs = |p: &Path| {
+        std::path::absolute(p)
+            .map(|a| a.display().to_string())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let mut args = vec!["run".into(), "--sanitizer".into(), "none".into()];
+    if o.dev {
+        args.push("--dev".into());
+    }
+    args.extend([target.into(), abs(corpus)?]);
+    if let Some(seeds) = &o.seeds {
+        args.push(abs(seeds)?);
+    }
+    args.push("--".into());
+    args.push(format!("-max_total_time={}", o.budget_s));
+    args.push("-print_final_stats=1".into());
+    args.push(format!("-artifact_prefix={}/", abs(artifacts)?));
+    if o.jobs > 1 {
+        args.push(format!("-fork={}", o.jobs));
+    }
+    args.extend(o.libfuzzer_args.iter().cloned());
+    Ok(args)
+}
+
+fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<FuzzViolation> {
+    let Some(crash) = &stats.crash_input else {
+        return Vec::new();
+    };
+    let id = output.lines().find_map(violation_id_in);
+    let out = o.run_dir.join("scenarios");
+    let imported = import(Path::new(crash), o.workload, o.planted, &out, o.import_cap);
+    let (scenario_file, import_error) = match imported {
+        Ok(i) => (Some(i.path.display().to_string()), None),
+        Err(e) => (None, Some(e)),
+    };
+    vec![FuzzViolation {
+        id,
+        crash_input: crash.clone(),
+        scenario_file,
+        import_error,
+    }]
+}
+
+fn count_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.filter(|e| e.is_ok()).count())
+        .unwrap_or(0)
+}
+
+/// The summary for people.
+pub fn markdown(s: &FuzzSummary) -> String {
+    let figure = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let planted = s
+        .planted
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "none".into());
+    let mut md = format!(
+        "# Fuzzing campaign {}\n\n\
+         | | |\n|---|---|\n\
+         | target | `{}` (workload {}) |\n| planted | {planted} |\n\
+         | budget | {} s, {} job(s) |\n| seeds | {} |\n| elapsed | {:.1} s |\n\
+         | executions | {} |\n| exec/s | {} |\n| corpus | {} inputs ({} files) |\n\
+         | new units | {} |\n| edges (cov) | {} |\n| features (ft) | {} |\n\n",
+        s.name,
+        s.target,
+        s.workload,
+        s.budget_s,
+        s.jobs,
+        s.seeds.as_deref().unwrap_or("empty corpus"),
+        s.elapsed_s,
+        figure(s.libfuzzer.executions),
+        figure(s.libfuzzer.exec_per_s),
+        figure(s.libfuzzer.corpus_size),
+        s.corpus_files,
+        figure(s.libfuzzer.new_units),
+        figure(s.libfuzzer.edges),
+        figure(s.libfuzzer.features),
+    );
+    if s.violations.is_empty() {
+        md.push_str("No violation.\n");
+    }
+    for v in &s.violations {
+        let id =
+            v.id.map(|i| i.to_string())
+                .unwrap_or_else(|| "(no ID: a broken world)".into());
+        md.push_str(&format!(
+            "## Violation {id}\n\ncrash input: `{}`\n\n",
+            v.crash_input
+        ));
+        match (&v.scenario_file, &v.import_error) {
+            (Some(f), _) => md.push_str(&format!(
+                "scenario file: `{f}`; replay it: `histsim scenarios {f}`\n\n"
+            )),
+            (None, Some(e)) => md.push_str(&format!("import failed: {e}\n\n")),
+            (None, None) => {}
+        }
+    }
+    if let Some(f) = &s.failure {
+        md.push_str(&format!("\n**The fuzzer failed:** {f}\n"));
+    }
+    md.push_str(&format!("\nCommand: `{}`\n", s.command));
+    md
+}
+
+/// Writes `summary.json` and `summary.md` into `dir`.
+pub fn write(dir: &Path, s: &FuzzSummary) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("summary.json"), json + "\n").map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("summary.md"), markdown(s)).map_err(|e| e.to_string())
+}

@@ -1,0 +1,133 @@
+//! The fuzz input format: bytes -> one workload's scenario.
+//!
+//! The first byte picks the mode:
+//!
+//! - **generator** (any first byte but 1): the next 40 bytes seed the options, workload, faults,
+//!   network and mix streams (interleaved, [`SeedRng::from_stream_bytes`]), so the workload's
+//!   own generator builds the scenario and it is valid by construction; a mutation of one
+//!   stream's bytes changes what that stream decides and leaves the others. Every byte after
+//!   them is one edit: it picks one of the workload's shrink candidates (`byte % count`), so
+//!   libFuzzer also steers which turns, steps and faults are cut. A generated scenario over the
+//!   workload's size bound ([`steps_bound`]) is rejected, so one input plays in milliseconds.
+//! - **scenario** (first byte 1): the rest is a scenario file's text (`scenarios/**.toml`),
+//!   read and validated like any other, and played as written when it holds this workload's
+//!   table. `histsim fuzz seed-corpus` writes these; mutations of the text mostly fail to parse
+//!   and are dropped at once, but the ones that parse are known-interesting states nudged.
+//!
+//! Inputs that decode to nothing playable (bad text, another workload's table) are rejected:
+//! the target returns without playing.
+
+use crate::rng::SeedRng;
+use crate::scenario_file::ScenarioFile;
+use crate::workload::{AnyScenario, DynWorkload, OptionOverrides};
+use std::path::Path;
+
+/// The first byte of a scenario-mode input.
+pub const SCENARIO_MODE: u8 = 1;
+/// Bytes of stream seeds after the mode byte in generator mode.
+pub const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
+/// Edits read after the stream seeds; bytes past them are ignored. Each lists the shrink
+/// candidates (a millisecond or so on a bounded scenario), so they are few.
+pub const EDITS_MAX: usize = 4;
+
+/// The most steps a generated scenario of `workload` may have: a few milliseconds a play
+/// (measured, release build, one played input under the bound: display about 4 ms, runs 20,
+/// journal 5), large enough for delegation, a crash and a recovery in one input.
+pub fn steps_bound(workload: &str) -> usize {
+    match workload {
+        "display" => 60,
+        "runs" => 30,
+        "journal" => 40,
+        _ => 20,
+    }
+}
+
+/// Decodes `data` into a scenario of `workload`, or says why it is not one.
+pub fn decode(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScenario, String> {
+    match data.first() {
+        None => Err("empty input".into()),
+        Some(&SCENARIO_MODE) => from_scenario_text(workload, &data[1..]),
+        Some(_) => generated(workload, &data[1..]),
+    }
+}
+
+/// A scenario-mode input holding `text` (a scenario file).
+pub fn scenario_input(text: &str) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(text.len() + 1);
+    bytes.push(SCENARIO_MODE);
+    bytes.extend_from_slice(text.as_bytes());
+    bytes
+}
+
+fn from_scenario_text(workload: &dyn DynWorkload, text: &[u8]) -> Result<AnyScenario, String> {
+    let text = std::str::from_utf8(text).map_err(|e| format!("not UTF-8: {e}"))?;
+    let file = ScenarioFile::parse(Path::new("<fuzz input>"), text).map_err(|e| e.to_string())?;
+    if file.workload().name() != workload.name() {
+        return Err(format!(
+            "a [{}] scenario, not a [{}] one",
+            file.workload().section(),
+            workload.section()
+        ));
+    }
+    Ok(file.scenario)
+}
+
+fn generated(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScenario, String> {
+    let (seeds, edits) = data.split_at(data.len().min(STREAM_BYTES));
+    let rng = SeedRng::from_stream_bytes(seeds);
+    let mut scenario = workload.scenario_of(rng, &OptionOverrides::default());
+    let (steps, bound) = (scenario.size().steps, steps_bound(workload.name()));
+    if steps > bound {
+        // Rejected, not cut down: generating costs a tenth of a millisecond, listing the shrink
+        // candidates of a large scenario tens of milliseconds. The fuzzer learns which option
+        // bytes give scenarios it can play.
+        return Err(format!("{steps} steps, over the bound of {bound}"));
+    }
+    for &edit in edits.iter().take(EDITS_MAX) {
+        let mut candidates = workload.shrink_candidates(&scenario);
+        if candidates.is_empty() {
+            break;
+        }
+        let pick = usize::from(edit) % candidates.len();
+        scenario = candidates.swap_remove(pick);
+    }
+    Ok(scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry;
+
+    #[test]
+    fn generated_inputs_are_valid_bounded_and_reproducible() {
+        for w in registry::REGISTRY {
+            let mut played = 0;
+            for fill in 0u8..16 {
+                let data = [vec![0u8], vec![fill.wrapping_mul(37); 44]].concat();
+                let Ok(a) = decode(*w, &data) else {
+                    continue;
+                };
+                assert_eq!(a, decode(*w, &data).unwrap(), "{}", w.name());
+                w.validate(&a).unwrap();
+                assert!(a.size().steps <= steps_bound(w.name()));
+                played += 1;
+            }
+            assert!(played > 0, "every {} input rejected", w.name());
+        }
+    }
+
+    #[test]
+    fn scenario_inputs_need_the_target_workload() {
+        let display = registry::by_name("display").unwrap();
+        let runs = registry::by_name("runs").unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/display/p04_every_replica_persists_a_copy.toml");
+        let text = std::fs::read_to_string(&path).expect("the P4 scenario file");
+        let input = scenario_input(&text);
+        assert!(decode(display, &input).is_ok());
+        assert!(decode(runs, &input).unwrap_err().contains("[display]"));
+        assert!(decode(display, &[SCENARIO_MODE, 0xff]).is_err());
+        assert!(decode(display, &[]).is_err());
+    }
+}

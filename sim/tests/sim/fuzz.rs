@@ -1,0 +1,124 @@
+//! `histsim fuzz`: seed corpus, and crash inputs imported as scenario files that fail with their
+//! bug planted and pass without.
+
+use crate::histsim_cli;
+use history::BugId;
+use sim::fuzz::input::{decode, SCENARIO_MODE};
+use sim::fuzz::target::{play, Played};
+use sim::registry;
+use sim::scenario_file::ScenarioFile;
+use sim::workload::{StoreKind, WorldConfig};
+use std::path::Path;
+
+fn scenarios_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+/// The first generator-mode input of a small family that violates `id` with it planted: the
+/// crash input a fuzzer would have written.
+fn crash_input(workload: &str, id: BugId) -> Vec<u8> {
+    let w = registry::by_name(workload).unwrap();
+    for i in 0u8..64 {
+        let data: Vec<u8> = std::iter::once(0)
+            .chain((0..40u8).map(|j| j.wrapping_mul(31).wrapping_add(i.wrapping_mul(101))))
+            .collect();
+        if let Played::Violated(v) = play(w, &data, Some(id)) {
+            if v.id == id {
+                return data;
+            }
+        }
+    }
+    panic!("none of 64 {workload} inputs violates {id}: the generator lost that bug");
+}
+
+#[test]
+fn import_turns_a_crash_input_into_a_scenario_that_fails_with_its_bug_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let crash = dir.path().join("crash-0123456789abcdef");
+    std::fs::write(&crash, crash_input("display", BugId::P4)).unwrap();
+    let out = dir.path().join("regressions");
+    let (code, text) = histsim_cli(&[
+        "fuzz".as_ref(),
+        "import".as_ref(),
+        crash.as_os_str(),
+        "--workload".as_ref(),
+        "display".as_ref(),
+        "--planted".as_ref(),
+        "P4".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    let files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(text.contains(&files[0].display().to_string()), "{text}");
+    let file = ScenarioFile::load(&files[0]).unwrap();
+    assert_eq!(file.id, BugId::P4);
+    assert!(file.origin.unwrap().contains("crash-0123456789abcdef"));
+    let with = file.scenario.play(&WorldConfig::new(
+        StoreKind::Memory,
+        history::Planted::only(BugId::P4),
+    ));
+    assert_eq!(with.violations.first().map(|v| v.id), Some(BugId::P4));
+    let (code, text) = histsim_cli(&["scenarios".as_ref(), files[0].as_os_str()]);
+    assert_eq!(code, Some(0), "fails with P4 and passes without: {text}");
+}
+
+#[test]
+fn import_refuses_inputs_with_nothing_to_reproduce() {
+    let dir = tempfile::tempdir().unwrap();
+    let passing = dir.path().join("passing");
+    std::fs::write(&passing, crash_input("display", BugId::P4)).unwrap();
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, [SCENARIO_MODE, b'{', 0xff]).unwrap();
+    let import = |file: &Path| {
+        histsim_cli(&[
+            "fuzz".as_ref(),
+            "import".as_ref(),
+            file.as_os_str(),
+            "--workload".as_ref(),
+            "display".as_ref(),
+            "--out".as_ref(),
+            dir.path().join("out").as_os_str(),
+        ])
+    };
+    let (code, text) = import(&passing);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("the input passes"), "{text}");
+    let (code, text) = import(&garbage);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("not a display input"), "{text}");
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn the_seed_corpus_holds_every_scenario_file_for_its_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = scenarios_dir();
+    let (code, text) = histsim_cli(&[
+        "fuzz".as_ref(),
+        "seed-corpus".as_ref(),
+        "--scenarios".as_ref(),
+        scenarios.as_os_str(),
+        "--out".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    let files = sim::scenario_file::discover(&scenarios).unwrap();
+    let mut inputs = 0;
+    for w in registry::REGISTRY {
+        let Ok(entries) = std::fs::read_dir(dir.path().join(format!("sim_{}", w.name()))) else {
+            continue;
+        };
+        for entry in entries {
+            let data = std::fs::read(entry.unwrap().path()).unwrap();
+            let scenario = decode(*w, &data).unwrap();
+            assert_eq!(scenario.workload().name(), w.name());
+            inputs += 1;
+        }
+    }
+    assert_eq!(inputs, files.len());
+}
