@@ -51,6 +51,23 @@ pub(super) fn paginate(
     limit: usize,
     backward: bool,
 ) -> Result<Vec<RunEvent>, RunStoreError> {
+    let mut pages = page_through(limit, backward, |cursor| {
+        store.list_messages(thread_id, limit, cursor)
+    })?;
+    if backward {
+        pages.reverse();
+    }
+    Ok(pages.into_iter().flatten().collect())
+}
+
+/// The pages a client reads with `fetch`, in the order it reads them: forward from `after 0`
+/// with `after` cursors, or backward from the latest page with `before` cursors, until a page
+/// comes back short, empty or without moving the cursor (at most `PAGES_MAX`).
+pub(super) fn page_through(
+    limit: usize,
+    backward: bool,
+    mut fetch: impl FnMut(MessageCursor) -> Result<Vec<RunEvent>, RunStoreError>,
+) -> Result<Vec<Vec<RunEvent>>, RunStoreError> {
     let mut pages: Vec<Vec<RunEvent>> = Vec::new();
     let mut cursor = if backward {
         MessageCursor::None
@@ -58,7 +75,7 @@ pub(super) fn paginate(
         MessageCursor::After(0)
     };
     for _ in 0..PAGES_MAX {
-        let page = store.list_messages(thread_id, limit, cursor)?;
+        let page = fetch(cursor)?;
         let full = page.len() >= limit;
         let next = if backward {
             page.first().map(|e| MessageCursor::Before(e.seq))
@@ -71,10 +88,7 @@ pub(super) fn paginate(
             _ => break,
         }
     }
-    if backward {
-        pages.reverse();
-    }
-    Ok(pages.into_iter().flatten().collect())
+    Ok(pages)
 }
 
 /// Dispatches the run to its worker (without waiting for it to finish) and records how the

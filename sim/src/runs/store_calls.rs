@@ -3,7 +3,7 @@
 //! messages. Each goes to both backends and is recorded for the checkers (`store_rules`); a
 //! system under test that does not serve one has it left out, counted and traced.
 
-use super::client::Client;
+use super::client::{page_through, Client};
 use super::record::*;
 use super::state::*;
 use history::runs::{
@@ -31,27 +31,9 @@ pub(super) fn run_pages(
     limit: usize,
     backward: bool,
 ) -> Result<Vec<Vec<RunEvent>>, RunStoreError> {
-    let mut pages: Vec<Vec<RunEvent>> = Vec::new();
-    let mut cursor = if backward {
-        MessageCursor::None
-    } else {
-        MessageCursor::After(0)
-    };
-    for _ in 0..PAGES_MAX {
-        let page = store.list_messages_by_run(thread_id, run_id, limit, cursor, &UserScope::All)?;
-        let full = page.len() >= limit;
-        let next = if backward {
-            page.first().map(|e| MessageCursor::Before(e.seq))
-        } else {
-            page.last().map(|e| MessageCursor::After(e.seq))
-        };
-        pages.push(page);
-        match next {
-            Some(n) if full && n != cursor => cursor = n,
-            _ => break,
-        }
-    }
-    Ok(pages)
+    page_through(limit, backward, |cursor| {
+        store.list_messages_by_run(thread_id, run_id, limit, cursor, &UserScope::All)
+    })
 }
 
 impl Client {
