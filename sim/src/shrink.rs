@@ -87,15 +87,34 @@ pub fn regression_file(
     let how = planted
         .map(|p| format!(" with --planted {p}"))
         .unwrap_or_default();
-    ScenarioFile {
-        format: SCENARIO_FORMAT,
-        id: target,
-        title: format!("Regression: seed {seed} violates {target}"),
-        description: format!(
-            "Shrunk by histsim from seed {seed}{how}: {} steps and {} faults down to {} steps and {} faults in {} attempts.",
-            shrunk.steps_before, shrunk.faults_before, shrunk.steps, shrunk.faults, shrunk.attempts
-        ),
-        origin: Some(format!("shrunk from seed {seed}{how}")),
-        scenario: shrunk.scenario.clone(),
+    shrunk.regression(
+        target,
+        &format!("seed {seed}"),
+        &format!("Shrunk by histsim from seed {seed}{how}"),
+        format!("shrunk from seed {seed}{how}"),
+    )
+}
+
+impl Shrunk {
+    /// The scenario file of this shrunk failure of `target`: `source` names what failed in the
+    /// title (`seed 5`), `lead` opens the description, which goes on with the shrink's figures.
+    pub fn regression(
+        &self,
+        target: BugId,
+        source: &str,
+        lead: &str,
+        origin: String,
+    ) -> ScenarioFile {
+        ScenarioFile {
+            format: SCENARIO_FORMAT,
+            id: target,
+            title: format!("Regression: {source} violates {target}"),
+            description: format!(
+                "{lead}: {} steps and {} faults down to {} steps and {} faults in {} attempts.",
+                self.steps_before, self.faults_before, self.steps, self.faults, self.attempts
+            ),
+            origin: Some(origin),
+            scenario: self.scenario.clone(),
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::input;
 use super::target::{play, Played};
-use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
+use crate::scenario_file::ScenarioFile;
 use crate::shrink::{shrink, ShrinkOptions, Shrunk};
 use crate::workload::{DynWorkload, StoreKind, WorldConfig};
 use history::{BugId, Planted};
@@ -78,15 +78,10 @@ fn scenario_file(shrunk: &Shrunk, id: BugId, input: &str, planted: Option<BugId>
     let how = planted
         .map(|p| format!(" with {p} planted"))
         .unwrap_or_default();
-    ScenarioFile {
-        format: SCENARIO_FORMAT,
+    shrunk.regression(
         id,
-        title: format!("Regression: fuzz input {input} violates {id}"),
-        description: format!(
-            "Imported by histsim fuzz import from libFuzzer crash input {input}{how}: {} steps and {} faults shrunk to {} steps and {} faults in {} attempts.",
-            shrunk.steps_before, shrunk.faults_before, shrunk.steps, shrunk.faults, shrunk.attempts
-        ),
-        origin: Some(format!("fuzz crash input {input}{how}")),
-        scenario: shrunk.scenario.clone(),
-    }
+        &format!("fuzz input {input}"),
+        &format!("Imported by histsim fuzz import from libFuzzer crash input {input}{how}"),
+        format!("fuzz crash input {input}{how}"),
+    )
 }
