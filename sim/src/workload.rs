@@ -104,6 +104,29 @@ pub struct WorkloadRun {
     pub left_out: Coverage,
 }
 
+impl WorkloadRun {
+    /// The run of a world that panicked: no verdict, a failure naming the panic's message.
+    fn panicked(world: &WorldConfig, panic: &(dyn Any + Send)) -> WorkloadRun {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a panic without a message)".into());
+        WorkloadRun {
+            violations: Vec::new(),
+            failure: Some(format!("the world panicked: {message}")),
+            trace: Trace::new(world.keep_trace),
+            steps: 0,
+            sim_elapsed_ms: 0,
+            converged_after_ms: None,
+            coverage: Coverage::default(),
+            details: None,
+            sut_log: None,
+            left_out: Coverage::default(),
+        }
+    }
+}
+
 /// How big a scenario is, for the shrinker and its report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ScenarioSize {
@@ -291,7 +314,13 @@ impl<W: Workload> DynWorkload for Registered<W> {
         (scenario, options.to_string())
     }
     fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun {
-        W::play(Self::of(scenario), world)
+        // A panic inside the world (a model precondition, a checker or component bug) is a
+        // broken world for this one scenario, reported with its seed or file like any other,
+        // not the end of a campaign of thousands.
+        let played = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            W::play(Self::of(scenario), world)
+        }));
+        played.unwrap_or_else(|panic| WorkloadRun::panicked(world, panic.as_ref()))
     }
     fn validate(&self, scenario: &AnyScenario) -> Result<(), String> {
         W::validate(Self::of(scenario))

@@ -295,6 +295,18 @@ impl DisplayScenario {
                 ));
             }
         }
+        if let Some(Defect::BadPayload { field }) = &step.defect {
+            // The row encoder breaks the field the event's family reads, whatever is named
+            // here; a different name would be a defect the model is told about but the row
+            // does not carry.
+            let expected = super::generate::payload_field(&step.event);
+            if field != expected {
+                return Err(format!(
+                    "{at}.defect.field: this step's event reads its payload from `{expected}`, \
+                     found `{field}`"
+                ));
+            }
+        }
         Ok(())
     }
 
