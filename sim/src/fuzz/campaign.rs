@@ -43,6 +43,8 @@ pub struct FuzzViolation {
     /// The imported scenario file, or why the import failed.
     pub scenario_file: Option<String>,
     pub import_error: Option<String>,
+    /// What the target's panic said (`histsim violation P4: ...`, or a broken world's reason).
+    pub message: Option<String>,
 }
 
 /// What `histsim fuzz run` reports.
@@ -174,6 +176,7 @@ fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<
         return Vec::new();
     };
     let id = output.lines().find_map(violation_id_in);
+    let message = panic_message(output);
     let out = o.run_dir.join("scenarios");
     let imported = import(Path::new(crash), o.workload, o.planted, &out, o.import_cap);
     let (scenario_file, import_error) = match imported {
@@ -185,7 +188,15 @@ fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<
         crash_input: crash.clone(),
         scenario_file,
         import_error,
+        message,
     }]
+}
+
+/// The line after the first `panicked at` of libFuzzer's log: the target's panic message.
+fn panic_message(output: &str) -> Option<String> {
+    let mut lines = output.lines();
+    lines.find(|l| l.contains("panicked at"))?;
+    lines.next().map(|l| l.trim().to_string())
 }
 
 fn count_files(dir: &Path) -> usize {
@@ -234,6 +245,9 @@ pub fn markdown(s: &FuzzSummary) -> String {
             "## Violation {id}\n\ncrash input: `{}`\n\n",
             v.crash_input
         ));
+        if let Some(m) = &v.message {
+            md.push_str(&format!("{m}\n\n"));
+        }
         match (&v.scenario_file, &v.import_error) {
             (Some(f), _) => md.push_str(&format!(
                 "scenario file: `{f}`; replay it: `histsim scenarios {f}`\n\n"
@@ -249,9 +263,10 @@ pub fn markdown(s: &FuzzSummary) -> String {
     md
 }
 
-/// Writes `summary.json` and `summary.md` into `dir`.
+/// Writes `summary.json`, `summary.md` and `junit.xml` into `dir`.
 pub fn write(dir: &Path, s: &FuzzSummary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("summary.json"), json + "\n").map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("summary.md"), markdown(s)).map_err(|e| e.to_string())
+    std::fs::write(dir.join("summary.md"), markdown(s)).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("junit.xml"), super::junit::junit(s)).map_err(|e| e.to_string())
 }
