@@ -40,6 +40,10 @@ pub struct ScenarioFile {
     pub description: String,
     /// Where it came from, e.g. `shrunk from seed 42 with --planted P4`.
     pub origin: Option<String>,
+    /// The published system this scenario fails against, as the `--sut` command that drives it
+    /// from the repository root (an upstream finding: the ID fires with no bug planted, and
+    /// histsim's own components pass it). `None`: the scenario reproduces histsim's planted bug.
+    pub system: Option<String>,
     /// The script, in the table its workload owns (`[display]`, `[runs]`, ...).
     pub scenario: AnyScenario,
 }
@@ -122,6 +126,7 @@ impl ScenarioFile {
             title,
             description: raw.description.unwrap_or_default(),
             origin: raw.origin,
+            system: raw.system,
             scenario,
         })
     }
@@ -146,7 +151,7 @@ impl ScenarioFile {
 impl Serialize for ScenarioFile {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let w = self.workload();
-        let mut st = s.serialize_struct("ScenarioFile", 6)?;
+        let mut st = s.serialize_struct("ScenarioFile", 7)?;
         st.serialize_field("format", &self.format)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("title", &self.title)?;
@@ -154,6 +159,10 @@ impl Serialize for ScenarioFile {
         match &self.origin {
             Some(origin) => st.serialize_field("origin", origin)?,
             None => st.skip_field("origin")?,
+        }
+        match &self.system {
+            Some(system) => st.serialize_field("system", system)?,
+            None => st.skip_field("system")?,
         }
         st.serialize_field(w.section(), w.serializable(&self.scenario))?;
         st.end()
@@ -213,6 +222,7 @@ struct RawFile {
     title: Option<String>,
     description: Option<String>,
     origin: Option<String>,
+    system: Option<String>,
     scenario: Option<AnyScenario>,
 }
 
@@ -229,7 +239,7 @@ impl<'de> Visitor<'de> for RawFileVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "a scenario file: format, id, title, description, origin and one workload table",
+            "a scenario file: format, id, title, description, origin, system and one workload table",
         )
     }
 
@@ -242,10 +252,11 @@ impl<'de> Visitor<'de> for RawFileVisitor {
                 "title" => file.title = Some(map.next_value()?),
                 "description" => file.description = Some(map.next_value()?),
                 "origin" => file.origin = Some(map.next_value()?),
+                "system" => file.system = Some(map.next_value()?),
                 other => {
                     let Some(w) = registry::by_section(other) else {
                         return Err(de::Error::custom(format!(
-                            "unknown field `{other}`, expected format, id, title, description, origin or one of {}",
+                            "unknown field `{other}`, expected format, id, title, description, origin, system or one of {}",
                             tables()
                         )));
                     };
@@ -334,6 +345,7 @@ mod tests {
             title: "t".into(),
             description: "d".into(),
             origin: None,
+            system: None,
             scenario: AnyScenario::new::<DisplayWorkload>(generate(
                 seed,
                 &DisplayOptions::from_seed(seed, None),

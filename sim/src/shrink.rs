@@ -114,6 +114,7 @@ impl Shrunk {
                 self.steps_before, self.faults_before, self.steps, self.faults, self.attempts
             ),
             origin: Some(origin),
+            system: None,
             scenario: self.scenario.clone(),
         }
     }

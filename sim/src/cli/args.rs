@@ -56,6 +56,10 @@ pub(crate) struct SutArgs {
 }
 
 impl SutArgs {
+    pub(crate) fn timeout_ms(&self) -> u64 {
+        self.sut_timeout_ms
+    }
+
     pub(crate) fn options(&self) -> Option<SutOptions> {
         self.sut.as_ref().map(|command| SutOptions {
             timeout_ms: self.sut_timeout_ms,

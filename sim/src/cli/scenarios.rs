@@ -1,9 +1,12 @@
 //! `histsim scenarios`: every scenario file fails for its ID with that bug planted, and passes
-//! without it.
+//! without it. An upstream finding (a file naming the published `system` it fails against) has
+//! no planted bug: histsim's own components must pass it, and with `--systems` the system it
+//! names must still fail it.
 
 use super::args::SutArgs;
 use crate::run::run_scenario_file;
 use crate::scenario_file::{discover, ScenarioFile};
+use crate::sut::SutOptions;
 use crate::verdict::Verdict;
 use crate::workload::{StoreKind, WorkloadRun, WorldConfig};
 use history::Planted;
@@ -18,6 +21,12 @@ pub(crate) struct ScenariosArgs {
     store: StoreKind,
     #[command(flatten)]
     sut: SutArgs,
+    /// Also play every upstream finding (a file with `system = "CMD"`) against the system it
+    /// names, run from the current directory like `--sut`: it must still fail with its ID.
+    /// Without this flag such files are played only against histsim's own components (or
+    /// `--sut`), which must pass them.
+    #[arg(long)]
+    systems: bool,
 }
 
 pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
@@ -35,14 +44,19 @@ pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
         sut: args.sut.options().map(std::sync::Arc::new),
         ..WorldConfig::new(args.store, Planted::none())
     };
-    let passed = files.iter().filter(|f| check_file(f, &world)).count();
+    let systems = args.systems.then(|| args.sut.timeout_ms());
+    let passed = files
+        .iter()
+        .filter(|f| check_file(f, &world, systems))
+        .count();
     let failed = files.len() - passed;
     println!("scenarios: {passed} passed, {failed} failed");
     Verdict::clean_or(failed == 0, Verdict::Violation)
 }
 
 /// Plays one file with and without its bug; prints the outcome; returns whether it passed.
-fn check_file(path: &Path, world: &WorldConfig) -> bool {
+/// `systems`: replay upstream findings against their systems too, with this answer timeout.
+fn check_file(path: &Path, world: &WorldConfig, systems: Option<u64>) -> bool {
     let scenario = match ScenarioFile::load(path) {
         Ok(s) => s,
         Err(e) => {
@@ -58,6 +72,13 @@ fn check_file(path: &Path, world: &WorldConfig) -> bool {
             scenario.scenario.workload().name()
         );
         return true;
+    }
+    if let Some(system) = &scenario.system {
+        let passes_here = check_finding_here(path, &scenario, system, world);
+        let still_fails = systems.is_none_or(|timeout_ms| {
+            check_finding_there(path, &scenario, system, world, timeout_ms)
+        });
+        return passes_here && still_fails;
     }
     let with_bug = run_scenario_file(&scenario, world, Some(scenario.id));
     let without = run_scenario_file(&scenario, world, None);
@@ -101,4 +122,65 @@ fn print_unfixed(without: &WorkloadRun) {
     if let Some(e) = &without.failure {
         println!("     without the bug, the world failed: {e}");
     }
+}
+
+/// An upstream finding played on histsim's own components (or `--sut`): they must pass it.
+fn check_finding_here(path: &Path, file: &ScenarioFile, system: &str, world: &WorldConfig) -> bool {
+    let run = run_scenario_file(file, world, None);
+    let here = match &world.sut {
+        Some(sut) => format!("`{}`", sut.command),
+        None => "histsim's components".to_string(),
+    };
+    if run.violations.is_empty() && run.failure.is_none() {
+        println!(
+            "ok   {} [{}] a finding in `{system}`; {here} pass it",
+            path.display(),
+            file.id
+        );
+        return true;
+    }
+    println!(
+        "FAIL {} [{}] {}: {here} fail it too",
+        path.display(),
+        file.id,
+        file.title
+    );
+    print_unfixed(&run);
+    false
+}
+
+/// An upstream finding played against the system it names: it must still fail with its ID.
+fn check_finding_there(
+    path: &Path,
+    file: &ScenarioFile,
+    system: &str,
+    world: &WorldConfig,
+    timeout_ms: u64,
+) -> bool {
+    let there = WorldConfig {
+        sut: Some(std::sync::Arc::new(SutOptions {
+            timeout_ms,
+            ..SutOptions::new(system)
+        })),
+        ..world.clone()
+    };
+    let run = run_scenario_file(file, &there, None);
+    if run.violations.iter().any(|v| v.id == file.id) {
+        let first = run.violations.first().map(|v| v.id.to_string());
+        println!(
+            "ok   {} [{}] still fails against `{system}` (first: {})",
+            path.display(),
+            file.id,
+            first.unwrap_or_default()
+        );
+        return true;
+    }
+    println!(
+        "FAIL {} [{}] no {} violation against `{system}` (fixed upstream? then the file goes)",
+        path.display(),
+        file.id,
+        file.id
+    );
+    print_unfixed(&run);
+    false
 }

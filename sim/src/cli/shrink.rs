@@ -47,7 +47,12 @@ pub(crate) fn shrink_seed(seed: u64, config: &RunConfig, time_cap_s: u64, out: &
         },
     );
     print_shrunk(&shrunk);
-    let file = regression_file(&shrunk, target, seed, config.planted);
+    let mut file = regression_file(&shrunk, target, seed, config.planted);
+    if config.planted.is_none() {
+        // A failure of a system under test with nothing planted is a finding in that system:
+        // the file names it, so `histsim scenarios --systems` replays it there.
+        file.system = config.sut.as_ref().map(|sut| sut.command.clone());
+    }
     let planted = config
         .planted
         .map(|p| format!("-planted-{p}"))
@@ -66,8 +71,13 @@ pub(crate) fn shrink_seed(seed: u64, config: &RunConfig, time_cap_s: u64, out: &
         return Verdict::Usage;
     }
     println!("regression scenario: {}", path.display());
+    let systems = if file.system.is_some() {
+        " --systems"
+    } else {
+        ""
+    };
     println!(
-        "replay it: cargo run --release -p sim -- scenarios {}",
+        "replay it: cargo run --release -p sim -- scenarios {}{systems}",
         path.display()
     );
     Verdict::Clean

@@ -65,7 +65,10 @@ pub fn junit(s: &FuzzSummary) -> String {
 
 /// One line for one crash: what panicked, the input, and how to replay it.
 fn describe(v: &FuzzViolation) -> String {
-    let what = v.message.as_deref().unwrap_or("(no panic message in the log)");
+    let what = v
+        .message
+        .as_deref()
+        .unwrap_or("(no panic message in the log)");
     let replay = match (&v.scenario_file, &v.import_error) {
         (Some(f), _) => format!("replay: histsim scenarios {f}"),
         (None, Some(e)) => format!("not imported: {e}"),
@@ -117,12 +120,18 @@ mod tests {
         let xml = junit(&summary(vec![found, panicked], None));
         assert!(xml.contains("<testcase name=\"P4\""), "{xml}");
         assert!(xml.contains("replay: histsim scenarios scenarios/regressions/p4.toml"));
-        assert!(xml.contains("two copies &lt;of&gt; one row"), "escaped: {xml}");
+        assert!(
+            xml.contains("two copies &lt;of&gt; one row"),
+            "escaped: {xml}"
+        );
         assert!(xml.contains("the world panicked"), "{xml}");
         let failures = xml.matches("<failure").count();
         assert_eq!(failures, 2, "P4 and the harness: {xml}");
         let cases = xml.matches("<testcase").count();
-        assert_eq!(cases, registry::ids_of(registry::by_name("display").unwrap()).len() + 2);
+        assert_eq!(
+            cases,
+            registry::ids_of(registry::by_name("display").unwrap()).len() + 2
+        );
     }
 
     #[test]

@@ -12,10 +12,34 @@ fn scenario_dir() -> std::path::PathBuf {
 #[test]
 fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
     let files = discover(&scenario_dir()).expect("the scenarios directory is readable");
+    let upstream = files
+        .iter()
+        .filter(|f| f.starts_with(scenario_dir().join("upstream")));
+    assert!(
+        upstream.count() >= 7,
+        "the DeerFlow findings live under scenarios/upstream/"
+    );
     assert!(files.len() >= 14, "only {} scenario files", files.len());
     for path in files {
         let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
+            if file.system.is_some() {
+                // An upstream finding: nothing of ours is planted; our components pass it (that
+                // it still fails the system it names is adapters/deerflow/findings_check.sh's).
+                let ours = run_scenario_file(
+                    &file,
+                    &sim::workload::WorldConfig::new(store, history::Planted::none()),
+                    None,
+                );
+                assert!(
+                    ours.violations.is_empty() && ours.failure.is_none(),
+                    "{} ({store:?}): histsim's components fail an upstream finding: {:?} {:?}",
+                    path.display(),
+                    ours.violations,
+                    ours.failure
+                );
+                continue;
+            }
             let with_bug = run_scenario_file(
                 &file,
                 &sim::workload::WorldConfig::new(store, history::Planted::none()),
@@ -70,7 +94,10 @@ fn a_payload_defect_must_name_the_field_the_event_reads() {
     let e = ScenarioFile::parse(Path::new("p10.toml"), &mutated).expect_err("must fail");
     let text = e.to_string();
     assert!(text.contains("defect.field"), "{text}");
-    assert!(text.contains("`content`") && text.contains("`cont?nt`"), "{text}");
+    assert!(
+        text.contains("`content`") && text.contains("`cont?nt`"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -83,7 +110,9 @@ fn a_world_that_panics_is_a_broken_run_and_the_next_world_still_plays() {
     let mut scenario = file.scenario.clone();
     // Past validation, as a caller building scenarios in code could: the model's precondition
     // panics inside the world.
-    let display = scenario.get_mut::<DisplayWorkload>().expect("a display scenario");
+    let display = scenario
+        .get_mut::<DisplayWorkload>()
+        .expect("a display scenario");
     let step = display
         .turns
         .iter_mut()
@@ -99,5 +128,55 @@ fn a_world_that_panics_is_a_broken_run_and_the_next_world_still_plays() {
     assert!(failure.contains("BadPayload must name"), "{failure}");
     assert!(broken.violations.is_empty());
     let again = file.scenario.play(&world);
-    assert!(again.failure.is_none() && again.violations.is_empty(), "{:?}", again.failure);
+    assert!(
+        again.failure.is_none() && again.violations.is_empty(),
+        "{:?}",
+        again.failure
+    );
+}
+
+#[test]
+fn an_upstream_finding_names_its_system_and_round_trips() {
+    let path = scenario_dir().join("upstream/deerflow/r13_db_delete_by_run_reuses_seqs.toml");
+    let file = ScenarioFile::load(&path).expect("the F7 finding");
+    let system = file.system.clone().expect("a finding names its system");
+    assert!(
+        system.starts_with("adapters/deerflow/run --backend db"),
+        "{system}"
+    );
+    let text = file.to_toml().expect("serializes");
+    let again = ScenarioFile::parse(Path::new("again.toml"), &text).expect("reads back");
+    assert_eq!(again, file);
+    let bad = text.replacen("system = ", "systen = ", 1);
+    let e = ScenarioFile::parse(Path::new("bad.toml"), &bad).expect_err("unknown field");
+    assert!(e.to_string().contains("system"), "{e}");
+}
+
+#[test]
+fn with_systems_a_finding_the_named_system_passes_is_reported_as_no_longer_reproducing() {
+    // The system here is histsim's own store, which has no R13 bug: `--systems` must say the
+    // finding no longer reproduces there (exit 1), after histsim's components passed it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(
+        scenario_dir().join("upstream/deerflow/r13_db_delete_by_run_reuses_seqs.toml"),
+    )
+    .expect("the F7 finding");
+    let system = format!("{} serve runs", env!("CARGO_BIN_EXE_histsim"));
+    let start = text.find("system = ").expect("a system line");
+    let end = start + text[start..].find('\n').expect("one line");
+    let ours = format!("{}system = {system:?}{}", &text[..start], &text[end..]);
+    let path = dir.path().join("finding.toml");
+    std::fs::write(&path, ours).expect("write");
+    let (code, out) = crate::histsim_cli(&["scenarios".as_ref(), path.as_os_str()]);
+    assert_eq!(
+        code,
+        Some(0),
+        "without --systems only our components play: {out}"
+    );
+    assert!(out.contains("histsim's components pass it"), "{out}");
+    let (code, out) =
+        crate::histsim_cli(&["scenarios".as_ref(), path.as_os_str(), "--systems".as_ref()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("no R13 violation against"), "{out}");
+    assert!(out.contains("scenarios: 0 passed, 1 failed"), "{out}");
 }

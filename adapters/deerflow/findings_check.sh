@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The recorded findings in the published DeerFlow stores still reproduce: every scenario file
+# under scenarios/upstream/deerflow/ names the adapter command it fails against (`system = ...`);
+# `histsim scenarios --systems` plays each on histsim's own components (which must pass it) and
+# against that command (which must still fail it with the file's ID). A finding that stops
+# reproducing (fixed upstream, or a changed adapter) fails this check: update FINDINGS.md.
+#
+# Usage: findings_check.sh [HISTSIM...]   (default: `cargo run --quiet --release -p sim --`)
+# Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+cd "$ROOT"
+if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
+
+source "$HERE/../skip_or_setup.sh" "$HERE" "findings_check (deerflow)"
+# The adapter starts an interpreter per host: allow it the startup a loaded CI machine needs.
+"${HISTSIM[@]}" scenarios scenarios/upstream/deerflow --systems --sut-timeout-ms 60000
