@@ -163,6 +163,11 @@ fn run_args(
     args.push("--".into());
     args.push(format!("-max_total_time={}", o.budget_s));
     args.push("-print_final_stats=1".into());
+    // libFuzzer grows its length limit from 4 bytes when it thinks inputs are cheap; a
+    // generator-mode input needs 41 bytes before every stream has its own seed, so an empty
+    // corpus spent minutes on inputs too short to steer the world. Use the full length at once
+    // (a later `--libfuzzer-arg=-len_control=N` overrides it: libFuzzer takes the last).
+    args.push("-len_control=0".into());
     args.push(format!("-artifact_prefix={}/", abs(artifacts)?));
     if o.jobs > 1 {
         args.push(format!("-fork={}", o.jobs));
