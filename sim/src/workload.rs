@@ -168,6 +168,12 @@ pub trait Workload: 'static {
     /// Simpler scenarios to try while shrinking, largest cut first.
     fn shrink_candidates(scenario: &Self::Scenario) -> Vec<Self::Scenario>;
     fn size(scenario: &Self::Scenario) -> ScenarioSize;
+    /// About how much work playing `scenario` is, in steps of the usual cost: what a fuzz input's
+    /// size bound is measured in. The steps by default; a workload whose steps differ widely in
+    /// cost (the runs workload's bulk messages are written in batches) says so.
+    fn play_cost(scenario: &Self::Scenario) -> usize {
+        Self::size(scenario).steps
+    }
 }
 
 /// A scenario of some registered workload.
@@ -203,6 +209,10 @@ impl AnyScenario {
 
     pub fn size(&self) -> ScenarioSize {
         self.workload.size(self)
+    }
+
+    pub fn play_cost(&self) -> usize {
+        self.workload.play_cost(self)
     }
 }
 
@@ -247,6 +257,7 @@ pub trait DynWorkload: Sync {
     fn validate(&self, scenario: &AnyScenario) -> Result<(), String>;
     fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize;
+    fn play_cost(&self, scenario: &AnyScenario) -> usize;
     /// Reads this workload's table of a scenario file.
     fn deserialize_section<'de>(
         &self,
@@ -333,6 +344,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize {
         W::size(Self::of(scenario))
+    }
+    fn play_cost(&self, scenario: &AnyScenario) -> usize {
+        W::play_cost(Self::of(scenario))
     }
     fn deserialize_section<'de>(
         &self,

@@ -198,4 +198,7 @@ impl Workload for RunsWorkload {
         let (steps, faults) = shrink::size(scenario);
         ScenarioSize { steps, faults }
     }
+    fn play_cost(scenario: &RunsScenario) -> usize {
+        shrink::play_cost(scenario)
+    }
 }

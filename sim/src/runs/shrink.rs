@@ -23,6 +23,22 @@ fn messages_of(s: &RunsScenario) -> usize {
         .sum()
 }
 
+/// About the work of playing `s`, in steps: a bulk message costs a fiftieth of a step (bulk
+/// messages go to the store in batches, and a thread of 1,001 plays in about 50 ms where 30 plain
+/// steps take about 5), so a fuzz input may hold the thread R2 and R7 need.
+pub fn play_cost(s: &RunsScenario) -> usize {
+    let bulk: usize = s
+        .runs
+        .iter()
+        .flat_map(|r| r.messages.iter())
+        .map(|m| match m {
+            MessageSpec::Bulk { messages } => *messages as usize,
+            _ => 0,
+        })
+        .sum();
+    s.ops.len() + messages_of(s) - bulk + bulk.div_ceil(50)
+}
+
 /// The size the shrinker minimises: ops and messages first, then faults.
 pub fn size(s: &RunsScenario) -> (usize, usize) {
     (
