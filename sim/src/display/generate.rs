@@ -188,7 +188,7 @@ impl Generator<'_> {
                     .to_string(),
             },
             _ => Defect::BadPayload {
-                field: payload_field(event).to_string(),
+                field: event.payload_field().to_string(),
             },
         }
     }
@@ -397,18 +397,6 @@ impl Generator<'_> {
             };
             self.push(agent, display, run, event, false);
         }
-    }
-}
-
-/// The payload field a family reads (what a `BadPayload` defect breaks).
-pub fn payload_field(event: &Event) -> &'static str {
-    match event {
-        Event::UserMessage { .. } => "messages",
-        Event::HitlQuestion { .. } => "question",
-        Event::HitlAnswer { .. } => "response",
-        Event::Chunk { .. } => "content",
-        Event::Stop { .. } => "output_messages",
-        Event::Decoy { .. } | Event::Custom { .. } | Event::Envelope { .. } => "event_data",
     }
 }
 

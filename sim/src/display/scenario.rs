@@ -216,6 +216,20 @@ impl Subscriber {
     }
 }
 
+impl Event {
+    /// The payload field the event's family reads (what a `BadPayload` defect breaks).
+    pub fn payload_field(&self) -> &'static str {
+        match self {
+            Event::UserMessage { .. } => "messages",
+            Event::HitlQuestion { .. } => "question",
+            Event::HitlAnswer { .. } => "response",
+            Event::Chunk { .. } => "content",
+            Event::Stop { .. } => "output_messages",
+            Event::Decoy { .. } | Event::Custom { .. } | Event::Envelope { .. } => "event_data",
+        }
+    }
+}
+
 impl DisplayScenario {
     /// Every step, in scenario order.
     pub fn steps(&self) -> impl Iterator<Item = &Step> {
@@ -299,7 +313,7 @@ impl DisplayScenario {
             // The row encoder breaks the field the event's family reads, whatever is named
             // here; a different name would be a defect the model is told about but the row
             // does not carry.
-            let expected = super::generate::payload_field(&step.event);
+            let expected = step.event.payload_field();
             if field != expected {
                 return Err(format!(
                     "{at}.defect.field: this step's event reads its payload from `{expected}`, \

@@ -4,7 +4,7 @@
 //! panicking world) and one for the fuzzer (libFuzzer ended badly without a crash input), so a
 //! CI's test view shows what a campaign found where it shows `histsim run`'s verdicts.
 
-use super::campaign::{FuzzSummary, FuzzViolation};
+use super::summary::{FuzzSummary, FuzzViolation};
 use crate::registry;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;

@@ -16,4 +16,5 @@ pub mod input;
 pub mod junit;
 pub mod probes;
 pub mod stats;
+pub mod summary;
 pub mod target;
