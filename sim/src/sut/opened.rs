@@ -289,7 +289,7 @@ impl OpenedSut {
         read: Result<ReadAnswer, SutError>,
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
-        let answer = read.and_then(|read| self.process_ref().judge(read, request));
+        let answer = read.and_then(|read| self.process_mut().judge(read, request));
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }

@@ -319,12 +319,13 @@ impl SutProcess {
     /// Decodes an answer line read by [`SutProcess::read_answer`] as `T`, what `request`
     /// expects (see [`SutProcess::receive`]).
     pub fn judge<T: DeserializeOwned>(
-        &self,
+        &mut self,
         read: ReadAnswer,
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
         let ReadAnswer { id, at, text } = read;
         let response = decode::<T>(&text, request.op());
+        self.lines.give_back(text);
         let response = response.map_err(|breach| self.breach(&at, breach))?;
         if response.id != id {
             return Err(self.breach(
