@@ -190,14 +190,14 @@ mod tests {
         tx.write_all(b"first\n").expect("written");
         let mut lines = AnswerLines::new(rx, 100);
         assert_eq!(lines.next_line(Duration::from_secs(5)), text("first"));
-        let mut kept = Vec::with_capacity(4096);
+        let mut kept = Vec::with_capacity(4 * READ_BYTES);
         kept.extend_from_slice(b"stale bytes");
         lines.give_back(kept);
-        assert_eq!(lines.pending.capacity(), 4096);
+        assert_eq!(lines.pending.capacity(), 4 * READ_BYTES);
         tx.write_all(b"second\nthi").expect("written");
         assert_eq!(lines.next_line(Duration::from_secs(5)), text("second"));
         // Something pending: a buffer given back now is dropped, the pending bytes kept.
-        lines.give_back(Vec::with_capacity(8192));
+        lines.give_back(Vec::with_capacity(8 * READ_BYTES));
         tx.write_all(b"rd\n").expect("written");
         assert_eq!(lines.next_line(Duration::from_secs(5)), text("third"));
     }
