@@ -47,7 +47,8 @@ pub(crate) fn cmd(args: ServeArgs) -> Verdict {
             args.emulate_differences.into_iter().collect(),
         )),
     };
-    let stdin = std::io::stdin().lock();
+    // A long request (a big `put_batch`) in a few reads, not one per 8 KiB of stdin's buffer.
+    let stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
     let stdout = std::io::stdout().lock();
     match serve(server.as_mut(), stdin, stdout) {
         Ok(()) => Verdict::Clean,

@@ -8,7 +8,7 @@
 //! kept for the driving loop, which ends the world broken.
 
 use super::host::StoreHost;
-use crate::sut::process::Sent;
+use crate::sut::process::{ReadAnswer, Sent};
 use crate::sut::protocol::{Count, Durability, Events, Kept, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
@@ -19,6 +19,7 @@ use history::runs::{
 use history::Planted;
 use serde::de::DeserializeOwned;
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// The ops every seed of the runs workload needs of a system under test: the journals' writes,
@@ -42,17 +43,27 @@ pub struct OverProtocolStore {
     /// Simulated time of the last call: calls after the simulation ended (the final dump) are
     /// traced at it.
     last_us: Cell<u64>,
-    /// The twin this store's next request is also sent to, at once ([`ask_both`]).
+    /// The twin this store's requests are also sent to, at once ([`ask_both`]).
     mirror: RefCell<Option<Rc<OverProtocolStore>>>,
-    /// A request the twin sent here ahead of this store's own call, its answer not yet read.
-    ahead: RefCell<Option<(Request, Result<Sent, SutError>)>>,
+    /// Requests the twin sent here ahead of this store's own calls, oldest first: the last
+    /// one's answer maybe not yet read, the others' read and not yet decoded.
+    ahead: RefCell<VecDeque<(Request, Pending)>>,
+}
+
+/// A request written to a child, its answer not yet taken.
+enum Pending {
+    /// Its answer not yet read (or the request could not be written).
+    InFlight(Result<Sent, SutError>),
+    /// Its answer line read, not yet decoded.
+    Read(Result<ReadAnswer, SutError>),
 }
 
 impl OverProtocolStore {
-    /// Starts the system and opens it as the `store` backend of the pair.
+    /// Starts the system and opens it as the `store` backend of the pair; `crashes`: whether
+    /// the world may crash its host (`false` lets it keep its data in memory).
     pub fn start(
         options: SutOptions,
-        store: StoreKind,
+        (store, crashes): (StoreKind, bool),
         planted: Planted,
         trace: Rc<RefCell<Trace>>,
         breach: BreachSlot,
@@ -61,7 +72,7 @@ impl OverProtocolStore {
         if planted.is(history::BugId::R5) {
             needs.extend(LEGACY_WRITER_OPS);
         }
-        let sut = OpenedSut::start(options, store, planted, &needs)?;
+        let sut = OpenedSut::start_with(options, store, planted, crashes, &needs)?;
         let slot = store.as_str();
         let opened = OverProtocolStore {
             sut: RefCell::new(sut),
@@ -70,7 +81,7 @@ impl OverProtocolStore {
             breach,
             last_us: Cell::new(0),
             mirror: RefCell::new(None),
-            ahead: RefCell::new(None),
+            ahead: RefCell::new(VecDeque::new()),
         };
         opened.trace_exchange();
         Ok(opened)
@@ -108,45 +119,80 @@ impl OverProtocolStore {
 
     /// Sends `request`, or takes it as sent when the twin sent it ahead; and sends it to the
     /// twin too when mirroring.
-    fn send(&self, request: &Request) -> Result<Sent, SutError> {
-        let ahead = self.ahead.borrow_mut().take();
-        let sent = match ahead {
-            Some((asked, sent)) if asked == *request => sent,
-            Some((asked, sent)) => {
-                self.settle(&asked, sent);
-                self.sut.borrow_mut().send(request)
-            }
-            None => self.sut.borrow_mut().send(request),
-        };
-        let twin = self.mirror.borrow_mut().take();
+    fn send(&self, request: &Request) -> Pending {
+        let own = self
+            .take_ahead(request)
+            .unwrap_or_else(|| Pending::InFlight(self.sut.borrow_mut().send(request)));
+        let twin = self.mirror.borrow().clone();
         if let Some(twin) = twin {
-            twin.settle_ahead();
-            let to_twin = twin.sut.borrow_mut().send(request);
-            *twin.ahead.borrow_mut() = Some((request.clone(), to_twin));
+            if !twin.send_ahead(request) {
+                // The twin's calls may go apart from here: mirror no further.
+                self.mirror.borrow_mut().take();
+            }
         }
-        sent
+        own
     }
 
-    /// Reads (and traces) the answer to a request sent ahead that this store never asked, so
+    /// The twin's request sent here ahead, when it is this store's next own `request`. When
+    /// this store asks something else, the stores went apart: every request sent ahead is
+    /// answered (and traced) first, so the child stays in step.
+    fn take_ahead(&self, request: &Request) -> Option<Pending> {
+        let front = self.ahead.borrow_mut().pop_front()?;
+        if front.0 == *request {
+            return Some(front.1);
+        }
+        self.settle(&front.0, front.1);
+        self.settle_ahead();
+        None
+    }
+
+    /// Sends the twin's `request` here before this store's own call. The answer to the one
+    /// sent before it is read first (kept undecoded): one request at a time in the pipe, so
+    /// neither side can block on a full pipe. The first request of an ask is sent whatever
+    /// it is; later ones only when they only read (a write the store's own calls may not
+    /// repeat would change what it holds). `false`: not sent.
+    fn send_ahead(&self, request: &Request) -> bool {
+        let mut ahead = self.ahead.borrow_mut();
+        if !ahead.is_empty() && !request.reads_only() {
+            return false;
+        }
+        if let Some((asked, Pending::InFlight(sent))) = ahead.pop_back() {
+            let read = sent.and_then(|sent| self.sut.borrow_mut().read_ahead(sent));
+            ahead.push_back((asked, Pending::Read(read)));
+        }
+        let sent = self.sut.borrow_mut().send(request);
+        ahead.push_back((request.clone(), Pending::InFlight(sent)));
+        true
+    }
+
+    /// Reads (and traces) the answers to requests sent ahead that this store never asked, so
     /// the child stays in step. Never the case when both stores are asked alike.
     fn settle_ahead(&self) {
-        let ahead = self.ahead.borrow_mut().take();
-        if let Some((asked, sent)) = ahead {
-            self.settle(&asked, sent);
+        loop {
+            let front = self.ahead.borrow_mut().pop_front();
+            let Some((asked, pending)) = front else {
+                return;
+            };
+            self.settle(&asked, pending);
         }
     }
 
-    fn settle(&self, asked: &Request, sent: Result<Sent, SutError>) {
-        let _ = self.finish::<serde::de::IgnoredAny>(sent, asked);
+    fn settle(&self, asked: &Request, pending: Pending) {
+        let _ = self.finish::<serde::de::IgnoredAny>(pending, asked);
     }
 
-    /// Reads the answer to `sent`, traces the exchange, and gives the answer as the store's.
+    /// Takes the answer to `pending`, traces the exchange, and gives the answer as the store's.
     fn finish<T: DeserializeOwned>(
         &self,
-        sent: Result<Sent, SutError>,
+        pending: Pending,
         request: &Request,
     ) -> Result<T, RunStoreError> {
-        let answer = sent.and_then(|sent| self.sut.borrow_mut().receive_for::<T>(sent, request));
+        let answer = match pending {
+            Pending::InFlight(sent) => {
+                sent.and_then(|sent| self.sut.borrow_mut().receive_for::<T>(sent, request))
+            }
+            Pending::Read(read) => self.sut.borrow_mut().judge::<T>(read, request),
+        };
         self.trace_exchange();
         match answer {
             Ok(Ok(t)) => Ok(t),
@@ -204,12 +250,15 @@ pub struct ProtocolPair<'a> {
     sqlite: &'a Rc<OverProtocolStore>,
 }
 
-/// `ask` of the `memory` store, then of the `sqlite` store (R9 compares the two answers), with
-/// the pair's first request asked of both at once when the stores are a [`ProtocolPair`]: the
-/// `memory` store's first request goes to the `sqlite` store too, before its answer is read,
-/// and the `sqlite` store's own first call then only reads its answer. That first request
-/// depends on no answer, so it is the same for both; later ones (pages after a cursor) may
-/// not, and go one after the other. The trace is the same as without the overlap.
+/// `ask` of the `memory` store, then of the `sqlite` store (R9 compares the two answers), the
+/// two asked at once when the stores are a [`ProtocolPair`]: each request of the `memory`
+/// store goes to the `sqlite` store too (after the first, only those that only read), before
+/// its answer is read, and the `sqlite` store's own calls then only take the answers. The
+/// first request depends on no answer, so it is the same for both; later ones (pages after a
+/// cursor) are the same while the two stores answer alike, and when they do not, the
+/// `sqlite` store answers the requests sent ahead before its own (traced, as the child saw
+/// them). The trace is the same as one store after the other: a child's lines go into the
+/// trace when its store's own call takes them, and the `memory` store's all come first.
 pub fn ask_both<T>(
     suts: &[Rc<OverProtocolStore>],
     memory: &dyn RunEventStore,
@@ -405,7 +454,7 @@ done"#;
             .map(|kind| {
                 let store = OverProtocolStore::start(
                     counting_store(),
-                    kind,
+                    (kind, false),
                     Planted::none(),
                     trace.clone(),
                     breach.clone(),
@@ -440,6 +489,55 @@ done"#;
                 r#"memory < {"id":3,"ok":{"count":3}}"#,
                 r#"sqlite > {"id":3,"op":"count_messages","thread_id":"t"}"#,
                 r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn pages_asked_of_both_at_once_are_traced_as_one_store_after_the_other() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let ask = |st: &dyn RunEventStore| {
+            let a = st.count_messages("a")?;
+            let b = st.count_messages("b")?;
+            Ok::<_, RunStoreError>((a, b, st.count_messages("c")?))
+        };
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], ask);
+        assert_eq!((m, s), (Ok((3, 4, 5)), Ok((3, 4, 5))));
+        let mut expected = Vec::new();
+        for slot in ["memory", "sqlite"] {
+            for (id, thread) in [(3, "a"), (4, "b"), (5, "c")] {
+                expected.push(format!(
+                    r#"{slot} > {{"id":{id},"op":"count_messages","thread_id":"{thread}"}}"#
+                ));
+                expected.push(format!(r#"{slot} < {{"id":{id},"ok":{{"count":{id}}}}}"#));
+            }
+        }
+        assert_eq!(exchanges(&trace), expected);
+    }
+
+    #[test]
+    fn stores_that_go_apart_answer_what_was_sent_ahead_then_their_own() {
+        let trace = Rc::new(RefCell::new(Trace::new(true)));
+        let suts = pair(&trace);
+        let asked = Cell::new(0);
+        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| {
+            asked.set(asked.get() + 1);
+            let first = st.count_messages("a")?;
+            let second = st.count_messages(if asked.get() == 1 { "b" } else { "c" })?;
+            Ok::<_, RunStoreError>((first, second))
+        });
+        // The sqlite store answered the memory store's second request (id 4) before its own.
+        assert_eq!((m, s), (Ok((3, 4)), Ok((3, 5))));
+        assert_eq!(
+            exchanges(&trace)[4..],
+            [
+                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"a"}"#,
+                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
+                r#"sqlite > {"id":4,"op":"count_messages","thread_id":"b"}"#,
+                r#"sqlite < {"id":4,"ok":{"count":4}}"#,
+                r#"sqlite > {"id":5,"op":"count_messages","thread_id":"c"}"#,
+                r#"sqlite < {"id":5,"ok":{"count":5}}"#,
             ]
         );
     }

@@ -83,10 +83,12 @@ fn stores_of(
     let Some(options) = &config.sut else {
         return in_process(config, !scenario.store_crashes.is_empty());
     };
+    // Only the `sqlite` store's host is crashed, and only when the scenario says so.
+    let crashes = |kind: StoreKind| kind == StoreKind::Sqlite && !scenario.store_crashes.is_empty();
     let start = |kind: StoreKind| {
         OverProtocolStore::start(
             (**options).clone(),
-            kind,
+            (kind, crashes(kind)),
             config.planted,
             trace.clone(),
             breach.clone(),

@@ -79,6 +79,15 @@ impl<R: AsFd> AnswerLines<R> {
         }
     }
 
+    /// Takes back the buffer of a line handed out, done with: a long line's buffer becomes the
+    /// next lines' (when nothing is pending), so the next long answer needs no new one grown.
+    pub(super) fn give_back(&mut self, mut line: Vec<u8>) {
+        if self.pending.is_empty() && line.capacity() > self.pending.capacity() {
+            line.clear();
+            self.pending = line;
+        }
+    }
+
     /// Hands out the line of the first `len` pending bytes and drops `skip` bytes after it.
     fn take(&mut self, len: usize, skip: usize) -> Line {
         self.scanned = 0;
@@ -173,6 +182,24 @@ mod tests {
         assert_eq!(lines_of(b"12345\n", 5), vec![text("12345"), Line::Closed]);
         assert_eq!(lines_of(b"123456\n", 5), vec![Line::TooLong]);
         assert_eq!(lines_of(b"123456", 5), vec![Line::TooLong]);
+    }
+
+    #[test]
+    fn a_buffer_given_back_holds_the_next_lines() {
+        let (mut tx, rx) = UnixStream::pair().expect("a socket pair");
+        tx.write_all(b"first\n").expect("written");
+        let mut lines = AnswerLines::new(rx, 100);
+        assert_eq!(lines.next_line(Duration::from_secs(5)), text("first"));
+        let mut kept = Vec::with_capacity(4 * READ_BYTES);
+        kept.extend_from_slice(b"stale bytes");
+        lines.give_back(kept);
+        assert_eq!(lines.pending.capacity(), 4 * READ_BYTES);
+        tx.write_all(b"second\nthi").expect("written");
+        assert_eq!(lines.next_line(Duration::from_secs(5)), text("second"));
+        // Something pending: a buffer given back now is dropped, the pending bytes kept.
+        lines.give_back(Vec::with_capacity(8 * READ_BYTES));
+        tx.write_all(b"rd\n").expect("written");
+        assert_eq!(lines.next_line(Duration::from_secs(5)), text("third"));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! A simulated crash of the system's host ([`OpenedSut::restart`]) kills the process and starts
 //! a new one on the same data directory; a killed process is never kept for another seed.
 
-use super::process::Sent;
+use super::process::{ReadAnswer, Sent};
 use super::protocol::{Durability, ErrorBody, OpenOptions, Opened, Request};
 use super::{Breach, SutError, SutOptions, SutProcess};
 use crate::workload::StoreKind;
@@ -37,6 +37,8 @@ pub struct OpenedSut {
     /// How it was opened: a restart opens it again the same way.
     store: StoreKind,
     planted: Planted,
+    /// Whether the world may crash the host (`open`'s `crashes`).
+    crashes: bool,
     /// Kept alive while the system runs (and across its restarts): its data directory.
     data_dir: tempfile::TempDir,
 }
@@ -71,14 +73,26 @@ struct Session {
     durability: Durability,
 }
 
+/// How a session is opened: `open`'s options.
+#[derive(Clone, Copy)]
+struct Opening {
+    store: StoreKind,
+    planted: Planted,
+    crashes: bool,
+}
+
 /// Checks that `process` declared every op in `needs` and opens it on `data_dir`.
 fn open_session(
     process: &mut SutProcess,
     data_dir: &Path,
-    store: StoreKind,
-    planted: Planted,
+    opening: Opening,
     needs: &[&str],
 ) -> Result<Session, SutError> {
+    let Opening {
+        store,
+        planted,
+        crashes,
+    } = opening;
     process.begin_session();
     let fail = |process: &SutProcess, request: &str, why: String| SutError {
         request: request.to_string(),
@@ -100,6 +114,7 @@ fn open_session(
         options: OpenOptions {
             store: store.as_str().into(),
             planted: planted.active().map(|b| b.to_string()),
+            crashes,
         },
     })?;
     let opened: Opened = match opened {
@@ -129,13 +144,30 @@ fn open_session(
 
 impl OpenedSut {
     /// Starts the system, checks that it declared every op in `needs`, and opens it on a fresh
-    /// data directory with `store` and `planted`.
+    /// data directory with `store` and `planted`, promising nothing about crashes of its host.
     pub fn start(
         options: SutOptions,
         store: StoreKind,
         planted: Planted,
         needs: &[&str],
     ) -> Result<OpenedSut, SutError> {
+        Self::start_with(options, store, planted, true, needs)
+    }
+
+    /// [`OpenedSut::start`], telling the system whether the world may crash its host
+    /// (`crashes`; `false` is a promise that lets a store keep its data in memory).
+    pub fn start_with(
+        options: SutOptions,
+        store: StoreKind,
+        planted: Planted,
+        crashes: bool,
+        needs: &[&str],
+    ) -> Result<OpenedSut, SutError> {
+        let opening = Opening {
+            store,
+            planted,
+            crashes,
+        };
         let mut process = process_for(options)?;
         let stderr_from = process.stderr_len();
         let data_dir = tempfile::tempdir().map_err(|e| SutError {
@@ -143,7 +175,7 @@ impl OpenedSut {
             breach: Breach::Unexpected(e.to_string()),
             stderr_tail: process.stderr_tail(),
         })?;
-        let session = open_session(&mut process, data_dir.path(), store, planted, needs)?;
+        let session = open_session(&mut process, data_dir.path(), opening, needs)?;
         Ok(OpenedSut {
             process: Some(process),
             greeting: session.greeting,
@@ -153,6 +185,7 @@ impl OpenedSut {
             killed_stderr: String::new(),
             store,
             planted,
+            crashes,
             data_dir,
         })
     }
@@ -181,7 +214,12 @@ impl OpenedSut {
         let needs: Vec<&str> = Vec::new();
         let started = SutProcess::start(options).and_then(|mut process| {
             let dir = self.data_dir.path();
-            let session = open_session(&mut process, dir, self.store, self.planted, &needs)?;
+            let opening = Opening {
+                store: self.store,
+                planted: self.planted,
+                crashes: self.crashes,
+            };
+            let session = open_session(&mut process, dir, opening, &needs)?;
             Ok((process, session))
         });
         match started {
@@ -228,6 +266,30 @@ impl OpenedSut {
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
         let answer = self.process_mut().receive(sent, request);
+        if let Err(breach) = &answer {
+            self.poison(breach.clone());
+        }
+        answer
+    }
+
+    /// Reads the answer line to `sent` without decoding it ([`SutProcess::read_answer`]), so
+    /// the next request can go out first; [`OpenedSut::judge`] decodes it.
+    pub fn read_ahead(&mut self, sent: Sent) -> Result<ReadAnswer, SutError> {
+        let read = self.process_mut().read_answer(sent);
+        if let Err(breach) = &read {
+            // Poisoned at once: no later request waits out a timeout again.
+            self.poison(breach.clone());
+        }
+        read
+    }
+
+    /// Decodes an answer read ahead as `T` (see [`OpenedSut::call_for`]).
+    pub fn judge<T: DeserializeOwned>(
+        &mut self,
+        read: Result<ReadAnswer, SutError>,
+        request: &Request,
+    ) -> Result<Result<T, ErrorBody>, SutError> {
+        let answer = read.and_then(|read| self.process_mut().judge(read, request));
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }

@@ -107,6 +107,14 @@ pub struct Sent {
     at: String,
 }
 
+/// An answer line read and kept in the transcript, not yet decoded.
+pub struct ReadAnswer {
+    id: u64,
+    /// The request, as `#id op`.
+    at: String,
+    text: Vec<u8>,
+}
+
 /// A response line, its answer decoded as the request expects (`Err`: why it is not one).
 struct Response<T> {
     id: u64,
@@ -188,6 +196,8 @@ impl SutProcess {
             .map_err(|e| spawn_error(format!("{}: {e}", options.command)))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
+        widen_pipe(&stdin);
+        widen_pipe(&stdout);
         let lines = AnswerLines::new(stdout, options.response_bytes_max);
         let mut sut = SutProcess {
             options,
@@ -291,11 +301,31 @@ impl SutProcess {
         sent: Sent,
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
+        let read = self.read_answer(sent)?;
+        self.judge(read, request)
+    }
+
+    /// Waits for the answer line to `sent` (the last request sent) and keeps it in the
+    /// transcript, undecoded: [`SutProcess::judge`] decodes it, later if need be (so the next
+    /// request can be sent before the caller wants this answer).
+    pub fn read_answer(&mut self, sent: Sent) -> Result<ReadAnswer, SutError> {
         let Sent { id, at } = sent;
         assert_eq!(id, self.next_id, "answers are read in request order");
         let text = self.answer_line(&at)?;
+        self.transcript.push(text_of(b"< ", &text));
+        Ok(ReadAnswer { id, at, text })
+    }
+
+    /// Decodes an answer line read by [`SutProcess::read_answer`] as `T`, what `request`
+    /// expects (see [`SutProcess::receive`]).
+    pub fn judge<T: DeserializeOwned>(
+        &mut self,
+        read: ReadAnswer,
+        request: &Request,
+    ) -> Result<Result<T, ErrorBody>, SutError> {
+        let ReadAnswer { id, at, text } = read;
         let response = decode::<T>(&text, request.op());
-        self.transcript.push(text_of(b"< ", text));
+        self.lines.give_back(text);
         let response = response.map_err(|breach| self.breach(&at, breach))?;
         if response.id != id {
             return Err(self.breach(
@@ -415,6 +445,17 @@ impl Drop for SutProcess {
     }
 }
 
+/// Bytes a pipe to or from the child holds (Linux's default is 64 KiB): an answer or a request
+/// up to this size crosses in one write and one wake-up of its reader, not one per 64 KiB
+/// (a long answer woke histsim, and the child, a dozen times).
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Asks for [`PIPE_BYTES`] of room in `pipe`. Where the system allows less (a lower
+/// `/proc/sys/fs/pipe-max-size`) or none, the pipe keeps its size: only speed depends on it.
+fn widen_pipe(pipe: &impl std::os::fd::AsFd) {
+    let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
+}
+
 /// The command line as a process: words split on spaces when it is a plain list of words (one
 /// process fewer a seed), else run by `sh -c` (pipes, quotes, variables, redirections).
 fn command_of(line: &str) -> Command {
@@ -437,9 +478,9 @@ fn command_of(line: &str) -> Command {
 }
 
 /// A transcript line: `marker` and the line's text (its bytes that are not UTF-8 replaced).
-fn text_of(marker: &[u8], line: Vec<u8>) -> String {
+fn text_of(marker: &[u8], line: &[u8]) -> String {
     let mut out = Vec::with_capacity(marker.len() + line.len());
     out.extend_from_slice(marker);
-    out.extend_from_slice(&line);
+    out.extend_from_slice(line);
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

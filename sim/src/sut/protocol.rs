@@ -75,6 +75,20 @@ pub enum Request {
 }
 
 impl Request {
+    /// Whether the request only reads (asking it once more changes nothing the store holds,
+    /// unless the store is faulty, e.g. planted R3's reads that write).
+    pub fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Request::MaxSeq { .. }
+                | Request::ListMessages { .. }
+                | Request::CountMessages { .. }
+                | Request::ListEvents { .. }
+                | Request::Dump {}
+                | Request::ListMessagesByRun { .. }
+        )
+    }
+
     /// The `op` name, as capabilities list it.
     pub fn op(&self) -> &'static str {
         match self {
@@ -107,6 +121,15 @@ pub struct OpenOptions {
     /// A catalog ID whose legacy behaviour histsim's own reference system switches on; other
     /// systems ignore it.
     pub planted: Option<String>,
+    /// Whether histsim may crash this system's host in the session: `false` promises it never
+    /// will, so a store may then keep its data in memory (and declare the durability it has).
+    /// Missing (a client before this option) reads as `true`, the reading that promises nothing.
+    #[serde(default = "may_crash")]
+    pub crashes: bool,
+}
+
+fn may_crash() -> bool {
+    true
 }
 
 /// What a store keeps across a simulated crash of its host (SIGKILL, then a new process

@@ -14,8 +14,8 @@ use history::display::{
 };
 use history::{BugId, Planted};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -40,13 +40,33 @@ pub struct DisplayServer {
     emulated: model::display::Declared,
 }
 
-/// An answer, serialized once into its JSON text: no `Value` tree is built and taken apart
-/// again on the way out.
-pub(crate) type Answer = Result<Box<RawValue>, ErrorBody>;
+/// An answer's JSON text, serialized once: no `Value` tree is built and taken apart again on
+/// the way out.
+pub struct Json(Vec<u8>);
+
+/// An answer: its JSON text, or the system's refusal.
+pub(crate) type Answer = Result<Json, ErrorBody>;
+
+thread_local! {
+    /// The buffer of the last answer [`serve`] wrote, for the next one: a long answer grows one
+    /// buffer once, where a new one each answer cost its growth, its copies and its free (each
+    /// free of a large block also sweeps the allocator's free lists).
+    static SPARE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// `value` as an answer.
 pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> Answer {
-    Ok(serde_json::value::to_raw_value(value).expect("answers serialize"))
+    let mut text = SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+    text.clear();
+    serde_json::to_writer(&mut text, value).expect("answers serialize");
+    Ok(Json(text))
+}
+
+/// Keeps the buffer of an answer written for the next answer.
+fn spare(answer: Answer) {
+    if let Ok(Json(text)) = answer {
+        SPARE.with(|spare| *spare.borrow_mut() = text);
+    }
 }
 
 /// The answer `{}`.
@@ -109,23 +129,26 @@ pub fn answer_line(system: &mut dyn Served, line: &[u8]) -> (u64, Answer) {
     }
 }
 
-/// A response line as the server writes it, the answer's text as it is.
+/// A refusal's response line.
 #[derive(Serialize)]
-struct ResponseOut<'a> {
+struct Refused<'a> {
     id: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ok: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    err: Option<&'a ErrorBody>,
+    err: &'a ErrorBody,
 }
 
-/// Appends the response line of `answer` to request `id`, newline included, to `out`.
+/// Appends the response line of `answer` to request `id`, newline included, to `out`: `ok`
+/// holds the answer's text as it is.
 pub fn write_response(out: &mut Vec<u8>, id: u64, answer: &Answer) {
-    let (ok, err) = match answer {
-        Ok(v) => (Some(&**v), None),
-        Err(e) => (None, Some(e)),
-    };
-    serde_json::to_writer(&mut *out, &ResponseOut { id, ok, err }).expect("responses serialize");
+    match answer {
+        Ok(Json(text)) => {
+            out.extend_from_slice(format!(r#"{{"id":{id},"ok":"#).as_bytes());
+            out.extend_from_slice(text);
+            out.push(b'}');
+        }
+        Err(err) => {
+            serde_json::to_writer(&mut *out, &Refused { id, err }).expect("responses serialize")
+        }
+    }
     out.push(b'\n');
 }
 
@@ -277,6 +300,7 @@ pub fn serve(
         let (id, answer) = answer_line(server, &line);
         response.clear();
         write_response(&mut response, id, &answer);
+        spare(answer);
         output.write_all(&response)?;
         output.flush()?;
     }

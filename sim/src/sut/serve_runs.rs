@@ -79,10 +79,17 @@ impl RunsServer {
         // The memory store keeps nothing across a kill; the SQLite store commits every batch
         // to its file in the data directory before it answers (WAL), so a restart on the same
         // directory holds every acknowledged write. `restart` promises no more than that (the
-        // process's death, not the machine's), so the file is never synced.
+        // process's death, not the machine's), so the file is never synced. When histsim
+        // promises no crash (`crashes: false`) no restart will read the file: the SQLite
+        // store then lives in memory, the same schema and queries without the file's writes,
+        // and declares what it then keeps, nothing.
         let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
             "memory" => (
                 Box::new(MemoryRunEventStore::new(planted)),
+                Durability::None,
+            ),
+            "sqlite" if !options.crashes => (
+                Box::new(SqliteRunEventStore::open_in_memory(planted).map_err(refused)?),
                 Durability::None,
             ),
             "sqlite" => (

@@ -26,6 +26,7 @@ fn open() -> Request {
         options: OpenOptions {
             store: "memory".into(),
             planted: None,
+            crashes: true,
         },
     }
 }
