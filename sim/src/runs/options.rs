@@ -71,6 +71,13 @@ pub struct RunsOptions {
     pub receipt_probability: f64,
     /// Chance, after a wait, of paging the run's messages (`list_messages_by_run`).
     pub run_pages_probability: f64,
+    /// Chance, per run, of delegating subagent tasks (`subagent.*` events tagged with a task id).
+    pub subagent_probability: f64,
+    /// Chance, after a wait, of reading the run's events through a filter (types, task),
+    /// paging with `after_seq`.
+    pub filtered_events_probability: f64,
+    /// Chance, after a wait, of asking the last visible AI message of the thread's runs.
+    pub last_answers_probability: f64,
 }
 
 impl RunsOptions {
@@ -102,6 +109,9 @@ impl RunsOptions {
             delete_probability: 0.0,
             receipt_probability: 0.0,
             run_pages_probability: 0.0,
+            subagent_probability: 0.0,
+            filtered_events_probability: 0.0,
+            last_answers_probability: 0.0,
         }
     }
 
@@ -131,6 +141,10 @@ impl RunsOptions {
         let delete_probability = maybe(0.5, 0.2, 0.7);
         let receipt_probability = maybe(0.5, 0.3, 0.9);
         let run_pages_probability = maybe(0.5, 0.2, 0.7);
+        // Subagent events and the filtered reads, drawn after everything older.
+        let subagent_probability = maybe(0.5, 0.3, 0.9);
+        let filtered_events_probability = maybe(0.5, 0.3, 0.9);
+        let last_answers_probability = maybe(0.5, 0.3, 0.9);
         let mut rng = seed.substream(Stream::Options, 1);
         let long_thread_messages = if rng.random_bool(0.08) {
             *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
@@ -174,6 +188,9 @@ impl RunsOptions {
             delete_probability,
             receipt_probability,
             run_pages_probability,
+            subagent_probability,
+            filtered_events_probability,
+            last_answers_probability,
         }
     }
 }
