@@ -451,15 +451,13 @@ impl RunEventStore for MemoryRunEventStore {
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self
-            .lock()
-            .list_events(
-                thread_id,
-                run_id,
-                &EventFilter::everything(),
-                None,
-                Planted::none(),
-            ))
+        Ok(self.lock().list_events(
+            thread_id,
+            run_id,
+            &EventFilter::everything(),
+            None,
+            Planted::none(),
+        ))
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {

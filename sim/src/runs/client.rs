@@ -173,7 +173,13 @@ impl Client {
                 event_types,
                 task,
                 limit,
-            } => self.filtered_events(world, run, event_types.clone(), task.clone(), *limit as usize),
+            } => self.filtered_events(
+                world,
+                run,
+                event_types.clone(),
+                task.clone(),
+                *limit as usize,
+            ),
             Op::LastAnswers { thread } => self.last_answers(world, thread),
             Op::Rate {
                 thread,

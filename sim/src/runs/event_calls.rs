@@ -6,7 +6,9 @@
 use super::client::Client;
 use super::record::*;
 use super::state::*;
-use history::runs::{EventFilter, MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope};
+use history::runs::{
+    EventFilter, MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope,
+};
 use std::collections::BTreeSet;
 
 pub const LIST_EVENTS_FILTERED: &str = "list_events_filtered";
@@ -112,7 +114,8 @@ impl Client {
             .collect();
         run_ids.insert(NO_SUCH_RUN.to_string());
         let op = world.next_op();
-        let answer = world.both(|s| s.get_last_visible_ai_seq_by_run(&tid, &run_ids, &UserScope::All));
+        let answer =
+            world.both(|s| s.get_last_visible_ai_seq_by_run(&tid, &run_ids, &UserScope::All));
         let messages = world.both(|s| s.list_messages(&tid, usize::MAX, MessageCursor::None));
         world.record(format_args!(
             "last answers {thread}: {:?} agree={}",

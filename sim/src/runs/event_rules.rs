@@ -47,7 +47,10 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         );
         let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
         if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
-            f.add(BugId::R17, format!("{how}: row seq {} of run {}", r.seq, r.run_id));
+            f.add(
+                BugId::R17,
+                format!("{how}: row seq {} of run {}", r.seq, r.run_id),
+            );
             continue;
         }
         if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
@@ -77,7 +80,8 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
                     .collect()
             })
             .collect();
-        if let Err(m) = check_filtered_pages(&emitted, whole, &query(filter), filter.limit, &observed)
+        if let Err(m) =
+            check_filtered_pages(&emitted, whole, &query(filter), filter.limit, &observed)
         {
             f.add(
                 BugId::R17,

@@ -8,7 +8,6 @@
 
 use super::options::RunsOptions;
 use super::scenario::{Op, RunSpec};
-use super::script::expand;
 use super::tasks::{TaskSpec, TASK_STEPS_MAX};
 use history::runs::{current, AI_MESSAGE, HUMAN_MESSAGE, RUN_START, TOOL_RESULT};
 use rand::seq::IndexedRandom;
@@ -38,7 +37,7 @@ pub fn add_tasks(runs: &mut [RunSpec], options: &RunsOptions, rng: &mut ChaCha8R
         if !chance(rng, options.subagent_probability) {
             continue;
         }
-        let messages = expand(run).len() as u32;
+        let messages = run.message_count() as u32;
         run.tasks = (0..rng.random_range(1..=3))
             .map(|t| TaskSpec {
                 id: format!("task-{t}"),

@@ -301,6 +301,21 @@ pub enum Target {
     Old(u32),
 }
 
+impl RunSpec {
+    /// How many messages the run emits when it runs to its end (a tool step is its call and
+    /// one result per call; a `bulk` block its count).
+    pub fn message_count(&self) -> usize {
+        self.messages
+            .iter()
+            .map(|m| match m {
+                MessageSpec::Human { .. } | MessageSpec::Ai { .. } => 1,
+                MessageSpec::ToolStep { calls, .. } => 1 + calls.len(),
+                MessageSpec::Bulk { messages } => *messages as usize,
+            })
+            .sum()
+    }
+}
+
 impl RunsScenario {
     /// The index of the run with this id.
     pub fn run_index(&self, id: &str) -> Option<usize> {
@@ -354,7 +369,7 @@ impl RunsScenario {
             for (m, message) in run.messages.iter().enumerate() {
                 validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
-            super::tasks::validate(&at, run)?;
+            super::tasks::validate(&at, &run.tasks, run.message_count())?;
         }
         let mut seen = OpsSeen::default();
         for (o, op) in self.ops.iter().enumerate() {

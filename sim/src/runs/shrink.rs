@@ -69,9 +69,11 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
         for r in 0..s.runs.len() {
             let mut c = s.clone();
             let id = c.runs.remove(r).id;
-            c.ops.retain(|op| !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
+            c.ops.retain(|op| {
+                !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
                 | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
-                | Op::FilteredEvents { run, .. } if *run == id));
+                | Op::FilteredEvents { run, .. } if *run == id)
+            });
             out.push(prune(c));
         }
     }

@@ -7,8 +7,6 @@
 //! Task ids are unique within a run; runs reuse them (`task-0`, ...), as tool-call ids repeat
 //! across runs, so a read filtered by task must keep to its run.
 
-use super::scenario::RunSpec;
-use super::script::expand;
 use history::runs::{current, Category, JournalEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -54,17 +52,16 @@ pub fn entries(task: &TaskSpec, created_at_ns: i64) -> Vec<JournalEntry> {
     out
 }
 
-/// The tasks of `run` written before its message `at` (in spec order).
-pub fn due(run: &RunSpec, at: usize) -> impl Iterator<Item = &TaskSpec> {
-    run.tasks.iter().filter(move |t| t.after as usize == at)
+/// The tasks of `tasks` written before message `at` (in spec order).
+pub fn due(tasks: &[TaskSpec], at: usize) -> impl Iterator<Item = &TaskSpec> {
+    tasks.iter().filter(move |t| t.after as usize == at)
 }
 
-/// Checks the tasks of run `run` at `at` (`runs[r]`): ids not empty and unique in the run,
-/// `after` within its messages, steps within bounds.
-pub fn validate(at: &str, run: &RunSpec) -> Result<(), String> {
-    let messages = expand(run).len();
+/// Checks the tasks of a run at `at` (`runs[r]`) that emits `messages` messages: ids not empty
+/// and unique in the run, `after` within its messages, steps within bounds.
+pub fn validate(at: &str, tasks: &[TaskSpec], messages: usize) -> Result<(), String> {
     let mut ids = BTreeSet::new();
-    for (t, task) in run.tasks.iter().enumerate() {
+    for (t, task) in tasks.iter().enumerate() {
         let at = format!("{at}.tasks[{t}]");
         if task.id.is_empty() {
             return Err(format!("{at}.id: empty task id"));
@@ -103,11 +100,31 @@ mod tests {
         let types: Vec<&str> = e.iter().map(|e| e.event_type.as_str()).collect();
         assert_eq!(
             types,
-            ["subagent.start", "subagent.step", "subagent.step", "subagent.end"]
+            [
+                "subagent.start",
+                "subagent.step",
+                "subagent.step",
+                "subagent.end"
+            ]
         );
         assert!(e
             .iter()
             .all(|e| e.category == Category::Subagent && e.metadata["task_id"] == "task-0"));
         assert_ne!(e[1].content, e[2].content, "steps tell apart");
+    }
+
+    #[test]
+    fn errors_name_the_task_field() {
+        let task = |id: &str, after, steps| TaskSpec {
+            id: id.into(),
+            after,
+            steps,
+        };
+        assert_eq!(validate("runs[0]", &[task("a", 2, 1)], 2), Ok(()));
+        let err = |tasks: &[TaskSpec]| validate("runs[0]", tasks, 2).unwrap_err();
+        assert!(err(&[task("a", 3, 1)]).starts_with("runs[0].tasks[0].after"));
+        assert!(err(&[task("a", 0, 0)]).starts_with("runs[0].tasks[0].steps"));
+        assert!(err(&[task("a", 0, 1), task("a", 1, 1)]).starts_with("runs[0].tasks[1].id"));
+        assert!(err(&[task("", 0, 1)]).starts_with("runs[0].tasks[0].id"));
     }
 }

@@ -145,7 +145,7 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
 /// Journals the run's subagent tasks due before its message `at` (`super::tasks`).
 async fn delegate(world: &World, journal: &mut RunJournal<&JournalStore>, run: usize, at: usize) {
     let spec = &world.scenario.runs[run];
-    for task in super::tasks::due(spec, at) {
+    for task in super::tasks::due(&spec.tasks, at) {
         for entry in super::tasks::entries(task, now_ns()) {
             record(world, journal, run, entry, None).await;
         }
