@@ -49,11 +49,11 @@ pub enum FilteredMismatch {
     /// Page `page` holds more rows than the page size.
     PageOverLimit { page: usize, rows: usize },
     /// The pages together differ from the selected events at `position` (`None`: the one side
-    /// ended there).
+    /// ended there). Boxed: a mismatch is rare, the `Ok` path stays small.
     Differs {
         position: usize,
-        expected: Option<RunEventKey>,
-        observed: Option<RunEventKey>,
+        expected: Option<Box<RunEventKey>>,
+        observed: Option<Box<RunEventKey>>,
     },
 }
 
@@ -84,8 +84,8 @@ pub fn check_filtered_pages(
     let seen: Vec<&RunEventKey> = pages.iter().flatten().collect();
     let differs = |position: usize| FilteredMismatch::Differs {
         position,
-        expected: want.get(position).map(|e| (*e).clone()),
-        observed: seen.get(position).map(|e| (*e).clone()),
+        expected: want.get(position).map(|e| Box::new((*e).clone())),
+        observed: seen.get(position).map(|e| Box::new((*e).clone())),
     };
     if let Some(p) = (0..seen.len().min(want.len())).find(|&i| seen[i] != want[i]) {
         return Err(differs(p));
