@@ -47,7 +47,9 @@ OPS = [
     "list_events",
     "dump",
     # The store's wider API as 0.1.7 has it: delete_by_run and list_messages_by_run, but no
-    # put_if_absent (a later release adds it), so histsim leaves its receipts out.
+    # put_if_absent (a later release adds it), so histsim leaves its receipts out; nor
+    # list_events_filtered (0.1.7's list_events has no task_id or after_seq) or
+    # get_last_visible_ai_seq_by_run, so its filtered and last-answer reads are left out too.
     "delete_by_run",
     "list_messages_by_run",
 ]

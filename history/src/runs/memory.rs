@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::current::is_visible_ai;
 use super::error::RunStoreError;
-use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent};
+use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
@@ -256,14 +256,29 @@ impl MemoryIndex {
         run_id: &str,
         filter: &EventFilter,
         user: Option<&str>,
+        planted: Planted,
     ) -> Vec<RunEvent> {
         let Some(rows) = self.threads.get(thread_id) else {
             return Vec::new();
         };
-        rows.merged()
+        let of_run = rows
+            .merged()
             .into_iter()
             .map(|s| &s.event)
-            .filter(|e| e.run_id == run_id && UserScope::admits(user, e.user_id.as_deref()))
+            .filter(|e| e.run_id == run_id && UserScope::admits(user, e.user_id.as_deref()));
+        if planted.is(BugId::R17) {
+            // planted R17: the legacy read cut the page of `limit` rows after the cursor first
+            // and filtered it afterwards, so a page holds fewer than `limit` matches (none, when
+            // other events come first) and a reader paging one task stops early (upstream
+            // issue #3779).
+            return of_run
+                .filter(|e| filter.after_seq.is_none_or(|after| e.seq > after))
+                .take(filter.limit)
+                .filter(|e| filter.admits(e))
+                .cloned()
+                .collect();
+        }
+        of_run
             .filter(|e| filter.admits(e))
             .take(filter.limit)
             .cloned()
@@ -275,11 +290,17 @@ impl MemoryIndex {
         thread_id: &str,
         run_ids: &BTreeSet<String>,
         user: Option<&str>,
+        planted: Planted,
     ) -> BTreeMap<String, u64> {
+        // planted R18: the legacy read matched every AI message type (`ai_%`), so a run whose
+        // last AI turn called tools answered with that hidden turn's seq.
+        let legacy = planted.is(BugId::R18);
         let mut last = BTreeMap::new();
         for s in self.messages_of(thread_id, None, user) {
             let e = &s.event;
-            if run_ids.contains(&e.run_id) && is_visible_ai(&e.event_type, &e.metadata) {
+            let visible = is_visible_ai(&e.event_type, &e.metadata)
+                || (legacy && e.event_type == AI_TOOL_CALL);
+            if run_ids.contains(&e.run_id) && visible {
                 let seq = last.entry(e.run_id.clone()).or_insert(e.seq);
                 *seq = (*seq).max(e.seq);
             }
@@ -430,9 +451,13 @@ impl RunEventStore for MemoryRunEventStore {
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self
-            .lock()
-            .list_events(thread_id, run_id, &EventFilter::everything(), None))
+        Ok(self.lock().list_events(
+            thread_id,
+            run_id,
+            &EventFilter::everything(),
+            None,
+            Planted::none(),
+        ))
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
@@ -498,7 +523,9 @@ impl RunEventStore for MemoryRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_events")?;
-        Ok(self.lock().list_events(thread_id, run_id, filter, user))
+        Ok(self
+            .lock()
+            .list_events(thread_id, run_id, filter, user, self.planted))
     }
 
     fn get_last_visible_ai_seq_by_run(
@@ -510,7 +537,7 @@ impl RunEventStore for MemoryRunEventStore {
         let user = user.resolve("get_last_visible_ai_seq_by_run")?;
         Ok(self
             .lock()
-            .last_visible_ai_seq_by_run(thread_id, run_ids, user))
+            .last_visible_ai_seq_by_run(thread_id, run_ids, user, self.planted))
     }
 
     #[cfg(feature = "planted")]

@@ -11,7 +11,9 @@
 //! (R9). The journal flushes on every way a run can stop except a hard kill (R4); the store, not
 //! the writer, numbers events (R5). At DeerFlow's width the store also deletes runs without ever
 //! handing a seq out twice (R13, R15), writes run-scoped singletons once (`put_if_absent`, R14),
-//! and pages one run's messages with the thread's cursor semantics (R16).
+//! pages one run's messages with the thread's cursor semantics (R16), filters a run's events
+//! before it limits them (R17), and names as a run's last answer only a visible final AI
+//! message, never a tool-calling turn (R18).
 //!
 //! ```
 //! use history::runs::*;

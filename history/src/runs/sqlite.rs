@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::current::{MIDDLEWARE_PREFIX, VISIBLE_AI_EVENT_TYPES};
 use super::error::RunStoreError;
-use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, SEQ_MAX};
+use super::event::{
+    check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL, SEQ_MAX,
+};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
@@ -421,6 +423,18 @@ impl SqliteRunEventStore {
     }
 
     /// Runs `body` in one IMMEDIATE write transaction, ended like every write ([`finish`]).
+    /// The first `limit` rows matching `c`, ascending by seq (write order among equal seqs).
+    fn event_page(&self, c: Conditions, limit: usize) -> Result<Vec<RunEvent>, RunStoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM run_events WHERE {}{} ORDER BY seq ASC, id ASC LIMIT ?",
+            c.sql,
+            self.user_filter()
+        );
+        let mut args = c.args;
+        args.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+        query_where(&self.lock(), &sql, args)
+    }
+
     fn write<T>(
         &self,
         body: impl FnOnce(&Connection) -> Result<T, RunStoreError>,
@@ -649,6 +663,16 @@ impl RunEventStore for SqliteRunEventStore {
         let mut c = Conditions::thread(thread_id)
             .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
             .and_user(user);
+        if self.planted.is(BugId::R17) {
+            // planted R17: the legacy read selected `limit` rows after the cursor and filtered
+            // them in code, so a page holds fewer than `limit` matches.
+            if let Some(after) = filter.after_seq {
+                c = c.and("seq > ?", [seq_arg(after)]);
+            }
+            let mut rows = self.event_page(c, filter.limit)?;
+            rows.retain(|e| filter.admits(e));
+            return Ok(rows);
+        }
         if let Some(types) = &filter.event_types {
             let types: Vec<&str> = types.iter().map(String::as_str).collect();
             c = c.and_in("event_type", &types);
@@ -664,16 +688,7 @@ impl RunEventStore for SqliteRunEventStore {
         if let Some(after) = filter.after_seq {
             c = c.and("seq > ?", [seq_arg(after)]);
         }
-        let sql = format!(
-            "SELECT {COLUMNS} FROM run_events WHERE {}{} ORDER BY seq ASC, id ASC LIMIT ?",
-            c.sql,
-            self.user_filter()
-        );
-        let mut args = c.args;
-        args.push(SqlValue::Integer(
-            i64::try_from(filter.limit).unwrap_or(i64::MAX),
-        ));
-        query_where(&self.lock(), &sql, args)
+        self.event_page(c, filter.limit)
     }
 
     fn get_last_visible_ai_seq_by_run(
@@ -687,9 +702,15 @@ impl RunEventStore for SqliteRunEventStore {
             return Ok(BTreeMap::new());
         }
         let runs: Vec<&str> = run_ids.iter().map(String::as_str).collect();
+        let mut types = VISIBLE_AI_EVENT_TYPES.to_vec();
+        if self.planted.is(BugId::R18) {
+            // planted R18: the legacy read matched every AI message type (`ai_%`), the
+            // tool-calling turn (not shown as an answer) included.
+            types.push(AI_TOOL_CALL);
+        }
         let mut c = Conditions::thread(thread_id)
             .and("category = 'message'", [])
-            .and_in("event_type", &VISIBLE_AI_EVENT_TYPES)
+            .and_in("event_type", &types)
             .and_in("run_id", &runs)
             .and_user(user);
         // Case-sensitive, as `current::is_visible_ai` (LIKE would not be).

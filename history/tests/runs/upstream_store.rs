@@ -809,6 +809,17 @@ fn last_visible_ai_is_a_message_of_a_visible_type(s: &dyn RunEventStore) -> Resu
     Ok(())
 }
 
+/// Ours (R18): a tool-calling turn (`ai_tool_call`) is an AI message but not an answer.
+fn a_tool_calling_turn_is_no_answer(s: &dyn RunEventStore) -> Result<(), String> {
+    let answer = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", AI_TOOL_CALL, Category::Message)?;
+    put_plain(s, "t1", "r2", AI_TOOL_CALL, Category::Message)?;
+    let runs: BTreeSet<String> = ["r1", "r2"].map(String::from).into();
+    let got = ok!(s.get_last_visible_ai_seq_by_run("t1", &runs, &UserScope::All));
+    same!(got, BTreeMap::from([("r1".to_string(), answer.seq)]));
+    Ok(())
+}
+
 // --- user scope (deerflow/runtime/user_context.py: resolve_user_id's three states) -------------
 
 fn user_scopes(s: &dyn RunEventStore) -> Result<(), String> {
@@ -906,6 +917,7 @@ const CASES: &[Case] = &[
     ("ours: task_id matches strings only; an empty type list selects nothing", task_id_matches_strings_only),
     ("test_history_batch_queries.py::test_memory_event_store_returns_global_last_non_middleware_ai_seq (+ jsonl, db)", last_non_middleware_ai_seq),
     ("test_history_batch_queries.py::test_memory_event_store_defensively_rechecks_message_category", last_visible_ai_is_a_message_of_a_visible_type),
+    ("ours: a tool-calling turn is no answer", a_tool_calling_turn_is_no_answer),
     ("user_context.py::resolve_user_id (AUTO, None, explicit) as DbRunEventStore applies it", user_scopes),
 ];
 
@@ -922,17 +934,19 @@ fn upstream_store_expectations_hold_on_every_backend() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Each legacy behaviour of R13 to R16, planted in both backends, breaks the expectation that
+/// Each legacy behaviour of R13 to R18, planted in both backends, breaks the expectation that
 /// states its rule: the transcribed cases are what would have caught it.
 #[cfg(feature = "planted")]
 #[test]
 fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
     use history::BugId;
-    let broken: [(BugId, Body); 4] = [
+    let broken: [(BugId, Body); 6] = [
         (BugId::R13, delete_by_run_keeps_the_high_water_mark),
         (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
         (BugId::R15, per_run_reads_follow_delete_by_run),
         (BugId::R16, by_run_matches_the_reference_across_cursors),
+        (BugId::R17, task_id_after_seq_paginate),
+        (BugId::R18, a_tool_calling_turn_is_no_answer),
     ];
     for (id, case) in broken {
         let planted = Planted::only(id);

@@ -8,17 +8,23 @@
 //!   each count.
 //! - [`ReceiptTruth`]: one run-scoped singleton event per (thread, run, event type), the first
 //!   one wins (`put_if_absent`, R14).
+//! - [`check_filtered_pages`] and [`last_visible_answer`]: what one run's filtered event pages
+//!   (R17) and its last visible AI message (R18) must be, from the events it emitted.
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 //!
 //! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
 //! [`ReceiptTruth`]; the numbering it must leave alone (R13) is stated on the writes the
 //! simulation recorded, not here.
 
+mod events;
 mod ratings;
 mod receipts;
 pub mod summarization;
 mod truth;
 
+pub use events::{
+    check_filtered_pages, last_visible_answer, selected, EventQuery, FilteredMismatch, RunEventKey,
+};
 pub use ratings::{expected_attachment, RatingCounts, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};

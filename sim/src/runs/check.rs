@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R16 and R20.
+//! The invariant checkers of the runs workload, R1 to R18 and R20.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -16,9 +16,13 @@
 //! also departs from the summarization contract (R20). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
 //! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
-//! [`super::summary_rules`] (summarized checkpoints against the contract).
+//! [`super::event_rules`] (filtered event reads), [`super::summary_rules`] (summarized
+//! checkpoints against the contract).
 
 use super::context::Context;
+use super::event_rules::{
+    filtered_answers_agree, filtered_events_match_the_model, last_answers_match_the_model,
+};
 use super::reads::{ids_are_stable, ratings_land_on_their_run, reads_match_the_model};
 use super::scenario::RunsScenario;
 use super::script::expand;
@@ -49,6 +53,8 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R5,
         BugId::R4,
         BugId::R9,
+        BugId::R17,
+        BugId::R18,
         BugId::R11,
         BugId::R20,
         BugId::R1,
@@ -80,10 +86,13 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R14, receipts_are_written_once),
     (BugId::R16, run_pages_match_the_model),
     (BugId::R9, wider_answers_agree),
+    (BugId::R9, filtered_answers_agree),
     (BugId::R3, store_unchanged_by_reads),
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
+    (BugId::R17, filtered_events_match_the_model),
+    (BugId::R18, last_answers_match_the_model),
     (BugId::R11, summaries_keep_tool_pairs),
     (BugId::R20, summaries_follow_the_contract),
     (BugId::R1, reads_match_the_model),

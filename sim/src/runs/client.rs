@@ -168,6 +168,19 @@ impl Client {
                 limit,
                 backward,
             } => self.run_messages(world, run, *limit as usize, *backward),
+            Op::FilteredEvents {
+                run,
+                event_types,
+                task,
+                limit,
+            } => self.filtered_events(
+                world,
+                run,
+                event_types.clone(),
+                task.clone(),
+                *limit as usize,
+            ),
+            Op::LastAnswers { thread } => self.last_answers(world, thread),
             Op::Rate {
                 thread,
                 user,

@@ -77,6 +77,11 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         options,
         seed.substream(Stream::Workload, 2),
     );
+    // Subagent tasks and the filtered reads last, from a sub-stream of their own: everything
+    // above is what it was before they existed.
+    let mut events_rng = seed.substream(Stream::Workload, 3);
+    super::generate_event_ops::add_tasks(&mut gen.runs, options, &mut events_rng);
+    let ops = super::generate_event_ops::weave(ops, &gen.runs, options, events_rng);
     let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
     RunsScenario {
         network_seed,
@@ -207,6 +212,7 @@ impl Generator<'_> {
             summarize,
             stop,
             messages,
+            tasks: Vec::new(),
         });
         self.runs.len() - 1
     }
@@ -369,6 +375,7 @@ impl Generator<'_> {
                 user,
                 summarize,
                 stop: Stop::End,
+                tasks: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: format!("{id} question"),

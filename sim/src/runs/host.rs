@@ -16,6 +16,7 @@ use history::runs::{
 };
 use history::Planted;
 use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// A store whose host the world can crash.
@@ -142,6 +143,14 @@ impl RunEventStore for FileSqliteStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         self.with(|s| s.list_events_filtered(thread_id, run_id, filter, user))
+    }
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        self.with(|s| s.get_last_visible_ai_seq_by_run(thread_id, run_ids, user))
     }
 }
 

@@ -9,7 +9,10 @@
 pub mod check;
 mod client;
 pub mod context;
+mod event_calls;
+pub mod event_rules;
 pub mod generate;
+mod generate_event_ops;
 mod generate_store_ops;
 pub mod host;
 pub mod options;
@@ -26,6 +29,7 @@ pub mod stored;
 pub mod summary_rules;
 pub mod system;
 mod tap;
+pub mod tasks;
 pub mod truth;
 mod worker;
 pub mod world;

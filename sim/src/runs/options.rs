@@ -71,6 +71,13 @@ pub struct RunsOptions {
     pub receipt_probability: f64,
     /// Chance, after a wait, of paging the run's messages (`list_messages_by_run`).
     pub run_pages_probability: f64,
+    /// Chance, per run, of delegating subagent tasks (`subagent.*` events tagged with a task id).
+    pub subagent_probability: f64,
+    /// Chance, after a wait, of reading the run's events through a filter (types, task),
+    /// paging with `after_seq`.
+    pub filtered_events_probability: f64,
+    /// Chance, after a wait, of asking the last visible AI message of the thread's runs.
+    pub last_answers_probability: f64,
 }
 
 impl RunsOptions {
@@ -102,6 +109,9 @@ impl RunsOptions {
             delete_probability: 0.0,
             receipt_probability: 0.0,
             run_pages_probability: 0.0,
+            subagent_probability: 0.0,
+            filtered_events_probability: 0.0,
+            last_answers_probability: 0.0,
         }
     }
 
@@ -131,30 +141,18 @@ impl RunsOptions {
         let delete_probability = maybe(0.5, 0.2, 0.7);
         let receipt_probability = maybe(0.5, 0.3, 0.9);
         let run_pages_probability = maybe(0.5, 0.2, 0.7);
-        let mut rng = seed.substream(Stream::Options, 1);
-        let long_thread_messages = if rng.random_bool(0.08) {
-            *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
-        } else {
-            0
-        };
-        // Long threads test full reads, not flushing: they flush in batches of the seed's size
-        // or larger, so that one seed does not cost a thousand transactions.
-        let thresholds: &[usize] = if long_thread_messages > 0 {
-            &[20, 25, 50]
-        } else {
-            &[1, 2, 3, 4, 6, 10, 20, 25]
-        };
+        // Subagent events and the filtered reads, drawn after everything older.
+        let subagent_probability = maybe(0.5, 0.3, 0.9);
+        let filtered_events_probability = maybe(0.5, 0.3, 0.9);
+        let last_answers_probability = maybe(0.5, 0.3, 0.9);
+        let sizes = Sizes::from_seed(seed);
         RunsOptions {
-            workers: rng.random_range(1..=3),
-            threads: rng.random_range(1..=3),
-            runs: rng.random_range(2..=8),
-            flush_threshold_events: *thresholds.choose(&mut rng).unwrap_or(&20),
-            page_size_events: if rng.random_bool(0.6) {
-                500
-            } else {
-                rng.random_range(2..=40)
-            },
-            long_thread_messages,
+            workers: sizes.workers,
+            threads: sizes.threads,
+            runs: sizes.runs,
+            flush_threshold_events: sizes.flush_threshold_events,
+            page_size_events: sizes.page_size_events,
+            long_thread_messages: sizes.long_thread_messages,
             concurrent_probability,
             tool_probability,
             second_turn_probability,
@@ -174,6 +172,49 @@ impl RunsOptions {
             delete_probability,
             receipt_probability,
             run_pages_probability,
+            subagent_probability,
+            filtered_events_probability,
+            last_answers_probability,
+        }
+    }
+}
+
+/// The sizes of a seed's world, from a sub-stream of their own.
+struct Sizes {
+    workers: u8,
+    threads: u8,
+    runs: u8,
+    flush_threshold_events: usize,
+    page_size_events: usize,
+    long_thread_messages: u32,
+}
+
+impl Sizes {
+    fn from_seed(seed: SeedRng) -> Sizes {
+        let mut rng = seed.substream(Stream::Options, 1);
+        let long_thread_messages = if rng.random_bool(0.08) {
+            *LONG_THREAD_MESSAGES.choose(&mut rng).unwrap_or(&1001)
+        } else {
+            0
+        };
+        // Long threads test full reads, not flushing: they flush in batches of the seed's size
+        // or larger, so that one seed does not cost a thousand transactions.
+        let thresholds: &[usize] = if long_thread_messages > 0 {
+            &[20, 25, 50]
+        } else {
+            &[1, 2, 3, 4, 6, 10, 20, 25]
+        };
+        Sizes {
+            workers: rng.random_range(1..=3),
+            threads: rng.random_range(1..=3),
+            runs: rng.random_range(2..=8),
+            flush_threshold_events: *thresholds.choose(&mut rng).unwrap_or(&20),
+            page_size_events: if rng.random_bool(0.6) {
+                500
+            } else {
+                rng.random_range(2..=40)
+            },
+            long_thread_messages,
         }
     }
 }

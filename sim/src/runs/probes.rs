@@ -28,6 +28,9 @@ pub const PROBES: &[&str] = &[
     "runs.feature.run_deleted",
     "runs.feature.receipt_retried",
     "runs.feature.run_paged",
+    "runs.feature.subagent_tasks",
+    "runs.feature.events_filtered",
+    "runs.feature.last_answers",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -44,6 +47,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     truth_probes(s, record, cov);
     script_probes(s, cov);
     op_probes(s, cov);
+    cov.hit_n(
+        "runs.feature.subagent_tasks",
+        s.runs.iter().map(|r| r.tasks.len() as u64).sum(),
+    );
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.
@@ -124,6 +131,8 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             Op::DeleteRun { .. } => cov.hit("runs.feature.run_deleted"),
             Op::Receipt { attempt, .. } if *attempt > 0 => cov.hit("runs.feature.receipt_retried"),
             Op::RunMessages { .. } => cov.hit("runs.feature.run_paged"),
+            Op::FilteredEvents { .. } => cov.hit("runs.feature.events_filtered"),
+            Op::LastAnswers { .. } => cov.hit("runs.feature.last_answers"),
             _ => {}
         }
     }

@@ -23,7 +23,11 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         match &read.kind {
             ReadKind::Views { .. } => views_match(cx, snapshots.before(read.op), read, f),
             ReadKind::Paginate { .. } => paging_matches(cx, snapshots.before(read.op), read, f),
-            ReadKind::Page { .. } | ReadKind::Events { .. } | ReadKind::RunMessages { .. } => {}
+            ReadKind::Page { .. }
+            | ReadKind::Events { .. }
+            | ReadKind::RunMessages { .. }
+            | ReadKind::FilteredEvents { .. }
+            | ReadKind::LastAnswers { .. } => {}
         }
     }
 }

@@ -4,11 +4,12 @@
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
-    Category, ChatMessage, Feedback, MessageCursor, MessageView, NewRunEvent, RunEvent,
-    ThreadHistory,
+    Category, ChatMessage, EventFilter, Feedback, MessageCursor, MessageView, NewRunEvent,
+    RunEvent, ThreadHistory,
 };
 use model::runs::{MessageKind, RunOutcome};
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What each backend answered.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +74,20 @@ pub enum ReadKind {
         limit: usize,
         backward: bool,
         pages: Both<Answer<Vec<Vec<RunEvent>>>>,
+    },
+    /// One run's (by index) events through `filter` (`after_seq` unset: the client pages from
+    /// the start with `after_seq` cursors, `filter.limit` a page): the pages.
+    FilteredEvents {
+        run: usize,
+        filter: EventFilter,
+        pages: Both<Answer<Vec<Vec<RunEvent>>>>,
+    },
+    /// `get_last_visible_ai_seq_by_run` for `run_ids`, and the thread's message rows read in
+    /// the same instant.
+    LastAnswers {
+        run_ids: BTreeSet<String>,
+        answer: Both<Answer<BTreeMap<String, u64>>>,
+        messages: Both<Answer<Vec<RunEvent>>>,
     },
 }
 
@@ -167,6 +182,7 @@ pub struct EmittedEvent {
     pub event_type: String,
     pub category: Category,
     pub content: Value,
+    pub metadata: Value,
     pub created_at_ns: i64,
 }
 

@@ -118,6 +118,9 @@ pub struct RunSpec {
     pub stop: Stop,
     /// What the run emits, in order.
     pub messages: Vec<MessageSpec>,
+    /// Subagent tasks the run delegates, written between its messages ([`super::tasks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<super::tasks::TaskSpec>,
 }
 
 /// The summarization middleware's settings for a run.
@@ -261,6 +264,23 @@ pub enum Op {
         #[serde(default)]
         backward: bool,
     },
+    /// The run's events through one `list_events` filter (`event_types`, `task`: at least one
+    /// of them; a receipt is the client's row, not the run's), paged with `after_seq` cursors,
+    /// `limit` a page, on both backends. The run must have been waited for.
+    FilteredEvents {
+        run: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event_types: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<String>,
+        limit: u32,
+    },
+    /// `get_last_visible_ai_seq_by_run` for every run of the thread (started or not) and one
+    /// id no run has, with the thread's message rows read at the same instant, on both
+    /// backends.
+    LastAnswers {
+        thread: String,
+    },
     /// A user rates an AI message the client renders for the thread.
     Rate {
         thread: String,
@@ -279,6 +299,21 @@ pub enum Target {
     Live,
     /// The n-th final AI message (modulo their number) of everything the client renders.
     Old(u32),
+}
+
+impl RunSpec {
+    /// How many messages the run emits when it runs to its end (a tool step is its call and
+    /// one result per call; a `bulk` block its count).
+    pub fn message_count(&self) -> usize {
+        self.messages
+            .iter()
+            .map(|m| match m {
+                MessageSpec::Human { .. } | MessageSpec::Ai { .. } => 1,
+                MessageSpec::ToolStep { calls, .. } => 1 + calls.len(),
+                MessageSpec::Bulk { messages } => *messages as usize,
+            })
+            .sum()
+    }
 }
 
 impl RunsScenario {
@@ -334,6 +369,7 @@ impl RunsScenario {
             for (m, message) in run.messages.iter().enumerate() {
                 validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
+            super::tasks::validate(&at, &run.tasks, run.message_count())?;
         }
         let mut seen = OpsSeen::default();
         for (o, op) in self.ops.iter().enumerate() {
@@ -402,6 +438,36 @@ impl RunsScenario {
             Op::Receipt { run, .. } => {
                 started(run)?;
             }
+            Op::FilteredEvents {
+                run,
+                event_types,
+                task,
+                limit,
+            } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is read before a wait for it (it may still write)"
+                    ));
+                }
+                if event_types
+                    .iter()
+                    .flatten()
+                    .any(|t| t == history::runs::current::RUN_DELIVERY)
+                {
+                    return Err(format!(
+                        "{at}.event_types: `run.delivery` is the client's receipt, not the run's event"
+                    ));
+                }
+                if event_types.is_none() && task.is_none() {
+                    return Err(format!(
+                        "{at}: expected event_types, task or both (an unfiltered read is `events`)"
+                    ));
+                }
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
+                }
+            }
             Op::RunMessages { run, limit, .. } => {
                 started(run)?;
                 if *limit == 0 {
@@ -438,7 +504,10 @@ impl RunsScenario {
                     return Err(format!("{at}.run: run `{run}` is started twice"));
                 }
             }
-            Op::DeleteRun { .. } | Op::Receipt { .. } | Op::RunMessages { .. } => {}
+            Op::DeleteRun { .. }
+            | Op::Receipt { .. }
+            | Op::RunMessages { .. }
+            | Op::FilteredEvents { .. } => {}
             Op::Wait { run } | Op::Events { run } => {
                 let r = run_of(run)?;
                 if !started.contains(&r) {
@@ -446,7 +515,9 @@ impl RunsScenario {
                 }
             }
             Op::Sleep { .. } => {}
-            Op::Views { thread } | Op::Page { thread, .. } => thread_of(thread)?,
+            Op::Views { thread } | Op::Page { thread, .. } | Op::LastAnswers { thread } => {
+                thread_of(thread)?
+            }
             Op::Paginate { thread, limit, .. } => {
                 thread_of(thread)?;
                 if *limit == 0 {
@@ -546,6 +617,7 @@ mod tests {
                 user: Some("u".into()),
                 summarize: None,
                 stop: Stop::End,
+                tasks: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: "hello".into(),

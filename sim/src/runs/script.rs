@@ -177,6 +177,7 @@ mod tests {
             summarize: None,
             stop: Stop::End,
             messages,
+            tasks: Vec::new(),
         }
     }
 

@@ -85,8 +85,11 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
         for r in 0..s.runs.len() {
             let mut c = s.clone();
             let id = c.runs.remove(r).id;
-            c.ops.retain(|op| !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
-                | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. } if *run == id));
+            c.ops.retain(|op| {
+                !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
+                | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
+                | Op::FilteredEvents { run, .. } if *run == id)
+            });
             out.push(prune(c));
         }
     }
@@ -101,7 +104,8 @@ fn without_op_blocks(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     }
 }
 
-/// Blocks of a run's messages; smaller filler blocks; tool steps with one call.
+/// Blocks of a run's messages; smaller filler blocks; tool steps with one call; fewer
+/// subagent tasks, of one step.
 fn shorter_scripts(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
     for (r, run) in s.runs.iter().enumerate() {
         for range in blocks(run.messages.len()) {
@@ -111,6 +115,16 @@ fn shorter_scripts(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
         }
         for (m, message) in run.messages.iter().enumerate() {
             smaller_message(s, r, m, message, out);
+        }
+        for (t, task) in run.tasks.iter().enumerate() {
+            let mut c = s.clone();
+            c.runs[r].tasks.remove(t);
+            out.push(c);
+            if task.steps > 1 {
+                let mut c = s.clone();
+                c.runs[r].tasks[t].steps = 1;
+                out.push(c);
+            }
         }
     }
 }
@@ -262,8 +276,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         Op::Events { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. } => {
             started.contains(run)
         }
-        // A deletion needs its run stopped: a wait for it before.
-        Op::DeleteRun { run } => waited.contains(run),
+        // A deletion and a filtered read need their run stopped: a wait for it before.
+        Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
         _ => true,
     });
     s.runs.retain(|r| started.contains(&r.id));
@@ -272,7 +286,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         if let Op::Views { thread }
         | Op::Page { thread, .. }
         | Op::Paginate { thread, .. }
-        | Op::Rate { thread, .. } = op
+        | Op::Rate { thread, .. }
+        | Op::LastAnswers { thread } = op
         {
             named.insert(thread.clone());
         }

@@ -248,6 +248,7 @@ impl World {
             event_type: entry.event_type.clone(),
             category: entry.category,
             content: entry.content.clone(),
+            metadata: entry.metadata.clone(),
             created_at_ns: entry.created_at_ns,
         });
         drop(log);

@@ -9,17 +9,17 @@
 
 use super::host::StoreHost;
 use crate::sut::process::{ReadAnswer, Sent};
-use crate::sut::protocol::{Count, Durability, Events, Kept, MaxSeq, Request, Seqs};
+use crate::sut::protocol::{Count, Durability, Events, Kept, LastSeqs, MaxSeq, Request, Seqs};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
-    MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, UserScope,
+    EventFilter, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, UserScope,
 };
 use history::Planted;
 use serde::de::DeserializeOwned;
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 /// The ops every seed of the runs workload needs of a system under test: the journals' writes,
@@ -406,6 +406,39 @@ impl RunEventStore for OverProtocolStore {
             after,
         };
         Ok(self.call::<Events>(request)?.events)
+    }
+
+    fn list_events_filtered(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        filter: &EventFilter,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        every_user(user, "list_events_filtered")?;
+        let request = Request::ListEventsFiltered {
+            thread_id: thread_id.to_string(),
+            run_id: run_id.to_string(),
+            event_types: filter.event_types.clone(),
+            task_id: filter.task_id.clone(),
+            after_seq: filter.after_seq,
+            limit: filter.limit as u64,
+        };
+        Ok(self.call::<Events>(request)?.events)
+    }
+
+    fn get_last_visible_ai_seq_by_run(
+        &self,
+        thread_id: &str,
+        run_ids: &BTreeSet<String>,
+        user: &UserScope,
+    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
+        every_user(user, "get_last_visible_ai_seq_by_run")?;
+        let request = Request::GetLastVisibleAiSeqByRun {
+            thread_id: thread_id.to_string(),
+            run_ids: run_ids.iter().cloned().collect(),
+        };
+        Ok(self.call::<LastSeqs>(request)?.seqs)
     }
 }
 

@@ -82,6 +82,7 @@ mod tests {
                 summarize: None,
                 stop: Stop::End,
                 messages: Vec::new(),
+                tasks: Vec::new(),
             }],
             ops: Vec::new(),
         };

@@ -118,7 +118,8 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
     );
     record(&world, &mut journal, run, start, None).await;
     let count = emitted_count(&spec, emissions.len());
-    for e in &emissions[..count] {
+    for (i, e) in emissions[..count].iter().enumerate() {
+        delegate(&world, &mut journal, run, i).await;
         if e.after_ms > 0 {
             sleep_ms(u64::from(e.after_ms)).await;
         }
@@ -130,6 +131,7 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         }
         emit_message(&world, &mut journal, run, e, &mut state).await;
     }
+    delegate(&world, &mut journal, run, count).await;
     let Some(outcome) = close(&world, &mut journal, run, &spec.stop).await else {
         // The worker process dies: the buffer goes with it.
         drop(journal);
@@ -138,6 +140,16 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
     };
     world.checkpointer.put(&thread_id, state);
     world.stop_run(run, outcome, now_us());
+}
+
+/// Journals the run's subagent tasks due before its message `at` (`super::tasks`).
+async fn delegate(world: &World, journal: &mut RunJournal<&JournalStore>, run: usize, at: usize) {
+    let spec = &world.scenario.runs[run];
+    for task in super::tasks::due(&spec.tasks, at) {
+        for entry in super::tasks::entries(task, now_ns()) {
+            record(world, journal, run, entry, None).await;
+        }
+    }
 }
 
 /// Lets the middleware summarize the thread's state; when it does, checkpoints the summary and

@@ -72,6 +72,23 @@ pub enum Request {
         before: Option<u64>,
         after: Option<u64>,
     },
+    /// Runs: the events of one run that pass every condition given (`event_types`, `task_id`
+    /// matched on `metadata.task_id`, `after_seq`), ascending by seq, then the first `limit`.
+    /// The answer is [`Events`].
+    ListEventsFiltered {
+        thread_id: String,
+        run_id: String,
+        event_types: Option<Vec<String>>,
+        task_id: Option<String>,
+        after_seq: Option<u64>,
+        limit: u64,
+    },
+    /// Runs: per run of `run_ids` that has one, the seq of its last visible AI message. The
+    /// answer is [`LastSeqs`].
+    GetLastVisibleAiSeqByRun {
+        thread_id: String,
+        run_ids: Vec<String>,
+    },
 }
 
 impl Request {
@@ -108,6 +125,8 @@ impl Request {
             Request::DeleteByRun { .. } => "delete_by_run",
             Request::PutIfAbsent { .. } => "put_if_absent",
             Request::ListMessagesByRun { .. } => "list_messages_by_run",
+            Request::ListEventsFiltered { .. } => "list_events_filtered",
+            Request::GetLastVisibleAiSeqByRun { .. } => "get_last_visible_ai_seq_by_run",
         }
     }
 }
@@ -246,6 +265,12 @@ pub struct Events {
 pub struct Kept {
     pub event: RunEvent,
     pub created: bool,
+}
+
+/// The answer to `get_last_visible_ai_seq_by_run`: run id to seq, runs without one absent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LastSeqs {
+    pub seqs: std::collections::BTreeMap<String, u64>,
 }
 
 /// Why the system refused a request.

@@ -4,19 +4,19 @@
 //! world opens two of them, the pair whose answers R9 compares.
 
 use super::protocol::{
-    Count, Durability, ErrorBody, ErrorKind, Events, Kept, MaxSeq, OpenOptions, Opened, Request,
-    Seqs,
+    Count, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions, Opened,
+    Request, Seqs,
 };
 use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
 use history::runs::{
-    MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
+    EventFilter, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
     SqliteRunEventStore, UserScope,
 };
 use history::{BugId, Planted};
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
-pub const RUNS_OPS: [&str; 13] = [
+pub const RUNS_OPS: [&str; 15] = [
     "hello",
     "open",
     "close",
@@ -30,6 +30,8 @@ pub const RUNS_OPS: [&str; 13] = [
     "delete_by_run",
     "put_if_absent",
     "list_messages_by_run",
+    "list_events_filtered",
+    "get_last_visible_ai_seq_by_run",
 ];
 
 struct Open {
@@ -149,7 +151,8 @@ impl RunsServer {
 }
 
 impl RunsServer {
-    /// The ops of the store's wider API (deletion, receipts, per-run pages), every user's rows.
+    /// The ops of the store's wider API (deletion, receipts, per-run pages, filtered event
+    /// reads), every user's rows.
     fn wider(&self, request: Request) -> Answer {
         let store = &self.store()?.store;
         match request {
@@ -176,6 +179,32 @@ impl RunsServer {
                     .list_messages_by_run(&thread_id, &run_id, limit, cursor, &UserScope::All)
                     .map_err(refused)?;
                 ok(&Events { events })
+            }
+            Request::ListEventsFiltered {
+                thread_id,
+                run_id,
+                event_types,
+                task_id,
+                after_seq,
+                limit,
+            } => {
+                let filter = EventFilter {
+                    event_types,
+                    task_id,
+                    after_seq,
+                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
+                };
+                let events = store
+                    .list_events_filtered(&thread_id, &run_id, &filter, &UserScope::All)
+                    .map_err(refused)?;
+                ok(&Events { events })
+            }
+            Request::GetLastVisibleAiSeqByRun { thread_id, run_ids } => {
+                let run_ids = run_ids.into_iter().collect();
+                let seqs = store
+                    .get_last_visible_ai_seq_by_run(&thread_id, &run_ids, &UserScope::All)
+                    .map_err(refused)?;
+                ok(&LastSeqs { seqs })
             }
             other => Err(refuse(
                 ErrorKind::Unsupported,
@@ -242,7 +271,9 @@ impl Served for RunsServer {
             }
             other @ (Request::DeleteByRun { .. }
             | Request::PutIfAbsent { .. }
-            | Request::ListMessagesByRun { .. }) => self.wider(other),
+            | Request::ListMessagesByRun { .. }
+            | Request::ListEventsFiltered { .. }
+            | Request::GetLastVisibleAiSeqByRun { .. }) => self.wider(other),
             other => Err(refuse(
                 ErrorKind::Unsupported,
                 format!("`{}` is not a runs op", other.op()),

@@ -149,9 +149,10 @@ fn runs_seeds_through_the_reference_store_pass_as_in_process_and_repeat_exactly(
 
 #[test]
 fn planted_store_bugs_are_found_through_the_protocol_under_their_own_ids() {
-    // R3 (reads writing into the store's rows) and R9 (the backends disagree) live in the
-    // store, on the far side of the boundary; `open` switches them on in the reference store.
-    for id in [BugId::R3, BugId::R9] {
+    // R3 (reads writing into the store's rows), R9 (the backends disagree), R17 (a filter
+    // applied after the limit) and R18 (a tool call taken for the answer) live in the store, on
+    // the far side of the boundary; `open` switches them on in the reference store.
+    for id in [BugId::R3, BugId::R9, BugId::R17, BugId::R18] {
         let config = RunConfig {
             planted: Some(id),
             ..through("runs", serve("runs"))
@@ -201,6 +202,34 @@ fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence(
         assert!(full.left_out.counts.is_empty(), "seed {seed}");
     }
     assert!(left_out > 0, "some seed issued an `events` read");
+}
+
+#[test]
+fn filtered_reads_a_system_does_not_declare_are_left_out_and_counted() {
+    // The reference store, minus the two filtered reads in its `hello` (as DeerFlow 0.1.7).
+    let without = SutOptions::new(format!(
+        r#"{} serve runs | stdbuf -oL sed 's/"list_events_filtered",//; s/,"get_last_visible_ai_seq_by_run"//'"#,
+        env!("CARGO_BIN_EXE_histsim")
+    ));
+    let config = through("runs", without);
+    let kinds = [
+        "the client's filtered event reads (the system does not serve list_events_filtered)",
+        "the client's last-answer reads (the system does not serve get_last_visible_ai_seq_by_run)",
+    ];
+    let mut left_out = [0, 0];
+    for seed in 0..8 {
+        let report = run_seed(seed, &config);
+        assert!(
+            report.passed(),
+            "seed {seed}: {:?} {:?}",
+            report.violations,
+            report.failure
+        );
+        for (n, kind) in left_out.iter_mut().zip(kinds) {
+            *n += report.left_out.counts.get(kind).copied().unwrap_or(0);
+        }
+    }
+    assert!(left_out.iter().all(|n| *n > 0), "left out {left_out:?}");
 }
 
 #[test]

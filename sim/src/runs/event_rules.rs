@@ -1,0 +1,220 @@
+//! The rules about a run's filtered event reads, R17 and R18, against what the run emitted
+//! ([`model::runs::check_filtered_pages`], [`model::runs::last_visible_answer`]): paging one
+//! run's events through a filter returns exactly the emitted events the filter selects (R17);
+//! the last visible AI message of a run is its last final AI answer, a tool-calling turn never
+//! (R18). Where the two backends answered one of these reads differently, R9.
+//!
+//! The model never sees a seq: a returned seq of R18 is told apart by the thread's message rows
+//! read in the same instant, which the other rules check against the model.
+
+use super::context::{of_row, Context};
+use super::record::{Answer, Both, ReadKind};
+use super::truth::Snapshots;
+use crate::outcome::Findings;
+use history::runs::{task_id_of, EventFilter, RunEvent};
+use history::BugId;
+use model::runs::{
+    check_filtered_pages, last_visible_answer, EventQuery, MessageKind, RunEventKey, RunTruth,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A stored or emitted event as the model tells events apart.
+fn key(event_type: &str, metadata: &serde_json::Value, content: &serde_json::Value) -> RunEventKey {
+    RunEventKey {
+        event_type: event_type.to_string(),
+        task_id: task_id_of(metadata).map(str::to_string),
+        content: content.clone(),
+    }
+}
+
+/// R17: paging one run's events through a filter with `after_seq` cursors returns, at most
+/// `limit` a page and in ascending seq order, exactly the events the run emitted that the
+/// filter selects (a prefix of them for a killed run; none for a deleted or unstarted run).
+pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
+    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    for read in &cx.record.reads {
+        let ReadKind::FilteredEvents { run, filter, pages } = &read.kind else {
+            continue;
+        };
+        let truth = snapshots.before(read.op);
+        let spec = &cx.scenario.runs[*run];
+        let Ok(pages) = pages.primary(cx.primary) else {
+            continue;
+        };
+        let how = format!(
+            "paging {}'s events by {} (types {:?}, task {:?})",
+            spec.id, filter.limit, filter.event_types, filter.task_id
+        );
+        let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
+        if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
+            f.add(
+                BugId::R17,
+                format!("{how}: row seq {} of run {}", r.seq, r.run_id),
+            );
+            continue;
+        }
+        if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
+            f.add(
+                BugId::R17,
+                format!("{how}: the rows are not in ascending seq order"),
+            );
+            continue;
+        }
+        let (emitted, whole) = match truth.outcome(cx.thread_id(&spec.thread), &spec.id) {
+            Some(outcome) => {
+                let emitted = cx.record.emitted.get(*run).map_or(&[][..], Vec::as_slice);
+                let keys: Vec<RunEventKey> = emitted
+                    .iter()
+                    .map(|e| key(&e.event_type, &e.metadata, &e.content))
+                    .collect();
+                (keys, outcome.is_complete())
+            }
+            // Never started, or deleted: no event.
+            None => (Vec::new(), true),
+        };
+        let observed: Vec<Vec<RunEventKey>> = pages
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|r| key(&r.event_type, &r.metadata, &r.content))
+                    .collect()
+            })
+            .collect();
+        if let Err(m) =
+            check_filtered_pages(&emitted, whole, &query(filter), filter.limit, &observed)
+        {
+            f.add(
+                BugId::R17,
+                format!(
+                    "{how}: {} events in {} pages, not what the run emitted that the filter selects: {m:?}",
+                    rows.len(),
+                    pages.len()
+                ),
+            );
+        }
+    }
+}
+
+fn query(filter: &EventFilter) -> EventQuery {
+    EventQuery {
+        event_types: filter.event_types.clone(),
+        task_id: filter.task_id.clone(),
+    }
+}
+
+/// The messages `run_id` emitted, in order, as the truth knows them.
+fn emitted_messages(truth: &RunTruth, tid: &str, run_id: &str) -> Vec<(MessageKind, String)> {
+    truth
+        .expected_history(tid)
+        .into_iter()
+        .filter(|m| m.run_id == run_id)
+        .map(|m| (m.kind, m.text))
+        .collect()
+}
+
+/// R18: for every run asked, the last visible AI seq names the run's last final AI answer (of
+/// what was stored, for a killed run), and there is none for a run without one, a deleted run,
+/// a run not started and a run id nobody has.
+pub fn last_answers_match_the_model(cx: &Context<'_>, f: &mut Findings) {
+    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    for read in &cx.record.reads {
+        let ReadKind::LastAnswers {
+            run_ids,
+            answer,
+            messages,
+        } = &read.kind
+        else {
+            continue;
+        };
+        let truth = snapshots.before(read.op);
+        let tid = cx.thread_id(&read.thread);
+        let (Ok(answer), Ok(messages)) = (answer.primary(cx.primary), messages.primary(cx.primary))
+        else {
+            continue;
+        };
+        check_last_answers(truth, tid, run_ids, answer, messages, f);
+    }
+}
+
+fn check_last_answers(
+    truth: &RunTruth,
+    tid: &str,
+    run_ids: &BTreeSet<String>,
+    answer: &BTreeMap<String, u64>,
+    messages: &[RunEvent],
+    f: &mut Findings,
+) {
+    if let Some(stranger) = answer.keys().find(|r| !run_ids.contains(*r)) {
+        f.add(
+            BugId::R18,
+            format!("last visible AI seqs of {tid}: an answer for run {stranger}, not asked"),
+        );
+    }
+    for run_id in run_ids {
+        let emitted = emitted_messages(truth, tid, run_id);
+        let expected = match truth.outcome(tid, run_id) {
+            Some(o) if o.is_complete() => last_visible_answer(&emitted, emitted.len()),
+            Some(_) => {
+                let stored = messages.iter().filter(|m| &m.run_id == run_id).count();
+                last_visible_answer(&emitted, stored)
+            }
+            None => None,
+        };
+        let observed = answer.get(run_id).map(|&seq| {
+            messages
+                .iter()
+                .find(|m| m.seq == seq && &m.run_id == run_id)
+                .map(of_row)
+                .map_or(format!("seq {seq}, no message of the run"), |m| {
+                    format!("seq {seq}, {:?} `{}`", m.kind, m.text)
+                })
+        });
+        let matches = match (expected, answer.get(run_id)) {
+            (None, None) => true,
+            (Some(text), Some(&seq)) => messages.iter().any(|m| {
+                m.seq == seq && &m.run_id == run_id && {
+                    let m = of_row(m);
+                    m.kind == MessageKind::Ai && m.text == text
+                }
+            }),
+            _ => false,
+        };
+        if !matches {
+            f.add(
+                BugId::R18,
+                format!(
+                    "last visible AI message of run {run_id} on {tid}: {}, the model says {}",
+                    observed.unwrap_or_else(|| "none".into()),
+                    expected.map_or("none".into(), |t| format!("`{t}`"))
+                ),
+            );
+        }
+    }
+}
+
+/// R9 for the filtered reads: both backends answer every filtered page and last-answer read
+/// alike.
+pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    fn differ<T: PartialEq>(b: &Both<Answer<T>>) -> bool {
+        b.memory != b.sqlite
+    }
+    for read in &cx.record.reads {
+        match &read.kind {
+            ReadKind::FilteredEvents { run, pages, .. } if differ(pages) => f.add(
+                BugId::R9,
+                format!(
+                    "paging {}'s filtered events: the backends' pages differ",
+                    cx.scenario.runs[*run].id
+                ),
+            ),
+            ReadKind::LastAnswers { answer, .. } if differ(answer) => f.add(
+                BugId::R9,
+                format!(
+                    "last visible AI seqs of {}: memory {:?}, sqlite {:?}",
+                    read.thread, answer.memory, answer.sqlite
+                ),
+            ),
+            _ => {}
+        }
+    }
+}
