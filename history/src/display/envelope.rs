@@ -113,6 +113,16 @@ impl<'a> Envelope<'a> {
         self.fields[DATA]
     }
 
+    /// What the projector reads: `None` when `event_parents` is not an array of strings (such a
+    /// row belongs to no family).
+    pub fn fields(&self) -> Option<EnvelopeFields<'a>> {
+        Some(EnvelopeFields {
+            identity: std::array::from_fn(|i| self.str_field(i)),
+            parents: Cow::Owned(self.parents()?),
+            data: self.data(),
+        })
+    }
+
     /// The store's index key, or why the row must be quarantined.
     pub fn index_key(&self) -> Result<IndexKey<'a>, AdmissionError> {
         let string = |index: usize| -> Result<Cow<'a, str>, AdmissionError> {
@@ -142,6 +152,73 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// What the projector reads of a row's envelope: its identity fields (each as
+/// [`Envelope::str_field`] reads it), its class chain and its unparsed `event_data`. Borrowed
+/// either from the row's bytes or from a [`KeptEnvelope`].
+pub(crate) struct EnvelopeFields<'a> {
+    pub identity: [Option<Cow<'a, str>>; 8],
+    pub parents: Cow<'a, [Cow<'a, str>]>,
+    pub data: Option<&'a RawValue>,
+}
+
+impl<'a> EnvelopeFields<'a> {
+    /// Field `index` of [`IDENTITY_FIELDS`] as a borrowed string, `None` if missing or not a
+    /// string.
+    pub fn str_field(&self, index: usize) -> Option<&str> {
+        self.identity[index].as_deref()
+    }
+}
+
+/// A row's envelope read once, at admission, and kept with the row, so that a store that keeps
+/// rows in memory can hand the projector rows it need not parse again. Its fields are exactly
+/// what [`Envelope::fields`] reads from the row's bytes.
+#[derive(Debug)]
+pub(crate) struct KeptEnvelope {
+    identity: [Option<String>; 8],
+    parents: Vec<Cow<'static, str>>,
+    data: Option<Box<RawValue>>,
+}
+
+impl KeptEnvelope {
+    /// The fields of `fields`, owned.
+    pub fn of(fields: &EnvelopeFields<'_>) -> KeptEnvelope {
+        KeptEnvelope {
+            identity: fields
+                .identity
+                .each_ref()
+                .map(|f| f.as_deref().map(str::to_owned)),
+            parents: fields
+                .parents
+                .iter()
+                .map(|p| Cow::Owned(p.as_ref().to_owned()))
+                .collect(),
+            data: fields.data.map(ToOwned::to_owned),
+        }
+    }
+
+    /// The kept fields, borrowed.
+    pub fn fields(&self) -> EnvelopeFields<'_> {
+        EnvelopeFields {
+            identity: self
+                .identity
+                .each_ref()
+                .map(|f| f.as_deref().map(Cow::Borrowed)),
+            parents: Cow::Borrowed(&self.parents),
+            data: self.data.as_deref(),
+        }
+    }
+
+    /// Field `index` of [`IDENTITY_FIELDS`], as [`Envelope::str_field`] read it.
+    pub fn str_field(&self, index: usize) -> Option<&str> {
+        self.identity[index].as_deref()
+    }
+
+    /// The row's class chain.
+    pub fn parents(&self) -> &[Cow<'static, str>] {
+        &self.parents
+    }
+}
+
 /// Reads the index key of a row about to be stored.
 pub(crate) fn admit(bytes: &[u8]) -> Result<IndexKey<'_>, AdmissionError> {
     Envelope::parse(bytes)
@@ -160,6 +237,30 @@ mod tests {
         let key = admit(ok).expect("admitted");
         assert_eq!(key.thread_id, "t");
         assert_eq!(key.parents, vec!["UserMessageEvent"]);
+    }
+
+    #[test]
+    fn a_kept_envelope_reads_as_the_bytes_do() {
+        let rows: [&[u8]; 3] = [
+            br#"{"agent_class":"A\u0041","agent_id":"","thread_id":7,"display_id":"d",
+                "event_parents":["ChunkEvent","x\"y"],"event_data":{"content":"c"}}"#,
+            br#"{"event_parents":[],"event_data":null,"event_id":"e"}"#,
+            br#"{"event_parents":["StopEvent"]}"#,
+        ];
+        for bytes in rows {
+            let env = Envelope::parse(bytes).expect("an object");
+            let read = env.fields().expect("a class chain");
+            let kept = KeptEnvelope::of(&read);
+            let again = kept.fields();
+            assert_eq!(again.identity, read.identity);
+            assert_eq!(again.parents, read.parents);
+            assert_eq!(again.data.map(RawValue::get), read.data.map(RawValue::get));
+            for i in 0..IDENTITY_FIELDS.len() {
+                assert_eq!(kept.str_field(i), read.str_field(i));
+            }
+        }
+        let no_chain = br#"{"event_parents":"ChunkEvent"}"#;
+        assert!(Envelope::parse(no_chain).expect("an object").fields().is_none());
     }
 
     #[test]

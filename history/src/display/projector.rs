@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessage, ContentPart, Role};
-use super::envelope::{self, Envelope, IDENTITY_FIELDS};
+use super::envelope::{self, Envelope, EnvelopeFields, IDENTITY_FIELDS};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
 use super::media;
+use super::store::StoredRow;
 use super::warning::{Warning, WarningCode};
 use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
@@ -52,12 +53,6 @@ struct Candidate<'a> {
     family: Family,
     identity: Identity<'a>,
     data: Option<&'a RawValue>,
-}
-
-/// A row's envelope with the fields the visibility filter reads.
-struct Parsed<'a> {
-    env: Envelope<'a>,
-    parents: Vec<Cow<'a, str>>,
 }
 
 /// A row ready for the walk: ordered, with its payload field picked out.
@@ -91,9 +86,37 @@ pub fn project<R: AsRef<[u8]>>(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
+    let read = rows.iter().filter_map(|row| read_envelope(row.as_ref()));
+    project_envelopes(read.collect(), primary, options)
+}
+
+/// Projects stored rows as [`project`] projects their bytes, reading the envelope a store kept
+/// with a row instead of parsing the row again.
+pub(crate) fn project_stored(
+    rows: &[StoredRow],
+    primary: Option<&AgentIdentity>,
+    options: &ProjectorOptions,
+) -> Projection {
+    let read = rows.iter().filter_map(|row| match &row.kept {
+        Some(kept) => Some(kept.fields()),
+        None => read_envelope(&row.bytes),
+    });
+    project_envelopes(read.collect(), primary, options)
+}
+
+/// The envelope of a row that parses as one and has a class chain.
+fn read_envelope(bytes: &[u8]) -> Option<EnvelopeFields<'_>> {
+    Envelope::parse(bytes).ok()?.fields()
+}
+
+fn project_envelopes(
+    parsed: Vec<EnvelopeFields<'_>>,
+    primary: Option<&AgentIdentity>,
+    options: &ProjectorOptions,
+) -> Projection {
     let planted = options.planted;
     let mut warnings = Vec::new();
-    let parsed = on_visible_displays(rows, planted);
+    let parsed = on_visible_displays(parsed, planted);
     let candidates = identified(parsed, planted, &mut warnings);
     let ordered = with_created_at(candidates, planted, &mut warnings);
     let mut ordered = deduplicated(ordered, planted);
@@ -116,53 +139,52 @@ pub fn project<R: AsRef<[u8]>>(
     }
 }
 
-/// Step 0: the rows that parse as an envelope with a class chain and lie on a display that a
-/// `UserAgent` marker among `rows` makes visible, in input order. A marker counts whatever its
-/// payload or other fields hold (as in the store's first stage).
-fn on_visible_displays<R: AsRef<[u8]>>(rows: &[R], planted: Planted) -> Vec<Parsed<'_>> {
-    let parsed: Vec<Parsed<'_>> = rows
-        .iter()
-        .filter_map(|row| {
-            let env = Envelope::parse(row.as_ref()).ok()?;
-            let parents = env.parents()?;
-            Some(Parsed { env, parents })
-        })
-        .collect();
+/// Step 0: the rows (those that parse as an envelope with a class chain) that lie on a display
+/// that a `UserAgent` marker among them makes visible, in input order. A marker counts whatever
+/// its payload or other fields hold (as in the store's first stage).
+fn on_visible_displays(
+    parsed: Vec<EnvelopeFields<'_>>,
+    planted: Planted,
+) -> Vec<EnvelopeFields<'_>> {
     if planted.is(BugId::P2) || planted.is(BugId::P9) {
         // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
         return parsed;
     }
-    let visible: BTreeSet<Cow<'_, str>> = parsed
+    let visible: BTreeSet<&str> = parsed
         .iter()
         .filter(|p| {
-            p.env.str_field(envelope::AGENT_CLASS).as_deref() == Some(USER_AGENT_CLASS)
+            p.str_field(envelope::AGENT_CLASS) == Some(USER_AGENT_CLASS)
                 && Family::marks_visible(&p.parents, planted)
         })
-        .filter_map(|p| p.env.str_field(envelope::DISPLAY_ID))
+        .filter_map(|p| p.str_field(envelope::DISPLAY_ID))
         .collect();
+    let keep: Vec<bool> = parsed
+        .iter()
+        .map(|p| {
+            p.str_field(envelope::DISPLAY_ID)
+                .is_some_and(|d| visible.contains(d))
+        })
+        .collect();
+    drop(visible);
     parsed
         .into_iter()
-        .filter(|p| {
-            p.env
-                .str_field(envelope::DISPLAY_ID)
-                .is_some_and(|d| visible.contains(&d))
-        })
+        .zip(keep)
+        .filter_map(|(p, k)| k.then_some(p))
         .collect()
 }
 
 /// Step 1a: rows of a family whose identity is complete; a warning for every other family row.
 fn identified<'a>(
-    rows: Vec<Parsed<'a>>,
+    rows: Vec<EnvelopeFields<'a>>,
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Vec<Candidate<'a>> {
     let mut out = Vec::new();
-    for Parsed { env, parents } in rows {
-        let Some(family) = Family::of_parents(&parents, planted) else {
+    for env in rows {
+        let Some(family) = Family::of_parents(&env.parents, planted) else {
             continue;
         };
-        let fields: [Option<Cow<'a, str>>; 8] =
-            std::array::from_fn(|i| env.str_field(i).filter(|s| !s.is_empty()));
+        let fields: [Option<Cow<'a, str>>; 8] = env.identity.map(|f| f.filter(|s| !s.is_empty()));
         if let Some(bad) = fields.iter().position(Option::is_none) {
             let event_id = fields[envelope::EVENT_ID].as_deref().map(str::to_owned);
             let display_id = fields[envelope::DISPLAY_ID].as_deref().map(str::to_owned);
@@ -172,14 +194,14 @@ fn identified<'a>(
                 display_id,
                 Some(IDENTITY_FIELDS[bad]),
             );
-            warnings.push(with_raw_data(warning, env.data(), planted));
+            warnings.push(with_raw_data(warning, env.data, planted));
             continue;
         }
         let identity = fields.map(|f| f.unwrap_or_default());
         out.push(Candidate {
             family,
             identity,
-            data: env.data(),
+            data: env.data,
         });
     }
     out
