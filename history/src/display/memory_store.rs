@@ -117,7 +117,7 @@ impl DisplayEventStore for MemoryDisplayStore {
         inner.rows.push(Indexed {
             seq,
             bytes,
-            kept: Arc::new(KeptEnvelope::of(&fields)),
+            kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
             event_is_display: key.event_type == self.display_event_type,
             from_user_agent: key.agent_class == USER_AGENT_CLASS,
         });

@@ -13,13 +13,14 @@
 //! parts side by side, assistant text concatenated.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessage, ContentPart, Role};
-use super::envelope::{self, Envelope, EnvelopeFields, IDENTITY_FIELDS};
+use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, IDENTITY_FIELDS};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
@@ -53,6 +54,8 @@ struct Candidate<'a> {
     family: Family,
     identity: Identity<'a>,
     data: Option<&'a RawValue>,
+    /// The fields of `data` its family reads, when a store kept them.
+    family_data: Option<FamilyData<'a>>,
 }
 
 /// A row ready for the walk: ordered, with its payload field picked out.
@@ -202,6 +205,7 @@ fn identified<'a>(
             family,
             identity,
             data: env.data,
+            family_data: env.family_data.filter(|d| d.family == family),
         });
     }
     out
@@ -213,7 +217,10 @@ fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'
         // planted P4: the legacy reader trusted the store to hold each event once.
         return candidates;
     }
-    let mut seen = BTreeSet::new();
+    // Only membership is asked of the set, never its order; the hasher's keys are fixed (no
+    // OS randomness), so even its layout is the same at every run.
+    let mut seen: HashSet<&Identity<'_>, BuildHasherDefault<DefaultHasher>> =
+        HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
     let keep: Vec<bool> = candidates
         .iter()
         .map(|c| seen.insert(&c.identity))
@@ -234,11 +241,10 @@ fn with_created_at<'a>(
 ) -> Vec<Ordered<'a>> {
     let mut out = Vec::with_capacity(candidates.len());
     for c in candidates {
-        let names = ["created_at", c.family.payload_field()];
         let [raw_created_at, payload] = c
-            .data
-            .and_then(|d| json::raw_object_fields(d, &names))
-            .unwrap_or([None, None]);
+            .family_data
+            .unwrap_or_else(|| FamilyData::read(c.family, c.data))
+            .fields;
         let created_at = match raw_created_at.and_then(json::as_integer) {
             Some(n) => n,
             // planted P8: the legacy sort coerced whatever it found to a number.
