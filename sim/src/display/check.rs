@@ -278,7 +278,7 @@ fn early_reads_show_the_stored_rows(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         let answered = view_of_projection(&p.messages);
-        if answered != expected_then.shared {
+        if answered != *expected_then.shared {
             early_read_differs(cx, read, &answered, expected_then, f);
         }
     }
@@ -303,7 +303,7 @@ fn early_read_differs(
             BugId::P14,
             format!("{at} ends with {extra} messages of live chunk text after the stored history"),
         );
-    } else if answered == expected_then.own {
+    } else if answered == expected_then.own.as_slice() {
         // Secondary: a bug that drops what the replica had not yet received can also match.
         f.add_secondary(
             BugId::P12,
