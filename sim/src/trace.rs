@@ -32,14 +32,11 @@ impl Trace {
 
     /// Record one event. `at_us` is simulated time.
     pub fn record(&mut self, at_us: u64, event: std::fmt::Arguments<'_>) {
-        let mut line = String::with_capacity(64);
+        let mut line = self.spare_line();
         let _ = write!(line, "{at_us:>9}us {event}");
         self.hasher.update(line.as_bytes());
         self.hasher.update(b"\n");
         self.events += 1;
-        if self.tail.len() == TAIL_EVENTS_MAX {
-            self.tail.pop_front();
-        }
         if let Some(full) = &mut self.full {
             full.push(line.clone());
         }
@@ -50,15 +47,12 @@ impl Trace {
     /// [`Trace::record`] would, but the tail a failure report shows keeps only its first
     /// [`TAIL_TEXT_BYTES_MAX`] bytes, and only a full trace copies all of it.
     pub fn record_text(&mut self, at_us: u64, label: &str, text: &str) {
-        let mut line = String::with_capacity(64);
+        let mut line = self.spare_line();
         let _ = write!(line, "{at_us:>9}us {label}");
         self.hasher.update(line.as_bytes());
         self.hasher.update(text.as_bytes());
         self.hasher.update(b"\n");
         self.events += 1;
-        if self.tail.len() == TAIL_EVENTS_MAX {
-            self.tail.pop_front();
-        }
         if let Some(full) = &mut self.full {
             full.push(format!("{line}{text}"));
         }
@@ -71,6 +65,17 @@ impl Trace {
             let _ = write!(line, "... ({} bytes)", text.len());
         }
         self.tail.push_back(line);
+    }
+
+    /// An empty line for the next event: the tail's oldest, when the tail is full, so that a
+    /// long run formats its events into the same few buffers instead of allocating one each.
+    fn spare_line(&mut self) -> String {
+        if self.tail.len() < TAIL_EVENTS_MAX {
+            return String::with_capacity(64);
+        }
+        let mut line = self.tail.pop_front().unwrap_or_default();
+        line.clear();
+        line
     }
 
     pub fn hash(&self) -> u64 {

@@ -9,7 +9,9 @@ use std::fmt;
 
 use serde_json::value::RawValue;
 
+use super::family::Family;
 use super::json::{self, ObjectError};
+use crate::Planted;
 
 /// The 8 identity fields, in the contract's order (dedup key and sort tie-breakers).
 pub const IDENTITY_FIELDS: [&str; 8] = [
@@ -113,6 +115,17 @@ impl<'a> Envelope<'a> {
         self.fields[DATA]
     }
 
+    /// What the projector reads: `None` when `event_parents` is not an array of strings (such a
+    /// row belongs to no family).
+    pub fn fields(&self) -> Option<EnvelopeFields<'a>> {
+        Some(EnvelopeFields {
+            identity: std::array::from_fn(|i| self.str_field(i)),
+            parents: Cow::Owned(self.parents()?),
+            data: self.data(),
+            family_data: None,
+        })
+    }
+
     /// The store's index key, or why the row must be quarantined.
     pub fn index_key(&self) -> Result<IndexKey<'a>, AdmissionError> {
         let string = |index: usize| -> Result<Cow<'a, str>, AdmissionError> {
@@ -142,6 +155,114 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// What the projector reads of a row's envelope: its identity fields (each as
+/// [`Envelope::str_field`] reads it), its class chain and its unparsed `event_data`. Borrowed
+/// either from the row's bytes or from a [`KeptEnvelope`].
+pub(crate) struct EnvelopeFields<'a> {
+    pub identity: [Option<Cow<'a, str>>; 8],
+    pub parents: Cow<'a, [Cow<'a, str>]>,
+    pub data: Option<&'a RawValue>,
+    /// The fields of `data` that the rules of one family read, when a [`KeptEnvelope`] read them.
+    pub family_data: Option<FamilyData<'a>>,
+}
+
+/// The two fields of `event_data` the projector reads for a row of `family`: `created_at` and
+/// the family's payload field, as [`json::raw_object_fields`] reads them (`None` for both when
+/// `event_data` is not an object).
+pub(crate) struct FamilyData<'a> {
+    pub family: Family,
+    pub fields: [Option<&'a RawValue>; 2],
+}
+
+impl<'a> FamilyData<'a> {
+    /// The fields of `data` a row of `family` reads.
+    pub fn read(family: Family, data: Option<&'a RawValue>) -> FamilyData<'a> {
+        let names = ["created_at", family.payload_field()];
+        let fields = data
+            .and_then(|d| json::raw_object_fields(d, &names))
+            .unwrap_or([None, None]);
+        FamilyData { family, fields }
+    }
+}
+
+impl<'a> EnvelopeFields<'a> {
+    /// Field `index` of [`IDENTITY_FIELDS`] as a borrowed string, `None` if missing or not a
+    /// string.
+    pub fn str_field(&self, index: usize) -> Option<&str> {
+        self.identity[index].as_deref()
+    }
+}
+
+/// A row's envelope read once, at admission, and kept with the row, so that a store that keeps
+/// rows in memory can hand the projector rows it need not parse again. Its fields are exactly
+/// what [`Envelope::fields`] reads from the row's bytes.
+#[derive(Debug)]
+pub(crate) struct KeptEnvelope {
+    /// The identity fields' strings, one after the other (one allocation a row).
+    identity_text: String,
+    /// Where each identity field lies in `identity_text`; `None` if missing or not a string.
+    identity: [Option<(usize, usize)>; 8],
+    parents: Vec<Cow<'static, str>>,
+    data: Option<Box<RawValue>>,
+    /// For a row of a family (as the store's planted bugs name it): the fields of `data` its
+    /// family reads. Rows of no family keep none: their `event_data` is never parsed.
+    family_data: Option<(Family, [Option<Box<RawValue>>; 2])>,
+}
+
+impl KeptEnvelope {
+    /// The fields of `fields`, owned, and those of its `event_data` that the family `planted`
+    /// gives its class chain reads.
+    pub fn of(fields: &EnvelopeFields<'_>, planted: Planted) -> KeptEnvelope {
+        let family_data = Family::of_parents(&fields.parents, planted).map(|family| {
+            let read = FamilyData::read(family, fields.data);
+            (family, read.fields.map(|f| f.map(ToOwned::to_owned)))
+        });
+        let mut identity_text = String::new();
+        let identity = fields.identity.each_ref().map(|f| {
+            let start = identity_text.len();
+            identity_text.push_str(f.as_deref()?);
+            Some((start, identity_text.len()))
+        });
+        KeptEnvelope {
+            family_data,
+            identity_text,
+            identity,
+            parents: fields
+                .parents
+                .iter()
+                .map(|p| Cow::Owned(p.as_ref().to_owned()))
+                .collect(),
+            data: fields.data.map(ToOwned::to_owned),
+        }
+    }
+
+    /// The kept fields, borrowed.
+    pub fn fields(&self) -> EnvelopeFields<'_> {
+        EnvelopeFields {
+            identity: std::array::from_fn(|i| self.str_field(i).map(Cow::Borrowed)),
+            parents: Cow::Borrowed(&self.parents),
+            data: self.data.as_deref(),
+            family_data: self
+                .family_data
+                .as_ref()
+                .map(|(family, fields)| FamilyData {
+                    family: *family,
+                    fields: fields.each_ref().map(|f| f.as_deref()),
+                }),
+        }
+    }
+
+    /// Field `index` of [`IDENTITY_FIELDS`], as [`Envelope::str_field`] read it.
+    pub fn str_field(&self, index: usize) -> Option<&str> {
+        self.identity[index].map(|(start, end)| &self.identity_text[start..end])
+    }
+
+    /// The row's class chain.
+    pub fn parents(&self) -> &[Cow<'static, str>] {
+        &self.parents
+    }
+}
+
 /// Reads the index key of a row about to be stored.
 pub(crate) fn admit(bytes: &[u8]) -> Result<IndexKey<'_>, AdmissionError> {
     Envelope::parse(bytes)
@@ -160,6 +281,47 @@ mod tests {
         let key = admit(ok).expect("admitted");
         assert_eq!(key.thread_id, "t");
         assert_eq!(key.parents, vec!["UserMessageEvent"]);
+    }
+
+    #[test]
+    fn a_kept_envelope_reads_as_the_bytes_do() {
+        let rows: [&[u8]; 4] = [
+            br#"{"agent_class":"A\u0041","agent_id":"","thread_id":7,"display_id":"d",
+                "event_parents":["ChunkEvent","x\"y"],"event_data":{"content":"c"}}"#,
+            br#"{"event_parents":[],"event_data":null,"event_id":"e"}"#,
+            br#"{"event_parents":["StopEvent"]}"#,
+            br#"{"event_parents":["StopEvent"],"event_data":{"created_at":1,"output_messages":[]}}"#,
+        ];
+        for bytes in rows {
+            let env = Envelope::parse(bytes).expect("an object");
+            let read = env.fields().expect("a class chain");
+            let kept = KeptEnvelope::of(&read, Planted::none());
+            let again = kept.fields();
+            assert_eq!(again.identity, read.identity);
+            assert_eq!(again.parents, read.parents);
+            assert_eq!(again.data.map(RawValue::get), read.data.map(RawValue::get));
+            for i in 0..IDENTITY_FIELDS.len() {
+                assert_eq!(kept.str_field(i), read.str_field(i));
+            }
+            let family = Family::of_parents(&read.parents, Planted::none());
+            let kept_data = again
+                .family_data
+                .map(|d| (d.family, d.fields.map(|f| f.map(RawValue::get))));
+            let read_data = family.map(|f| {
+                (
+                    f,
+                    FamilyData::read(f, read.data)
+                        .fields
+                        .map(|f| f.map(RawValue::get)),
+                )
+            });
+            assert_eq!(kept_data, read_data);
+        }
+        let no_chain = br#"{"event_parents":"ChunkEvent"}"#;
+        assert!(Envelope::parse(no_chain)
+            .expect("an object")
+            .fields()
+            .is_none());
     }
 
     #[test]

@@ -197,6 +197,12 @@ impl<'de> Visitor<'de> for RawSeq {
 /// The value as an integer, exactly when `serde_json::Value` would hold it as an integer
 /// (`i64` or `u64`): not a bool, not a float (`1.0`, `1e3`, `-0`), not a string.
 pub(crate) fn as_integer(raw: &RawValue) -> Option<i128> {
+    let text = raw.get();
+    // Up to 19 digits and nothing else is a non-negative integer below 10^19, which fits a u64
+    // (the projector reads every row's `created_at`, nanoseconds since the epoch, this way).
+    if (1..=19).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse::<u64>().ok().map(i128::from);
+    }
     let n = serde_json::from_str::<serde_json::Number>(raw.get()).ok()?;
     n.as_i64()
         .map(i128::from)
@@ -273,6 +279,15 @@ mod tests {
             Some(u64::MAX as i128)
         );
         assert_eq!(as_integer(&raw("18446744073709551616")), None);
+        assert_eq!(as_integer(&raw("0")), Some(0));
+        assert_eq!(
+            as_integer(&raw("9999999999999999999")),
+            Some(9_999_999_999_999_999_999)
+        );
+        assert_eq!(
+            as_integer(&raw("1700000000123456789")),
+            Some(1_700_000_000_123_456_789)
+        );
         assert_eq!(as_integer(&raw("1.0")), None);
         assert_eq!(as_integer(&raw("1e3")), None);
         assert_eq!(as_integer(&raw("-0")), None);

@@ -2,10 +2,11 @@
 //!
 //! The reference backend for tests and the simulation; it answers exactly as the SQLite store.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::envelope::admit;
+use super::envelope::{self, AdmissionError, Envelope, KeptEnvelope};
 use super::family::Family;
 use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
 use super::USER_AGENT_CLASS;
@@ -27,14 +28,34 @@ struct Inner {
     quarantine: Vec<StoredRow>,
 }
 
-/// A stored row with the fields the thread query reads.
+/// A stored row with the fields the thread query reads, and its envelope, read once here so
+/// that the projector does not parse the row again at every read.
 #[derive(Debug)]
 struct Indexed {
-    row: StoredRow,
-    display_id: String,
+    seq: u64,
+    bytes: Arc<[u8]>,
+    kept: Arc<KeptEnvelope>,
     event_is_display: bool,
     from_user_agent: bool,
-    parents: Vec<String>,
+}
+
+impl Indexed {
+    fn row(&self) -> StoredRow {
+        StoredRow {
+            seq: self.seq,
+            bytes: self.bytes.clone(),
+            kept: Some(self.kept.clone()),
+        }
+    }
+    fn display_id(&self) -> &str {
+        // Admission requires a string display_id, and the kept envelope reads it as admission did.
+        self.kept
+            .str_field(envelope::DISPLAY_ID)
+            .unwrap_or_default()
+    }
+    fn parents(&self) -> &[Cow<'static, str>] {
+        self.kept.parents()
+    }
 }
 
 impl MemoryDisplayStore {
@@ -63,11 +84,21 @@ impl DisplayEventStore for MemoryDisplayStore {
     fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
         let mut inner = self.lock();
         let bytes: Arc<[u8]> = Arc::from(row);
-        let key = match admit(row) {
-            Ok(key) => key,
+        let admitted = Envelope::parse(row)
+            .map_err(AdmissionError::Object)
+            .and_then(|env| {
+                let key = env.index_key()?;
+                let fields = env.fields().ok_or(AdmissionError::WrongType {
+                    field: "event_parents",
+                    expected: "an array of strings",
+                })?;
+                Ok((key, fields))
+            });
+        let (key, fields) = match admitted {
+            Ok(admitted) => admitted,
             Err(reason) => {
                 let seq = inner.quarantine.len() as u64 + 1;
-                inner.quarantine.push(StoredRow { seq, bytes });
+                inner.quarantine.push(StoredRow::new(seq, bytes));
                 return Ok(Admission::Quarantined {
                     reason: reason.to_string(),
                 });
@@ -75,17 +106,20 @@ impl DisplayEventStore for MemoryDisplayStore {
         };
         let seq = inner.rows.len() as u64 + 1;
         let position = inner.rows.len();
-        inner
-            .by_thread
-            .entry(key.thread_id.into_owned())
-            .or_default()
-            .push(position);
+        match inner.by_thread.get_mut(key.thread_id.as_ref()) {
+            Some(positions) => positions.push(position),
+            None => {
+                inner
+                    .by_thread
+                    .insert(key.thread_id.into_owned(), vec![position]);
+            }
+        }
         inner.rows.push(Indexed {
-            row: StoredRow { seq, bytes },
-            display_id: key.display_id.into_owned(),
+            seq,
+            bytes,
+            kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
             event_is_display: key.event_type == self.display_event_type,
             from_user_agent: key.agent_class == USER_AGENT_CLASS,
-            parents: key.parents.into_iter().map(|p| p.into_owned()).collect(),
         });
         Ok(Admission::Stored)
     }
@@ -94,8 +128,8 @@ impl DisplayEventStore for MemoryDisplayStore {
         let inner = self.lock();
         let displays: BTreeSet<&str> = inner
             .thread_rows(thread_id)
-            .filter(|r| r.from_user_agent && Family::marks_visible(&r.parents, self.planted))
-            .map(|r| r.display_id.as_str())
+            .filter(|r| r.from_user_agent && Family::marks_visible(r.parents(), self.planted))
+            .map(Indexed::display_id)
             .collect();
         Ok(displays.into_iter().map(str::to_owned).collect())
     }
@@ -109,9 +143,9 @@ impl DisplayEventStore for MemoryDisplayStore {
         let wanted: BTreeSet<&str> = display_ids.iter().map(String::as_str).collect();
         Ok(inner
             .thread_rows(thread_id)
-            .filter(|r| wanted.contains(r.display_id.as_str()))
-            .filter(|r| Family::of_parents(&r.parents, self.planted).is_some())
-            .map(|r| r.row.clone())
+            .filter(|r| wanted.contains(r.display_id()))
+            .filter(|r| Family::of_parents(r.parents(), self.planted).is_some())
+            .map(Indexed::row)
             .collect())
     }
 
@@ -119,7 +153,7 @@ impl DisplayEventStore for MemoryDisplayStore {
         let inner = self.lock();
         let displays: BTreeSet<&str> = inner
             .thread_rows(thread_id)
-            .map(|r| r.display_id.as_str())
+            .map(Indexed::display_id)
             .collect();
         Ok(displays.into_iter().map(str::to_owned).collect())
     }

@@ -13,17 +13,19 @@
 //! parts side by side, assistant text concatenated.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessage, ContentPart, Role};
-use super::envelope::{self, Envelope, IDENTITY_FIELDS};
+use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, IDENTITY_FIELDS};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
 use super::media;
+use super::store::StoredRow;
 use super::warning::{Warning, WarningCode};
 use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
@@ -52,12 +54,8 @@ struct Candidate<'a> {
     family: Family,
     identity: Identity<'a>,
     data: Option<&'a RawValue>,
-}
-
-/// A row's envelope with the fields the visibility filter reads.
-struct Parsed<'a> {
-    env: Envelope<'a>,
-    parents: Vec<Cow<'a, str>>,
+    /// The fields of `data` its family reads, when a store kept them.
+    family_data: Option<FamilyData<'a>>,
 }
 
 /// A row ready for the walk: ordered, with its payload field picked out.
@@ -91,9 +89,37 @@ pub fn project<R: AsRef<[u8]>>(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
+    let read = rows.iter().filter_map(|row| read_envelope(row.as_ref()));
+    project_envelopes(read.collect(), primary, options)
+}
+
+/// Projects stored rows as [`project`] projects their bytes, reading the envelope a store kept
+/// with a row instead of parsing the row again.
+pub(crate) fn project_stored(
+    rows: &[StoredRow],
+    primary: Option<&AgentIdentity>,
+    options: &ProjectorOptions,
+) -> Projection {
+    let read = rows.iter().filter_map(|row| match &row.kept {
+        Some(kept) => Some(kept.fields()),
+        None => read_envelope(&row.bytes),
+    });
+    project_envelopes(read.collect(), primary, options)
+}
+
+/// The envelope of a row that parses as one and has a class chain.
+fn read_envelope(bytes: &[u8]) -> Option<EnvelopeFields<'_>> {
+    Envelope::parse(bytes).ok()?.fields()
+}
+
+fn project_envelopes(
+    parsed: Vec<EnvelopeFields<'_>>,
+    primary: Option<&AgentIdentity>,
+    options: &ProjectorOptions,
+) -> Projection {
     let planted = options.planted;
     let mut warnings = Vec::new();
-    let parsed = on_visible_displays(rows, planted);
+    let parsed = on_visible_displays(parsed, planted);
     let candidates = identified(parsed, planted, &mut warnings);
     let ordered = with_created_at(candidates, planted, &mut warnings);
     let mut ordered = deduplicated(ordered, planted);
@@ -116,53 +142,52 @@ pub fn project<R: AsRef<[u8]>>(
     }
 }
 
-/// Step 0: the rows that parse as an envelope with a class chain and lie on a display that a
-/// `UserAgent` marker among `rows` makes visible, in input order. A marker counts whatever its
-/// payload or other fields hold (as in the store's first stage).
-fn on_visible_displays<R: AsRef<[u8]>>(rows: &[R], planted: Planted) -> Vec<Parsed<'_>> {
-    let parsed: Vec<Parsed<'_>> = rows
-        .iter()
-        .filter_map(|row| {
-            let env = Envelope::parse(row.as_ref()).ok()?;
-            let parents = env.parents()?;
-            Some(Parsed { env, parents })
-        })
-        .collect();
+/// Step 0: the rows (those that parse as an envelope with a class chain) that lie on a display
+/// that a `UserAgent` marker among them makes visible, in input order. A marker counts whatever
+/// its payload or other fields hold (as in the store's first stage).
+fn on_visible_displays(
+    parsed: Vec<EnvelopeFields<'_>>,
+    planted: Planted,
+) -> Vec<EnvelopeFields<'_>> {
     if planted.is(BugId::P2) || planted.is(BugId::P9) {
         // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
         return parsed;
     }
-    let visible: BTreeSet<Cow<'_, str>> = parsed
+    let visible: BTreeSet<&str> = parsed
         .iter()
         .filter(|p| {
-            p.env.str_field(envelope::AGENT_CLASS).as_deref() == Some(USER_AGENT_CLASS)
+            p.str_field(envelope::AGENT_CLASS) == Some(USER_AGENT_CLASS)
                 && Family::marks_visible(&p.parents, planted)
         })
-        .filter_map(|p| p.env.str_field(envelope::DISPLAY_ID))
+        .filter_map(|p| p.str_field(envelope::DISPLAY_ID))
         .collect();
+    let keep: Vec<bool> = parsed
+        .iter()
+        .map(|p| {
+            p.str_field(envelope::DISPLAY_ID)
+                .is_some_and(|d| visible.contains(d))
+        })
+        .collect();
+    drop(visible);
     parsed
         .into_iter()
-        .filter(|p| {
-            p.env
-                .str_field(envelope::DISPLAY_ID)
-                .is_some_and(|d| visible.contains(&d))
-        })
+        .zip(keep)
+        .filter_map(|(p, k)| k.then_some(p))
         .collect()
 }
 
 /// Step 1a: rows of a family whose identity is complete; a warning for every other family row.
 fn identified<'a>(
-    rows: Vec<Parsed<'a>>,
+    rows: Vec<EnvelopeFields<'a>>,
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Vec<Candidate<'a>> {
     let mut out = Vec::new();
-    for Parsed { env, parents } in rows {
-        let Some(family) = Family::of_parents(&parents, planted) else {
+    for env in rows {
+        let Some(family) = Family::of_parents(&env.parents, planted) else {
             continue;
         };
-        let fields: [Option<Cow<'a, str>>; 8] =
-            std::array::from_fn(|i| env.str_field(i).filter(|s| !s.is_empty()));
+        let fields: [Option<Cow<'a, str>>; 8] = env.identity.map(|f| f.filter(|s| !s.is_empty()));
         if let Some(bad) = fields.iter().position(Option::is_none) {
             let event_id = fields[envelope::EVENT_ID].as_deref().map(str::to_owned);
             let display_id = fields[envelope::DISPLAY_ID].as_deref().map(str::to_owned);
@@ -172,14 +197,15 @@ fn identified<'a>(
                 display_id,
                 Some(IDENTITY_FIELDS[bad]),
             );
-            warnings.push(with_raw_data(warning, env.data(), planted));
+            warnings.push(with_raw_data(warning, env.data, planted));
             continue;
         }
         let identity = fields.map(|f| f.unwrap_or_default());
         out.push(Candidate {
             family,
             identity,
-            data: env.data(),
+            data: env.data,
+            family_data: env.family_data.filter(|d| d.family == family),
         });
     }
     out
@@ -191,10 +217,13 @@ fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'
         // planted P4: the legacy reader trusted the store to hold each event once.
         return candidates;
     }
-    let mut seen = BTreeSet::new();
+    // Only membership is asked of the set, never its order; the hasher's keys are fixed (no
+    // OS randomness), so even its layout is the same at every run.
+    let mut seen: HashSet<ByEventId<'_, '_>, BuildHasherDefault<DefaultHasher>> =
+        HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
     let keep: Vec<bool> = candidates
         .iter()
-        .map(|c| seen.insert(&c.identity))
+        .map(|c| seen.insert(ByEventId(&c.identity)))
         .collect();
     drop(seen);
     candidates
@@ -202,6 +231,17 @@ fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'
         .zip(keep)
         .filter_map(|(c, k)| k.then_some(c))
         .collect()
+}
+
+/// An identity in a hash set: equal when every field is, hashed by its event id only (equal
+/// identities have equal event ids), which tells rows apart at a fraction of the hashing.
+#[derive(PartialEq, Eq)]
+struct ByEventId<'i, 'a>(&'i Identity<'a>);
+
+impl std::hash::Hash for ByEventId<'_, '_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0[envelope::EVENT_ID].hash(state);
+    }
 }
 
 /// Step 1b: `created_at` as a JSON integer, else the row is skipped with a warning.
@@ -212,11 +252,10 @@ fn with_created_at<'a>(
 ) -> Vec<Ordered<'a>> {
     let mut out = Vec::with_capacity(candidates.len());
     for c in candidates {
-        let names = ["created_at", c.family.payload_field()];
         let [raw_created_at, payload] = c
-            .data
-            .and_then(|d| json::raw_object_fields(d, &names))
-            .unwrap_or([None, None]);
+            .family_data
+            .unwrap_or_else(|| FamilyData::read(c.family, c.data))
+            .fields;
         let created_at = match raw_created_at.and_then(json::as_integer) {
             Some(n) => n,
             // planted P8: the legacy sort coerced whatever it found to a number.

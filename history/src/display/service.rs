@@ -8,7 +8,7 @@ use super::envelope::{self, Envelope};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
-use super::projector::{project, Projection, ProjectorOptions};
+use super::projector::{project_stored, Projection, ProjectorOptions};
 use super::store::{DisplayEventStore, StoreError, StoredRow};
 use super::warning::Warning;
 use crate::BugId;
@@ -59,7 +59,7 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
     if planted.is(BugId::P1) {
         legacy_union_validation(&rows)?;
     }
-    Ok(project(&rows, primary, options))
+    Ok(project_stored(&rows, primary, options))
 }
 
 /// Planted P9: displays holding a user-message or HITL-answer row, whoever wrote it.

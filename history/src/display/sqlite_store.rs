@@ -211,10 +211,7 @@ impl SqliteDisplayStore {
                     .ok()
                     .filter(|s| *s >= 1)
                     .ok_or_else(|| StoreError::Corrupt(format!("row seq {seq} is not positive")))?;
-                Ok(StoredRow {
-                    seq,
-                    bytes: Arc::from(bytes),
-                })
+                Ok(StoredRow::new(seq, Arc::from(bytes)))
             })
             .collect()
     }

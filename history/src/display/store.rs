@@ -8,15 +8,41 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::envelope::KeptEnvelope;
 use crate::Planted;
 
 /// A stored row: its bytes as appended, and its position in insertion order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct StoredRow {
     /// Insertion order, from 1, counted separately for stored and for quarantined rows.
     pub seq: u64,
     pub bytes: Arc<[u8]>,
+    /// The envelope the in-memory store read at admission, which the projector reads instead of
+    /// parsing `bytes` again; `None` from a store that keeps only bytes (SQLite), whose rows are
+    /// parsed at every read, as in production.
+    pub(crate) kept: Option<Arc<KeptEnvelope>>,
 }
+
+impl StoredRow {
+    /// A row known only by its bytes.
+    pub fn new(seq: u64, bytes: Arc<[u8]>) -> Self {
+        StoredRow {
+            seq,
+            bytes,
+            kept: None,
+        }
+    }
+}
+
+/// Rows are equal when their position and bytes are: a kept envelope is read from the bytes, so
+/// it never tells two rows apart (the memory and SQLite stores answer equal rows).
+impl PartialEq for StoredRow {
+    fn eq(&self, other: &Self) -> bool {
+        self.seq == other.seq && self.bytes == other.bytes
+    }
+}
+
+impl Eq for StoredRow {}
 
 impl AsRef<[u8]> for StoredRow {
     fn as_ref(&self) -> &[u8] {

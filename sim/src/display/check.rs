@@ -19,7 +19,7 @@ use super::words::{
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use history::BugId;
 use model::display as m;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The order findings are reported in; the weakest signals last.
 pub static ATTRIBUTION: Attribution = Attribution {
@@ -104,21 +104,14 @@ fn reconstruction_never_fails(cx: &Context<'_>, f: &mut Findings) {
 
 /// P10: no payload text in any warning.
 fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
+    // Reads repeat the same warnings: each distinct text is searched once.
+    let mut leaks: BTreeMap<&str, Option<&String>> = BTreeMap::new();
     for read in cx.reads {
         let Ok(p) = &read.result else { continue };
         for w in &p.warnings {
-            let tokens: BTreeSet<&str> = w
-                .text
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|t| !t.is_empty())
-                .collect();
-            let leak = cx.provenance.payload_strings.iter().find(|s| {
-                if s.contains('/') {
-                    w.text.contains(s.as_str())
-                } else {
-                    tokens.contains(s.as_str())
-                }
-            });
+            let leak = *leaks
+                .entry(w.text.as_str())
+                .or_insert_with(|| payload_in(cx, &w.text));
             if let Some(leak) = leak {
                 f.add(
                     BugId::P10,
@@ -131,6 +124,22 @@ fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
             }
         }
     }
+}
+
+/// The first payload string that `text` carries: as a token, or anywhere for a string with a
+/// `/` (a URL).
+fn payload_in<'x>(cx: &'x Context<'_>, text: &str) -> Option<&'x String> {
+    let tokens: BTreeSet<&str> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .collect();
+    cx.provenance.payload_strings.iter().find(|s| {
+        if s.contains('/') {
+            text.contains(s.as_str())
+        } else {
+            tokens.contains(s.as_str())
+        }
+    })
 }
 
 fn a_settled_read_exists(cx: &Context<'_>, f: &mut Findings) {
@@ -269,7 +278,7 @@ fn early_reads_show_the_stored_rows(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         let answered = view_of_projection(&p.messages);
-        if answered != expected_then.shared {
+        if answered != *expected_then.shared {
             early_read_differs(cx, read, &answered, expected_then, f);
         }
     }
@@ -294,7 +303,7 @@ fn early_read_differs(
             BugId::P14,
             format!("{at} ends with {extra} messages of live chunk text after the stored history"),
         );
-    } else if answered == expected_then.own {
+    } else if answered == expected_then.own.as_slice() {
         // Secondary: a bug that drops what the replica had not yet received can also match.
         f.add_secondary(
             BugId::P12,

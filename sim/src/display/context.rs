@@ -7,17 +7,19 @@ use super::view::{view_of_model, view_of_projection, words, ViewMessage};
 use history::display::Projection;
 use model::display as m;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// One answer of a replica, as the world recorded it.
 pub use super::world::Read;
 
 /// What a read before settling must show.
+/// Reads between the same two deliveries expect the same model: each is shared, not copied.
 pub struct EarlyExpectation {
     /// The model of the rows in the shared store by then: what the read must equal.
-    pub shared: Vec<ViewMessage>,
+    pub shared: Rc<Vec<ViewMessage>>,
     /// The model of the rows the reading replica's own persister had received by then: a read
     /// equal to this (and not to `shared`) came from a replica-local view (P12).
-    pub own: Vec<ViewMessage>,
+    pub own: Rc<Vec<ViewMessage>>,
 }
 
 /// A settled answer's view (or the error it answered with), and how many trailing messages of a

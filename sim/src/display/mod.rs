@@ -148,7 +148,7 @@ fn early_expectations(
     conversation: &m::Conversation,
 ) -> Vec<Option<context::EarlyExpectation>> {
     let mut then = conversation.clone();
-    let mut modelled: BTreeMap<Vec<bool>, Vec<view::ViewMessage>> = BTreeMap::new();
+    let mut modelled: BTreeMap<Vec<bool>, Rc<Vec<view::ViewMessage>>> = BTreeMap::new();
     let mut stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
         let persisted: Vec<bool> = record
             .emissions
@@ -161,7 +161,7 @@ fn early_expectations(
                 for (emission, &p) in then.emissions.iter_mut().zip(persisted) {
                     emission.persisted = p;
                 }
-                view::view_of_model(&m::client_transcript(&then).messages)
+                Rc::new(view::view_of_model(&m::client_transcript(&then).messages))
             })
             .clone()
     };

@@ -20,6 +20,7 @@ use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PO
 use crate::trace::Trace;
 use history::display::AgentIdentity;
 use model::display as m;
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -208,17 +209,17 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
                     .borrow_mut()
                     .entry((k, step))
                     .or_insert(op);
-                let outcome = match admitted {
+                let outcome: Cow<'_, str> = match admitted {
                     Ok(Delivered::Stored) => {
                         persister_shared
                             .first_stored
                             .borrow_mut()
                             .entry(step)
                             .or_insert(op);
-                        "stored".to_string()
+                        "stored".into()
                     }
                     Ok(Delivered::Quarantined) => "quarantined".into(),
-                    Err(e) => format!("error {e}"),
+                    Err(e) => format!("error {e}").into(),
                 };
                 persister_shared.record(format_args!(
                     "replica-{k} persist step={step} copy={copy} {outcome}"
