@@ -53,6 +53,10 @@ OPS = [
     "delete_by_run",
     "list_messages_by_run",
 ]
+# The user-scoped message reads: in 0.1.7 only the DB store's list_messages and count_messages
+# take a user_id (memory and JSONL have no user column), so hello declares them only when
+# --backend db fixes the store; otherwise histsim leaves the client's user-scoped reads out.
+DB_USER_SCOPED_OPS = ["list_messages_as", "count_messages_as"]
 BACKENDS = ["memory", "jsonl", "db"]
 CATEGORIES = ["message", "trace", "lifecycle", "middleware"]
 # What the protocol's list_events means: every event of the run. The store's list_events has
@@ -378,6 +382,23 @@ class Backend:
                 fill_ids_in_place(r)
         return answer
 
+    def list_messages_as(self, thread_id: str, limit: int, before, after, user_id) -> list:
+        """The DB store's list_messages with an explicit user_id (a string: that user's rows;
+        None: its documented "no filter"). No caller's step: the R3 step belongs to the view."""
+        try:
+            records = self.run(
+                self.store.list_messages(thread_id, limit=limit, before_seq=before, after_seq=after, user_id=user_id)
+            )
+        except Exception as e:
+            raise _store_error(e, "list_messages_as") from e
+        return [self.answer_of(r) for r in records]
+
+    def count_messages_as(self, thread_id: str, user_id) -> int:
+        try:
+            return self.run(self.store.count_messages(thread_id, user_id=user_id))
+        except Exception as e:
+            raise _store_error(e, "count_messages_as") from e
+
     def count_messages(self, thread_id: str) -> int:
         kwargs = self._user_kwargs(thread_id)
         try:
@@ -536,6 +557,8 @@ REQUEST_FIELDS = {
     "dump": [],
     "delete_by_run": ["thread_id", "run_id"],
     "list_messages_by_run": ["thread_id", "run_id", "limit", "before", "after"],
+    "list_messages_as": ["thread_id", "limit", "before", "after", "user_id"],
+    "count_messages_as": ["thread_id", "user_id"],
 }
 
 
@@ -576,7 +599,11 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": OPS}
+        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": self.ops()}
+
+    def ops(self) -> list:
+        """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""
+        return OPS + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
 
     def op_open(self, request: dict) -> dict:
         data_dir, options = request["data_dir"], request["options"]
@@ -658,6 +685,28 @@ class Server:
             raise Refusal("invalid", "`limit` must be a non-negative integer")
         before, after = _cursor(request, "before"), _cursor(request, "after")
         return {"events": self._b().list_messages_by_run(thread_id, run_id, limit, before, after)}
+
+    def _scoped_backend(self, request: dict) -> Backend:
+        """The open backend for a user-scoped read, which only the DB store of 0.1.7 has."""
+        if request["op"] not in self.ops():
+            raise Refusal("unsupported", f"{request['op']}: 0.1.7's memory and JSONL stores take no user_id")
+        user_id = request["user_id"]
+        if user_id is not None and not isinstance(user_id, str):
+            raise Refusal("invalid", "`user_id` must be a string or null")
+        return self._b()
+
+    def op_list_messages_as(self, request: dict) -> dict:
+        b = self._scoped_backend(request)
+        thread_id = _string(request, "thread_id")
+        limit = request["limit"]
+        if not _is_int(limit) or limit < 0:
+            raise Refusal("invalid", "`limit` must be a non-negative integer")
+        before, after = _cursor(request, "before"), _cursor(request, "after")
+        return {"events": b.list_messages_as(thread_id, limit, before, after, request["user_id"])}
+
+    def op_count_messages_as(self, request: dict) -> dict:
+        b = self._scoped_backend(request)
+        return {"count": b.count_messages_as(_string(request, "thread_id"), request["user_id"])}
 
 
 def response_for(server: Server, line: bytes) -> dict:

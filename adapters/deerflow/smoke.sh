@@ -2,8 +2,8 @@
 # Smoke test of the deerflow adapter over the protocol, once per backend (memory, jsonl, db):
 # hello, open, put_batch, insert_numbered (and its conflict), max_seq, list_messages with each
 # cursor, count_messages, list_events, dump, list_messages_by_run, delete_by_run, close, and the
-# error kinds; the two filtered reads 0.1.7 lacks answered unsupported, and the wheel's signatures
-# that say so. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
+# error kinds; the two filtered reads 0.1.7 lacks answered unsupported, the user-scoped reads only
+# the DB store has (unsupported elsewhere), and the wheel's signatures that say so. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
 # DbRunEventStore), and a crash of the store's
 # host for the JSONL and DB stores (the process killed after a write, the data directory
 # reopened by a new one: every acknowledged write is there, as their durability `restart` says).
@@ -59,6 +59,10 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
         {"op": "hello", "protocol": 2},
         {"op": "list_messages_by_run", "thread_id": T, "run_id": R, "limit": 1, "before": None, "after": 2},
         {"op": "delete_by_run", "thread_id": T, "run_id": "run-1"},
+        # Only the DB store of 0.1.7 takes a user_id (README.md); unsupported elsewhere.
+        {"op": "list_messages_as", "thread_id": T, "limit": 50, "before": None, "after": None, "user_id": "user-1"},
+        {"op": "count_messages_as", "thread_id": T, "user_id": None},
+        {"op": "count_messages_as", "thread_id": T, "user_id": "user-2"},
         {"op": "close"},
         # Not in 0.1.7 (README.md): answered unsupported, so histsim leaves them out.
         {"op": "list_events_filtered", "thread_id": T, "run_id": R, "event_types": None, "task_id": "task-0", "after_seq": None, "limit": 2},
@@ -91,6 +95,10 @@ stores = {n: load_backend(n) for n in ["memory", "jsonl", "db"]}
 out = {
     "list_events": {n: sorted(inspect.signature(c.list_events).parameters) for n, c in stores.items()},
     "last_visible": sorted(n for n, c in stores.items() if hasattr(c, "get_last_visible_ai_seq_by_run")),
+    "user_scoped": sorted(
+        n for n, c in stores.items()
+        if all("user_id" in inspect.signature(getattr(c, m)).parameters for m in ["list_messages", "count_messages"])
+    ),
 }
 json.dump(out, open(sys.argv[2], "w"))
 PY
@@ -149,10 +157,12 @@ def kind(answer):
 
 OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
        "count_messages", "list_events", "dump", "delete_by_run", "list_messages_by_run"]
+USER_SCOPED = ["list_messages_as", "count_messages_as"]
 for backend in ["memory", "jsonl", "db"]:
     a = answers(backend)
     n = backend + ":"
-    check(n + " hello", a[1].get("ok") == {"system": "deerflow-kernel", "version": "0.1.7", "protocol": 1, "ops": OPS}, a[1])
+    ops = OPS + (USER_SCOPED if backend == "db" else [])
+    check(n + " hello", a[1].get("ok") == {"system": "deerflow-kernel", "version": "0.1.7", "protocol": 1, "ops": ops}, a[1])
     check(n + " before open: conflict", kind(a[2]) == "conflict", a[2])
     durability = "none" if backend == "memory" else "restart"
     check(n + " open declares its durability", a[3].get("ok") == {"durability": durability}, a[3])
@@ -186,9 +196,16 @@ for backend in ["memory", "jsonl", "db"]:
     check(n + " other protocol", kind(a[17]) == "invalid", a[17])
     check(n + " list_messages_by_run of run-0 after 2, limit 1", seqs(a[18]) == [4], a[18])
     check(n + " delete_by_run of run-1", a[19].get("ok") == {"count": 1}, a[19])
-    check(n + " close", a[20].get("ok") == {}, a[20])
-    check(n + " list_events_filtered: unsupported", kind(a[21]) == "unsupported", a[21])
-    check(n + " get_last_visible_ai_seq_by_run: unsupported", kind(a[22]) == "unsupported", a[22])
+    if backend == "db":
+        check(n + " list_messages_as user-1", seqs(a[20]) == [2, 4], a[20])
+        check(n + " count_messages_as every user", a[21].get("ok") == {"count": 2}, a[21])
+        check(n + " count_messages_as user-2", a[22].get("ok") == {"count": 0}, a[22])
+    else:
+        for i in [20, 21, 22]:
+            check(n + " user-scoped read: unsupported", kind(a[i]) == "unsupported", a[i])
+    check(n + " close", a[23].get("ok") == {}, a[23])
+    check(n + " list_events_filtered: unsupported", kind(a[24]) == "unsupported", a[24])
+    check(n + " get_last_visible_ai_seq_by_run: unsupported", kind(a[25]) == "unsupported", a[25])
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])
@@ -207,6 +224,8 @@ for store, params in wheel["list_events"].items():
     check(f"0.1.7 {store}.list_events: event_types and limit, no task_id or after_seq",
           "event_types" in params and "limit" in params and "task_id" not in params and "after_seq" not in params, params)
 check("0.1.7 stores: no get_last_visible_ai_seq_by_run", wheel["last_visible"] == [], wheel["last_visible"])
+check("0.1.7 stores: only the DB store's list_messages and count_messages take user_id",
+      wheel["user_scoped"] == ["db"], wheel["user_scoped"])
 print(f"smoke (deerflow): {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY

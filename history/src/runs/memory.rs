@@ -217,6 +217,17 @@ impl MemoryIndex {
         page(&self.messages_of(thread_id, None, user), limit, cursor)
     }
 
+    /// planted R19: the legacy scoped read took rows without a user (legacy runs, background
+    /// writers) for everybody's, so `user`'s reads showed and counted them too.
+    fn legacy_shared_messages<'a>(&'a self, thread_id: &str, user: &str) -> Vec<&'a Stored> {
+        self.threads.get(thread_id).map_or_else(Vec::new, |rows| {
+            rows.messages
+                .iter()
+                .filter(|s| s.event.user_id.as_deref().is_none_or(|u| u == user))
+                .collect()
+        })
+    }
+
     pub(crate) fn count_messages(&self, thread_id: &str, user: Option<&str>) -> u64 {
         match user {
             None => self
@@ -493,12 +504,24 @@ impl RunEventStore for MemoryRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_messages")?;
-        Ok(self.lock().list_messages(thread_id, limit, cursor, user))
+        let state = self.lock();
+        Ok(match user {
+            Some(u) if self.planted.is(BugId::R19) => {
+                page(&state.legacy_shared_messages(thread_id, u), limit, cursor)
+            }
+            _ => state.list_messages(thread_id, limit, cursor, user),
+        })
     }
 
     fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
         let user = user.resolve("count_messages")?;
-        Ok(self.lock().count_messages(thread_id, user))
+        let state = self.lock();
+        Ok(match user {
+            Some(u) if self.planted.is(BugId::R19) => {
+                state.legacy_shared_messages(thread_id, u).len() as u64
+            }
+            _ => state.count_messages(thread_id, user),
+        })
     }
 
     fn list_messages_by_run(

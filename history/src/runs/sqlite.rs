@@ -162,6 +162,12 @@ impl SqliteRunEventStore {
             ""
         }
     }
+
+    /// `c` restricted to `user`'s rows for a user-scoped message read.
+    fn scoped_read(&self, c: Conditions, user: Option<&str>) -> Conditions {
+        // planted R19: the legacy scoped read took rows without a user for everybody's.
+        c.and_user_or_shared(user, self.planted.is(BugId::R19))
+    }
 }
 
 fn to_sql_seq(seq: u64) -> i64 {
@@ -278,6 +284,18 @@ impl Conditions {
         self.sql.push_str(cond);
         self.args.extend(args);
         self
+    }
+
+    /// [`Conditions::and_user`], or planted R19's legacy condition: rows without a user were
+    /// taken for everybody's (`user_id = ? OR user_id IS NULL`).
+    fn and_user_or_shared(self, user: Option<&str>, legacy: bool) -> Conditions {
+        match user {
+            Some(u) if legacy => self.and(
+                "(user_id = ? OR user_id IS NULL)",
+                [SqlValue::Text(u.to_string())],
+            ),
+            _ => self.and_user(user),
+        }
     }
 
     fn and_user(self, user: Option<&str>) -> Conditions {
@@ -618,14 +636,14 @@ impl RunEventStore for SqliteRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_messages")?;
-        self.message_page(Conditions::thread(thread_id).and_user(user), limit, cursor)
+        let c = self.scoped_read(Conditions::thread(thread_id), user);
+        self.message_page(c, limit, cursor)
     }
 
     fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
         let user = user.resolve("count_messages")?;
-        let mut c = Conditions::thread(thread_id)
-            .and("category = 'message'", [])
-            .and_user(user);
+        let c = Conditions::thread(thread_id).and("category = 'message'", []);
+        let mut c = self.scoped_read(c, user);
         c.sql.push_str(self.user_filter());
         count_where(&self.lock(), &c)
     }

@@ -934,19 +934,20 @@ fn upstream_store_expectations_hold_on_every_backend() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Each legacy behaviour of R13 to R18, planted in both backends, breaks the expectation that
+/// Each legacy behaviour of R13 to R19, planted in both backends, breaks the expectation that
 /// states its rule: the transcribed cases are what would have caught it.
 #[cfg(feature = "planted")]
 #[test]
 fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
     use history::BugId;
-    let broken: [(BugId, Body); 6] = [
+    let broken: [(BugId, Body); 7] = [
         (BugId::R13, delete_by_run_keeps_the_high_water_mark),
         (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
         (BugId::R15, per_run_reads_follow_delete_by_run),
         (BugId::R16, by_run_matches_the_reference_across_cursors),
         (BugId::R17, task_id_after_seq_paginate),
         (BugId::R18, a_tool_calling_turn_is_no_answer),
+        (BugId::R19, user_scopes),
     ];
     for (id, case) in broken {
         let planted = Planted::only(id);

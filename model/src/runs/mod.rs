@@ -2,8 +2,9 @@
 //! every rating must target. Pure values, no I/O; it never sees stored rows.
 //!
 //! - [`RunTruth`]: per thread, every message each run emitted, in emission order, and how each
-//!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7) and which run a
-//!   rendered message belongs to (R6, R8).
+//!   run stopped; what `/history` and `/messages` must show (R1, R2, R4, R7), which run a
+//!   rendered message belongs to (R6, R8), and what a read scoped to some runs (one user's,
+//!   [`RunTruth::restricted_to`]) must show (R19).
 //! - [`RatingTruth`]: one rating per (thread, run, user), the last one wins; anonymous ratings
 //!   each count.
 //! - [`ReceiptTruth`]: one run-scoped singleton event per (thread, run, event type), the first

@@ -267,6 +267,25 @@ impl RunTruth {
             .map(|r| r.run_id.clone())
     }
 
+    /// The truth of one thread as a read scoped to some runs sees it (R19: a user-scoped read
+    /// sees the runs acting for that user, and no other): only the thread's runs that `keep`
+    /// admits, with their messages, outcomes and order. Other threads are left out.
+    pub fn restricted_to(&self, thread_id: &str, keep: impl Fn(&str) -> bool) -> RunTruth {
+        let runs: Vec<Run> = self
+            .threads
+            .get(thread_id)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|r| keep(&r.run_id))
+            .cloned()
+            .collect();
+        RunTruth {
+            threads: BTreeMap::from([(thread_id.to_string(), runs)]),
+            deleted: BTreeMap::new(),
+            clock: self.clock,
+        }
+    }
+
     /// Checks an observed history (what a view returned, in its order) against the truth.
     pub fn check_history(
         &self,
@@ -364,6 +383,28 @@ mod tests {
         t.emit("t", "r2", MessageKind::Human, "q2");
         t.emit("t", "r2", MessageKind::Ai, "a2");
         t
+    }
+
+    #[test]
+    fn a_scoped_read_sees_the_admitted_runs_only() {
+        let t = two_runs().restricted_to("t", |run| run == "r2");
+        let r2 = [
+            msg("r2", MessageKind::Human, "q2"),
+            msg("r2", MessageKind::Ai, "a2"),
+        ];
+        assert_eq!(t.check_history("t", &r2), Ok(()));
+        assert_eq!(t.check_history("t", &[]), Ok(()), "r2 still runs: a prefix");
+        let with_r1 = [msg("r1", MessageKind::Human, "q1"), r2[0].clone()];
+        assert_eq!(
+            t.check_history("t", &with_r1),
+            Err(HistoryMismatch::UnknownRun {
+                index: 0,
+                run_id: "r1".into()
+            })
+        );
+        let none = two_runs().restricted_to("t", |_| false);
+        assert_eq!(none.check_history("t", &[]), Ok(()));
+        assert!(none.check_history("t", &r2[..1]).is_err());
     }
 
     #[test]

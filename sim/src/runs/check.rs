@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R18 and R20.
+//! The invariant checkers of the runs workload, R1 to R20.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -16,7 +16,8 @@
 //! also departs from the summarization contract (R20). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
 //! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
-//! [`super::event_rules`] (filtered event reads), [`super::summary_rules`] (summarized
+//! [`super::event_rules`] (filtered event reads), [`super::user_rules`] (user-scoped reads),
+//! [`super::summary_rules`] (summarized
 //! checkpoints against the contract).
 
 use super::context::Context;
@@ -35,6 +36,7 @@ use super::stored::{
     seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
 use super::summary_rules::summaries_follow_the_contract;
+use super::user_rules::{user_answers_agree, user_reads_match_the_model};
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use crate::workload::StoreKind;
@@ -55,6 +57,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R9,
         BugId::R17,
         BugId::R18,
+        BugId::R19,
         BugId::R11,
         BugId::R20,
         BugId::R1,
@@ -93,6 +96,8 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, backends_agree),
     (BugId::R17, filtered_events_match_the_model),
     (BugId::R18, last_answers_match_the_model),
+    (BugId::R9, user_answers_agree),
+    (BugId::R19, user_reads_match_the_model),
     (BugId::R11, summaries_keep_tool_pairs),
     (BugId::R20, summaries_follow_the_contract),
     (BugId::R1, reads_match_the_model),

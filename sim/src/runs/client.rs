@@ -181,6 +181,7 @@ impl Client {
                 *limit as usize,
             ),
             Op::LastAnswers { thread } => self.last_answers(world, thread),
+            Op::UserMessages { thread, user } => self.user_messages(world, thread, user.as_deref()),
             Op::Rate {
                 thread,
                 user,

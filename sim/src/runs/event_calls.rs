@@ -47,7 +47,7 @@ pub(super) fn filtered_pages(
 impl Client {
     /// Whether the pair serves `op`; if not, the read (`kind`, on `what`) is left out, counted
     /// by kind and missing op, and traced.
-    fn serves_read(world: &World, kind: &str, what: &str, op: &str) -> bool {
+    pub(super) fn serves_read(world: &World, kind: &str, what: &str, op: &str) -> bool {
         if world.serves(op) {
             return true;
         }

@@ -27,6 +27,25 @@ const USERS: [&str; 2] = ["user-1", "user-2"];
 /// The thread key of the long thread.
 pub const LONG_THREAD: &str = "long";
 
+/// The client's calls of the store's wider API woven into `ops`, and subagent tasks given to
+/// some `runs`: each kind from a sub-stream of its own, in the order they came into the
+/// workload, so a seed keeps everything it had before a later kind existed.
+fn weave_wider_calls(
+    ops: Vec<Op>,
+    runs: &mut [RunSpec],
+    options: &RunsOptions,
+    seed: SeedRng,
+) -> Vec<Op> {
+    let ops =
+        super::generate_store_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 2));
+    // Subagent tasks and the filtered reads.
+    let mut events_rng = seed.substream(Stream::Workload, 3);
+    super::generate_event_ops::add_tasks(runs, options, &mut events_rng);
+    let ops = super::generate_event_ops::weave(ops, runs, options, events_rng);
+    // The user-scoped reads.
+    super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4))
+}
+
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut ids = seed.substream(Stream::Workload, 1);
@@ -71,17 +90,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         crashes,
         store_crashes,
     } = faults(seed, options, &gen.runs);
-    let ops = super::generate_store_ops::weave(
-        gen.ops,
-        &gen.runs,
-        options,
-        seed.substream(Stream::Workload, 2),
-    );
-    // Subagent tasks and the filtered reads last, from a sub-stream of their own: everything
-    // above is what it was before they existed.
-    let mut events_rng = seed.substream(Stream::Workload, 3);
-    super::generate_event_ops::add_tasks(&mut gen.runs, options, &mut events_rng);
-    let ops = super::generate_event_ops::weave(ops, &gen.runs, options, events_rng);
+    let ops = weave_wider_calls(gen.ops, &mut gen.runs, options, seed);
     let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
     RunsScenario {
         network_seed,

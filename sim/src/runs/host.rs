@@ -125,6 +125,18 @@ impl RunEventStore for FileSqliteStore {
     ) -> Result<u64, RunStoreError> {
         self.with(|s| s.delete_by_run(thread_id, run_id, user))
     }
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.with(|s| s.list_messages_as(thread_id, limit, cursor, user))
+    }
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.with(|s| s.count_messages_as(thread_id, user))
+    }
     fn list_messages_by_run(
         &self,
         thread_id: &str,

@@ -14,7 +14,9 @@ pub mod event_rules;
 pub mod generate;
 mod generate_event_ops;
 mod generate_store_ops;
+mod generate_user_ops;
 pub mod host;
+mod op_validation;
 pub mod options;
 pub mod probes;
 pub mod reads;
@@ -31,6 +33,8 @@ pub mod system;
 mod tap;
 pub mod tasks;
 pub mod truth;
+mod user_calls;
+pub mod user_rules;
 mod worker;
 pub mod world;
 

@@ -78,6 +78,8 @@ pub struct RunsOptions {
     pub filtered_events_probability: f64,
     /// Chance, after a wait, of asking the last visible AI message of the thread's runs.
     pub last_answers_probability: f64,
+    /// Chance that the client reads a thread's messages in one user's scope after a wait.
+    pub user_reads_probability: f64,
 }
 
 impl RunsOptions {
@@ -112,6 +114,7 @@ impl RunsOptions {
             subagent_probability: 0.0,
             filtered_events_probability: 0.0,
             last_answers_probability: 0.0,
+            user_reads_probability: 0.0,
         }
     }
 
@@ -145,6 +148,8 @@ impl RunsOptions {
         let subagent_probability = maybe(0.5, 0.3, 0.9);
         let filtered_events_probability = maybe(0.5, 0.3, 0.9);
         let last_answers_probability = maybe(0.5, 0.3, 0.9);
+        // The user-scoped reads, drawn after everything older.
+        let user_reads_probability = maybe(0.5, 0.2, 0.7);
         let sizes = Sizes::from_seed(seed);
         RunsOptions {
             workers: sizes.workers,
@@ -175,6 +180,7 @@ impl RunsOptions {
             subagent_probability,
             filtered_events_probability,
             last_answers_probability,
+            user_reads_probability,
         }
     }
 }

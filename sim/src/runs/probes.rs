@@ -31,6 +31,7 @@ pub const PROBES: &[&str] = &[
     "runs.feature.subagent_tasks",
     "runs.feature.events_filtered",
     "runs.feature.last_answers",
+    "runs.feature.user_reads",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -133,6 +134,7 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             Op::RunMessages { .. } => cov.hit("runs.feature.run_paged"),
             Op::FilteredEvents { .. } => cov.hit("runs.feature.events_filtered"),
             Op::LastAnswers { .. } => cov.hit("runs.feature.last_answers"),
+            Op::UserMessages { .. } => cov.hit("runs.feature.user_reads"),
             _ => {}
         }
     }

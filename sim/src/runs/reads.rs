@@ -27,7 +27,8 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             | ReadKind::Events { .. }
             | ReadKind::RunMessages { .. }
             | ReadKind::FilteredEvents { .. }
-            | ReadKind::LastAnswers { .. } => {}
+            | ReadKind::LastAnswers { .. }
+            | ReadKind::UserMessages { .. } => {}
         }
     }
 }

@@ -82,6 +82,13 @@ pub enum ReadKind {
         filter: EventFilter,
         pages: Both<Answer<Vec<Vec<RunEvent>>>>,
     },
+    /// The thread's message rows read whole, and their count, in one user's scope (`None`:
+    /// every user's).
+    UserMessages {
+        user: Option<String>,
+        rows: Both<Answer<Vec<RunEvent>>>,
+        count: Both<Answer<u64>>,
+    },
     /// `get_last_visible_ai_seq_by_run` for `run_ids`, and the thread's message rows read in
     /// the same instant.
     LastAnswers {

@@ -287,7 +287,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         | Op::Page { thread, .. }
         | Op::Paginate { thread, .. }
         | Op::Rate { thread, .. }
-        | Op::LastAnswers { thread } = op
+        | Op::LastAnswers { thread }
+        | Op::UserMessages { thread, .. } = op
         {
             named.insert(thread.clone());
         }

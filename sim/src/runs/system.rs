@@ -408,6 +408,33 @@ impl RunEventStore for OverProtocolStore {
         Ok(self.call::<Events>(request)?.events)
     }
 
+    fn list_messages_as(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        user: &UserScope,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        let user_id = user.resolve("list_messages_as")?.map(str::to_string);
+        let (before, after) = before_after(cursor);
+        let request = Request::ListMessagesAs {
+            thread_id: thread_id.to_string(),
+            limit: limit as u64,
+            before,
+            after,
+            user_id,
+        };
+        Ok(self.call::<Events>(request)?.events)
+    }
+
+    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        let request = Request::CountMessagesAs {
+            thread_id: thread_id.to_string(),
+            user_id: user.resolve("count_messages_as")?.map(str::to_string),
+        };
+        Ok(self.call::<Count>(request)?.count)
+    }
+
     fn list_events_filtered(
         &self,
         thread_id: &str,
@@ -442,7 +469,8 @@ impl RunEventStore for OverProtocolStore {
     }
 }
 
-/// The protocol's reads and deletions take every user's rows: another scope does not cross it.
+/// The protocol's reads and deletions other than `list_messages_as` and `count_messages_as`
+/// take every user's rows: another scope does not cross it.
 fn every_user(user: &UserScope, op: &'static str) -> Result<(), RunStoreError> {
     match user {
         UserScope::All => Ok(()),

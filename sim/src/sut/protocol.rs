@@ -83,6 +83,22 @@ pub enum Request {
         after_seq: Option<u64>,
         limit: u64,
     },
+    /// Runs: `list_messages` over the rows of one user's scope: `user_id` a user (only rows
+    /// whose `user_id` is exactly it) or `null` (every user's, rows without a user included).
+    /// The answer is [`Events`].
+    ListMessagesAs {
+        thread_id: String,
+        limit: u64,
+        before: Option<u64>,
+        after: Option<u64>,
+        user_id: Option<String>,
+    },
+    /// Runs: `count_messages` over the rows of `user_id`'s scope (as `list_messages_as`). The
+    /// answer is [`Count`].
+    CountMessagesAs {
+        thread_id: String,
+        user_id: Option<String>,
+    },
     /// Runs: per run of `run_ids` that has one, the seq of its last visible AI message. The
     /// answer is [`LastSeqs`].
     GetLastVisibleAiSeqByRun {
@@ -103,6 +119,8 @@ impl Request {
                 | Request::ListEvents { .. }
                 | Request::Dump {}
                 | Request::ListMessagesByRun { .. }
+                | Request::ListMessagesAs { .. }
+                | Request::CountMessagesAs { .. }
         )
     }
 
@@ -126,6 +144,8 @@ impl Request {
             Request::PutIfAbsent { .. } => "put_if_absent",
             Request::ListMessagesByRun { .. } => "list_messages_by_run",
             Request::ListEventsFiltered { .. } => "list_events_filtered",
+            Request::ListMessagesAs { .. } => "list_messages_as",
+            Request::CountMessagesAs { .. } => "count_messages_as",
             Request::GetLastVisibleAiSeqByRun { .. } => "get_last_visible_ai_seq_by_run",
         }
     }

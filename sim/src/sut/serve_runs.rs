@@ -16,7 +16,7 @@ use history::{BugId, Planted};
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
-pub const RUNS_OPS: [&str; 15] = [
+pub const RUNS_OPS: [&str; 17] = [
     "hello",
     "open",
     "close",
@@ -32,6 +32,8 @@ pub const RUNS_OPS: [&str; 15] = [
     "list_messages_by_run",
     "list_events_filtered",
     "get_last_visible_ai_seq_by_run",
+    "list_messages_as",
+    "count_messages_as",
 ];
 
 struct Open {
@@ -55,6 +57,11 @@ fn refused(e: RunStoreError) -> ErrorBody {
         _ => ErrorKind::Internal,
     };
     refuse(kind, e.to_string())
+}
+
+/// The scope of a user-scoped op's `user_id`: that user's rows, or every user's for `null`.
+fn scope(user_id: Option<String>) -> UserScope {
+    user_id.map_or(UserScope::All, UserScope::Only)
 }
 
 /// The cursor of `list_messages`' `before` and `after`.
@@ -214,6 +221,38 @@ impl RunsServer {
     }
 }
 
+impl RunsServer {
+    /// The user-scoped message reads, in the scope asked.
+    fn user_scoped(&self, request: Request) -> Answer {
+        let store = &self.store()?.store;
+        match request {
+            Request::ListMessagesAs {
+                thread_id,
+                limit,
+                before,
+                after,
+                user_id,
+            } => {
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                let events = store
+                    .list_messages_as(&thread_id, limit, cursor_of(before, after), &scope(user_id))
+                    .map_err(refused)?;
+                ok(&Events { events })
+            }
+            Request::CountMessagesAs { thread_id, user_id } => {
+                let count = store
+                    .count_messages_as(&thread_id, &scope(user_id))
+                    .map_err(refused)?;
+                ok(&Count { count })
+            }
+            other => Err(refuse(
+                ErrorKind::Unsupported,
+                format!("`{}` is not a user-scoped op", other.op()),
+            )),
+        }
+    }
+}
+
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
@@ -274,6 +313,9 @@ impl Served for RunsServer {
             | Request::ListMessagesByRun { .. }
             | Request::ListEventsFiltered { .. }
             | Request::GetLastVisibleAiSeqByRun { .. }) => self.wider(other),
+            other @ (Request::ListMessagesAs { .. } | Request::CountMessagesAs { .. }) => {
+                self.user_scoped(other)
+            }
             other => Err(refuse(
                 ErrorKind::Unsupported,
                 format!("`{}` is not a runs op", other.op()),

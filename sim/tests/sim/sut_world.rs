@@ -150,9 +150,10 @@ fn runs_seeds_through_the_reference_store_pass_as_in_process_and_repeat_exactly(
 #[test]
 fn planted_store_bugs_are_found_through_the_protocol_under_their_own_ids() {
     // R3 (reads writing into the store's rows), R9 (the backends disagree), R17 (a filter
-    // applied after the limit) and R18 (a tool call taken for the answer) live in the store, on
-    // the far side of the boundary; `open` switches them on in the reference store.
-    for id in [BugId::R3, BugId::R9, BugId::R17, BugId::R18] {
+    // applied after the limit), R18 (a tool call taken for the answer) and R19 (a user's read
+    // showing rows without a user) live in the store, on the far side of the boundary; `open`
+    // switches them on in the reference store.
+    for id in [BugId::R3, BugId::R9, BugId::R17, BugId::R18, BugId::R19] {
         let config = RunConfig {
             planted: Some(id),
             ..through("runs", serve("runs"))
@@ -230,6 +231,30 @@ fn filtered_reads_a_system_does_not_declare_are_left_out_and_counted() {
         }
     }
     assert!(left_out.iter().all(|n| *n > 0), "left out {left_out:?}");
+}
+
+#[test]
+fn user_scoped_reads_a_system_does_not_declare_are_left_out_and_counted() {
+    // The reference store, minus the user-scoped reads in its `hello` (as DeerFlow 0.1.7's
+    // memory and JSONL stores, which take no user_id).
+    let without = SutOptions::new(format!(
+        r#"{} serve runs | stdbuf -oL sed 's/,"list_messages_as","count_messages_as"//'"#,
+        env!("CARGO_BIN_EXE_histsim")
+    ));
+    let config = through("runs", without);
+    let kind = "the client's user-scoped reads (the system does not serve list_messages_as)";
+    let mut left_out = 0;
+    for seed in 0..8 {
+        let report = run_seed(seed, &config);
+        assert!(
+            report.passed(),
+            "seed {seed}: {:?} {:?}",
+            report.violations,
+            report.failure
+        );
+        left_out += report.left_out.counts.get(kind).copied().unwrap_or(0);
+    }
+    assert!(left_out > 0, "some seed issued a user-scoped read");
 }
 
 #[test]

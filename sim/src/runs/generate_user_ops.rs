@@ -1,0 +1,44 @@
+//! The client's user-scoped reads, woven into a generated scenario's ops: after a wait, the
+//! thread's messages read in one user's scope (`list_messages` and `count_messages` with a
+//! `user_id`): one of the workload's users (a run's, another's, or nobody's on this thread), or
+//! every user's (legacy rows without a user included).
+//!
+//! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and wider
+//! calls they had before these reads existed.
+
+use super::options::RunsOptions;
+use super::scenario::{Op, RunSpec};
+use rand::seq::IndexedRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// The scopes a read draws from: the generator's two users, a user no run acts for, and every
+/// user's rows (`None`).
+const SCOPES: [Option<&str>; 4] = [Some("user-1"), Some("user-2"), Some("user-3"), None];
+
+/// `ops` with the user-scoped reads woven in.
+pub fn weave(
+    ops: Vec<Op>,
+    runs: &[RunSpec],
+    options: &RunsOptions,
+    mut rng: ChaCha8Rng,
+) -> Vec<Op> {
+    let p = options.user_reads_probability;
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        let waited = match &op {
+            Op::Wait { run } => runs.iter().find(|r| &r.id == run).map(|r| r.thread.clone()),
+            _ => None,
+        };
+        out.push(op);
+        let Some(thread) = waited else { continue };
+        if p > 0.0 && rng.random_bool(p.min(1.0)) {
+            let user = SCOPES.choose(&mut rng).copied().flatten();
+            out.push(Op::UserMessages {
+                thread,
+                user: user.map(str::to_string),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,156 @@
+//! Validation of a runs scenario's ops: each op's fields, and what it requires of the ops before
+//! it (a run started before its wait, stopped before its deletion, no rating after a deletion on
+//! its thread).
+
+use super::scenario::{Op, RunsScenario};
+use std::collections::BTreeSet;
+
+impl RunsScenario {
+    /// Every op in order, each at `ops[i]` in an error.
+    pub(super) fn validate_ops(&self) -> Result<(), String> {
+        let mut seen = OpsSeen::default();
+        for (o, op) in self.ops.iter().enumerate() {
+            let at = format!("ops[{o}]");
+            self.validate_op(&at, op, &mut seen.started)?;
+            self.validate_store_op(&at, op, &mut seen)?;
+        }
+        Ok(())
+    }
+
+    /// The ops of the store's wider API at `at` (deletion, receipts, per-run reads) and what
+    /// they require of the ops before them; `seen` collects what those need.
+    fn validate_store_op(&self, at: &str, op: &Op, seen: &mut OpsSeen) -> Result<(), String> {
+        let started = |run: &str| -> Result<usize, String> {
+            match self.run_index(run) {
+                Some(r) if seen.started.contains(&r) => Ok(r),
+                Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
+                None => Err(format!("{at}.run: no run with id `{run}`")),
+            }
+        };
+        match op {
+            Op::Wait { run } => {
+                seen.waited.extend(self.run_index(run));
+            }
+            Op::DeleteRun { run } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is deleted before a wait for it (it may still write)"
+                    ));
+                }
+                seen.deleted_on.insert(self.runs[r].thread.clone());
+            }
+            Op::Receipt { run, .. } => {
+                started(run)?;
+            }
+            Op::FilteredEvents {
+                run,
+                event_types,
+                task,
+                limit,
+            } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is read before a wait for it (it may still write)"
+                    ));
+                }
+                if event_types
+                    .iter()
+                    .flatten()
+                    .any(|t| t == history::runs::current::RUN_DELIVERY)
+                {
+                    return Err(format!(
+                        "{at}.event_types: `run.delivery` is the client's receipt, not the run's event"
+                    ));
+                }
+                if event_types.is_none() && task.is_none() {
+                    return Err(format!(
+                        "{at}: expected event_types, task or both (an unfiltered read is `events`)"
+                    ));
+                }
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
+                }
+            }
+            Op::RunMessages { run, limit, .. } => {
+                started(run)?;
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
+                }
+            }
+            Op::Rate { thread, .. } if seen.deleted_on.contains(thread) => {
+                return Err(format!(
+                    "{at}: a rating on thread `{thread}` after a deletion on it (the ratings model knows no deletion)"
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// One op at `at`; `started` collects the runs started so far.
+    fn validate_op(&self, at: &str, op: &Op, started: &mut BTreeSet<usize>) -> Result<(), String> {
+        let run_of = |id: &str| {
+            self.run_index(id)
+                .ok_or_else(|| format!("{at}.run: no run with id `{id}`"))
+        };
+        let thread_of = |key: &str| {
+            if self.threads.contains_key(key) {
+                Ok(())
+            } else {
+                Err(format!("{at}.thread: no thread with key `{key}`"))
+            }
+        };
+        match op {
+            Op::Start { run } => {
+                let r = run_of(run)?;
+                if !started.insert(r) {
+                    return Err(format!("{at}.run: run `{run}` is started twice"));
+                }
+            }
+            Op::DeleteRun { .. }
+            | Op::Receipt { .. }
+            | Op::RunMessages { .. }
+            | Op::FilteredEvents { .. } => {}
+            Op::Wait { run } | Op::Events { run } => {
+                let r = run_of(run)?;
+                if !started.contains(&r) {
+                    return Err(format!("{at}.run: run `{run}` is not started before"));
+                }
+            }
+            Op::Sleep { .. } => {}
+            Op::Views { thread } | Op::Page { thread, .. } | Op::LastAnswers { thread } => {
+                thread_of(thread)?
+            }
+            Op::UserMessages { thread, user } => {
+                thread_of(thread)?;
+                if user.as_deref() == Some("") {
+                    return Err(format!("{at}.user: empty (omit it for every user's rows)"));
+                }
+            }
+            Op::Paginate { thread, limit, .. } => {
+                thread_of(thread)?;
+                if *limit == 0 {
+                    return Err(format!("{at}.limit: expected at least 1"));
+                }
+            }
+            Op::Rate { thread, user, .. } => {
+                thread_of(thread)?;
+                if user.is_empty() {
+                    return Err(format!("{at}.user: empty"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What validation of the ops has seen so far.
+#[derive(Default)]
+struct OpsSeen {
+    started: BTreeSet<usize>,
+    waited: BTreeSet<usize>,
+    /// Thread keys a run was deleted on.
+    deleted_on: BTreeSet<String>,
+}

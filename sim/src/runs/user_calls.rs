@@ -1,0 +1,45 @@
+//! The client's user-scoped reads: a thread's message rows and their count as one user's
+//! request sees them (`list_messages` and `count_messages` with `user_id`), or every user's.
+//! Both go to both backends and are recorded for the checker (`user_rules`); a system under
+//! test that does not serve them has them left out, counted and traced.
+
+use super::client::Client;
+use super::record::*;
+use super::state::*;
+use history::runs::{MessageCursor, UserScope};
+
+pub const LIST_MESSAGES_AS: &str = "list_messages_as";
+pub const COUNT_MESSAGES_AS: &str = "count_messages_as";
+/// The limit of a whole-thread scoped read: above any thread's rows, and the largest a SQL store
+/// binds (SQLite's integers are signed 64-bit; DeerFlow's DB store passes the limit through).
+const WHOLE_THREAD: usize = i64::MAX as usize;
+
+impl Client {
+    /// The thread's message rows read whole, and their count, in `user`'s scope (`None`:
+    /// every user's, `user_id=None`).
+    pub(super) fn user_messages(&self, world: &World, thread: &str, user: Option<&str>) {
+        for op in [LIST_MESSAGES_AS, COUNT_MESSAGES_AS] {
+            if !Client::serves_read(world, "user-scoped reads", thread, op) {
+                return;
+            }
+        }
+        let tid = world.thread_id(thread);
+        let scope = user.map_or(UserScope::All, |u| UserScope::Only(u.to_string()));
+        let op = world.next_op();
+        let rows =
+            world.both(|s| s.list_messages_as(&tid, WHOLE_THREAD, MessageCursor::None, &scope));
+        let count = world.both(|s| s.count_messages_as(&tid, &scope));
+        world.record(format_args!(
+            "user messages {thread} as {user:?}: rows={:016x} count={:?} agree={}",
+            hash_of(rows.primary(world.primary)),
+            count.primary(world.primary),
+            rows.memory == rows.sqlite && count.memory == count.sqlite
+        ));
+        let kind = ReadKind::UserMessages {
+            user: user.map(str::to_string),
+            rows,
+            count,
+        };
+        self.push_read(world, op, thread, kind);
+    }
+}
