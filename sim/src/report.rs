@@ -466,9 +466,27 @@ pub fn junit(s: &Summary) -> String {
         (!s.coverage_never_fired.is_empty())
             .then(|| format!("never fired: {}", s.coverage_never_fired.join(", "))),
     ));
-    let mut suite = TestSuite::new(format!("histsim.{}", s.campaign));
+    junit_xml(
+        "histsim",
+        format!("histsim.{}", s.campaign),
+        "histsim",
+        s.elapsed_s,
+        cases,
+    )
+}
+
+/// A JUnit report of one suite: each case passes (`None`) or fails with its text, whose first
+/// line is the failure's message. `histsim run`'s and `histsim fuzz run`'s reports both.
+pub(crate) fn junit_xml(
+    report: &str,
+    suite: String,
+    classname: &str,
+    elapsed_s: f64,
+    cases: Vec<(String, Option<String>)>,
+) -> String {
+    let mut suite = TestSuite::new(suite);
     // A merged or hand-edited summary may carry a time `Duration` cannot hold: report none.
-    if let Ok(elapsed) = Duration::try_from_secs_f64(s.elapsed_s) {
+    if let Ok(elapsed) = Duration::try_from_secs_f64(elapsed_s) {
         suite.set_time(elapsed);
     }
     for (name, failure) in cases {
@@ -483,13 +501,12 @@ pub fn junit(s: &Summary) -> String {
             }
         };
         let mut case = TestCase::new(name, status);
-        case.set_classname("histsim");
+        case.set_classname(classname.to_string());
         suite.add_test_case(case);
     }
-    let mut report = Report::new("histsim");
-    report.add_test_suite(suite);
-    report
-        .to_string()
+    let mut out = Report::new(report);
+    out.add_test_suite(suite);
+    out.to_string()
         .expect("a report of strings serializes into a String")
 }
 

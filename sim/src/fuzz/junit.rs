@@ -6,8 +6,7 @@
 
 use super::summary::{FuzzSummary, FuzzViolation};
 use crate::registry;
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-use std::time::Duration;
+use crate::report::junit_xml;
 
 /// The report of `s`.
 pub fn junit(s: &FuzzSummary) -> String {
@@ -37,30 +36,13 @@ pub fn junit(s: &FuzzSummary) -> String {
         (!harness.is_empty()).then(|| harness.join("\n")),
     ));
     cases.push(("fuzzer".into(), s.failure.clone()));
-    let mut suite = TestSuite::new(format!("histsim.fuzz.{}", s.name));
-    if let Ok(elapsed) = Duration::try_from_secs_f64(s.elapsed_s) {
-        suite.set_time(elapsed);
-    }
-    for (name, failure) in cases {
-        let status = match failure {
-            None => TestCaseStatus::success(),
-            Some(text) => {
-                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                status
-                    .set_message(text.lines().next().unwrap_or(""))
-                    .set_description(text);
-                status
-            }
-        };
-        let mut case = TestCase::new(name, status);
-        case.set_classname(s.target.clone());
-        suite.add_test_case(case);
-    }
-    let mut report = Report::new("histsim-fuzz");
-    report.add_test_suite(suite);
-    report
-        .to_string()
-        .expect("a report of strings serializes into a String")
+    junit_xml(
+        "histsim-fuzz",
+        format!("histsim.fuzz.{}", s.name),
+        &s.target,
+        s.elapsed_s,
+        cases,
+    )
 }
 
 /// One line for one crash: what panicked, the input, and how to replay it.
