@@ -23,6 +23,12 @@ pub enum Stream {
     Mix = 5,
 }
 
+/// Whether an event of probability `p` happens: no draw at all when `p` is 0 (so a switched-off
+/// feature leaves the stream as it was), and `p` above 1 counts as 1. Every generator's coin.
+pub fn chance(rng: &mut impl Rng, p: f64) -> bool {
+    p > 0.0 && rng.random_bool(p.min(1.0))
+}
+
 /// Swarm testing: a feature is on for a seed with chance `chance_on`, and when on its
 /// probability is drawn from `lo..=hi`; off is 0.0. (Draws the range only when on.)
 pub fn swarm_probability(rng: &mut impl Rng, chance_on: f64, lo: f64, hi: f64) -> f64 {

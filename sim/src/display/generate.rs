@@ -138,7 +138,7 @@ struct Generator<'a> {
 
 impl Generator<'_> {
     fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && self.rng.random_bool(p.min(1.0))
+        crate::rng::chance(&mut self.rng, p)
     }
 
     fn peek_id(&self) -> u32 {

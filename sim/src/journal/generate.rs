@@ -16,6 +16,7 @@ use super::scenario::{
     Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
     SharedAction, SpeakerSpec,
 };
+use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -85,7 +86,7 @@ fn spec(speaker: SpeakerSpec, text: String) -> RowSpec {
 
 impl Gen<'_> {
     fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && self.rng.random_bool(p.min(1.0))
+        crate::rng::chance(&mut self.rng, p)
     }
 
     /// A word no other row of the scenario uses.
@@ -434,7 +435,6 @@ impl Gen<'_> {
 /// operations' injected failures and returns the host crashes.
 /// What a crash keeps of the unsynced writes.
 fn pending(rng: &mut ChaCha8Rng, o: &JournalSimOptions) -> Pending {
-    let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
     if chance(rng, o.pending_reorder_probability) {
         Pending::Reorder { seed: rng.random() }
     } else if chance(rng, o.pending_keep_probability) {
@@ -452,7 +452,6 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
     let mut rng = seed.stream(Stream::Faults);
     // Corruptions come from a sub-stream of their own: seeds keep the crashes they had.
     let mut corrupt_rng = seed.substream(Stream::Faults, CORRUPTION_SUBSTREAM);
-    let chance = |rng: &mut ChaCha8Rng, p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
     let mut crashes = Vec::new();
     for (s, session) in sessions.iter_mut().enumerate() {
         let mut attached = session.mirrors.clone();

@@ -9,6 +9,7 @@
 use super::options::RunsOptions;
 use super::scenario::{Op, RunSpec};
 use super::tasks::{TaskSpec, TASK_STEPS_MAX};
+use crate::rng::chance;
 use history::runs::{current, AI_MESSAGE, HUMAN_MESSAGE, RUN_START, TOOL_RESULT};
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -26,10 +27,6 @@ const FILTER_TYPES: [&str; 8] = [
     RUN_START,
     current::LLM_AI_RESPONSE,
 ];
-
-fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
-    p > 0.0 && rng.random_bool(p.min(1.0))
-}
 
 /// Gives some runs subagent tasks.
 pub fn add_tasks(runs: &mut [RunSpec], options: &RunsOptions, rng: &mut ChaCha8Rng) {

@@ -9,13 +9,10 @@
 
 use super::options::RunsOptions;
 use super::scenario::{Op, RunSpec};
+use crate::rng::chance;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
-
-fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
-    p > 0.0 && rng.random_bool(p.min(1.0))
-}
 
 /// `ops` with the wider calls woven in.
 pub fn weave(

@@ -8,8 +8,8 @@
 
 use super::options::RunsOptions;
 use super::scenario::{Op, RunSpec};
+use crate::rng::chance;
 use rand::seq::IndexedRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The scopes a read draws from: the generator's two users, a user no run acts for, and every
@@ -23,7 +23,6 @@ pub fn weave(
     options: &RunsOptions,
     mut rng: ChaCha8Rng,
 ) -> Vec<Op> {
-    let p = options.user_reads_probability;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let waited = match &op {
@@ -32,7 +31,7 @@ pub fn weave(
         };
         out.push(op);
         let Some(thread) = waited else { continue };
-        if p > 0.0 && rng.random_bool(p.min(1.0)) {
+        if chance(&mut rng, options.user_reads_probability) {
             let user = SCOPES.choose(&mut rng).copied().flatten();
             out.push(Op::UserMessages {
                 thread,

@@ -3,17 +3,17 @@
 
 use super::options::SpoolSimOptions;
 use super::scenario::{HistorySpec, RequestSpec, ShapeSpec, SourceKind, SpoolScenario};
+use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};
 use rand::Rng;
 
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, o: &SpoolSimOptions) -> SpoolScenario {
     let mut rng = seed.stream(Stream::Workload);
-    let mut chance = |p: f64| p > 0.0 && rng.random_bool(p.min(1.0));
-    let tool_heavy = chance(o.tool_heavy_probability);
-    let compress = chance(o.compress_probability);
-    let journal = chance(o.journal_source_probability);
-    let system = chance(o.system_probability);
+    let tool_heavy = chance(&mut rng, o.tool_heavy_probability);
+    let compress = chance(&mut rng, o.compress_probability);
+    let journal = chance(&mut rng, o.journal_source_probability);
+    let system = chance(&mut rng, o.system_probability);
     let mut rng = seed.substream(Stream::Workload, 1);
     let mut requests = Vec::new();
     for t in 0..o.turns {
