@@ -26,10 +26,6 @@ pub(super) enum Line {
 /// Bytes asked of the pipe at a time (a pipe holds 64 KiB by default).
 const READ_BYTES: usize = 64 * 1024;
 
-/// Lines longer than this are handed out in the buffer they were read into; shorter ones are
-/// copied out, and the buffer is kept for the next.
-const KEPT_BYTES_MAX: usize = 256 * 1024;
-
 /// Reads answer lines of at most `bytes_max` bytes each from `source`.
 pub(super) struct AnswerLines<R> {
     source: R,
@@ -94,8 +90,9 @@ impl<R: AsFd> AnswerLines<R> {
         if len > self.bytes_max {
             return Line::TooLong;
         }
-        if len + skip == self.pending.len() && len > KEPT_BYTES_MAX {
-            // A long answer alone in the buffer: handed out without a copy.
+        if len + skip == self.pending.len() {
+            // An answer alone in the buffer (the usual case: a child writes one answer, then
+            // waits): handed out without a copy; `give_back` returns the buffer for the next.
             let mut line = std::mem::take(&mut self.pending);
             line.truncate(len);
             return Line::Text(line);
@@ -140,7 +137,7 @@ impl<R: AsFd> AnswerLines<R> {
 }
 
 fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 #[cfg(test)]
