@@ -81,8 +81,14 @@ pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {
     let progress = Progress::new(total, config.progress, start);
     let shared = Shared::default();
     std::thread::scope(|scope| {
-        for _ in 0..config.jobs.max(1) {
-            scope.spawn(|| worker(config, total, &shared, &progress));
+        for k in 0..config.jobs.max(1) {
+            let (shared, progress) = (&shared, &progress);
+            scope.spawn(move || {
+                if config.run.sut.as_ref().is_some_and(|sut| sut.share_cpu) {
+                    crate::sut::affinity::share_one_cpu(k);
+                }
+                worker(config, total, shared, progress)
+            });
         }
     });
     progress.bar.finish_and_clear();

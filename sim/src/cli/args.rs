@@ -53,6 +53,11 @@ pub(crate) struct SutArgs {
     #[arg(long, value_name = "MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     sut_timeout_ms: u64,
+    /// Let the system under test run on any CPU. By default each campaign thread and the
+    /// processes it starts share one CPU, as a round trip between CPUs costs several times more
+    /// (docs/sut-protocol.md, "Speed"); free them for a system that computes on threads of its own.
+    #[arg(long)]
+    sut_any_cpu: bool,
 }
 
 impl SutArgs {
@@ -63,6 +68,7 @@ impl SutArgs {
     pub(crate) fn options(&self) -> Option<SutOptions> {
         self.sut.as_ref().map(|command| SutOptions {
             timeout_ms: self.sut_timeout_ms,
+            share_cpu: !self.sut_any_cpu,
             ..SutOptions::new(command.clone())
         })
     }

@@ -2,6 +2,7 @@
 //! that drives a child process over it, and histsim's own components served behind it
 //! (`histsim serve display`), the reference adapter.
 
+pub mod affinity;
 mod answer_lines;
 pub mod opened;
 pub mod process;

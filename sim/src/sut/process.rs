@@ -30,6 +30,9 @@ pub struct SutOptions {
     pub startup_timeout_ms: u64,
     /// Longest answer line accepted, in bytes.
     pub response_bytes_max: usize,
+    /// Whether each campaign thread and the children it starts share one CPU
+    /// ([`super::affinity`]); `false` lets the scheduler place them anywhere.
+    pub share_cpu: bool,
 }
 
 impl SutOptions {
@@ -39,6 +42,7 @@ impl SutOptions {
             timeout_ms: 10_000,
             startup_timeout_ms: 60_000,
             response_bytes_max: 64 * 1024 * 1024,
+            share_cpu: true,
         }
     }
 }
