@@ -20,5 +20,6 @@ pub mod journal;
 pub mod planted;
 pub mod runs;
 pub mod spool;
+mod token_counts;
 
 pub use planted::{BugId, Planted, UnknownBugId};

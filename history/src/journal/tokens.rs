@@ -5,10 +5,8 @@
 //! counters shared one stateful matcher between concurrent counts, so counts depended on how
 //! they interleaved (J17); here the vocabulary is shared (it is immutable) but the buffer is not.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, DefaultHasher};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use tiktoken_rs::CoreBPE;
 
@@ -57,40 +55,7 @@ impl Tokenizer {
 
     /// Tokens in `text`, counted in one go.
     pub fn count(&self, text: &str) -> u64 {
-        if let Some(&tokens) = lock(&COUNTED).counts.get(text) {
-            return tokens;
-        }
-        let tokens = self.bpe.encode_ordinary(text).len() as u64;
-        lock(&COUNTED).keep(text, tokens);
-        tokens
-    }
-}
-
-/// Texts counted before in this process, with their counts. A fold counts the same rows again
-/// and again (every fold of a journal re-reads it), and encoding is most of the cost of a
-/// count: tiktoken's pre-tokenizing regex alone was 40 % of the spool workload's instructions.
-/// A count is a function of the text alone, so the cache changes no answer. Only looked up,
-/// never iterated (its order never shows); bounded by the bytes of its keys, emptied when full.
-static COUNTED: LazyLock<Mutex<CountCache>> = LazyLock::new(|| Mutex::new(CountCache::default()));
-
-/// The bytes of text the cache keeps at most.
-const COUNTED_BYTES_MAX: usize = 16 * 1024 * 1024;
-
-#[derive(Default)]
-struct CountCache {
-    counts: HashMap<Box<str>, u64, BuildHasherDefault<DefaultHasher>>,
-    bytes: usize,
-}
-
-impl CountCache {
-    fn keep(&mut self, text: &str, tokens: u64) {
-        if self.bytes + text.len() > COUNTED_BYTES_MAX {
-            self.counts.clear();
-            self.bytes = 0;
-        }
-        if text.len() <= COUNTED_BYTES_MAX && self.counts.insert(text.into(), tokens).is_none() {
-            self.bytes += text.len();
-        }
+        crate::token_counts::o200k_tokens(self.bpe, text)
     }
 }
 
@@ -145,7 +110,7 @@ impl TokenCounter {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock(m: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -173,25 +138,6 @@ pub fn row_pieces(row: &Row) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use crate::journal::row::{Origin, Speaker};
-
-    #[test]
-    fn a_count_from_the_cache_is_the_count_of_the_text_and_the_cache_stays_bounded() {
-        let t = Tokenizer::o200k();
-        let text = "the cache keeps what was counted: a second count is the first";
-        let first = t.count(text);
-        assert_eq!(first, t.bpe.encode_ordinary(text).len() as u64);
-        assert_eq!(t.count(text), first);
-        let mut cache = CountCache::default();
-        let long = "x".repeat(COUNTED_BYTES_MAX / 2 + 1);
-        cache.keep(&long, 1);
-        cache.keep("short", 2);
-        assert_eq!(cache.bytes, long.len() + 5);
-        // A third text that would pass the bound empties the cache first.
-        cache.keep(&long[1..], 3);
-        assert_eq!(cache.counts.len(), 1);
-        assert_eq!(cache.bytes, long.len() - 1);
-        assert_eq!(cache.counts.get(&long[1..]), Some(&3));
-    }
 
     #[test]
     fn counts_match_the_vocabulary() {

@@ -1,7 +1,8 @@
 //! Token estimates with a real tokenizer (o200k_base), for the summarization budget.
 //!
 //! The encoder tables load once per process (a lazily built static of `tiktoken-rs`) and are then
-//! shared by every counter; counting is a pure function of the text.
+//! shared by every counter; counting is a pure function of the text, so counts are kept by text
+//! for the process (`crate::token_counts`).
 
 use tiktoken_rs::CoreBPE;
 
@@ -32,7 +33,7 @@ impl TokenCounter {
 
     /// Tokens of a plain text (special tokens are treated as text).
     pub fn text_tokens(&self, text: &str) -> usize {
-        self.bpe.encode_ordinary(text).len()
+        crate::token_counts::o200k_tokens(self.bpe, text) as usize
     }
 
     /// Tokens of one message: its text, its tool calls' names and arguments, plus the overhead.
