@@ -116,3 +116,55 @@ fn call(rng: &mut ChaCha8Rng, thread: &str, runs: &[String]) -> Op {
         _ => reads(rng, thread),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::generate::generate;
+    use super::*;
+    use crate::rng::SeedRng;
+
+    /// Which feedback call an op is (`None`: not one of them).
+    fn kind(op: &Op) -> Option<&'static str> {
+        Some(match op {
+            Op::RateAnonymously { .. } => "anonymous",
+            Op::Withdraw { user: None, .. } => "withdraw anonymous",
+            Op::Withdraw { .. } => "withdraw",
+            Op::WithdrawRun { .. } => "withdraw by run",
+            Op::FeedbackReads { user: None, .. } => "reads as every user",
+            Op::FeedbackReads { .. } => "reads as a user",
+            _ => return None,
+        })
+    }
+
+    #[test]
+    fn seeds_weave_every_feedback_call_and_only_with_the_probability_on() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in 0..100 {
+            let seed = SeedRng::new(s);
+            let options = RunsOptions::from_seed(seed);
+            let scenario = generate(seed, &options);
+            let kinds: Vec<&str> = scenario.ops.iter().filter_map(kind).collect();
+            if options.feedback_probability == 0.0 {
+                assert!(
+                    kinds.is_empty(),
+                    "seed {s}: {kinds:?} with the probability off"
+                );
+            }
+            seen.extend(kinds);
+        }
+        assert_eq!(seen.len(), 6, "{seen:?}");
+    }
+
+    #[test]
+    fn a_deletion_may_be_followed_by_a_rating_on_its_thread() {
+        let found = (0..200).any(|s| {
+            let seed = SeedRng::new(s);
+            let scenario = generate(seed, &RunsOptions::from_seed(seed));
+            scenario
+                .ops
+                .windows(2)
+                .any(|w| matches!((&w[0], &w[1]), (Op::DeleteRun { .. }, Op::Rate { .. })))
+        });
+        assert!(found);
+    }
+}

@@ -571,6 +571,20 @@ mod tests {
             target: Target::Old(0),
         });
         assert_eq!(s.validate(), Ok(()), "its feedback outlives the run's rows");
+        s.ops.push(Op::WithdrawRun {
+            run: run(),
+            user: String::new(),
+        });
+        assert!(s.validate().unwrap_err().starts_with("ops[6].user: empty"));
+        s.ops.pop();
+        s.ops.push(Op::FeedbackReads {
+            thread: "x".into(),
+            user: None,
+        });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[6].thread: no thread"));
         let mut s = small();
         s.ops.insert(
             0,
