@@ -4,7 +4,7 @@
 //!   SQLite) and the display-scoped projector that rebuilds a chat history from raw rows
 //!   (seed 000, catalog P1 to P14).
 //! - [`runs`]: the append-only run-event store, the run journal, the checkpointer with its
-//!   summarization middleware, the history and messages views and feedback (seed 003, R1 to R20).
+//!   summarization middleware, the history and messages views and feedback (seed 003, R1 to R22).
 //! - [`journal`]: the file-backed history journal of a coding agent: crash-safe replacement,
 //!   origins and mirrors, incremental reads (seed 004, J1 to J13, J15 to J20).
 //! - [`spool`]: provider request bodies streamed from the journal into a sealed spool (J14).

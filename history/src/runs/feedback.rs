@@ -14,6 +14,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
+use crate::planted::{BugId, Planted};
+
 /// Thumbs up or down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Rating {
@@ -116,6 +118,9 @@ struct State {
     rows: BTreeMap<u64, Feedback>,
     by_user: BTreeMap<Key, u64>,
     next_id: u64,
+    /// Planted R22 only: deleted rows, which the legacy soft delete kept and its grouped query
+    /// forgot to filter out.
+    soft_deleted: BTreeMap<u64, Feedback>,
 }
 
 impl State {
@@ -163,11 +168,33 @@ fn check_ids(fields: &[(&'static str, &str)]) -> Result<(), FeedbackError> {
 #[derive(Debug, Default)]
 pub struct FeedbackStore {
     state: Mutex<State>,
+    /// Legacy switches: R21 (anonymous rows left out of the counts) and R22 (withdrawn rows in
+    /// the grouped listings).
+    planted: Planted,
 }
 
 impl FeedbackStore {
     pub fn new() -> FeedbackStore {
         FeedbackStore::default()
+    }
+
+    /// A store with the legacy behaviour `planted` names (R21, R22) switched on.
+    pub fn with_planted(planted: Planted) -> FeedbackStore {
+        FeedbackStore {
+            planted,
+            ..FeedbackStore::default()
+        }
+    }
+
+    /// Removes a row (a delete); planted R22 keeps it as a soft-deleted row.
+    fn remove(&self, state: &mut State, feedback_id: u64) -> bool {
+        let Some(row) = state.remove(feedback_id) else {
+            return false;
+        };
+        if self.planted.is(BugId::R22) {
+            state.soft_deleted.insert(feedback_id, row);
+        }
+        true
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -335,7 +362,7 @@ impl FeedbackStore {
             .rows
             .get(&feedback_id)
             .is_some_and(|r| in_scope(r, user));
-        visible && state.remove(feedback_id).is_some()
+        visible && self.remove(&mut state, feedback_id)
     }
 
     /// Deletes a known user's rating of a run; false when there was none. (Upstream takes the
@@ -348,7 +375,7 @@ impl FeedbackStore {
         );
         let mut state = self.lock();
         match state.by_user.get(&key).copied() {
-            Some(id) => state.remove(id).is_some(),
+            Some(id) => self.remove(&mut state, id),
             None => false,
         }
     }
@@ -362,6 +389,11 @@ impl FeedbackStore {
         };
         for row in state.rows.values() {
             if row.thread_id == thread_id && row.run_id == run_id {
+                if self.planted.is(BugId::R21) && row.user_id.is_none() {
+                    // planted R21: the legacy count joined the users table, which anonymous
+                    // feedback has no row in.
+                    continue;
+                }
                 aggregate.total += 1;
                 match row.rating {
                     Rating::Up => aggregate.positive += 1,
@@ -404,8 +436,13 @@ impl FeedbackStore {
     ) -> BTreeMap<String, Feedback> {
         let state = self.lock();
         let mut by_run = BTreeMap::new();
+        let mut rows: BTreeMap<u64, &Feedback> = state.rows.iter().map(|(k, v)| (*k, v)).collect();
+        if self.planted.is(BugId::R22) {
+            // planted R22: the legacy grouped query lacked the soft delete's filter.
+            rows.extend(state.soft_deleted.iter().map(|(k, v)| (*k, v)));
+        }
         // Rows in id order: a later row of the same run replaces an earlier one.
-        for row in state.rows.values() {
+        for row in rows.into_values() {
             if row.thread_id == thread_id && in_scope(row, user) && runs(&row.run_id) {
                 by_run.insert(row.run_id.clone(), row.clone());
             }

@@ -5,7 +5,8 @@ use history::{BugId, Planted};
 
 use crate::checks::{self, Stop, StoreOp};
 use crate::support::*;
-use history::runs::MessageCursor;
+use history::runs::{FeedbackStore, MessageCursor, NewFeedback, Rating};
+use std::collections::BTreeSet;
 
 fn on(id: BugId) -> Planted {
     Planted::only(id)
@@ -193,4 +194,52 @@ fn planted_r11_summary_splits_tool_pairs() {
         checks::summaries_keep_tool_pairs(on(BugId::R11), &runs, 30, 2),
     );
     assert!(err.contains("kept without their call"), "{err}");
+}
+
+/// A feedback row of thread `t1`.
+fn feedback(run: &str, rating: Rating, user: Option<&str>) -> NewFeedback {
+    NewFeedback {
+        thread_id: "t1".into(),
+        run_id: run.into(),
+        user_id: user.map(str::to_string),
+        message_id: None,
+        rating,
+        comment: None,
+        created_at_ns: 0,
+    }
+}
+
+/// R21's legacy count: anonymous feedback is left out of `aggregate_by_run` (upstream's
+/// `test_aggregate_by_run` counts every row of the run; here one of them anonymous).
+#[test]
+fn planted_r21_counts_leave_out_anonymous_feedback() {
+    let counts = |planted: Planted| {
+        let s = FeedbackStore::with_planted(planted);
+        s.create(feedback("r1", Rating::Up, Some("user-1")))
+            .unwrap();
+        s.create(feedback("r1", Rating::Down, None)).unwrap();
+        let a = s.aggregate_by_run("t1", "r1");
+        (a.total, a.positive, a.negative)
+    };
+    assert_eq!(counts(Planted::none()), (2, 1, 1));
+    assert_eq!(counts(on(BugId::R21)), (1, 1, 0));
+}
+
+/// R22's legacy soft delete: after `delete_by_run` (upstream's `test_delete_by_run`: the run's
+/// listing is empty) the grouped listings still return the withdrawn row.
+#[test]
+fn planted_r22_grouped_listings_return_withdrawn_feedback() {
+    let grouped = |planted: Planted| {
+        let s = FeedbackStore::with_planted(planted);
+        s.create(feedback("r1", Rating::Up, Some("u1"))).unwrap();
+        assert!(s.delete_by_run("t1", "r1", "u1"));
+        assert!(s.list_by_run("t1", "r1", 100, Some("u1")).is_empty());
+        let runs = BTreeSet::from(["r1".to_string()]);
+        (
+            s.list_by_thread_grouped("t1", Some("u1")).len(),
+            s.list_by_run_ids("t1", &runs, Some("u1")).len(),
+        )
+    };
+    assert_eq!(grouped(Planted::none()), (0, 0));
+    assert_eq!(grouped(on(BugId::R22)), (1, 1));
 }

@@ -18,6 +18,7 @@
 //! simulation recorded, not here.
 
 mod events;
+mod feedback_reads;
 mod ratings;
 mod receipts;
 pub mod summarization;
@@ -26,6 +27,7 @@ mod truth;
 pub use events::{
     check_filtered_pages, last_visible_answer, selected, EventQuery, FilteredMismatch, RunEventKey,
 };
-pub use ratings::{expected_attachment, RatingCounts, RatingTruth};
+pub use feedback_reads::{attachment_choices, grouped_choices};
+pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};

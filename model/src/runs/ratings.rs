@@ -9,8 +9,34 @@ use super::truth::{ExpectedMessage, MessageKind};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RatingTruth {
     ratings: BTreeMap<(String, String, String), i8>,
-    /// Anonymous ratings per (thread, run), in the order they were given.
-    anonymous: BTreeMap<(String, String), Vec<i8>>,
+    /// Anonymous ratings per (thread, run), in the order they were given; `None`: withdrawn.
+    anonymous: BTreeMap<(String, String), Vec<Option<i8>>>,
+}
+
+/// Who gave a rating: a known user, or the n-th anonymous rating of its run (from 0, counting
+/// withdrawn ones too: the n-th stays the n-th).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rater {
+    User(String),
+    Anonymous(u32),
+}
+
+/// One live rating of a thread.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RatingRow {
+    pub run_id: String,
+    pub rater: Rater,
+    pub value: i8,
+}
+
+impl RatingRow {
+    /// The user a store row of this rating carries (`None`: anonymous).
+    pub fn user_id(&self) -> Option<&str> {
+        match &self.rater {
+            Rater::User(u) => Some(u),
+            Rater::Anonymous(_) => None,
+        }
+    }
 }
 
 /// The counts of one run's ratings, every user's and the anonymous ones.
@@ -43,13 +69,82 @@ impl RatingTruth {
         );
     }
 
-    /// Someone without a user rates a run: one more rating, replacing none.
-    pub fn rate_anonymously(&mut self, thread_id: &str, run_id: &str, value: i8) {
+    /// Someone without a user rates a run: one more rating, replacing none. Returns its
+    /// number among the run's anonymous ratings ([`Rater::Anonymous`]).
+    pub fn rate_anonymously(&mut self, thread_id: &str, run_id: &str, value: i8) -> u32 {
         check(value);
-        self.anonymous
+        let given = self
+            .anonymous
             .entry((thread_id.to_string(), run_id.to_string()))
-            .or_default()
-            .push(value);
+            .or_default();
+        given.push(Some(value));
+        (given.len() - 1) as u32
+    }
+
+    /// The n-th anonymous rating of a run is withdrawn (deleted by its id); whether it stood.
+    pub fn withdraw_anonymous(&mut self, thread_id: &str, run_id: &str, n: u32) -> bool {
+        let key = (thread_id.to_string(), run_id.to_string());
+        self.anonymous
+            .get_mut(&key)
+            .and_then(|given| given.get_mut(n as usize))
+            .and_then(Option::take)
+            .is_some()
+    }
+
+    /// A rating is withdrawn, whoever gave it; whether it stood.
+    pub fn withdraw_rating(&mut self, thread_id: &str, run_id: &str, rater: &Rater) -> bool {
+        match rater {
+            Rater::User(u) => self.withdraw(thread_id, run_id, u),
+            Rater::Anonymous(n) => self.withdraw_anonymous(thread_id, run_id, *n),
+        }
+    }
+
+    /// The value of a rating that stands; `None` once withdrawn (or never given).
+    pub fn value_of(&self, thread_id: &str, run_id: &str, rater: &Rater) -> Option<i8> {
+        self.rows(thread_id)
+            .into_iter()
+            .find(|r| r.run_id == run_id && &r.rater == rater)
+            .map(|r| r.value)
+    }
+
+    /// Every rating of the thread that stands, ordered by run, then rater (users before
+    /// anonymous ratings).
+    pub fn rows(&self, thread_id: &str) -> Vec<RatingRow> {
+        let mut rows: Vec<RatingRow> = self
+            .ratings
+            .iter()
+            .filter(|((t, _, _), _)| t == thread_id)
+            .map(|((_, r, u), v)| RatingRow {
+                run_id: r.clone(),
+                rater: Rater::User(u.clone()),
+                value: *v,
+            })
+            .collect();
+        for ((t, r), given) in &self.anonymous {
+            if t != thread_id {
+                continue;
+            }
+            for (n, v) in given.iter().enumerate() {
+                if let Some(v) = v {
+                    rows.push(RatingRow {
+                        run_id: r.clone(),
+                        rater: Rater::Anonymous(n as u32),
+                        value: *v,
+                    });
+                }
+            }
+        }
+        rows.sort();
+        rows
+    }
+
+    /// The ratings of the thread that stand and that a read in `scope` sees: every one for
+    /// `None` (upstream's `user_id=None`), only that user's for `Some(user)` (anonymous ratings
+    /// belong to no user).
+    pub fn rows_in_scope(&self, thread_id: &str, scope: Option<&str>) -> Vec<RatingRow> {
+        let mut rows = self.rows(thread_id);
+        rows.retain(|r| scope.is_none_or(|u| r.user_id() == Some(u)));
+        rows
     }
 
     /// A user withdraws their rating of a run; whether there was one.
@@ -77,7 +172,7 @@ impl RatingTruth {
                     values
                         .iter()
                         .enumerate()
-                        .map(|(i, v)| (r.clone(), None, i, *v)),
+                        .filter_map(|(i, v)| v.map(|v| (r.clone(), None, i, v))),
                 );
             }
         }

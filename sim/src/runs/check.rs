@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R20.
+//! The invariant checkers of the runs workload, R1 to R22.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -13,7 +13,8 @@
 //! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a deletion that lowers
 //! the numbering (R13) makes later writes reuse seqs (R5); a deletion that leaves rows (R15)
 //! leaves the store holding more than the model (R3); a summary that splits a tool pair (R11)
-//! also departs from the summarization contract (R20). The rules live by what they read:
+//! also departs from the summarization contract (R20); withdrawn feedback read back (R22) also
+//! breaks that read's counts and listings (R21) and the feedback store's end state (R6). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
 //! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
 //! [`super::event_rules`] (filtered event reads), [`super::user_rules`] (user-scoped reads),
@@ -64,6 +65,8 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R2,
         BugId::R7,
         BugId::R10,
+        BugId::R22,
+        BugId::R21,
         BugId::R6,
         BugId::R8,
     ],
@@ -103,6 +106,10 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R1, reads_match_the_model),
     (BugId::R10, ids_are_stable),
     (BugId::R6, ratings_land_on_their_run),
+    (
+        BugId::R21,
+        super::feedback_rules::feedback_reads_match_the_model,
+    ),
 ];
 
 /// Checks one played world.

@@ -5,8 +5,8 @@ use super::record::*;
 use super::scenario::{Op, Target};
 use super::state::*;
 use history::runs::{
-    content_text, thread_history, thread_messages, FeedbackInput, FeedbackMapper, MessageCursor,
-    Rating as Thumb, RunEvent, RunEventStore, RunStoreError,
+    content_text, thread_history, thread_messages, FeedbackMapper, MessageCursor, RunEvent,
+    RunEventStore, RunStoreError,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +25,9 @@ pub(super) struct Client {
     /// Per thread key: every rendered position that came from a live stream.
     pub(super) streamed: BTreeMap<String, BTreeSet<usize>>,
     pub(super) mappers: BTreeMap<String, FeedbackMapper>,
+    /// Per thread key: the feedback ids the store gave the client's ratings, with their user
+    /// (`None`: anonymous), in the order given.
+    pub(super) feedback_ids: BTreeMap<String, Vec<(Option<String>, u64)>>,
 }
 
 pub(super) async fn dispatch(worker: u8, run: usize) -> std::io::Result<()> {
@@ -187,7 +190,17 @@ impl Client {
                 user,
                 up,
                 target,
-            } => self.rate(world, thread, user, *up, *target),
+            } => self.rate(world, thread, Some(user), *up, *target),
+            Op::RateAnonymously { thread, up, target } => {
+                self.rate(world, thread, None, *up, *target)
+            }
+            Op::Withdraw { thread, user, nth } => {
+                self.withdraw(world, thread, user.as_deref(), *nth)
+            }
+            Op::WithdrawRun { run, user } => self.withdraw_run(world, run, user),
+            Op::FeedbackReads { thread, user } => {
+                self.feedback_reads(world, thread, user.as_deref())
+            }
         }
     }
 
@@ -347,7 +360,7 @@ impl Client {
         &mut self,
         world: &World,
         thread: &str,
-        user: &str,
+        user: Option<&str>,
         up: bool,
         target: Target,
     ) {
@@ -368,16 +381,22 @@ impl Client {
             m.run_for(&rendered, index)
         };
         let op = world.next_op();
+        // A known user's rating traces as before anonymous ones existed.
+        let by = user.unwrap_or("nobody (anonymous)");
         world.record(format_args!(
-            "rate {thread} {target:?} by {user} up={up} `{text}` -> {client:?} (fresh {fresh:?})"
+            "rate {thread} {target:?} by {by} up={up} `{text}` -> {client:?} (fresh {fresh:?})"
         ));
         if let Some(run_id) = &client {
-            submit_rating(world, thread, user, up, message, run_id);
+            let message_id = message
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            self.store_rating(world, thread, user, up, message_id, run_id);
         }
         world.log.borrow_mut().ratings.push(RatingRecord {
             op,
             thread: thread.to_string(),
-            user: user.to_string(),
+            user: user.map(str::to_string),
             up,
             text,
             source,
@@ -417,25 +436,6 @@ impl Client {
         } else {
             RatedFrom::Checkpoint
         }
-    }
-}
-
-/// Submits the user's thumb for `message` of run `run_id`, recording a refusal.
-fn submit_rating(world: &World, thread: &str, user: &str, up: bool, message: &Value, run_id: &str) {
-    let submitted = world.feedback.submit(FeedbackInput {
-        thread_id: world.thread_id(thread),
-        run_id: run_id.to_string(),
-        user_id: user.to_string(),
-        message_id: message
-            .get("id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        rating: if up { Thumb::Up } else { Thumb::Down },
-        comment: None,
-        created_at_ns: now_ns(),
-    });
-    if let Err(e) = submitted {
-        world.record(format_args!("rating refused: {e}"));
     }
 }
 

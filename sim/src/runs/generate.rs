@@ -43,7 +43,11 @@ fn weave_wider_calls(
     super::generate_event_ops::add_tasks(runs, options, &mut events_rng);
     let ops = super::generate_event_ops::weave(ops, runs, options, events_rng);
     // The user-scoped reads.
-    super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4))
+    let ops =
+        super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4));
+    // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
+    // come into the workload at the same time take numbers of their own).
+    super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21))
 }
 
 /// Builds the scenario of `seed` under `options`.

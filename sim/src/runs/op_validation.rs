@@ -1,6 +1,5 @@
 //! Validation of a runs scenario's ops: each op's fields, and what it requires of the ops before
-//! it (a run started before its wait, stopped before its deletion, no rating after a deletion on
-//! its thread).
+//! it (a run started before its wait, stopped before its deletion).
 
 use super::scenario::{Op, RunsScenario};
 use std::collections::BTreeSet;
@@ -38,7 +37,6 @@ impl RunsScenario {
                         "{at}.run: run `{run}` is deleted before a wait for it (it may still write)"
                     ));
                 }
-                seen.deleted_on.insert(self.runs[r].thread.clone());
             }
             Op::Receipt { run, .. } => {
                 started(run)?;
@@ -79,10 +77,8 @@ impl RunsScenario {
                     return Err(format!("{at}.limit: expected at least 1"));
                 }
             }
-            Op::Rate { thread, .. } if seen.deleted_on.contains(thread) => {
-                return Err(format!(
-                    "{at}: a rating on thread `{thread}` after a deletion on it (the ratings model knows no deletion)"
-                ));
+            Op::WithdrawRun { run, .. } => {
+                started(run)?;
             }
             _ => {}
         }
@@ -141,6 +137,20 @@ impl RunsScenario {
                     return Err(format!("{at}.user: empty"));
                 }
             }
+            Op::RateAnonymously { thread, .. } => thread_of(thread)?,
+            Op::Withdraw { thread, user, .. } | Op::FeedbackReads { thread, user } => {
+                thread_of(thread)?;
+                if user.as_deref() == Some("") {
+                    return Err(format!(
+                        "{at}.user: empty (omit it for anonymous feedback or every user's)"
+                    ));
+                }
+            }
+            Op::WithdrawRun { user, .. } => {
+                if user.is_empty() {
+                    return Err(format!("{at}.user: empty"));
+                }
+            }
         }
         Ok(())
     }
@@ -151,6 +161,4 @@ impl RunsScenario {
 struct OpsSeen {
     started: BTreeSet<usize>,
     waited: BTreeSet<usize>,
-    /// Thread keys a run was deleted on.
-    deleted_on: BTreeSet<String>,
 }

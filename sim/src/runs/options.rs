@@ -80,6 +80,9 @@ pub struct RunsOptions {
     pub last_answers_probability: f64,
     /// Chance that the client reads a thread's messages in one user's scope after a wait.
     pub user_reads_probability: f64,
+    /// Chance, after a wait, of feedback calls beyond a rating (anonymous ratings,
+    /// withdrawals, every feedback read), and after a deletion of a rating on its thread.
+    pub feedback_probability: f64,
 }
 
 impl RunsOptions {
@@ -115,6 +118,7 @@ impl RunsOptions {
             filtered_events_probability: 0.0,
             last_answers_probability: 0.0,
             user_reads_probability: 0.0,
+            feedback_probability: 0.0,
         }
     }
 
@@ -181,8 +185,15 @@ impl RunsOptions {
             filtered_events_probability,
             last_answers_probability,
             user_reads_probability,
+            feedback_probability: feedback_probability(seed),
         }
     }
+}
+
+/// The feedback calls' probability, from a sub-stream of its own (21, after R21): drawing it
+/// changes no other option of any seed, whatever else is drawn after the options above.
+fn feedback_probability(seed: SeedRng) -> f64 {
+    swarm_probability(&mut seed.substream(Stream::Options, 21), 0.5, 0.3, 0.9)
 }
 
 /// The sizes of a seed's world, from a sub-stream of their own.

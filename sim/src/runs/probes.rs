@@ -32,6 +32,11 @@ pub const PROBES: &[&str] = &[
     "runs.feature.events_filtered",
     "runs.feature.last_answers",
     "runs.feature.user_reads",
+    "runs.feature.rating_anonymous",
+    "runs.feature.feedback_withdrawn",
+    "runs.feature.feedback_withdrawn_by_run",
+    "runs.feature.feedback_reads",
+    "runs.feature.rating_after_deletion",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -135,6 +140,31 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             Op::FilteredEvents { .. } => cov.hit("runs.feature.events_filtered"),
             Op::LastAnswers { .. } => cov.hit("runs.feature.last_answers"),
             Op::UserMessages { .. } => cov.hit("runs.feature.user_reads"),
+            Op::RateAnonymously { .. } => cov.hit("runs.feature.rating_anonymous"),
+            Op::Withdraw { .. } => cov.hit("runs.feature.feedback_withdrawn"),
+            Op::WithdrawRun { .. } => cov.hit("runs.feature.feedback_withdrawn_by_run"),
+            Op::FeedbackReads { .. } => cov.hit("runs.feature.feedback_reads"),
+            _ => {}
+        }
+    }
+    rating_after_deletion(s, cov);
+}
+
+/// A rating on a thread after a run of it was deleted.
+fn rating_after_deletion(s: &RunsScenario, cov: &mut Coverage) {
+    let mut deleted_on: BTreeSet<&str> = BTreeSet::new();
+    for op in &s.ops {
+        match op {
+            Op::DeleteRun { run } => {
+                if let Some(spec) = s.runs.iter().find(|r| &r.id == run) {
+                    deleted_on.insert(spec.thread.as_str());
+                }
+            }
+            Op::Rate { thread, .. } | Op::RateAnonymously { thread, .. }
+                if deleted_on.contains(thread.as_str()) =>
+            {
+                cov.hit("runs.feature.rating_after_deletion")
+            }
             _ => {}
         }
     }

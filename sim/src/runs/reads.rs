@@ -8,7 +8,7 @@ use super::world::{RatedFrom, Read, ReadKind};
 use crate::outcome::Findings;
 use history::runs::content_text;
 use history::BugId;
-use model::runs::{ExpectedMessage, RatingTruth, RunOutcome, RunTruth};
+use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -324,11 +324,13 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
 pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
     let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
     let mut all_right = true;
-    let mut expected_ratings = RatingTruth::new();
     for r in &cx.record.ratings {
         let tid = cx.thread_id(&r.thread);
         let truth = snapshots.before(r.op);
-        let Some(expected) = truth.run_emitting(tid, &r.text) else {
+        let emitted = truth.run_emitting(tid, &r.text);
+        let Some(expected) =
+            emitted.or_else(|| deleted_run_emitting(cx, truth, &r.thread, &r.text))
+        else {
             all_right = false;
             f.unexplained(
                 BugId::R1,
@@ -343,17 +345,21 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
         if r.source == RatedFrom::Checkpoint && r.client.is_none() {
             continue; // dropped, not misdirected: nothing was rated
         }
-        expected_ratings.rate(tid, &expected, &r.user, if r.up { 1 } else { -1 });
+        if r.source != RatedFrom::View && r.client.is_none() && truth.is_deleted(tid, &expected) {
+            // A message rendered before its run was deleted, without its run_id: no store
+            // read names its run any more, and the mapper never guesses.
+            continue;
+        }
         if r.client.as_deref() == Some(expected.as_str()) {
             continue;
         }
         all_right = false;
+        let user = r.user.as_deref().unwrap_or("an anonymous user");
         if r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str()) {
             f.add(
                 BugId::R8,
                 format!(
-                    "{} rated `{}` right after {expected} ended: it went to {:?}, the run mapping was stale (a refreshed one says {expected})",
-                    r.user,
+                    "{user} rated `{}` right after {expected} ended: it went to {:?}, the run mapping was stale (a refreshed one says {expected})",
                     short(&r.text),
                     r.client
                 ),
@@ -362,8 +368,7 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R6,
                 format!(
-                    "{} rated `{}`, produced by {expected}: the rating maps to {:?}",
-                    r.user,
+                    "{user} rated `{}`, produced by {expected}: the rating maps to {:?}",
                     short(&r.text),
                     r.client
                 ),
@@ -373,7 +378,13 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
     if !all_right || f.has(BugId::R6) {
         return;
     }
-    // Every rating mapped right: the feedback store must hold exactly the ratings given.
+    feedback_store_holds_what_stands(cx, f);
+}
+
+/// Every rating mapped right: the feedback store must hold exactly the ratings that stand after
+/// the client's calls (ratings, withdrawals).
+fn feedback_store_holds_what_stands(cx: &Context<'_>, f: &mut Findings) {
+    let expected_ratings = super::feedback_rules::replayed_ratings(cx);
     for (key, tid) in &cx.scenario.threads {
         let want = expected_ratings.expected(tid);
         let got: Vec<(String, Option<String>, i8)> = cx
@@ -390,6 +401,23 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             );
         }
     }
+}
+
+/// The deleted run of the thread (by key) whose script emits `text`: the model forgets a
+/// deleted run's messages, a rating of one the client still shows is still the run's.
+fn deleted_run_emitting(
+    cx: &Context<'_>,
+    truth: &RunTruth,
+    thread: &str,
+    text: &str,
+) -> Option<String> {
+    let tid = cx.thread_id(thread);
+    cx.scenario
+        .runs
+        .iter()
+        .filter(|run| run.thread == thread && truth.is_deleted(tid, &run.id))
+        .find(|run| super::script::expand(run).iter().any(|e| e.text == text))
+        .map(|run| run.id.clone())
 }
 
 /// Whether every run the observed list differs on only lost its oldest messages: the observed

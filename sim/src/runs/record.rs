@@ -134,7 +134,8 @@ pub struct RatingRecord {
     pub op: u64,
     /// Thread key.
     pub thread: String,
-    pub user: String,
+    /// `None`: an anonymous rating.
+    pub user: Option<String>,
     pub up: bool,
     /// The rated message's text (unique on its thread).
     pub text: String,
@@ -230,6 +231,8 @@ pub struct WorldRecord {
     pub receipts: Vec<ReceiptRecord>,
     /// The feedback store at the end, every thread.
     pub feedback: Vec<Feedback>,
+    /// Every call on the feedback store and its answer, in op order.
+    pub feedback_log: Vec<super::feedback_record::FeedbackEntry>,
     /// Both stores' rows at the end.
     pub dumps: Both<Answer<Vec<RunEvent>>>,
     pub trace: Trace,

@@ -243,8 +243,8 @@ pub enum Op {
         run: String,
     },
     /// Deletes one run's rows from both backends (`delete_by_run`, every user's). The run must
-    /// have been waited for, and no rating may follow on its thread (the model of ratings knows
-    /// no deletion). The client reads the thread's `max_seq` before and after, and the run's
+    /// have been waited for; its feedback stays (upstream's event store deletes events only).
+    /// The client reads the thread's `max_seq` before and after, and the run's
     /// events and messages after.
     DeleteRun {
         run: String,
@@ -295,6 +295,33 @@ pub enum Op {
         user: String,
         up: bool,
         target: Target,
+    },
+    /// A rating without a user (`create` with no `user_id`): one more each time.
+    RateAnonymously {
+        thread: String,
+        up: bool,
+        target: Target,
+    },
+    /// Delete by id: the `nth` (modulo their number) feedback id the client was given on the
+    /// thread for `user` (absent: an anonymous rating), deleted in that user's scope.
+    Withdraw {
+        thread: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
+        nth: u32,
+    },
+    /// `delete_by_run`: the user withdraws their rating of the run.
+    WithdrawRun {
+        run: String,
+        user: String,
+    },
+    /// Every feedback read of the thread in one scope (`user`; absent: every user's): each
+    /// feedback id the client was given, `list_by_run` and `aggregate_by_run` of every run, the
+    /// grouped listing, `list_by_run_ids` of every other run, and `/messages` with feedback.
+    FeedbackReads {
+        thread: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
     },
 }
 
@@ -517,7 +544,7 @@ mod tests {
     }
 
     #[test]
-    fn the_wider_calls_need_their_run_stopped_and_no_rating_after_a_deletion() {
+    fn the_wider_calls_need_their_run_stopped_and_a_rating_may_follow_a_deletion() {
         let run = || "run-1".to_string();
         let mut s = small();
         s.ops.insert(1, Op::DeleteRun { run: run() });
@@ -543,10 +570,21 @@ mod tests {
             up: true,
             target: Target::Old(0),
         });
+        assert_eq!(s.validate(), Ok(()), "its feedback outlives the run's rows");
+        s.ops.push(Op::WithdrawRun {
+            run: run(),
+            user: String::new(),
+        });
+        assert!(s.validate().unwrap_err().starts_with("ops[6].user: empty"));
+        s.ops.pop();
+        s.ops.push(Op::FeedbackReads {
+            thread: "x".into(),
+            user: None,
+        });
         assert!(s
             .validate()
             .unwrap_err()
-            .starts_with("ops[5]: a rating on thread `t` after a deletion"));
+            .starts_with("ops[6].thread: no thread"));
         let mut s = small();
         s.ops.insert(
             0,

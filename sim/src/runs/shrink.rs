@@ -273,9 +273,10 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
             }
             keep
         }
-        Op::Events { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. } => {
-            started.contains(run)
-        }
+        Op::Events { run }
+        | Op::Receipt { run, .. }
+        | Op::RunMessages { run, .. }
+        | Op::WithdrawRun { run, .. } => started.contains(run),
         // A deletion and a filtered read need their run stopped: a wait for it before.
         Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
         _ => true,
@@ -288,7 +289,10 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         | Op::Paginate { thread, .. }
         | Op::Rate { thread, .. }
         | Op::LastAnswers { thread }
-        | Op::UserMessages { thread, .. } = op
+        | Op::UserMessages { thread, .. }
+        | Op::RateAnonymously { thread, .. }
+        | Op::Withdraw { thread, .. }
+        | Op::FeedbackReads { thread, .. } = op
         {
             named.insert(thread.clone());
         }

@@ -146,6 +146,7 @@ fn broken_record(failure: String) -> WorldRecord {
         deletions: Vec::new(),
         receipts: Vec::new(),
         feedback: Vec::new(),
+        feedback_log: Vec::new(),
         dumps: Both {
             memory: Ok(Vec::new()),
             sqlite: Ok(Vec::new()),
@@ -180,7 +181,7 @@ fn new_world(
         breach,
         left_out: RefCell::default(),
         checkpointer: Checkpointer::new(),
-        feedback: FeedbackStore::new(),
+        feedback: FeedbackStore::with_planted(config.planted),
         trace,
         log: RefCell::new(Log {
             emitted: vec![Vec::new(); scenario.runs.len()],
@@ -333,6 +334,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         deletions: log.deletions,
         receipts: log.receipts,
         feedback,
+        feedback_log: log.feedback,
         dumps,
         trace: world.trace.replace(Trace::new(false)),
         failure,

@@ -1,0 +1,386 @@
+//! R21 and R22: the feedback reads beyond a rating against the model of the ratings that stand.
+//!
+//! The model is the feedback calls the client made, replayed into [`RatingTruth`]: each rating
+//! stored for the run the client submitted it for (whether that was the right run is R6's), each
+//! withdrawal applied when the rating stood and was in the caller's scope. The ids the store
+//! handed out are only handles: a row read back is named by the call that created it, and its
+//! run, user and value come from the model. R22: no read (by id, by run, grouped, by run ids,
+//! attached to a message) returns withdrawn feedback. R21: every read answers what the ratings
+//! that stand say (aggregates count every user's and the anonymous ones).
+
+use super::context::{of_rendered, short, Context};
+use super::feedback_record::{FeedbackEntry, FeedbackRead};
+use super::truth::Snapshots;
+use crate::outcome::Findings;
+use history::runs::{Feedback, MessageWithFeedback};
+use history::BugId;
+use model::runs::{attachment_choices, grouped_choices, Rater, RatingRow, RatingTruth};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a feedback id stands for: the rating the call that created it gave.
+#[derive(Clone, Debug)]
+struct Handle {
+    thread_id: String,
+    run_id: String,
+    rater: Rater,
+}
+
+/// The model and the handles, replayed call by call.
+#[derive(Default)]
+struct Replay {
+    truth: RatingTruth,
+    handles: BTreeMap<u64, Handle>,
+    /// Ids whose rating was withdrawn: a later rating of the same run by the same user is a
+    /// new row under a new id, never this one again.
+    withdrawn: BTreeSet<u64>,
+}
+
+impl Replay {
+    /// Applies one call; what its answer contradicts in the model (an R21 finding), if anything.
+    fn apply(&mut self, entry: &FeedbackEntry) -> Option<String> {
+        match entry {
+            FeedbackEntry::Rated {
+                thread_id,
+                run_id,
+                user,
+                value,
+                answer,
+                ..
+            } => match answer {
+                Ok(id) => {
+                    self.rated(*id, thread_id, run_id, user.as_deref(), *value);
+                    None
+                }
+                Err(e) => Some(format!("a valid rating of {run_id} was refused: {e}")),
+            },
+            FeedbackEntry::Deleted {
+                feedback_id,
+                user,
+                deleted,
+                ..
+            } => {
+                let stood = self.value(*feedback_id).is_some()
+                    && self
+                        .handles
+                        .get(feedback_id)
+                        .is_some_and(|h| in_scope(&h.rater, user.as_deref()));
+                if stood {
+                    let h = &self.handles[feedback_id];
+                    self.truth
+                        .withdraw_rating(&h.thread_id, &h.run_id, &h.rater);
+                    self.withdrawn.insert(*feedback_id);
+                }
+                (stood != *deleted).then(|| format!("delete of feedback {feedback_id} as {user:?} answered deleted={deleted}, the model says {stood}"))
+            }
+            FeedbackEntry::DeletedByRun {
+                thread_id,
+                run_id,
+                user,
+                deleted,
+                ..
+            } => {
+                let stood = self.withdrawn_by_run(thread_id, run_id, user);
+                (stood != *deleted).then(|| format!("delete_by_run of {run_id} by {user} answered deleted={deleted}, the model says {stood}"))
+            }
+            FeedbackEntry::Read(_) => None,
+        }
+    }
+
+    /// A rating stored under `id`.
+    fn rated(&mut self, id: u64, thread_id: &str, run_id: &str, user: Option<&str>, value: i8) {
+        let rater = match user {
+            Some(u) => {
+                self.truth.rate(thread_id, run_id, u, value);
+                Rater::User(u.to_string())
+            }
+            None => Rater::Anonymous(self.truth.rate_anonymously(thread_id, run_id, value)),
+        };
+        let handle = Handle {
+            thread_id: thread_id.to_string(),
+            run_id: run_id.to_string(),
+            rater,
+        };
+        self.handles.insert(id, handle);
+    }
+
+    /// A user's rating of a run withdrawn by run; whether it stood.
+    fn withdrawn_by_run(&mut self, thread_id: &str, run_id: &str, user: &str) -> bool {
+        let stood = self.truth.withdraw(thread_id, run_id, user);
+        let rater = Rater::User(user.to_string());
+        let ids: Vec<u64> = self
+            .handles
+            .iter()
+            .filter(|(_, h)| h.thread_id == thread_id && h.run_id == run_id && h.rater == rater)
+            .map(|(id, _)| *id)
+            .collect();
+        self.withdrawn.extend(ids);
+        stood
+    }
+
+    /// The value of the rating under `id`, while it stands.
+    fn value(&self, id: u64) -> Option<i8> {
+        if self.withdrawn.contains(&id) {
+            return None;
+        }
+        let h = self.handles.get(&id)?;
+        self.truth.value_of(&h.thread_id, &h.run_id, &h.rater)
+    }
+
+    /// The rating a row read back stands for, checked against the model: R22 when it was
+    /// withdrawn, R21 when it is unknown or its run, user or value differ. `Some` when it stands.
+    fn standing(&self, what: &str, row: &Feedback, f: &mut Findings) -> Option<RatingRow> {
+        let Some(h) = self.handles.get(&row.feedback_id) else {
+            f.add(
+                BugId::R21,
+                format!(
+                    "{what} returned feedback {}, which no call created",
+                    row.feedback_id
+                ),
+            );
+            return None;
+        };
+        let Some(value) = self.value(row.feedback_id) else {
+            f.add(
+                BugId::R22,
+                format!(
+                    "{what} returned feedback {} ({} on {}), which was withdrawn",
+                    row.feedback_id,
+                    rater_name(&h.rater),
+                    h.run_id
+                ),
+            );
+            return None;
+        };
+        let want = RatingRow {
+            run_id: h.run_id.clone(),
+            rater: h.rater.clone(),
+            value,
+        };
+        let got_user = row.user_id.as_deref();
+        if row.run_id != want.run_id || got_user != want.user_id() || row.rating.value() != value {
+            f.add(
+                BugId::R21,
+                format!("{what} returned feedback {} as {:?} by {got_user:?} on {}, the model says {want:?}", row.feedback_id, row.rating, row.run_id),
+            );
+            return None;
+        }
+        Some(want)
+    }
+}
+
+fn in_scope(rater: &Rater, scope: Option<&str>) -> bool {
+    scope.is_none_or(|u| *rater == Rater::User(u.to_string()))
+}
+
+fn rater_name(rater: &Rater) -> String {
+    match rater {
+        Rater::User(u) => u.clone(),
+        Rater::Anonymous(n) => format!("anonymous #{n}"),
+    }
+}
+
+/// The model of the feedback store after every call the client made.
+pub fn replayed_ratings(cx: &Context<'_>) -> RatingTruth {
+    let mut replay = Replay::default();
+    for entry in &cx.record.feedback_log {
+        replay.apply(entry);
+    }
+    replay.truth
+}
+
+/// R21, R22: every feedback read and every withdrawal's answer against the model.
+pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
+    let mut replay = Replay::default();
+    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    for entry in &cx.record.feedback_log {
+        if let Some(mismatch) = replay.apply(entry) {
+            f.add(BugId::R21, mismatch);
+        }
+        if let FeedbackEntry::Read(read) = entry {
+            let scope = read.user.as_deref();
+            check_by_id(&replay, read, f);
+            check_by_run(&replay, read, f);
+            check_grouped(
+                &replay,
+                "list_by_thread_grouped",
+                &read.grouped,
+                read,
+                None,
+                f,
+            );
+            let wanted = Some(&read.run_ids);
+            check_grouped(
+                &replay,
+                "list_by_run_ids",
+                &read.by_run_ids,
+                read,
+                wanted,
+                f,
+            );
+            if let Ok(messages) = &read.messages {
+                let truth = snapshots.before(read.op);
+                let named: Vec<_> = messages
+                    .iter()
+                    .map(|m| {
+                        let mut e = of_rendered(&m.view.message);
+                        if let Some(run) = truth.run_emitting(&read.thread_id, &e.text) {
+                            e.run_id = run;
+                        }
+                        e
+                    })
+                    .collect();
+                let choices = attachment_choices(&replay.truth, &read.thread_id, &named, scope);
+                check_attached(&replay, messages, &choices, &named, f);
+            }
+        }
+    }
+}
+
+fn check_by_id(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
+    let scope = read.user.as_deref();
+    for (id, got) in &read.by_id {
+        let what = format!("get({id}) as {scope:?}");
+        let Some(h) = replay.handles.get(id) else {
+            continue;
+        };
+        let visible = in_scope(&h.rater, scope);
+        match got {
+            Some(row) if !visible => f.add(
+                BugId::R21,
+                format!(
+                    "{what} returned {}'s feedback, outside the scope",
+                    rater_name(&h.rater)
+                ),
+            ),
+            Some(row) => {
+                replay.standing(&what, row, f);
+            }
+            None if visible && replay.value(*id).is_some() => f.add(
+                BugId::R21,
+                format!("{what} found nothing; the rating stands"),
+            ),
+            None => {}
+        }
+    }
+}
+
+fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
+    let scope = read.user.as_deref();
+    let rows = replay.truth.rows_in_scope(&read.thread_id, scope);
+    for (run, got) in &read.by_run {
+        let what = format!("list_by_run({run}) as {scope:?}");
+        let mut seen: Vec<RatingRow> = got
+            .iter()
+            .filter_map(|row| replay.standing(&what, row, f))
+            .collect();
+        seen.sort();
+        let want: Vec<RatingRow> = rows.iter().filter(|r| &r.run_id == run).cloned().collect();
+        if seen.len() == got.len() && seen != want {
+            f.add(
+                BugId::R21,
+                format!("{what} returned {seen:?}, the model says {want:?}"),
+            );
+        }
+    }
+    for a in &read.aggregates {
+        let want = replay.truth.counts(&read.thread_id, &a.run_id);
+        if (a.total, a.positive, a.negative) != (want.total, want.positive, want.negative) {
+            f.add(
+                BugId::R21,
+                format!(
+                    "aggregate_by_run({}) counts {} (+{} -{}), the ratings that stand are {} (+{} -{}), anonymous included",
+                    a.run_id, a.total, a.positive, a.negative, want.total, want.positive, want.negative
+                ),
+            );
+        }
+    }
+}
+
+fn check_grouped(
+    replay: &Replay,
+    name: &str,
+    got: &BTreeMap<String, Feedback>,
+    read: &FeedbackRead,
+    runs: Option<&BTreeSet<String>>,
+    f: &mut Findings,
+) {
+    let scope = read.user.as_deref();
+    let what = format!("{name} as {scope:?}");
+    let choices = grouped_choices(&replay.truth, &read.thread_id, scope, runs);
+    for (run, row) in got {
+        let Some(standing) = replay.standing(&what, row, f) else {
+            continue;
+        };
+        if &standing.run_id != run || !choices.get(run).is_some_and(|c| c.contains(&standing)) {
+            f.add(
+                BugId::R21,
+                format!(
+                    "{what} lists {standing:?} under {run}, the model allows {:?}",
+                    choices.get(run)
+                ),
+            );
+        }
+    }
+    let got_runs: BTreeSet<&String> = got.keys().collect();
+    let want_runs: BTreeSet<&String> = choices.keys().collect();
+    if got_runs != want_runs {
+        f.add(
+            BugId::R21,
+            format!("{what} lists runs {got_runs:?}, the ratings that stand are on {want_runs:?}"),
+        );
+    }
+}
+
+fn check_attached(
+    replay: &Replay,
+    messages: &[MessageWithFeedback],
+    choices: &[Vec<RatingRow>],
+    named: &[model::runs::ExpectedMessage],
+    f: &mut Findings,
+) {
+    for ((m, allowed), e) in messages.iter().zip(choices).zip(named) {
+        let what = format!("/messages on `{}`", short(&e.text));
+        match &m.feedback {
+            None if allowed.is_empty() => {}
+            None => f.add(
+                BugId::R21,
+                format!("{what} carries no feedback, the model has {allowed:?}"),
+            ),
+            Some(a) => {
+                // The attachment names no run or user: it is read as a row of the message's
+                // run, by whoever gave the rating under its id (an unknown id is named as such).
+                let user_id = replay
+                    .handles
+                    .get(&a.feedback_id)
+                    .and_then(Handle::rater_user);
+                let row = Feedback {
+                    feedback_id: a.feedback_id,
+                    thread_id: String::new(),
+                    run_id: e.run_id.clone(),
+                    user_id,
+                    message_id: None,
+                    rating: a.rating,
+                    comment: a.comment.clone(),
+                    created_at_ns: 0,
+                };
+                if let Some(standing) = replay.standing(&what, &row, f) {
+                    if !allowed.contains(&standing) {
+                        f.add(
+                            BugId::R21,
+                            format!("{what} carries {standing:?}, the model allows {allowed:?}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Handle {
+    fn rater_user(&self) -> Option<String> {
+        match &self.rater {
+            Rater::User(u) => Some(u.clone()),
+            Rater::Anonymous(_) => None,
+        }
+    }
+}
