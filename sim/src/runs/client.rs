@@ -188,6 +188,10 @@ impl Client {
                 up,
                 target,
             } => self.rate(world, thread, user, *up, *target),
+            Op::DeleteThread { thread } => self.delete_thread(world, thread),
+            Op::DefaultScopeMessages { thread, run } => {
+                self.default_scope_messages(world, thread, run)
+            }
         }
     }
 

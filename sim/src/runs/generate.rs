@@ -43,7 +43,17 @@ fn weave_wider_calls(
     super::generate_event_ops::add_tasks(runs, options, &mut events_rng);
     let ops = super::generate_event_ops::weave(ops, runs, options, events_rng);
     // The user-scoped reads.
-    super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4))
+    let ops =
+        super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4));
+    // The default-scope reads.
+    let scope_rng = seed.substream(
+        Stream::Workload,
+        super::generate_user_ops::DEFAULT_SCOPE_SUBSTREAM,
+    );
+    let ops = super::generate_user_ops::weave_default_scope(ops, runs, options, scope_rng);
+    // Thread deletions.
+    let thread_rng = seed.substream(Stream::Workload, super::generate_thread_ops::SUBSTREAM);
+    super::generate_thread_ops::weave(ops, runs, options, thread_rng)
 }
 
 /// Builds the scenario of `seed` under `options`.

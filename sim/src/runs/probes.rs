@@ -32,6 +32,10 @@ pub const PROBES: &[&str] = &[
     "runs.feature.events_filtered",
     "runs.feature.last_answers",
     "runs.feature.user_reads",
+    "runs.feature.thread_deleted",
+    "runs.feature.thread_renumbered",
+    "runs.feature.default_scope_reads",
+    "runs.feature.default_scope_without_user",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -52,6 +56,14 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         "runs.feature.subagent_tasks",
         s.runs.iter().map(|r| r.tasks.len() as u64).sum(),
     );
+    // A thread emptied and written again: the new era numbered from 1.
+    let renumbered = record.thread_deletions.iter().filter(|d| {
+        record
+            .written
+            .iter()
+            .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
+    });
+    cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.
@@ -135,6 +147,13 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             Op::FilteredEvents { .. } => cov.hit("runs.feature.events_filtered"),
             Op::LastAnswers { .. } => cov.hit("runs.feature.last_answers"),
             Op::UserMessages { .. } => cov.hit("runs.feature.user_reads"),
+            Op::DeleteThread { .. } => cov.hit("runs.feature.thread_deleted"),
+            Op::DefaultScopeMessages { run, .. } => {
+                cov.hit("runs.feature.default_scope_reads");
+                if s.runs.iter().any(|r| &r.id == run && r.user.is_none()) {
+                    cov.hit("runs.feature.default_scope_without_user");
+                }
+            }
             _ => {}
         }
     }

@@ -46,6 +46,7 @@ pub(super) struct Log {
     pub(super) summaries: Vec<SummaryRecord>,
     pub(super) deletions: Vec<DeletionRecord>,
     pub(super) receipts: Vec<ReceiptRecord>,
+    pub(super) thread_deletions: Vec<ThreadDeletionRecord>,
 }
 
 pub(super) struct World {
