@@ -52,6 +52,9 @@ OPS = [
     # get_last_visible_ai_seq_by_run, so its filtered and last-answer reads are left out too.
     "delete_by_run",
     "list_messages_by_run",
+    # Every 0.1.7 store has delete_by_thread (it returns the count; a thread left empty is
+    # numbered from 1 again: memory and JSONL drop their counter, DB takes MAX(seq) of no row).
+    "delete_by_thread",
 ]
 # The user-scoped message reads: in 0.1.7 only the DB store's list_messages and count_messages
 # take a user_id (memory and JSONL have no user column), so hello declares them only when
@@ -423,6 +426,19 @@ class Backend:
         except Exception as e:
             raise _store_error(e, "delete_by_run") from e
 
+    def delete_by_thread(self, thread_id: str) -> int:
+        # Every user's rows, as the protocol asks (DB: user_id=None, as for delete_by_run).
+        kwargs = {"user_id": None} if self.kind == "db" else {}
+        try:
+            count = self.run(self.store.delete_by_thread(thread_id, **kwargs))
+        except Exception as e:
+            raise _store_error(e, "delete_by_thread") from e
+        # The user_ids kept for the masked stores: the thread's rows are gone, and its seqs
+        # will be handed out again.
+        for key in [k for k in self.written_users if k[0] == thread_id]:
+            del self.written_users[key]
+        return count
+
     def list_messages_by_run(self, thread_id: str, run_id: str, limit: int, before, after) -> list:
         kwargs = self._user_kwargs(thread_id)
         try:
@@ -557,6 +573,7 @@ REQUEST_FIELDS = {
     "dump": [],
     "delete_by_run": ["thread_id", "run_id"],
     "list_messages_by_run": ["thread_id", "run_id", "limit", "before", "after"],
+    "delete_by_thread": ["thread_id"],
     "list_messages_as": ["thread_id", "limit", "before", "after", "user_id"],
     "count_messages_as": ["thread_id", "user_id"],
 }
@@ -677,6 +694,9 @@ class Server:
     def op_delete_by_run(self, request: dict) -> dict:
         b = self._b()
         return {"count": b.delete_by_run(_string(request, "thread_id"), _string(request, "run_id"))}
+
+    def op_delete_by_thread(self, request: dict) -> dict:
+        return {"count": self._b().delete_by_thread(_string(request, "thread_id"))}
 
     def op_list_messages_by_run(self, request: dict) -> dict:
         thread_id, run_id = _string(request, "thread_id"), _string(request, "run_id")

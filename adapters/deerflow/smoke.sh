@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of the deerflow adapter over the protocol, once per backend (memory, jsonl, db):
 # hello, open, put_batch, insert_numbered (and its conflict), max_seq, list_messages with each
-# cursor, count_messages, list_events, dump, list_messages_by_run, delete_by_run, close, and the
+# cursor, count_messages, list_events, dump, list_messages_by_run, delete_by_run,
+# delete_by_thread (an emptied thread numbered from 1 again), close, and the
 # error kinds; the two filtered reads 0.1.7 lacks answered unsupported, the user-scoped reads only
 # the DB store has (unsupported elsewhere), and the wheel's signatures that say so. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
 # DbRunEventStore), and a crash of the store's
@@ -63,6 +64,9 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
         {"op": "list_messages_as", "thread_id": T, "limit": 50, "before": None, "after": None, "user_id": "user-1"},
         {"op": "count_messages_as", "thread_id": T, "user_id": None},
         {"op": "count_messages_as", "thread_id": T, "user_id": "user-2"},
+        {"op": "delete_by_thread", "thread_id": T},
+        {"op": "max_seq", "thread_id": T},
+        {"op": "put_batch", "events": batch[:1]},
         {"op": "close"},
         # Not in 0.1.7 (README.md): answered unsupported, so histsim leaves them out.
         {"op": "list_events_filtered", "thread_id": T, "run_id": R, "event_types": None, "task_id": "task-0", "after_seq": None, "limit": 2},
@@ -156,7 +160,8 @@ def kind(answer):
     return answer.get("err", {}).get("kind")
 
 OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
-       "count_messages", "list_events", "dump", "delete_by_run", "list_messages_by_run"]
+       "count_messages", "list_events", "dump", "delete_by_run", "list_messages_by_run",
+       "delete_by_thread"]
 USER_SCOPED = ["list_messages_as", "count_messages_as"]
 for backend in ["memory", "jsonl", "db"]:
     a = answers(backend)
@@ -203,9 +208,12 @@ for backend in ["memory", "jsonl", "db"]:
     else:
         for i in [20, 21, 22]:
             check(n + " user-scoped read: unsupported", kind(a[i]) == "unsupported", a[i])
-    check(n + " close", a[23].get("ok") == {}, a[23])
-    check(n + " list_events_filtered: unsupported", kind(a[24]) == "unsupported", a[24])
-    check(n + " get_last_visible_ai_seq_by_run: unsupported", kind(a[25]) == "unsupported", a[25])
+    check(n + " delete_by_thread: run-0's four rows", a[23].get("ok") == {"count": 4}, a[23])
+    check(n + " an emptied thread: max_seq 0", a[24].get("ok") == {"max_seq": 0}, a[24])
+    check(n + " an emptied thread is numbered from 1 again", a[25].get("ok") == {"seqs": [1]}, a[25])
+    check(n + " close", a[26].get("ok") == {}, a[26])
+    check(n + " list_events_filtered: unsupported", kind(a[27]) == "unsupported", a[27])
+    check(n + " get_last_visible_ai_seq_by_run: unsupported", kind(a[28]) == "unsupported", a[28])
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])

@@ -50,6 +50,7 @@ pub enum BugId {
     R20,
     R21,
     R22,
+    R23,
     J1,
     J2,
     J3,
@@ -74,7 +75,7 @@ pub enum BugId {
 
 impl BugId {
     /// Every catalog ID, in catalog order.
-    pub const ALL: [BugId; 56] = [
+    pub const ALL: [BugId; 57] = [
         BugId::P1,
         BugId::P2,
         BugId::P3,
@@ -111,6 +112,7 @@ impl BugId {
         BugId::R20,
         BugId::R21,
         BugId::R22,
+        BugId::R23,
         BugId::J1,
         BugId::J2,
         BugId::J3,
@@ -135,12 +137,12 @@ impl BugId {
 
     /// The catalog spelling, e.g. `"P4"`.
     pub fn as_str(self) -> &'static str {
-        const NAMES: [&str; 56] = [
+        const NAMES: [&str; 57] = [
             "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13",
             "P14", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12",
-            "R13", "R14", "R15", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "J1", "J2", "J3",
-            "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14", "J15", "J16",
-            "J17", "J18", "J19", "J20",
+            "R13", "R14", "R15", "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "J1",
+            "J2", "J3", "J4", "J5", "J6", "J7", "J8", "J9", "J10", "J11", "J12", "J13", "J14",
+            "J15", "J16", "J17", "J18", "J19", "J20",
         ];
         NAMES[self as usize]
     }
@@ -165,7 +167,7 @@ impl fmt::Display for UnknownBugId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` is not a catalog ID (expected one of P1..P14, R1..R22, J1..J20)",
+            "`{}` is not a catalog ID (expected one of P1..P14, R1..R23, J1..J20)",
             self.0
         )
     }
@@ -280,7 +282,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            22
+            23
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),

@@ -332,6 +332,16 @@ impl MemoryIndex {
         removed
     }
 
+    /// The legacy thread deletion of planted R23: the thread's message rows in scope only.
+    fn delete_thread_messages(&mut self, thread_id: &str, user: Option<&str>) -> u64 {
+        let Some(rows) = self.threads.get_mut(thread_id) else {
+            return 0;
+        };
+        rows.remove(|e| {
+            e.category == Category::Message && UserScope::admits(user, e.user_id.as_deref())
+        })
+    }
+
     /// Deletes one run's rows in scope; the thread's high-water mark stays (R13).
     pub(crate) fn delete_by_run(
         &mut self,
@@ -481,7 +491,14 @@ impl RunEventStore for MemoryRunEventStore {
 
     fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
         let user = user.resolve("delete_by_thread")?;
-        Ok(self.lock().delete_by_thread(thread_id, user))
+        let mut index = self.lock();
+        if self.planted.is(BugId::R23) {
+            // planted R23: the legacy thread deletion dropped the thread's message rows only
+            // (the projection the views read), leaving its traces, lifecycle marks and receipts:
+            // the thread was never emptied, so its numbering went on.
+            return Ok(index.delete_thread_messages(thread_id, user));
+        }
+        Ok(index.delete_by_thread(thread_id, user))
     }
 
     fn delete_by_run(

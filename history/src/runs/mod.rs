@@ -13,7 +13,8 @@
 //! handing a seq out twice (R13, R15), writes run-scoped singletons once (`put_if_absent`, R14),
 //! pages one run's messages with the thread's cursor semantics (R16), filters a run's events
 //! before it limits them (R17), and names as a run's last answer only a visible final AI
-//! message, never a tool-calling turn (R18).
+//! message, never a tool-calling turn (R18). Deleting a thread removes every row of it, and a
+//! thread left empty starts its numbering over at 1 (R23).
 //!
 //! ```
 //! use history::runs::*;

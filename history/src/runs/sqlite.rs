@@ -595,7 +595,11 @@ impl RunEventStore for SqliteRunEventStore {
     fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
         let user = user.resolve("delete_by_thread")?;
         self.write(|tx| {
-            let c = Conditions::thread(thread_id).and_user(user);
+            let mut c = Conditions::thread(thread_id).and_user(user);
+            if self.planted.is(BugId::R23) {
+                // planted R23: the legacy thread deletion dropped the message rows only.
+                c = c.and("category = 'message'", []);
+            }
             let n = delete_keeping_mark(tx, thread_id, &c, Planted::none())?;
             // A thread left with no row is forgotten: its numbering restarts at 1.
             if count_where(tx, &Conditions::thread(thread_id))? == 0 {

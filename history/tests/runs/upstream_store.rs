@@ -401,6 +401,33 @@ fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Result<(), Stri
     Ok(())
 }
 
+/// Ours (R23; both upstream stores agree): `delete_by_thread` removes every row of the thread,
+/// whatever its category (messages, traces, lifecycle marks, receipts), and no row of another
+/// thread; the emptied thread reads empty everywhere and starts over at 1, the other keeps its
+/// numbering.
+fn delete_by_thread_empties_only_its_thread(s: &dyn RunEventStore) -> Result<(), String> {
+    put_plain(s, "t1", "r1", "run_start", Category::Lifecycle)?;
+    put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
+    put_plain(s, "t1", "r1", "run.delivery", Category::Outputs)?;
+    put_plain(s, "t2", "r2", HUMAN_MESSAGE, Category::Message)?;
+    put_plain(s, "t2", "r2", "llm_end", Category::Trace)?;
+    same!(ok!(s.delete_by_thread("t1", &UserScope::All)), 4);
+    same!(ok!(s.max_seq("t1")), 0);
+    same!(ok!(s.list_events("t1", "r1")), Vec::<RunEvent>::new());
+    same!(ok!(s.count_messages("t1")), 0);
+    same!(seqs(&ok!(s.list_events("t2", "r2"))), vec![1, 2]);
+    same!(
+        put_plain(s, "t1", "r3", HUMAN_MESSAGE, Category::Message)?.seq,
+        1
+    );
+    same!(
+        put_plain(s, "t2", "r2", AI_MESSAGE, Category::Message)?.seq,
+        3
+    );
+    Ok(())
+}
+
 /// Our decision (R13; upstream's memory store, not its DB store): `delete_by_run` never lowers
 /// the numbering, so a deleted run's seqs (its message ids, a reader's cursor) are not reused.
 fn delete_by_run_keeps_the_high_water_mark(s: &dyn RunEventStore) -> Result<(), String> {
@@ -903,6 +930,7 @@ const CASES: &[Case] = &[
     ("test_run_event_store.py::TestDbRunEventStore::test_delete", delete_run_then_thread),
     ("test_run_event_store.py::TestDbRunEventStoreWriteLock::test_delete_by_thread_evicts_orphaned_write_lock (seq restarts from 1)", seq_restarts_after_delete_by_thread),
     ("ours (R13): delete_by_run keeps the high-water mark", delete_by_run_keeps_the_high_water_mark),
+    ("ours (R23): delete_by_thread empties its thread, every category, and no other", delete_by_thread_empties_only_its_thread),
     ("test_run_event_store.py::TestEdgeCases (all three) + test_run_event_store_pagination.py::test_list_messages_by_run_empty_run", empty_thread_reads),
     ("test_run_event_store_pagination.py::test_list_messages_by_run_default_returns_all + test_list_messages_by_run_does_not_include_other_run", by_run_default_returns_all),
     ("test_run_event_store_pagination.py::test_list_messages_by_run_with_limit + _after_seq + _before_seq", by_run_limit_and_cursors),
@@ -934,13 +962,13 @@ fn upstream_store_expectations_hold_on_every_backend() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Each legacy behaviour of R13 to R19, planted in both backends, breaks the expectation that
+/// Each legacy behaviour of R13 to R19 and R23, planted in both backends, breaks the expectation that
 /// states its rule: the transcribed cases are what would have caught it.
 #[cfg(feature = "planted")]
 #[test]
 fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
     use history::BugId;
-    let broken: [(BugId, Body); 7] = [
+    let broken: [(BugId, Body); 9] = [
         (BugId::R13, delete_by_run_keeps_the_high_water_mark),
         (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
         (BugId::R15, per_run_reads_follow_delete_by_run),
@@ -948,6 +976,8 @@ fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
         (BugId::R17, task_id_after_seq_paginate),
         (BugId::R18, a_tool_calling_turn_is_no_answer),
         (BugId::R19, user_scopes),
+        (BugId::R23, delete_by_thread),
+        (BugId::R23, delete_by_thread_empties_only_its_thread),
     ];
     for (id, case) in broken {
         let planted = Planted::only(id);

@@ -54,6 +54,12 @@ impl ReceiptTruth {
         }
     }
 
+    /// The thread's rows were deleted (`delete_by_thread`): every receipt of its runs with
+    /// them, so a later `put_if_absent` of one writes again.
+    pub fn delete_thread(&mut self, thread_id: &str) {
+        self.first.retain(|(t, _, _), _| t != thread_id);
+    }
+
     /// The run's rows were deleted: its receipts with them.
     pub fn delete_run(&mut self, thread_id: &str, run_id: &str) {
         self.first
@@ -81,5 +87,24 @@ mod tests {
         t.delete_run("t", "r1");
         let after = t.put_if_absent("t", "r1", "run.delivery", &json!(5));
         assert_eq!((after.content, after.created), (json!(5), true));
+    }
+
+    #[test]
+    fn a_thread_deletion_forgets_every_receipt_of_the_thread_only() {
+        let mut t = ReceiptTruth::new();
+        t.put_if_absent("t", "r1", "run.delivery", &json!(1));
+        t.put_if_absent("t", "r2", "run.delivery", &json!(2));
+        t.put_if_absent("u", "r3", "run.delivery", &json!(3));
+        t.delete_thread("t");
+        assert!(
+            t.put_if_absent("t", "r1", "run.delivery", &json!(4))
+                .created
+        );
+        assert!(
+            t.put_if_absent("t", "r2", "run.delivery", &json!(5))
+                .created
+        );
+        let kept = t.put_if_absent("u", "r3", "run.delivery", &json!(6));
+        assert_eq!((kept.content, kept.created), (json!(3), false));
     }
 }

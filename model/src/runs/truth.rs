@@ -187,6 +187,17 @@ impl RunTruth {
         }
     }
 
+    /// Every run of the thread is deleted from the store at once (`delete_by_thread`), which
+    /// leaves it empty: a new era begins, in which the thread has no run and no message until
+    /// later runs start on it (their rows numbered from 1 again, which the model, never seeing
+    /// a seq, need not know). Every run of the thread must have stopped.
+    pub fn delete_thread(&mut self, thread_id: &str) {
+        let runs: Vec<String> = self.runs(thread_id);
+        for run_id in runs {
+            self.delete_run(thread_id, &run_id);
+        }
+    }
+
     /// Whether a run of the thread was deleted.
     pub fn is_deleted(&self, thread_id: &str, run_id: &str) -> bool {
         self.deleted
@@ -472,6 +483,39 @@ mod tests {
         );
         let whole = [r2[0].clone(), (MessageKind::Ai, "a2".to_string())];
         assert_eq!(t.check_run_messages("t", "r2", &whole), Ok(()));
+    }
+
+    #[test]
+    fn a_deleted_thread_starts_a_new_era() {
+        let mut t = two_runs();
+        t.stop_run("t", "r2", RunOutcome::Cancelled);
+        t.start_run("u", "other");
+        t.delete_thread("t");
+        assert!(t.is_deleted("t", "r1") && t.is_deleted("t", "r2"));
+        assert!(t.expected_history("t").is_empty());
+        assert_eq!(t.check_history("t", &[]), Ok(()));
+        assert_eq!(
+            t.runs("u"),
+            vec!["other".to_string()],
+            "other threads keep theirs"
+        );
+        t.start_run("t", "r3");
+        t.emit("t", "r3", MessageKind::Human, "q3");
+        t.stop_run("t", "r3", RunOutcome::Ended);
+        let h = t.expected_history("t");
+        assert_eq!(h, vec![msg("r3", MessageKind::Human, "q3")]);
+        assert_eq!(t.check_history("t", &h), Ok(()));
+        let old = [msg("r1", MessageKind::Human, "q1"), h[0].clone()];
+        assert!(matches!(
+            t.check_history("t", &old),
+            Err(HistoryMismatch::UnknownRun { index: 0, .. })
+        ));
+    }
+
+    #[test]
+    #[should_panic(expected = "deleted while it runs")]
+    fn a_thread_with_a_running_run_is_not_deleted() {
+        two_runs().delete_thread("t");
     }
 
     #[test]

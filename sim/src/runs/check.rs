@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R22.
+//! The invariant checkers of the runs workload, R1 to R23.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -12,14 +12,16 @@
 //! store changed by a read (R3) also makes the backends disagree (R9); duplicate seqs (R5) also
 //! duplicate ids (R10); lost buffers (R4) also shorten the history (R1); a deletion that lowers
 //! the numbering (R13) makes later writes reuse seqs (R5); a deletion that leaves rows (R15)
-//! leaves the store holding more than the model (R3); a summary that splits a tool pair (R11)
-//! also departs from the summarization contract (R20); withdrawn feedback read back (R22) also
-//! breaks that read's counts and listings (R21) and the feedback store's end state (R6). The rules live by what they read:
+//! leaves the store holding more than the model (R3), and so does a thread deletion that leaves
+//! rows (R23), which also keeps old receipts (R14) and events (R17); a summary that splits a tool
+//! pair (R11) also departs from the summarization contract (R20); withdrawn feedback read back
+//! (R22) also breaks that read's counts and listings (R21) and the feedback store's end state
+//! (R6). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
 //! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
 //! [`super::event_rules`] (filtered event reads), [`super::user_rules`] (user-scoped reads),
 //! [`super::summary_rules`] (summarized
-//! checkpoints against the contract).
+//! checkpoints against the contract), [`super::thread_rules`] (thread deletions and eras).
 
 use super::context::Context;
 use super::event_rules::{
@@ -37,6 +39,7 @@ use super::stored::{
     seqs_unique_and_increasing, store_unchanged_by_reads, summaries_keep_tool_pairs,
 };
 use super::summary_rules::summaries_follow_the_contract;
+use super::thread_rules::{thread_answers_agree, thread_deletions_empty_the_thread};
 use super::user_rules::{user_answers_agree, user_reads_match_the_model};
 use super::world::WorldRecord;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
@@ -50,6 +53,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R12,
         BugId::R13,
         BugId::R15,
+        BugId::R23,
         BugId::R14,
         BugId::R16,
         BugId::R3,
@@ -110,6 +114,8 @@ pub const RULES: &[(BugId, Rule)] = &[
         BugId::R21,
         super::feedback_rules::feedback_reads_match_the_model,
     ),
+    (BugId::R23, thread_deletions_empty_the_thread),
+    (BugId::R9, thread_answers_agree),
 ];
 
 /// Checks one played world.

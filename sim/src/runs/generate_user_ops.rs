@@ -4,7 +4,8 @@
 //! every user's (legacy rows without a user included).
 //!
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and wider
-//! calls they had before these reads existed.
+//! calls they had before these reads existed; another decides the reads in the default scope
+//! (`user_id` AUTO) of a request acting for the run just waited for.
 
 use super::options::RunsOptions;
 use super::scenario::{Op, RunSpec};
@@ -37,6 +38,39 @@ pub fn weave(
                 thread,
                 user: user.map(str::to_string),
             });
+        }
+    }
+    out
+}
+
+/// The sub-stream index of the default-scope reads (they extend R19's rule).
+pub const DEFAULT_SCOPE_SUBSTREAM: u64 = 19;
+
+/// `ops` with the default-scope reads woven in: after a wait, the waited run's thread read in
+/// the default scope of a request acting for that run (its user the current one; a legacy
+/// run's request has none). From a sub-stream of its own, so seeds keep every call they had
+/// before these reads existed.
+pub fn weave_default_scope(
+    ops: Vec<Op>,
+    runs: &[RunSpec],
+    options: &RunsOptions,
+    mut rng: ChaCha8Rng,
+) -> Vec<Op> {
+    let p = options.default_scope_reads_probability;
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        let waited = match &op {
+            Op::Wait { run } => runs.iter().find(|r| &r.id == run).cloned(),
+            _ => None,
+        };
+        out.push(op);
+        if let Some(spec) = waited {
+            if chance(&mut rng, p) {
+                out.push(Op::DefaultScopeMessages {
+                    thread: spec.thread,
+                    run: spec.id,
+                });
+            }
         }
     }
     out

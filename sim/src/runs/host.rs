@@ -125,6 +125,9 @@ impl RunEventStore for FileSqliteStore {
     ) -> Result<u64, RunStoreError> {
         self.with(|s| s.delete_by_run(thread_id, run_id, user))
     }
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.with(|s| s.delete_by_thread(thread_id, user))
+    }
     fn list_messages_as(
         &self,
         thread_id: &str,

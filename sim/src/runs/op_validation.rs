@@ -1,5 +1,6 @@
 //! Validation of a runs scenario's ops: each op's fields, and what it requires of the ops before
-//! it (a run started before its wait, stopped before its deletion).
+//! it (a run started before its wait, stopped before its deletion, every run of a thread
+//! stopped before the thread's deletion, no feedback call after the deletion of its thread).
 
 use super::scenario::{Op, RunsScenario};
 use std::collections::BTreeSet;
@@ -12,6 +13,7 @@ impl RunsScenario {
             let at = format!("ops[{o}]");
             self.validate_op(&at, op, &mut seen.started)?;
             self.validate_store_op(&at, op, &mut seen)?;
+            self.validate_thread_op(&at, op, &mut seen)?;
         }
         Ok(())
     }
@@ -85,6 +87,52 @@ impl RunsScenario {
         Ok(())
     }
 
+    /// A thread's deletion at `at` (every run of the thread started so far stopped) and a
+    /// default-scope read (its run started, on its thread).
+    fn validate_thread_op(&self, at: &str, op: &Op, seen: &mut OpsSeen) -> Result<(), String> {
+        let started = |run: &str| -> Result<usize, String> {
+            match self.run_index(run) {
+                Some(r) if seen.started.contains(&r) => Ok(r),
+                Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
+                None => Err(format!("{at}.run: no run with id `{run}`")),
+            }
+        };
+        match op {
+            Op::DefaultScopeMessages { thread, run } => {
+                let r = started(run)?;
+                if self.runs[r].thread != *thread {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is on thread `{}`, not `{thread}`",
+                        self.runs[r].thread
+                    ));
+                }
+            }
+            Op::DeleteThread { thread } => {
+                let running = seen
+                    .started
+                    .iter()
+                    .find(|&&r| self.runs[r].thread == *thread && !seen.waited.contains(&r));
+                if let Some(&r) = running {
+                    return Err(format!(
+                        "{at}.thread: run `{}` of thread `{thread}` is started and not waited for before the thread's deletion (it may still write)",
+                        self.runs[r].id
+                    ));
+                }
+                seen.threads_deleted.insert(thread.clone());
+            }
+            Op::Rate { thread, .. }
+            | Op::RateAnonymously { thread, .. }
+            | Op::Withdraw { thread, .. }
+            | Op::FeedbackReads { thread, .. } => feedback_after(at, thread, seen)?,
+            Op::WithdrawRun { run, .. } => {
+                let r = started(run)?;
+                feedback_after(at, &self.runs[r].thread, seen)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// One op at `at`; `started` collects the runs started so far.
     fn validate_op(&self, at: &str, op: &Op, started: &mut BTreeSet<usize>) -> Result<(), String> {
         let run_of = |id: &str| {
@@ -116,9 +164,11 @@ impl RunsScenario {
                 }
             }
             Op::Sleep { .. } => {}
-            Op::Views { thread } | Op::Page { thread, .. } | Op::LastAnswers { thread } => {
-                thread_of(thread)?
-            }
+            Op::Views { thread }
+            | Op::Page { thread, .. }
+            | Op::LastAnswers { thread }
+            | Op::DeleteThread { thread }
+            | Op::DefaultScopeMessages { thread, .. } => thread_of(thread)?,
             Op::UserMessages { thread, user } => {
                 thread_of(thread)?;
                 if user.as_deref() == Some("") {
@@ -156,9 +206,22 @@ impl RunsScenario {
     }
 }
 
+/// A feedback call at `at` on `thread`: refused after the thread's deletion, which the model of
+/// ratings does not know.
+fn feedback_after(at: &str, thread: &str, seen: &OpsSeen) -> Result<(), String> {
+    if seen.threads_deleted.contains(thread) {
+        return Err(format!(
+            "{at}: a feedback call on thread `{thread}` after its deletion (the ratings model knows no thread deletion)"
+        ));
+    }
+    Ok(())
+}
+
 /// What validation of the ops has seen so far.
 #[derive(Default)]
 struct OpsSeen {
     started: BTreeSet<usize>,
     waited: BTreeSet<usize>,
+    /// Thread keys deleted whole.
+    threads_deleted: BTreeSet<String>,
 }

@@ -83,6 +83,12 @@ pub struct RunsOptions {
     /// Chance, after a wait, of feedback calls beyond a rating (anonymous ratings,
     /// withdrawals, every feedback read), and after a deletion of a rating on its thread.
     pub feedback_probability: f64,
+    /// Chance, before a run starts on a thread whose runs have all stopped, of deleting the
+    /// thread (`delete_by_thread`) when no rating follows on it.
+    pub thread_delete_probability: f64,
+    /// Chance, after a wait, of reading the thread in the default scope of a request acting
+    /// for the run (`user_id` AUTO: its user the current one).
+    pub default_scope_reads_probability: f64,
 }
 
 impl RunsOptions {
@@ -119,6 +125,8 @@ impl RunsOptions {
             last_answers_probability: 0.0,
             user_reads_probability: 0.0,
             feedback_probability: 0.0,
+            thread_delete_probability: 0.0,
+            default_scope_reads_probability: 0.0,
         }
     }
 
@@ -154,6 +162,10 @@ impl RunsOptions {
         let last_answers_probability = maybe(0.5, 0.3, 0.9);
         // The user-scoped reads, drawn after everything older.
         let user_reads_probability = maybe(0.5, 0.2, 0.7);
+        // Thread deletions (rare: an emptied thread ends the long histories the other rules
+        // need), then the default-scope reads, drawn after everything older (left to right).
+        let (thread_delete_probability, default_scope_reads_probability) =
+            (maybe(0.3, 0.1, 0.4), maybe(0.5, 0.2, 0.6));
         let sizes = Sizes::from_seed(seed);
         RunsOptions {
             workers: sizes.workers,
@@ -186,6 +198,8 @@ impl RunsOptions {
             last_answers_probability,
             user_reads_probability,
             feedback_probability: feedback_probability(seed),
+            thread_delete_probability,
+            default_scope_reads_probability,
         }
     }
 }

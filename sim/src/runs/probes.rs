@@ -37,6 +37,10 @@ pub const PROBES: &[&str] = &[
     "runs.feature.feedback_withdrawn_by_run",
     "runs.feature.feedback_reads",
     "runs.feature.rating_after_deletion",
+    "runs.feature.thread_deleted",
+    "runs.feature.thread_renumbered",
+    "runs.feature.default_scope_reads",
+    "runs.feature.default_scope_without_user",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -57,6 +61,14 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         "runs.feature.subagent_tasks",
         s.runs.iter().map(|r| r.tasks.len() as u64).sum(),
     );
+    // A thread emptied and written again: the new era numbered from 1.
+    let renumbered = record.thread_deletions.iter().filter(|d| {
+        record
+            .written
+            .iter()
+            .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
+    });
+    cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.
@@ -144,6 +156,13 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             Op::Withdraw { .. } => cov.hit("runs.feature.feedback_withdrawn"),
             Op::WithdrawRun { .. } => cov.hit("runs.feature.feedback_withdrawn_by_run"),
             Op::FeedbackReads { .. } => cov.hit("runs.feature.feedback_reads"),
+            Op::DeleteThread { .. } => cov.hit("runs.feature.thread_deleted"),
+            Op::DefaultScopeMessages { run, .. } => {
+                cov.hit("runs.feature.default_scope_reads");
+                if s.runs.iter().any(|r| &r.id == run && r.user.is_none()) {
+                    cov.hit("runs.feature.default_scope_without_user");
+                }
+            }
             _ => {}
         }
     }

@@ -28,7 +28,8 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             | ReadKind::RunMessages { .. }
             | ReadKind::FilteredEvents { .. }
             | ReadKind::LastAnswers { .. }
-            | ReadKind::UserMessages { .. } => {}
+            | ReadKind::UserMessages { .. }
+            | ReadKind::DefaultScopeMessages { .. } => {}
         }
     }
 }

@@ -96,6 +96,15 @@ pub enum ReadKind {
         answer: Both<Answer<BTreeMap<String, u64>>>,
         messages: Both<Answer<Vec<RunEvent>>>,
     },
+    /// The thread's message rows read whole, and their count, in the default scope (`user_id`
+    /// AUTO) of a request acting for run `run` (by index): its user is the current one
+    /// (`None`: a legacy run's request, no user in the context, which must be refused).
+    DefaultScopeMessages {
+        run: usize,
+        user: Option<String>,
+        rows: Both<Answer<Vec<RunEvent>>>,
+        count: Both<Answer<u64>>,
+    },
 }
 
 /// One `delete_by_run` the client made, and what it read around it.
@@ -182,6 +191,8 @@ pub enum TruthEvent {
     Stop(RunOutcome),
     /// The client deleted the (stopped) run's rows.
     Deleted,
+    /// The client deleted every row of the run's thread (every run of it had stopped).
+    ThreadDeleted,
 }
 
 /// One event a run handed its journal.
@@ -249,4 +260,23 @@ pub struct WorldRecord {
     pub sut_log: Option<String>,
     /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
+    pub thread_deletions: Vec<ThreadDeletionRecord>,
+}
+
+/// One `delete_by_thread` the client made, and what it read right after.
+#[derive(Clone, Debug)]
+pub struct ThreadDeletionRecord {
+    /// Position in the world's order of operations: every row of the thread written before it
+    /// is gone, and the rows written after it are the thread's new era.
+    pub op: u64,
+    pub thread: String,
+    pub thread_id: String,
+    /// How many rows each backend said it deleted.
+    pub deleted: Both<Answer<u64>>,
+    pub max_seq_after: Both<Answer<u64>>,
+    pub count_after: Both<Answer<u64>>,
+    /// The thread's message rows, read whole.
+    pub messages_after: Both<Answer<Vec<RunEvent>>>,
+    /// `list_events` of every run of the thread, one after another.
+    pub events_after: Both<Answer<Vec<RunEvent>>>,
 }

@@ -323,6 +323,22 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         user: Option<String>,
     },
+    /// Deletes every row of the thread from both backends (`delete_by_thread`, every user's),
+    /// which leaves it empty: later runs may start on it, numbered from 1 again. Every run of
+    /// the thread started before must have been waited for, and no feedback call may follow on
+    /// it (the model of ratings knows no thread deletion). The client reads the thread's `max_seq`,
+    /// messages and count, and the events of each of its runs, right after.
+    DeleteThread {
+        thread: String,
+    },
+    /// The thread's message rows and their count in the default scope (upstream's `user_id`
+    /// AUTO, the request's current user), read whole on both backends by a request acting for
+    /// `run`: its user is the current one; a legacy run's request has none, and the store must
+    /// refuse rather than read every user's rows. The run must have been started.
+    DefaultScopeMessages {
+        thread: String,
+        run: String,
+    },
 }
 
 /// Which rendered message a rating targets.
@@ -601,6 +617,62 @@ mod tests {
             backward: false,
         });
         assert!(s.validate().unwrap_err().starts_with("ops[2].limit"));
+    }
+
+    #[test]
+    fn a_thread_deletion_needs_its_runs_stopped_and_no_rating_after() {
+        let delete = || Op::DeleteThread { thread: "t".into() };
+        let mut s = small();
+        s.ops.insert(1, delete());
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[1].thread: run `run-1` of thread `t` is started and not waited"));
+        let mut s = small();
+        s.ops.insert(0, delete());
+        s.ops.push(delete());
+        s.ops.push(Op::Receipt {
+            run: "run-1".into(),
+            attempt: 1,
+        });
+        assert_eq!(s.validate(), Ok(()), "an idle thread, even never written");
+        s.ops.push(Op::Rate {
+            thread: "t".into(),
+            user: "u".into(),
+            up: true,
+            target: Target::Live,
+        });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[5]: a rating on thread `t` after a deletion"));
+        let mut s = small();
+        s.ops.push(Op::DeleteThread { thread: "x".into() });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[2].thread: no thread"));
+    }
+
+    #[test]
+    fn a_default_scope_read_names_a_started_run_of_its_thread() {
+        let read = |thread: &str| Op::DefaultScopeMessages {
+            thread: thread.into(),
+            run: "run-1".into(),
+        };
+        let mut s = small();
+        s.ops.push(read("t"));
+        assert_eq!(s.validate(), Ok(()));
+        let mut s = small();
+        s.ops.insert(0, read("t"));
+        assert!(s.validate().unwrap_err().starts_with("ops[0].run"));
+        let mut s = small();
+        s.threads.insert("u".into(), "tid-u".into());
+        s.ops.push(read("u"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[2].run: run `run-1` is on thread `t`, not `u`"));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Messages a run's script expands to.
 fn messages_of(s: &RunsScenario) -> usize {
@@ -88,7 +88,7 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
             c.ops.retain(|op| {
                 !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
                 | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
-                | Op::FilteredEvents { run, .. } if *run == id)
+                | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
             });
             out.push(prune(c));
         }
@@ -262,6 +262,15 @@ fn set_pause(m: &mut MessageSpec, ms: u32) {
 /// Drops what a removal left dangling: waits and event reads of runs no op starts any more,
 /// runs nobody starts, threads nothing names; workers that no longer exist become worker 0.
 fn prune(mut s: RunsScenario) -> RunsScenario {
+    let threads: Vec<(String, String)> = s
+        .runs
+        .iter()
+        .map(|r| (r.id.clone(), r.thread.clone()))
+        .collect();
+    let thread_of: BTreeMap<&str, &str> = threads
+        .iter()
+        .map(|(r, t)| (r.as_str(), t.as_str()))
+        .collect();
     let mut started = BTreeSet::new();
     let mut waited = BTreeSet::new();
     s.ops.retain(|op| match op {
@@ -276,9 +285,14 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         Op::Events { run }
         | Op::Receipt { run, .. }
         | Op::RunMessages { run, .. }
-        | Op::WithdrawRun { run, .. } => started.contains(run),
+        | Op::WithdrawRun { run, .. }
+        | Op::DefaultScopeMessages { run, .. } => started.contains(run),
         // A deletion and a filtered read need their run stopped: a wait for it before.
         Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
+        // A thread's deletion needs every run of it started so far stopped.
+        Op::DeleteThread { thread } => started.iter().all(|run| {
+            waited.contains(run) || thread_of.get(run.as_str()) != Some(&thread.as_str())
+        }),
         _ => true,
     });
     s.runs.retain(|r| started.contains(&r.id));
@@ -292,7 +306,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         | Op::UserMessages { thread, .. }
         | Op::RateAnonymously { thread, .. }
         | Op::Withdraw { thread, .. }
-        | Op::FeedbackReads { thread, .. } = op
+        | Op::FeedbackReads { thread, .. }
+        | Op::DeleteThread { thread } = op
         {
             named.insert(thread.clone());
         }

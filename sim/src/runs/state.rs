@@ -47,6 +47,7 @@ pub(super) struct Log {
     pub(super) deletions: Vec<DeletionRecord>,
     pub(super) receipts: Vec<ReceiptRecord>,
     pub(super) feedback: Vec<super::feedback_record::FeedbackEntry>,
+    pub(super) thread_deletions: Vec<ThreadDeletionRecord>,
 }
 
 pub(super) struct World {

@@ -6,6 +6,7 @@
 
 use super::context::{of_row, Context};
 use super::record::{Answer, Both, DeletionRecord, ReadKind, WorldRecord, Written};
+use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{Category, RunEvent};
@@ -22,21 +23,24 @@ fn deleted_by(d: &DeletionRecord, w: &Written) -> bool {
     w.op < d.op && w.event.thread_id == d.thread_id && w.event.run_id == d.run_id
 }
 
-/// Whether any deletion of the world removed the written row `w`.
+/// Whether any deletion of the world (of its run or of its whole thread) removed the written
+/// row `w`.
 pub fn is_deleted(record: &WorldRecord, w: &Written) -> bool {
-    record.deletions.iter().any(|d| deleted_by(d, w))
+    record.deletions.iter().any(|d| deleted_by(d, w)) || deleted_with_thread(record, w)
 }
 
 /// R13: a deletion leaves the thread's numbering where the writes took it: `max_seq` after a
-/// `delete_by_run` is at least the largest seq ever written to the thread, so no later row can
-/// reuse a deleted run's seqs (its message ids, a reader's cursor).
+/// `delete_by_run` is at least the largest seq ever written to the thread since it was last
+/// emptied (its era), so no later row can reuse a deleted run's seqs (its message ids, a
+/// reader's cursor).
 pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.deletions {
+        let since = era_start(cx.record, &d.thread_id, d.op);
         let mark = cx
             .record
             .written
             .iter()
-            .filter(|w| w.op < d.op && w.event.thread_id == d.thread_id)
+            .filter(|w| since <= w.op && w.op < d.op && w.event.thread_id == d.thread_id)
             .map(|w| w.event.seq)
             .max()
             .unwrap_or(0);
@@ -66,7 +70,11 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             .record
             .written
             .iter()
-            .filter(|w| deleted_by(d, w) && !earlier.iter().any(|e| deleted_by(e, w)))
+            .filter(|w| {
+                deleted_by(d, w)
+                    && !earlier.iter().any(|e| deleted_by(e, w))
+                    && !thread_deleted_before(cx.record, w, d.op)
+            })
             .count() as u64;
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
         for (name, n) in named(&d.deleted) {
@@ -111,9 +119,13 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
 pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
     let mut truth = ReceiptTruth::new();
     let mut deletions = cx.record.deletions.iter().peekable();
+    let mut thread_deletions = cx.record.thread_deletions.iter().peekable();
     for rec in &cx.record.receipts {
         while let Some(d) = deletions.next_if(|d| d.op < rec.op) {
             truth.delete_run(&d.thread_id, &d.run_id);
+        }
+        while let Some(d) = thread_deletions.next_if(|d| d.op < rec.op) {
+            truth.delete_thread(&d.thread_id);
         }
         let e = &rec.event;
         let want = truth.put_if_absent(&e.thread_id, &e.run_id, &e.event_type, &e.content);

@@ -4,6 +4,7 @@
 
 use super::context::{short, Context};
 use super::store_rules::is_deleted;
+use super::thread_rules::era_start;
 use super::truth::Snapshots;
 use super::world::{Answer, Both, EmittedEvent, Read, ReadKind, WorldRecord};
 use crate::outcome::Findings;
@@ -81,12 +82,17 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
-/// R5: per thread, every written seq is above every seq written before it.
+/// R5: per thread, every written seq is above every seq written before it since the thread
+/// was last emptied (its era: a thread deletion restarts its numbering at 1, R23).
 pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
-    let mut max: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
+    let mut max: BTreeMap<(&str, u64), (u64, &str)> = BTreeMap::new();
     for w in &cx.record.written {
         let e = &w.event;
-        if let Some(&(m, by)) = max.get(e.thread_id.as_str()) {
+        let era = (
+            e.thread_id.as_str(),
+            era_start(cx.record, &e.thread_id, w.op),
+        );
+        if let Some(&(m, by)) = max.get(&era) {
             if e.seq <= m {
                 f.add(
                     BugId::R5,
@@ -98,7 +104,7 @@ pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
                 continue;
             }
         }
-        max.insert(&e.thread_id, (e.seq, &e.run_id));
+        max.insert(era, (e.seq, &e.run_id));
     }
 }
 

@@ -383,6 +383,14 @@ impl RunEventStore for OverProtocolStore {
         Ok(self.call::<Count>(request)?.count)
     }
 
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        every_user(user, "delete_by_thread")?;
+        let request = Request::DeleteByThread {
+            thread_id: thread_id.to_string(),
+        };
+        Ok(self.call::<Count>(request)?.count)
+    }
+
     fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
         let kept = self.call::<Kept>(Request::PutIfAbsent { event })?;
         Ok((kept.event, kept.created))

@@ -45,6 +45,7 @@ impl<'a> Snapshots<'a> {
                 }
                 TruthEvent::Stop(outcome) => self.truth.stop_run(thread, &spec.id, *outcome),
                 TruthEvent::Deleted => self.truth.delete_run(thread, &spec.id),
+                TruthEvent::ThreadDeleted => self.truth.delete_thread(thread),
             }
             self.next += 1;
         }

@@ -2,68 +2,125 @@
 //! runs a scope admits: a thread's messages read in one user's scope are exactly the messages
 //! of the runs acting for that user (a legacy run without a user is nobody's), in the order the
 //! thread's history has them, and the scoped count is their number; every user's scope sees
-//! every run. Where the two backends answered one of these reads differently, R9.
+//! every run; the default scope of a request acting for a run is its user's, and a request
+//! with no user in its context (a legacy run's) is refused. Where the two backends answered one of these reads differently, R9.
 
 use super::context::{of_row, Context};
-use super::record::ReadKind;
+use super::record::{Answer, ReadKind};
 use super::truth::Snapshots;
 use crate::outcome::Findings;
+use history::runs::RunEvent;
 use history::BugId;
-use model::runs::ExpectedMessage;
+use model::runs::{ExpectedMessage, RunTruth};
 
-/// R19: each user-scoped read against the model of the runs its scope admits.
+/// R19: each user-scoped read against the model of the runs its scope admits. A default-scope
+/// read (`user_id` AUTO) acting for a run is the run's user's scope; with no user in the
+/// context (a legacy run's request) it must be refused, never answered with every user's rows.
 pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
     for read in &cx.record.reads {
-        let ReadKind::UserMessages { user, rows, count } = &read.kind else {
-            continue;
+        let (user, rows, count, default_for) = match &read.kind {
+            ReadKind::UserMessages { user, rows, count } => (user, rows, count, None),
+            ReadKind::DefaultScopeMessages {
+                run,
+                user,
+                rows,
+                count,
+            } => (user, rows, count, Some(*run)),
+            _ => continue,
         };
         let truth = snapshots.before(read.op);
-        let (t, tid) = (&read.thread, cx.thread_id(&read.thread));
-        let how = format!(
-            "{t}'s messages read as {}",
-            user.as_deref()
-                .map_or("every user".into(), |u| format!("user {u}"))
+        let t = &read.thread;
+        let how = match default_for {
+            Some(r) => format!(
+                "{t}'s messages read in the default scope for {} (current user {user:?})",
+                cx.scenario.runs[r].id
+            ),
+            None => format!(
+                "{t}'s messages read as {}",
+                user.as_deref()
+                    .map_or("every user".into(), |u| format!("user {u}"))
+            ),
+        };
+        let (rows, count) = (rows.primary(cx.primary), count.primary(cx.primary));
+        if default_for.is_some() && user.is_none() {
+            if let Some(n) = answered(rows, count) {
+                f.add(
+                    BugId::R19,
+                    format!("{how}: answered {n} instead of refusing a request with no user in its context"),
+                );
+            }
+            continue;
+        }
+        let (Ok(rows), Ok(count)) = (rows, count) else {
+            continue;
+        };
+        check_scope(cx, truth, t, user.as_deref(), rows, *count, &how, f);
+    }
+}
+
+/// What a read that had to be refused answered, in words (`None`: both parts refused).
+fn answered(rows: &Answer<Vec<RunEvent>>, count: &Answer<u64>) -> Option<String> {
+    match (rows, count) {
+        (Err(_), Err(_)) => None,
+        (Ok(rows), _) => Some(format!("{} rows", rows.len())),
+        (_, Ok(c)) => Some(format!("a count of {c}")),
+    }
+}
+
+/// One scoped read (`user`: that user's scope, `None`: every user's) against the model of the
+/// thread's runs the scope admits, and its count against its rows.
+#[allow(clippy::too_many_arguments)]
+fn check_scope(
+    cx: &Context<'_>,
+    truth: &RunTruth,
+    t: &str,
+    user: Option<&str>,
+    rows: &[RunEvent],
+    count: u64,
+    how: &str,
+    f: &mut Findings,
+) {
+    let tid = cx.thread_id(t);
+    if rows.len() as u64 != count {
+        f.add(
+            BugId::R19,
+            format!("{how}: {} rows, count_messages {count}", rows.len()),
         );
-        let (Ok(rows), Ok(count)) = (rows.primary(cx.primary), count.primary(cx.primary)) else {
-            continue;
-        };
-        if rows.len() as u64 != *count {
-            f.add(
-                BugId::R19,
-                format!("{how}: {} rows, count_messages {count}", rows.len()),
-            );
-            continue;
-        }
-        let owner_of = |run_id: &str| {
-            cx.scenario
-                .runs
-                .iter()
-                .find(|r| r.id == run_id && &r.thread == t)
-                .and_then(|r| r.user.as_deref())
-        };
-        let admitted = |run_id: &str| user.is_none() || owner_of(run_id) == user.as_deref();
-        let expected = truth.restricted_to(tid, admitted);
-        let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
-        if let Err(m) = expected.check_history(tid, &observed) {
-            let stranger = rows
-                .iter()
-                .find(|r| !admitted(&r.run_id))
-                .map(|r| format!(" (seq {} of run {}, user {:?})", r.seq, r.run_id, r.user_id))
-                .unwrap_or_default();
-            f.add(
-                BugId::R19,
-                format!("{how}: not exactly the scope's runs' messages{stranger}: {m:?}"),
-            );
-        }
+        return;
+    }
+    let owner_of = |run_id: &str| {
+        cx.scenario
+            .runs
+            .iter()
+            .find(|r| r.id == run_id && r.thread == t)
+            .and_then(|r| r.user.as_deref())
+    };
+    let admitted = |run_id: &str| user.is_none() || owner_of(run_id) == user;
+    let expected = truth.restricted_to(tid, admitted);
+    let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
+    if let Err(m) = expected.check_history(tid, &observed) {
+        let stranger = rows
+            .iter()
+            .find(|r| !admitted(&r.run_id))
+            .map(|r| format!(" (seq {} of run {}, user {:?})", r.seq, r.run_id, r.user_id))
+            .unwrap_or_default();
+        f.add(
+            BugId::R19,
+            format!("{how}: not exactly the scope's runs' messages{stranger}: {m:?}"),
+        );
     }
 }
 
 /// R9 for the user-scoped reads: both backends answer them alike.
 pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for read in &cx.record.reads {
-        let ReadKind::UserMessages { user, rows, count } = &read.kind else {
-            continue;
+        let (user, rows, count) = match &read.kind {
+            ReadKind::UserMessages { user, rows, count }
+            | ReadKind::DefaultScopeMessages {
+                user, rows, count, ..
+            } => (user, rows, count),
+            _ => continue,
         };
         if rows.memory != rows.sqlite || count.memory != count.sqlite {
             f.add(

@@ -158,6 +158,7 @@ fn broken_record(failure: String) -> WorldRecord {
         stopped_after_ms: None,
         sut_log: None,
         left_out: Default::default(),
+        thread_deletions: Vec::new(),
     }
 }
 
@@ -343,5 +344,6 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         stopped_after_ms: world.stopped_after_ms.get(),
         sut_log,
         left_out: world.left_out.take(),
+        thread_deletions: log.thread_deletions,
     }
 }

@@ -105,6 +105,9 @@ pub enum Request {
         thread_id: String,
         run_ids: Vec<String>,
     },
+    /// Runs: delete every row of one thread, every user's. The answer is [`Count`] (rows
+    /// deleted). A thread left empty starts over: its next row is numbered 1.
+    DeleteByThread { thread_id: String },
 }
 
 impl Request {
@@ -147,6 +150,7 @@ impl Request {
             Request::ListMessagesAs { .. } => "list_messages_as",
             Request::CountMessagesAs { .. } => "count_messages_as",
             Request::GetLastVisibleAiSeqByRun { .. } => "get_last_visible_ai_seq_by_run",
+            Request::DeleteByThread { .. } => "delete_by_thread",
         }
     }
 }

@@ -16,7 +16,7 @@ use history::{BugId, Planted};
 use std::path::Path;
 
 /// The runs ops histsim's run-event store serves.
-pub const RUNS_OPS: [&str; 17] = [
+pub const RUNS_OPS: [&str; 18] = [
     "hello",
     "open",
     "close",
@@ -34,6 +34,7 @@ pub const RUNS_OPS: [&str; 17] = [
     "get_last_visible_ai_seq_by_run",
     "list_messages_as",
     "count_messages_as",
+    "delete_by_thread",
 ];
 
 struct Open {
@@ -166,6 +167,12 @@ impl RunsServer {
             Request::DeleteByRun { thread_id, run_id } => {
                 let count = store
                     .delete_by_run(&thread_id, &run_id, &UserScope::All)
+                    .map_err(refused)?;
+                ok(&Count { count })
+            }
+            Request::DeleteByThread { thread_id } => {
+                let count = store
+                    .delete_by_thread(&thread_id, &UserScope::All)
                     .map_err(refused)?;
                 ok(&Count { count })
             }
@@ -312,7 +319,8 @@ impl Served for RunsServer {
             | Request::PutIfAbsent { .. }
             | Request::ListMessagesByRun { .. }
             | Request::ListEventsFiltered { .. }
-            | Request::GetLastVisibleAiSeqByRun { .. }) => self.wider(other),
+            | Request::GetLastVisibleAiSeqByRun { .. }
+            | Request::DeleteByThread { .. }) => self.wider(other),
             other @ (Request::ListMessagesAs { .. } | Request::CountMessagesAs { .. }) => {
                 self.user_scoped(other)
             }

@@ -258,6 +258,37 @@ fn user_scoped_reads_a_system_does_not_declare_are_left_out_and_counted() {
 }
 
 #[test]
+fn thread_deletions_a_system_does_not_declare_are_left_out_and_counted() {
+    // Seeds 42 and 52 delete a thread and run on it again (generate_thread_ops.rs): through the
+    // reference store they pass with every deletion made; without `delete_by_thread` in its
+    // `hello` the deletions are left out, counted, and the seeds still pass.
+    let histsim = env!("CARGO_BIN_EXE_histsim");
+    let kind = "the client's thread deletions (the system does not serve delete_by_thread)";
+    let with = through("runs", SutOptions::new(format!("{histsim} serve runs")));
+    let without = through(
+        "runs",
+        SutOptions::new(format!(
+            r#"{histsim} serve runs | stdbuf -oL sed 's/,"delete_by_thread"//'"#
+        )),
+    );
+    let mut left_out = [0, 0];
+    for seed in [42, 52] {
+        for (n, config) in left_out.iter_mut().zip([&with, &without]) {
+            let report = run_seed(seed, config);
+            assert!(
+                report.passed(),
+                "seed {seed}: {:?} {:?}",
+                report.violations,
+                report.failure
+            );
+            *n += report.left_out.counts.get(kind).copied().unwrap_or(0);
+        }
+    }
+    assert_eq!(left_out[0], 0, "the reference store serves every deletion");
+    assert!(left_out[1] > 0, "left out {left_out:?}");
+}
+
+#[test]
 fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_answer() {
     // The reference store, but every answer to `hello` carries the process id: it differs
     // between the campaign's process and the replay's.

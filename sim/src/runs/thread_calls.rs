@@ -1,0 +1,88 @@
+//! The client's thread deletion: `delete_by_thread` of a thread whose runs have all stopped, on
+//! both backends, and the reads right after that say whether the thread reads empty everywhere
+//! (its numbering, its messages and their count, every run's events). Recorded for the checker
+//! (`thread_rules`); a system under test that does not serve one of these ops has the deletion
+//! left out, counted and traced.
+
+use super::client::Client;
+use super::record::*;
+use super::state::*;
+use history::runs::{MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope};
+
+/// The ops a thread deletion needs: the deletion and the reads after it.
+pub const DELETE_THREAD_OPS: [&str; 5] = [
+    "delete_by_thread",
+    "max_seq",
+    "count_messages",
+    "list_messages",
+    "list_events",
+];
+/// The limit of a whole-thread read: above any thread's rows, and the largest a SQL store binds.
+const WHOLE_THREAD: usize = i64::MAX as usize;
+
+/// `list_events` of each run in `run_ids`, one after another.
+fn events_of_runs(
+    store: &dyn RunEventStore,
+    thread_id: &str,
+    run_ids: &[String],
+) -> Result<Vec<RunEvent>, RunStoreError> {
+    let mut rows = Vec::new();
+    for run_id in run_ids {
+        rows.extend(store.list_events(thread_id, run_id)?);
+    }
+    Ok(rows)
+}
+
+impl Client {
+    /// Deletes every row of the thread, then reads what is left of it.
+    pub(super) fn delete_thread(&mut self, world: &World, thread: &str) {
+        for op in DELETE_THREAD_OPS {
+            if !Client::serves_read(world, "thread deletions", thread, op) {
+                return;
+            }
+        }
+        let tid = world.thread_id(thread);
+        let runs: Vec<usize> = (0..world.scenario.runs.len())
+            .filter(|&r| world.scenario.runs[r].thread == thread)
+            .collect();
+        let run_ids: Vec<String> = runs
+            .iter()
+            .map(|&r| world.scenario.runs[r].id.clone())
+            .collect();
+        let deleted = world.both(|s| s.delete_by_thread(&tid, &UserScope::All));
+        let op = world.next_op();
+        if let Some(&r) = runs.first() {
+            // The truth event names the thread by one of its runs.
+            world
+                .log
+                .borrow_mut()
+                .truth
+                .push((op, r, TruthEvent::ThreadDeleted));
+        }
+        let max_seq_after = world.both(|s| s.max_seq(&tid));
+        let count_after = world.both(|s| s.count_messages(&tid));
+        let messages_after =
+            world.both(|s| s.list_messages(&tid, WHOLE_THREAD, MessageCursor::None));
+        let events_after = world.both(|s| events_of_runs(s, &tid, &run_ids));
+        world.record(format_args!(
+            "delete thread {thread}: deleted {:?} max_seq {:?} count {:?}",
+            deleted.primary(world.primary),
+            max_seq_after.primary(world.primary),
+            count_after.primary(world.primary)
+        ));
+        world
+            .log
+            .borrow_mut()
+            .thread_deletions
+            .push(ThreadDeletionRecord {
+                op,
+                thread: thread.to_string(),
+                thread_id: tid,
+                deleted,
+                max_seq_after,
+                count_after,
+                messages_after,
+                events_after,
+            });
+    }
+}

@@ -1,0 +1,175 @@
+//! Thread deletions and the eras they begin. `delete_by_thread` of a thread whose runs have all
+//! stopped leaves it empty, and an empty thread starts over: its next row is numbered 1, as
+//! both of DeerFlow's stores do (the memory store forgets its counter, the DB store numbers
+//! from `MAX(seq)` of no row). A thread's rows since it was last emptied are its current era;
+//! the rules about one continuous numbering (R5, R13) and about what the store holds (R3, R12,
+//! R14, R15) compare within an era. R23 is the deletion itself: it removes every row of the
+//! thread and counts them, the thread then reads empty everywhere, and its next row is
+//! numbered 1. Where the two backends answered a thread deletion differently, R9.
+
+use super::context::Context;
+use super::record::{Answer, Both, ThreadDeletionRecord, WorldRecord, Written};
+use crate::outcome::Findings;
+use history::runs::RunEvent;
+use history::BugId;
+
+/// The op of the last thread deletion of `thread_id` before `op` (0 when none): the rows of the
+/// thread written at or after it are the era `op` falls in.
+pub fn era_start(record: &WorldRecord, thread_id: &str, op: u64) -> u64 {
+    record
+        .thread_deletions
+        .iter()
+        .filter(|d| d.thread_id == thread_id && d.op < op)
+        .map(|d| d.op)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether a thread deletion before `op` removed the written row `w`.
+pub fn thread_deleted_before(record: &WorldRecord, w: &Written, op: u64) -> bool {
+    w.op < era_start(record, &w.event.thread_id, op)
+}
+
+/// Whether any thread deletion of the world removed the written row `w`.
+pub fn deleted_with_thread(record: &WorldRecord, w: &Written) -> bool {
+    thread_deleted_before(record, w, u64::MAX)
+}
+
+/// The two answers of a pair, named.
+fn named<T>(both: &Both<Answer<T>>) -> [(&'static str, &Answer<T>); 2] {
+    [("memory", &both.memory), ("sqlite", &both.sqlite)]
+}
+
+/// How many rows the thread held when `d` deleted it: every row written to it in its era and
+/// not deleted with its run since.
+fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
+    let since = era_start(record, &d.thread_id, d.op);
+    record
+        .written
+        .iter()
+        .filter(|w| w.event.thread_id == d.thread_id && since <= w.op && w.op < d.op)
+        .filter(|w| {
+            !record.deletions.iter().any(|r| {
+                w.op < r.op
+                    && r.op < d.op
+                    && r.run_id == w.event.run_id
+                    && r.thread_id == d.thread_id
+            })
+        })
+        .count() as u64
+}
+
+/// R23: `delete_by_thread` removes every row of the thread and answers how many; right after,
+/// the thread reads empty everywhere (`max_seq` 0, no message, a count of 0, no event of any
+/// of its runs), and the next row written to it is numbered 1.
+pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
+    for d in &cx.record.thread_deletions {
+        let what = format!("delete_by_thread({})", d.thread);
+        let held = rows_held(cx.record, d);
+        for (name, n) in named(&d.deleted) {
+            match n {
+                Ok(n) if *n != held => f.add(
+                    BugId::R23,
+                    format!("{what}: the {name} store deleted {n} rows, the thread had {held}"),
+                ),
+                Err(e) => f.add(
+                    BugId::R23,
+                    format!("{what} failed on the {name} store: {e}"),
+                ),
+                Ok(_) => {}
+            }
+        }
+        for (name, seq) in named(&d.max_seq_after) {
+            if let Ok(seq) = seq {
+                if *seq != 0 {
+                    f.add(
+                        BugId::R23,
+                        format!("after {what}, max_seq on the {name} store is {seq}, not 0: the thread was not emptied"),
+                    );
+                }
+            }
+        }
+        for (name, count) in named(&d.count_after) {
+            if let Ok(c) = count {
+                if *c != 0 {
+                    f.add(
+                        BugId::R23,
+                        format!("after {what}, count_messages on the {name} store is {c}"),
+                    );
+                }
+            }
+        }
+        for (read, both) in [
+            ("list_messages", &d.messages_after),
+            ("list_events of its runs", &d.events_after),
+        ] {
+            for (name, rows) in named(both) {
+                if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
+                    f.add(BugId::R23, left_behind(&what, read, name, left, rows));
+                }
+            }
+        }
+        next_write_is_numbered_one(cx, d, &what, f);
+    }
+}
+
+/// What a read after a thread deletion still showed, in words.
+fn left_behind(
+    what: &str,
+    read: &str,
+    name: &str,
+    first: &RunEvent,
+    rows: &Answer<Vec<RunEvent>>,
+) -> String {
+    let n = rows.as_ref().map_or(0, Vec::len);
+    format!(
+        "after {what}, {read} on the {name} store still shows {n} rows, first seq {} of {} ({})",
+        first.seq, first.run_id, first.event_type
+    )
+}
+
+/// R23's last clause: the first row the store accepted on the thread after the deletion is
+/// numbered 1 (the deleted rows' numbers are the old era's).
+fn next_write_is_numbered_one(
+    cx: &Context<'_>,
+    d: &ThreadDeletionRecord,
+    what: &str,
+    f: &mut Findings,
+) {
+    let next = cx
+        .record
+        .written
+        .iter()
+        .find(|w| w.op > d.op && w.event.thread_id == d.thread_id);
+    if let Some(w) = next {
+        if w.event.seq != 1 {
+            f.add(
+                BugId::R23,
+                format!(
+                    "after {what}, the thread's next row ({} of {}) is numbered {}, not 1: the thread was not emptied",
+                    w.event.event_type, w.event.run_id, w.event.seq
+                ),
+            );
+        }
+    }
+}
+
+/// R9 for thread deletions: both backends answer the deletion and the reads after it alike.
+pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    for d in &cx.record.thread_deletions {
+        let differ = d.deleted.memory != d.deleted.sqlite
+            || d.max_seq_after.memory != d.max_seq_after.sqlite
+            || d.count_after.memory != d.count_after.sqlite
+            || d.messages_after.memory != d.messages_after.sqlite
+            || d.events_after.memory != d.events_after.sqlite;
+        if differ {
+            f.add(
+                BugId::R9,
+                format!(
+                    "delete_by_thread({}): memory deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?}), or their reads after differ",
+                    d.thread, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
+                ),
+            );
+        }
+    }
+}
