@@ -46,6 +46,7 @@ mod ids;
 mod journal;
 mod jsonl;
 mod jsonl_line;
+mod jsonl_deletion;
 mod jsonl_load;
 mod mapper;
 mod memory;

@@ -528,3 +528,137 @@ fn a_reordered_crash_of_the_unacknowledged_batch_cuts_it_whole() {
         assert_eq!(after.durable_bytes(file).len(), synced, "sector {old}");
     }
 }
+
+// --- Deletions: one line in the thread's deletions file, then the emptied run files removed ---
+
+fn of(thread: &str, run: &str, user: &str, text: &str) -> NewRunEvent {
+    NewRunEvent {
+        user_id: Some(user.into()),
+        ..ev(thread, run, text)
+    }
+}
+
+/// Everything a reader can ask after deletions, per thread.
+fn answers(s: &dyn RunEventStore) -> (Vec<RunEvent>, Vec<u64>, Vec<u64>) {
+    let threads = ["t1", "t2"];
+    (
+        s.dump().expect("dump"),
+        threads.iter().map(|t| s.max_seq(t).expect("max")).collect(),
+        threads
+            .iter()
+            .map(|t| s.count_messages(t).expect("count"))
+            .collect(),
+    )
+}
+
+#[test]
+fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
+    let disk = Arc::new(MemStorage::new());
+    let jsonl = open(&disk);
+    let memory = MemoryRunEventStore::new(Planted::none());
+    for s in [&jsonl as &dyn RunEventStore, &memory] {
+        s.put_batch(vec![
+            of("t1", "r1", "u", "a"),
+            of("t1", "r1", "v", "b"),
+            of("t1", "r2", "u", "c"),
+            of("t2", "r1", "u", "d"),
+            of("t1", "r3", "u", "e"),
+        ])
+        .unwrap();
+        // r3 holds t1's largest seq (4): the mark must outlive its file (R13).
+        assert_eq!(s.delete_by_run("t1", "r3", &UserScope::All), Ok(1));
+        // One user's rows of r1: its file stays with the other user's row.
+        assert_eq!(
+            s.delete_by_run("t1", "r1", &UserScope::Only("v".into())),
+            Ok(1)
+        );
+        assert_eq!(s.delete_by_thread("t2", &UserScope::All), Ok(1));
+        assert_eq!(s.delete_by_run("t1", "nope", &UserScope::All), Ok(0));
+    }
+    assert_eq!(answers(&jsonl), answers(&memory));
+    assert_eq!(
+        disk.list("threads").unwrap(),
+        [
+            "threads/t1/deletions.jsonl",
+            "threads/t1/runs/r1.jsonl",
+            "threads/t1/runs/r2.jsonl",
+            "threads/t2/deletions.jsonl"
+        ]
+    );
+    drop(jsonl);
+    let again = open(&crash(&disk));
+    assert!(again.dropped_tails().is_empty());
+    assert_eq!(answers(&again), answers(&memory));
+    assert_eq!(answers(&again).1, [4, 0], "t1 keeps its mark, t2 starts over");
+    for s in [&again as &dyn RunEventStore, &memory] {
+        assert_eq!(
+            s.put_batch(vec![ev("t1", "r4", "f"), ev("t2", "r1", "g")]),
+            Ok(vec![5, 1])
+        );
+    }
+    assert_eq!(answers(&again), answers(&memory));
+}
+
+#[test]
+fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_files() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![
+            ev("t", "r1", "a"),
+            ev("t", "r2", "b"),
+            ev("t", "r3", "c"),
+        ])
+        .unwrap();
+    // The second removal never happens: the process died after the first.
+    disk.fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
+    assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(3));
+    assert!(disk.list("threads").unwrap().contains(&"threads/t/runs/r2.jsonl".to_string()));
+    assert_eq!(store.max_seq("t"), Ok(0));
+    drop(store);
+    let crashed = crash(&disk);
+    let again = open(&crashed);
+    assert_eq!(again.dump(), Ok(vec![]), "r2's rows stay deleted");
+    assert_eq!(
+        crashed.list("threads").unwrap(),
+        ["threads/t/deletions.jsonl"],
+        "the open removed the file the deletion had emptied"
+    );
+    assert_eq!(again.put_batch(vec![ev("t", "r2", "d")]), Ok(vec![1]));
+    let last = open(&crash(&crashed));
+    assert_eq!(texts(&last), ["d"], "a run written again after its deletion keeps its new rows");
+}
+
+#[test]
+fn a_deletion_whose_line_fails_is_not_made_and_a_torn_line_is_cut() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![ev("t", "r1", "a"), ev("t", "r2", "b")])
+        .unwrap();
+    disk.fail("threads/t/deletions.jsonl", FaultOp::Append);
+    assert!(store.delete_by_run("t", "r2", &UserScope::All).is_err());
+    assert_eq!(texts(&store), ["a", "b"], "nothing deleted");
+    disk.clear_faults();
+    assert_eq!(store.delete_by_run("t", "r2", &UserScope::All), Ok(1));
+    // A crash mid-append of a later deletion's line: torn, cut, that deletion not made.
+    disk.append("threads/t/deletions.jsonl", b"{\"thread_id\":\"t\",\"run")
+        .unwrap();
+    disk.sync("threads/t/deletions.jsonl").unwrap();
+    drop(store);
+    let again = open(&crash(&disk));
+    assert_eq!(texts(&again), ["a"]);
+    assert_eq!(again.max_seq("t"), Ok(2));
+    let cut = again.dropped_tails();
+    assert_eq!(cut.len(), 1);
+    assert_eq!((cut[0].file.as_str(), cut[0].line), ("threads/t/deletions.jsonl", 2));
+    // A bad line with a deletion after it is no torn tail: refused with its file and line.
+    let bad = MemStorage::new();
+    bad.append("threads/t/deletions.jsonl", b"nonsense\n{\"thread_id\":\"t\",\"run_id\":null,\"user_id\":null,\"max_seq\":0,\"write\":1}\n")
+        .unwrap();
+    let err = JsonlRunEventStore::open(Arc::new(bad), Planted::none()).unwrap_err();
+    assert!(
+        err.to_string().contains("threads/t/deletions.jsonl line 1"),
+        "{err}"
+    );
+}
