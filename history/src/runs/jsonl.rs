@@ -145,7 +145,10 @@ fn scope_of(user: Option<String>) -> UserScope {
 }
 
 /// The run ids holding rows of a thread.
-fn runs_of(index: &MemoryRunEventStore, thread_id: &str) -> Result<BTreeSet<String>, RunStoreError> {
+fn runs_of(
+    index: &MemoryRunEventStore,
+    thread_id: &str,
+) -> Result<BTreeSet<String>, RunStoreError> {
     Ok(index
         .dump()?
         .into_iter()

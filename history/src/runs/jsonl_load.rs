@@ -261,7 +261,11 @@ fn deletions_of(
                 return Ok((deletions, Some(cut)));
             }
             Err(reason) => {
-                return Err(corrupt(file, number, format!("{reason}, and lines follow it")))
+                return Err(corrupt(
+                    file,
+                    number,
+                    format!("{reason}, and lines follow it"),
+                ))
             }
         }
         offset = end;

@@ -589,7 +589,11 @@ fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
     let again = open(&crash(&disk));
     assert!(again.dropped_tails().is_empty());
     assert_eq!(answers(&again), answers(&memory));
-    assert_eq!(answers(&again).1, [4, 0], "t1 keeps its mark, t2 starts over");
+    assert_eq!(
+        answers(&again).1,
+        [4, 0],
+        "t1 keeps its mark, t2 starts over"
+    );
     for s in [&again as &dyn RunEventStore, &memory] {
         assert_eq!(
             s.put_batch(vec![ev("t1", "r4", "f"), ev("t2", "r1", "g")]),
@@ -613,7 +617,10 @@ fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_fil
     // The second removal never happens: the process died after the first.
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
     assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(3));
-    assert!(disk.list("threads").unwrap().contains(&"threads/t/runs/r2.jsonl".to_string()));
+    assert!(disk
+        .list("threads")
+        .unwrap()
+        .contains(&"threads/t/runs/r2.jsonl".to_string()));
     assert_eq!(store.max_seq("t"), Ok(0));
     drop(store);
     let crashed = crash(&disk);
@@ -626,7 +633,11 @@ fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_fil
     );
     assert_eq!(again.put_batch(vec![ev("t", "r2", "d")]), Ok(vec![1]));
     let last = open(&crash(&crashed));
-    assert_eq!(texts(&last), ["d"], "a run written again after its deletion keeps its new rows");
+    assert_eq!(
+        texts(&last),
+        ["d"],
+        "a run written again after its deletion keeps its new rows"
+    );
 }
 
 #[test]
@@ -651,7 +662,10 @@ fn a_deletion_whose_line_fails_is_not_made_and_a_torn_line_is_cut() {
     assert_eq!(again.max_seq("t"), Ok(2));
     let cut = again.dropped_tails();
     assert_eq!(cut.len(), 1);
-    assert_eq!((cut[0].file.as_str(), cut[0].line), ("threads/t/deletions.jsonl", 2));
+    assert_eq!(
+        (cut[0].file.as_str(), cut[0].line),
+        ("threads/t/deletions.jsonl", 2)
+    );
     // A bad line with a deletion after it is no torn tail: refused with its file and line.
     let bad = MemStorage::new();
     bad.append("threads/t/deletions.jsonl", b"nonsense\n{\"thread_id\":\"t\",\"run_id\":null,\"user_id\":null,\"max_seq\":0,\"write\":1}\n")

@@ -16,6 +16,7 @@ mod generate_event_ops;
 mod generate_store_ops;
 mod generate_user_ops;
 pub mod host;
+pub mod jsonl_host;
 mod op_validation;
 pub mod options;
 pub mod probes;

@@ -80,6 +80,9 @@ pub struct RunsOptions {
     pub last_answers_probability: f64,
     /// Chance that the client reads a thread's messages in one user's scope after a wait.
     pub user_reads_probability: f64,
+    /// The JSONL store (on the world's simulated disk) plays the first slot of the pair, where
+    /// the memory store plays otherwise: about a third of seeds.
+    pub jsonl_store: bool,
 }
 
 impl RunsOptions {
@@ -115,6 +118,7 @@ impl RunsOptions {
             filtered_events_probability: 0.0,
             last_answers_probability: 0.0,
             user_reads_probability: 0.0,
+            jsonl_store: false,
         }
     }
 
@@ -151,6 +155,11 @@ impl RunsOptions {
         // The user-scoped reads, drawn after everything older.
         let user_reads_probability = maybe(0.5, 0.2, 0.7);
         let sizes = Sizes::from_seed(seed);
+        // From a sub-stream of its own (numbered after its catalog ID, R25): every other draw of
+        // a seed stays what it was.
+        let jsonl_store = seed
+            .substream(Stream::Options, JSONL_SUBSTREAM)
+            .random_bool(JSONL_SHARE);
         RunsOptions {
             workers: sizes.workers,
             threads: sizes.threads,
@@ -181,9 +190,15 @@ impl RunsOptions {
             filtered_events_probability,
             last_answers_probability,
             user_reads_probability,
+            jsonl_store,
         }
     }
 }
+
+/// The options sub-stream of the JSONL store's draw.
+const JSONL_SUBSTREAM: u64 = 25;
+/// The share of seeds whose first store is the JSONL one.
+const JSONL_SHARE: f64 = 1.0 / 3.0;
 
 /// The sizes of a seed's world, from a sub-stream of their own.
 struct Sizes {
@@ -263,6 +278,8 @@ mod tests {
         assert!(subsets.len() > 8, "only {} subsets", subsets.len());
         let long = all.iter().filter(|o| o.long_thread_messages > 0).count();
         assert!((4..40).contains(&long), "{long} long threads in 200 seeds");
+        let jsonl = all.iter().filter(|o| o.jsonl_store).count();
+        assert!((40..100).contains(&jsonl), "{jsonl} JSONL seeds in 200");
     }
 
     #[test]
