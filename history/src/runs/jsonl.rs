@@ -256,8 +256,9 @@ impl JsonlRunEventStore {
             Some(run) => state.index.delete_by_run(thread_id, run, user)?,
             None => state.index.delete_by_thread(thread_id, user)?,
         };
-        if removed == 0 {
-            // Nothing changed, not even the numbering: nothing to write.
+        if removed == 0 && state.index.max_seq(thread_id)? == max_seq {
+            // Nothing changed: nothing to write. (A thread `delete_by_run` emptied keeps its
+            // mark; `delete_by_thread` of it removes no row and still ends its numbering.)
             return Ok(0);
         }
         let deletion = Deletion {
