@@ -473,6 +473,22 @@ impl RunEventStore for JsonlRunEventStore {
             .index
             .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
     }
+
+    /// planted R3, as the memory store has it: the legacy read hands the index's own rows out,
+    /// so a caller's edit changes what every later read of this process answers (the files
+    /// keep what was written, and a reopened store forgets the edit).
+    #[cfg(feature = "planted")]
+    fn legacy_edit_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        edit: &mut dyn FnMut(&mut RunEvent),
+    ) -> Result<bool, RunStoreError> {
+        self.usable()?
+            .index
+            .legacy_edit_messages(thread_id, limit, cursor, edit)
+    }
 }
 
 #[cfg(test)]

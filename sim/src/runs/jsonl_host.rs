@@ -152,6 +152,15 @@ impl RunEventStore for SimDiskJsonlStore {
     ) -> Result<BTreeMap<String, u64>, RunStoreError> {
         self.with(|s| s.get_last_visible_ai_seq_by_run(thread_id, run_ids, user))
     }
+    fn legacy_edit_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        edit: &mut dyn FnMut(&mut RunEvent),
+    ) -> Result<bool, RunStoreError> {
+        self.with(|s| s.legacy_edit_messages(thread_id, limit, cursor, edit))
+    }
 }
 
 #[cfg(test)]

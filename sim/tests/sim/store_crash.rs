@@ -267,3 +267,35 @@ fn a_killed_jsonl_store_process_reopens_its_files_with_every_write_and_deletion(
         "the deletion and the thread's mark survived (R13)"
     );
 }
+
+#[test]
+fn the_jsonl_r13_scenario_restarts_the_jsonl_store_between_the_deletion_and_the_next_run() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/runs/r13_a_jsonl_restart_after_a_deletion_reuses_its_seqs.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let mut file: toml::Table = toml::from_str(&text).expect("TOML");
+    let table = file.remove("runs").expect("a [runs] table");
+    let scenario: RunsScenario = table.try_into().expect("a runs scenario");
+    assert!(scenario.jsonl_store);
+    let record = world::play(&scenario, &config(StoreKind::Memory, Planted::none(), None));
+    assert_eq!(record.failure, None);
+    assert_eq!(record.first_slot, "jsonl");
+    let deletion = record.deletions.first().expect("run-2 deleted");
+    let restart = record
+        .store_restarts
+        .iter()
+        .find(|r| r.slot == "jsonl")
+        .expect("the jsonl store restarted");
+    let deleted_top = deletion.max_seq_before.memory.clone().expect("a mark");
+    let run3_first = record
+        .written
+        .iter()
+        .find(|w| w.event.run_id == "run-3")
+        .expect("run-3 wrote");
+    assert!(deletion.op < restart.op && restart.op < run3_first.op);
+    assert_eq!(
+        run3_first.event.seq,
+        deleted_top + 1,
+        "numbered above run-2's seqs"
+    );
+}
