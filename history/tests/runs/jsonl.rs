@@ -842,3 +842,18 @@ fn delete_by_thread_of_a_thread_emptied_run_by_run_ends_its_numbering_across_a_c
     assert_eq!(again.max_seq("t"), Ok(0));
     assert_eq!(again.put_batch(vec![ev("t", "r", "c")]), Ok(vec![1]));
 }
+
+#[cfg(feature = "planted")]
+#[test]
+fn planted_r12_acknowledges_unsynced_writes_and_a_crash_loses_them() {
+    let disk = Arc::new(MemStorage::new());
+    let store =
+        JsonlRunEventStore::open(disk.clone(), Planted::only(history::BugId::R12)).expect("open");
+    assert_eq!(store.put_batch(vec![ev("t", "r", "a")]), Ok(vec![1]));
+    assert_eq!(texts(&open(&disk)), ["a"], "the bytes are in the file");
+    assert_eq!(
+        texts(&open(&crash(&disk))),
+        Vec::<String>::new(),
+        "none of them synced"
+    );
+}
