@@ -111,7 +111,7 @@ impl RunConfig {
             args.extend(["--workload".to_string(), w.name().to_string()]);
         }
         if self.store != StoreKind::Memory {
-            args.extend(["--store".to_string(), "sqlite".to_string()]);
+            args.extend(["--store".to_string(), self.store.as_str().to_string()]);
         }
         if let Some(r) = self.replicas {
             args.extend(["--replicas".to_string(), r.to_string()]);

@@ -25,12 +25,14 @@ use std::marker::PhantomData;
 use erased_serde as erased;
 
 /// Which store backs the replicas (display) or is the primary of the pair (runs). Workloads
-/// without a store ignore it.
+/// without a store ignore it. `Jsonl` is the runs world's only: the JSONL store plays the
+/// first slot of the pair (where `memory` plays otherwise) and is the primary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreKind {
     Memory,
     Sqlite,
+    Jsonl,
 }
 
 impl StoreKind {
@@ -39,6 +41,7 @@ impl StoreKind {
         match self {
             StoreKind::Memory => "memory",
             StoreKind::Sqlite => "sqlite",
+            StoreKind::Jsonl => "jsonl",
         }
     }
 }

@@ -15,6 +15,16 @@
 //! opened again (its index holds the failed write); opening then finishes the cut (see [`super::jsonl_load`] for what a torn tail
 //! means and what a reopened store keeps).
 //!
+//! Deletions (`delete_by_run`, `delete_by_thread`, in any user's scope) are one line in the
+//! thread's deletions file ([`super::jsonl_deletion`]), written and synced like a row, after
+//! which the run files left without a row are removed, as upstream removes them. A crash between
+//! those removals, or before the directory holding them is synced, leaves files whose rows the
+//! line already deletes: the reopened store replays the line over them (so it answers exactly
+//! as before the crash, the thread's high-water mark included) and removes them again. Nothing
+//! depends on when a removal becomes durable, since the store never removes a deletions file and
+//! a run file that comes back is read through the lines. A crash before the line is synced
+//! loses the deletion whole: it was not acknowledged.
+//!
 //! Durability: an acknowledged write survives a crash exactly as far as the storage's `sync`
 //! promises. A write that was not acknowledged either survives whole or not at all: a reopened
 //! store drops a batch some of whose rows a crash lost, and reports every cut
@@ -28,13 +38,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::RunStoreError;
 use super::event::{MessageCursor, NewRunEvent, RunEvent};
+use super::jsonl_deletion::{deletions_file, Deletion};
 use super::jsonl_line::{encode, run_file, THREADS_DIR};
-use super::jsonl_load::{load, storage_error, DroppedTail};
+use super::jsonl_load::{load, segment_of, storage_error, DroppedTail};
 use super::memory::MemoryRunEventStore;
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::journal::{FsStorage, SharedStorage, Storage};
-use crate::planted::Planted;
+use crate::planted::{BugId, Planted};
 
 /// The JSONL backend.
 #[derive(Debug)]
@@ -74,7 +85,8 @@ fn must_reopen(cause: &RunStoreError) -> RunStoreError {
     }
 }
 
-/// The index a store's files hold, after cutting the tails a crash left.
+/// The index a store's files hold, after cutting the tails a crash left and removing the run
+/// files a deletion emptied (finishing a deletion a crash interrupted).
 fn recover(
     storage: &dyn Storage,
     planted: Planted,
@@ -89,14 +101,67 @@ fn recover(
             .map_err(|e| storage_error("sync", &cut.file, e))?;
     }
     let index = MemoryRunEventStore::new(planted);
-    index.insert_numbered(loaded.rows.into_iter().map(|r| r.event).collect())?;
+    let mut pending: Vec<RunEvent> = Vec::new();
+    let mut replayed = 0;
+    for row in loaded.rows {
+        let segment = segment_of(&row, &loaded.deletions);
+        while replayed < segment {
+            index.insert_numbered(std::mem::take(&mut pending))?;
+            replay_deletion(&index, &loaded.deletions[replayed])?;
+            replayed += 1;
+        }
+        pending.push(row.event);
+    }
+    index.insert_numbered(pending)?;
+    for d in &loaded.deletions[replayed..] {
+        replay_deletion(&index, d)?;
+    }
+    let live: BTreeSet<String> = index
+        .dump()?
+        .iter()
+        .map(|e| run_file(&e.thread_id, &e.run_id))
+        .collect();
+    for file in loaded.run_files.iter().filter(|f| !live.contains(*f)) {
+        storage
+            .remove(file)
+            .map_err(|e| storage_error("remove", file, e))?;
+    }
     Ok((index, loaded.next_write, loaded.dropped))
+}
+
+/// Applies a written deletion to the index, as the operation did when it was made.
+fn replay_deletion(index: &MemoryRunEventStore, d: &Deletion) -> Result<u64, RunStoreError> {
+    let user = scope_of(d.user_id.clone());
+    index.raise_max_seq(&d.thread_id, d.max_seq);
+    match &d.run_id {
+        Some(run) => index.delete_by_run(&d.thread_id, run, &user),
+        None => index.delete_by_thread(&d.thread_id, &user),
+    }
+}
+
+/// The scope a resolved user stands for.
+fn scope_of(user: Option<String>) -> UserScope {
+    user.map_or(UserScope::All, UserScope::Only)
+}
+
+/// The run ids holding rows of a thread.
+fn runs_of(
+    index: &MemoryRunEventStore,
+    thread_id: &str,
+) -> Result<BTreeSet<String>, RunStoreError> {
+    Ok(index
+        .dump()?
+        .into_iter()
+        .filter(|e| e.thread_id == thread_id)
+        .map(|e| e.run_id)
+        .collect())
 }
 
 impl JsonlRunEventStore {
     /// Opens the store kept in `storage` (empty storage: an empty store), cutting and reporting
     /// the tails a crash left. Fails naming the file and line when a file holds what no crash
-    /// explains. `planted` may switch on R5 (no unique guard on numbered writes).
+    /// explains. `planted` may switch on the memory store's bugs (its index is one) and R12
+    /// (writes acknowledged unsynced, as the published store writes them).
     pub fn open(
         storage: SharedStorage,
         planted: Planted,
@@ -161,9 +226,72 @@ impl JsonlRunEventStore {
             return Ok(answer);
         }
         let first = state.next_write;
-        let Err(failure) = self.append_rows(&rows, first) else {
-            state.next_write += rows.len() as u64;
-            return Ok(answer);
+        let batch = (first, rows.len() as u64);
+        let mut by_file: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        for (i, row) in rows.iter().enumerate() {
+            let line = encode(row, first + i as u64, batch);
+            by_file
+                .entry(run_file(&row.thread_id, &row.run_id))
+                .or_default()
+                .extend(line);
+        }
+        self.commit(&mut state, &by_file, batch.1)?;
+        Ok(answer)
+    }
+
+    /// A deletion (`run_id` `None`: the thread's), in `user`'s scope: applied to the index,
+    /// then written as one line of the thread's deletions file and synced, and only then are
+    /// the run files it emptied removed (see [`super::jsonl_deletion`] for why the line).
+    fn delete(
+        &self,
+        thread_id: &str,
+        run_id: Option<&str>,
+        user: &UserScope,
+        op: &'static str,
+    ) -> Result<u64, RunStoreError> {
+        let user_id = user.resolve(op)?.map(str::to_string);
+        let mut state = self.usable()?;
+        let before = runs_of(&state.index, thread_id)?;
+        let max_seq = state.index.max_seq(thread_id)?;
+        let removed = match run_id {
+            Some(run) => state.index.delete_by_run(thread_id, run, user)?,
+            None => state.index.delete_by_thread(thread_id, user)?,
+        };
+        if removed == 0 && state.index.max_seq(thread_id)? == max_seq {
+            // Nothing changed: nothing to write. (A thread `delete_by_run` emptied keeps its
+            // mark; `delete_by_thread` of it removes no row and still ends its numbering.)
+            return Ok(0);
+        }
+        let deletion = Deletion {
+            thread_id: thread_id.to_string(),
+            run_id: run_id.map(str::to_string),
+            user_id,
+            max_seq,
+            write: state.next_write,
+        };
+        let by_file = BTreeMap::from([(deletions_file(thread_id), deletion.encode())]);
+        self.commit(&mut state, &by_file, 1)?;
+        let after = runs_of(&state.index, thread_id)?;
+        for run in before.difference(&after) {
+            // Tidying only: the synced line already deletes the rows, and a file that stays
+            // (this removal failed, or a crash came first) is removed by the next open.
+            let _ = self.storage.remove(&run_file(thread_id, run));
+        }
+        Ok(removed)
+    }
+
+    /// Appends `by_file` (taking `writes` write numbers) and syncs it. On a file failure the
+    /// files are cut back and the index read again from them, or, when even that fails, the
+    /// store is marked broken.
+    fn commit(
+        &self,
+        state: &mut State,
+        by_file: &BTreeMap<String, Vec<u8>>,
+        writes: u64,
+    ) -> Result<(), RunStoreError> {
+        let Err(failure) = self.append_synced(by_file) else {
+            state.next_write += writes;
+            return Ok(());
         };
         let restored = if failure.files_restored {
             recover(self.storage.as_ref(), self.planted)
@@ -181,21 +309,12 @@ impl JsonlRunEventStore {
         Err(failure.error)
     }
 
-    /// Appends the rows (write numbers from `first`, one batch) to their run files, one append
-    /// per file, then syncs every touched file. On failure cuts every touched file back.
-    fn append_rows(&self, rows: &[RunEvent], first: u64) -> Result<(), WriteFailure> {
-        let batch = (first, rows.len() as u64);
-        let mut by_file: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-        for (i, row) in rows.iter().enumerate() {
-            let line = encode(row, first + i as u64, batch);
-            by_file
-                .entry(run_file(&row.thread_id, &row.run_id))
-                .or_default()
-                .extend(line);
-        }
+    /// Appends each file's bytes in one append, then syncs every touched file. On failure cuts
+    /// every touched file back.
+    fn append_synced(&self, by_file: &BTreeMap<String, Vec<u8>>) -> Result<(), WriteFailure> {
         let mut touched: Vec<(&str, u64)> = Vec::with_capacity(by_file.len());
         let written = (|| {
-            for (file, bytes) in &by_file {
+            for (file, bytes) in by_file {
                 let before = self
                     .storage
                     .len(file)
@@ -204,6 +323,12 @@ impl JsonlRunEventStore {
                 self.storage
                     .append(file, bytes)
                     .map_err(|e| storage_error("append", file, e))?;
+            }
+            // planted R12: the published store (deerflow-kernel 0.1.7) appends to its file and
+            // closes it, never syncing: a write is acknowledged while only the page cache holds
+            // it, and a power cut loses it.
+            if self.planted.is(BugId::R12) {
+                return Ok(());
             }
             for file in by_file.keys() {
                 self.storage
@@ -291,10 +416,18 @@ impl RunEventStore for JsonlRunEventStore {
         })
     }
 
-    // Deletions are not offered yet (the trait's default refuses them as unsupported): removing
-    // a run's file is one step, but the thread's numbering must survive a reopen (R13), which
-    // needs a persisted high-water mark the loader reads, and a user-scoped deletion rewrites
-    // a file, which the `Storage` interface cannot do atomically (it has no rename).
+    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
+        self.delete(thread_id, None, user, "delete_by_thread")
+    }
+
+    fn delete_by_run(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        user: &UserScope,
+    ) -> Result<u64, RunStoreError> {
+        self.delete(thread_id, Some(run_id), user, "delete_by_run")
+    }
 
     fn list_messages_as(
         &self,
@@ -346,6 +479,22 @@ impl RunEventStore for JsonlRunEventStore {
         self.usable()?
             .index
             .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
+    }
+
+    /// planted R3, as the memory store has it: the legacy read hands the index's own rows out,
+    /// so a caller's edit changes what every later read of this process answers (the files
+    /// keep what was written, and a reopened store forgets the edit).
+    #[cfg(feature = "planted")]
+    fn legacy_edit_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+        edit: &mut dyn FnMut(&mut RunEvent),
+    ) -> Result<bool, RunStoreError> {
+        self.usable()?
+            .index
+            .legacy_edit_messages(thread_id, limit, cursor, edit)
     }
 }
 

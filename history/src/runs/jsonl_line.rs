@@ -34,7 +34,7 @@ pub(crate) fn run_file(thread_id: &str, run_id: &str) -> String {
 
 /// An id as a file-name part: bytes upstream allows stay, every other byte becomes `%XX`.
 /// Injective, because `%` itself is escaped.
-fn escape_id(id: &str) -> String {
+pub(crate) fn escape_id(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for b in id.bytes() {
         if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {

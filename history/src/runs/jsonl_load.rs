@@ -10,10 +10,15 @@
 //! cut is reported as a [`DroppedTail`], never silently. Anything else (an unreadable line with
 //! rows of complete batches after it, a row in another run's file, two rows with one write
 //! number) cannot come from a crash, and opening fails naming the file and line.
+//!
+//! A thread's deletions file ([`super::jsonl_deletion`]) is read the same way: one line a
+//! deletion, written and synced alone, so only its last line can be torn (cut and reported); an
+//! unreadable line before a readable one is corruption.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::RunStoreError;
+use super::jsonl_deletion::{is_deletions_file, Deletion};
 use super::jsonl_line::{decode, is_run_file, run_file, StoredLine, THREADS_DIR};
 use crate::journal::{storage::read_all, Storage};
 
@@ -41,10 +46,13 @@ impl std::fmt::Display for DroppedTail {
     }
 }
 
-/// What [`load`] found: the rows to keep in replay order, the cuts to make, the next write number.
+/// What [`load`] found: the rows to keep and the deletions, each in replay (write) order, the
+/// cuts to make, the run files read, the next write number.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
     pub(crate) rows: Vec<StoredLine>,
+    pub(crate) deletions: Vec<Deletion>,
+    pub(crate) run_files: Vec<String>,
     pub(crate) dropped: Vec<DroppedTail>,
     pub(crate) next_write: u64,
 }
@@ -102,9 +110,12 @@ fn lines_of(file: &str, bytes: &[u8]) -> Result<Vec<Line>, RunStoreError> {
     Ok(lines)
 }
 
-/// The batches (by first write number) whose every row was read, each row once.
+/// The batches (by first write number) whose every row was read, each row once, or whose
+/// missing rows a later deletion explains (`last_deletion`: the largest deletion's write
+/// number): a crash can only cut the store's last write short, and a deletion came after it.
 fn complete_batches(
     files: &BTreeMap<String, (u64, Vec<Line>)>,
+    last_deletion: u64,
 ) -> Result<BTreeSet<u64>, RunStoreError> {
     let mut seen: BTreeMap<u64, (String, u64)> = BTreeMap::new();
     let mut rows_of: BTreeMap<(u64, u64), u64> = BTreeMap::new();
@@ -122,7 +133,7 @@ fn complete_batches(
     }
     Ok(rows_of
         .into_iter()
-        .filter(|((_, rows), found)| rows == found)
+        .filter(|((first, rows), found)| rows == found || last_deletion >= first + rows)
         .map(|((first, _), _)| first)
         .collect())
 }
@@ -133,13 +144,21 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
         .list(THREADS_DIR)
         .map_err(|e| storage_error("list", THREADS_DIR, e))?;
     let mut files = BTreeMap::new();
+    let mut loaded = Loaded::default();
+    for name in names.iter().filter(|n| is_deletions_file(n)) {
+        let bytes = read_all(storage, name).map_err(|e| storage_error("read", name, e))?;
+        let (deletions, dropped) = deletions_of(name, &bytes)?;
+        loaded.deletions.extend(deletions);
+        loaded.dropped.extend(dropped);
+    }
     for name in names.into_iter().filter(|n| is_run_file(n)) {
         let bytes = read_all(storage, &name).map_err(|e| storage_error("read", &name, e))?;
         let lines = lines_of(&name, &bytes)?;
         files.insert(name, (bytes.len() as u64, lines));
     }
-    let complete = complete_batches(&files)?;
-    let mut loaded = Loaded::default();
+    let last_deletion = loaded.deletions.iter().map(|d| d.write).max().unwrap_or(0);
+    let complete = complete_batches(&files, last_deletion)?;
+    loaded.run_files = files.keys().cloned().collect();
     for (file, (len, lines)) in files {
         // A row upstream wrote is whole by itself; a row of ours, when its batch is.
         let kept = |l: &Line| {
@@ -170,27 +189,88 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
             .rows
             .extend(lines.into_iter().take(cut_at).filter_map(|l| l.read.ok()));
     }
-    // Per thread by seq, equal seqs (only a store without the unique guard writes them, R5) in
-    // write order: the order the memory store keeps rows in, so replaying in it rebuilds the
-    // same index.
-    loaded
-        .rows
-        .sort_by(|a, b| replay_key(a).cmp(&replay_key(b)));
-    loaded.next_write = 1 + loaded
+    loaded.rows = replay_order(std::mem::take(&mut loaded.rows), &mut loaded.deletions);
+    let row_writes: BTreeSet<u64> = loaded
         .rows
         .iter()
         .filter_map(|r| r.written.map(|w| w.write))
-        .max()
-        .unwrap_or(0);
+        .collect();
+    let last = row_writes
+        .last()
+        .copied()
+        .max(loaded.deletions.last().map(|d| d.write));
+    loaded.next_write = 1 + last.unwrap_or(0);
     Ok(loaded)
 }
 
-fn replay_key(row: &StoredLine) -> (&str, u64, Option<u64>) {
-    (
-        &row.event.thread_id,
-        row.event.seq,
-        row.written.map(|w| w.write),
-    )
+/// The rows in the order a replay inserts them, with the deletions sorted by write number:
+/// each row in the segment between the deletions around its write number, and inside a segment
+/// per thread by seq, equal seqs (only a store without the unique guard writes them, R5) in
+/// write order. That is the order the memory store's operations built its index in, so the
+/// replay rebuilds the same index. A row upstream wrote (no write number) is taken as older
+/// than every deletion of ours: upstream keeps no record of when it wrote, and a store it wrote
+/// first and ours deleted from later is the case that needs an answer.
+fn replay_order(rows: Vec<StoredLine>, deletions: &mut [Deletion]) -> Vec<StoredLine> {
+    deletions.sort_by_key(|d| d.write);
+    let mut keyed: Vec<(usize, StoredLine)> = rows
+        .into_iter()
+        .map(|r| {
+            let segment = segment_of(&r, deletions);
+            (segment, r)
+        })
+        .collect();
+    keyed.sort_by(|(a, x), (b, y)| {
+        let key = |r: &StoredLine| (r.event.seq, r.written.map(|w| w.write));
+        (a, &x.event.thread_id, key(x)).cmp(&(b, &y.event.thread_id, key(y)))
+    });
+    keyed.into_iter().map(|(_, r)| r).collect()
+}
+
+/// How many deletions come before a row (rows of one segment are replayed together).
+pub(crate) fn segment_of(row: &StoredLine, deletions: &[Deletion]) -> usize {
+    row.written
+        .map_or(0, |w| deletions.partition_point(|d| d.write < w.write))
+}
+
+/// The deletions of a thread's deletions file, and the torn or unreadable last line to cut.
+fn deletions_of(
+    file: &str,
+    bytes: &[u8],
+) -> Result<(Vec<Deletion>, Option<DroppedTail>), RunStoreError> {
+    let mut deletions = Vec::new();
+    let mut offset = 0usize;
+    let mut number = 0u64;
+    while offset < bytes.len() {
+        number += 1;
+        let newline = bytes[offset..].iter().position(|b| *b == b'\n');
+        let read = match newline {
+            Some(n) => Deletion::decode(file, &bytes[offset..offset + n]),
+            None => Err("torn: no newline at the end".to_string()),
+        };
+        let end = newline.map_or(bytes.len(), |n| offset + n + 1);
+        match read {
+            Ok(d) => deletions.push(d),
+            Err(reason) if end == bytes.len() => {
+                let cut = DroppedTail {
+                    file: file.to_string(),
+                    offset: offset as u64,
+                    line: number,
+                    bytes: (bytes.len() - offset) as u64,
+                    reason,
+                };
+                return Ok((deletions, Some(cut)));
+            }
+            Err(reason) => {
+                return Err(corrupt(
+                    file,
+                    number,
+                    format!("{reason}, and lines follow it"),
+                ))
+            }
+        }
+        offset = end;
+    }
+    Ok((deletions, None))
 }
 
 fn reason_of(line: &Line) -> String {

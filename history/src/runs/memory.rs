@@ -180,6 +180,13 @@ impl MemoryIndex {
         self.max_seq_of(thread_id)
     }
 
+    /// Raises the thread's high-water mark to `seq` (a reopened JSONL store restoring the mark
+    /// a deletion kept, whose rows are gone from its files).
+    pub(crate) fn raise_max_seq(&mut self, thread_id: &str, seq: u64) {
+        let rows = self.threads.entry(thread_id.to_string()).or_default();
+        rows.max_seq = rows.max_seq.max(seq);
+    }
+
     /// One thread's message rows in `user`'s resolved scope, in seq order.
     fn messages_of<'a>(
         &'a self,
@@ -393,6 +400,11 @@ impl MemoryRunEventStore {
             state: Mutex::new(MemoryIndex::default()),
             planted,
         }
+    }
+
+    /// See [`MemoryIndex::raise_max_seq`].
+    pub(crate) fn raise_max_seq(&self, thread_id: &str, seq: u64) {
+        self.lock().raise_max_seq(thread_id, seq);
     }
 
     fn lock(&self) -> MutexGuard<'_, MemoryIndex> {

@@ -46,6 +46,7 @@ mod feedback;
 mod ids;
 mod journal;
 mod jsonl;
+mod jsonl_deletion;
 mod jsonl_line;
 mod jsonl_load;
 mod mapper;

@@ -528,3 +528,332 @@ fn a_reordered_crash_of_the_unacknowledged_batch_cuts_it_whole() {
         assert_eq!(after.durable_bytes(file).len(), synced, "sector {old}");
     }
 }
+
+// --- Deletions: one line in the thread's deletions file, then the emptied run files removed ---
+
+fn of(thread: &str, run: &str, user: &str, text: &str) -> NewRunEvent {
+    NewRunEvent {
+        user_id: Some(user.into()),
+        ..ev(thread, run, text)
+    }
+}
+
+/// Everything a reader can ask after deletions, per thread.
+fn answers(s: &dyn RunEventStore) -> (Vec<RunEvent>, Vec<u64>, Vec<u64>) {
+    let threads = ["t1", "t2"];
+    (
+        s.dump().expect("dump"),
+        threads.iter().map(|t| s.max_seq(t).expect("max")).collect(),
+        threads
+            .iter()
+            .map(|t| s.count_messages(t).expect("count"))
+            .collect(),
+    )
+}
+
+#[test]
+fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
+    let disk = Arc::new(MemStorage::new());
+    let jsonl = open(&disk);
+    let memory = MemoryRunEventStore::new(Planted::none());
+    for s in [&jsonl as &dyn RunEventStore, &memory] {
+        s.put_batch(vec![
+            of("t1", "r1", "u", "a"),
+            of("t1", "r1", "v", "b"),
+            of("t1", "r2", "u", "c"),
+            of("t2", "r1", "u", "d"),
+            of("t1", "r3", "u", "e"),
+        ])
+        .unwrap();
+        // r3 holds t1's largest seq (4): the mark must outlive its file (R13).
+        assert_eq!(s.delete_by_run("t1", "r3", &UserScope::All), Ok(1));
+        // One user's rows of r1: its file stays with the other user's row.
+        assert_eq!(
+            s.delete_by_run("t1", "r1", &UserScope::Only("v".into())),
+            Ok(1)
+        );
+        assert_eq!(s.delete_by_thread("t2", &UserScope::All), Ok(1));
+        assert_eq!(s.delete_by_run("t1", "nope", &UserScope::All), Ok(0));
+    }
+    assert_eq!(answers(&jsonl), answers(&memory));
+    assert_eq!(
+        disk.list("threads").unwrap(),
+        [
+            "threads/t1/deletions.jsonl",
+            "threads/t1/runs/r1.jsonl",
+            "threads/t1/runs/r2.jsonl",
+            "threads/t2/deletions.jsonl"
+        ]
+    );
+    drop(jsonl);
+    let again = open(&crash(&disk));
+    assert!(again.dropped_tails().is_empty());
+    assert_eq!(answers(&again), answers(&memory));
+    assert_eq!(
+        answers(&again).1,
+        [4, 0],
+        "t1 keeps its mark, t2 starts over"
+    );
+    for s in [&again as &dyn RunEventStore, &memory] {
+        assert_eq!(
+            s.put_batch(vec![ev("t1", "r4", "f"), ev("t2", "r1", "g")]),
+            Ok(vec![5, 1])
+        );
+    }
+    assert_eq!(answers(&again), answers(&memory));
+}
+
+#[test]
+fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_files() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![
+            ev("t", "r1", "a"),
+            ev("t", "r2", "b"),
+            ev("t", "r3", "c"),
+        ])
+        .unwrap();
+    // The second removal never happens: the process died after the first.
+    disk.fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
+    assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(3));
+    assert!(disk
+        .list("threads")
+        .unwrap()
+        .contains(&"threads/t/runs/r2.jsonl".to_string()));
+    assert_eq!(store.max_seq("t"), Ok(0));
+    drop(store);
+    let crashed = crash(&disk);
+    let again = open(&crashed);
+    assert_eq!(again.dump(), Ok(vec![]), "r2's rows stay deleted");
+    assert_eq!(
+        crashed.list("threads").unwrap(),
+        ["threads/t/deletions.jsonl"],
+        "the open removed the file the deletion had emptied"
+    );
+    assert_eq!(again.put_batch(vec![ev("t", "r2", "d")]), Ok(vec![1]));
+    let last = open(&crash(&crashed));
+    assert_eq!(
+        texts(&last),
+        ["d"],
+        "a run written again after its deletion keeps its new rows"
+    );
+}
+
+#[test]
+fn a_deletion_whose_line_fails_is_not_made_and_a_torn_line_is_cut() {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![ev("t", "r1", "a"), ev("t", "r2", "b")])
+        .unwrap();
+    disk.fail("threads/t/deletions.jsonl", FaultOp::Append);
+    assert!(store.delete_by_run("t", "r2", &UserScope::All).is_err());
+    assert_eq!(texts(&store), ["a", "b"], "nothing deleted");
+    disk.clear_faults();
+    assert_eq!(store.delete_by_run("t", "r2", &UserScope::All), Ok(1));
+    // A crash mid-append of a later deletion's line: torn, cut, that deletion not made.
+    disk.append("threads/t/deletions.jsonl", b"{\"thread_id\":\"t\",\"run")
+        .unwrap();
+    disk.sync("threads/t/deletions.jsonl").unwrap();
+    drop(store);
+    let again = open(&crash(&disk));
+    assert_eq!(texts(&again), ["a"]);
+    assert_eq!(again.max_seq("t"), Ok(2));
+    let cut = again.dropped_tails();
+    assert_eq!(cut.len(), 1);
+    assert_eq!(
+        (cut[0].file.as_str(), cut[0].line),
+        ("threads/t/deletions.jsonl", 2)
+    );
+    // A bad line with a deletion after it is no torn tail: refused with its file and line.
+    let bad = MemStorage::new();
+    bad.append("threads/t/deletions.jsonl", b"nonsense\n{\"thread_id\":\"t\",\"run_id\":null,\"user_id\":null,\"max_seq\":0,\"write\":1}\n")
+        .unwrap();
+    let err = JsonlRunEventStore::open(Arc::new(bad), Planted::none()).unwrap_err();
+    assert!(
+        err.to_string().contains("threads/t/deletions.jsonl line 1"),
+        "{err}"
+    );
+}
+
+/// One step of the deletion property: a batch of (thread, run, user), or a deletion (thread,
+/// run or the whole thread, every user's rows or one user's), with a storage fault armed during
+/// it (on a run file or the thread's deletions file, for one operation).
+#[derive(Clone, Debug)]
+enum Step {
+    Write(Vec<(u8, u8, bool)>),
+    Delete {
+        thread: u8,
+        run: Option<u8>,
+        only_v: bool,
+    },
+}
+
+/// A storage fault: the thread, the run file (`None`: the thread's deletions file), the op.
+type StepFault = Option<(u8, Option<u8>, FaultOp)>;
+
+fn step() -> impl Strategy<Value = (Step, StepFault)> {
+    let write = prop::collection::vec((0u8..2, 0u8..3, any::<bool>()), 1..5).prop_map(Step::Write);
+    let delete =
+        (0u8..2, prop::option::of(0u8..3), any::<bool>()).prop_map(|(thread, run, only_v)| {
+            Step::Delete {
+                thread,
+                run,
+                only_v,
+            }
+        });
+    let op = prop::sample::select(vec![
+        FaultOp::Append,
+        FaultOp::Sync,
+        FaultOp::Truncate,
+        FaultOp::Remove,
+    ]);
+    (
+        prop_oneof![2 => write, 1 => delete],
+        prop::option::weighted(0.3, (0u8..2, prop::option::of(0u8..3), op)),
+    )
+}
+
+/// Everything a reader sees of both threads.
+fn state_of(s: &dyn RunEventStore) -> Result<(Vec<RunEvent>, Vec<u64>), String> {
+    let dump = s.dump().map_err(|e| e.to_string())?;
+    let marks = ["t0", "t1"]
+        .iter()
+        .map(|t| s.max_seq(t).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    Ok((dump, marks))
+}
+
+/// Plays the steps on a JSONL store whose storage fails as scripted, beside a memory store that
+/// gets only the steps the JSONL store acknowledged: both must agree (rows and every thread's
+/// numbering) after every step and after a final crash.
+fn acknowledged_deletions_are_exactly_what_survives(
+    steps: &[(Step, StepFault)],
+) -> Result<(), String> {
+    let reference = MemoryRunEventStore::new(Planted::none());
+    let mut disk = Arc::new(MemStorage::new());
+    let mut store = open(&disk);
+    for (i, (step, fault)) in steps.iter().enumerate() {
+        if let Some((thread, run, op)) = fault {
+            let file = match run {
+                Some(r) => format!("threads/t{thread}/runs/r{r}.jsonl"),
+                None => format!("threads/t{thread}/deletions.jsonl"),
+            };
+            disk.fail(&file, *op);
+        }
+        let (got, want) = match step {
+            Step::Write(batch) => {
+                let events: Vec<NewRunEvent> = batch
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(t, r, by_v))| {
+                        let user = if by_v { "v" } else { "u" };
+                        of(
+                            &format!("t{t}"),
+                            &format!("r{r}"),
+                            user,
+                            &format!("s{i} e{k}"),
+                        )
+                    })
+                    .collect();
+                let got = store.put_batch(events.clone()).map(|s| s.len() as u64);
+                let want = if got.is_ok() {
+                    Some(reference.put_batch(events).map(|s| s.len() as u64))
+                } else {
+                    None
+                };
+                (got, want)
+            }
+            Step::Delete {
+                thread,
+                run,
+                only_v,
+            } => {
+                let scope = if *only_v {
+                    UserScope::Only("v".into())
+                } else {
+                    UserScope::All
+                };
+                let t = format!("t{thread}");
+                let delete = |s: &dyn RunEventStore| match run {
+                    Some(r) => s.delete_by_run(&t, &format!("r{r}"), &scope),
+                    None => s.delete_by_thread(&t, &scope),
+                };
+                let got = delete(&store);
+                let want = if got.is_ok() {
+                    Some(delete(&reference))
+                } else {
+                    None
+                };
+                (got, want)
+            }
+        };
+        disk.clear_faults();
+        if let (Ok(g), Some(w)) = (&got, &want) {
+            if Ok(*g) != *w {
+                return Err(format!("step {i} {step:?}: {g}, the memory store {w:?}"));
+            }
+        }
+        if store.dump().is_err() {
+            disk = crash(&disk);
+            store = open(&disk);
+        }
+        if state_of(&store)? != state_of(&reference)? {
+            return Err(format!("step {i} {step:?} ({got:?}): the stores differ"));
+        }
+    }
+    let reopened = open(&crash(&disk));
+    if state_of(&reopened)? != state_of(&reference)? {
+        return Err("after the final crash the stores differ".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_deletions(
+        steps in prop::collection::vec(step(), 1..25)
+    ) {
+        prop_assert_eq!(acknowledged_deletions_are_exactly_what_survives(&steps), Ok(()));
+    }
+}
+
+#[test]
+fn delete_by_thread_of_a_thread_emptied_run_by_run_ends_its_numbering_across_a_crash() {
+    // Found by the deletion property: no row goes, yet the mark does, and a reopen must know.
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    store
+        .put_batch(vec![ev("t", "r", "a"), ev("t", "r", "b")])
+        .unwrap();
+    assert_eq!(store.delete_by_run("t", "r", &UserScope::All), Ok(2));
+    assert_eq!(store.max_seq("t"), Ok(2));
+    assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(0));
+    assert_eq!(store.max_seq("t"), Ok(0));
+    drop(store);
+    let again = open(&crash(&disk));
+    assert_eq!(again.max_seq("t"), Ok(0));
+    assert_eq!(again.put_batch(vec![ev("t", "r", "c")]), Ok(vec![1]));
+}
+
+#[cfg(feature = "planted")]
+#[test]
+fn planted_r12_acknowledges_unsynced_writes_and_a_crash_loses_them() {
+    let disk = Arc::new(MemStorage::new());
+    let store =
+        JsonlRunEventStore::open(disk.clone(), Planted::only(history::BugId::R12)).expect("open");
+    assert_eq!(store.put_batch(vec![ev("t", "r", "a")]), Ok(vec![1]));
+    assert_eq!(texts(&open(&disk)), ["a"], "the bytes are in the file");
+    assert_eq!(
+        texts(&open(&crash(&disk))),
+        Vec::<String>::new(),
+        "none of them synced"
+    );
+}

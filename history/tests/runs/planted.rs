@@ -51,11 +51,17 @@ fn planted_r2_drops_oldest_messages() {
 }
 
 #[test]
-fn planted_r3_reads_write_into_the_memory_store() {
+fn planted_r3_reads_write_into_the_memory_and_jsonl_stores() {
     let runs = conversation(&[vec![1, 0], vec![0]], 0);
     let err = fixed_passes_planted_fails(
         checks::reads_leave_the_store_unchanged(Backend::Memory, Planted::none(), &runs),
         checks::reads_leave_the_store_unchanged(Backend::Memory, on(BugId::R3), &runs),
+    );
+    assert!(err.contains("stored rows changed by reads"), "{err}");
+    // The JSONL store's index is the memory store's: the legacy helper reaches it too.
+    let err = fixed_passes_planted_fails(
+        checks::reads_leave_the_store_unchanged(Backend::Jsonl, Planted::none(), &runs),
+        checks::reads_leave_the_store_unchanged(Backend::Jsonl, on(BugId::R3), &runs),
     );
     assert!(err.contains("stored rows changed by reads"), "{err}");
     // The SQLite store hands out fresh rows: the legacy helper could not reach its data.

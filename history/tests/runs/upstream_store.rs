@@ -10,6 +10,9 @@
 //! the Postgres advisory lock, JSONL paths, DB content encoding flags) have no counterpart here.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use history::journal::MemStorage;
 
 use history::runs::*;
 use history::Planted;
@@ -27,6 +30,11 @@ const BACKENDS: &[Backend] = &[
     }),
     ("sqlite", || {
         Box::new(SqliteRunEventStore::open_in_memory(Planted::none()).expect("open"))
+    }),
+    ("jsonl", || {
+        Box::new(
+            JsonlRunEventStore::open(Arc::new(MemStorage::new()), Planted::none()).expect("open"),
+        )
     }),
 ];
 
@@ -962,11 +970,11 @@ fn upstream_store_expectations_hold_on_every_backend() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Each legacy behaviour of R13 to R19 and R23, planted in both backends, breaks the expectation that
+/// Each legacy behaviour of R13 to R19 and R23, planted in every backend, breaks the expectation that
 /// states its rule: the transcribed cases are what would have caught it.
 #[cfg(feature = "planted")]
 #[test]
-fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
+fn each_planted_store_bug_breaks_its_expectation_on_every_backend() {
     use history::BugId;
     let broken: [(BugId, Body); 9] = [
         (BugId::R13, delete_by_run_keeps_the_high_water_mark),
@@ -981,9 +989,10 @@ fn each_planted_store_bug_breaks_its_expectation_on_both_backends() {
     ];
     for (id, case) in broken {
         let planted = Planted::only(id);
-        let stores: [Store; 2] = [
+        let stores: [Store; 3] = [
             Box::new(MemoryRunEventStore::new(planted)),
             Box::new(SqliteRunEventStore::open_in_memory(planted).expect("open")),
+            Box::new(JsonlRunEventStore::open(Arc::new(MemStorage::new()), planted).expect("open")),
         ];
         for store in stores {
             assert!(

@@ -13,7 +13,9 @@ pub(crate) struct WorldArgs {
     /// Which workload to run (display, runs, journal, spool); `all` mixes them by seed.
     #[arg(long, default_value = "all", value_parser = parse_workload)]
     workload: WorkloadArg,
-    /// The store behind the replicas.
+    /// The store behind the replicas (display), or the primary of the runs world's pair
+    /// (`jsonl`: the JSONL store plays its first slot in every seed; `memory`: a third of the
+    /// seeds draw the JSONL store there).
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
     /// Number of API replicas (1 to 5); default: derived from each seed.
@@ -38,6 +40,11 @@ impl WorldArgs {
             sut: self.sut.options(),
         };
         check_sut_fits(&config)?;
+        if config.store == StoreKind::Jsonl && config.workload.is_none_or(|w| w.name() != "runs") {
+            return Err("--store jsonl: only the runs workload has a JSONL store \
+                        (add --workload runs)"
+                .into());
+        }
         Ok(config)
     }
 }

@@ -88,11 +88,25 @@ fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, 
             w.has_sut_boundary() && w.sut_ops().iter().all(|op| ops.iter().any(|o| o == op))
         }),
     };
+    // Only the runs world has a JSONL store.
+    let has_store = |id: &BugId| {
+        args.store != StoreKind::Jsonl
+            || registry::covering(*id).is_some_and(|w| w.name() == "runs")
+    };
     let ids: Vec<BugId> = if args.only.is_empty() {
-        planted_ids().into_iter().filter(reachable).collect()
+        planted_ids()
+            .into_iter()
+            .filter(reachable)
+            .filter(has_store)
+            .collect()
     } else {
         args.only.clone()
     };
+    if let Some(id) = ids.iter().find(|id| !has_store(id)) {
+        return Err(format!(
+            "--store jsonl: {id} lives in a workload without a JSONL store"
+        ));
+    }
     match ids.iter().find(|id| !reachable(id)) {
         Some(id) => Err(format!(
             "--sut: {id} lives in a workload this system under test does not serve"
@@ -101,10 +115,10 @@ fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, 
     }
 }
 
-/// The clean campaign: without a planted bug nothing fires. Through a system under test, one
-/// campaign for each workload the hunted bugs ran in.
+/// The clean campaign: without a planted bug nothing fires. Through a system under test (or
+/// with the runs world's JSONL store), one campaign for each workload the hunted bugs ran in.
 fn clean_campaigns(base: &RunConfig, ids: &[BugId], seeds: u64, jobs: usize) -> bool {
-    if base.sut.is_none() {
+    if base.sut.is_none() && base.store != StoreKind::Jsonl {
         return clean_campaign(base, seeds, jobs);
     }
     let mut workloads: Vec<&'static str> = ids

@@ -73,6 +73,9 @@ impl InProcess {
             StoreKind::Sqlite => Rc::new(
                 SqliteDisplayStore::open_in_memory(config.planted).map_err(|e| e.to_string())?,
             ),
+            StoreKind::Jsonl => {
+                return Err("the display workload has no JSONL store (memory or sqlite)".into())
+            }
         };
         let options = ProjectorOptions {
             planted: config.planted,

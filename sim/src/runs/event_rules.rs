@@ -210,8 +210,8 @@ pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             ReadKind::LastAnswers { answer, .. } if differ(answer) => f.add(
                 BugId::R9,
                 format!(
-                    "last visible AI seqs of {}: memory {:?}, sqlite {:?}",
-                    read.thread, answer.memory, answer.sqlite
+                    "last visible AI seqs of {}: {} {:?}, sqlite {:?}",
+                    read.thread, cx.record.first_slot, answer.memory, answer.sqlite
                 ),
             ),
             _ => {}

@@ -116,6 +116,7 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         threads,
         runs: gen.runs,
         ops,
+        jsonl_store: options.jsonl_store,
     }
 }
 

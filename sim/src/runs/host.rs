@@ -4,10 +4,14 @@
 //! that declares none is not crashed at all (the crash is left out and counted), so no check
 //! weakens in silence.
 //!
-//! The `memory` store of the pair is never crashed: it is R9's twin, the store every answer of
-//! the crashed one is compared with, and a restart that keeps every acknowledged write leaves
-//! the two alike. (Crashing it too would only ever show that memory is lost, which its
-//! durability already says.)
+//! What a crash may lose, per store (R12 states it): the `memory` store of the pair is never
+//! crashed: it is R9's twin, the store every answer of the crashed one is compared with, and a
+//! restart that keeps every acknowledged write leaves the two alike. (Crashing it too would only
+//! ever show that memory is lost, which its durability already says.) The `sqlite` store loses
+//! nothing it acknowledged. The `jsonl` store, when it plays the first slot
+//! ([`super::jsonl_host`]), is crashed with the `sqlite` one and loses nothing it acknowledged
+//! either (writes and deletions are synced before they are acknowledged), so the pair again
+//! answers alike.
 
 use crate::sut::protocol::Durability;
 use history::runs::{

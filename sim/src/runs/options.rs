@@ -89,6 +89,9 @@ pub struct RunsOptions {
     /// Chance, after a wait, of reading the thread in the default scope of a request acting
     /// for the run (`user_id` AUTO: its user the current one).
     pub default_scope_reads_probability: f64,
+    /// The JSONL store (on the world's simulated disk) plays the first slot of the pair, where
+    /// the memory store plays otherwise: about a third of seeds.
+    pub jsonl_store: bool,
 }
 
 impl RunsOptions {
@@ -127,6 +130,7 @@ impl RunsOptions {
             feedback_probability: 0.0,
             thread_delete_probability: 0.0,
             default_scope_reads_probability: 0.0,
+            jsonl_store: false,
         }
     }
 
@@ -167,6 +171,11 @@ impl RunsOptions {
         let (thread_delete_probability, default_scope_reads_probability) =
             (maybe(0.3, 0.1, 0.4), maybe(0.5, 0.2, 0.6));
         let sizes = Sizes::from_seed(seed);
+        // From a sub-stream of its own (numbered after its catalog ID, R25): every other draw of
+        // a seed stays what it was.
+        let jsonl_store = seed
+            .substream(Stream::Options, JSONL_SUBSTREAM)
+            .random_bool(JSONL_SHARE);
         RunsOptions {
             workers: sizes.workers,
             threads: sizes.threads,
@@ -200,6 +209,7 @@ impl RunsOptions {
             feedback_probability: feedback_probability(seed),
             thread_delete_probability,
             default_scope_reads_probability,
+            jsonl_store,
         }
     }
 }
@@ -209,6 +219,11 @@ impl RunsOptions {
 fn feedback_probability(seed: SeedRng) -> f64 {
     swarm_probability(&mut seed.substream(Stream::Options, 21), 0.5, 0.3, 0.9)
 }
+
+/// The options sub-stream of the JSONL store's draw.
+const JSONL_SUBSTREAM: u64 = 25;
+/// The share of seeds whose first store is the JSONL one.
+const JSONL_SHARE: f64 = 1.0 / 3.0;
 
 /// The sizes of a seed's world, from a sub-stream of their own.
 struct Sizes {
@@ -288,6 +303,8 @@ mod tests {
         assert!(subsets.len() > 8, "only {} subsets", subsets.len());
         let long = all.iter().filter(|o| o.long_thread_messages > 0).count();
         assert!((4..40).contains(&long), "{long} long threads in 200 seeds");
+        let jsonl = all.iter().filter(|o| o.jsonl_store).count();
+        assert!((40..100).contains(&jsonl), "{jsonl} JSONL seeds in 200");
     }
 
     #[test]

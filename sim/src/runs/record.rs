@@ -22,7 +22,7 @@ impl<T> Both<T> {
     /// The answer of the backend the client uses.
     pub fn primary(&self, kind: StoreKind) -> &T {
         match kind {
-            StoreKind::Memory => &self.memory,
+            StoreKind::Memory | StoreKind::Jsonl => &self.memory,
             StoreKind::Sqlite => &self.sqlite,
         }
     }
@@ -212,13 +212,15 @@ pub struct Written {
     pub event: RunEvent,
 }
 
-/// A crash of the store's host that the world performed: the `sqlite` store of the pair was
-/// killed and opened again on its data.
+/// A crash of the store's host that the world performed: the `sqlite` store of the pair (or
+/// the `jsonl` one) was killed and opened again on its data.
 #[derive(Clone, Debug)]
 pub struct StoreRestart {
     /// Position in the world's order of operations: acknowledgements before it must survive.
     pub op: u64,
     pub at_us: u64,
+    /// Which store: `sqlite` or `jsonl`.
+    pub slot: &'static str,
 }
 
 /// What a played world leaves for the checkers.
@@ -261,6 +263,9 @@ pub struct WorldRecord {
     /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
     pub thread_deletions: Vec<ThreadDeletionRecord>,
+    /// The first store's name: `memory`, or `jsonl` when the JSONL store played it (the
+    /// answers and dump of that slot are `Both::memory`).
+    pub first_slot: &'static str,
 }
 
 /// One `delete_by_thread` the client made, and what it read right after.

@@ -72,6 +72,16 @@ pub struct RunsScenario {
     /// What the client does, in order. After the last op it waits for every run to stop and
     /// reads every thread's views once more.
     pub ops: Vec<Op>,
+    /// The first store of the pair is the JSONL one, on the world's simulated disk (crashed
+    /// with the store's host), where the memory store is otherwise. Played in process only: a
+    /// system under test plays its `memory` store there unless `--store jsonl` asks for its
+    /// `jsonl` one.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub jsonl_store: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A worker host crash.
@@ -523,6 +533,7 @@ mod tests {
             failing_write_calls: Vec::new(),
             crashes: Vec::new(),
             store_crashes: Vec::new(),
+            jsonl_store: false,
             threads: [("t".to_string(), "thread-1".to_string())].into(),
             runs: vec![RunSpec {
                 id: "run-1".into(),

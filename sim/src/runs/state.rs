@@ -61,9 +61,12 @@ pub(super) struct World {
     pub(super) sqlite: Rc<dyn RunEventStore>,
     /// The stores in child processes, for their stderr logs.
     pub(super) suts: Vec<Rc<super::system::OverProtocolStore>>,
-    /// The host of the `sqlite` store, which store crashes kill and restart (`None`: an
-    /// in-memory database, in a world that schedules no store crash).
-    pub(super) host: Option<Rc<dyn super::host::StoreHost>>,
+    /// The hosts store crashes kill and restart, by slot name: the `sqlite` store's (none: an
+    /// in-memory database, in a world that schedules no store crash), and the `jsonl` one's
+    /// when it plays the first slot.
+    pub(super) hosts: Vec<(&'static str, Rc<dyn super::host::StoreHost>)>,
+    /// The first store's name in the trace and in findings: `memory` or `jsonl`.
+    pub(super) first_slot: &'static str,
     /// The first protocol breach of a store in a child process: the world ends broken.
     pub(super) breach: super::system::BreachSlot,
     /// What the checks did not ask of the system under test, counted.
@@ -135,7 +138,7 @@ impl World {
 
     pub(super) fn store(&self, kind: StoreKind) -> &dyn RunEventStore {
         match kind {
-            StoreKind::Memory => &*self.memory,
+            StoreKind::Memory | StoreKind::Jsonl => &*self.memory,
             StoreKind::Sqlite => &*self.sqlite,
         }
     }
@@ -212,32 +215,32 @@ impl World {
         }
     }
 
-    /// A crash of the store's host, between two store calls: the `sqlite` store is killed and
-    /// opened again on its data, or, when it declares no durability, the crash is left out
-    /// (counted and traced; a memory store would only show that memory is lost). `Err`: the
-    /// store could not be brought back.
+    /// A crash of the store's host, between two store calls: the `sqlite` store (and a `jsonl`
+    /// one) is killed and opened again on its data, or, when it declares no durability, the
+    /// crash is left out (counted and traced; a memory store would only show that memory is
+    /// lost). `Err`: a store could not be brought back.
     pub(super) fn crash_store(&self, at_us: u64) -> Result<(), String> {
-        let Some(host) = &self.host else {
-            return Ok(());
-        };
-        if host.durability() == crate::sut::protocol::Durability::None {
+        for (slot, host) in &self.hosts {
+            if host.durability() == crate::sut::protocol::Durability::None {
+                self.record_at(
+                    at_us,
+                    format_args!("store crash left out: the {slot} store declares no durability"),
+                );
+                self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
+                continue;
+            }
+            let op = self.next_op();
             self.record_at(
                 at_us,
-                format_args!("store crash left out: the sqlite store declares no durability"),
+                format_args!("store crash: the {slot} store's host killed, restarted on its data"),
             );
-            self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
-            return Ok(());
+            self.log
+                .borrow_mut()
+                .store_restarts
+                .push(StoreRestart { op, at_us, slot });
+            host.restart(at_us)?;
         }
-        let op = self.next_op();
-        self.record_at(
-            at_us,
-            format_args!("store crash: the sqlite store's host killed, restarted on its data"),
-        );
-        self.log
-            .borrow_mut()
-            .store_restarts
-            .push(StoreRestart { op, at_us });
-        host.restart(at_us)
+        Ok(())
     }
 
     /// Ground truth of one event the run hands its journal.

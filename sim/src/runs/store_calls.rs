@@ -128,8 +128,8 @@ impl Client {
         let mut log = world.log.borrow_mut();
         if answer.memory != answer.sqlite {
             let what = format!(
-                "put_if_absent: memory {:?}, sqlite {:?}",
-                answer.memory, answer.sqlite
+                "put_if_absent: {} {:?}, sqlite {:?}",
+                world.first_slot, answer.memory, answer.sqlite
             );
             log.write_disagreements.push(what);
         }

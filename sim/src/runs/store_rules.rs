@@ -14,8 +14,11 @@ use history::BugId;
 use model::runs::ReceiptTruth;
 
 /// The two answers of a pair, named.
-fn named<T>(both: &Both<Answer<T>>) -> [(&'static str, &Answer<T>); 2] {
-    [("memory", &both.memory), ("sqlite", &both.sqlite)]
+fn named<'a, T>(cx: &Context<'_>, both: &'a Both<Answer<T>>) -> [(&'static str, &'a Answer<T>); 2] {
+    [
+        (cx.record.first_slot, &both.memory),
+        ("sqlite", &both.sqlite),
+    ]
 }
 
 /// Whether deletion `d` removed the written row `w` (a row of its run written before it).
@@ -44,7 +47,7 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
             .map(|w| w.event.seq)
             .max()
             .unwrap_or(0);
-        for (name, after) in named(&d.max_seq_after) {
+        for (name, after) in named(cx, &d.max_seq_after) {
             if let Ok(after) = after {
                 if *after < mark {
                     f.add(
@@ -77,7 +80,7 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             })
             .count() as u64;
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
-        for (name, n) in named(&d.deleted) {
+        for (name, n) in named(cx, &d.deleted) {
             match n {
                 Ok(n) if *n != expected => f.add(
                     BugId::R15,
@@ -94,7 +97,7 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             ("list_events", &d.events_after),
             ("list_messages_by_run", &d.messages_after),
         ] {
-            for (name, rows) in named(both) {
+            for (name, rows) in named(cx, both) {
                 if let Ok(rows) = rows {
                     if let Some(left) = rows.first() {
                         f.add(
@@ -241,8 +244,13 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "delete_by_run({}): memory deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?})",
-                    d.run_id, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
+                    "delete_by_run({}): {} deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?})",
+                    d.run_id,
+                    cx.record.first_slot,
+                    d.deleted.memory,
+                    d.max_seq_after.memory,
+                    d.deleted.sqlite,
+                    d.max_seq_after.sqlite
                 ),
             );
         }

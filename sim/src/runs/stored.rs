@@ -47,12 +47,20 @@ fn changed_fields(a: &Value, b: &Value) -> String {
 pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     let written = written_in_dump_order(cx.record);
     let backends = [
-        (StoreKind::Memory, "memory", &cx.record.dumps.memory),
-        (StoreKind::Sqlite, "sqlite", &cx.record.dumps.sqlite),
+        (
+            cx.primary != StoreKind::Sqlite,
+            cx.record.first_slot,
+            &cx.record.dumps.memory,
+        ),
+        (
+            cx.primary == StoreKind::Sqlite,
+            "sqlite",
+            &cx.record.dumps.sqlite,
+        ),
     ];
-    for (kind, name, dump) in backends {
+    for (is_primary, name, dump) in backends {
         // A backend that refused a write the primary accepted is R9's business.
-        if kind != cx.primary && !cx.record.write_disagreements.is_empty() {
+        if !is_primary && !cx.record.write_disagreements.is_empty() {
             continue;
         }
         let Ok(dump) = dump else { continue };
@@ -168,7 +176,7 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
             BugId::R9,
             format!(
                 "the stores hold different rows: {}",
-                rows_differ(&cx.record.dumps.memory, &cx.record.dumps.sqlite)
+                rows_differ(cx, &cx.record.dumps.memory, &cx.record.dumps.sqlite)
             ),
         );
     }
@@ -177,6 +185,7 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
 /// Where the two backends answered one read differently, in words.
 fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
     let t = &read.thread;
+    let first = cx.record.first_slot;
     let mut out = Vec::new();
     match &read.kind {
         ReadKind::Views {
@@ -186,13 +195,13 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
         } => {
             if differ(count) {
                 out.push(format!(
-                    "count_messages({t}): memory {:?} vs sqlite {:?}",
+                    "count_messages({t}): {first} {:?} vs sqlite {:?}",
                     count.memory, count.sqlite
                 ));
             }
             if differ(messages) {
                 out.push(format!(
-                    "/messages of {t}: memory {} rows vs sqlite {}",
+                    "/messages of {t}: {first} {} rows vs sqlite {}",
                     len_of(&messages.memory),
                     len_of(&messages.sqlite)
                 ));
@@ -204,7 +213,7 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
                     Err(e) => format!("error {e}"),
                 };
                 out.push(format!(
-                    "/history of {t}: memory {} messages vs sqlite {}",
+                    "/history of {t}: {first} {} messages vs sqlite {}",
                     n(&history.memory),
                     n(&history.sqlite)
                 ));
@@ -216,7 +225,7 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             rows,
         } if differ(rows) => out.push(format!(
             "list_messages({t}, {limit}, {cursor:?}): {}",
-            rows_differ(&rows.memory, &rows.sqlite)
+            rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
         ReadKind::Paginate {
             limit,
@@ -225,12 +234,12 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             rows,
         } if differ(rows) || differ(count) => out.push(format!(
             "paging {t} by {limit} (backward {backward}): {}",
-            rows_differ(&rows.memory, &rows.sqlite)
+            rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
         ReadKind::Events { run, rows } if differ(rows) => out.push(format!(
             "list_events({}): {}",
             cx.scenario.runs[*run].id,
-            rows_differ(&rows.memory, &rows.sqlite)
+            rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
         _ => {}
     }
@@ -242,12 +251,12 @@ fn differ<T: PartialEq>(both: &Both<Answer<T>>) -> bool {
 }
 
 /// Two answers of row lists, in words: their seqs, or that only their contents differ.
-fn rows_differ(a: &Answer<Vec<RunEvent>>, b: &Answer<Vec<RunEvent>>) -> String {
+fn rows_differ(cx: &Context<'_>, a: &Answer<Vec<RunEvent>>, b: &Answer<Vec<RunEvent>>) -> String {
     let (x, y) = (seqs_of(a), seqs_of(b));
     if x == y {
         format!("the same rows {x} with different contents")
     } else {
-        format!("memory {x} vs sqlite {y}")
+        format!("{} {x} vs sqlite {y}", cx.record.first_slot)
     }
 }
 
@@ -295,37 +304,47 @@ fn row_key(row: &RunEvent) -> RowKey {
 }
 
 /// R12: every row the `sqlite` store acknowledged before a crash of its host is still there
-/// after the restart: its final dump (a read after every restart) holds it.
+/// after the restart: its final dump (a read after every restart) holds it. The same of the
+/// `jsonl` store when it plays the first slot and is crashed with it: its acknowledged rows
+/// are the `sqlite` store's (R9 says where the two answered apart).
 pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) {
-    let Some(last) = cx.record.store_restarts.last() else {
-        return;
-    };
-    let Ok(dump) = &cx.record.dumps.sqlite else {
-        return;
-    };
-    let held: BTreeSet<RowKey> = dump.iter().map(row_key).collect();
-    let lost: Vec<&RunEvent> = cx
-        .record
-        .durable_acked
-        .iter()
-        .filter(|w| {
-            w.op < last.op && !is_deleted(cx.record, w) && !held.contains(&row_key(&w.event))
-        })
-        .map(|w| &w.event)
-        .collect();
-    if let Some(first) = lost.first() {
-        f.add(
-            BugId::R12,
-            format!(
-                "the sqlite store acknowledged {} rows before its host restarted (last restart at {}us) that it no longer holds, first seq {} of {} ({}) on thread {}",
-                lost.len(),
-                last.at_us,
-                first.seq,
-                first.run_id,
-                first.event_type,
-                first.thread_id
-            ),
-        );
+    for slot in [cx.record.first_slot, "sqlite"] {
+        let mut restarts = cx.record.store_restarts.iter().filter(|r| r.slot == slot);
+        let Some(last) = restarts.next_back() else {
+            continue;
+        };
+        let dump = if slot == "sqlite" {
+            &cx.record.dumps.sqlite
+        } else {
+            &cx.record.dumps.memory
+        };
+        let Ok(dump) = dump else {
+            continue;
+        };
+        let held: BTreeSet<RowKey> = dump.iter().map(row_key).collect();
+        let lost: Vec<&RunEvent> = cx
+            .record
+            .durable_acked
+            .iter()
+            .filter(|w| {
+                w.op < last.op && !is_deleted(cx.record, w) && !held.contains(&row_key(&w.event))
+            })
+            .map(|w| &w.event)
+            .collect();
+        if let Some(first) = lost.first() {
+            f.add(
+                BugId::R12,
+                format!(
+                    "the {slot} store acknowledged {} rows before its host restarted (last restart at {}us) that it no longer holds, first seq {} of {} ({}) on thread {}",
+                    lost.len(),
+                    last.at_us,
+                    first.seq,
+                    first.run_id,
+                    first.event_type,
+                    first.thread_id
+                ),
+            );
+        }
     }
 }
 

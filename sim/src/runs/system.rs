@@ -286,7 +286,7 @@ impl<'a> ProtocolPair<'a> {
     pub fn of(suts: &'a [Rc<OverProtocolStore>]) -> Option<ProtocolPair<'a>> {
         // The world lists its stores `memory` first.
         match suts {
-            [memory, sqlite] if memory.slot == "memory" && sqlite.slot == "sqlite" => {
+            [memory, sqlite] if memory.slot != "sqlite" && sqlite.slot == "sqlite" => {
                 Some(ProtocolPair { memory, sqlite })
             }
             _ => None,

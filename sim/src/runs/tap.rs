@@ -62,7 +62,7 @@ impl RunEventStore for Tap {
             ),
         };
         if m != s {
-            self.disagree(format!("put_batch: memory {m:?}, sqlite {s:?}"));
+            self.disagree(format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot));
         }
         if let Ok(seqs) = &s {
             let rows = events
@@ -72,7 +72,7 @@ impl RunEventStore for Tap {
             self.durable_acked(rows);
         }
         let result = match w.primary {
-            StoreKind::Memory => m,
+            StoreKind::Memory | StoreKind::Jsonl => m,
             StoreKind::Sqlite => s,
         };
         if let Ok(seqs) = &result {
@@ -96,13 +96,16 @@ impl RunEventStore for Tap {
             ),
         };
         if m != s {
-            self.disagree(format!("insert_numbered: memory {m:?}, sqlite {s:?}"));
+            self.disagree(format!(
+                "insert_numbered: {} {m:?}, sqlite {s:?}",
+                w.first_slot
+            ));
         }
         if s.is_ok() {
             self.durable_acked(events.iter().cloned());
         }
         let result = match w.primary {
-            StoreKind::Memory => m,
+            StoreKind::Memory | StoreKind::Jsonl => m,
             StoreKind::Sqlite => s,
         };
         if result.is_ok() {
@@ -118,12 +121,15 @@ impl RunEventStore for Tap {
             None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
         };
         if m != s {
-            self.disagree(format!("max_seq({thread_id}): memory {m:?}, sqlite {s:?}"));
+            self.disagree(format!(
+                "max_seq({thread_id}): {} {m:?}, sqlite {s:?}",
+                w.first_slot
+            ));
         }
         // The primary's answer, already asked (asking again is one more store call, one more
         // round trip over the protocol).
         match w.primary {
-            StoreKind::Memory => m,
+            StoreKind::Memory | StoreKind::Jsonl => m,
             StoreKind::Sqlite => s,
         }
     }

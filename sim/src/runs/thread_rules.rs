@@ -35,9 +35,12 @@ pub fn deleted_with_thread(record: &WorldRecord, w: &Written) -> bool {
     thread_deleted_before(record, w, u64::MAX)
 }
 
-/// The two answers of a pair, named.
-fn named<T>(both: &Both<Answer<T>>) -> [(&'static str, &Answer<T>); 2] {
-    [("memory", &both.memory), ("sqlite", &both.sqlite)]
+/// The two answers of a pair, named (the first slot `memory` or `jsonl`).
+fn named<'a, T>(cx: &Context<'_>, both: &'a Both<Answer<T>>) -> [(&'static str, &'a Answer<T>); 2] {
+    [
+        (cx.record.first_slot, &both.memory),
+        ("sqlite", &both.sqlite),
+    ]
 }
 
 /// How many rows the thread held when `d` deleted it: every row written to it in its era and
@@ -66,7 +69,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.thread_deletions {
         let what = format!("delete_by_thread({})", d.thread);
         let held = rows_held(cx.record, d);
-        for (name, n) in named(&d.deleted) {
+        for (name, n) in named(cx, &d.deleted) {
             match n {
                 Ok(n) if *n != held => f.add(
                     BugId::R23,
@@ -79,7 +82,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
                 Ok(_) => {}
             }
         }
-        for (name, seq) in named(&d.max_seq_after) {
+        for (name, seq) in named(cx, &d.max_seq_after) {
             if let Ok(seq) = seq {
                 if *seq != 0 {
                     f.add(
@@ -89,7 +92,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
                 }
             }
         }
-        for (name, count) in named(&d.count_after) {
+        for (name, count) in named(cx, &d.count_after) {
             if let Ok(c) = count {
                 if *c != 0 {
                     f.add(
@@ -103,7 +106,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
             ("list_messages", &d.messages_after),
             ("list_events of its runs", &d.events_after),
         ] {
-            for (name, rows) in named(both) {
+            for (name, rows) in named(cx, both) {
                 if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
                     f.add(BugId::R23, left_behind(&what, read, name, left, rows));
                 }
@@ -166,8 +169,8 @@ pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "delete_by_thread({}): memory deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?}), or their reads after differ",
-                    d.thread, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
+                    "delete_by_thread({}): {} deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?}), or their reads after differ",
+                    d.thread, cx.record.first_slot, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
                 ),
             );
         }

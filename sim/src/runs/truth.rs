@@ -74,6 +74,7 @@ mod tests {
             failing_write_calls: Vec::new(),
             crashes: Vec::new(),
             store_crashes: Vec::new(),
+            jsonl_store: false,
             threads: [("t".to_string(), "tid".to_string())].into(),
             runs: vec![RunSpec {
                 id: "r".into(),

@@ -126,8 +126,8 @@ pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "{}'s messages read as {user:?}: the backends differ (counts: memory {:?}, sqlite {:?})",
-                    read.thread, count.memory, count.sqlite
+                    "{}'s messages read as {user:?}: the backends differ (counts: {} {:?}, sqlite {:?})",
+                    read.thread, cx.record.first_slot, count.memory, count.sqlite
                 ),
             );
         }

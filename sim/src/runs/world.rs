@@ -15,6 +15,12 @@
 //! between two store calls): the `sqlite` store is killed and reopened on its data
 //! ([`super::host`]; in process it is then on a file), the `memory` store, its R9 twin, is not.
 //!
+//! The first store of the pair is the memory one, or the JSONL one when the seed draws it
+//! (`jsonl_store`) or `--store jsonl` asks for it: then [`SimDiskJsonlStore`] plays that slot
+//! on a simulated disk, named `jsonl` in the trace and in every finding, and a crash of the
+//! store's host cuts that disk's power and reopens the store from its files too. Every check
+//! that compares `memory` with `sqlite` then compares `jsonl` with `sqlite`.
+//!
 //! The world records, beside the trace, what the checkers need and a client could not know: the
 //! ground truth (every run's start, every event it emitted, how it stopped, in one order with the
 //! store operations), every accepted write, every answer of both backends, every rating with the
@@ -23,6 +29,7 @@
 
 use super::client::client;
 use super::host::{FileSqliteStore, StoreHost};
+use super::jsonl_host::SimDiskJsonlStore;
 pub use super::record::*;
 use super::scenario::RunsScenario;
 use super::script::expand;
@@ -42,35 +49,62 @@ use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The pair of stores of a world: histsim's two backends, or the system under test opened
-/// twice (as its `memory` and its `sqlite` store), each in a child process of its own.
+/// twice (as its `memory` or `jsonl` and its `sqlite` store), each in a child process of its
+/// own.
 struct Stores {
+    /// The first store (`memory`, or `jsonl`: [`Stores::first_slot`]).
     memory: Rc<dyn RunEventStore>,
     sqlite: Rc<dyn RunEventStore>,
     suts: Vec<Rc<OverProtocolStore>>,
-    /// The `sqlite` store's host, when the world may crash it.
-    host: Option<Rc<dyn StoreHost>>,
+    /// The hosts the world may crash, by slot name.
+    hosts: Vec<(&'static str, Rc<dyn StoreHost>)>,
+    first_slot: StoreKind,
 }
 
-/// histsim's two backends: the SQLite one in memory, or on a file when the scenario crashes
-/// its host (a crash then drops it unclosed and reopens the file).
-fn in_process(config: &WorldConfig, crashes_store: bool) -> Result<Stores, String> {
-    let memory = Rc::new(MemoryRunEventStore::new(config.planted));
-    if crashes_store {
-        let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
-        return Ok(Stores {
-            memory,
-            sqlite: sqlite.clone(),
-            suts: Vec::new(),
-            host: Some(sqlite),
-        });
+/// Which store plays the first slot: the JSONL one when `--store jsonl` asks for it, or when
+/// the scenario does and the stores are histsim's own (a system under test may have no JSONL
+/// store: it plays its `memory` one unless asked).
+fn first_slot(scenario: &RunsScenario, config: &WorldConfig) -> StoreKind {
+    let jsonl = config.store == StoreKind::Jsonl || (scenario.jsonl_store && config.sut.is_none());
+    if jsonl {
+        StoreKind::Jsonl
+    } else {
+        StoreKind::Memory
     }
-    let sqlite = SqliteRunEventStore::open_in_memory(config.planted)
-        .map_err(|e| format!("cannot open the SQLite store: {e}"))?;
+}
+
+/// histsim's backends: the first one in memory or the JSONL one on a simulated disk; the SQLite
+/// one in memory, or on a file when the scenario crashes its host (a crash then drops it
+/// unclosed and reopens the file).
+fn in_process(config: &WorldConfig, scenario: &RunsScenario) -> Result<Stores, String> {
+    let crashes_store = !scenario.store_crashes.is_empty();
+    let first_slot = first_slot(scenario, config);
+    let mut hosts: Vec<(&'static str, Rc<dyn StoreHost>)> = Vec::new();
+    let memory: Rc<dyn RunEventStore> = if first_slot == StoreKind::Jsonl {
+        let jsonl = Rc::new(SimDiskJsonlStore::open(config.planted)?);
+        if crashes_store {
+            hosts.push(("jsonl", jsonl.clone()));
+        }
+        jsonl
+    } else {
+        Rc::new(MemoryRunEventStore::new(config.planted))
+    };
+    let sqlite: Rc<dyn RunEventStore> = if crashes_store {
+        let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
+        hosts.push(("sqlite", sqlite.clone()));
+        sqlite
+    } else {
+        Rc::new(
+            SqliteRunEventStore::open_in_memory(config.planted)
+                .map_err(|e| format!("cannot open the SQLite store: {e}"))?,
+        )
+    };
     Ok(Stores {
         memory,
-        sqlite: Rc::new(sqlite),
+        sqlite,
         suts: Vec::new(),
-        host: None,
+        hosts,
+        first_slot,
     })
 }
 
@@ -81,10 +115,10 @@ fn stores_of(
     breach: &BreachSlot,
 ) -> Result<Stores, String> {
     let Some(options) = &config.sut else {
-        return in_process(config, !scenario.store_crashes.is_empty());
+        return in_process(config, scenario);
     };
-    // Only the `sqlite` store's host is crashed, and only when the scenario says so.
-    let crashes = |kind: StoreKind| kind == StoreKind::Sqlite && !scenario.store_crashes.is_empty();
+    // The `sqlite` store's host is crashed (and a `jsonl` one's), only when the scenario says so.
+    let crashes = |kind: StoreKind| kind != StoreKind::Memory && !scenario.store_crashes.is_empty();
     let start = |kind: StoreKind| {
         OverProtocolStore::start(
             (**options).clone(),
@@ -96,12 +130,19 @@ fn stores_of(
         .map(Rc::new)
         .map_err(|e| e.to_string())
     };
-    let (memory, sqlite) = (start(StoreKind::Memory)?, start(StoreKind::Sqlite)?);
+    let first_slot = first_slot(scenario, config);
+    let (memory, sqlite) = (start(first_slot)?, start(StoreKind::Sqlite)?);
+    let mut hosts: Vec<(&'static str, Rc<dyn StoreHost>)> = Vec::new();
+    if first_slot == StoreKind::Jsonl {
+        hosts.push(("jsonl", memory.clone()));
+    }
+    hosts.push(("sqlite", sqlite.clone()));
     Ok(Stores {
         memory: memory.clone(),
         sqlite: sqlite.clone(),
         suts: vec![memory, sqlite.clone()],
-        host: Some(sqlite),
+        hosts,
+        first_slot,
     })
 }
 
@@ -159,6 +200,7 @@ fn broken_record(failure: String) -> WorldRecord {
         sut_log: None,
         left_out: Default::default(),
         thread_deletions: Vec::new(),
+        first_slot: "memory",
     }
 }
 
@@ -178,7 +220,8 @@ fn new_world(
         memory: stores.memory,
         sqlite: stores.sqlite,
         suts: stores.suts,
-        host: stores.host,
+        hosts: stores.hosts,
+        first_slot: stores.first_slot.as_str(),
         breach,
         left_out: RefCell::default(),
         checkpointer: Checkpointer::new(),
@@ -345,5 +388,6 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         sut_log,
         left_out: world.left_out.take(),
         thread_deletions: log.thread_deletions,
+        first_slot: world.first_slot,
     }
 }

@@ -1,19 +1,22 @@
 //! `histsim serve runs`: histsim's run-event store (`history::runs`) behind the SUT protocol,
 //! the reference adapter of the runs workload. One process serves one store, the backend
-//! `open` names (`memory` or `sqlite`, the latter in a file under the data directory); the runs
-//! world opens two of them, the pair whose answers R9 compares.
+//! `open` names (`memory`, `sqlite` or `jsonl`, the latter two in files under the data
+//! directory when histsim may crash them); the runs world opens two of them, the pair whose
+//! answers R9 compares.
 
 use super::protocol::{
     Count, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions, Opened,
     Request, Seqs,
 };
 use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
+use history::journal::MemStorage;
 use history::runs::{
-    EventFilter, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
-    SqliteRunEventStore, UserScope,
+    EventFilter, JsonlRunEventStore, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore,
+    RunStoreError, SqliteRunEventStore, UserScope,
 };
 use history::{BugId, Planted};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The runs ops histsim's run-event store serves.
 pub const RUNS_OPS: [&str; 18] = [
@@ -75,6 +78,59 @@ fn cursor_of(before: Option<u64>, after: Option<u64>) -> MessageCursor {
     }
 }
 
+/// Opens the `kind` store. The memory store keeps nothing across a kill; the SQLite store
+/// commits every batch to its file in the data directory before it answers (WAL), so a restart
+/// on the same directory holds every acknowledged write. `restart` promises no more than that
+/// (the process's death, not the machine's), so the file is never synced. The JSONL store keeps
+/// its files under the data directory (`threads/...`, DeerFlow's layout) and syncs every write
+/// before it answers, which keeps more than `restart` asks. When histsim promises no crash
+/// (`crashes: false`) no restart will read the directory: the SQLite store then lives in memory
+/// and the JSONL one on in-memory files (the same code without the file system's writes), and
+/// each declares what it then keeps, nothing.
+fn open_store(
+    kind: &str,
+    data_dir: &str,
+    crashes: bool,
+    planted: Planted,
+) -> Result<(Box<dyn RunEventStore>, Durability), ErrorBody> {
+    Ok(match kind {
+        "memory" => (
+            Box::new(MemoryRunEventStore::new(planted)),
+            Durability::None,
+        ),
+        "sqlite" if !crashes => (
+            Box::new(SqliteRunEventStore::open_in_memory(planted).map_err(refused)?),
+            Durability::None,
+        ),
+        "sqlite" => (
+            Box::new(
+                SqliteRunEventStore::open_surviving_process_death(
+                    &Path::new(data_dir).join("runs.sqlite"),
+                    planted,
+                )
+                .map_err(refused)?,
+            ),
+            Durability::Restart,
+        ),
+        "jsonl" if !crashes => (
+            Box::new(
+                JsonlRunEventStore::open(Arc::new(MemStorage::new()), planted).map_err(refused)?,
+            ),
+            Durability::None,
+        ),
+        "jsonl" => (
+            Box::new(JsonlRunEventStore::open_dir(data_dir, planted).map_err(refused)?),
+            Durability::Restart,
+        ),
+        other => {
+            return Err(refuse(
+                ErrorKind::Invalid,
+                format!("store `{other}`: expected memory, sqlite or jsonl"),
+            ))
+        }
+    })
+}
+
 impl RunsServer {
     pub fn new(store_override: Option<String>) -> Self {
         RunsServer {
@@ -86,39 +142,7 @@ impl RunsServer {
     fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
         let planted = planted_of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
-        // The memory store keeps nothing across a kill; the SQLite store commits every batch
-        // to its file in the data directory before it answers (WAL), so a restart on the same
-        // directory holds every acknowledged write. `restart` promises no more than that (the
-        // process's death, not the machine's), so the file is never synced. When histsim
-        // promises no crash (`crashes: false`) no restart will read the file: the SQLite
-        // store then lives in memory, the same schema and queries without the file's writes,
-        // and declares what it then keeps, nothing.
-        let (store, durability): (Box<dyn RunEventStore>, Durability) = match kind.as_str() {
-            "memory" => (
-                Box::new(MemoryRunEventStore::new(planted)),
-                Durability::None,
-            ),
-            "sqlite" if !options.crashes => (
-                Box::new(SqliteRunEventStore::open_in_memory(planted).map_err(refused)?),
-                Durability::None,
-            ),
-            "sqlite" => (
-                Box::new(
-                    SqliteRunEventStore::open_surviving_process_death(
-                        &Path::new(data_dir).join("runs.sqlite"),
-                        planted,
-                    )
-                    .map_err(refused)?,
-                ),
-                Durability::Restart,
-            ),
-            other => {
-                return Err(refuse(
-                    ErrorKind::Invalid,
-                    format!("store `{other}`: expected memory or sqlite"),
-                ))
-            }
-        };
+        let (store, durability) = open_store(&kind, data_dir, options.crashes, planted)?;
         self.open = Some(Open { store, planted });
         ok(&Opened { durability })
     }

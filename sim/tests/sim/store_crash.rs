@@ -3,7 +3,9 @@
 //! (SIGKILL, the same command again, `open` on the same data directory). A store that keeps
 //! every acknowledged write passes; planted R12 (a write-behind that acknowledges a batch before
 //! it commits it) is found under R12 both ways; a store that declares no durability is not
-//! crashed, and the crash is counted as left out.
+//! crashed, and the crash is counted as left out. With the JSONL store in the pair's first slot
+//! (`--store jsonl`) that store is crashed too: its simulated disk loses its unsynced bytes in
+//! process, its process is killed through the protocol, and it keeps every acknowledged write.
 
 use history::runs::{Category, NewRunEvent};
 use history::{BugId, Planted};
@@ -11,7 +13,7 @@ use sim::bugs::hunt;
 use sim::run::RunConfig;
 use sim::runs::scenario::RunsScenario;
 use sim::runs::{run_scenario, world};
-use sim::sut::protocol::{Count, Durability, Request, Seqs};
+use sim::sut::protocol::{Count, Durability, MaxSeq, Request, Seqs};
 use sim::sut::{OpenedSut, SutOptions};
 use sim::workload::{StoreKind, WorldConfig};
 use std::path::Path;
@@ -61,6 +63,16 @@ fn every_way(planted: Planted) -> Vec<(&'static str, WorldConfig)> {
             "through serve runs",
             config(StoreKind::Sqlite, planted, Some(serve_runs(""))),
         ),
+        // The JSONL store in the first slot, crashed with the `sqlite` one: in process on a
+        // simulated disk, and through `histsim serve runs` on files under its data directory.
+        (
+            "in process, jsonl primary",
+            config(StoreKind::Jsonl, planted, None),
+        ),
+        (
+            "through serve runs, jsonl primary",
+            config(StoreKind::Jsonl, planted, Some(serve_runs(""))),
+        ),
         // SQLite twice: only the `sqlite` store of the pair is crashed.
         (
             "through serve runs --store sqlite",
@@ -80,7 +92,17 @@ fn a_store_that_keeps_its_writes_passes_a_crash_of_its_host_every_way_and_repeat
         let a = run_scenario(&scenario, &config);
         assert_eq!(a.failure, None, "{how}");
         assert!(a.violations.is_empty(), "{how}: {:?}", a.violations);
-        assert_eq!(a.coverage.get(PROBE), 1, "{how}: the crash was performed");
+        // One crash of the store's host restarts each durable store of the pair.
+        let restarted = if config.store == StoreKind::Jsonl {
+            2
+        } else {
+            1
+        };
+        assert_eq!(
+            a.coverage.get(PROBE),
+            restarted,
+            "{how}: the crash was performed"
+        );
         assert!(
             a.left_out.counts.is_empty(),
             "{how}: {:?}",
@@ -90,10 +112,14 @@ fn a_store_that_keeps_its_writes_passes_a_crash_of_its_host_every_way_and_repeat
         assert_eq!(a.trace.hash(), b.trace.hash(), "{how}: deterministic");
         // The crash and the restart are in the store's record, the rows in its dump.
         let record = world::play(&scenario, &config);
-        assert_eq!(record.store_restarts.len(), 1, "{how}");
+        assert_eq!(record.store_restarts.len() as u64, restarted, "{how}");
         let dump = record.dumps.sqlite.expect("the sqlite store's dump");
         assert_eq!(dump.len(), record.written.len(), "{how}");
         assert!(!dump.is_empty(), "{how}: the run wrote before the crash");
+        let first = record.dumps.memory.expect("the first store's dump");
+        assert_eq!(first, dump, "{how}: the pair holds the same rows");
+        let jsonl = config.store == StoreKind::Jsonl;
+        assert_eq!(record.first_slot, if jsonl { "jsonl" } else { "memory" });
     }
 }
 
@@ -200,4 +226,76 @@ fn a_killed_store_process_is_restarted_on_the_same_data_directory_with_its_data(
     let memory = OpenedSut::start(serve_runs(""), StoreKind::Memory, Planted::none(), &[])
         .expect("starts and opens");
     assert_eq!(memory.durability(), Durability::None);
+}
+
+#[test]
+fn a_killed_jsonl_store_process_reopens_its_files_with_every_write_and_deletion() {
+    let mut sut = OpenedSut::start(serve_runs(""), StoreKind::Jsonl, Planted::none(), &[])
+        .expect("starts and opens");
+    assert_eq!(sut.durability(), Durability::Restart);
+    let events = vec![event("hi"), event("hello")];
+    let seqs: Seqs = sut
+        .call_for(&Request::PutBatch { events })
+        .expect("no breach")
+        .expect("written");
+    assert_eq!(seqs.seqs, vec![1, 2]);
+    sut.restart().expect("killed and restarted");
+    let count: Count = sut
+        .call_for(&Request::CountMessages {
+            thread_id: "t1".into(),
+        })
+        .expect("no breach")
+        .expect("answered");
+    assert_eq!(count.count, 2, "the acknowledged writes survived the kill");
+    let deleted: Count = sut
+        .call_for(&Request::DeleteByRun {
+            thread_id: "t1".into(),
+            run_id: "run-0".into(),
+        })
+        .expect("no breach")
+        .expect("deleted");
+    assert_eq!(deleted.count, 2);
+    sut.restart().expect("killed and restarted again");
+    let max: MaxSeq = sut
+        .call_for(&Request::MaxSeq {
+            thread_id: "t1".into(),
+        })
+        .expect("no breach")
+        .expect("answered");
+    assert_eq!(
+        max.max_seq, 2,
+        "the deletion and the thread's mark survived (R13)"
+    );
+}
+
+#[test]
+fn the_jsonl_r13_scenario_restarts_the_jsonl_store_between_the_deletion_and_the_next_run() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/runs/r13_a_jsonl_restart_after_a_deletion_reuses_its_seqs.toml");
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let mut file: toml::Table = toml::from_str(&text).expect("TOML");
+    let table = file.remove("runs").expect("a [runs] table");
+    let scenario: RunsScenario = table.try_into().expect("a runs scenario");
+    assert!(scenario.jsonl_store);
+    let record = world::play(&scenario, &config(StoreKind::Memory, Planted::none(), None));
+    assert_eq!(record.failure, None);
+    assert_eq!(record.first_slot, "jsonl");
+    let deletion = record.deletions.first().expect("run-2 deleted");
+    let restart = record
+        .store_restarts
+        .iter()
+        .find(|r| r.slot == "jsonl")
+        .expect("the jsonl store restarted");
+    let deleted_top = deletion.max_seq_before.memory.clone().expect("a mark");
+    let run3_first = record
+        .written
+        .iter()
+        .find(|w| w.event.run_id == "run-3")
+        .expect("run-3 wrote");
+    assert!(deletion.op < restart.op && restart.op < run3_first.op);
+    assert_eq!(
+        run3_first.event.seq,
+        deleted_top + 1,
+        "numbered above run-2's seqs"
+    );
 }
