@@ -631,7 +631,7 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_deletion_needs_its_runs_stopped_and_no_rating_after() {
+    fn a_thread_deletion_needs_its_runs_stopped_and_no_feedback_call_after() {
         let delete = || Op::DeleteThread { thread: "t".into() };
         let mut s = small();
         s.ops.insert(1, delete());
@@ -656,7 +656,16 @@ mod tests {
         assert!(s
             .validate()
             .unwrap_err()
-            .starts_with("ops[5]: a rating on thread `t` after a deletion"));
+            .starts_with("ops[5]: a feedback call on thread `t` after its deletion"));
+        s.ops.pop();
+        s.ops.push(Op::FeedbackReads {
+            thread: "t".into(),
+            user: None,
+        });
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("ops[5]: a feedback call on thread `t` after its deletion"));
         let mut s = small();
         s.ops.push(Op::DeleteThread { thread: "x".into() });
         assert!(s
