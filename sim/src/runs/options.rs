@@ -155,27 +155,20 @@ impl RunsOptions {
         let rate_live_probability = maybe(0.6, 0.3, 0.9);
         // Drawn last: the probabilities above stay what they were before store crashes existed.
         let store_crash_probability = maybe(0.3, 0.3, 1.0);
-        // The store's wider API (deletion, receipts, per-run pages), drawn after everything
-        // older for the same reason.
+        // The store's wider API (deletion, receipts, per-run pages), after everything older.
         let delete_probability = maybe(0.5, 0.2, 0.7);
         let receipt_probability = maybe(0.5, 0.3, 0.9);
         let run_pages_probability = maybe(0.5, 0.2, 0.7);
-        // Subagent events and the filtered reads, drawn after everything older.
+        // Subagent events, the filtered and the user-scoped reads, after everything older.
         let subagent_probability = maybe(0.5, 0.3, 0.9);
         let filtered_events_probability = maybe(0.5, 0.3, 0.9);
         let last_answers_probability = maybe(0.5, 0.3, 0.9);
-        // The user-scoped reads, drawn after everything older.
         let user_reads_probability = maybe(0.5, 0.2, 0.7);
         // Thread deletions (rare: an emptied thread ends the long histories the other rules
         // need), then the default-scope reads, drawn after everything older (left to right).
         let (thread_delete_probability, default_scope_reads_probability) =
             (maybe(0.3, 0.1, 0.4), maybe(0.5, 0.2, 0.6));
         let sizes = Sizes::from_seed(seed);
-        // From a sub-stream of its own (numbered after its catalog ID, R25): every other draw of
-        // a seed stays what it was.
-        let jsonl_store = seed
-            .substream(Stream::Options, JSONL_SUBSTREAM)
-            .random_bool(JSONL_SHARE);
         RunsOptions {
             workers: sizes.workers,
             threads: sizes.threads,
@@ -209,7 +202,7 @@ impl RunsOptions {
             feedback_probability: feedback_probability(seed),
             thread_delete_probability,
             default_scope_reads_probability,
-            jsonl_store,
+            jsonl_store: jsonl_store(seed),
         }
     }
 }
@@ -218,6 +211,13 @@ impl RunsOptions {
 /// changes no other option of any seed, whatever else is drawn after the options above.
 fn feedback_probability(seed: SeedRng) -> f64 {
     swarm_probability(&mut seed.substream(Stream::Options, 21), 0.5, 0.3, 0.9)
+}
+
+/// Whether the JSONL store plays the pair's first slot: from a sub-stream of its own (numbered
+/// after the catalog ID it was once to have, R25), so every other draw of a seed stays what it was.
+fn jsonl_store(seed: SeedRng) -> bool {
+    seed.substream(Stream::Options, JSONL_SUBSTREAM)
+        .random_bool(JSONL_SHARE)
 }
 
 /// The options sub-stream of the JSONL store's draw.
