@@ -6,8 +6,9 @@
 # error kinds; the two filtered reads 0.1.7 lacks answered unsupported, the user-scoped reads only
 # the DB store has (unsupported elsewhere), and the wheel's signatures that say so. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
 # DbRunEventStore), and a crash of the store's
-# host for the JSONL and DB stores (the process killed after a write, the data directory
-# reopened by a new one: every acknowledged write is there, as their durability `restart` says).
+# host for the JSONL (with and without --mask user_id) and DB stores (the process killed after a
+# write, the data directory reopened by a new one: every acknowledged write is there, and the
+# masked user_ids too, as their durability `restart` says); the masked memory store declares none.
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
 set -euo pipefail
 
@@ -77,10 +78,18 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
             f.write(json.dumps({"id": i, **r}) + "\n")
 # A crash of the store's host: a first process writes and is killed (no close), a second one
 # opens the same data directory and reads.
-for backend in ["jsonl", "db"]:
+# Thread t-2 is emptied and numbered from 1 again before the kill, so its seq 1 is written twice
+# (user-2, then user-3): the masked JSONL store's kept user_ids must come back as the last write.
+T2 = "t-2"
+again = [
+    {"op": "put_batch", "events": [ev("human_message", "message", human, 1700000000007000000, user="user-2", thread=T2)]},
+    {"op": "delete_by_thread", "thread_id": T2},
+    {"op": "put_batch", "events": [ev("human_message", "message", human, 1700000000008000000, user="user-3", thread=T2)]},
+]
+for backend in ["jsonl", "db", "jsonl-masked"]:
     opened = {"op": "open", "data_dir": f"{work}/data-kill-{backend}", "options": {"store": "sqlite", "planted": None}}
     for name, requests in [
-        ("kill", [{"op": "hello", "protocol": 1}, opened, {"op": "put_batch", "events": batch}]),
+        ("kill", [{"op": "hello", "protocol": 1}, opened, {"op": "put_batch", "events": batch}] + again),
         ("reopen", [{"op": "hello", "protocol": 1}, opened, {"op": "count_messages", "thread_id": T}, {"op": "dump"}]),
     ]:
         with open(f"{work}/{name}-{backend}.in", "w") as f:
@@ -116,21 +125,34 @@ wheel_signatures
 
 # The killed process: its stdin stays open (a fifo) until it answered the put_batch, then
 # SIGKILL ($! is the adapter: `run` execs python).
-for backend in jsonl db; do
+# jsonl-masked: the JSONL store with --mask user_id, whose kept user_ids live in a file of the
+# adapter's beside the store's (README.md, "Durability").
+kill_args() {
+    case "$1" in
+        jsonl-masked) echo --backend jsonl --mask user_id ;;
+        *) echo --backend "$1" ;;
+    esac
+}
+for backend in jsonl db jsonl-masked; do
+    read -r -a args <<<"$(kill_args "$backend")"
     mkfifo "$work/kill-$backend.fifo"
-    "$HERE/run" --backend "$backend" <"$work/kill-$backend.fifo" >"$work/kill-$backend.out" 2>"$work/kill-$backend.err" &
+    "$HERE/run" "${args[@]}" <"$work/kill-$backend.fifo" >"$work/kill-$backend.out" 2>"$work/kill-$backend.err" &
     pid=$!
     exec 8>"$work/kill-$backend.fifo"
     cat "$work/kill-$backend.in" >&8
     for _ in $(seq 600); do
-        [[ $(wc -l <"$work/kill-$backend.out") -ge 3 ]] && break
+        [[ $(wc -l <"$work/kill-$backend.out") -ge 6 ]] && break
         sleep 0.1
     done
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
     exec 8>&-
-    "$HERE/run" --backend "$backend" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
+    "$HERE/run" "${args[@]}" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
 done
+# The memory store keeps nothing across a kill, mask or not.
+printf '%s\n' '{"id":1,"op":"hello","protocol":1}' \
+    "{\"id\":2,\"op\":\"open\",\"data_dir\":\"$work/data-memory-masked\",\"options\":{\"store\":\"sqlite\",\"planted\":null}}" |
+    "$HERE/run" --backend memory --mask user_id >"$work/memory-masked.out" 2>"$work/memory-masked.err"
 
 "$PYTHON" - "$work" <<'PY'
 import json, sys
@@ -217,13 +239,22 @@ for backend in ["memory", "jsonl", "db"]:
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])
-for backend in ["jsonl", "db"]:
+T, T2 = "t-1", "t-2"
+for backend in ["jsonl", "db", "jsonl-masked"]:
     k, r = answers("kill-" + backend), answers("reopen-" + backend)
     n = backend + " killed and reopened:"
     check(n + " acknowledged before the kill", k.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4]}, k.get(3))
+    check(n + " t-2 emptied and numbered from 1 again", [k.get(i, {}).get("ok") for i in [4, 5, 6]] == [{"seqs": [1]}, {"count": 1}, {"seqs": [1]}], [k.get(i) for i in [4, 5, 6]])
     check(n + " open declares restart", r.get(2, {}).get("ok") == {"durability": "restart"}, r.get(2))
     check(n + " count", r.get(3, {}).get("ok") == {"count": 2}, r.get(3))
-    check(n + " dump", seqs(r.get(4, {})) == [1, 2, 3, 4], r.get(4))
+    dump = r.get(4, {}).get("ok", {}).get("events", [])
+    check(n + " dump", [(e["thread_id"], e["seq"]) for e in dump] == [(T, 1), (T, 2), (T, 3), (T, 4), (T2, 1)], r.get(4))
+    # DB keeps user_id itself; the masked JSONL store's come from the adapter's file, the last
+    # write of t-2's seq 1 winning; the unmasked JSONL store keeps none (F2).
+    users = ["user-1"] * 4 + ["user-3"] if backend != "jsonl" else [None] * 5
+    check(n + " user_ids", [e["user_id"] for e in dump] == users, dump)
+m = answers("memory-masked")
+check("memory with --mask user_id: open declares none", m.get(2, {}).get("ok") == {"durability": "none"}, m.get(2))
 # Why the adapter declares no filtered event read: the pinned wheel's stores lack what the
 # protocol's ops need (the venv's interpreter answered, below). A later pin that has them fails
 # here, as a reminder to declare and serve them.
