@@ -61,7 +61,10 @@ OPS = [
 # --backend db fixes the store; otherwise histsim leaves the client's user-scoped reads out.
 DB_USER_SCOPED_OPS = ["list_messages_as", "count_messages_as"]
 BACKENDS = ["memory", "jsonl", "db"]
-CATEGORIES = ["message", "trace", "lifecycle", "middleware"]
+# The protocol's categories (docs/sut-protocol.md): the seed era's four and the ones DeerFlow's
+# journal and subagents write (0.1.7's journal.py writes `outputs` and `error`). Every 0.1.7
+# store takes any string (the DB column is String(16), which each of these fits).
+CATEGORIES = ["message", "trace", "lifecycle", "middleware", "outputs", "error", "context", "subagent", "workspace"]
 # What the protocol's list_events means: every event of the run. The store's list_events has
 # only a `limit` (default 500; the HTTP route caps it at 2000), so the adapter asks for more
 # rows than any run can hold.

@@ -8,7 +8,8 @@
 # DbRunEventStore), and a crash of the store's
 # host for the JSONL (with and without --mask user_id) and DB stores (the process killed after a
 # write, the data directory reopened by a new one: every acknowledged write is there, and the
-# masked user_ids too, as their durability `restart` says); the masked memory store declares none.
+# masked user_ids too, as their durability `restart` says); the masked memory store declares none;
+# every store takes the protocol's newer categories.
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
 set -euo pipefail
 
@@ -149,10 +150,16 @@ for backend in jsonl db jsonl-masked; do
     exec 8>&-
     "$HERE/run" "${args[@]}" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
 done
-# The memory store keeps nothing across a kill, mask or not.
-printf '%s\n' '{"id":1,"op":"hello","protocol":1}' \
-    "{\"id\":2,\"op\":\"open\",\"data_dir\":\"$work/data-memory-masked\",\"options\":{\"store\":\"sqlite\",\"planted\":null}}" |
-    "$HERE/run" --backend memory --mask user_id >"$work/memory-masked.out" 2>"$work/memory-masked.err"
+# The memory store keeps nothing across a kill, mask or not; and every store takes the
+# protocol's newer categories (DeerFlow's journal writes outputs and error).
+categories='["outputs","error","context","subagent","workspace"]'
+for backend in memory jsonl db; do
+    printf '%s\n' '{"id":1,"op":"hello","protocol":1}' \
+        "{\"id\":2,\"op\":\"open\",\"data_dir\":\"$work/data-categories-$backend\",\"options\":{\"store\":\"sqlite\",\"planted\":null}}" \
+        "$("$PYTHON" -c 'import json, sys; print(json.dumps({"id": 3, "op": "put_batch", "events": [{"thread_id": "t-c", "run_id": "run-0", "user_id": "user-1", "event_type": "run.end", "category": c, "content": {}, "metadata": {}, "created_at_ns": 1700000000009000000} for c in json.loads(sys.argv[1])]}))' "$categories")" \
+        '{"id":4,"op":"list_events","thread_id":"t-c","run_id":"run-0"}' |
+        "$HERE/run" --backend "$backend" --mask user_id >"$work/categories-$backend.out" 2>"$work/categories-$backend.err"
+done
 
 "$PYTHON" - "$work" <<'PY'
 import json, sys
@@ -253,8 +260,14 @@ for backend in ["jsonl", "db", "jsonl-masked"]:
     # write of t-2's seq 1 winning; the unmasked JSONL store keeps none (F2).
     users = ["user-1"] * 4 + ["user-3"] if backend != "jsonl" else [None] * 5
     check(n + " user_ids", [e["user_id"] for e in dump] == users, dump)
-m = answers("memory-masked")
-check("memory with --mask user_id: open declares none", m.get(2, {}).get("ok") == {"durability": "none"}, m.get(2))
+for backend in ["memory", "jsonl", "db"]:
+    c = answers("categories-" + backend)
+    n = backend + " with --mask user_id:"
+    durability = "none" if backend == "memory" else "restart"
+    check(n + " open declares " + durability, c.get(2, {}).get("ok") == {"durability": durability}, c.get(2))
+    check(n + " the newer categories stored", c.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4, 5]}, c.get(3))
+    got = [e["category"] for e in c.get(4, {}).get("ok", {}).get("events", [])]
+    check(n + " the newer categories read back", got == ["outputs", "error", "context", "subagent", "workspace"], c.get(4))
 # Why the adapter declares no filtered event read: the pinned wheel's stores lack what the
 # protocol's ops need (the venv's interpreter answered, below). A later pin that has them fails
 # here, as a reminder to declare and serve them.
