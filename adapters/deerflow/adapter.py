@@ -61,13 +61,19 @@ OPS = [
 # --backend db fixes the store; otherwise histsim leaves the client's user-scoped reads out.
 DB_USER_SCOPED_OPS = ["list_messages_as", "count_messages_as"]
 BACKENDS = ["memory", "jsonl", "db"]
-CATEGORIES = ["message", "trace", "lifecycle", "middleware"]
+# The protocol's categories (docs/sut-protocol.md): the seed era's four and the ones DeerFlow's
+# journal and subagents write (0.1.7's journal.py writes `outputs` and `error`). Every 0.1.7
+# store takes any string (the DB column is String(16), which each of these fits).
+CATEGORIES = ["message", "trace", "lifecycle", "middleware", "outputs", "error", "context", "subagent", "workspace"]
 # What the protocol's list_events means: every event of the run. The store's list_events has
 # only a `limit` (default 500; the HTTP route caps it at 2000), so the adapter asks for more
 # rows than any run can hold.
 EVENTS_LIMIT_ALL = 2**31 - 1
 JSONL_DIR = "deerflow-jsonl"
 DB_FILE = "deerflow-run-events.sqlite"
+# ADAPTER state, not the store's: the user_ids --mask user_id answers with for the JSONL store,
+# kept beside its files so that they survive a restart of the process (README.md, "Durability").
+MASKED_USERS_FILE = "deerflow-adapter-masked-users.jsonl"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -274,6 +280,64 @@ def _store_error(e: Exception, what: str) -> Refusal:
     return Refusal("internal", f"{what}: {name}: {text}")
 
 
+class MaskedUsers:
+    """MASK user_id only: the user_id each written event carried, by (thread_id, seq), for the
+    stores that keep none (memory, JSONL: finding F2). With a `path` (the JSONL store), every
+    change is also appended to that file and the file closed before the adapter answers, as the
+    JSONL store writes its own lines, so a process killed after an answer leaves it complete and
+    a new process on the same data_dir reads it back (README.md, "Durability"). Lines:
+    {"thread_id", "seq", "user_id"} (a later line for the same seq wins: a seq handed out again)
+    and {"thread_id", "forget": true} (delete_by_thread)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.users: dict = {}
+        if path is not None and os.path.exists(path):
+            self._load(path)
+
+    def _load(self, path: str) -> None:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        for number, line in enumerate(lines, 1):
+            if not line:
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as e:
+                # Only the last line can be cut short (a process killed inside a write, before
+                # it answered: nothing acknowledged is lost); anything else is a broken file.
+                if number == len(lines):
+                    break
+                raise Refusal("internal", f"{path}: line {number}: {e}") from e
+            if entry.get("forget"):
+                self._forget(entry["thread_id"])
+            else:
+                self.users[(entry["thread_id"], entry["seq"])] = entry["user_id"]
+
+    def _append(self, entries: list) -> None:
+        if self.path is None or not entries:
+            return
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries))
+
+    def record(self, written: list) -> None:
+        """written: (thread_id, seq, user_id) of every event the store just stored."""
+        for thread_id, seq, user_id in written:
+            self.users[(thread_id, seq)] = user_id
+        self._append([{"thread_id": t, "seq": s, "user_id": u} for t, s, u in written])
+
+    def _forget(self, thread_id: str) -> None:
+        for key in [k for k in self.users if k[0] == thread_id]:
+            del self.users[key]
+
+    def forget_thread(self, thread_id: str) -> None:
+        self._forget(thread_id)
+        self._append([{"thread_id": thread_id, "forget": True}])
+
+    def get(self, thread_id: str, seq: int):
+        return self.users.get((thread_id, seq))
+
+
 class Backend:
     """One opened published store, and the adapter's additions on its storage."""
 
@@ -282,8 +346,9 @@ class Backend:
         self.loop = loop
         self.user_scope = user_scope
         self.mask = mask
-        # MASK user_id only: the user_id each written event carried, by (thread_id, seq).
-        self.written_users: dict = {}
+        # MASK user_id only (memory, JSONL); kept in a file beside the JSONL store's.
+        users_file = os.path.join(data_dir, MASKED_USERS_FILE) if kind == "jsonl" and "user_id" in mask else None
+        self.written_users = MaskedUsers(users_file)
         cls = load_backend(kind)
         if kind == "memory":
             self.store = cls()
@@ -305,11 +370,10 @@ class Backend:
         appends its lines and closes the file before it returns, and a new store reloads the
         seq counters from the files. DB: every put_batch commits before it returns (WAL); the
         engine's synchronous=NORMAL may lose commits to a power cut, not to a killed process.
-        Memory: nothing survives. The masked user_ids (--mask user_id, not DB) are kept in this
-        process only, so with that mask no backend survives a restart."""
+        Memory: nothing survives. The masked user_ids (--mask user_id, JSONL) are appended to
+        MASKED_USERS_FILE and the file closed before the answer, so they survive as the store's
+        lines do."""
         if self.kind == "memory":
-            return "none"
-        if "user_id" in self.mask and self.kind != "db":
             return "none"
         return "restart"
 
@@ -357,8 +421,8 @@ class Backend:
             raise _store_error(e, "put_batch") from e
         if len(records) != len(batch):
             raise Refusal("internal", f"put_batch returned {len(records)} records for {len(batch)} events")
-        for e, r in zip(events, records):
-            self.written_users[(e["thread_id"], r["seq"])] = e["user_id"]
+        if "user_id" in self.mask and self.kind != "db":
+            self.written_users.record([(e["thread_id"], r["seq"], e["user_id"]) for e, r in zip(events, records)])
         return [r["seq"] for r in records]
 
     def answer_of(self, record: dict) -> dict:
@@ -366,7 +430,7 @@ class Backend:
         by default; README.md, "Masks")."""
         out = from_deerflow(record)
         if "user_id" in self.mask and self.kind != "db":
-            out["user_id"] = self.written_users.get((out["thread_id"], out["seq"]))
+            out["user_id"] = self.written_users.get(out["thread_id"], out["seq"])
         if "content_flags" in self.mask and self.kind == "db" and isinstance(out["metadata"], dict):
             for key in ("content_is_json", "content_is_dict"):
                 out["metadata"].pop(key, None)
@@ -435,8 +499,8 @@ class Backend:
             raise _store_error(e, "delete_by_thread") from e
         # The user_ids kept for the masked stores: the thread's rows are gone, and its seqs
         # will be handed out again.
-        for key in [k for k in self.written_users if k[0] == thread_id]:
-            del self.written_users[key]
+        if "user_id" in self.mask and self.kind != "db":
+            self.written_users.forget_thread(thread_id)
         return count
 
     def list_messages_by_run(self, thread_id: str, run_id: str, limit: int, before, after) -> list:
@@ -494,7 +558,8 @@ class Backend:
                 record = self.run(self.store.put(**to_deerflow(e, keep_user=False)))
                 if record["seq"] != e["seq"]:
                     raise Refusal("internal", f"insert_numbered: the store numbered {record['seq']}, not {e['seq']}")
-                self.written_users[(e["thread_id"], e["seq"])] = e["user_id"]
+                if "user_id" in self.mask:
+                    self.written_users.record([(e["thread_id"], e["seq"], e["user_id"])])
         except Refusal:
             raise
         except Exception as e:

@@ -6,8 +6,10 @@
 # error kinds; the two filtered reads 0.1.7 lacks answered unsupported, the user-scoped reads only
 # the DB store has (unsupported elsewhere), and the wheel's signatures that say so. Then the open-by-store mapping (memory -> MemoryRunEventStore, sqlite ->
 # DbRunEventStore), and a crash of the store's
-# host for the JSONL and DB stores (the process killed after a write, the data directory
-# reopened by a new one: every acknowledged write is there, as their durability `restart` says).
+# host for the JSONL (with and without --mask user_id) and DB stores (the process killed after a
+# write, the data directory reopened by a new one: every acknowledged write is there, and the
+# masked user_ids too, as their durability `restart` says); the masked memory store declares none;
+# every store takes the protocol's newer categories.
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
 set -euo pipefail
 
@@ -77,10 +79,18 @@ for name, store in [("session", "memory"), ("sqlite", "sqlite")]:
             f.write(json.dumps({"id": i, **r}) + "\n")
 # A crash of the store's host: a first process writes and is killed (no close), a second one
 # opens the same data directory and reads.
-for backend in ["jsonl", "db"]:
+# Thread t-2 is emptied and numbered from 1 again before the kill, so its seq 1 is written twice
+# (user-2, then user-3): the masked JSONL store's kept user_ids must come back as the last write.
+T2 = "t-2"
+again = [
+    {"op": "put_batch", "events": [ev("human_message", "message", human, 1700000000007000000, user="user-2", thread=T2)]},
+    {"op": "delete_by_thread", "thread_id": T2},
+    {"op": "put_batch", "events": [ev("human_message", "message", human, 1700000000008000000, user="user-3", thread=T2)]},
+]
+for backend in ["jsonl", "db", "jsonl-masked"]:
     opened = {"op": "open", "data_dir": f"{work}/data-kill-{backend}", "options": {"store": "sqlite", "planted": None}}
     for name, requests in [
-        ("kill", [{"op": "hello", "protocol": 1}, opened, {"op": "put_batch", "events": batch}]),
+        ("kill", [{"op": "hello", "protocol": 1}, opened, {"op": "put_batch", "events": batch}] + again),
         ("reopen", [{"op": "hello", "protocol": 1}, opened, {"op": "count_messages", "thread_id": T}, {"op": "dump"}]),
     ]:
         with open(f"{work}/{name}-{backend}.in", "w") as f:
@@ -116,20 +126,39 @@ wheel_signatures
 
 # The killed process: its stdin stays open (a fifo) until it answered the put_batch, then
 # SIGKILL ($! is the adapter: `run` execs python).
-for backend in jsonl db; do
+# jsonl-masked: the JSONL store with --mask user_id, whose kept user_ids live in a file of the
+# adapter's beside the store's (README.md, "Durability").
+kill_args() {
+    case "$1" in
+        jsonl-masked) echo --backend jsonl --mask user_id ;;
+        *) echo --backend "$1" ;;
+    esac
+}
+for backend in jsonl db jsonl-masked; do
+    read -r -a args <<<"$(kill_args "$backend")"
     mkfifo "$work/kill-$backend.fifo"
-    "$HERE/run" --backend "$backend" <"$work/kill-$backend.fifo" >"$work/kill-$backend.out" 2>"$work/kill-$backend.err" &
+    "$HERE/run" "${args[@]}" <"$work/kill-$backend.fifo" >"$work/kill-$backend.out" 2>"$work/kill-$backend.err" &
     pid=$!
     exec 8>"$work/kill-$backend.fifo"
     cat "$work/kill-$backend.in" >&8
     for _ in $(seq 600); do
-        [[ $(wc -l <"$work/kill-$backend.out") -ge 3 ]] && break
+        [[ $(wc -l <"$work/kill-$backend.out") -ge 6 ]] && break
         sleep 0.1
     done
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
     exec 8>&-
-    "$HERE/run" --backend "$backend" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
+    "$HERE/run" "${args[@]}" <"$work/reopen-$backend.in" >"$work/reopen-$backend.out" 2>"$work/reopen-$backend.err"
+done
+# The memory store keeps nothing across a kill, mask or not; and every store takes the
+# protocol's newer categories (DeerFlow's journal writes outputs and error).
+categories='["outputs","error","context","subagent","workspace"]'
+for backend in memory jsonl db; do
+    printf '%s\n' '{"id":1,"op":"hello","protocol":1}' \
+        "{\"id\":2,\"op\":\"open\",\"data_dir\":\"$work/data-categories-$backend\",\"options\":{\"store\":\"sqlite\",\"planted\":null}}" \
+        "$("$PYTHON" -c 'import json, sys; print(json.dumps({"id": 3, "op": "put_batch", "events": [{"thread_id": "t-c", "run_id": "run-0", "user_id": "user-1", "event_type": "run.end", "category": c, "content": {}, "metadata": {}, "created_at_ns": 1700000000009000000} for c in json.loads(sys.argv[1])]}))' "$categories")" \
+        '{"id":4,"op":"list_events","thread_id":"t-c","run_id":"run-0"}' |
+        "$HERE/run" --backend "$backend" --mask user_id >"$work/categories-$backend.out" 2>"$work/categories-$backend.err"
 done
 
 "$PYTHON" - "$work" <<'PY'
@@ -217,13 +246,28 @@ for backend in ["memory", "jsonl", "db"]:
 b = answers("by-store")
 dump = b[13].get("ok", {}).get("events", [])
 check("open store sqlite -> DB store (user_id kept)", [e["user_id"] for e in dump][:1] == ["user-1"], b[13])
-for backend in ["jsonl", "db"]:
+T, T2 = "t-1", "t-2"
+for backend in ["jsonl", "db", "jsonl-masked"]:
     k, r = answers("kill-" + backend), answers("reopen-" + backend)
     n = backend + " killed and reopened:"
     check(n + " acknowledged before the kill", k.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4]}, k.get(3))
+    check(n + " t-2 emptied and numbered from 1 again", [k.get(i, {}).get("ok") for i in [4, 5, 6]] == [{"seqs": [1]}, {"count": 1}, {"seqs": [1]}], [k.get(i) for i in [4, 5, 6]])
     check(n + " open declares restart", r.get(2, {}).get("ok") == {"durability": "restart"}, r.get(2))
     check(n + " count", r.get(3, {}).get("ok") == {"count": 2}, r.get(3))
-    check(n + " dump", seqs(r.get(4, {})) == [1, 2, 3, 4], r.get(4))
+    dump = r.get(4, {}).get("ok", {}).get("events", [])
+    check(n + " dump", [(e["thread_id"], e["seq"]) for e in dump] == [(T, 1), (T, 2), (T, 3), (T, 4), (T2, 1)], r.get(4))
+    # DB keeps user_id itself; the masked JSONL store's come from the adapter's file, the last
+    # write of t-2's seq 1 winning; the unmasked JSONL store keeps none (F2).
+    users = ["user-1"] * 4 + ["user-3"] if backend != "jsonl" else [None] * 5
+    check(n + " user_ids", [e["user_id"] for e in dump] == users, dump)
+for backend in ["memory", "jsonl", "db"]:
+    c = answers("categories-" + backend)
+    n = backend + " with --mask user_id:"
+    durability = "none" if backend == "memory" else "restart"
+    check(n + " open declares " + durability, c.get(2, {}).get("ok") == {"durability": durability}, c.get(2))
+    check(n + " the newer categories stored", c.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4, 5]}, c.get(3))
+    got = [e["category"] for e in c.get(4, {}).get("ok", {}).get("events", [])]
+    check(n + " the newer categories read back", got == ["outputs", "error", "context", "subagent", "workspace"], c.get(4))
 # Why the adapter declares no filtered event read: the pinned wheel's stores lack what the
 # protocol's ops need (the venv's interpreter answered, below). A later pin that has them fails
 # here, as a reminder to declare and serve them.
