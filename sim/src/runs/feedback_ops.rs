@@ -2,7 +2,9 @@
 //! wait, one to three of an anonymous rating, another user's rating, a withdrawal by id (a
 //! user's or an anonymous rating), `delete_by_run`, and every feedback read in one scope; after
 //! a run's deletion, sometimes a rating on its thread (its feedback outlives its rows); at the
-//! end, every read of each thread that saw such calls.
+//! end, every read of each thread that saw such calls. None on a thread after its deletion
+//! (`delete_by_thread`): the ratings model knows no thread deletion, and thread deletions are
+//! woven first.
 //!
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and wider
 //! calls they had before these calls existed.
@@ -13,7 +15,7 @@ use crate::rng::chance;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The generator's users.
 const USERS: [&str; 2] = ["user-1", "user-2"];
@@ -32,14 +34,20 @@ pub fn weave(
     let mut out = Vec::with_capacity(ops.len());
     // Per thread key: the runs waited for so far.
     let mut waited: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Thread keys deleted whole so far.
+    let mut gone: BTreeSet<String> = BTreeSet::new();
     for op in ops {
         let after = match &op {
             Op::Wait { run } => thread_of(run).map(|t| (t, run.clone(), false)),
             Op::DeleteRun { run } => thread_of(run).map(|t| (t, run.clone(), true)),
+            Op::DeleteThread { thread } => {
+                gone.insert(thread.clone());
+                None
+            }
             _ => None,
         };
         out.push(op);
-        let Some((thread, run, deleted)) = after else {
+        let Some((thread, run, deleted)) = after.filter(|(t, _, _)| !gone.contains(t)) else {
             continue;
         };
         if deleted {
@@ -58,7 +66,7 @@ pub fn weave(
         }
     }
     if p > 0.0 {
-        for thread in waited.keys() {
+        for thread in waited.keys().filter(|t| !gone.contains(*t)) {
             out.push(reads(&mut rng, thread));
         }
     }

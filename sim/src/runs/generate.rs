@@ -45,18 +45,19 @@ fn weave_wider_calls(
     // The user-scoped reads.
     let ops =
         super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4));
-    // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
-    // come into the workload at the same time take numbers of their own).
-    let ops = super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21));
     // The default-scope reads.
     let scope_rng = seed.substream(
         Stream::Workload,
         super::generate_user_ops::DEFAULT_SCOPE_SUBSTREAM,
     );
     let ops = super::generate_user_ops::weave_default_scope(ops, runs, options, scope_rng);
-    // Thread deletions, last: they go only where no feedback call follows on the thread.
+    // Thread deletions: only where no rating follows on the thread.
     let thread_rng = seed.substream(Stream::Workload, super::generate_thread_ops::SUBSTREAM);
-    super::generate_thread_ops::weave(ops, runs, options, thread_rng)
+    let ops = super::generate_thread_ops::weave(ops, runs, options, thread_rng);
+    // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
+    // come into the workload at the same time take numbers of their own), none on a thread
+    // after its deletion.
+    super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21))
 }
 
 /// Builds the scenario of `seed` under `options`.

@@ -2,7 +2,8 @@
 //! run starts on a thread whose runs have all stopped (so the next run writes the emptied
 //! thread's new era, numbered from 1), and perhaps once at the end; only where no feedback call
 //! (a rating, a withdrawal, a feedback read) follows on the thread (the ratings model knows no
-//! thread deletion).
+//! thread deletion). The feedback calls beyond a rating are woven after these, and none after
+//! a thread's deletion on it.
 //!
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and other
 //! calls they had before thread deletions existed.
