@@ -13,14 +13,10 @@
 //! either (writes and deletions are synced before they are acknowledged), so the pair again
 //! answers alike.
 
+use super::hosted::{Hosted, Reopen};
 use crate::sut::protocol::Durability;
-use history::runs::{
-    EventFilter, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
-    SqliteRunEventStore, UserScope,
-};
+use history::runs::SqliteRunEventStore;
 use history::Planted;
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// A store whose host the world can crash.
@@ -36,147 +32,46 @@ pub trait StoreHost {
 /// histsim's SQLite store on a database file in a temporary directory, for a world that
 /// crashes its host: a crash drops the store object (the connection closes with whatever
 /// transaction it had open rolled back, as a killed process leaves it) and reopens the file.
-pub struct FileSqliteStore {
+/// Every batch is committed to the file before it is acknowledged (WAL); unsynced, as a crash
+/// here is the death of the store's process, not of its machine.
+pub type FileSqliteStore = Hosted<SqliteFile>;
+
+/// The database file of a [`FileSqliteStore`].
+pub struct SqliteFile {
     dir: tempfile::TempDir,
     planted: Planted,
-    /// `None` only while down (between the drop and the reopen of a restart that failed).
-    store: RefCell<Option<SqliteRunEventStore>>,
 }
 
-impl FileSqliteStore {
-    /// A new database file in a fresh temporary directory.
-    pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
-        let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
-        let path = dir.path().join("runs.sqlite");
-        let store = SqliteRunEventStore::open_surviving_process_death(&path, planted)
-            .map_err(|e| e.to_string())?;
-        Ok(FileSqliteStore {
-            dir,
-            planted,
-            store: RefCell::new(Some(store)),
-        })
-    }
-
+impl SqliteFile {
     fn path(&self) -> PathBuf {
         self.dir.path().join("runs.sqlite")
     }
+}
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&SqliteRunEventStore) -> Result<T, RunStoreError>,
-    ) -> Result<T, RunStoreError> {
-        match &*self.store.borrow() {
-            Some(store) => f(store),
-            None => Err(RunStoreError::Answered {
-                message: "the store's host is down".into(),
-            }),
-        }
+impl Reopen for SqliteFile {
+    type Store = SqliteRunEventStore;
+
+    fn reopen(&self) -> Result<SqliteRunEventStore, String> {
+        SqliteRunEventStore::open_surviving_process_death(&self.path(), self.planted)
+            .map_err(|e| format!("the SQLite store did not reopen after a crash: {e}"))
     }
 }
 
-impl StoreHost for FileSqliteStore {
-    fn durability(&self) -> Durability {
-        // Every batch is committed to the file before it is acknowledged (WAL); unsynced, as
-        // a crash here is the death of the store's process, not of its machine.
-        Durability::Restart
-    }
-
-    fn restart(&self, _at_us: u64) -> Result<(), String> {
-        // Dropped first: the new connection must not wait on a lock the dead one held.
-        drop(self.store.borrow_mut().take());
-        let store = SqliteRunEventStore::open_surviving_process_death(&self.path(), self.planted)
-            .map_err(|e| format!("the SQLite store did not reopen after a crash: {e}"))?;
-        *self.store.borrow_mut() = Some(store);
-        Ok(())
-    }
-}
-
-impl RunEventStore for FileSqliteStore {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        self.with(|s| s.put_batch(events))
-    }
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.with(|s| s.insert_numbered(events))
-    }
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.with(|s| s.max_seq(thread_id))
-    }
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages(thread_id, limit, cursor))
-    }
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.with(|s| s.count_messages(thread_id))
-    }
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_events(thread_id, run_id))
-    }
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.dump())
-    }
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.with(|s| s.put_if_absent(event))
-    }
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        self.with(|s| s.delete_by_run(thread_id, run_id, user))
-    }
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.with(|s| s.delete_by_thread(thread_id, user))
-    }
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages_as(thread_id, limit, cursor, user))
-    }
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.with(|s| s.count_messages_as(thread_id, user))
-    }
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages_by_run(thread_id, run_id, limit, cursor, user))
-    }
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_events_filtered(thread_id, run_id, filter, user))
-    }
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        self.with(|s| s.get_last_visible_ai_seq_by_run(thread_id, run_ids, user))
+impl Hosted<SqliteFile> {
+    /// A new database file in a fresh temporary directory.
+    pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
+        let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
+        let file = SqliteFile { dir, planted };
+        let store = SqliteRunEventStore::open_surviving_process_death(&file.path(), planted)
+            .map_err(|e| e.to_string())?;
+        Ok(Hosted::new(file, store))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history::runs::Category;
+    use history::runs::{Category, NewRunEvent, RunEventStore};
 
     fn event(text: &str) -> NewRunEvent {
         NewRunEvent {

@@ -9,164 +9,54 @@
 //! it between two store calls, so no write of it is then under way and a reopened store answers
 //! exactly as before the crash; its cutting of torn tails is exercised by `history`'s own tests.
 
-use super::host::StoreHost;
+use super::hosted::{Hosted, Reopen};
 use crate::disk::{SimDisk, SimDiskOptions};
-use crate::sut::protocol::Durability;
-use history::runs::{
-    EventFilter, JsonlRunEventStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore,
-    RunStoreError, UserScope,
-};
+use history::runs::JsonlRunEventStore;
 use history::Planted;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The JSONL store on a simulated disk of its own.
-pub struct SimDiskJsonlStore {
+pub type SimDiskJsonlStore = Hosted<JsonlDisk>;
+
+/// The simulated disk of a [`SimDiskJsonlStore`]: a crash is a power cut of it.
+pub struct JsonlDisk {
     planted: Planted,
-    disk: RefCell<Arc<SimDisk>>,
-    /// `None` only after a restart that could not reopen the store (the world is then broken).
-    store: RefCell<Option<JsonlRunEventStore>>,
+    pub(super) disk: RefCell<Arc<SimDisk>>,
 }
 
-impl SimDiskJsonlStore {
-    /// An empty store on an empty disk.
-    pub fn open(planted: Planted) -> Result<SimDiskJsonlStore, String> {
-        let disk = Arc::new(SimDisk::new(SimDiskOptions::default()));
-        let store = JsonlRunEventStore::open(disk.clone(), planted)
-            .map_err(|e| format!("cannot open the JSONL store: {e}"))?;
-        Ok(SimDiskJsonlStore {
-            planted,
-            disk: RefCell::new(disk),
-            store: RefCell::new(Some(store)),
-        })
-    }
+impl Reopen for JsonlDisk {
+    type Store = JsonlRunEventStore;
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&JsonlRunEventStore) -> Result<T, RunStoreError>,
-    ) -> Result<T, RunStoreError> {
-        match &*self.store.borrow() {
-            Some(store) => f(store),
-            None => Err(RunStoreError::Answered {
-                message: "the store's host is down".into(),
-            }),
-        }
-    }
-}
-
-impl StoreHost for SimDiskJsonlStore {
-    fn durability(&self) -> Durability {
-        Durability::Restart
-    }
-
-    fn restart(&self, _at_us: u64) -> Result<(), String> {
-        drop(self.store.borrow_mut().take());
+    fn reopen(&self) -> Result<JsonlRunEventStore, String> {
         let image = self.disk.borrow().durable_image();
         let disk = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
         let store = JsonlRunEventStore::open(disk.clone(), self.planted)
             .map_err(|e| format!("the JSONL store did not reopen after a crash: {e}"))?;
         *self.disk.borrow_mut() = disk;
-        *self.store.borrow_mut() = Some(store);
-        Ok(())
+        Ok(store)
     }
 }
 
-impl RunEventStore for SimDiskJsonlStore {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        self.with(|s| s.put_batch(events))
-    }
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.with(|s| s.insert_numbered(events))
-    }
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.with(|s| s.max_seq(thread_id))
-    }
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages(thread_id, limit, cursor))
-    }
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.with(|s| s.count_messages(thread_id))
-    }
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_events(thread_id, run_id))
-    }
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.dump())
-    }
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.with(|s| s.put_if_absent(event))
-    }
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.with(|s| s.delete_by_thread(thread_id, user))
-    }
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        self.with(|s| s.delete_by_run(thread_id, run_id, user))
-    }
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages_as(thread_id, limit, cursor, user))
-    }
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.with(|s| s.count_messages_as(thread_id, user))
-    }
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_messages_by_run(thread_id, run_id, limit, cursor, user))
-    }
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.with(|s| s.list_events_filtered(thread_id, run_id, filter, user))
-    }
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        self.with(|s| s.get_last_visible_ai_seq_by_run(thread_id, run_ids, user))
-    }
-    fn legacy_edit_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        edit: &mut dyn FnMut(&mut RunEvent),
-    ) -> Result<bool, RunStoreError> {
-        self.with(|s| s.legacy_edit_messages(thread_id, limit, cursor, edit))
+impl Hosted<JsonlDisk> {
+    /// An empty store on an empty disk.
+    pub fn open(planted: Planted) -> Result<SimDiskJsonlStore, String> {
+        let disk = Arc::new(SimDisk::new(SimDiskOptions::default()));
+        let store = JsonlRunEventStore::open(disk.clone(), planted)
+            .map_err(|e| format!("cannot open the JSONL store: {e}"))?;
+        let host = JsonlDisk {
+            planted,
+            disk: RefCell::new(disk),
+        };
+        Ok(Hosted::new(host, store))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history::runs::Category;
+    use crate::runs::host::StoreHost;
+    use history::runs::{Category, NewRunEvent, RunEventStore, UserScope};
 
     fn event(run: &str, text: &str) -> NewRunEvent {
         NewRunEvent {
@@ -196,7 +86,7 @@ mod tests {
             Ok(3),
             "the deleted run's mark stays (R13)"
         );
-        let files = store.disk.borrow().durable_image();
+        let files = store.host.disk.borrow().durable_image();
         assert!(!files.contains_key("threads/t/runs/r3.jsonl"));
         assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(2));
         store.restart(0).expect("reopens");
@@ -213,6 +103,7 @@ mod tests {
             .expect("writes");
         // The process dies after the line is synced, before the second removal.
         store
+            .host
             .disk
             .borrow()
             .fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
@@ -220,6 +111,7 @@ mod tests {
         store.restart(0).expect("reopens");
         assert_eq!(store.dump(), Ok(vec![]));
         assert!(store
+            .host
             .disk
             .borrow()
             .durable_image()
@@ -228,6 +120,7 @@ mod tests {
         // The line's sync fails: the deletion is not made, and a power cut keeps the rows.
         store.put_batch(vec![event("r1", "c")]).expect("writes");
         store
+            .host
             .disk
             .borrow()
             .fail("threads/t/deletions.jsonl", FaultOp::Sync);

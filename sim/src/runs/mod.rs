@@ -21,6 +21,7 @@ mod generate_store_ops;
 mod generate_thread_ops;
 mod generate_user_ops;
 pub mod host;
+pub mod hosted;
 pub mod jsonl_host;
 mod op_validation;
 pub mod options;
