@@ -1,6 +1,6 @@
 //! The store's host, which the world crashes: the `sqlite` store of the pair (the one a
 //! deployment keeps durable) is killed between two store calls, without a clean close, and
-//! opened again on the same data. What it keeps is what it declared ([`Durability`]); a store
+//! opened again on the same data. What it keeps is what it declared ([`Durability`](crate::sut::protocol::Durability)); a store
 //! that declares none is not crashed at all (the crash is left out and counted), so no check
 //! weakens in silence.
 //!
@@ -13,21 +13,11 @@
 //! either (writes and deletions are synced before they are acknowledged), so the pair again
 //! answers alike.
 
+pub use super::hosted::StoreHost;
 use super::hosted::{Hosted, Reopen};
-use crate::sut::protocol::Durability;
 use history::runs::SqliteRunEventStore;
 use history::Planted;
 use std::path::PathBuf;
-
-/// A store whose host the world can crash.
-pub trait StoreHost {
-    /// What the store keeps across a restart of its host, as it declared.
-    fn durability(&self) -> Durability;
-    /// Kills the store's host without a clean close and opens the store again on the same
-    /// data, at simulated time `at_us`. `Err`: it could not be brought back (the world is
-    /// broken).
-    fn restart(&self, at_us: u64) -> Result<(), String>;
-}
 
 /// histsim's SQLite store on a database file in a temporary directory, for a world that
 /// crashes its host: a crash drops the store object (the connection closes with whatever

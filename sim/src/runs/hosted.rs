@@ -3,13 +3,22 @@
 //! opens it again on what survived ([`Reopen`]). The SQLite file ([`super::host`]) and the
 //! JSONL store on a simulated disk ([`super::jsonl_host`]) differ only in how they reopen.
 
-use super::host::StoreHost;
 use crate::sut::protocol::Durability;
 use history::runs::{
     EventFilter, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, UserScope,
 };
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A store whose host the world can crash.
+pub trait StoreHost {
+    /// What the store keeps across a restart of its host, as it declared.
+    fn durability(&self) -> Durability;
+    /// Kills the store's host without a clean close and opens the store again on the same
+    /// data, at simulated time `at_us`. `Err`: it could not be brought back (the world is
+    /// broken).
+    fn restart(&self, at_us: u64) -> Result<(), String>;
+}
 
 /// How a host opens its store again after a crash.
 pub trait Reopen {
