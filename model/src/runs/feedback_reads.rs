@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::ratings::{RatingRow, RatingTruth};
-use super::truth::{ExpectedMessage, MessageKind};
+use super::ratings::{last_ai_of_its_run, RatingRow, RatingTruth};
+use super::truth::ExpectedMessage;
 
 /// The grouped listing (`list_by_thread_grouped`, and `list_by_run_ids` when `runs` is given):
 /// per run with at least one standing rating in `scope`, the ratings it may show (one of them).
@@ -38,18 +38,12 @@ pub fn attachment_choices(
     messages: &[ExpectedMessage],
     scope: Option<&str>,
 ) -> Vec<Vec<RatingRow>> {
-    let mut last_ai: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, m) in messages.iter().enumerate() {
-        if m.kind == MessageKind::Ai {
-            last_ai.insert(&m.run_id, i);
-        }
-    }
     let grouped = grouped_choices(ratings, thread_id, scope, None);
     messages
         .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            if last_ai.get(m.run_id.as_str()) != Some(&i) {
+        .zip(last_ai_of_its_run(messages))
+        .map(|(m, last)| {
+            if !last {
                 return Vec::new();
             }
             grouped.get(&m.run_id).cloned().unwrap_or_default()
@@ -60,6 +54,7 @@ pub fn attachment_choices(
 #[cfg(test)]
 mod tests {
     use super::super::ratings::Rater;
+    use super::super::truth::MessageKind;
     use super::*;
 
     fn message(run: &str, kind: MessageKind) -> ExpectedMessage {

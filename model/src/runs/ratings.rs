@@ -207,6 +207,23 @@ pub fn expected_attachment(
     messages: &[ExpectedMessage],
     user_id: &str,
 ) -> Vec<Option<i8>> {
+    let last = last_ai_of_its_run(messages);
+    messages
+        .iter()
+        .zip(last)
+        .map(|(m, last)| {
+            if !last {
+                return None;
+            }
+            let key = (thread_id.to_string(), m.run_id.clone(), user_id.to_string());
+            ratings.ratings.get(&key).copied()
+        })
+        .collect()
+}
+
+/// For each of `messages`, whether it is the last AI message of its run: the one message of a
+/// run that feedback attaches to.
+pub(super) fn last_ai_of_its_run(messages: &[ExpectedMessage]) -> Vec<bool> {
     let mut last_ai: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, m) in messages.iter().enumerate() {
         if m.kind == MessageKind::Ai {
@@ -216,13 +233,7 @@ pub fn expected_attachment(
     messages
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            if last_ai.get(m.run_id.as_str()) != Some(&i) {
-                return None;
-            }
-            let key = (thread_id.to_string(), m.run_id.clone(), user_id.to_string());
-            ratings.ratings.get(&key).copied()
-        })
+        .map(|(i, m)| last_ai.get(m.run_id.as_str()) == Some(&i))
         .collect()
 }
 

@@ -10,7 +10,7 @@
 //! calls they had before these calls existed.
 
 use super::options::RunsOptions;
-use super::scenario::{Op, RunSpec, Target};
+use super::scenario::{thread_of, Op, RunSpec, Target};
 use crate::rng::chance;
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -30,7 +30,7 @@ pub fn weave(
     mut rng: ChaCha8Rng,
 ) -> Vec<Op> {
     let p = options.feedback_probability;
-    let thread_of = |run: &str| runs.iter().find(|r| r.id == run).map(|r| r.thread.clone());
+    let thread_of = |run: &str| thread_of(runs, run).map(str::to_string);
     let mut out = Vec::with_capacity(ops.len());
     // Per thread key: the runs waited for so far.
     let mut waited: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -8,7 +8,7 @@
 //! before these calls existed.
 
 use super::options::RunsOptions;
-use super::scenario::{Op, RunSpec};
+use super::scenario::{thread_of, Op, RunSpec};
 use crate::rng::chance;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -21,11 +21,7 @@ pub fn weave(
     options: &RunsOptions,
     mut rng: ChaCha8Rng,
 ) -> Vec<Op> {
-    let thread_of = |run: &str| {
-        runs.iter()
-            .find(|r| r.id == run)
-            .map_or(String::new(), |r| r.thread.clone())
-    };
+    let thread_of = |run: &str| thread_of(runs, run).unwrap_or_default().to_string();
     // The last rating per thread: a deletion may only come after it.
     let mut last_rating: BTreeMap<String, usize> = BTreeMap::new();
     for (i, op) in ops.iter().enumerate() {

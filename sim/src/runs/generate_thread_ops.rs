@@ -9,7 +9,7 @@
 //! calls they had before thread deletions existed.
 
 use super::options::RunsOptions;
-use super::scenario::{Op, RunSpec};
+use super::scenario::{thread_of, Op, RunSpec};
 use crate::rng::chance;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,11 +28,7 @@ pub fn weave(
     if p <= 0.0 {
         return ops;
     }
-    let thread_of = |run: &str| {
-        runs.iter()
-            .find(|r| r.id == run)
-            .map_or(String::new(), |r| r.thread.clone())
-    };
+    let thread_of = |run: &str| thread_of(runs, run).unwrap_or_default().to_string();
     let mut last_rating: BTreeMap<String, usize> = BTreeMap::new();
     for (i, op) in ops.iter().enumerate() {
         let thread = match op {

@@ -27,7 +27,7 @@ pub fn weave(
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let waited = match &op {
-            Op::Wait { run } => runs.iter().find(|r| &r.id == run).map(|r| r.thread.clone()),
+            Op::Wait { run } => super::scenario::thread_of(runs, run).map(str::to_string),
             _ => None,
         };
         out.push(op);

@@ -21,13 +21,7 @@ impl RunsScenario {
     /// The ops of the store's wider API at `at` (deletion, receipts, per-run reads) and what
     /// they require of the ops before them; `seen` collects what those need.
     fn validate_store_op(&self, at: &str, op: &Op, seen: &mut OpsSeen) -> Result<(), String> {
-        let started = |run: &str| -> Result<usize, String> {
-            match self.run_index(run) {
-                Some(r) if seen.started.contains(&r) => Ok(r),
-                Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
-                None => Err(format!("{at}.run: no run with id `{run}`")),
-            }
-        };
+        let started = |run: &str| self.started_run(at, run, &seen.started);
         match op {
             Op::Wait { run } => {
                 seen.waited.extend(self.run_index(run));
@@ -90,13 +84,7 @@ impl RunsScenario {
     /// A thread's deletion at `at` (every run of the thread started so far stopped) and a
     /// default-scope read (its run started, on its thread).
     fn validate_thread_op(&self, at: &str, op: &Op, seen: &mut OpsSeen) -> Result<(), String> {
-        let started = |run: &str| -> Result<usize, String> {
-            match self.run_index(run) {
-                Some(r) if seen.started.contains(&r) => Ok(r),
-                Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
-                None => Err(format!("{at}.run: no run with id `{run}`")),
-            }
-        };
+        let started = |run: &str| self.started_run(at, run, &seen.started);
         match op {
             Op::DefaultScopeMessages { thread, run } => {
                 let r = started(run)?;
@@ -203,6 +191,17 @@ impl RunsScenario {
             }
         }
         Ok(())
+    }
+}
+
+impl RunsScenario {
+    /// The index of run `run`, named at `at`, which must be among the runs `started` so far.
+    fn started_run(&self, at: &str, run: &str, started: &BTreeSet<usize>) -> Result<usize, String> {
+        match self.run_index(run) {
+            Some(r) if started.contains(&r) => Ok(r),
+            Some(_) => Err(format!("{at}.run: run `{run}` is not started before")),
+            None => Err(format!("{at}.run: no run with id `{run}`")),
+        }
     }
 }
 

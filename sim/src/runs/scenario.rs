@@ -351,6 +351,12 @@ pub enum Op {
     },
 }
 
+/// The thread key of run `run` among `runs` (a scenario's, or a generator's before its scenario
+/// exists); `None` when no run has that id.
+pub fn thread_of<'a>(runs: &'a [RunSpec], run: &str) -> Option<&'a str> {
+    runs.iter().find(|r| r.id == run).map(|r| r.thread.as_str())
+}
+
 /// Which rendered message a rating targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

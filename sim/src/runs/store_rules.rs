@@ -13,8 +13,11 @@ use history::runs::{Category, RunEvent};
 use history::BugId;
 use model::runs::ReceiptTruth;
 
-/// The two answers of a pair, named.
-fn named<'a, T>(cx: &Context<'_>, both: &'a Both<Answer<T>>) -> [(&'static str, &'a Answer<T>); 2] {
+/// The two answers of a pair, named (the first slot `memory` or `jsonl`).
+pub(super) fn named<'a, T>(
+    cx: &Context<'_>,
+    both: &'a Both<Answer<T>>,
+) -> [(&'static str, &'a Answer<T>); 2] {
     [
         (cx.record.first_slot, &both.memory),
         ("sqlite", &both.sqlite),

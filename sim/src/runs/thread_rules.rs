@@ -8,7 +8,8 @@
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
 use super::context::Context;
-use super::record::{Answer, Both, ThreadDeletionRecord, WorldRecord, Written};
+use super::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
+use super::store_rules::named;
 use crate::outcome::Findings;
 use history::runs::RunEvent;
 use history::BugId;
@@ -33,14 +34,6 @@ pub fn thread_deleted_before(record: &WorldRecord, w: &Written, op: u64) -> bool
 /// Whether any thread deletion of the world removed the written row `w`.
 pub fn deleted_with_thread(record: &WorldRecord, w: &Written) -> bool {
     thread_deleted_before(record, w, u64::MAX)
-}
-
-/// The two answers of a pair, named (the first slot `memory` or `jsonl`).
-fn named<'a, T>(cx: &Context<'_>, both: &'a Both<Answer<T>>) -> [(&'static str, &'a Answer<T>); 2] {
-    [
-        (cx.record.first_slot, &both.memory),
-        ("sqlite", &both.sqlite),
-    ]
 }
 
 /// How many rows the thread held when `d` deleted it: every row written to it in its era and
