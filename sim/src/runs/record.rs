@@ -19,6 +19,12 @@ pub struct Both<T> {
 }
 
 impl<T> Both<T> {
+    /// The two answers, each with its store's name: `first_slot` (`memory` or `jsonl`, the
+    /// world's [`WorldRecord::first_slot`]) and `sqlite`.
+    pub fn named(&self, first_slot: &'static str) -> [(&'static str, &T); 2] {
+        [(first_slot, &self.memory), ("sqlite", &self.sqlite)]
+    }
+
     /// The answer of the backend the client uses.
     pub fn primary(&self, kind: StoreKind) -> &T {
         match kind {

@@ -5,24 +5,13 @@
 //! Where the two backends answered one of these calls differently, R9.
 
 use super::context::{of_row, Context};
-use super::record::{Answer, Both, DeletionRecord, ReadKind, WorldRecord, Written};
+use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{Category, RunEvent};
 use history::BugId;
 use model::runs::ReceiptTruth;
-
-/// The two answers of a pair, named (the first slot `memory` or `jsonl`).
-pub(super) fn named<'a, T>(
-    cx: &Context<'_>,
-    both: &'a Both<Answer<T>>,
-) -> [(&'static str, &'a Answer<T>); 2] {
-    [
-        (cx.record.first_slot, &both.memory),
-        ("sqlite", &both.sqlite),
-    ]
-}
 
 /// Whether deletion `d` removed the written row `w` (a row of its run written before it).
 fn deleted_by(d: &DeletionRecord, w: &Written) -> bool {
@@ -50,7 +39,7 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
             .map(|w| w.event.seq)
             .max()
             .unwrap_or(0);
-        for (name, after) in named(cx, &d.max_seq_after) {
+        for (name, after) in d.max_seq_after.named(cx.record.first_slot) {
             if let Ok(after) = after {
                 if *after < mark {
                     f.add(
@@ -83,7 +72,7 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             })
             .count() as u64;
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
-        for (name, n) in named(cx, &d.deleted) {
+        for (name, n) in d.deleted.named(cx.record.first_slot) {
             match n {
                 Ok(n) if *n != expected => f.add(
                     BugId::R15,
@@ -100,7 +89,7 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             ("list_events", &d.events_after),
             ("list_messages_by_run", &d.messages_after),
         ] {
-            for (name, rows) in named(cx, both) {
+            for (name, rows) in both.named(cx.record.first_slot) {
                 if let Ok(rows) = rows {
                     if let Some(left) = rows.first() {
                         f.add(

@@ -9,7 +9,6 @@
 
 use super::context::Context;
 use super::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
-use super::store_rules::named;
 use crate::outcome::Findings;
 use history::runs::RunEvent;
 use history::BugId;
@@ -62,7 +61,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.thread_deletions {
         let what = format!("delete_by_thread({})", d.thread);
         let held = rows_held(cx.record, d);
-        for (name, n) in named(cx, &d.deleted) {
+        for (name, n) in d.deleted.named(cx.record.first_slot) {
             match n {
                 Ok(n) if *n != held => f.add(
                     BugId::R23,
@@ -75,7 +74,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
                 Ok(_) => {}
             }
         }
-        for (name, seq) in named(cx, &d.max_seq_after) {
+        for (name, seq) in d.max_seq_after.named(cx.record.first_slot) {
             if let Ok(seq) = seq {
                 if *seq != 0 {
                     f.add(
@@ -85,7 +84,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
                 }
             }
         }
-        for (name, count) in named(cx, &d.count_after) {
+        for (name, count) in d.count_after.named(cx.record.first_slot) {
             if let Ok(c) = count {
                 if *c != 0 {
                     f.add(
@@ -99,7 +98,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
             ("list_messages", &d.messages_after),
             ("list_events of its runs", &d.events_after),
         ] {
-            for (name, rows) in named(cx, both) {
+            for (name, rows) in both.named(cx.record.first_slot) {
                 if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
                     f.add(BugId::R23, left_behind(&what, read, name, left, rows));
                 }
