@@ -3,7 +3,8 @@
 //! The reference backend for tests and the simulation; it answers exactly as the SQLite store.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::envelope::{self, AdmissionError, Envelope, KeptEnvelope};
@@ -26,6 +27,11 @@ struct Inner {
     /// thread_id -> positions in `rows`, ascending.
     by_thread: BTreeMap<String, Vec<usize>>,
     quarantine: Vec<StoredRow>,
+    /// Per distinct bytes, the position in `rows` of the first row stored with them. Every
+    /// replica stores its own copy of a delivery (P4), so a row mostly arrives several times; a
+    /// copy shares the first one's bytes and kept envelope instead of being read again. Only
+    /// looked up, never iterated; the hasher's keys are fixed.
+    first_with_bytes: HashMap<Arc<[u8]>, usize, BuildHasherDefault<DefaultHasher>>,
 }
 
 /// A stored row with the fields the thread query reads, and its envelope, read once here so
@@ -83,6 +89,10 @@ impl MemoryDisplayStore {
 impl DisplayEventStore for MemoryDisplayStore {
     fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
         let mut inner = self.lock();
+        if let Some(&first) = inner.first_with_bytes.get(row) {
+            inner.push_copy_of(first);
+            return Ok(Admission::Stored);
+        }
         let bytes: Arc<[u8]> = Arc::from(row);
         let admitted = Envelope::parse(row)
             .map_err(AdmissionError::Object)
@@ -104,18 +114,11 @@ impl DisplayEventStore for MemoryDisplayStore {
                 });
             }
         };
-        let seq = inner.rows.len() as u64 + 1;
         let position = inner.rows.len();
-        match inner.by_thread.get_mut(key.thread_id.as_ref()) {
-            Some(positions) => positions.push(position),
-            None => {
-                inner
-                    .by_thread
-                    .insert(key.thread_id.into_owned(), vec![position]);
-            }
-        }
+        inner.index(&key.thread_id, position);
+        inner.first_with_bytes.insert(bytes.clone(), position);
         inner.rows.push(Indexed {
-            seq,
+            seq: position as u64 + 1,
             bytes,
             kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
             event_is_display: key.event_type == self.display_event_type,
@@ -168,6 +171,34 @@ impl DisplayEventStore for MemoryDisplayStore {
 }
 
 impl Inner {
+    /// Files the row at `position` under its thread.
+    fn index(&mut self, thread_id: &str, position: usize) {
+        match self.by_thread.get_mut(thread_id) {
+            Some(positions) => positions.push(position),
+            None => {
+                self.by_thread.insert(thread_id.to_owned(), vec![position]);
+            }
+        }
+    }
+
+    /// Stores another copy of the row at `first`: equal bytes are admitted and indexed alike.
+    fn push_copy_of(&mut self, first: usize) {
+        let original = &self.rows[first];
+        let copy = Indexed {
+            seq: self.rows.len() as u64 + 1,
+            bytes: original.bytes.clone(),
+            kept: original.kept.clone(),
+            event_is_display: original.event_is_display,
+            from_user_agent: original.from_user_agent,
+        };
+        let kept = copy.kept.clone();
+        // Admission required a string thread_id, and the kept envelope reads it as admission did.
+        let thread_id = kept.str_field(envelope::THREAD_ID).unwrap_or_default();
+        let position = self.rows.len();
+        self.index(thread_id, position);
+        self.rows.push(copy);
+    }
+
     /// The thread's display-event rows in insertion order.
     fn thread_rows<'s>(&'s self, thread_id: &str) -> impl Iterator<Item = &'s Indexed> + 's {
         self.by_thread
@@ -176,5 +207,39 @@ impl Inner {
             .flatten()
             .map(|&i| &self.rows[i])
             .filter(|r| r.event_is_display)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(event_id: &str) -> Vec<u8> {
+        serde_json::json!({
+            "agent_class": "UserAgent", "agent_id": "u1", "thread_id": "t1",
+            "display_id": "d1", "run_id": "r1", "event_type": super::super::DISPLAY_EVENT,
+            "event_name": "UserMessageEvent", "event_id": event_id,
+            "event_parents": ["UserMessageEvent"],
+            "event_data": {"created_at": 1, "messages": []}
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn copies_of_a_row_are_rows_of_their_own_sharing_one_read() {
+        let store = MemoryDisplayStore::new(Planted::none());
+        for bytes in [row("e1"), row("e2"), row("e1"), row("e1")] {
+            assert_eq!(store.append(&bytes).unwrap(), Admission::Stored);
+        }
+        let rows = store.rows_on_displays("t1", &["d1".to_string()]).unwrap();
+        assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(rows[2], StoredRow::new(3, Arc::from(row("e1"))));
+        let kept = |i: usize| rows[i].kept.clone().unwrap();
+        assert!(Arc::ptr_eq(&kept(0), &kept(2)) && Arc::ptr_eq(&kept(0), &kept(3)));
+        assert!(Arc::ptr_eq(&rows[0].bytes, &rows[3].bytes));
+        assert!(!Arc::ptr_eq(&kept(0), &kept(1)));
+        assert_eq!(store.visible_displays("t1").unwrap(), ["d1"]);
+        assert_eq!(store.row_count().unwrap(), 4);
     }
 }

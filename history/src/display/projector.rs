@@ -46,40 +46,39 @@ pub struct Projection {
     pub warnings: Vec<Warning>,
 }
 
-/// The 8 identity fields of a row, each a non-empty string.
-type Identity<'a> = [Cow<'a, str>; 8];
-
-/// A row of a family on a visible display that passed the identity check.
-struct Candidate<'a> {
-    family: Family,
-    identity: Identity<'a>,
-    data: Option<&'a RawValue>,
-    /// The fields of `data` its family reads, when a store kept them.
-    family_data: Option<FamilyData<'a>>,
-}
-
-/// A row ready for the walk: ordered, with its payload field picked out.
-struct Ordered<'a> {
+/// A row of a family on a visible display whose identity is complete and whose `created_at` is
+/// an integer, ready for the walk. It borrows the row's envelope: the steps pass small handles
+/// of rows, never the rows themselves.
+struct Ordered<'p, 'a> {
     created_at: i128,
     family: Family,
-    identity: Identity<'a>,
-    /// The whole `event_data`, only for planted bug P10's warning text.
-    data: Option<&'a RawValue>,
+    /// The envelope; each of its 8 identity fields is a non-empty string.
+    env: &'p EnvelopeFields<'a>,
     payload: Option<&'a RawValue>,
 }
 
-impl Ordered<'_> {
+impl<'a> Ordered<'_, 'a> {
+    fn identity(&self) -> &[Option<Cow<'a, str>>; 8] {
+        &self.env.identity
+    }
+    fn field(&self, index: usize) -> &str {
+        self.env.str_field(index).unwrap_or_default()
+    }
     fn agent_class(&self) -> &str {
-        &self.identity[envelope::AGENT_CLASS]
+        self.field(envelope::AGENT_CLASS)
     }
     fn agent_id(&self) -> &str {
-        &self.identity[envelope::AGENT_ID]
+        self.field(envelope::AGENT_ID)
     }
     fn display_id(&self) -> &str {
-        &self.identity[envelope::DISPLAY_ID]
+        self.field(envelope::DISPLAY_ID)
     }
     fn event_id(&self) -> &str {
-        &self.identity[envelope::EVENT_ID]
+        self.field(envelope::EVENT_ID)
+    }
+    /// The whole `event_data`, only for planted bug P10's warning text.
+    fn data(&self) -> Option<&'a RawValue> {
+        self.env.data
     }
 }
 
@@ -89,8 +88,9 @@ pub fn project<R: AsRef<[u8]>>(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
-    let read = rows.iter().filter_map(|row| read_envelope(row.as_ref()));
-    project_envelopes(read.collect(), primary, options)
+    let mut parsed = Vec::with_capacity(rows.len());
+    parsed.extend(rows.iter().filter_map(|row| read_envelope(row.as_ref())));
+    project_envelopes(&parsed, primary, options)
 }
 
 /// Projects stored rows as [`project`] projects their bytes, reading the envelope a store kept
@@ -100,11 +100,12 @@ pub(crate) fn project_stored(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
-    let read = rows.iter().filter_map(|row| match &row.kept {
+    let mut parsed = Vec::with_capacity(rows.len());
+    parsed.extend(rows.iter().filter_map(|row| match &row.kept {
         Some(kept) => Some(kept.fields()),
         None => read_envelope(&row.bytes),
-    });
-    project_envelopes(read.collect(), primary, options)
+    }));
+    project_envelopes(&parsed, primary, options)
 }
 
 /// The envelope of a row that parses as one and has a class chain.
@@ -113,25 +114,38 @@ fn read_envelope(bytes: &[u8]) -> Option<EnvelopeFields<'_>> {
 }
 
 fn project_envelopes(
-    parsed: Vec<EnvelopeFields<'_>>,
+    parsed: &[EnvelopeFields<'_>],
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
     let planted = options.planted;
-    let mut warnings = Vec::new();
-    let parsed = on_visible_displays(parsed, planted);
-    let candidates = identified(parsed, planted, &mut warnings);
-    let ordered = with_created_at(candidates, planted, &mut warnings);
+    let visible = visible_displays(parsed, planted);
+    let mut identity_warnings = Vec::new();
+    let mut created_at_warnings = Vec::new();
+    let mut ordered = Vec::with_capacity(parsed.len());
+    for env in parsed {
+        if !visible.admits(env) {
+            continue;
+        }
+        let Some(family) = identified(env, planted, &mut identity_warnings) else {
+            continue;
+        };
+        if let Some(row) = with_created_at(env, family, planted, &mut created_at_warnings) {
+            ordered.push(row);
+        }
+    }
+    // Identity warnings of every row come before `created_at` warnings (the steps' order).
+    identity_warnings.append(&mut created_at_warnings);
     let mut ordered = deduplicated(ordered, planted);
     ordered.sort_by(|a, b| {
-        (a.created_at, a.event_id(), &a.identity).cmp(&(b.created_at, b.event_id(), &b.identity))
+        (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
     });
     let mut walk = Walk {
         primary,
         planted,
         messages: Vec::new(),
         streamed: BTreeMap::new(),
-        warnings,
+        warnings: identity_warnings,
     };
     for row in &ordered {
         walk.apply(row);
@@ -142,77 +156,72 @@ fn project_envelopes(
     }
 }
 
-/// Step 0: the rows (those that parse as an envelope with a class chain) that lie on a display
-/// that a `UserAgent` marker among them makes visible, in input order. A marker counts whatever
-/// its payload or other fields hold (as in the store's first stage).
-fn on_visible_displays(
-    parsed: Vec<EnvelopeFields<'_>>,
-    planted: Planted,
-) -> Vec<EnvelopeFields<'_>> {
-    if planted.is(BugId::P2) || planted.is(BugId::P9) {
-        // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
-        return parsed;
-    }
-    let visible: BTreeSet<&str> = parsed
-        .iter()
-        .filter(|p| {
-            p.str_field(envelope::AGENT_CLASS) == Some(USER_AGENT_CLASS)
-                && Family::marks_visible(&p.parents, planted)
-        })
-        .filter_map(|p| p.str_field(envelope::DISPLAY_ID))
-        .collect();
-    let keep: Vec<bool> = parsed
-        .iter()
-        .map(|p| {
-            p.str_field(envelope::DISPLAY_ID)
-                .is_some_and(|d| visible.contains(d))
-        })
-        .collect();
-    drop(visible);
-    parsed
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(p, k)| k.then_some(p))
-        .collect()
+/// Step 0: the displays that a `UserAgent` marker among the rows makes visible; `All` when a
+/// planted legacy reader had no such filter.
+enum Visible<'p> {
+    All,
+    Displays(BTreeSet<&'p str>),
 }
 
-/// Step 1a: rows of a family whose identity is complete; a warning for every other family row.
-fn identified<'a>(
-    rows: Vec<EnvelopeFields<'a>>,
+impl Visible<'_> {
+    /// Whether the row lies on a visible display.
+    fn admits(&self, env: &EnvelopeFields<'_>) -> bool {
+        match self {
+            Visible::All => true,
+            Visible::Displays(visible) => env
+                .str_field(envelope::DISPLAY_ID)
+                .is_some_and(|d| visible.contains(d)),
+        }
+    }
+}
+
+/// Step 0: rows (those that parse as an envelope with a class chain) count only on a display
+/// that a `UserAgent` marker among them makes visible. A marker counts whatever its payload or
+/// other fields hold (as in the store's first stage).
+fn visible_displays<'p>(parsed: &'p [EnvelopeFields<'_>], planted: Planted) -> Visible<'p> {
+    if planted.is(BugId::P2) || planted.is(BugId::P9) {
+        // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
+        return Visible::All;
+    }
+    Visible::Displays(
+        parsed
+            .iter()
+            .filter(|p| {
+                p.str_field(envelope::AGENT_CLASS) == Some(USER_AGENT_CLASS)
+                    && Family::marks_visible(&p.parents, planted)
+            })
+            .filter_map(|p| p.str_field(envelope::DISPLAY_ID))
+            .collect(),
+    )
+}
+
+/// Step 1a: the family of a row whose identity is complete (8 non-empty strings); `None`, and a
+/// warning for a family row, otherwise.
+fn identified(
+    env: &EnvelopeFields<'_>,
     planted: Planted,
     warnings: &mut Vec<Warning>,
-) -> Vec<Candidate<'a>> {
-    let mut out = Vec::new();
-    for env in rows {
-        let Some(family) = Family::of_parents(&env.parents, planted) else {
-            continue;
-        };
-        let fields: [Option<Cow<'a, str>>; 8] = env.identity.map(|f| f.filter(|s| !s.is_empty()));
-        if let Some(bad) = fields.iter().position(Option::is_none) {
-            let event_id = fields[envelope::EVENT_ID].as_deref().map(str::to_owned);
-            let display_id = fields[envelope::DISPLAY_ID].as_deref().map(str::to_owned);
-            let warning = Warning::new(
-                WarningCode::BadIdentity,
-                event_id,
-                display_id,
-                Some(IDENTITY_FIELDS[bad]),
-            );
-            warnings.push(with_raw_data(warning, env.data, planted));
-            continue;
-        }
-        let identity = fields.map(|f| f.unwrap_or_default());
-        out.push(Candidate {
-            family,
-            identity,
-            data: env.data,
-            family_data: env.family_data.filter(|d| d.family == family),
-        });
-    }
-    out
+) -> Option<Family> {
+    let family = Family::of_parents(&env.parents, planted)?;
+    let present = |i: usize| env.identity[i].as_deref().filter(|s| !s.is_empty());
+    let Some(bad) = (0..IDENTITY_FIELDS.len()).find(|&i| present(i).is_none()) else {
+        return Some(family);
+    };
+    let warning = Warning::new(
+        WarningCode::BadIdentity,
+        present(envelope::EVENT_ID).map(str::to_owned),
+        present(envelope::DISPLAY_ID).map(str::to_owned),
+        Some(IDENTITY_FIELDS[bad]),
+    );
+    warnings.push(with_raw_data(warning, env.data, planted));
+    None
 }
 
 /// Step 1c: the first valid row of each identity, in input order.
-fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'_>> {
+fn deduplicated<'p, 'a>(
+    candidates: Vec<Ordered<'p, 'a>>,
+    planted: Planted,
+) -> Vec<Ordered<'p, 'a>> {
     if planted.is(BugId::P4) {
         // planted P4: the legacy reader trusted the store to hold each event once.
         return candidates;
@@ -221,67 +230,63 @@ fn deduplicated(candidates: Vec<Ordered<'_>>, planted: Planted) -> Vec<Ordered<'
     // OS randomness), so even its layout is the same at every run.
     let mut seen: HashSet<ByEventId<'_, '_>, BuildHasherDefault<DefaultHasher>> =
         HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
-    let keep: Vec<bool> = candidates
-        .iter()
-        .map(|c| seen.insert(ByEventId(&c.identity)))
-        .collect();
-    drop(seen);
+    let mut candidates = candidates;
+    candidates.retain(|c| seen.insert(ByEventId(c.env)));
     candidates
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(c, k)| k.then_some(c))
-        .collect()
 }
 
-/// An identity in a hash set: equal when every field is, hashed by its event id only (equal
-/// identities have equal event ids), which tells rows apart at a fraction of the hashing.
-#[derive(PartialEq, Eq)]
-struct ByEventId<'i, 'a>(&'i Identity<'a>);
+/// A complete identity in a hash set: equal when every field is, hashed by its event id only
+/// (equal identities have equal event ids), which tells rows apart at a fraction of the hashing.
+struct ByEventId<'p, 'a>(&'p EnvelopeFields<'a>);
+
+impl PartialEq for ByEventId<'_, '_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.identity == other.0.identity
+    }
+}
+
+impl Eq for ByEventId<'_, '_> {}
 
 impl std::hash::Hash for ByEventId<'_, '_> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0[envelope::EVENT_ID].hash(state);
+        self.0.str_field(envelope::EVENT_ID).hash(state);
     }
 }
 
 /// Step 1b: `created_at` as a JSON integer, else the row is skipped with a warning.
-fn with_created_at<'a>(
-    candidates: Vec<Candidate<'a>>,
+fn with_created_at<'p, 'a>(
+    env: &'p EnvelopeFields<'a>,
+    family: Family,
     planted: Planted,
     warnings: &mut Vec<Warning>,
-) -> Vec<Ordered<'a>> {
-    let mut out = Vec::with_capacity(candidates.len());
-    for c in candidates {
-        let [raw_created_at, payload] = c
-            .family_data
-            .unwrap_or_else(|| FamilyData::read(c.family, c.data))
-            .fields;
-        let created_at = match raw_created_at.and_then(json::as_integer) {
-            Some(n) => n,
-            // planted P8: the legacy sort coerced whatever it found to a number.
-            None if planted.is(BugId::P8) => lenient_created_at(raw_created_at),
-            None => {
-                let display_id = Some(c.identity[envelope::DISPLAY_ID].to_string());
-                let event_id = Some(c.identity[envelope::EVENT_ID].to_string());
-                let warning = Warning::new(
-                    WarningCode::BadCreatedAt,
-                    event_id,
-                    display_id,
-                    Some("created_at"),
-                );
-                warnings.push(with_raw_data(warning, c.data, planted));
-                continue;
-            }
-        };
-        out.push(Ordered {
-            created_at,
-            family: c.family,
-            identity: c.identity,
-            data: c.data,
-            payload,
-        });
-    }
-    out
+) -> Option<Ordered<'p, 'a>> {
+    let [raw_created_at, payload] = env
+        .family_data
+        .as_ref()
+        .filter(|d| d.family == family)
+        .map_or_else(|| FamilyData::read(family, env.data).fields, |d| d.fields);
+    let created_at = match raw_created_at.and_then(json::as_integer) {
+        Some(n) => n,
+        // planted P8: the legacy sort coerced whatever it found to a number.
+        None if planted.is(BugId::P8) => lenient_created_at(raw_created_at),
+        None => {
+            let field = |i: usize| env.str_field(i).map(str::to_owned);
+            let warning = Warning::new(
+                WarningCode::BadCreatedAt,
+                field(envelope::EVENT_ID),
+                field(envelope::DISPLAY_ID),
+                Some("created_at"),
+            );
+            warnings.push(with_raw_data(warning, env.data, planted));
+            return None;
+        }
+    };
+    Some(Ordered {
+        created_at,
+        family,
+        env,
+        payload,
+    })
 }
 
 /// The legacy coercion of planted bug P8: numeric strings parsed, bools 0/1, anything else 0.
@@ -316,7 +321,7 @@ struct Walk<'p> {
 }
 
 impl Walk<'_> {
-    fn apply(&mut self, row: &Ordered<'_>) {
+    fn apply(&mut self, row: &Ordered<'_, '_>) {
         let user_turn = matches!(row.family, Family::UserMessage | Family::HitlResponse);
         // planted P9: the legacy reader took a user turn from whoever wrote it.
         if user_turn && row.agent_class() != USER_AGENT_CLASS && !self.planted.is(BugId::P9) {
@@ -336,19 +341,20 @@ impl Walk<'_> {
         }
     }
 
-    fn warn(&mut self, row: &Ordered<'_>, code: WarningCode, field: &str) {
+    fn warn(&mut self, row: &Ordered<'_, '_>, code: WarningCode, field: &str) {
         let w = Warning::new(
             code,
             Some(row.event_id().to_owned()),
             Some(row.display_id().to_owned()),
             Some(field),
         );
-        self.warnings.push(with_raw_data(w, row.data, self.planted));
+        self.warnings
+            .push(with_raw_data(w, row.data(), self.planted));
     }
 
     /// A user turn: the display's streamed text starts over whether or not the payload is
     /// well-formed (the marker is the turn; a malformed payload only loses its parts).
-    fn user_message(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+    fn user_message(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         self.streamed.remove(row.display_id());
         let messages = row.payload.and_then(json::as_array).ok_or(())?;
         let last = messages.last().ok_or(())?;
@@ -389,7 +395,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn hitl_response(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+    fn hitl_response(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         self.streamed.remove(row.display_id());
         let payload = row.payload.ok_or(())?;
         let text = match (json::as_str(payload), json::as_bool(payload)) {
@@ -405,7 +411,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn chunk(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+    fn chunk(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         let content = row
             .payload
             .and_then(json::as_str)
@@ -421,7 +427,7 @@ impl Walk<'_> {
 
     /// A question is assistant text the client saw streamed: a primary stop repeating it adds
     /// nothing.
-    fn hitl_request(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+    fn hitl_request(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         let question = row.payload.and_then(json::as_str).ok_or(())?;
         self.stream(row.display_id(), &question);
         if self.planted.is(BugId::P3) {
@@ -431,7 +437,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn stop(&mut self, row: &Ordered<'_>) -> Result<(), ()> {
+    fn stop(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         if self.planted.is(BugId::P5) {
             // planted P5: the legacy history ignored stop events altogether.
             return Ok(());
@@ -464,7 +470,7 @@ impl Walk<'_> {
             .push_str(text);
     }
 
-    fn is_agent(&self, row: &Ordered<'_>, agent: &AgentIdentity) -> bool {
+    fn is_agent(&self, row: &Ordered<'_, '_>, agent: &AgentIdentity) -> bool {
         row.agent_class() == agent.agent_class && row.agent_id() == agent.agent_id
     }
 
