@@ -4,6 +4,7 @@
 use crate::fuzz::campaign::{self, CampaignOptions};
 use crate::fuzz::corpus::{target_name, write_seed_corpus};
 use crate::fuzz::import::import;
+use crate::fuzz::reach;
 use crate::fuzz::target::planted_from_env;
 use crate::registry;
 use crate::verdict::Verdict;
@@ -21,6 +22,26 @@ pub(crate) enum FuzzAction {
     Import(ImportArgs),
     /// Fuzz one workload's target for a time budget (`cargo fuzz run`); report like `histsim run`.
     Run(FuzzRunArgs),
+    /// Play inputs (a campaign's corpus) or random seeds again and print the workload probes
+    /// and pairs of probes they reach: a corpus beside `histsim run` in the workload's terms.
+    Coverage(CoverageArgs),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CoverageArgs {
+    #[arg(long, value_parser = parse_workload)]
+    workload: &'static dyn DynWorkload,
+    /// Input files, or folders of them (`reports/<name>/corpus`).
+    #[arg(required_unless_present = "seeds", conflicts_with = "seeds")]
+    inputs: Vec<PathBuf>,
+    /// Random seeds `A..B` instead, played as `histsim run` plays them.
+    #[arg(long, value_parser = crate::cli::args::parse_seeds)]
+    seeds: Option<std::ops::Range<u64>>,
+    /// With `--seeds`: also write each seed's generator-mode input into this folder, for the
+    /// target's code edges (`sim_<workload> -runs=0 FOLDER`; seeds over the size bound are
+    /// rejected there).
+    #[arg(long, requires = "seeds")]
+    write_inputs: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -87,6 +108,7 @@ pub(crate) fn cmd(action: FuzzAction) -> Verdict {
         FuzzAction::SeedCorpus(a) => seed_corpus(&a.scenarios, &a.out),
         FuzzAction::Import(a) => import_cmd(a),
         FuzzAction::Run(a) => run_cmd(a),
+        FuzzAction::Coverage(a) => coverage_cmd(a),
     }
 }
 
@@ -112,6 +134,54 @@ fn seed_corpus(scenarios: &Path, out: &Path) -> Verdict {
         }
         Err(e) => Verdict::usage(&e),
     }
+}
+
+fn coverage_cmd(a: CoverageArgs) -> Verdict {
+    let probes = a.workload.probes();
+    let (what, reach) = match &a.seeds {
+        Some(seeds) => {
+            if let Some(dir) = &a.write_inputs {
+                if let Err(e) = write_seed_inputs(dir, seeds.clone()) {
+                    return Verdict::usage(&e);
+                }
+            }
+            let what = format!("seeds {}..{}", seeds.start, seeds.end);
+            (what, reach::of_seeds(a.workload, seeds.clone()))
+        }
+        None => match reach::of_inputs(a.workload, &a.inputs) {
+            Ok(reach) => ("inputs".to_string(), reach),
+            Err(e) => return Verdict::usage(&e),
+        },
+    };
+    let n = probes.len();
+    println!(
+        "histsim fuzz coverage: {}, {what}: {} played, {} rejected, {} failing",
+        a.workload.name(),
+        reach.plays - reach.rejected,
+        reach.rejected,
+        reach.failed
+    );
+    println!("probes fired: {} of {n}", reach.probes_fired(probes));
+    println!(
+        "pairs of probes fired in one play: {} of {}",
+        reach.pairs.len(),
+        n * n.saturating_sub(1) / 2
+    );
+    let never = reach.coverage.never_fired(probes);
+    if !never.is_empty() {
+        println!("never fired: {}", never.join(", "));
+    }
+    Verdict::Clean
+}
+
+fn write_seed_inputs(dir: &Path, seeds: std::ops::Range<u64>) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for seed in seeds {
+        let path = dir.join(format!("seed-{seed}"));
+        std::fs::write(&path, reach::input_of_seed(seed))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn import_cmd(a: ImportArgs) -> Verdict {

@@ -43,7 +43,7 @@ pub fn play(workload: &'static dyn DynWorkload, data: &[u8], planted: Option<Bug
 }
 
 /// [`play`], and the probes the world fired (none for a rejected input).
-fn play_covered(
+pub(crate) fn play_covered(
     workload: &'static dyn DynWorkload,
     data: &[u8],
     planted: Option<BugId>,
