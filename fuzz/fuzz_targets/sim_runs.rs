@@ -7,6 +7,10 @@
 use libfuzzer_sys::fuzz_target;
 use sim::fuzz::probes::COUNTERS;
 
+/// mimalloc, as in the `histsim` binary: glibc's malloc and free were a fifth of an execution.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The workload's coverage probes (counts and pairs), read by libFuzzer after every input
 /// beside its code edges: libFuzzer collects every array in this section (Linux).
 #[link_section = "__libfuzzer_extra_counters"]

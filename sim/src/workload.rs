@@ -168,8 +168,15 @@ pub trait Workload: 'static {
     /// Checks a scenario read from a file: `Err` names the field path first (`turns[0].agent:
     /// ...`).
     fn validate(scenario: &Self::Scenario) -> Result<(), String>;
-    /// Simpler scenarios to try while shrinking, largest cut first.
-    fn shrink_candidates(scenario: &Self::Scenario) -> Vec<Self::Scenario>;
+    /// Every one-move simplification of `scenario`, largest cut first, not yet validated.
+    fn shrink_moves(scenario: &Self::Scenario) -> Vec<Self::Scenario>;
+    /// Simpler scenarios to try while shrinking, largest cut first: the moves that are valid and
+    /// change something.
+    fn shrink_candidates(scenario: &Self::Scenario) -> Vec<Self::Scenario> {
+        let mut moves = Self::shrink_moves(scenario);
+        moves.retain(|c| Self::validate(c).is_ok() && c != scenario);
+        moves
+    }
     fn size(scenario: &Self::Scenario) -> ScenarioSize;
     /// About how much work playing `scenario` is, in steps of the usual cost: what a fuzz input's
     /// size bound is measured in. The steps by default; a workload whose steps differ widely in
@@ -259,6 +266,8 @@ pub trait DynWorkload: Sync {
     fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun;
     fn validate(&self, scenario: &AnyScenario) -> Result<(), String>;
     fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
+    /// [`Workload::shrink_moves`]: a fuzz input's edit validates only the move it picks.
+    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize;
     fn play_cost(&self, scenario: &AnyScenario) -> usize;
     /// Reads this workload's table of a scenario file.
@@ -341,6 +350,12 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario> {
         W::shrink_candidates(Self::of(scenario))
+            .into_iter()
+            .map(AnyScenario::new::<W>)
+            .collect()
+    }
+    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<AnyScenario> {
+        W::shrink_moves(Self::of(scenario))
             .into_iter()
             .map(AnyScenario::new::<W>)
             .collect()

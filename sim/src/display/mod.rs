@@ -270,8 +270,8 @@ impl Workload for DisplayWorkload {
     fn validate(scenario: &DisplayScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_candidates(scenario: &DisplayScenario) -> Vec<DisplayScenario> {
-        shrink::candidates(scenario)
+    fn shrink_moves(scenario: &DisplayScenario) -> Vec<DisplayScenario> {
+        shrink::moves(scenario)
     }
     fn size(scenario: &DisplayScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

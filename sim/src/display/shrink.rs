@@ -11,8 +11,9 @@ pub fn size(s: &DisplayScenario) -> (usize, usize) {
     (s.steps().count(), s.faults.len())
 }
 
-/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
-pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
+/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
+/// `shrink_candidates` keeps the valid ones that differ from `s`.
+pub fn moves(s: &DisplayScenario) -> Vec<DisplayScenario> {
     let mut out = Vec::new();
     without_turns(s, &mut out);
     without_step_blocks(s, &mut out);
@@ -30,7 +31,6 @@ pub fn candidates(s: &DisplayScenario) -> Vec<DisplayScenario> {
     }
     plainer_turns(s, &mut out);
     shorter_delays(s, &mut out);
-    out.retain(|c| c.validate().is_ok() && c != s);
     out
 }
 
@@ -180,6 +180,8 @@ fn prune(mut s: DisplayScenario) -> DisplayScenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::display::DisplayWorkload;
+    use crate::workload::Workload;
     use crate::display::{generate::generate, DisplayOptions};
     use crate::rng::SeedRng;
 
@@ -188,7 +190,7 @@ mod tests {
         for seed in 0..20 {
             let rng = SeedRng::new(seed);
             let s = generate(rng, &DisplayOptions::from_seed(rng, None));
-            let cands = candidates(&s);
+            let cands = DisplayWorkload::shrink_candidates(&s);
             assert!(!cands.is_empty());
             for c in &cands {
                 c.validate().expect("valid");
@@ -203,6 +205,6 @@ mod tests {
         let mut s = generate(rng, &DisplayOptions::quiet(1));
         s.turns[0].steps.truncate(1);
         s.faults.clear();
-        assert!(candidates(&s).iter().all(|c| size(c).0 == 1));
+        assert!(DisplayWorkload::shrink_candidates(&s).iter().all(|c| size(c).0 == 1));
     }
 }

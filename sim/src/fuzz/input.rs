@@ -6,8 +6,9 @@
 //!   network and mix streams (interleaved, [`SeedRng::from_stream_bytes`]), so the workload's
 //!   own generator builds the scenario and it is valid by construction; a mutation of one
 //!   stream's bytes changes what that stream decides and leaves the others. Every byte after
-//!   them is one edit: it picks one of the workload's shrink candidates (`byte % count`), so
-//!   libFuzzer also steers which turns, steps and faults are cut. A generated scenario over the
+//!   them is one edit: it picks one of the workload's one-move simplifications (`byte % count`,
+//!   or the next valid one after it), so libFuzzer also steers which turns, steps and faults
+//!   are cut. A generated scenario over the
 //!   workload's size bound ([`steps_bound`], in [`AnyScenario::play_cost`]) is rejected, so one
 //!   input plays in milliseconds.
 //! - **scenario** (first byte 1): the rest is a scenario file's text (`scenarios/**.toml`),
@@ -27,8 +28,8 @@ use std::path::Path;
 pub const SCENARIO_MODE: u8 = 1;
 /// Bytes of stream seeds after the mode byte in generator mode.
 pub const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
-/// Edits read after the stream seeds; bytes past them are ignored. Each lists the shrink
-/// candidates (a millisecond or so on a bounded scenario), so they are few.
+/// Edits read after the stream seeds; bytes past them are ignored. Each lists the one-move
+/// simplifications (clones of the scenario), so they are few.
 pub const EDITS_MAX: usize = 4;
 
 /// The most steps a generated scenario of `workload` may have: a few milliseconds a play
@@ -85,12 +86,17 @@ fn generated(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScena
         return Err(format!("{cost} steps of play, over the bound of {bound}"));
     }
     for &edit in edits.iter().take(EDITS_MAX) {
-        let mut candidates = workload.shrink_candidates(&scenario);
-        if candidates.is_empty() {
+        // The moves are listed unvalidated and only the picked one is checked (validating every
+        // move was a third of an execution): an invalid or empty pick passes to the next move.
+        let mut moves = workload.shrink_moves(&scenario);
+        let n = moves.len();
+        let picked = (0..n)
+            .map(|k| (usize::from(edit) + k) % n)
+            .find(|&i| moves[i] != scenario && workload.validate(&moves[i]).is_ok());
+        let Some(pick) = picked else {
             break;
-        }
-        let pick = usize::from(edit) % candidates.len();
-        scenario = candidates.swap_remove(pick);
+        };
+        scenario = moves.swap_remove(pick);
     }
     Ok(scenario)
 }

@@ -149,8 +149,8 @@ impl Workload for JournalWorkload {
     fn validate(scenario: &JournalScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_candidates(scenario: &JournalScenario) -> Vec<JournalScenario> {
-        shrink::candidates(scenario)
+    fn shrink_moves(scenario: &JournalScenario) -> Vec<JournalScenario> {
+        shrink::moves(scenario)
     }
     fn size(scenario: &JournalScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

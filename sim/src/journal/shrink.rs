@@ -27,8 +27,9 @@ pub fn size(s: &JournalScenario) -> (usize, usize) {
     (s.op_count(), s.crashes.len() + corruptions + failures)
 }
 
-/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
-pub fn candidates(s: &JournalScenario) -> Vec<JournalScenario> {
+/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
+/// `shrink_candidates` keeps the valid ones that differ from `s`.
+pub fn moves(s: &JournalScenario) -> Vec<JournalScenario> {
     let mut out = Vec::new();
     if s.sessions.len() > 1 {
         for k in 0..s.sessions.len() {
@@ -58,7 +59,6 @@ pub fn candidates(s: &JournalScenario) -> Vec<JournalScenario> {
     plainer_faults(s, &mut out);
     plainer_ops(s, &mut out);
     plainer_sessions(s, &mut out);
-    out.retain(|c| c.validate().is_ok() && c != s);
     out
 }
 
@@ -282,6 +282,8 @@ fn halve_padding(action: &mut Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::JournalWorkload;
+    use crate::workload::Workload;
     use crate::journal::generate::generate;
     use crate::journal::JournalSimOptions;
     use crate::rng::SeedRng;
@@ -291,7 +293,7 @@ mod tests {
         for seed in 0..20 {
             let rng = SeedRng::new(seed);
             let s = generate(rng, &JournalSimOptions::from_seed(rng));
-            for c in candidates(&s) {
+            for c in JournalWorkload::shrink_candidates(&s) {
                 c.validate().expect("valid");
                 assert!(size(&c).0 <= size(&s).0);
             }

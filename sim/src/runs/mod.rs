@@ -208,8 +208,8 @@ impl Workload for RunsWorkload {
     fn validate(scenario: &RunsScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_candidates(scenario: &RunsScenario) -> Vec<RunsScenario> {
-        shrink::candidates(scenario)
+    fn shrink_moves(scenario: &RunsScenario) -> Vec<RunsScenario> {
+        shrink::moves(scenario)
     }
     fn size(scenario: &RunsScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -65,8 +65,9 @@ fn blocks(n: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Every one-move simplification of `s`, largest first. Each is valid (`validate` passes).
-pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
+/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
+/// `shrink_candidates` keeps the valid ones that differ from `s`.
+pub fn moves(s: &RunsScenario) -> Vec<RunsScenario> {
     let mut out = Vec::new();
     without_runs(s, &mut out);
     without_op_blocks(s, &mut out);
@@ -75,7 +76,6 @@ pub fn candidates(s: &RunsScenario) -> Vec<RunsScenario> {
     fewer_workers(s, &mut out);
     plainer_runs(s, &mut out);
     plainer_ops(s, &mut out);
-    out.retain(|c| c.validate().is_ok() && c != s);
     out
 }
 
@@ -328,6 +328,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::RunsWorkload;
+    use crate::workload::Workload;
     use crate::rng::SeedRng;
     use crate::runs::{generate::generate, RunsOptions};
 
@@ -336,7 +338,7 @@ mod tests {
         for seed in 0..20 {
             let rng = SeedRng::new(seed);
             let s = generate(rng, &RunsOptions::from_seed(rng));
-            let cands = candidates(&s);
+            let cands = RunsWorkload::shrink_candidates(&s);
             assert!(!cands.is_empty(), "seed {seed}");
             for c in &cands {
                 c.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));

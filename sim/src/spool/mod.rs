@@ -84,8 +84,8 @@ impl Workload for SpoolWorkload {
     fn validate(scenario: &SpoolScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_candidates(scenario: &SpoolScenario) -> Vec<SpoolScenario> {
-        shrink::candidates(scenario)
+    fn shrink_moves(scenario: &SpoolScenario) -> Vec<SpoolScenario> {
+        shrink::moves(scenario)
     }
     fn size(scenario: &SpoolScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);
