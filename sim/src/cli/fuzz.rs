@@ -88,6 +88,11 @@ pub(crate) struct FuzzRunArgs {
     /// Build and run the targets' debug build (cargo fuzz --dev): no release build to wait for.
     #[arg(long)]
     dev: bool,
+    /// Build the target with libFuzzer's comparison tracing (off by default: it halved the
+    /// executions a second, and a generator-mode input's bytes seed random streams that no
+    /// comparison steers; it can help mutate scenario-file inputs).
+    #[arg(long)]
+    trace_compares: bool,
     /// The cargo-fuzz crate.
     #[arg(long, default_value = "fuzz")]
     fuzz_dir: PathBuf,
@@ -238,6 +243,7 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         libfuzzer_args: a.libfuzzer_args.clone(),
         import_cap: Duration::from_secs(30),
         dev: a.dev,
+        trace_compares: a.trace_compares,
     };
     println!(
         "histsim fuzz run: {target}, {} s, planted {}, jobs {}, report {}",

@@ -181,9 +181,9 @@ fn prune(mut s: DisplayScenario) -> DisplayScenario {
 mod tests {
     use super::*;
     use crate::display::DisplayWorkload;
-    use crate::workload::Workload;
     use crate::display::{generate::generate, DisplayOptions};
     use crate::rng::SeedRng;
+    use crate::workload::Workload;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
@@ -205,6 +205,8 @@ mod tests {
         let mut s = generate(rng, &DisplayOptions::quiet(1));
         s.turns[0].steps.truncate(1);
         s.faults.clear();
-        assert!(DisplayWorkload::shrink_candidates(&s).iter().all(|c| size(c).0 == 1));
+        assert!(DisplayWorkload::shrink_candidates(&s)
+            .iter()
+            .all(|c| size(c).0 == 1));
     }
 }

@@ -33,6 +33,23 @@ pub struct CampaignOptions {
     /// Build and run the debug build (`cargo fuzz --dev`): no release build to wait for, slower
     /// executions; what CI's short runs use.
     pub dev: bool,
+    /// Build the target with libFuzzer's comparison tracing (`-sanitizer-coverage-trace-compares`).
+    /// Off by default: the hooks were half of an execution, and a generator-mode input's bytes
+    /// seed random streams, whose draws no comparison can steer (docs/fuzz-detection.md).
+    pub trace_compares: bool,
+}
+
+/// The `cargo fuzz` flags that choose the build, the same for `build` and `run` (a difference
+/// would make `run` build again).
+fn build_flags(o: &CampaignOptions) -> Vec<String> {
+    let mut flags = vec!["--sanitizer".to_string(), "none".to_string()];
+    if o.dev {
+        flags.push("--dev".into());
+    }
+    if !o.trace_compares {
+        flags.push("--no-trace-compares".into());
+    }
+    flags
 }
 
 /// Builds the target, then fuzzes for the budget; returns the summary (not yet written).
@@ -43,10 +60,10 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     for dir in [&corpus, &artifacts] {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut build_args = vec!["build", "--sanitizer", "none", &target];
-    if o.dev {
-        build_args.push("--dev");
-    }
+    let mut build_args = vec!["build".to_string()];
+    build_args.extend(build_flags(o));
+    build_args.push(target.clone());
+    let build_args: Vec<&str> = build_args.iter().map(String::as_str).collect();
     let build = cargo_fuzz(&o.fuzz_dir, &build_args)
         .status()
         .map_err(|e| format!("cargo fuzz build: {e} (is cargo-fuzz installed?)"))?;
@@ -119,10 +136,8 @@ fn run_args(
             .map(|a| a.display().to_string())
             .map_err(|e| format!("{}: {e}", p.display()))
     };
-    let mut args = vec!["run".into(), "--sanitizer".into(), "none".into()];
-    if o.dev {
-        args.push("--dev".into());
-    }
+    let mut args = vec!["run".to_string()];
+    args.extend(build_flags(o));
     args.extend([target.into(), abs(corpus)?]);
     if let Some(seeds) = &o.seeds {
         args.push(abs(seeds)?);

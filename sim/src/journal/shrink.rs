@@ -282,11 +282,11 @@ fn halve_padding(action: &mut Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::JournalWorkload;
-    use crate::workload::Workload;
     use crate::journal::generate::generate;
     use crate::journal::JournalSimOptions;
+    use crate::journal::JournalWorkload;
     use crate::rng::SeedRng;
+    use crate::workload::Workload;
 
     #[test]
     fn candidates_are_valid_and_not_larger() {

@@ -328,10 +328,10 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::RunsWorkload;
-    use crate::workload::Workload;
     use crate::rng::SeedRng;
+    use crate::runs::RunsWorkload;
     use crate::runs::{generate::generate, RunsOptions};
+    use crate::workload::Workload;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
