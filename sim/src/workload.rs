@@ -137,6 +137,17 @@ pub struct ScenarioSize {
     pub faults: usize,
 }
 
+/// One way to simplify a scenario, made only when applied (to the scenario it was listed for):
+/// a fuzz input's edit makes the one move it picks, never the others.
+pub type Move<S> = Box<dyn Fn(&S) -> S>;
+
+/// Moves that are already made: each hands out a copy of its scenario.
+pub fn made_moves<S: Clone + 'static>(made: Vec<S>) -> Vec<Move<S>> {
+    made.into_iter()
+        .map(|c| Box::new(move |_: &S| c.clone()) as Move<S>)
+        .collect()
+}
+
 /// One workload: seed -> options -> scenario -> played and checked.
 pub trait Workload: 'static {
     /// The options a seed derives; printed before a run, one `name = value` a line.
@@ -168,14 +179,17 @@ pub trait Workload: 'static {
     /// Checks a scenario read from a file: `Err` names the field path first (`turns[0].agent:
     /// ...`).
     fn validate(scenario: &Self::Scenario) -> Result<(), String>;
-    /// Every one-move simplification of `scenario`, largest cut first, not yet validated.
-    fn shrink_moves(scenario: &Self::Scenario) -> Vec<Self::Scenario>;
+    /// Every one-move simplification of `scenario`, largest cut first, not yet made or validated:
+    /// each move makes its simpler scenario when applied to `scenario`.
+    fn shrink_moves(scenario: &Self::Scenario) -> Vec<Move<Self::Scenario>>;
     /// Simpler scenarios to try while shrinking, largest cut first: the moves that are valid and
     /// change something.
     fn shrink_candidates(scenario: &Self::Scenario) -> Vec<Self::Scenario> {
-        let mut moves = Self::shrink_moves(scenario);
-        moves.retain(|c| Self::validate(c).is_ok() && c != scenario);
-        moves
+        Self::shrink_moves(scenario)
+            .iter()
+            .map(|m| m(scenario))
+            .filter(|c| Self::validate(c).is_ok() && c != scenario)
+            .collect()
     }
     fn size(scenario: &Self::Scenario) -> ScenarioSize;
     /// About how much work playing `scenario` is, in steps of the usual cost: what a fuzz input's
@@ -266,8 +280,9 @@ pub trait DynWorkload: Sync {
     fn play(&self, scenario: &AnyScenario, world: &WorldConfig) -> WorkloadRun;
     fn validate(&self, scenario: &AnyScenario) -> Result<(), String>;
     fn shrink_candidates(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
-    /// [`Workload::shrink_moves`]: a fuzz input's edit validates only the move it picks.
-    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<AnyScenario>;
+    /// [`Workload::shrink_moves`]: a fuzz input's edit makes and validates only the move it
+    /// picks.
+    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<Move<AnyScenario>>;
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize;
     fn play_cost(&self, scenario: &AnyScenario) -> usize;
     /// Reads this workload's table of a scenario file.
@@ -354,10 +369,13 @@ impl<W: Workload> DynWorkload for Registered<W> {
             .map(AnyScenario::new::<W>)
             .collect()
     }
-    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<AnyScenario> {
+    fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<Move<AnyScenario>> {
         W::shrink_moves(Self::of(scenario))
             .into_iter()
-            .map(AnyScenario::new::<W>)
+            .map(|m| {
+                Box::new(move |s: &AnyScenario| AnyScenario::new::<W>(m(Self::of(s))))
+                    as Move<AnyScenario>
+            })
             .collect()
     }
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize {

@@ -30,7 +30,7 @@ pub use crate::workload::{StoreKind, WorldConfig};
 pub use options::DisplayOptions;
 pub use scenario::DisplayScenario;
 
-use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use model::display as m;
 use std::cell::OnceCell;
@@ -270,7 +270,7 @@ impl Workload for DisplayWorkload {
     fn validate(scenario: &DisplayScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_moves(scenario: &DisplayScenario) -> Vec<DisplayScenario> {
+    fn shrink_moves(scenario: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
         shrink::moves(scenario)
     }
     fn size(scenario: &DisplayScenario) -> ScenarioSize {

@@ -5,48 +5,66 @@
 //! the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
+use crate::workload::Move;
 
 /// The size the shrinker minimises: steps first, then faults.
 pub fn size(s: &DisplayScenario) -> (usize, usize) {
     (s.steps().count(), s.faults.len())
 }
 
-/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
-/// `shrink_candidates` keeps the valid ones that differ from `s`.
-pub fn moves(s: &DisplayScenario) -> Vec<DisplayScenario> {
-    let mut out = Vec::new();
+/// Every one-move simplification of `s`, largest first, not yet made or validated: each move
+/// makes its scenario from `s` when applied, and the workload's `shrink_candidates` keeps the
+/// valid ones that differ from `s`.
+pub fn moves(s: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
+    let mut out: Vec<Move<DisplayScenario>> = Vec::new();
     without_turns(s, &mut out);
     without_step_blocks(s, &mut out);
     // Faults, one at a time.
     for f in 0..s.faults.len() {
-        let mut c = s.clone();
-        c.faults.remove(f);
-        out.push(c);
+        out.push(edit(move |c| {
+            c.faults.remove(f);
+        }));
     }
     // Fewer replicas.
     if s.replicas > 1 {
-        let mut c = s.clone();
-        c.replicas -= 1;
-        out.push(prune(c));
+        out.push(cut(|c| c.replicas -= 1));
     }
     plainer_turns(s, &mut out);
     shorter_delays(s, &mut out);
     out
 }
 
+/// A move that changes a copy of the scenario in place.
+fn edit(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
+    Box::new(move |s: &DisplayScenario| {
+        let mut c = s.clone();
+        change(&mut c);
+        c
+    })
+}
+
+/// A move that removes something, then what the removal left dangling.
+fn cut(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
+    Box::new(move |s: &DisplayScenario| {
+        let mut c = s.clone();
+        change(&mut c);
+        prune(c)
+    })
+}
+
 /// Whole turns removed, one at a time (never the last one).
-fn without_turns(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
+fn without_turns(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
     if s.turns.len() > 1 {
         for t in 0..s.turns.len() {
-            let mut c = s.clone();
-            c.turns.remove(t);
-            out.push(prune(c));
+            out.push(cut(move |c| {
+                c.turns.remove(t);
+            }));
         }
     }
 }
 
 /// Blocks of steps removed within a turn, halving down to single steps (never all of them).
-fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
+fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
     for (t, turn) in s.turns.iter().enumerate() {
         let n = turn.steps.len();
         let mut width = n / 2;
@@ -55,9 +73,9 @@ fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
             while start < n {
                 let end = (start + width).min(n);
                 if end - start < n {
-                    let mut c = s.clone();
-                    c.turns[t].steps.drain(start..end);
-                    out.push(prune(c));
+                    out.push(cut(move |c| {
+                        c.turns[t].steps.drain(start..end);
+                    }));
                 }
                 start = end;
             }
@@ -67,31 +85,23 @@ fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
 }
 
 /// Plainer turns: no wait, the first replica, and plainer steps.
-fn plainer_turns(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
+fn plainer_turns(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
     for (t, turn) in s.turns.iter().enumerate() {
         if turn.wait_ms.is_some() {
-            let mut c = s.clone();
-            c.turns[t].wait_ms = None;
-            out.push(c);
+            out.push(edit(move |c| c.turns[t].wait_ms = None));
         }
         if turn.replica != 0 {
-            let mut c = s.clone();
-            c.turns[t].replica = 0;
-            out.push(c);
+            out.push(edit(move |c| c.turns[t].replica = 0));
         }
         for (i, step) in turn.steps.iter().enumerate() {
             if step.defect.is_some() {
-                let mut c = s.clone();
-                c.turns[t].steps[i].defect = None;
-                out.push(c);
+                out.push(edit(move |c| c.turns[t].steps[i].defect = None));
             }
             if step.after_ms > 1 {
-                let mut c = s.clone();
-                c.turns[t].steps[i].after_ms = 1;
-                out.push(c);
+                out.push(edit(move |c| c.turns[t].steps[i].after_ms = 1));
             }
             if let Event::UserMessage { blocks } = &step.event {
-                plainer_message(s, t, i, blocks, out);
+                plainer_message(t, i, blocks, out);
             }
         }
     }
@@ -99,43 +109,39 @@ fn plainer_turns(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
 
 /// A user message of step `i` of turn `t` with one block fewer, or with its first text cut to
 /// its first word.
-fn plainer_message(
-    s: &DisplayScenario,
-    t: usize,
-    i: usize,
-    blocks: &[Block],
-    out: &mut Vec<DisplayScenario>,
-) {
+fn plainer_message(t: usize, i: usize, blocks: &[Block], out: &mut Vec<Move<DisplayScenario>>) {
     for b in 0..blocks.len() {
         if blocks.len() > 1 {
-            let mut c = s.clone();
-            if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
-                blocks.remove(b);
-            }
-            out.push(c);
+            out.push(edit(move |c| {
+                if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                    blocks.remove(b);
+                }
+            }));
         }
     }
     if let Some(Block::Text { text }) = blocks.first() {
         if let Some(shorter) = first_word(text) {
-            let mut c = s.clone();
-            if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
-                blocks[0] = Block::Text { text: shorter };
-            }
-            out.push(c);
+            out.push(edit(move |c| {
+                if let Event::UserMessage { blocks } = &mut c.turns[t].steps[i].event {
+                    blocks[0] = Block::Text {
+                        text: shorter.clone(),
+                    };
+                }
+            }));
         }
     }
 }
 
 /// Delays halved.
-fn shorter_delays(s: &DisplayScenario, out: &mut Vec<DisplayScenario>) {
+fn shorter_delays(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
     for (f, fault) in s.faults.iter().enumerate() {
         if let Fault::Delay { ms, .. } = fault {
             if *ms > 1 {
-                let mut c = s.clone();
-                if let Fault::Delay { ms, .. } = &mut c.faults[f] {
-                    *ms /= 2;
-                }
-                out.push(c);
+                out.push(edit(move |c| {
+                    if let Fault::Delay { ms, .. } = &mut c.faults[f] {
+                        *ms /= 2;
+                    }
+                }));
             }
         }
     }

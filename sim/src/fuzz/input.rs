@@ -86,17 +86,19 @@ fn generated(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScena
         return Err(format!("{cost} steps of play, over the bound of {bound}"));
     }
     for &edit in edits.iter().take(EDITS_MAX) {
-        // The moves are listed unvalidated and only the picked one is checked (validating every
-        // move was a third of an execution): an invalid or empty pick passes to the next move.
-        let mut moves = workload.shrink_moves(&scenario);
+        // The moves are listed, not made: only the picked one is made and validated (making and
+        // validating every move was a third of an execution); an invalid or empty pick passes
+        // to the next move.
+        let moves = workload.shrink_moves(&scenario);
         let n = moves.len();
-        let picked = (0..n)
-            .map(|k| (usize::from(edit) + k) % n)
-            .find(|&i| moves[i] != scenario && workload.validate(&moves[i]).is_ok());
-        let Some(pick) = picked else {
+        let picked = (0..n).find_map(|k| {
+            let made = moves[(usize::from(edit) + k) % n](&scenario);
+            (made != scenario && workload.validate(&made).is_ok()).then_some(made)
+        });
+        let Some(made) = picked else {
             break;
         };
-        scenario = moves.swap_remove(pick);
+        scenario = made;
     }
     Ok(scenario)
 }

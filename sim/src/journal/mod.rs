@@ -34,7 +34,7 @@ pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
 
-use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{made_moves, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -149,8 +149,8 @@ impl Workload for JournalWorkload {
     fn validate(scenario: &JournalScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_moves(scenario: &JournalScenario) -> Vec<JournalScenario> {
-        shrink::moves(scenario)
+    fn shrink_moves(scenario: &JournalScenario) -> Vec<Move<JournalScenario>> {
+        made_moves(shrink::moves(scenario))
     }
     fn size(scenario: &JournalScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -51,7 +51,7 @@ pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
 use crate::workload::{
-    OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
+    made_moves, Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
 };
 use history::BugId;
 use std::fmt::Write as _;
@@ -208,8 +208,8 @@ impl Workload for RunsWorkload {
     fn validate(scenario: &RunsScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_moves(scenario: &RunsScenario) -> Vec<RunsScenario> {
-        shrink::moves(scenario)
+    fn shrink_moves(scenario: &RunsScenario) -> Vec<Move<RunsScenario>> {
+        made_moves(shrink::moves(scenario))
     }
     fn size(scenario: &RunsScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -18,7 +18,7 @@ pub use options::SpoolSimOptions;
 pub use scenario::SpoolScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{made_moves, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
@@ -84,8 +84,8 @@ impl Workload for SpoolWorkload {
     fn validate(scenario: &SpoolScenario) -> Result<(), String> {
         scenario.validate()
     }
-    fn shrink_moves(scenario: &SpoolScenario) -> Vec<SpoolScenario> {
-        shrink::moves(scenario)
+    fn shrink_moves(scenario: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
+        made_moves(shrink::moves(scenario))
     }
     fn size(scenario: &SpoolScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);
