@@ -224,6 +224,15 @@ pub fn markdown(s: &FuzzSummary) -> String {
     if s.violations.is_empty() {
         md.push_str("No violation.\n");
     }
+    if !s.libfuzzer.slow_units.is_empty() {
+        // libFuzzer times units by the wall clock: a starved or paused process writes them too.
+        md.push_str(&format!(
+            "\n{} slow unit(s) written (no violation; replay one with `cargo fuzz run {} FILE`): {}\n",
+            s.libfuzzer.slow_units.len(),
+            s.target,
+            s.libfuzzer.slow_units.join(", ")
+        ));
+    }
     for v in &s.violations {
         let id =
             v.id.map(|i| i.to_string())

@@ -17,6 +17,9 @@ pub struct LibFuzzerStats {
     pub corpus_size: Option<u64>,
     /// Where libFuzzer wrote the crash input (`Test unit written to ...`).
     pub crash_input: Option<String>,
+    /// Inputs libFuzzer wrote as slower than `-report_slow_units` (`slow-unit-...`): kept for
+    /// a look, never a crash (a paused or starved process makes them too).
+    pub slow_units: Vec<String>,
 }
 
 /// Reads `output` (libFuzzer's stderr), line by line.
@@ -31,7 +34,13 @@ pub fn parse(output: &str) -> LibFuzzerStats {
         } else if let Some(v) = stat(line, "stat::new_units_added:") {
             s.new_units = Some(v);
         } else if let Some(rest) = line.split("Test unit written to ").nth(1) {
-            s.crash_input = Some(rest.trim().to_string());
+            let path = rest.trim().to_string();
+            let name = path.rsplit('/').next().unwrap_or_default();
+            if name.starts_with("slow-unit-") {
+                s.slow_units.push(path);
+            } else {
+                s.crash_input = Some(path);
+            }
         } else if line.starts_with('#') {
             status_line(line, &mut s);
         }
@@ -98,6 +107,19 @@ mod tests {
             (Some(950), Some(1600), Some(44))
         );
         assert_eq!(s.crash_input, None);
+    }
+
+    #[test]
+    fn a_slow_unit_is_no_crash() {
+        // What a campaign paused for minutes printed (libFuzzer counts wall time).
+        let out = "#900\tREDUCE cov: 500 ft: 700 corp: 9/1Kb exec/s: 27 rss: 50Mb\n\
+            Slowest unit: 317 s:\n\
+            artifact_prefix='a/'; Test unit written to a/slow-unit-e7d4\n\
+            stat::number_of_executed_units: 911\n";
+        let s = parse(out);
+        assert_eq!(s.crash_input, None);
+        assert_eq!(s.slow_units, ["a/slow-unit-e7d4"]);
+        assert_eq!(s.executions, Some(911));
     }
 
     #[test]
