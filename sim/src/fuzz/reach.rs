@@ -93,11 +93,7 @@ pub fn of_seeds(workload: &'static dyn DynWorkload, seeds: Range<u64>) -> Reach 
     for seed in seeds {
         let scenario = workload.scenario_of(SeedRng::new(seed), &OptionOverrides::default());
         let run = scenario.play(&world);
-        let played = match (run.violations.into_iter().next(), run.failure) {
-            (Some(v), _) => Played::Violated(v),
-            (None, Some(why)) => Played::Broken(why),
-            (None, None) => Played::Passed,
-        };
+        let played = Played::of(run.violations, run.failure);
         reach.add(workload.probes(), &played, &run.coverage);
     }
     reach

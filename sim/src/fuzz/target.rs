@@ -24,6 +24,17 @@ pub enum Played {
     Broken(String),
 }
 
+impl Played {
+    /// What a played world's violations (most specific first) and failure amount to.
+    pub(crate) fn of(violations: Vec<Violation>, failure: Option<String>) -> Played {
+        match (violations.into_iter().next(), failure) {
+            (Some(v), _) => Played::Violated(v),
+            (None, Some(why)) => Played::Broken(why),
+            (None, None) => Played::Passed,
+        }
+    }
+}
+
 /// The planted bug `HISTSIM_PLANTED` names, if it is set; a value that is no catalog ID is an
 /// error naming it.
 pub fn planted_from_env() -> Result<Option<BugId>, String> {
@@ -56,12 +67,7 @@ pub(crate) fn play_covered(
         StoreKind::Memory,
         Planted::from_option(planted),
     ));
-    let played = match (run.violations.into_iter().next(), run.failure) {
-        (Some(v), _) => Played::Violated(v),
-        (None, Some(why)) => Played::Broken(why),
-        (None, None) => Played::Passed,
-    };
-    (played, run.coverage)
+    (Played::of(run.violations, run.failure), run.coverage)
 }
 
 /// The body of the `sim_<workload>` fuzz targets: plays `data`, writes the probes it fired into
