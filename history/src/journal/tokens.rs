@@ -1,4 +1,4 @@
-//! Token estimates with the o200k_base tokenizer (tiktoken-rs), one counter state per counter.
+//! Token estimates with the o200k_base tokenizer, one counter state per counter.
 //!
 //! A counter is fed a row's text in pieces (block by block, as the request spool streams it) and
 //! counts the row when it ends. The pieces wait in the counter's own buffer. The seed's legacy
@@ -8,8 +8,6 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use tiktoken_rs::CoreBPE;
-
 use super::row::{Block, Row};
 use crate::{BugId, Planted};
 
@@ -17,7 +15,6 @@ use crate::{BugId, Planted};
 /// share nothing mutable, except under the planted J17 bug.
 #[derive(Clone)]
 pub struct Tokenizer {
-    bpe: &'static CoreBPE,
     /// planted J17: the one buffer that every counter of this tokenizer wrote into.
     legacy_shared: Arc<Mutex<String>>,
 }
@@ -37,8 +34,8 @@ impl Default for Tokenizer {
 impl Tokenizer {
     /// The o200k_base vocabulary (loaded once per process; it is read-only).
     pub fn o200k() -> Tokenizer {
+        crate::token_counts::load_o200k();
         Tokenizer {
-            bpe: tiktoken_rs::o200k_base_singleton(),
             legacy_shared: Arc::new(Mutex::new(String::new())),
         }
     }
@@ -55,7 +52,7 @@ impl Tokenizer {
 
     /// Tokens in `text`, counted in one go.
     pub fn count(&self, text: &str) -> u64 {
-        crate::token_counts::o200k_tokens(self.bpe, text)
+        crate::token_counts::o200k_tokens(text)
     }
 }
 

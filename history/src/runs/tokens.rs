@@ -1,10 +1,8 @@
 //! Token estimates with a real tokenizer (o200k_base), for the summarization budget.
 //!
-//! The encoder tables load once per process (a lazily built static of `tiktoken-rs`) and are then
+//! The encoder tables load once per process (a lazily built static of `bpe-openai`) and are then
 //! shared by every counter; counting is a pure function of the text, so counts are kept by text
 //! for the process (`crate::token_counts`).
-
-use tiktoken_rs::CoreBPE;
 
 use super::message::ChatMessage;
 
@@ -14,7 +12,8 @@ pub const MESSAGE_OVERHEAD_TOKENS: usize = 4;
 /// Counts tokens with o200k_base.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
-    bpe: &'static CoreBPE,
+    /// Counters are made only by `o200k`, which loads the tables.
+    _loaded: (),
 }
 
 impl std::fmt::Debug for TokenCounter {
@@ -26,14 +25,13 @@ impl std::fmt::Debug for TokenCounter {
 impl TokenCounter {
     /// The o200k_base counter (the first call loads the tables).
     pub fn o200k() -> TokenCounter {
-        TokenCounter {
-            bpe: tiktoken_rs::o200k_base_singleton(),
-        }
+        crate::token_counts::load_o200k();
+        TokenCounter { _loaded: () }
     }
 
     /// Tokens of a plain text (special tokens are treated as text).
     pub fn text_tokens(&self, text: &str) -> usize {
-        crate::token_counts::o200k_tokens(self.bpe, text) as usize
+        crate::token_counts::o200k_tokens(text) as usize
     }
 
     /// Tokens of one message: its text, its tool calls' names and arguments, plus the overhead.
