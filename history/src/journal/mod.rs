@@ -54,6 +54,7 @@ pub mod storage;
 pub mod store;
 pub mod tokens;
 pub mod truncation;
+mod wire;
 pub mod writer;
 
 pub use density::{MAX_RECORD_BYTES, MAX_RECORD_ROWS};

@@ -12,9 +12,13 @@ pub enum Speaker {
     Tool,
 }
 
-/// One block of a row's content.
+/// One block of a row's content. Read in one pass through its wire shape (`super::wire`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    try_from = "super::wire::BlockWire"
+)]
 pub enum Block {
     /// Plain text.
     Text { text: String },
