@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use history::journal::{
-    clone_journal, dump_records, fork_journal, resume_journal, Journal, JournalError,
+    clone_journal, dump_records, fork_journal, resume_journal, DecodeError, Journal, JournalError,
     JournalOptions, Origin, Row, Speaker, Storage,
 };
 use history::BugId;
@@ -35,8 +35,14 @@ pub struct ImageFacts {
 
 /// Reads the facts of a journal image.
 pub fn classify_image(bytes: &[u8]) -> ImageFacts {
+    classify_lines(&dump_records(bytes).collect::<Vec<_>>())
+}
+
+/// The facts of a journal image already dumped (`dump_records`), for a checker that reads the
+/// same image several ways and decodes it once.
+pub fn classify_lines(lines: &[Result<serde_json::Value, DecodeError>]) -> ImageFacts {
     let mut facts = ImageFacts::default();
-    for line in dump_records(bytes) {
+    for line in lines {
         match line {
             Ok(v) if v.get("torn_tail_bytes").is_some() => facts.torn_tail = true,
             Ok(v) => {

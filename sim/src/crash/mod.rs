@@ -29,7 +29,7 @@ pub mod invariants;
 mod view;
 mod workload;
 
-pub use check::{classify_image, ImageFacts};
+pub use check::{classify_image, classify_lines, ImageFacts};
 pub use explore::explore;
 pub use faulted::{run_faulted, FaultedOptions, FaultedReport};
 pub use view::{describe, model_view};

@@ -5,8 +5,8 @@
 use super::expect::{short, with_arrivals, SessionCheck};
 use super::op_rules::classify_resume;
 use super::record::SoloRestart;
-use crate::crash::classify_image;
-use crate::crash::invariants::check_density_bounds;
+use crate::crash::classify_lines;
+use crate::crash::invariants::density_bounds_of;
 use crate::outcome::Findings;
 use history::journal::dump_records;
 use history::journal::Row;
@@ -136,7 +136,9 @@ pub fn check_image(
     found: &mut Findings,
 ) {
     for (name, bytes) in image.iter().filter(|(n, _)| n.ends_with(".journal")) {
-        let facts = classify_image(bytes);
+        // Decoded once, read three ways.
+        let lines: Vec<_> = dump_records(bytes).collect();
+        let facts = classify_lines(&lines);
         if let Some(offset) = facts.corrupt_at {
             let id = match synced {
                 Some(synced) => {
@@ -149,13 +151,13 @@ pub fn check_image(
                 format!("session {s} {when}: {name} is corrupt at byte offset {offset} (a record before the tail does not decode)"),
             );
         }
-        if let Err(v) = check_density_bounds(bytes) {
+        if let Err(v) = density_bounds_of(&lines) {
             found.add(
                 BugId::J16,
                 format!("session {s} {when}: {name}: {}", v.message),
             );
         }
-        if let Some(what) = interleaved_replacement(bytes, false) {
+        if let Some(what) = interleaved_in(&lines, false) {
             found.add(BugId::J3, format!("session {s} {when}: {name}: {what}"));
         }
     }
@@ -166,8 +168,16 @@ pub fn check_image(
 /// open) counts only with `open_too` and only while it is the last one: a resume that forgot to
 /// abort it is judged by the resume's invariant, not here.
 pub fn interleaved_replacement(bytes: &[u8], open_too: bool) -> Option<String> {
+    interleaved_in(&dump_records(bytes).collect::<Vec<_>>(), open_too)
+}
+
+/// `interleaved_replacement` over a journal image already dumped (`dump_records`).
+fn interleaved_in(
+    lines: &[Result<serde_json::Value, history::journal::DecodeError>],
+    open_too: bool,
+) -> Option<String> {
     let mut open: Option<(u64, Vec<String>)> = None;
-    for v in dump_records(bytes).flatten() {
+    for v in lines.iter().flatten() {
         let Some(kind) = v["kind"].as_str() else {
             continue;
         };
