@@ -86,6 +86,7 @@ enum Command {
 
 /// Parses the command line, runs the command, and returns its verdict's exit code.
 pub fn main() -> ExitCode {
+    end_quietly_when_stdout_closes();
     let verdict = match Cli::parse().command {
         Command::Run(a) => run::cmd(a),
         Command::Replay(a) => replay::cmd(a),
@@ -102,6 +103,30 @@ pub fn main() -> ExitCode {
         Command::Fuzz { action } => fuzz::cmd(action),
     };
     verdict.into()
+}
+
+/// The exit status of a process that wrote to a closed pipe (128 + SIGPIPE), as a shell shows it.
+pub const CLOSED_STDOUT_EXIT: i32 = 141;
+
+/// A reader that stops reading histsim's output (`histsim run | head`) ends histsim quietly,
+/// with the status a process killed by SIGPIPE has, instead of a panic from `println!`.
+/// Restoring SIGPIPE's default action would do the same for stdout, but would also let a system
+/// under test that died kill histsim when histsim next writes a request to it; that write must
+/// fail with an error histsim can report (docs/sut-protocol.md), so SIGPIPE stays ignored.
+fn end_quietly_when_stdout_closes() {
+    let report_panic = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(CLOSED_STDOUT_EXIT);
+        }
+        report_panic(info)
+    }));
 }
 
 #[cfg(test)]

@@ -244,3 +244,25 @@ fn shard_auto_without_its_index_or_count_is_a_usage_error_naming_the_variable() 
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("not below the count 2"), "{text}");
 }
+
+#[test]
+fn a_reader_that_stops_reading_ends_histsim_quietly_as_sigpipe_would() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // A replay with its whole trace prints more than a pipe buffer holds (83 KB against 64), so histsim is
+    // still writing when the reader goes away (`histsim replay ... --trace | head`).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args(["replay", "--workload", "display", "--seed", "5", "--trace"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("histsim starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).expect("the trace starts");
+    drop(stdout);
+    let out = child.wait_with_output().expect("histsim ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
