@@ -51,7 +51,7 @@ pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
 use crate::workload::{
-    made_moves, Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
+    Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
 };
 use history::BugId;
 use std::fmt::Write as _;
@@ -209,7 +209,7 @@ impl Workload for RunsWorkload {
         scenario.validate()
     }
     fn shrink_moves(scenario: &RunsScenario) -> Vec<Move<RunsScenario>> {
-        made_moves(shrink::moves(scenario))
+        shrink::moves(scenario)
     }
     fn size(scenario: &RunsScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -8,6 +8,7 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
+use crate::workload::Move;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Messages a run's script expands to.
@@ -65,9 +66,10 @@ fn blocks(n: usize) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
-/// `shrink_candidates` keeps the valid ones that differ from `s`.
-pub fn moves(s: &RunsScenario) -> Vec<RunsScenario> {
+/// Every one-move simplification of `s`, largest first, not yet made or validated: each move
+/// makes its scenario from `s` when applied (a fuzz input's edit makes only the one it picks),
+/// and the workload's `shrink_candidates` keeps the valid ones that differ from `s`.
+pub fn moves(s: &RunsScenario) -> Vec<Move<RunsScenario>> {
     let mut out = Vec::new();
     without_runs(s, &mut out);
     without_op_blocks(s, &mut out);
@@ -79,146 +81,148 @@ pub fn moves(s: &RunsScenario) -> Vec<RunsScenario> {
     out
 }
 
+/// A move that changes a copy of the scenario in place.
+fn edit(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
+    Box::new(move |s: &RunsScenario| {
+        let mut c = s.clone();
+        change(&mut c);
+        c
+    })
+}
+
+/// A move that removes something, then what the removal left dangling.
+fn cut(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
+    Box::new(move |s: &RunsScenario| {
+        let mut c = s.clone();
+        change(&mut c);
+        prune(c)
+    })
+}
+
 /// Whole runs, with the ops that name them.
-fn without_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     if s.runs.len() > 1 {
         for r in 0..s.runs.len() {
-            let mut c = s.clone();
-            let id = c.runs.remove(r).id;
-            c.ops.retain(|op| {
-                !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
-                | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
-                | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
-            });
-            out.push(prune(c));
+            out.push(cut(move |c| {
+                let id = c.runs.remove(r).id;
+                c.ops.retain(|op| {
+                    !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
+                    | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
+                    | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
+                });
+            }));
         }
     }
 }
 
 /// Blocks of client ops.
-fn without_op_blocks(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn without_op_blocks(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for range in blocks(s.ops.len()) {
-        let mut c = s.clone();
-        c.ops.drain(range);
-        out.push(prune(c));
+        out.push(cut(move |c| {
+            c.ops.drain(range.clone());
+        }));
     }
 }
 
 /// Blocks of a run's messages; smaller filler blocks; tool steps with one call; fewer
 /// subagent tasks, of one step.
-fn shorter_scripts(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn shorter_scripts(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for (r, run) in s.runs.iter().enumerate() {
         for range in blocks(run.messages.len()) {
-            let mut c = s.clone();
-            c.runs[r].messages.drain(range);
-            out.push(c);
+            out.push(edit(move |c| {
+                c.runs[r].messages.drain(range.clone());
+            }));
         }
         for (m, message) in run.messages.iter().enumerate() {
-            smaller_message(s, r, m, message, out);
+            smaller_message(r, m, message, out);
         }
         for (t, task) in run.tasks.iter().enumerate() {
-            let mut c = s.clone();
-            c.runs[r].tasks.remove(t);
-            out.push(c);
+            out.push(edit(move |c| {
+                c.runs[r].tasks.remove(t);
+            }));
             if task.steps > 1 {
-                let mut c = s.clone();
-                c.runs[r].tasks[t].steps = 1;
-                out.push(c);
+                out.push(edit(move |c| c.runs[r].tasks[t].steps = 1));
             }
         }
     }
 }
 
 /// Message `m` of run `r` made smaller, if it can be.
-fn smaller_message(
-    s: &RunsScenario,
-    r: usize,
-    m: usize,
-    message: &MessageSpec,
-    out: &mut Vec<RunsScenario>,
-) {
-    if let MessageSpec::Bulk { messages } = message {
+fn smaller_message(r: usize, m: usize, message: &MessageSpec, out: &mut Vec<Move<RunsScenario>>) {
+    if let MessageSpec::Bulk { messages } = *message {
         // Halve first; then smaller cuts, so a filler that must stay past a page cap
         // (200, 500, 1000) shrinks to just past it.
         for cut in [messages / 2, messages / 10, 10, 1] {
-            if cut >= 1 && cut < *messages {
-                let mut c = s.clone();
-                c.runs[r].messages[m] = MessageSpec::Bulk {
-                    messages: messages - cut,
-                };
-                out.push(c);
+            if cut >= 1 && cut < messages {
+                out.push(edit(move |c| {
+                    c.runs[r].messages[m] = MessageSpec::Bulk {
+                        messages: messages - cut,
+                    };
+                }));
             }
         }
     }
     if let MessageSpec::ToolStep { calls, .. } = message {
         if calls.len() > 1 {
-            let mut c = s.clone();
-            if let MessageSpec::ToolStep { calls, .. } = &mut c.runs[r].messages[m] {
-                calls.truncate(1);
-            }
-            out.push(c);
+            out.push(edit(move |c| {
+                if let MessageSpec::ToolStep { calls, .. } = &mut c.runs[r].messages[m] {
+                    calls.truncate(1);
+                }
+            }));
         }
     }
 }
 
 /// Faults, one at a time.
-fn without_faults(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn without_faults(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for i in 0..s.failing_write_calls.len() {
-        let mut c = s.clone();
-        c.failing_write_calls.remove(i);
-        out.push(c);
+        out.push(edit(move |c| {
+            c.failing_write_calls.remove(i);
+        }));
     }
     for i in 0..s.crashes.len() {
-        let mut c = s.clone();
-        c.crashes.remove(i);
-        out.push(c);
+        out.push(edit(move |c| {
+            c.crashes.remove(i);
+        }));
     }
     for i in 0..s.store_crashes.len() {
-        let mut c = s.clone();
-        c.store_crashes.remove(i);
-        out.push(c);
+        out.push(edit(move |c| {
+            c.store_crashes.remove(i);
+        }));
     }
 }
 
 /// One worker fewer.
-fn fewer_workers(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn fewer_workers(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     if s.workers > 1 {
-        let mut c = s.clone();
-        c.workers -= 1;
-        out.push(prune(c));
+        out.push(cut(|c| c.workers -= 1));
     }
 }
 
 /// Plainer runs: a normal end, no summarizing, worker 0, no pauses.
-fn plainer_runs(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn plainer_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for (r, run) in s.runs.iter().enumerate() {
         if run.stop != Stop::End {
-            let mut c = s.clone();
-            c.runs[r].stop = Stop::End;
-            out.push(c);
+            out.push(edit(move |c| c.runs[r].stop = Stop::End));
         }
         if run.summarize.is_some() {
-            let mut c = s.clone();
-            c.runs[r].summarize = None;
-            out.push(c);
+            out.push(edit(move |c| c.runs[r].summarize = None));
         }
         if run.worker != 0 {
-            let mut c = s.clone();
-            c.runs[r].worker = 0;
-            out.push(c);
+            out.push(edit(move |c| c.runs[r].worker = 0));
         }
         if run.messages.iter().any(|m| pause(m) > 0) {
-            let mut c = s.clone();
-            for m in &mut c.runs[r].messages {
-                set_pause(m, 0);
-            }
-            out.push(c);
+            out.push(edit(move |c| {
+                for m in &mut c.runs[r].messages {
+                    set_pause(m, 0);
+                }
+            }));
         }
     }
 }
 
 /// Plainer ops: ratings of the first old answer.
-fn plainer_ops(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
+fn plainer_ops(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for (o, op) in s.ops.iter().enumerate() {
         if let Op::Rate {
             target: Target::Old(n),
@@ -226,11 +230,11 @@ fn plainer_ops(s: &RunsScenario, out: &mut Vec<RunsScenario>) {
         } = op
         {
             if *n > 0 {
-                let mut c = s.clone();
-                if let Op::Rate { target, .. } = &mut c.ops[o] {
-                    *target = Target::Old(0);
-                }
-                out.push(c);
+                out.push(edit(move |c| {
+                    if let Op::Rate { target, .. } = &mut c.ops[o] {
+                        *target = Target::Old(0);
+                    }
+                }));
             }
         }
     }
