@@ -100,10 +100,9 @@ impl RecordBody {
     }
 }
 
-/// One journal record: the unit that a frame checksums and a reader applies. Read in one pass
-/// through its wire shape (`super::wire`), written as derived.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "super::wire::RecordWire")]
+/// One journal record: the unit that a frame checksums and a reader applies. Written as
+/// derived; read in one pass through its wire shape (`Deserialize` is in `wire.rs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Record {
     /// One above the previous record's; the first record of a journal has 1.
     pub seq: u64,

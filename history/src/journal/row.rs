@@ -12,13 +12,10 @@ pub enum Speaker {
     Tool,
 }
 
-/// One block of a row's content. Read in one pass through its wire shape (`super::wire`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    try_from = "super::wire::BlockWire"
-)]
+/// One block of a row's content. Written as derived; read in one pass through its wire shape
+/// (`Deserialize` is in `wire.rs`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
     /// Plain text.
     Text { text: String },

@@ -17,9 +17,25 @@ use serde::Deserialize;
 use super::record::{DensityReplacement, Record, RecordBody, RowId};
 use super::row::{Block, Origin, Row};
 
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Record, D::Error> {
+        RecordWire::deserialize(deserializer)?
+            .try_into()
+            .map_err(de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Block, D::Error> {
+        BlockWire::deserialize(deserializer)?
+            .try_into()
+            .map_err(de::Error::custom)
+    }
+}
+
 /// Every field of every record kind.
 #[derive(Deserialize)]
-pub(crate) struct RecordWire {
+struct RecordWire {
     seq: u64,
     origin: Origin,
     kind: RecordKind,
@@ -87,7 +103,7 @@ impl<'de> Deserialize<'de> for RowsField {
 
 /// Why a document with a known kind is not that kind's record, in serde's own words.
 #[derive(Debug)]
-pub(crate) enum NotARecord {
+enum NotARecord {
     Missing(&'static str),
     RowsNotAList,
     RowsNotACount,
@@ -172,7 +188,7 @@ impl TryFrom<RecordWire> for Record {
 
 /// Every field of every block kind.
 #[derive(Deserialize)]
-pub(crate) struct BlockWire {
+struct BlockWire {
     #[serde(rename = "type")]
     kind: BlockKind,
     text: Option<String>,
