@@ -12,7 +12,7 @@
 //! the bytes of its keys and emptied when full.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher};
+use std::hash::BuildHasherDefault;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use xxhash_rust::xxh3::Xxh3Default;
@@ -25,7 +25,7 @@ pub(crate) fn load_o200k() {
 /// Tokens of `text` in o200k_base, special tokens counted as text (tiktoken's
 /// `encode_ordinary`), counted once per process.
 pub(crate) fn o200k_tokens(text: &str) -> u64 {
-    if let Some(&tokens) = counted().counts.get(text) {
+    if let Some(tokens) = counted().get(text) {
         return tokens;
     }
     let tokens = count_pieces(text);
@@ -43,67 +43,64 @@ fn count_pieces(text: &str) -> u64 {
     PIECES.with_borrow_mut(|pieces| {
         tokenizer
             .split(text)
-            .map(|piece| pieces.tokens(piece, || tokenizer.bpe.count(piece.as_bytes()) as u64))
+            .map(|piece| {
+                pieces.get(piece).unwrap_or_else(|| {
+                    let tokens = tokenizer.bpe.count(piece.as_bytes()) as u64;
+                    pieces.keep(piece, tokens);
+                    tokens
+                })
+            })
             .sum()
     })
 }
 
 thread_local! {
     // One a thread, so that the campaign's jobs do not wait on each other for every piece.
-    static PIECES: std::cell::RefCell<PieceCounts> = std::cell::RefCell::default();
+    static PIECES: std::cell::RefCell<KeptCounts> =
+        std::cell::RefCell::new(KeptCounts::new(PIECE_BYTES_MAX));
 }
 
 /// The bytes of pieces a thread keeps at most.
 const PIECE_BYTES_MAX: usize = 4 * 1024 * 1024;
 
-/// Token counts of pieces, only looked up, never iterated; bounded by the bytes of its keys and
-/// emptied when full. The hasher (xxh3) has fixed keys.
-#[derive(Default)]
-struct PieceCounts {
-    counts: HashMap<Box<str>, u64, BuildHasherDefault<Xxh3Default>>,
-    bytes: usize,
-}
-
-impl PieceCounts {
-    fn tokens(&mut self, piece: &str, count: impl FnOnce() -> u64) -> u64 {
-        if let Some(&tokens) = self.counts.get(piece) {
-            return tokens;
-        }
-        let tokens = count();
-        if self.bytes + piece.len() > PIECE_BYTES_MAX {
-            self.counts.clear();
-            self.bytes = 0;
-        }
-        if piece.len() <= PIECE_BYTES_MAX {
-            self.counts.insert(piece.into(), tokens);
-            self.bytes += piece.len();
-        }
-        tokens
-    }
-}
-
-fn counted() -> MutexGuard<'static, CountCache> {
+fn counted() -> MutexGuard<'static, KeptCounts> {
     COUNTED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-static COUNTED: LazyLock<Mutex<CountCache>> = LazyLock::new(|| Mutex::new(CountCache::default()));
+static COUNTED: LazyLock<Mutex<KeptCounts>> =
+    LazyLock::new(|| Mutex::new(KeptCounts::new(COUNTED_BYTES_MAX)));
 
-/// The bytes of text the cache keeps at most.
+/// The bytes of text the process-wide cache keeps at most.
 const COUNTED_BYTES_MAX: usize = 16 * 1024 * 1024;
 
-#[derive(Default)]
-struct CountCache {
-    counts: HashMap<Box<str>, u64, BuildHasherDefault<DefaultHasher>>,
+/// Token counts kept by text, only looked up, never iterated; bounded by the bytes of its keys
+/// and emptied when full. The hasher (xxh3) has fixed keys.
+struct KeptCounts {
+    counts: HashMap<Box<str>, u64, BuildHasherDefault<Xxh3Default>>,
     bytes: usize,
+    bytes_max: usize,
 }
 
-impl CountCache {
+impl KeptCounts {
+    fn new(bytes_max: usize) -> KeptCounts {
+        KeptCounts {
+            counts: HashMap::default(),
+            bytes: 0,
+            bytes_max,
+        }
+    }
+
+    fn get(&self, text: &str) -> Option<u64> {
+        self.counts.get(text).copied()
+    }
+
     fn keep(&mut self, text: &str, tokens: u64) {
-        if self.bytes + text.len() > COUNTED_BYTES_MAX {
+        if self.bytes + text.len() > self.bytes_max {
             self.counts.clear();
             self.bytes = 0;
         }
-        if text.len() <= COUNTED_BYTES_MAX && self.counts.insert(text.into(), tokens).is_none() {
+        // Two threads may count the same text; only the first keeps it.
+        if text.len() <= self.bytes_max && self.counts.insert(text.into(), tokens).is_none() {
             self.bytes += text.len();
         }
     }
@@ -122,12 +119,12 @@ mod tests {
     }
 
     #[test]
-    fn a_count_from_the_cache_is_the_count_of_the_text_and_the_cache_stays_bounded() {
+    fn a_count_kept_is_the_count_of_the_text_and_the_kept_counts_stay_bounded() {
         let text = "the cache keeps what was counted: a second count is the first";
         let first = o200k_tokens(text);
         assert_eq!(first, tiktoken_count(text));
         assert_eq!(o200k_tokens(text), first);
-        let mut cache = CountCache::default();
+        let mut cache = KeptCounts::new(COUNTED_BYTES_MAX);
         let long = "x".repeat(COUNTED_BYTES_MAX / 2 + 1);
         cache.keep(&long, 1);
         cache.keep("short", 2);
@@ -219,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn counting_by_pieces_is_counting_the_whole_text_and_the_piece_cache_stays_bounded() {
+    fn counting_by_pieces_is_counting_the_whole_text() {
         for text in [
             "",
             "a",
@@ -233,17 +230,6 @@ mod tests {
             );
             assert_eq!(count_pieces(text), tiktoken_count(text));
         }
-        let mut pieces = PieceCounts::default();
-        let big = "x".repeat(PIECE_BYTES_MAX - 2);
-        assert_eq!(pieces.tokens(&big, || 7), 7);
-        assert_eq!(pieces.tokens(&big, || unreachable!("kept")), 7);
-        assert_eq!(pieces.tokens(" word", || 1), 1);
-        assert_eq!(
-            pieces.counts.len(),
-            1,
-            "the cache was emptied before it passed its bound"
-        );
-        assert_eq!(pieces.bytes, 5);
     }
 
     #[test]

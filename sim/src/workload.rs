@@ -141,6 +141,16 @@ pub struct ScenarioSize {
 /// a fuzz input's edit makes the one move it picks, never the others.
 pub type Move<S> = Box<dyn Fn(&S) -> S>;
 
+/// A move that changes a copy of the scenario in place, then passes it through `tidy` (which
+/// drops what a removal left dangling; `std::convert::identity` when nothing can dangle).
+pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S) -> S) -> Move<S> {
+    Box::new(move |s: &S| {
+        let mut c = s.clone();
+        change(&mut c);
+        tidy(c)
+    })
+}
+
 /// Moves that are already made: each hands out a copy of its scenario.
 pub fn made_moves<S: Clone + 'static>(made: Vec<S>) -> Vec<Move<S>> {
     made.into_iter()

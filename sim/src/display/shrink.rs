@@ -5,7 +5,7 @@
 //! the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
-use crate::workload::Move;
+use crate::workload::{move_by, Move};
 
 /// The size the shrinker minimises: steps first, then faults.
 pub fn size(s: &DisplayScenario) -> (usize, usize) {
@@ -36,20 +36,12 @@ pub fn moves(s: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
 
 /// A move that changes a copy of the scenario in place.
 fn edit(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
-    Box::new(move |s: &DisplayScenario| {
-        let mut c = s.clone();
-        change(&mut c);
-        c
-    })
+    move_by(change, std::convert::identity)
 }
 
 /// A move that removes something, then what the removal left dangling.
 fn cut(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
-    Box::new(move |s: &DisplayScenario| {
-        let mut c = s.clone();
-        change(&mut c);
-        prune(c)
-    })
+    move_by(change, prune)
 }
 
 /// Whole turns removed, one at a time (never the last one).

@@ -8,7 +8,7 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
-use crate::workload::Move;
+use crate::workload::{move_by, Move};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Messages a run's script expands to.
@@ -83,20 +83,12 @@ pub fn moves(s: &RunsScenario) -> Vec<Move<RunsScenario>> {
 
 /// A move that changes a copy of the scenario in place.
 fn edit(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    Box::new(move |s: &RunsScenario| {
-        let mut c = s.clone();
-        change(&mut c);
-        c
-    })
+    move_by(change, std::convert::identity)
 }
 
 /// A move that removes something, then what the removal left dangling.
 fn cut(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    Box::new(move |s: &RunsScenario| {
-        let mut c = s.clone();
-        change(&mut c);
-        prune(c)
-    })
+    move_by(change, prune)
 }
 
 /// Whole runs, with the ops that name them.
