@@ -151,12 +151,6 @@ pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S
     })
 }
 
-/// Moves that are already made: each hands out a copy of its scenario.
-pub fn made_moves<S: Clone + 'static>(made: Vec<S>) -> Vec<Move<S>> {
-    made.into_iter()
-        .map(|c| Box::new(move |_: &S| c.clone()) as Move<S>)
-        .collect()
-}
 
 /// One workload: seed -> options -> scenario -> played and checked.
 pub trait Workload: 'static {

@@ -34,7 +34,7 @@ pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
 
-use crate::workload::{made_moves, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -150,7 +150,7 @@ impl Workload for JournalWorkload {
         scenario.validate()
     }
     fn shrink_moves(scenario: &JournalScenario) -> Vec<Move<JournalScenario>> {
-        made_moves(shrink::moves(scenario))
+        shrink::moves(scenario)
     }
     fn size(scenario: &JournalScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

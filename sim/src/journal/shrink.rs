@@ -5,6 +5,7 @@
 //! listed from the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Action, JournalScenario, Pending, SharedAction};
+use crate::workload::{move_by, Move};
 use std::collections::BTreeSet;
 
 /// The size the shrinker minimises: operations first, then faults (crashes and injected
@@ -27,13 +28,14 @@ pub fn size(s: &JournalScenario) -> (usize, usize) {
     (s.op_count(), s.crashes.len() + corruptions + failures)
 }
 
-/// Every one-move simplification of `s`, largest first, not yet validated: the workload's
-/// `shrink_candidates` keeps the valid ones that differ from `s`.
-pub fn moves(s: &JournalScenario) -> Vec<JournalScenario> {
-    let mut out = Vec::new();
+/// Every one-move simplification of `s`, largest first, not yet made or validated: each move
+/// makes its scenario from `s` when applied, and the workload's `shrink_candidates` keeps the
+/// valid ones that differ from `s`.
+pub fn moves(s: &JournalScenario) -> Vec<Move<JournalScenario>> {
+    let mut out: Vec<Move<JournalScenario>> = Vec::new();
     if s.sessions.len() > 1 {
         for k in 0..s.sessions.len() {
-            out.push(without_session(s, k));
+            out.push(Box::new(move |s: &JournalScenario| without_session(s, k)));
         }
     }
     for (k, session) in s.sessions.iter().enumerate() {
@@ -44,7 +46,9 @@ pub fn moves(s: &JournalScenario) -> Vec<JournalScenario> {
             while start < n {
                 let end = (start + width).min(n);
                 if end - start < n {
-                    out.push(without_ops(s, k, (start..end).collect()));
+                    out.push(Box::new(move |s: &JournalScenario| {
+                        without_ops(s, k, (start..end).collect())
+                    }));
                 }
                 start = end;
             }
@@ -52,14 +56,19 @@ pub fn moves(s: &JournalScenario) -> Vec<JournalScenario> {
         }
     }
     for c in 0..s.crashes.len() {
-        let mut x = s.clone();
-        x.crashes.remove(c);
-        out.push(x);
+        out.push(edit(move |x| {
+            x.crashes.remove(c);
+        }));
     }
     plainer_faults(s, &mut out);
     plainer_ops(s, &mut out);
     plainer_sessions(s, &mut out);
     out
+}
+
+/// A move that changes a copy of the scenario in place.
+fn edit(change: impl Fn(&mut JournalScenario) + 'static) -> Move<JournalScenario> {
+    move_by(change, std::convert::identity)
 }
 
 fn without_session(s: &JournalScenario, k: usize) -> JournalScenario {
@@ -133,104 +142,109 @@ fn without_ops(s: &JournalScenario, k: usize, gone: BTreeSet<usize>) -> JournalS
     x
 }
 
-fn plainer_faults(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+fn plainer_faults(s: &JournalScenario, out: &mut Vec<Move<JournalScenario>>) {
     for (k, session) in s.sessions.iter().enumerate() {
         for (i, op) in session.ops.iter().enumerate() {
             if op.fail {
-                let mut x = s.clone();
-                x.sessions[k].ops[i].fail = false;
-                out.push(x);
+                out.push(edit(move |x| x.sessions[k].ops[i].fail = false));
             }
-            let mut x = s.clone();
-            match &mut x.sessions[k].ops[i].action {
-                Action::Shared { fail_mirror, .. } if fail_mirror.is_some() => *fail_mirror = None,
-                Action::Dispose { fault } if fault.is_some() => *fault = None,
-                _ => continue,
+            if matches!(
+                &op.action,
+                Action::Shared {
+                    fail_mirror: Some(_),
+                    ..
+                } | Action::Dispose { fault: Some(_) }
+            ) {
+                out.push(edit(move |x| match &mut x.sessions[k].ops[i].action {
+                    Action::Shared { fail_mirror, .. } => *fail_mirror = None,
+                    Action::Dispose { fault } => *fault = None,
+                    _ => {}
+                }));
             }
-            out.push(x);
         }
     }
     for (c, crash) in s.crashes.iter().enumerate() {
         if !crash.arrivals.is_empty() {
-            let mut x = s.clone();
-            x.crashes[c].arrivals.pop();
-            out.push(x);
+            out.push(edit(move |x| {
+                x.crashes[c].arrivals.pop();
+            }));
         }
         if crash.corrupt.is_some() {
-            let mut x = s.clone();
-            x.crashes[c].corrupt = None;
-            out.push(x);
+            out.push(edit(move |x| x.crashes[c].corrupt = None));
         }
         if crash.down_ms > 1 {
-            let mut x = s.clone();
-            x.crashes[c].down_ms = 1;
-            out.push(x);
+            out.push(edit(move |x| x.crashes[c].down_ms = 1));
         }
         if let Pending::Cut { bytes } = crash.pending {
             if bytes > 1 {
-                let mut x = s.clone();
-                x.crashes[c].pending = Pending::Cut { bytes: bytes / 2 };
-                out.push(x);
+                out.push(edit(move |x| {
+                    x.crashes[c].pending = Pending::Cut { bytes: bytes / 2 }
+                }));
             }
         }
     }
 }
 
-fn plainer_ops(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+fn plainer_ops(s: &JournalScenario, out: &mut Vec<Move<JournalScenario>>) {
     for (k, session) in s.sessions.iter().enumerate() {
         for (i, op) in session.ops.iter().enumerate() {
             if op.after_ms > 1 {
-                let mut x = s.clone();
-                x.sessions[k].ops[i].after_ms = 1;
-                out.push(x);
+                out.push(edit(move |x| x.sessions[k].ops[i].after_ms = 1));
             }
-            let mut x = s.clone();
-            let changed = match &mut x.sessions[k].ops[i].action {
-                Action::Append { rows } if rows.len() > 1 => {
-                    rows.pop();
-                    true
-                }
-                Action::Replace {
-                    groups, arrivals, ..
-                } => {
-                    if !arrivals.is_empty() {
-                        arrivals.pop();
-                        true
-                    } else if let Some(g) = groups.iter_mut().find(|g| !g.is_empty()) {
-                        g.pop();
-                        true
-                    } else {
-                        false
-                    }
-                }
-                Action::Density { rewrite_bytes, .. } if *rewrite_bytes > 16 => {
-                    *rewrite_bytes /= 2;
-                    true
-                }
-                Action::Shared {
-                    op: SharedAction::Append { rows } | SharedAction::Restore { rows },
-                    ..
-                } if rows.len() > 1 => {
-                    rows.pop();
-                    true
-                }
-                _ => false,
-            };
-            if changed {
-                out.push(x);
+            // Whether a move changes anything is tried on a copy of the one action.
+            if plainer_action(&mut op.action.clone()) {
+                out.push(edit(move |x| {
+                    plainer_action(&mut x.sessions[k].ops[i].action);
+                }));
             }
             // Shorter padding of any padded row.
-            let mut x = s.clone();
-            if halve_padding(&mut x.sessions[k].ops[i].action) {
-                out.push(x);
+            if halve_padding(&mut op.action.clone()) {
+                out.push(edit(move |x| {
+                    halve_padding(&mut x.sessions[k].ops[i].action);
+                }));
             }
         }
+    }
+}
+
+/// One row, arrival or group fewer, or a smaller rewrite; whether anything changed.
+fn plainer_action(action: &mut Action) -> bool {
+    match action {
+        Action::Append { rows } if rows.len() > 1 => {
+            rows.pop();
+            true
+        }
+        Action::Replace {
+            groups, arrivals, ..
+        } => {
+            if !arrivals.is_empty() {
+                arrivals.pop();
+                true
+            } else if let Some(g) = groups.iter_mut().find(|g| !g.is_empty()) {
+                g.pop();
+                true
+            } else {
+                false
+            }
+        }
+        Action::Density { rewrite_bytes, .. } if *rewrite_bytes > 16 => {
+            *rewrite_bytes /= 2;
+            true
+        }
+        Action::Shared {
+            op: SharedAction::Append { rows } | SharedAction::Restore { rows },
+            ..
+        } if rows.len() > 1 => {
+            rows.pop();
+            true
+        }
+        _ => false,
     }
 }
 
 /// A session without its shared history when no operation uses it; a replacement with one group
 /// fewer.
-fn plainer_sessions(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
+fn plainer_sessions(s: &JournalScenario, out: &mut Vec<Move<JournalScenario>>) {
     for (k, session) in s.sessions.iter().enumerate() {
         let shared_used = session.ops.iter().any(|op| {
             matches!(
@@ -240,24 +254,26 @@ fn plainer_sessions(s: &JournalScenario, out: &mut Vec<JournalScenario>) {
         });
         let has_shared = !session.subagents.is_empty() || !session.mirrors.is_empty();
         if !shared_used && has_shared {
-            let mut x = s.clone();
-            x.sessions[k].subagents.clear();
-            x.sessions[k].mirrors.clear();
-            out.push(x);
+            out.push(edit(move |x| {
+                x.sessions[k].subagents.clear();
+                x.sessions[k].mirrors.clear();
+            }));
         }
         for (i, op) in session.ops.iter().enumerate() {
             if let Action::Replace { groups, .. } = &op.action {
                 if groups.len() > 1 {
-                    let mut x = s.clone();
-                    if let Action::Replace { groups, .. } = &mut x.sessions[k].ops[i].action {
-                        groups.pop();
-                    }
-                    for c in &mut x.crashes {
-                        if c.session as usize == k && c.op as usize == i {
-                            c.during = c.during.map(|d| d.min(groups.len() as u32 - 1));
+                    // A crash inside the replacement is capped by the groups left.
+                    let during_max = groups.len() as u32 - 1;
+                    out.push(edit(move |x| {
+                        if let Action::Replace { groups, .. } = &mut x.sessions[k].ops[i].action {
+                            groups.pop();
                         }
-                    }
-                    out.push(x);
+                        for c in &mut x.crashes {
+                            if c.session as usize == k && c.op as usize == i {
+                                c.during = c.during.map(|d| d.min(during_max));
+                            }
+                        }
+                    }));
                 }
             }
         }

@@ -18,7 +18,7 @@ pub use options::SpoolSimOptions;
 pub use scenario::SpoolScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{made_moves, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
@@ -85,7 +85,7 @@ impl Workload for SpoolWorkload {
         scenario.validate()
     }
     fn shrink_moves(scenario: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
-        made_moves(shrink::moves(scenario))
+        shrink::moves(scenario)
     }
     fn size(scenario: &SpoolScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -2,42 +2,37 @@
 //! and plainer history, a plainer source.
 
 use super::scenario::{SourceKind, SpoolScenario};
+use crate::workload::{move_by, Move};
 
 /// The size the shrinker minimises: requests, then history content in KiB.
 pub fn size(s: &SpoolScenario) -> (usize, usize) {
     (s.requests.len(), (s.history.content_bytes / 1024) as usize)
 }
 
-/// Every one-move simplification of `s`, not yet validated: the workload's
-/// `shrink_candidates` keeps the valid ones that differ from `s`.
-pub fn moves(s: &SpoolScenario) -> Vec<SpoolScenario> {
-    let mut out = Vec::new();
+/// Every one-move simplification of `s`, not yet made or validated: each move makes its
+/// scenario from `s` when applied, and the workload's `shrink_candidates` keeps the valid ones
+/// that differ from `s`.
+pub fn moves(s: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
+    let mut out: Vec<Move<SpoolScenario>> = Vec::new();
     for k in 0..s.requests.len() {
-        let mut x = s.clone();
-        x.requests.remove(k);
-        out.push(x);
+        out.push(edit(move |x| {
+            x.requests.remove(k);
+        }));
     }
     if s.history.content_bytes > 1024 {
-        let mut x = s.clone();
-        x.history.content_bytes /= 2;
-        out.push(x);
+        out.push(edit(|x| x.history.content_bytes /= 2));
     }
-    let mut x = s.clone();
-    x.compress_keep = None;
-    out.push(x);
-    let mut x = s.clone();
-    x.source = SourceKind::Rows;
-    out.push(x);
-    let mut x = s.clone();
-    x.history.tool_heavy = false;
-    out.push(x);
-    let mut x = s.clone();
-    x.system = None;
-    out.push(x);
+    out.push(edit(|x| x.compress_keep = None));
+    out.push(edit(|x| x.source = SourceKind::Rows));
+    out.push(edit(|x| x.history.tool_heavy = false));
+    out.push(edit(|x| x.system = None));
     if s.history.text_bytes_max >= 32 {
-        let mut x = s.clone();
-        x.history.text_bytes_max /= 2;
-        out.push(x);
+        out.push(edit(|x| x.history.text_bytes_max /= 2));
     }
     out
+}
+
+/// A move that changes a copy of the scenario in place.
+fn edit(change: impl Fn(&mut SpoolScenario) + 'static) -> Move<SpoolScenario> {
+    move_by(change, std::convert::identity)
 }
