@@ -151,7 +151,6 @@ pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S
     })
 }
 
-
 /// One workload: seed -> options -> scenario -> played and checked.
 pub trait Workload: 'static {
     /// The options a seed derives; printed before a run, one `name = value` a line.
