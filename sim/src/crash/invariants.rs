@@ -1,7 +1,7 @@
 //! Pure checks of journal invariants, each naming its catalog ID. They only look at values
 //! (bytes, rows, file lists); the journal workload's checker decides when to call them.
 
-use history::journal::{dump_records, DecodeError, Row, MAX_RECORD_BYTES, MAX_RECORD_ROWS};
+use history::journal::{DecodeError, Row, MAX_RECORD_BYTES, MAX_RECORD_ROWS};
 use history::BugId;
 use std::fmt;
 
@@ -22,12 +22,8 @@ fn fail(bug_id: BugId, message: String) -> Result<(), Violation> {
     Err(Violation { bug_id, message })
 }
 
-/// J16: every density record holds at most 64 rows, and at most 64 KiB unless it holds one row.
-pub fn check_density_bounds(journal_bytes: &[u8]) -> Result<(), Violation> {
-    density_bounds_of(&dump_records(journal_bytes).collect::<Vec<_>>())
-}
-
-/// J16 over a journal image already dumped (`dump_records`).
+/// J16: every density record holds at most 64 rows, and at most 64 KiB unless it holds one row;
+/// over a journal image already dumped (`dump_records`), which the checker reads several ways.
 pub fn density_bounds_of(
     lines: &[Result<serde_json::Value, DecodeError>],
 ) -> Result<(), Violation> {
