@@ -20,6 +20,7 @@ pub mod journal;
 pub mod planted;
 pub mod runs;
 pub mod spool;
+mod sqlite_setup;
 mod token_counts;
 
 pub use planted::{BugId, Planted, UnknownBugId};

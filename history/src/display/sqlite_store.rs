@@ -84,6 +84,8 @@ impl SqliteDisplayStore {
     }
 
     fn with_connection(conn: Connection, options: StoreOptions) -> Result<Self, StoreError> {
+        crate::sqlite_setup::plan_statements_once(&conn)
+            .map_err(sqlite("setting up the connection"))?;
         conn.execute_batch(SCHEMA)
             .map_err(sqlite("creating the schema"))?;
         Ok(SqliteDisplayStore {

@@ -137,6 +137,8 @@ impl SqliteRunEventStore {
         } else {
             SCHEMA_UNIQUE
         };
+        crate::sqlite_setup::plan_statements_once(&conn)
+            .map_err(|e| RunStoreError::sqlite("set up the connection", e))?;
         conn.execute_batch(table)
             .and_then(|_| conn.execute_batch(SEQ_MARKS))
             .and_then(|_| conn.execute_batch(INDEXES))
@@ -241,13 +243,11 @@ fn query(
 
 fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> {
     let max: Option<i64> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT MAX(COALESCE((SELECT MAX(seq) FROM run_events WHERE thread_id = ?1), 0), \
              COALESCE((SELECT max_seq FROM run_event_seq_marks WHERE thread_id = ?1), 0))",
-            [thread_id],
-            |r| r.get(0),
         )
-        .optional()
+        .and_then(|mut stmt| stmt.query_row([thread_id], |r| r.get(0)).optional())
         .map_err(|e| RunStoreError::sqlite("max seq", e))?
         .flatten();
     Ok(max.map_or(0, |m| u64::try_from(m).unwrap_or(0)))
@@ -255,11 +255,11 @@ fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> 
 
 /// Keeps `mark` as the thread's high-water mark (after a deletion removed rows).
 fn keep_mark(conn: &Connection, thread_id: &str, mark: u64) -> Result<(), RunStoreError> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO run_event_seq_marks (thread_id, max_seq) VALUES (?1, ?2) \
          ON CONFLICT (thread_id) DO UPDATE SET max_seq = MAX(max_seq, excluded.max_seq)",
-        params![thread_id, to_sql_seq(mark)],
     )
+    .and_then(|mut stmt| stmt.execute(params![thread_id, to_sql_seq(mark)]))
     .map_err(|e| RunStoreError::sqlite("keep the seq mark", e))?;
     Ok(())
 }
@@ -342,7 +342,8 @@ fn query_where(
 fn count_where(conn: &Connection, c: &Conditions) -> Result<u64, RunStoreError> {
     let sql = format!("SELECT COUNT(*) FROM run_events WHERE {}", c.sql);
     let n: i64 = conn
-        .query_row(&sql, params_from_iter(c.args.iter()), |r| r.get(0))
+        .prepare_cached(&sql)
+        .and_then(|mut stmt| stmt.query_row(params_from_iter(c.args.iter()), |r| r.get(0)))
         .map_err(|e| RunStoreError::sqlite("count", e))?;
     Ok(u64::try_from(n).unwrap_or(0))
 }
