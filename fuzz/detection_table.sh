@@ -8,7 +8,8 @@
 # HISTSIM: the histsim binary (default target/release/histsim); CAP_S: the budget of one fuzzing
 # run in seconds (default 600, the issue's ten minutes); IDS: only these (default every planted
 # bug). Run from the repository root; needs cargo-fuzz and jq. Each fuzzing run is a
-# `histsim fuzz run --dev` with one libFuzzer process; the reports go to reports/table-<ID>-*.
+# `histsim fuzz run` of the release build (DEV=1: the `--dev` build CI uses) with one libFuzzer
+# process; the reports go to reports/table-<ID>-*.
 # A cell "S / N, as ID2" means the first crash named another ID than the one planted (the
 # planted bug showed first as a broader or narrower invariant on that input).
 set -euo pipefail
@@ -24,7 +25,8 @@ random=$("$histsim" bugs --jobs 1 --clean-seeds 1 "${only[@]}" | awk '$1 ~ /^[PR
 fuzz_once() { # ID WORKLOAD MODE(empty|repo) -> "seconds executions found-id"
   local id=$1 workload=$2 mode=$3 name="table-$1-$3" flags=()
   [ "$mode" = empty ] && flags+=(--empty-corpus)
-  "$histsim" fuzz run --workload "$workload" --planted "$id" --budget-s "$cap" --dev \
+  [ "${DEV:-0}" = 1 ] && flags+=(--dev)
+  "$histsim" fuzz run --workload "$workload" --planted "$id" --budget-s "$cap" \
     --name "$name" "${flags[@]}" >/dev/null 2>&1 || true
   jq -r '[(.elapsed_s * 10 | round / 10), (.libfuzzer.executions // "-"),
           (.violations[0].id // "none")] | map(tostring) | join(" ")' \

@@ -20,7 +20,7 @@ pub(crate) enum FuzzAction {
     SeedCorpus(SeedCorpusArgs),
     /// Turn a libFuzzer crash input of `sim_<workload>` into a shrunk scenario file.
     Import(ImportArgs),
-    /// Fuzz one workload's target for a time budget (`cargo fuzz run`); report like `histsim run`.
+    /// Fuzz one workload's target for a time budget (built by `cargo fuzz build`); report like `histsim run`.
     Run(FuzzRunArgs),
     /// Play inputs (a campaign's corpus) or random seeds again and print the workload probes
     /// and pairs of probes they reach: a corpus beside `histsim run` in the workload's terms.

@@ -70,14 +70,40 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     if !build.success() {
         return Err(format!("cargo fuzz build {target} failed ({build})"));
     }
-    let args = run_args(o, &target, &corpus, &artifacts)?;
+    let libfuzzer_args = libfuzzer_args(o, &corpus, &artifacts)?;
     let log_path = o.run_dir.join("libfuzzer.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let mut cmd = cargo_fuzz(
-        &o.fuzz_dir,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    // The built target is run itself: `cargo fuzz run` would first check the build again, about
+    // a second of cargo before every run, which a short run (and its time to a crash) paid in
+    // full. Where the binary is not found (an unusual target directory), cargo runs it.
+    let (mut cmd, command) = match built_target(&fuzz_target_dir(o), o.dev, &target) {
+        Some(binary) => {
+            let mut cmd = Command::new(&binary);
+            cmd.args(&libfuzzer_args);
+            let command = format!(
+                "(cd {} && cargo fuzz {}) && {} {}",
+                o.fuzz_dir.display(),
+                build_args.join(" "),
+                binary.display(),
+                libfuzzer_args.join(" ")
+            );
+            (cmd, command)
+        }
+        None => {
+            let args = cargo_run_args(o, &target, &libfuzzer_args);
+            let cmd = cargo_fuzz(
+                &o.fuzz_dir,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            let command = format!(
+                "(cd {} && cargo fuzz {})",
+                o.fuzz_dir.display(),
+                args.join(" ")
+            );
+            (cmd, command)
+        }
+    };
     match o.planted {
         Some(p) => cmd.env(PLANTED_ENV, p.as_str()),
         None => cmd.env_remove(PLANTED_ENV),
@@ -87,14 +113,14 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         .stdout(Stdio::null())
         .stderr(log)
         .status()
-        .map_err(|e| format!("cargo fuzz run: {e}"))?;
+        .map_err(|e| format!("{command}: {e}"))?;
     let elapsed_s = start.elapsed().as_secs_f64();
     let output = std::fs::read_to_string(&log_path).unwrap_or_default();
     let libfuzzer = parse(&output);
     let violations = violations(o, &output, &libfuzzer);
     let failure = (!status.success() && violations.is_empty()).then(|| {
         format!(
-            "cargo fuzz run ended with {status}; see {}",
+            "the fuzz target ended with {status}; see {}",
             log_path.display()
         )
     });
@@ -111,12 +137,32 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         corpus_files: count_files(&corpus),
         violations,
         failure,
-        command: format!(
-            "(cd {} && cargo fuzz {})",
-            o.fuzz_dir.display(),
-            args.join(" ")
-        ),
+        command,
     })
+}
+
+/// Where `cargo fuzz build` puts its binaries: `CARGO_TARGET_DIR` (relative to the fuzz crate,
+/// as cargo reads it there) or the fuzz crate's `target/`.
+fn fuzz_target_dir(o: &CampaignOptions) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => o.fuzz_dir.join(dir),
+        None => o.fuzz_dir.join("target"),
+    }
+}
+
+/// The binary `cargo fuzz build` made for `target`, if it is where cargo puts it:
+/// `<target dir>/<triple>/<release|debug>/<target>`. Of several triples, the newest binary.
+fn built_target(target_dir: &Path, dev: bool, target: &str) -> Option<PathBuf> {
+    let profile = if dev { "debug" } else { "release" };
+    std::fs::read_dir(target_dir)
+        .ok()?
+        .filter_map(|entry| {
+            let binary = entry.ok()?.path().join(profile).join(target);
+            let modified = binary.metadata().ok()?.modified().ok()?;
+            Some((modified, binary))
+        })
+        .max()
+        .and_then(|(_, binary)| std::path::absolute(binary).ok())
 }
 
 fn cargo_fuzz(dir: &Path, args: &[&str]) -> Command {
@@ -125,9 +171,22 @@ fn cargo_fuzz(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-fn run_args(
+/// `cargo fuzz run` with the same build flags and `libfuzzer_args` (corpus folders first).
+fn cargo_run_args(o: &CampaignOptions, target: &str, libfuzzer_args: &[String]) -> Vec<String> {
+    let mut args = vec!["run".to_string()];
+    args.extend(build_flags(o));
+    args.push(target.into());
+    let (folders, flags): (Vec<&String>, Vec<&String>) =
+        libfuzzer_args.iter().partition(|a| !a.starts_with('-'));
+    args.extend(folders.into_iter().cloned());
+    args.push("--".into());
+    args.extend(flags.into_iter().cloned());
+    args
+}
+
+/// What libFuzzer is given: the corpus folders (the one it grows first), then its flags.
+fn libfuzzer_args(
     o: &CampaignOptions,
-    target: &str,
     corpus: &Path,
     artifacts: &Path,
 ) -> Result<Vec<String>, String> {
@@ -136,13 +195,10 @@ fn run_args(
             .map(|a| a.display().to_string())
             .map_err(|e| format!("{}: {e}", p.display()))
     };
-    let mut args = vec!["run".to_string()];
-    args.extend(build_flags(o));
-    args.extend([target.into(), abs(corpus)?]);
+    let mut args = vec![abs(corpus)?];
     if let Some(seeds) = &o.seeds {
         args.push(abs(seeds)?);
     }
-    args.push("--".into());
     args.push(format!("-max_total_time={}", o.budget_s));
     args.push("-print_final_stats=1".into());
     // libFuzzer grows its length limit from 4 bytes when it thinks inputs are cheap; a
@@ -265,4 +321,77 @@ pub fn write(dir: &Path, s: &FuzzSummary) -> Result<(), String> {
     std::fs::write(dir.join("summary.json"), json + "\n").map_err(|e| e.to_string())?;
     std::fs::write(dir.join("summary.md"), markdown(s)).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("junit.xml"), super::junit::junit(s)).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_target_is_the_newest_of_its_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |triple: &str, profile: &str| {
+            let folder = dir.path().join(triple).join(profile);
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("sim_runs"), b"binary").unwrap();
+            // Distinct modification times, in the order written.
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(built_target(dir.path(), false, "sim_runs"), None);
+        put("x86_64-unknown-linux-gnu", "release");
+        put("aarch64-unknown-linux-gnu", "release");
+        put("x86_64-unknown-linux-gnu", "debug");
+        let found = |dev| built_target(dir.path(), dev, "sim_runs").unwrap();
+        assert!(found(false).ends_with("aarch64-unknown-linux-gnu/release/sim_runs"));
+        assert!(found(true).ends_with("x86_64-unknown-linux-gnu/debug/sim_runs"));
+        assert!(found(false).is_absolute());
+        assert_eq!(built_target(dir.path(), false, "sim_display"), None);
+        assert_eq!(
+            built_target(&dir.path().join("absent"), false, "sim_runs"),
+            None
+        );
+    }
+
+    #[test]
+    fn cargo_gets_the_folders_before_its_separator_and_the_flags_after_in_order() {
+        let o = CampaignOptions {
+            workload: crate::registry::by_name("runs").unwrap(),
+            budget_s: 5,
+            planted: None,
+            jobs: 1,
+            fuzz_dir: PathBuf::from("fuzz"),
+            seeds: None,
+            run_dir: PathBuf::from("reports/x"),
+            libfuzzer_args: Vec::new(),
+            import_cap: Duration::from_secs(1),
+            dev: true,
+            trace_compares: false,
+        };
+        let given: Vec<String> = [
+            "/c",
+            "/s",
+            "-max_total_time=5",
+            "-len_control=0",
+            "-len_control=9",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            cargo_run_args(&o, "sim_runs", &given),
+            [
+                "run",
+                "--sanitizer",
+                "none",
+                "--dev",
+                "--no-trace-compares",
+                "sim_runs",
+                "/c",
+                "/s",
+                "--",
+                "-max_total_time=5",
+                "-len_control=0",
+                "-len_control=9"
+            ]
+        );
+    }
 }
