@@ -1,6 +1,6 @@
 //! Coverage-guided simulation of the display workload: libFuzzer's input decodes into a display
 //! scenario (sim::fuzz::input: byte-seeded generator, or a scenario file), played in the
-//! deterministic world against the model and checkers; a violation panics with its catalog ID.
+//! deterministic world against the model and checkers; a violation prints its catalog ID and aborts.
 //! `HISTSIM_PLANTED=<ID>` switches one planted bug on.
 #![no_main]
 

@@ -6,7 +6,7 @@ use super::corpus::target_name;
 use super::import::import;
 use super::stats::{parse, LibFuzzerStats};
 pub use super::summary::{FuzzSummary, FuzzViolation};
-use super::target::{violation_id_in, PLANTED_ENV};
+use super::target::{violation_id_in, PLANTED_ENV, VIOLATION_PREFIX};
 use crate::workload::DynWorkload;
 use history::BugId;
 use std::path::{Path, PathBuf};
@@ -235,8 +235,12 @@ fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<
     }]
 }
 
-/// The line after the first `panicked at` of libFuzzer's log: the target's panic message.
+/// The target's message: its violation line (`histsim violation ID: ...`), or else the line
+/// after the first `panicked at` (a panic of the harness itself).
 fn panic_message(output: &str) -> Option<String> {
+    if let Some(line) = output.lines().find(|l| l.starts_with(VIOLATION_PREFIX)) {
+        return Some(line.trim().to_string());
+    }
     let mut lines = output.lines();
     lines.find(|l| l.contains("panicked at"))?;
     lines.next().map(|l| l.trim().to_string())
@@ -350,6 +354,27 @@ mod tests {
             built_target(&dir.path().join("absent"), false, "sim_runs"),
             None
         );
+    }
+
+    #[test]
+    fn the_message_is_the_violation_line_or_the_line_after_a_panic() {
+        let violation = "INFO: Seed: 7\n#3\tNEW cov: 1\nhistsim violation P4: [P4] two copies\n\
+                         ==1== ERROR: libFuzzer: deadly signal\n";
+        assert_eq!(
+            panic_message(violation).as_deref(),
+            Some("histsim violation P4: [P4] two copies")
+        );
+        assert_eq!(
+            violation_id_in(violation.lines().nth(2).unwrap()),
+            Some(BugId::P4)
+        );
+        let harness =
+            "thread '<unnamed>' panicked at sim/src/x.rs:1:1:\n  histsim broken world: why\n";
+        assert_eq!(
+            panic_message(harness).as_deref(),
+            Some("histsim broken world: why")
+        );
+        assert_eq!(panic_message("#3\tDONE cov: 1\n"), None);
     }
 
     #[test]
