@@ -74,36 +74,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     let log_path = o.run_dir.join("libfuzzer.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    // The built target is run itself: `cargo fuzz run` would first check the build again, about
-    // a second of cargo before every run, which a short run (and its time to a crash) paid in
-    // full. Where the binary is not found (an unusual target directory), cargo runs it.
-    let (mut cmd, command) = match built_target(&fuzz_target_dir(o), o.dev, &target) {
-        Some(binary) => {
-            let mut cmd = Command::new(&binary);
-            cmd.args(&libfuzzer_args);
-            let command = format!(
-                "(cd {} && cargo fuzz {}) && {} {}",
-                o.fuzz_dir.display(),
-                build_args.join(" "),
-                binary.display(),
-                libfuzzer_args.join(" ")
-            );
-            (cmd, command)
-        }
-        None => {
-            let args = cargo_run_args(o, &target, &libfuzzer_args);
-            let cmd = cargo_fuzz(
-                &o.fuzz_dir,
-                &args.iter().map(String::as_str).collect::<Vec<_>>(),
-            );
-            let command = format!(
-                "(cd {} && cargo fuzz {})",
-                o.fuzz_dir.display(),
-                args.join(" ")
-            );
-            (cmd, command)
-        }
-    };
+    let (mut cmd, command) = target_command(o, &target, &build_args, &libfuzzer_args);
     match o.planted {
         Some(p) => cmd.env(PLANTED_ENV, p.as_str()),
         None => cmd.env_remove(PLANTED_ENV),
@@ -163,6 +134,45 @@ fn built_target(target_dir: &Path, dev: bool, target: &str) -> Option<PathBuf> {
         })
         .max()
         .and_then(|(_, binary)| std::path::absolute(binary).ok())
+}
+
+/// The command that fuzzes, and how the report shows it.
+fn target_command(
+    o: &CampaignOptions,
+    target: &str,
+    build_args: &[&str],
+    libfuzzer_args: &[String],
+) -> (Command, String) {
+    // The built target is run itself: `cargo fuzz run` would first check the build again, about
+    // a second of cargo before every run, which a short run (and its time to a crash) paid in
+    // full. Where the binary is not found (an unusual target directory), cargo runs it.
+    match built_target(&fuzz_target_dir(o), o.dev, target) {
+        Some(binary) => {
+            let mut cmd = Command::new(&binary);
+            cmd.args(libfuzzer_args);
+            let command = format!(
+                "(cd {} && cargo fuzz {}) && {} {}",
+                o.fuzz_dir.display(),
+                build_args.join(" "),
+                binary.display(),
+                libfuzzer_args.join(" ")
+            );
+            (cmd, command)
+        }
+        None => {
+            let args = cargo_run_args(o, target, libfuzzer_args);
+            let cmd = cargo_fuzz(
+                &o.fuzz_dir,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            let command = format!(
+                "(cd {} && cargo fuzz {})",
+                o.fuzz_dir.display(),
+                args.join(" ")
+            );
+            (cmd, command)
+        }
+    }
 }
 
 fn cargo_fuzz(dir: &Path, args: &[&str]) -> Command {
