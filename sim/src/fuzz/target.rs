@@ -72,8 +72,9 @@ pub(crate) fn play_covered(
 
 /// The body of the `sim_<workload>` fuzz targets: plays `data`, writes the probes it fired into
 /// `counters` (the target's libFuzzer extra counters, [`probes::fill`]); a violation prints its
-/// line and aborts, a broken world panics. The planted bug comes from `HISTSIM_PLANTED`, read once; a bad value or an
-/// unknown workload ends the process with a message (exit 2), not a crash libFuzzer would keep.
+/// line and aborts, a broken world panics. The planted bug comes from `HISTSIM_PLANTED`, read
+/// once; a bad value or an unknown workload ends the process with a message (exit 2), not a
+/// crash libFuzzer would keep.
 pub fn fuzz_one(workload: &str, data: &[u8], counters: &mut [u8]) {
     static SETUP: OnceLock<(&'static dyn DynWorkload, Option<BugId>)> = OnceLock::new();
     let &(w, planted) = SETUP.get_or_init(|| {
