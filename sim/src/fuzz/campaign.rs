@@ -3,9 +3,10 @@
 //! (`reports/<name>/summary.json`, `summary.md`).
 
 use super::corpus::target_name;
+use super::cpu::children_cpu_s;
 use super::import::import;
 use super::stats::{parse, LibFuzzerStats};
-pub use super::summary::{FuzzSummary, FuzzViolation};
+pub use super::summary::{markdown, FuzzSummary, FuzzViolation};
 use super::target::{violation_id_in, PLANTED_ENV, VIOLATION_PREFIX};
 use crate::workload::DynWorkload;
 use history::BugId;
@@ -79,6 +80,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         Some(p) => cmd.env(PLANTED_ENV, p.as_str()),
         None => cmd.env_remove(PLANTED_ENV),
     };
+    let cpu_before = children_cpu_s();
     let start = Instant::now();
     let status = cmd
         .stdout(Stdio::null())
@@ -86,6 +88,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         .status()
         .map_err(|e| format!("{command}: {e}"))?;
     let elapsed_s = start.elapsed().as_secs_f64();
+    let cpu_s = cpu_before.zip(children_cpu_s()).map(|(b, a)| a - b);
     let output = std::fs::read_to_string(&log_path).unwrap_or_default();
     let libfuzzer = parse(&output);
     let violations = violations(o, &output, &libfuzzer);
@@ -104,6 +107,8 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         jobs: o.jobs,
         seeds: o.seeds.as_ref().map(|s| s.display().to_string()),
         elapsed_s,
+        cpu_s,
+        exec_per_cpu_s: per_cpu_second(libfuzzer.executions, cpu_s),
         libfuzzer,
         corpus_files: count_files(&corpus),
         violations,
@@ -256,77 +261,17 @@ fn panic_message(output: &str) -> Option<String> {
     lines.next().map(|l| l.trim().to_string())
 }
 
+/// Executions over CPU seconds; none below a tenth of a second of CPU (a few ticks of
+/// `/proc`'s clock), where the ratio would be mostly rounding.
+fn per_cpu_second(executions: Option<u64>, cpu_s: Option<f64>) -> Option<u64> {
+    let cpu_s = cpu_s.filter(|s| *s >= 0.1)?;
+    Some((executions? as f64 / cpu_s).round() as u64)
+}
+
 fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|entries| entries.filter(|e| e.is_ok()).count())
         .unwrap_or(0)
-}
-
-/// The summary for people.
-pub fn markdown(s: &FuzzSummary) -> String {
-    let figure = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
-    let planted = s
-        .planted
-        .map(|p| p.to_string())
-        .unwrap_or_else(|| "none".into());
-    let mut md = format!(
-        "# Fuzzing campaign {}\n\n\
-         | | |\n|---|---|\n\
-         | target | `{}` (workload {}) |\n| planted | {planted} |\n\
-         | budget | {} s, {} job(s) |\n| seeds | {} |\n| elapsed | {:.1} s |\n\
-         | executions | {} |\n| exec/s | {} |\n| corpus | {} inputs ({} files) |\n\
-         | new units | {} |\n| edges (cov) | {} |\n| features (ft) | {} |\n\n",
-        s.name,
-        s.target,
-        s.workload,
-        s.budget_s,
-        s.jobs,
-        s.seeds.as_deref().unwrap_or("empty corpus"),
-        s.elapsed_s,
-        figure(s.libfuzzer.executions),
-        figure(s.libfuzzer.exec_per_s),
-        figure(s.libfuzzer.corpus_size),
-        s.corpus_files,
-        figure(s.libfuzzer.new_units),
-        figure(s.libfuzzer.edges),
-        figure(s.libfuzzer.features),
-    );
-    if s.violations.is_empty() {
-        md.push_str("No violation.\n");
-    }
-    if !s.libfuzzer.slow_units.is_empty() {
-        // libFuzzer times units by the wall clock: a starved or paused process writes them too.
-        md.push_str(&format!(
-            "\n{} slow unit(s) written (no violation; replay one with `cargo fuzz run {} FILE`): {}\n",
-            s.libfuzzer.slow_units.len(),
-            s.target,
-            s.libfuzzer.slow_units.join(", ")
-        ));
-    }
-    for v in &s.violations {
-        let id =
-            v.id.map(|i| i.to_string())
-                .unwrap_or_else(|| "(no ID: a broken world)".into());
-        md.push_str(&format!(
-            "## Violation {id}\n\ncrash input: `{}`\n\n",
-            v.crash_input
-        ));
-        if let Some(m) = &v.message {
-            md.push_str(&format!("{m}\n\n"));
-        }
-        match (&v.scenario_file, &v.import_error) {
-            (Some(f), _) => md.push_str(&format!(
-                "scenario file: `{f}`; replay it: `histsim scenarios {f}`\n\n"
-            )),
-            (None, Some(e)) => md.push_str(&format!("import failed: {e}\n\n")),
-            (None, None) => {}
-        }
-    }
-    if let Some(f) = &s.failure {
-        md.push_str(&format!("\n**The fuzzer failed:** {f}\n"));
-    }
-    md.push_str(&format!("\nCommand: `{}`\n", s.command));
-    md
 }
 
 /// Writes `summary.json`, `summary.md` and `junit.xml` into `dir`.
@@ -364,6 +309,14 @@ mod tests {
             built_target(&dir.path().join("absent"), false, "sim_runs"),
             None
         );
+    }
+
+    #[test]
+    fn executions_a_cpu_second_need_a_tenth_of_a_second_of_cpu() {
+        assert_eq!(per_cpu_second(Some(61_800), Some(60.0)), Some(1_030));
+        assert_eq!(per_cpu_second(Some(30), Some(0.05)), None);
+        assert_eq!(per_cpu_second(None, Some(60.0)), None);
+        assert_eq!(per_cpu_second(Some(30), None), None);
     }
 
     #[test]

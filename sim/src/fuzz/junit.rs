@@ -75,6 +75,8 @@ mod tests {
             jobs: 1,
             seeds: None,
             elapsed_s: 30.5,
+            cpu_s: Some(29.0),
+            exec_per_cpu_s: Some(3_103),
             libfuzzer: LibFuzzerStats::default(),
             corpus_files: 3,
             violations,

@@ -1,6 +1,7 @@
 //! libFuzzer's figures, read from what it prints: the final stats (`-print_final_stats=1`), the
 //! last status line (`#N ... cov: C ft: F corp: K/...`), and where it wrote a crash input.
 
+use super::target::counts_in;
 use serde::Serialize;
 
 /// What a libFuzzer run reported. Every figure is optional: a run cut short prints fewer.
@@ -20,6 +21,12 @@ pub struct LibFuzzerStats {
     /// Inputs libFuzzer wrote as slower than `-report_slow_units` (`slow-unit-...`): kept for
     /// a look, never a crash (a paused or starved process makes them too).
     pub slow_units: Vec<String>,
+    /// The target's own count of its inputs (`histsim inputs: N, rejected R`, printed at
+    /// doublings and every 65,536 inputs), the last printed: N inputs ...
+    pub counted_inputs: Option<u64>,
+    /// ... of which R were rejected before play (not a scenario of the workload, or over its
+    /// size bound): executions that cost next to nothing.
+    pub rejected_inputs: Option<u64>,
 }
 
 /// Reads `output` (libFuzzer's stderr), line by line.
@@ -41,6 +48,9 @@ pub fn parse(output: &str) -> LibFuzzerStats {
             } else {
                 s.crash_input = Some(path);
             }
+        } else if let Some((inputs, rejected)) = counts_in(line) {
+            s.counted_inputs = Some(inputs);
+            s.rejected_inputs = Some(rejected);
         } else if line.starts_with('#') {
             status_line(line, &mut s);
         }
@@ -89,7 +99,9 @@ mod tests {
 
     const DONE: &str = "INFO: Seed: 1\n\
         #2\tINITED cov: 100 ft: 120 corp: 1/1b exec/s: 0 rss: 30Mb\n\
+        histsim inputs: 4096, rejected 700\n\
         #4096\tpulse  cov: 900 ft: 1500 corp: 40/2Kb lim: 40 exec/s: 1365 rss: 60Mb\n\
+        histsim inputs: 8192, rejected 1500\n\
         #9000\tDONE   cov: 950 ft: 1600 corp: 44/3Kb lim: 40 exec/s: 1500 rss: 61Mb\n\
         Done 9000 runs in 6 second(s)\n\
         stat::number_of_executed_units: 9001\n\
@@ -107,6 +119,10 @@ mod tests {
             (Some(950), Some(1600), Some(44))
         );
         assert_eq!(s.crash_input, None);
+        assert_eq!(
+            (s.counted_inputs, s.rejected_inputs),
+            (Some(8192), Some(1500))
+        );
     }
 
     #[test]

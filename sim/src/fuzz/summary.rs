@@ -29,6 +29,12 @@ pub struct FuzzSummary {
     pub seeds: Option<String>,
     /// Wall-clock seconds of the fuzzing process (the build before it not counted).
     pub elapsed_s: f64,
+    /// CPU seconds (user + system) of the fuzzing process and its workers; below `elapsed_s`
+    /// when the campaign shared the machine or was paused. `None` where it cannot be read.
+    pub cpu_s: Option<f64>,
+    /// Executions a CPU second: libFuzzer's executions over `cpu_s`, the rate on one core
+    /// whatever else the machine ran.
+    pub exec_per_cpu_s: Option<u64>,
     pub libfuzzer: LibFuzzerStats,
     /// Inputs in the grown corpus folder at the end.
     pub corpus_files: usize,
@@ -36,4 +42,139 @@ pub struct FuzzSummary {
     /// libFuzzer ended without a crash input yet not cleanly (the log says why).
     pub failure: Option<String>,
     pub command: String,
+}
+
+/// The summary for people.
+pub fn markdown(s: &FuzzSummary) -> String {
+    let mut md = figures(s);
+    if s.violations.is_empty() {
+        md.push_str("No violation.\n");
+    }
+    if !s.libfuzzer.slow_units.is_empty() {
+        // libFuzzer times units by the wall clock: a starved or paused process writes them too.
+        md.push_str(&format!(
+            "\n{} slow unit(s) written (no violation; replay one with `cargo fuzz run {} FILE`): {}\n",
+            s.libfuzzer.slow_units.len(),
+            s.target,
+            s.libfuzzer.slow_units.join(", ")
+        ));
+    }
+    for v in &s.violations {
+        let id =
+            v.id.map(|i| i.to_string())
+                .unwrap_or_else(|| "(no ID: a broken world)".into());
+        md.push_str(&format!(
+            "## Violation {id}\n\ncrash input: `{}`\n\n",
+            v.crash_input
+        ));
+        if let Some(m) = &v.message {
+            md.push_str(&format!("{m}\n\n"));
+        }
+        match (&v.scenario_file, &v.import_error) {
+            (Some(f), _) => md.push_str(&format!(
+                "scenario file: `{f}`; replay it: `histsim scenarios {f}`\n\n"
+            )),
+            (None, Some(e)) => md.push_str(&format!("import failed: {e}\n\n")),
+            (None, None) => {}
+        }
+    }
+    if let Some(f) = &s.failure {
+        md.push_str(&format!("\n**The fuzzer failed:** {f}\n"));
+    }
+    md.push_str(&format!("\nCommand: `{}`\n", s.command));
+    md
+}
+
+/// The summary's first table: what ran and libFuzzer's figures.
+fn figures(s: &FuzzSummary) -> String {
+    let figure = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+    let planted = s
+        .planted
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "none".into());
+    format!(
+        "# Fuzzing campaign {}\n\n\
+         | | |\n|---|---|\n\
+         | target | `{}` (workload {}) |\n| planted | {planted} |\n\
+         | budget | {} s, {} job(s) |\n| seeds | {} |\n| elapsed | {:.1} s |\n\
+         | CPU | {} |\n| executions | {} |\n| exec/s (wall clock) | {} |\n\
+         | exec per CPU second | {} |\n| rejected before play | {} |\n| corpus | {} inputs ({} files) |\n\
+         | new units | {} |\n| edges (cov) | {} |\n| features (ft) | {} |\n\n",
+        s.name,
+        s.target,
+        s.workload,
+        s.budget_s,
+        s.jobs,
+        s.seeds.as_deref().unwrap_or("empty corpus"),
+        s.elapsed_s,
+        s.cpu_s
+            .map(|c| format!("{c:.1} s"))
+            .unwrap_or_else(|| "-".into()),
+        figure(s.libfuzzer.executions),
+        figure(s.libfuzzer.exec_per_s),
+        figure(s.exec_per_cpu_s),
+        rejected_share(&s.libfuzzer),
+        figure(s.libfuzzer.corpus_size),
+        s.corpus_files,
+        figure(s.libfuzzer.new_units),
+        figure(s.libfuzzer.edges),
+        figure(s.libfuzzer.features),
+    )
+}
+
+/// "R of the first N inputs (P %)", from the target's last counts line.
+fn rejected_share(s: &LibFuzzerStats) -> String {
+    match (s.counted_inputs, s.rejected_inputs) {
+        (Some(n), Some(r)) if n > 0 => {
+            format!(
+                "{r} of the first {n} inputs ({:.1} %)",
+                100.0 * r as f64 / n as f64
+            )
+        }
+        _ => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_shows_cpu_time_beside_the_wall_clock() {
+        let mut s = FuzzSummary {
+            name: "c".into(),
+            workload: "display".into(),
+            target: "sim_display".into(),
+            planted: None,
+            budget_s: 60,
+            jobs: 1,
+            seeds: None,
+            elapsed_s: 60.2,
+            cpu_s: Some(30.04),
+            exec_per_cpu_s: Some(1_030),
+            libfuzzer: LibFuzzerStats {
+                executions: Some(30_941),
+                exec_per_s: Some(515),
+                counted_inputs: Some(16_384),
+                rejected_inputs: Some(4_096),
+                ..LibFuzzerStats::default()
+            },
+            corpus_files: 3,
+            violations: Vec::new(),
+            failure: None,
+            command: "sim_display".into(),
+        };
+        let md = markdown(&s);
+        assert!(md.contains("| CPU | 30.0 s |"), "{md}");
+        assert!(md.contains("| exec/s (wall clock) | 515 |"), "{md}");
+        assert!(md.contains("| exec per CPU second | 1030 |"), "{md}");
+        assert!(
+            md.contains("| rejected before play | 4096 of the first 16384 inputs (25.0 %) |"),
+            "{md}"
+        );
+        s.cpu_s = None;
+        s.exec_per_cpu_s = None;
+        let md = markdown(&s);
+        assert!(md.contains("| CPU | - |") && md.contains("| exec per CPU second | - |"));
+    }
 }

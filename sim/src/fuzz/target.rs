@@ -7,6 +7,7 @@ use crate::outcome::Violation;
 use crate::registry;
 use crate::workload::{DynWorkload, StoreKind, WorldConfig};
 use history::{BugId, Planted};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// The environment variable that switches one planted bug on in a fuzz target (`P4`).
@@ -92,6 +93,7 @@ pub fn fuzz_one(workload: &str, data: &[u8], counters: &mut [u8]) {
     });
     let (played, coverage) = play_covered(w, data, planted);
     probes::fill(w.probes(), &coverage, counters);
+    count_input(matches!(played, Played::Rejected(_)));
     match played {
         Played::Rejected(_) | Played::Passed => {}
         Played::Violated(v) => {
@@ -100,11 +102,59 @@ pub fn fuzz_one(workload: &str, data: &[u8], counters: &mut [u8]) {
             // panic's backtrace: it would only point here, and printing it symbolized the
             // target's debug information, 0.1 to 0.3 s where RUST_BACKTRACE is set, against
             // 0.02 s for the whole run to a shallow bug without it.
+            eprintln!("{}", counts_line());
             eprintln!("{}", violation_line(&v));
             std::process::abort();
         }
         Played::Broken(why) => panic!("histsim broken world: {why}"),
     }
+}
+
+/// Inputs this target process was given, and of them those rejected before play (not a
+/// scenario of the workload, or over its size bound). One thread runs a target, so relaxed
+/// counts are exact.
+static INPUTS: AtomicU64 = AtomicU64::new(0);
+static REJECTED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one input; prints the counts at 1,024 inputs and each doubling up to 65,536, then
+/// every 65,536 inputs. libFuzzer's executions include rejected inputs, which cost next to
+/// nothing, so its exec/s alone would overstate how many scenarios a second are played; the
+/// campaign reads the last line printed (a target ends at libFuzzer's `exit`, where no Rust
+/// code runs, so the last line lags the end by less than 65,536 inputs).
+fn count_input(rejected: bool) {
+    let inputs = INPUTS.fetch_add(1, Ordering::Relaxed) + 1;
+    if rejected {
+        REJECTED.fetch_add(1, Ordering::Relaxed);
+    }
+    let due = if inputs <= INPUTS_PRINTED_EVERY {
+        inputs >= 1024 && inputs.is_power_of_two()
+    } else {
+        inputs.is_multiple_of(INPUTS_PRINTED_EVERY)
+    };
+    if due {
+        eprintln!("{}", counts_line());
+    }
+}
+
+const INPUTS_PRINTED_EVERY: u64 = 65_536;
+
+/// `histsim inputs: N, rejected R`: what [`count_input`] prints.
+fn counts_line() -> String {
+    format!(
+        "{COUNTS_PREFIX}{}, rejected {}",
+        INPUTS.load(Ordering::Relaxed),
+        REJECTED.load(Ordering::Relaxed)
+    )
+}
+
+/// How a target's counts line begins.
+pub const COUNTS_PREFIX: &str = "histsim inputs: ";
+
+/// The inputs and rejected inputs of a counts line (`histsim inputs: 2048, rejected 31`).
+pub fn counts_in(line: &str) -> Option<(u64, u64)> {
+    let rest = line.trim().strip_prefix(COUNTS_PREFIX)?;
+    let (inputs, rejected) = rest.split_once(", rejected ")?;
+    Some((inputs.parse().ok()?, rejected.parse().ok()?))
 }
 
 /// What a target prints for a violation, on one line: `histsim violation ID: message`.
@@ -133,5 +183,16 @@ mod tests {
         assert_eq!(violation_id_in(line), Some(BugId::P4));
         assert_eq!(violation_id_in("histsim violation Q9: x"), None);
         assert_eq!(violation_id_in("nothing here"), None);
+    }
+
+    #[test]
+    fn a_counts_line_reads_back() {
+        assert_eq!(
+            counts_in("histsim inputs: 2048, rejected 31\n"),
+            Some((2048, 31))
+        );
+        assert!(counts_in(&counts_line()).is_some());
+        assert_eq!(counts_in("histsim inputs: 2048"), None);
+        assert_eq!(counts_in("#2048 pulse cov: 1"), None);
     }
 }
