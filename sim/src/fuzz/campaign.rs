@@ -5,6 +5,7 @@
 use super::corpus::target_name;
 use super::cpu::children_cpu_s;
 use super::import::import;
+use super::progress::FuzzProgress;
 use super::stats::{parse, LibFuzzerStats};
 pub use super::summary::{markdown, FuzzSummary, FuzzViolation};
 use super::target::{violation_id_in, PLANTED_ENV, VIOLATION_PREFIX};
@@ -82,12 +83,16 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     };
     let cpu_before = children_cpu_s();
     let start = Instant::now();
-    let status = cmd
+    let mut child = cmd
         .stdout(Stdio::null())
         .stderr(log)
-        .status()
+        .spawn()
         .map_err(|e| format!("{command}: {e}"))?;
+    let progress = FuzzProgress::start(log_path.clone(), o.budget_s);
+    let status = child.wait().map_err(|e| format!("{command}: {e}"));
     let elapsed_s = start.elapsed().as_secs_f64();
+    progress.finish();
+    let status = status?;
     let cpu_s = cpu_before.zip(children_cpu_s()).map(|(b, a)| a - b);
     let output = std::fs::read_to_string(&log_path).unwrap_or_default();
     let libfuzzer = parse(&output);

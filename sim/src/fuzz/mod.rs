@@ -7,7 +7,7 @@
 //! crash, and hands the workload's coverage probes to libFuzzer as extra counters ([`probes`]).
 //! [`corpus`] turns the repository's scenario files into seed inputs, [`import`] turns a
 //! crash input into a shrunk scenario file, and [`campaign`] runs `cargo fuzz` for a time budget
-//! and reads libFuzzer's figures ([`stats`]) and its CPU time ([`cpu`]), written as a report with [`junit`]; [`reach`]
+//! and reads libFuzzer's figures ([`stats`]) and its CPU time ([`cpu`]), showing its progress ([`progress`]), written as a report with [`junit`]; [`reach`]
 //! plays a corpus (or random seeds) again to say which probes and pairs of probes it reaches. The targets themselves are in `fuzz/`.
 
 pub mod campaign;
@@ -17,6 +17,7 @@ pub mod import;
 pub mod input;
 pub mod junit;
 pub mod probes;
+pub mod progress;
 pub mod reach;
 pub mod stats;
 pub mod summary;
