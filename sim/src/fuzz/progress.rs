@@ -134,10 +134,8 @@ fn status_text(s: &LibFuzzerStats, elapsed_s: u64, budget_s: u64) -> String {
     if let Some(c) = s.corpus_size {
         parts.push(format!("corpus {c}"));
     }
-    if let (Some(n), Some(r)) = (s.counted_inputs, s.rejected_inputs) {
-        if n > 0 {
-            parts.push(format!("rejected {:.0} %", 100.0 * r as f64 / n as f64));
-        }
+    if let Some(p) = s.rejected_percent() {
+        parts.push(format!("rejected {p:.0} %"));
     }
     parts.join(", ")
 }

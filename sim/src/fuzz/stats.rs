@@ -29,6 +29,14 @@ pub struct LibFuzzerStats {
     pub rejected_inputs: Option<u64>,
 }
 
+impl LibFuzzerStats {
+    /// The percentage of the counted inputs that were rejected before play, once any are counted.
+    pub fn rejected_percent(&self) -> Option<f64> {
+        let (n, r) = (self.counted_inputs?, self.rejected_inputs?);
+        (n > 0).then(|| 100.0 * r as f64 / n as f64)
+    }
+}
+
 /// Reads `output` (libFuzzer's stderr), line by line.
 pub fn parse(output: &str) -> LibFuzzerStats {
     let mut s = LibFuzzerStats::default();

@@ -124,13 +124,8 @@ fn figures(s: &FuzzSummary) -> String {
 
 /// "R of the first N inputs (P %)", from the target's last counts line.
 fn rejected_share(s: &LibFuzzerStats) -> String {
-    match (s.counted_inputs, s.rejected_inputs) {
-        (Some(n), Some(r)) if n > 0 => {
-            format!(
-                "{r} of the first {n} inputs ({:.1} %)",
-                100.0 * r as f64 / n as f64
-            )
-        }
+    match (s.counted_inputs, s.rejected_inputs, s.rejected_percent()) {
+        (Some(n), Some(r), Some(p)) => format!("{r} of the first {n} inputs ({p:.1} %)"),
         _ => "-".into(),
     }
 }
