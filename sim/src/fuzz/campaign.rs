@@ -103,6 +103,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
             log_path.display()
         )
     });
+    let exec_per_cpu_s = per_cpu_second(libfuzzer.executions, cpu_s);
     Ok(FuzzSummary {
         name: name.to_string(),
         workload: o.workload.name().to_string(),
@@ -113,7 +114,8 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         seeds: o.seeds.as_ref().map(|s| s.display().to_string()),
         elapsed_s,
         cpu_s,
-        exec_per_cpu_s: per_cpu_second(libfuzzer.executions, cpu_s),
+        exec_per_cpu_s,
+        played_per_cpu_s: super::summary::played_per_cpu_second(exec_per_cpu_s, &libfuzzer),
         libfuzzer,
         corpus_files: count_files(&corpus),
         violations,

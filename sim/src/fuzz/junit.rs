@@ -77,6 +77,7 @@ mod tests {
             elapsed_s: 30.5,
             cpu_s: Some(29.0),
             exec_per_cpu_s: Some(3_103),
+            played_per_cpu_s: None,
             libfuzzer: LibFuzzerStats::default(),
             corpus_files: 3,
             violations,

@@ -35,6 +35,11 @@ pub struct FuzzSummary {
     /// Executions a CPU second: libFuzzer's executions over `cpu_s`, the rate on one core
     /// whatever else the machine ran.
     pub exec_per_cpu_s: Option<u64>,
+    /// Scenarios played a CPU second: `exec_per_cpu_s` less the share of inputs the target
+    /// rejected before play (its own count). libFuzzer's executions count rejected inputs,
+    /// which cost about a tenth of a millisecond, so this is the figure to compare with
+    /// `histsim run`'s seeds a second.
+    pub played_per_cpu_s: Option<u64>,
     pub libfuzzer: LibFuzzerStats,
     /// Inputs in the grown corpus folder at the end.
     pub corpus_files: usize,
@@ -98,7 +103,8 @@ fn figures(s: &FuzzSummary) -> String {
          | target | `{}` (workload {}) |\n| planted | {planted} |\n\
          | budget | {} s, {} job(s) |\n| seeds | {} |\n| elapsed | {:.1} s |\n\
          | CPU | {} |\n| executions | {} |\n| exec/s (wall clock) | {} |\n\
-         | exec per CPU second | {} |\n| rejected before play | {} |\n| corpus | {} inputs ({} files) |\n\
+         | exec per CPU second | {} |\n| rejected before play | {} |\n\
+         | played per CPU second | {} |\n| corpus | {} inputs ({} files) |\n\
          | new units | {} |\n| edges (cov) | {} |\n| features (ft) | {} |\n\n",
         s.name,
         s.target,
@@ -114,12 +120,19 @@ fn figures(s: &FuzzSummary) -> String {
         figure(s.libfuzzer.exec_per_s),
         figure(s.exec_per_cpu_s),
         rejected_share(&s.libfuzzer),
+        figure(s.played_per_cpu_s),
         figure(s.libfuzzer.corpus_size),
         s.corpus_files,
         figure(s.libfuzzer.new_units),
         figure(s.libfuzzer.edges),
         figure(s.libfuzzer.features),
     )
+}
+
+/// Executions a CPU second less the share of them the target rejected before play.
+pub fn played_per_cpu_second(exec_per_cpu_s: Option<u64>, s: &LibFuzzerStats) -> Option<u64> {
+    let rejected = s.rejected_percent()?;
+    Some((exec_per_cpu_s? as f64 * (100.0 - rejected) / 100.0).round() as u64)
 }
 
 /// "R of the first N inputs (P %)", from the target's last counts line.
@@ -147,6 +160,7 @@ mod tests {
             elapsed_s: 60.2,
             cpu_s: Some(30.04),
             exec_per_cpu_s: Some(1_030),
+            played_per_cpu_s: Some(773),
             libfuzzer: LibFuzzerStats {
                 executions: Some(30_941),
                 exec_per_s: Some(515),
@@ -166,6 +180,12 @@ mod tests {
         assert!(
             md.contains("| rejected before play | 4096 of the first 16384 inputs (25.0 %) |"),
             "{md}"
+        );
+        assert!(md.contains("| played per CPU second | 773 |"), "{md}");
+        assert_eq!(played_per_cpu_second(Some(1_030), &s.libfuzzer), Some(773));
+        assert_eq!(
+            played_per_cpu_second(Some(1_030), &LibFuzzerStats::default()),
+            None
         );
         s.cpu_s = None;
         s.exec_per_cpu_s = None;
