@@ -16,8 +16,9 @@
 //!   table. `histsim fuzz seed-corpus` writes these; mutations of the text mostly fail to parse
 //!   and are dropped at once, but the ones that parse are known-interesting states nudged.
 //!
-//! Inputs that decode to nothing playable (bad text, another workload's table) are rejected:
-//! the target returns without playing.
+//! Inputs that decode to nothing playable (bad text, another workload's table, a scenario over
+//! the bound) are rejected: the target returns without playing, and tells libFuzzer not to keep
+//! the input ([`super::target::CorpusFate::Reject`]).
 
 use crate::rng::SeedRng;
 use crate::scenario_file::ScenarioFile;
