@@ -3,7 +3,7 @@
 # corpus and from the repository corpus, beside random seeds (`histsim bugs --jobs 1`): the
 # table issue 14 asks for, as markdown on stdout (progress on stderr).
 #
-#   fuzz/detection_table.sh [HISTSIM] [CAP_S] [IDS...]
+#   [REPEATS=K] [DEV=1] fuzz/detection_table.sh [HISTSIM] [CAP_S] [IDS...]
 #
 # HISTSIM: the histsim binary (default target/release/histsim); CAP_S: the budget of one fuzzing
 # run in seconds (default 600, the issue's ten minutes); IDS: only these (default every planted
@@ -14,22 +14,38 @@
 # seeds' seconds are the hunt inside `histsim bugs`, and the last column the whole command.
 # A cell "S / N, as ID2" means the first crash named another ID than the one planted (the
 # planted bug showed first as a broader or narrower invariant on that input).
+#
+# REPEATS=K (default 1) samples every cell K times and prints the medians: fuzzing runs with
+# libFuzzer's `-seed=1..K`, random seeds from seeds 0, 100000, ... (`histsim bugs --first-seed`).
+# One sample of each is luck: a bug that fires on one seed in twenty can be found at seed 0.
+# The last lines are the medians of every column over the bugs.
 set -euo pipefail
 histsim=${1:-target/release/histsim}
 cap=${2:-600}
 shift $(( $# > 2 ? 2 : $# ))
+repeats=${REPEATS:-1}
 only=()
 for id in "$@"; do only+=(--only "$id"); done
 
-# Random seeds first: one line per ID (ID, workload, seeds, seconds, fired, message).
-random=$("$histsim" bugs --jobs 1 --clean-seeds 1 "${only[@]}" | awk '$1 ~ /^[PRJ][0-9]+$/')
+median() { # numbers on stdin, one a line -> their median ("-" for none)
+  sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-";
+    else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+first_seed() { echo $(( ($1 - 1) * 100000 )); } # sample r (1-based) -> its first seed
 
-fuzz_once() { # ID WORKLOAD MODE(empty|repo) -> "seconds executions found-id"
+# Random seeds first: per sample, one line per ID (ID, workload, seeds, seconds, fired, message).
+random=()
+for r in $(seq 1 "$repeats"); do
+  random+=("$("$histsim" bugs --jobs 1 --clean-seeds 1 --first-seed "$(first_seed "$r")" "${only[@]}" |
+    awk '$1 ~ /^[PRJ][0-9]+$/')")
+done
+
+fuzz_once() { # ID WORKLOAD MODE(empty|repo) SAMPLE -> "seconds executions found-id"
   local id=$1 workload=$2 mode=$3 name="table-$1-$3" flags=()
   [ "$mode" = empty ] && flags+=(--empty-corpus)
   [ "${DEV:-0}" = 1 ] && flags+=(--dev)
   "$histsim" fuzz run --workload "$workload" --planted "$id" --budget-s "$cap" \
-    --name "$name" "${flags[@]}" >/dev/null 2>&1 || true
+    --name "$name" "${flags[@]}" --libfuzzer-arg=-seed="$4" >/dev/null 2>&1 || true
   jq -r '[(.elapsed_s * 100 | round / 100), (.libfuzzer.executions // "-"),
           (.violations[0].id // "none")] | map(tostring) | join(" ")' \
     "reports/$name/summary.json" 2>/dev/null || echo "- - failed"
@@ -37,23 +53,47 @@ fuzz_once() { # ID WORKLOAD MODE(empty|repo) -> "seconds executions found-id"
 
 # The whole `histsim bugs` command for one ID, wall seconds: random seeds paying their process's
 # start-up, as a fuzzing run pays its target's.
-whole_command() { # ID -> seconds
-  { /usr/bin/time -f "%e" "$histsim" bugs --only "$1" --jobs 1 --clean-seeds 1 >/dev/null; } 2>&1 |
-    tail -1
+whole_command() { # ID SAMPLE -> seconds
+  { /usr/bin/time -f "%e" "$histsim" bugs --only "$1" --jobs 1 --clean-seeds 1 \
+      --first-seed "$(first_seed "$2")" >/dev/null; } 2>&1 | tail -1
+}
+
+fuzz_cell() { # ID WORKLOAD MODE -> the cell: median seconds / median executions, over the samples
+  local id=$1 runs=() r s e f others="" missed=0
+  for r in $(seq 1 "$repeats"); do
+    read -r s e f <<<"$(fuzz_once "$id" "$2" "$3" "$r")"
+    case "$f" in
+      "$id") runs+=("$s $e") ;;
+      none | failed) missed=$((missed + 1)) ;;
+      *) runs+=("$s $e"); others="$others $f" ;;
+    esac
+  done
+  if [ "${#runs[@]}" -eq 0 ]; then echo "not found in ${cap} s"; return; fi
+  local ms me
+  ms=$(printf '%s\n' "${runs[@]}" | awk '{print $1}' | median)
+  me=$(printf '%s\n' "${runs[@]}" | awk '{print $2}' | median)
+  echo "$ms / $me$( [ -n "$others" ] && echo ", as$others")$( [ "$missed" -gt 0 ] && echo ", $missed of $repeats not found in ${cap} s")"
 }
 
 echo "| ID | workload | fuzz, empty corpus: s / execs | fuzz, repository corpus: s / execs | random seeds: s / seeds | random seeds, whole command: s |"
 echo "|---|---|---|---|---|---|"
-while read -r id workload seeds seconds fired _; do
+columns=$(mktemp)
+while read -r id workload _; do
   echo "fuzzing $id ($workload)" >&2
-  read -r es ee ef <<<"$(fuzz_once "$id" "$workload" empty)"
-  read -r rs re rf <<<"$(fuzz_once "$id" "$workload" repo)"
-  cell() { # seconds executions found
-    case "$3" in
-      "$id") echo "$1 / $2" ;;
-      none) echo "not found in ${cap} s ($2 execs)" ;;
-      *) echo "$1 / $2, as $3" ;;
-    esac
-  }
-  echo "| $id | $workload | $(cell "$es" "$ee" "$ef") | $(cell "$rs" "$re" "$rf") | $seconds / $seeds | $(whole_command "$id") |"
-done <<<"$random"
+  empty=$(fuzz_cell "$id" "$workload" empty)
+  repo=$(fuzz_cell "$id" "$workload" repo)
+  seeds=$(for r in $(seq 0 $((repeats - 1))); do
+    awk -v id="$id" '$1 == id { print $3, $4 }' <<<"${random[$r]}"; done)
+  rs=$(awk '{print $2}' <<<"$seeds" | median)
+  rn=$(awk '{print $1}' <<<"$seeds" | median)
+  whole=$(for r in $(seq 1 "$repeats"); do whole_command "$id" "$r"; done | median)
+  echo "| $id | $workload | $empty | $repo | $rs / $rn | $whole |"
+  echo "${empty%% *} ${repo%% *} $rs $whole" >>"$columns"
+done <<<"${random[0]}"
+echo
+echo "Medians over the bugs (seconds; a bug not found counts as the cap): fuzz from an empty corpus" \
+  "$(awk -v c="$cap" '{print ($1 == "not" ? c : $1)}' "$columns" | median)," \
+  "from the repository corpus $(awk -v c="$cap" '{print ($2 == "not" ? c : $2)}' "$columns" | median)," \
+  "random seeds in the process $(awk '{print $3}' "$columns" | median)," \
+  "random seeds' whole command $(awk '{print $4}' "$columns" | median)."
+rm -f "$columns"

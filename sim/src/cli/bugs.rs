@@ -17,6 +17,10 @@ pub(crate) struct BugsArgs {
     /// Give up on a bug after this many seeds.
     #[arg(long, default_value_t = 10_000)]
     max_seeds: u64,
+    /// Start every hunt at this seed instead of 0: another sample of the seeds each bug takes
+    /// (the clean campaign still runs from 0).
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
     /// Seeds of the clean campaign that must find nothing.
     #[arg(long, default_value_t = 300)]
     clean_seeds: u64,
@@ -44,9 +48,10 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
         ..RunConfig::new()
     };
     println!(
-        "histsim bugs: {} planted bugs, up to {} seeds each, store {:?}, jobs {jobs}{}",
+        "histsim bugs: {} planted bugs, up to {} seeds each from seed {}, store {:?}, jobs {jobs}{}",
         ids.len(),
         args.max_seeds,
+        args.first_seed,
         args.store,
         base.sut
             .as_ref()
@@ -63,7 +68,7 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
             println!("{:<5} no workload of this build covers it", id.as_str());
             continue;
         }
-        let d = hunt(*id, &base, args.max_seeds, jobs);
+        let d = hunt(*id, &base, args.first_seed, args.max_seeds, jobs);
         detected += usize::from(d.detected());
         print_detection(&d);
     }

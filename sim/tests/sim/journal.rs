@@ -67,7 +67,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .collect();
     assert_eq!(ids.len(), 20);
     for id in ids {
-        let d = hunt(id, &RunConfig::new(), 10_000, 2);
+        let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
             d.detected(),
             "{id}: fired {:?} after {:?} seeds ({:?})",

@@ -12,7 +12,7 @@ fn random_simulation_finds_every_planted_display_bug_under_its_own_id() {
         .collect();
     assert_eq!(ids.len(), 14);
     for id in ids {
-        let d = hunt(id, &RunConfig::new(), 10_000, 2);
+        let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
             d.detected(),
             "{id}: fired {:?} after {:?} seeds ({:?})",
@@ -21,4 +21,20 @@ fn random_simulation_finds_every_planted_display_bug_under_its_own_id() {
             d.message
         );
     }
+}
+
+#[test]
+fn a_hunt_from_another_first_seed_counts_its_seeds_from_there() {
+    let id = history::BugId::P4;
+    let from_zero = hunt(id, &RunConfig::new(), 0, 10_000, 1);
+    let failing = from_zero.first_seed.expect("P4 found from seed 0");
+    let from_failing = hunt(id, &RunConfig::new(), failing, 10_000, 1);
+    assert_eq!(from_failing.first_seed, Some(failing));
+    assert_eq!(from_failing.seeds_to_detection, Some(1));
+    let after = hunt(id, &RunConfig::new(), failing + 1, 10_000, 1);
+    let next = after
+        .first_seed
+        .expect("P4 found again after its first seed");
+    assert!(next > failing);
+    assert_eq!(after.seeds_to_detection, Some(next - failing));
 }

@@ -107,7 +107,7 @@ fn random_simulation_finds_every_planted_runs_bug_under_its_own_id() {
     assert_eq!(ids.len(), 23);
     for id in ids {
         assert_eq!(sim::registry::covering(id).map(|w| w.name()), Some("runs"));
-        let d = hunt(id, &RunConfig::new(), 10_000, 2);
+        let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
             d.detected(),
             "{id}: fired {:?} after {:?} seeds ({:?})",

@@ -139,7 +139,7 @@ fn planted_r12_is_found_under_r12_in_process_and_through_the_protocol() {
         ..RunConfig::only("runs")
     };
     for base in [in_process, through] {
-        let found = hunt(BugId::R12, &base, 200, 2);
+        let found = hunt(BugId::R12, &base, 0, 200, 2);
         assert!(found.detected(), "{found:?}");
     }
 }
