@@ -36,8 +36,9 @@ first_seed() { echo $(( ($1 - 1) * 100000 )); } # sample r (1-based) -> its firs
 # Random seeds first: per sample, one line per ID (ID, workload, seeds, seconds, fired, message).
 random=()
 for r in $(seq 1 "$repeats"); do
+  # `|| true`: the command fails when a bug fired first under another ID; the row says which.
   random+=("$("$histsim" bugs --jobs 1 --clean-seeds 1 --first-seed "$(first_seed "$r")" "${only[@]}" |
-    awk '$1 ~ /^[PRJ][0-9]+$/')")
+    awk '$1 ~ /^[PRJ][0-9]+$/' || true)")
 done
 
 fuzz_once() { # ID WORKLOAD MODE(empty|repo) SAMPLE -> "seconds executions found-id"
@@ -55,7 +56,7 @@ fuzz_once() { # ID WORKLOAD MODE(empty|repo) SAMPLE -> "seconds executions found
 # start-up, as a fuzzing run pays its target's.
 whole_command() { # ID SAMPLE -> seconds
   { /usr/bin/time -f "%e" "$histsim" bugs --only "$1" --jobs 1 --clean-seeds 1 \
-      --first-seed "$(first_seed "$2")" >/dev/null; } 2>&1 | tail -1
+      --first-seed "$(first_seed "$2")" >/dev/null; } 2>&1 | tail -1 || true
 }
 
 fuzz_cell() { # ID WORKLOAD MODE -> the cell: median seconds / median executions, over the samples
@@ -82,12 +83,17 @@ while read -r id workload _; do
   echo "fuzzing $id ($workload)" >&2
   empty=$(fuzz_cell "$id" "$workload" empty)
   repo=$(fuzz_cell "$id" "$workload" repo)
+  # Samples that found something (seeds, seconds, the ID that fired first).
   seeds=$(for r in $(seq 0 $((repeats - 1))); do
-    awk -v id="$id" '$1 == id { print $3, $4 }' <<<"${random[$r]}"; done)
+    awk -v id="$id" '$1 == id && $3 != "-" { print $3, $4, $5 }' <<<"${random[$r]}"; done)
   rs=$(awk '{print $2}' <<<"$seeds" | median)
   rn=$(awk '{print $1}' <<<"$seeds" | median)
+  rother=$(awk -v id="$id" '$3 != id { printf " %s", $3 }' <<<"$seeds")
+  rfound=$(grep -c . <<<"$seeds" || true)
   whole=$(for r in $(seq 1 "$repeats"); do whole_command "$id" "$r"; done | median)
-  echo "| $id | $workload | $empty | $repo | $rs / $rn | $whole |"
+  random_cell="$rs / $rn$( [ -n "$rother" ] && echo ", as$rother")"
+  [ "$rfound" -lt "$repeats" ] && random_cell="$random_cell, $((repeats - rfound)) of $repeats not found"
+  echo "| $id | $workload | $empty | $repo | $random_cell | $whole |"
   echo "${empty%% *} ${repo%% *} $rs $whole" >>"$columns"
 done <<<"${random[0]}"
 echo
