@@ -9,7 +9,7 @@
 # run in seconds (default 600, the issue's ten minutes); IDS: only these (default every planted
 # bug). Run from the repository root; needs cargo-fuzz and jq. Each fuzzing run is a
 # `histsim fuzz run` of the release build (DEV=1: the `--dev` build CI uses) with one libFuzzer
-# process; the reports go to reports/table-<ID>-*.
+# process; the reports go to reports/table-<ID>-*, replaced by every run.
 # Fuzzing seconds are the target's run (its start-up included, cargo's build check not); random
 # seeds' seconds are the hunt inside `histsim bugs`, and the last column the whole command.
 # A cell "S / N, as ID2" means the first crash named another ID than the one planted (the
@@ -44,6 +44,8 @@ done
 fuzz_once() { # ID WORKLOAD MODE(empty|repo) SAMPLE -> "seconds executions found-id"
   local id=$1 workload=$2 mode=$3 name="table-$1-$3" flags=()
   [ "$mode" = empty ] && flags+=(--empty-corpus)
+  # A run of a name grows that name's corpus folder, and the next run would start from it.
+  rm -rf "reports/$name"
   [ "${DEV:-0}" = 1 ] && flags+=(--dev)
   "$histsim" fuzz run --workload "$workload" --planted "$id" --budget-s "$cap" \
     --name "$name" "${flags[@]}" --libfuzzer-arg=-seed="$4" >/dev/null 2>&1 || true
@@ -91,8 +93,11 @@ while read -r id workload _; do
   rother=$(awk -v id="$id" '$3 != id { printf " %s", $3 }' <<<"$seeds")
   rfound=$(grep -c . <<<"$seeds" || true)
   whole=$(for r in $(seq 1 "$repeats"); do whole_command "$id" "$r"; done | median)
-  random_cell="$rs / $rn$( [ -n "$rother" ] && echo ", as$rother")"
-  [ "$rfound" -lt "$repeats" ] && random_cell="$random_cell, $((repeats - rfound)) of $repeats not found"
+  random_cell="$rs / $rn"
+  if [ -n "$rother" ]; then random_cell="$random_cell, as$rother"; fi
+  if [ "$rfound" -lt "$repeats" ]; then
+    random_cell="$random_cell, $((repeats - rfound)) of $repeats not found"
+  fi
   echo "| $id | $workload | $empty | $repo | $random_cell | $whole |"
   echo "${empty%% *} ${repo%% *} $rs $whole" >>"$columns"
 done <<<"${random[0]}"

@@ -221,6 +221,17 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         format!("fuzz-{}-{}s{planted}", a.workload.name(), a.budget_s)
     });
     let run_dir = a.report_dir.join(&name);
+    // A run of a name that ran before grows the same corpus folder: libFuzzer starts from it.
+    // That continues a campaign, but is no empty corpus.
+    let earlier_inputs = campaign::count_files(&run_dir.join("corpus"));
+    if a.empty_corpus && earlier_inputs > 0 {
+        return Verdict::usage(&format!(
+            "--empty-corpus: {} holds inputs of an earlier run named {name} \
+             ({earlier_inputs}), which libFuzzer would start from; give this run another --name, \
+             or remove that folder",
+            run_dir.join("corpus").display()
+        ));
+    }
     let seeds = (!a.empty_corpus).then(|| a.fuzz_dir.join("corpus").join(&target));
     if let Some(seeds) = &seeds {
         // The seed inputs are derived from the scenario files: written afresh each campaign so
@@ -254,6 +265,12 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         a.jobs,
         run_dir.display()
     );
+    if earlier_inputs > 0 {
+        println!(
+            "continuing from the {earlier_inputs} inputs of an earlier run in {}",
+            run_dir.join("corpus").display()
+        );
+    }
     let summary = match campaign::run(&name, &options) {
         Ok(s) => s,
         Err(e) => return Verdict::usage(&e),

@@ -62,6 +62,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     for dir in [&corpus, &artifacts] {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    let resumed_inputs = count_files(&corpus);
     let mut build_args = vec!["build".to_string()];
     build_args.extend(build_flags(o));
     build_args.push(target.clone());
@@ -112,6 +113,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         budget_s: o.budget_s,
         jobs: o.jobs,
         seeds: o.seeds.as_ref().map(|s| s.display().to_string()),
+        resumed_inputs,
         elapsed_s,
         cpu_s,
         exec_per_cpu_s,
@@ -275,7 +277,8 @@ fn per_cpu_second(executions: Option<u64>, cpu_s: Option<f64>) -> Option<u64> {
     Some((executions? as f64 / cpu_s).round() as u64)
 }
 
-fn count_files(dir: &Path) -> usize {
+/// Files in `dir` (0 if it does not exist): the inputs of a corpus folder.
+pub fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|entries| entries.filter(|e| e.is_ok()).count())
         .unwrap_or(0)

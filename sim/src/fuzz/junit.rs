@@ -80,6 +80,7 @@ mod tests {
             played_per_cpu_s: None,
             libfuzzer: LibFuzzerStats::default(),
             corpus_files: 3,
+            resumed_inputs: 0,
             violations,
             failure,
             command: "cargo fuzz run sim_display".into(),

@@ -27,6 +27,9 @@ pub struct FuzzSummary {
     pub budget_s: u64,
     pub jobs: u32,
     pub seeds: Option<String>,
+    /// Inputs already in the run's corpus folder when it started: an earlier run of the same
+    /// name, which this one continued from.
+    pub resumed_inputs: usize,
     /// Wall-clock seconds of the fuzzing process (the build before it not counted).
     pub elapsed_s: f64,
     /// CPU seconds (user + system) of the fuzzing process and its workers; below `elapsed_s`
@@ -47,6 +50,16 @@ pub struct FuzzSummary {
     /// libFuzzer ended without a crash input yet not cleanly (the log says why).
     pub failure: Option<String>,
     pub command: String,
+}
+
+/// Where the campaign started: the seed inputs (or an empty corpus) and the inputs of an earlier
+/// run of the same name it continued.
+fn seeds_cell(s: &FuzzSummary) -> String {
+    let seeds = s.seeds.as_deref().unwrap_or("empty corpus");
+    match s.resumed_inputs {
+        0 => seeds.to_string(),
+        n => format!("{seeds}, and the {n} inputs of an earlier run of this name"),
+    }
 }
 
 /// The summary for people.
@@ -111,7 +124,7 @@ fn figures(s: &FuzzSummary) -> String {
         s.workload,
         s.budget_s,
         s.jobs,
-        s.seeds.as_deref().unwrap_or("empty corpus"),
+        seeds_cell(s),
         s.elapsed_s,
         s.cpu_s
             .map(|c| format!("{c:.1} s"))
@@ -169,6 +182,7 @@ mod tests {
                 ..LibFuzzerStats::default()
             },
             corpus_files: 3,
+            resumed_inputs: 0,
             violations: Vec::new(),
             failure: None,
             command: "sim_display".into(),

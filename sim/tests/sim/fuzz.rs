@@ -122,3 +122,34 @@ fn the_seed_corpus_holds_every_scenario_file_for_its_workload() {
     }
     assert_eq!(inputs, files.len());
 }
+
+#[test]
+fn an_empty_corpus_run_refuses_a_name_whose_corpus_holds_inputs() {
+    // A second run of a name grows the first one's corpus folder; with `--empty-corpus` that
+    // would measure time to detection from a corpus that already found the bug. Refused before
+    // anything is built, and the earlier inputs are kept.
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("again").join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("earlier-input"), [0u8; 41]).unwrap();
+    let (code, text) = histsim_cli(&[
+        "fuzz".as_ref(),
+        "run".as_ref(),
+        "--workload".as_ref(),
+        "display".as_ref(),
+        "--budget-s".as_ref(),
+        "1".as_ref(),
+        "--empty-corpus".as_ref(),
+        "--name".as_ref(),
+        "again".as_ref(),
+        "--report-dir".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("holds inputs of an earlier run named again (1)"),
+        "{text}"
+    );
+    assert!(corpus.join("earlier-input").exists());
+    assert!(!dir.path().join("again").join("summary.json").exists());
+}
