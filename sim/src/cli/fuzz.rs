@@ -214,6 +214,37 @@ fn import_cmd(a: ImportArgs) -> Verdict {
     }
 }
 
+/// What a run starts from: the seed inputs (`None`: an empty corpus), written afresh, and the
+/// count of inputs an earlier run of the same name left in its corpus folder.
+fn starting_corpus(
+    a: &FuzzRunArgs,
+    run_dir: &Path,
+    name: &str,
+    target: &str,
+) -> Result<(Option<PathBuf>, usize), String> {
+    // A run of a name that ran before grows the same corpus folder: libFuzzer starts from it.
+    // That continues a campaign, but is no empty corpus.
+    let earlier_inputs = campaign::count_files(&run_dir.join("corpus"));
+    if a.empty_corpus && earlier_inputs > 0 {
+        return Err(format!(
+            "--empty-corpus: {} holds inputs of an earlier run named {name} \
+             ({earlier_inputs}), which libFuzzer would start from; give this run another --name, \
+             or remove that folder",
+            run_dir.join("corpus").display()
+        ));
+    }
+    let seeds = (!a.empty_corpus).then(|| a.fuzz_dir.join("corpus").join(target));
+    if let Some(seeds) = &seeds {
+        // The seed inputs are derived from the scenario files: written afresh each campaign so
+        // they never lag behind them.
+        write_seed_corpus(&a.scenarios, &a.fuzz_dir.join("corpus"))?;
+        if !seeds.is_dir() {
+            return Err(format!("no scenario file of {target} to seed from"));
+        }
+    }
+    Ok((seeds, earlier_inputs))
+}
+
 fn run_cmd(a: FuzzRunArgs) -> Verdict {
     let target = target_name(a.workload.name());
     let name = a.name.clone().unwrap_or_else(|| {
@@ -221,28 +252,10 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         format!("fuzz-{}-{}s{planted}", a.workload.name(), a.budget_s)
     });
     let run_dir = a.report_dir.join(&name);
-    // A run of a name that ran before grows the same corpus folder: libFuzzer starts from it.
-    // That continues a campaign, but is no empty corpus.
-    let earlier_inputs = campaign::count_files(&run_dir.join("corpus"));
-    if a.empty_corpus && earlier_inputs > 0 {
-        return Verdict::usage(&format!(
-            "--empty-corpus: {} holds inputs of an earlier run named {name} \
-             ({earlier_inputs}), which libFuzzer would start from; give this run another --name, \
-             or remove that folder",
-            run_dir.join("corpus").display()
-        ));
-    }
-    let seeds = (!a.empty_corpus).then(|| a.fuzz_dir.join("corpus").join(&target));
-    if let Some(seeds) = &seeds {
-        // The seed inputs are derived from the scenario files: written afresh each campaign so
-        // they never lag behind them.
-        if let Err(e) = write_seed_corpus(&a.scenarios, &a.fuzz_dir.join("corpus")) {
-            return Verdict::usage(&e);
-        }
-        if !seeds.is_dir() {
-            return Verdict::usage(&format!("no scenario file of {} to seed from", target));
-        }
-    }
+    let (seeds, earlier_inputs) = match starting_corpus(&a, &run_dir, &name, &target) {
+        Ok(start) => start,
+        Err(why) => return Verdict::usage(&why),
+    };
     let options = CampaignOptions {
         workload: a.workload,
         budget_s: a.budget_s,
