@@ -61,6 +61,11 @@ whole_command() { # ID SAMPLE -> seconds
       --first-seed "$(first_seed "$2")" >/dev/null; } 2>&1 | tail -1 || true
 }
 
+as_others() { # " P9 P9 R3" -> "as P9 in 2 of K, R3 in 1 of K": the samples that fired another ID first
+  tr ' ' '\n' <<<"$1" | grep . | sort | uniq -c |
+    awk -v k="$repeats" '{ printf "%s%s in %d of %d", (NR > 1 ? ", " : "as "), $2, $1, k }'
+}
+
 fuzz_cell() { # ID WORKLOAD MODE -> the cell: median seconds / median executions, over the samples
   local id=$1 runs=() r s e f others="" missed=0
   for r in $(seq 1 "$repeats"); do
@@ -75,7 +80,7 @@ fuzz_cell() { # ID WORKLOAD MODE -> the cell: median seconds / median executions
   local ms me
   ms=$(printf '%s\n' "${runs[@]}" | awk '{print $1}' | median)
   me=$(printf '%s\n' "${runs[@]}" | awk '{print $2}' | median)
-  echo "$ms / $me$( [ -n "$others" ] && echo ", as$others")$( [ "$missed" -gt 0 ] && echo ", $missed of $repeats not found in ${cap} s")"
+  echo "$ms / $me$( [ -n "$others" ] && echo ", $(as_others "$others")")$( [ "$missed" -gt 0 ] && echo ", $missed of $repeats not found in ${cap} s")"
 }
 
 echo "| ID | workload | fuzz, empty corpus: s / execs | fuzz, repository corpus: s / execs | random seeds: s / seeds | random seeds, whole command: s |"
@@ -94,7 +99,7 @@ while read -r id workload _; do
   rfound=$(grep -c . <<<"$seeds" || true)
   whole=$(for r in $(seq 1 "$repeats"); do whole_command "$id" "$r"; done | median)
   random_cell="$rs / $rn"
-  if [ -n "$rother" ]; then random_cell="$random_cell, as$rother"; fi
+  if [ -n "$rother" ]; then random_cell="$random_cell, $(as_others "$rother")"; fi
   if [ "$rfound" -lt "$repeats" ]; then
     random_cell="$random_cell, $((repeats - rfound)) of $repeats not found"
   fi
