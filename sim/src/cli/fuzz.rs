@@ -214,25 +214,8 @@ fn import_cmd(a: ImportArgs) -> Verdict {
     }
 }
 
-/// What a run starts from: the seed inputs (`None`: an empty corpus), written afresh, and the
-/// count of inputs an earlier run of the same name left in its corpus folder.
-fn starting_corpus(
-    a: &FuzzRunArgs,
-    run_dir: &Path,
-    name: &str,
-    target: &str,
-) -> Result<(Option<PathBuf>, usize), String> {
-    // A run of a name that ran before grows the same corpus folder: libFuzzer starts from it.
-    // That continues a campaign, but is no empty corpus.
-    let earlier_inputs = campaign::count_files(&run_dir.join("corpus"));
-    if a.empty_corpus && earlier_inputs > 0 {
-        return Err(format!(
-            "--empty-corpus: {} holds inputs of an earlier run named {name} \
-             ({earlier_inputs}), which libFuzzer would start from; give this run another --name, \
-             or remove that folder",
-            run_dir.join("corpus").display()
-        ));
-    }
+/// The seed inputs a run starts from (`None`: an empty corpus), written afresh.
+fn seed_inputs(a: &FuzzRunArgs, target: &str) -> Result<Option<PathBuf>, String> {
     let seeds = (!a.empty_corpus).then(|| a.fuzz_dir.join("corpus").join(target));
     if let Some(seeds) = &seeds {
         // The seed inputs are derived from the scenario files: written afresh each campaign so
@@ -242,7 +225,7 @@ fn starting_corpus(
             return Err(format!("no scenario file of {target} to seed from"));
         }
     }
-    Ok((seeds, earlier_inputs))
+    Ok(seeds)
 }
 
 fn run_cmd(a: FuzzRunArgs) -> Verdict {
@@ -252,8 +235,8 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         format!("fuzz-{}-{}s{planted}", a.workload.name(), a.budget_s)
     });
     let run_dir = a.report_dir.join(&name);
-    let (seeds, earlier_inputs) = match starting_corpus(&a, &run_dir, &name, &target) {
-        Ok(start) => start,
+    let seeds = match seed_inputs(&a, &target) {
+        Ok(seeds) => seeds,
         Err(why) => return Verdict::usage(&why),
     };
     let options = CampaignOptions {
@@ -278,12 +261,6 @@ fn run_cmd(a: FuzzRunArgs) -> Verdict {
         a.jobs,
         run_dir.display()
     );
-    if earlier_inputs > 0 {
-        println!(
-            "continuing from the {earlier_inputs} inputs of an earlier run in {}",
-            run_dir.join("corpus").display()
-        );
-    }
     let summary = match campaign::run(&name, &options) {
         Ok(s) => s,
         Err(e) => return Verdict::usage(&e),

@@ -62,7 +62,7 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     for dir in [&corpus, &artifacts] {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let resumed_inputs = count_files(&corpus);
+    let resumed_inputs = earlier_inputs(name, o, &corpus)?;
     let mut build_args = vec!["build".to_string()];
     build_args.extend(build_flags(o));
     build_args.push(target.clone());
@@ -277,8 +277,28 @@ fn per_cpu_second(executions: Option<u64>, cpu_s: Option<f64>) -> Option<u64> {
     Some((executions? as f64 / cpu_s).round() as u64)
 }
 
-/// Files in `dir` (0 if it does not exist): the inputs of a corpus folder.
-pub fn count_files(dir: &Path) -> usize {
+/// The inputs an earlier run of this name left in its corpus folder, which libFuzzer starts
+/// from: that continues a campaign (said on stdout), but is no empty corpus (an error).
+fn earlier_inputs(name: &str, o: &CampaignOptions, corpus: &Path) -> Result<usize, String> {
+    let earlier = count_files(corpus);
+    if earlier > 0 {
+        if o.seeds.is_none() {
+            return Err(format!(
+                "--empty-corpus: {} holds inputs of an earlier run named {name} ({earlier}), \
+                 which libFuzzer would start from; give this run another --name, or remove that \
+                 folder",
+                corpus.display()
+            ));
+        }
+        println!(
+            "continuing from the {earlier} inputs of an earlier run in {}",
+            corpus.display()
+        );
+    }
+    Ok(earlier)
+}
+
+fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|entries| entries.filter(|e| e.is_ok()).count())
         .unwrap_or(0)
