@@ -18,6 +18,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use turmoil::net::{TcpListener, TcpStream};
 
+/// The allocator and page size of the `histsim` binary (sim/src/main.rs, sim::huge_pages), so the
+/// workload bench measures what a campaign runs; the floor gets the same.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SEEDS: u64 = 20;
 /// What the display world's rows weigh on the wire, about (one row frame).
 const ROW_BYTES: usize = 400;
@@ -240,6 +245,7 @@ fn bench_pair(c: &mut Criterion, workload: &str, floor: &dyn Fn(u64)) {
 }
 
 fn floors(c: &mut Criterion) {
+    sim::huge_pages::refuse_transparent_huge_pages();
     let display = RunConfig::only("display");
     bench_pair(c, "display", &|seed| {
         let any = scenario_of(seed, &display);
