@@ -17,9 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[link_section = "__libfuzzer_extra_counters"]
 static mut PROBES: [u8; COUNTERS] = [0; COUNTERS];
 
-// Huge pages off as in `histsim`: the kernel zeroing fresh 2 MiB pages was up to a third of a
-// seed's time (sim::huge_pages).
-fuzz_target!(init: sim::huge_pages::refuse_transparent_huge_pages(), |data: &[u8]| -> Corpus {
+fuzz_target!(|data: &[u8]| -> Corpus {
     // SAFETY: libFuzzer runs one input at a time on this thread, and reads the section only
     // between inputs.
     let counters = unsafe { &mut *std::ptr::addr_of_mut!(PROBES) };
