@@ -4,8 +4,10 @@
 use super::provenance::{is_decoy_marker, provenance, Kind, Provenance};
 use super::scenario::{DisplayScenario, Event, Step};
 use super::view::{view_of_model, view_of_projection, words, ViewMessage};
+use super::words::WordDiff;
 use history::display::Projection;
 use model::display as m;
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
@@ -48,6 +50,8 @@ pub struct Context<'a> {
     pub expected: Vec<ViewMessage>,
     /// The first settled answer, when it succeeded: what the settled rules compare.
     pub answer: Option<(&'a Projection, Vec<ViewMessage>)>,
+    /// The settled answer's words against the model's ([`WordDiff::of_answer`]), once made.
+    pub word_diff: OnceCell<Option<WordDiff>>,
 }
 
 impl<'a> Context<'a> {
@@ -92,6 +96,7 @@ impl<'a> Context<'a> {
             settled_views: Vec::new(),
             expected: view_of_model(&transcript.messages),
             answer: None,
+            word_diff: OnceCell::new(),
         };
         cx.settled_views = cx.settled.iter().map(|r| cx.settled_view(r)).collect();
         if let (Some(&first), Some((Ok(actual), _))) =

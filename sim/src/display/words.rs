@@ -7,6 +7,7 @@ use super::provenance::{is_tagged, Kind, Source};
 use super::view::{words, ViewMessage};
 use crate::outcome::Findings;
 use history::BugId;
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Words of one answer against the model's, and what they point at as a whole.
@@ -15,20 +16,26 @@ pub struct WordDiff {
     expected: Vec<(&'static str, String)>,
     answered_count: BTreeMap<String, usize>,
     expected_count: BTreeMap<String, usize>,
-    /// The answer shows text of a look-alike class.
-    decoy_shown: bool,
-    /// What the answer's copies of expected words point at (P4, P6 or P8).
-    duplicates_cause: BugId,
+    /// The answer shows text of a look-alike class; worked out when a rule first asks (only
+    /// attributing a wrong count does), not for every answer checked.
+    decoy_shown: OnceCell<bool>,
+    /// What the answer's copies of expected words point at (P4, P6 or P8); as `decoy_shown`.
+    duplicates_cause: OnceCell<BugId>,
 }
 
 impl WordDiff {
-    /// The words of the settled answer against the model's, when there is one.
-    pub fn of_answer(cx: &Context<'_>) -> Option<Self> {
-        let (_, actual) = cx.answer.as_ref()?;
-        Some(WordDiff::new(cx, actual, &cx.expected))
+    /// The words of the settled answer against the model's, when there is one. Made once per
+    /// checked world and kept in the context: three rules read it.
+    pub fn of_answer<'c>(cx: &'c Context<'_>) -> Option<&'c WordDiff> {
+        cx.word_diff
+            .get_or_init(|| {
+                let (_, actual) = cx.answer.as_ref()?;
+                Some(WordDiff::new(actual, &cx.expected))
+            })
+            .as_ref()
     }
 
-    pub fn new(cx: &Context<'_>, actual: &[ViewMessage], expected: &[ViewMessage]) -> Self {
+    fn new(actual: &[ViewMessage], expected: &[ViewMessage]) -> Self {
         let answered = words(actual);
         let expected = words(expected);
         let count = |ws: &[(&'static str, String)]| {
@@ -38,21 +45,33 @@ impl WordDiff {
             }
             c
         };
-        let answered_count = count(&answered);
-        let decoy_shown = answered_count.keys().any(|w| {
-            cx.provenance
-                .sources(w)
-                .iter()
-                .any(|s| s.kind == Kind::Decoy)
-        });
         WordDiff {
+            answered_count: count(&answered),
             expected_count: count(&expected),
-            duplicates_cause: duplicates_cause(cx, &answered, &expected),
             answered,
             expected,
-            answered_count,
-            decoy_shown,
+            decoy_shown: OnceCell::new(),
+            duplicates_cause: OnceCell::new(),
         }
+    }
+
+    /// Whether the answer shows text of a look-alike class.
+    fn decoy_shown(&self, cx: &Context<'_>) -> bool {
+        *self.decoy_shown.get_or_init(|| {
+            self.answered_count.keys().any(|w| {
+                cx.provenance
+                    .sources(w)
+                    .iter()
+                    .any(|s| s.kind == Kind::Decoy)
+            })
+        })
+    }
+
+    /// What the answer's copies of expected words point at (P4, P6 or P8).
+    fn duplicates_cause(&self, cx: &Context<'_>) -> BugId {
+        *self
+            .duplicates_cause
+            .get_or_init(|| duplicates_cause(cx, &self.answered, &self.expected))
     }
 }
 
@@ -83,7 +102,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
         // A look-alike marker's display leaks under a thread-wide scope too (P2); only a
         // substring match also projects the look-alike rows themselves.
         (hidden_only(cx, w)
-            && d.decoy_shown
+            && d.decoy_shown(cx)
             && w.sources
                 .iter()
                 .any(|s| cx.decoy_marker_displays.contains(&s.display)))
@@ -114,16 +133,16 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
         (hitl(w.sources) && in_wrong_role(&d.answered, w.word, w.sources))
             .then(|| format!("HITL text of step {} appears in the other role", w.step))
     }),
-    (BugId::P6, |_, d, w| {
-        (w.want >= 1 && d.duplicates_cause == BugId::P6).then(|| {
+    (BugId::P6, |cx, d, w| {
+        (w.want >= 1 && d.duplicates_cause(cx) == BugId::P6).then(|| {
             format!(
                 "copied by the stop of an agent that is not the primary (step {})",
                 w.step
             )
         })
     }),
-    (BugId::P8, |_, d, w| {
-        (w.want >= 1 && d.duplicates_cause == BugId::P8).then(|| {
+    (BugId::P8, |cx, d, w| {
+        (w.want >= 1 && d.duplicates_cause(cx) == BugId::P8).then(|| {
             format!(
                 "a row with a malformed created_at was placed in the order anyway (step {})",
                 w.step
@@ -206,7 +225,6 @@ pub fn extra_words(cx: &Context<'_>, f: &mut Findings) {
     let Some(d) = WordDiff::of_answer(cx) else {
         return;
     };
-    let d = &d;
     for (word, &n) in &d.answered_count {
         let want = d.expected_count.get(word).copied().unwrap_or(0);
         if n > want {
@@ -220,7 +238,6 @@ pub fn missing_words(cx: &Context<'_>, f: &mut Findings) {
     let Some(d) = WordDiff::of_answer(cx) else {
         return;
     };
-    let d = &d;
     for (word, &want) in &d.expected_count {
         let n = d.answered_count.get(word).copied().unwrap_or(0);
         if n < want {
@@ -270,7 +287,6 @@ pub fn same_words_in_order(cx: &Context<'_>, f: &mut Findings) {
     let Some(d) = WordDiff::of_answer(cx) else {
         return;
     };
-    let d = &d;
     if d.answered_count != d.expected_count {
         return;
     }
