@@ -4,7 +4,7 @@
 use super::provenance::{is_decoy_marker, provenance, Kind, Provenance};
 use super::scenario::{DisplayScenario, Event, Step};
 use super::view::{view_of_model, view_of_projection, words, ViewMessage};
-use super::words::WordDiff;
+use super::word_diff::WordDiff;
 use history::display::Projection;
 use model::display as m;
 use std::cell::OnceCell;
@@ -50,7 +50,7 @@ pub struct Context<'a> {
     pub expected: Vec<ViewMessage>,
     /// The first settled answer, when it succeeded: what the settled rules compare.
     pub answer: Option<(&'a Projection, Vec<ViewMessage>)>,
-    /// The settled answer's words against the model's ([`WordDiff::of_answer`]), once made.
+    /// The settled answer's words against the model's, once a word rule made them.
     pub word_diff: OnceCell<Option<WordDiff>>,
 }
 

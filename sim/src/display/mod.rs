@@ -23,6 +23,7 @@ pub mod system;
 pub mod truth;
 pub mod view;
 pub mod wire;
+pub mod word_diff;
 pub mod words;
 pub mod world;
 

@@ -4,75 +4,39 @@
 
 use super::context::Context;
 use super::provenance::{is_tagged, Kind, Source};
-use super::view::{words, ViewMessage};
+use super::word_diff::WordDiff;
 use crate::outcome::Findings;
 use history::BugId;
-use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Words of one answer against the model's, and what they point at as a whole.
-pub struct WordDiff {
-    answered: Vec<(&'static str, String)>,
-    expected: Vec<(&'static str, String)>,
-    answered_count: BTreeMap<String, usize>,
-    expected_count: BTreeMap<String, usize>,
-    /// The answer shows text of a look-alike class; worked out when a rule first asks (only
-    /// attributing a wrong count does), not for every answer checked.
-    decoy_shown: OnceCell<bool>,
-    /// What the answer's copies of expected words point at (P4, P6 or P8); as `decoy_shown`.
-    duplicates_cause: OnceCell<BugId>,
+/// The words of the settled answer against the model's, when there is one. Made once per
+/// checked world and kept in the context: three rules read it.
+fn of_answer<'c>(cx: &'c Context<'_>) -> Option<&'c WordDiff> {
+    cx.word_diff
+        .get_or_init(|| {
+            let (_, actual) = cx.answer.as_ref()?;
+            Some(WordDiff::new(actual, &cx.expected))
+        })
+        .as_ref()
 }
 
-impl WordDiff {
-    /// The words of the settled answer against the model's, when there is one. Made once per
-    /// checked world and kept in the context: three rules read it.
-    pub fn of_answer<'c>(cx: &'c Context<'_>) -> Option<&'c WordDiff> {
-        cx.word_diff
-            .get_or_init(|| {
-                let (_, actual) = cx.answer.as_ref()?;
-                Some(WordDiff::new(actual, &cx.expected))
-            })
-            .as_ref()
-    }
-
-    fn new(actual: &[ViewMessage], expected: &[ViewMessage]) -> Self {
-        let answered = words(actual);
-        let expected = words(expected);
-        let count = |ws: &[(&'static str, String)]| {
-            let mut c: BTreeMap<String, usize> = BTreeMap::new();
-            for (_, w) in ws {
-                *c.entry(w.clone()).or_default() += 1;
-            }
-            c
-        };
-        WordDiff {
-            answered_count: count(&answered),
-            expected_count: count(&expected),
-            answered,
-            expected,
-            decoy_shown: OnceCell::new(),
-            duplicates_cause: OnceCell::new(),
-        }
-    }
-
-    /// Whether the answer shows text of a look-alike class.
-    fn decoy_shown(&self, cx: &Context<'_>) -> bool {
-        *self.decoy_shown.get_or_init(|| {
-            self.answered_count.keys().any(|w| {
-                cx.provenance
-                    .sources(w)
-                    .iter()
-                    .any(|s| s.kind == Kind::Decoy)
-            })
+/// Whether the answer shows text of a look-alike class; worked out when a rule first asks.
+fn decoy_shown(cx: &Context<'_>, d: &WordDiff) -> bool {
+    *d.decoy_shown.get_or_init(|| {
+        d.answered_count.keys().any(|w| {
+            cx.provenance
+                .sources(w)
+                .iter()
+                .any(|s| s.kind == Kind::Decoy)
         })
-    }
+    })
+}
 
-    /// What the answer's copies of expected words point at (P4, P6 or P8).
-    fn duplicates_cause(&self, cx: &Context<'_>) -> BugId {
-        *self
-            .duplicates_cause
-            .get_or_init(|| duplicates_cause(cx, &self.answered, &self.expected))
-    }
+/// What the answer's copies of expected words point at (P4, P6 or P8); worked out when a rule
+/// first asks.
+fn cause_of_copies(cx: &Context<'_>, d: &WordDiff) -> BugId {
+    *d.duplicates_cause
+        .get_or_init(|| duplicates_cause(cx, &d.answered, &d.expected))
 }
 
 /// One word the answer has more or fewer copies of than the model.
@@ -102,7 +66,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
         // A look-alike marker's display leaks under a thread-wide scope too (P2); only a
         // substring match also projects the look-alike rows themselves.
         (hidden_only(cx, w)
-            && d.decoy_shown(cx)
+            && decoy_shown(cx, d)
             && w.sources
                 .iter()
                 .any(|s| cx.decoy_marker_displays.contains(&s.display)))
@@ -134,7 +98,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
             .then(|| format!("HITL text of step {} appears in the other role", w.step))
     }),
     (BugId::P6, |cx, d, w| {
-        (w.want >= 1 && d.duplicates_cause(cx) == BugId::P6).then(|| {
+        (w.want >= 1 && cause_of_copies(cx, d) == BugId::P6).then(|| {
             format!(
                 "copied by the stop of an agent that is not the primary (step {})",
                 w.step
@@ -142,7 +106,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
         })
     }),
     (BugId::P8, |cx, d, w| {
-        (w.want >= 1 && d.duplicates_cause(cx) == BugId::P8).then(|| {
+        (w.want >= 1 && cause_of_copies(cx, d) == BugId::P8).then(|| {
             format!(
                 "a row with a malformed created_at was placed in the order anyway (step {})",
                 w.step
@@ -222,7 +186,7 @@ fn primary_stop(cx: &Context<'_>, sources: &[Source]) -> bool {
 
 /// Attributes every word the settled answer has more copies of than the model.
 pub fn extra_words(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = WordDiff::of_answer(cx) else {
+    let Some(d) = of_answer(cx) else {
         return;
     };
     for (word, &n) in &d.answered_count {
@@ -235,7 +199,7 @@ pub fn extra_words(cx: &Context<'_>, f: &mut Findings) {
 
 /// Attributes every word the settled answer has fewer copies of than the model.
 pub fn missing_words(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = WordDiff::of_answer(cx) else {
+    let Some(d) = of_answer(cx) else {
         return;
     };
     for (word, &want) in &d.expected_count {
@@ -284,7 +248,7 @@ fn attribute(
 
 /// P8 (and P3): the same words, in the roles and the order of the model.
 pub fn same_words_in_order(cx: &Context<'_>, f: &mut Findings) {
-    let Some(d) = WordDiff::of_answer(cx) else {
+    let Some(d) = of_answer(cx) else {
         return;
     };
     if d.answered_count != d.expected_count {
