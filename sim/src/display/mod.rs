@@ -11,6 +11,7 @@ pub mod check;
 pub mod context;
 pub mod faults;
 pub mod generate;
+mod live;
 pub mod options;
 pub mod probes;
 pub mod provenance;

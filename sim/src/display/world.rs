@@ -13,6 +13,7 @@
 //! emission log (ground truth, with each event's id and created_at) and every answer.
 
 use super::faults::FaultPlan;
+use super::live::LiveSteps;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
 use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
@@ -22,7 +23,7 @@ use history::display::AgentIdentity;
 use model::display as m;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 use turmoil::net::{TcpListener, TcpStream};
@@ -421,14 +422,14 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
         sleep_ms(1).await;
     }
     let mut live = subscribe("client", &prefix).await?;
-    let seen: Rc<RefCell<BTreeSet<u32>>> = Rc::default();
-    let seen_by_reader = seen.clone();
+    let live_steps: Rc<LiveSteps> = Rc::default();
+    let seen_by_reader = live_steps.clone();
     let reader_shared = shared.clone();
     tokio::task::spawn_local(async move {
         while let Ok(Some(frame)) = read_frame(&mut live).await {
             if let Frame::Deliver { step, copy, .. } = frame {
                 reader_shared.record(format_args!("client live step={step} copy={copy}"));
-                seen_by_reader.borrow_mut().insert(step);
+                seen_by_reader.saw(step);
             }
         }
     });
@@ -439,11 +440,7 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             Some(ms) => sleep_ms(u64::from(ms)).await,
             None => {
                 if let Some(stop) = live_stop_step(scenario, k) {
-                    let mut waited = 0;
-                    while !seen.borrow().contains(&stop) && waited < LIVE_STOP_WAIT_MS {
-                        sleep_ms(1).await;
-                        waited += 1;
-                    }
+                    live_steps.wait_for(stop, LIVE_STOP_WAIT_MS).await;
                 }
             }
         }
