@@ -153,3 +153,62 @@ fn an_empty_corpus_run_refuses_a_name_whose_corpus_holds_inputs() {
     assert!(corpus.join("earlier-input").exists());
     assert!(!dir.path().join("again").join("summary.json").exists());
 }
+
+/// The fuzz targets' rustc wrapper, run with `printf` for rustc: the arguments rustc would get.
+fn wrapped_rustc_args(args: &[&str]) -> Vec<String> {
+    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/rustc-instrument-ours");
+    let out = std::process::Command::new(wrapper)
+        .arg("printf")
+        .arg("%s\\n")
+        .args(args)
+        .output()
+        .expect("the wrapper runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+const CARGO_FUZZ_FLAGS: [&str; 9] = [
+    "-Cpasses=sancov-module",
+    "-Cllvm-args=-sanitizer-coverage-level=4",
+    "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
+    "-Cllvm-args=-sanitizer-coverage-pc-table",
+    "--cfg",
+    "fuzzing",
+    "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
+    "-Cllvm-args=-sanitizer-coverage-stack-depth",
+    "-Cdebug-assertions",
+];
+
+#[test]
+fn the_fuzz_wrapper_instruments_histsims_crates_and_not_the_registrys() {
+    let ours = ["--crate-name", "sim", "/work/histsim/sim/src/lib.rs"];
+    let args: Vec<&str> = ours.iter().chain(&CARGO_FUZZ_FLAGS).copied().collect();
+    assert_eq!(
+        wrapped_rustc_args(&args),
+        args,
+        "our crates: every flag, as given"
+    );
+
+    let theirs = [
+        "--crate-name",
+        "tokio",
+        "/home/u/.cargo/registry/src/index.crates.io-x/tokio-1.0.0/src/lib.rs",
+        "--cfg",
+        "feature=\"a b\"",
+    ];
+    let args: Vec<&str> = theirs.iter().chain(&CARGO_FUZZ_FLAGS).copied().collect();
+    let kept: Vec<&str> = theirs.iter().copied().chain(["--cfg", "fuzzing"]).collect();
+    assert_eq!(
+        wrapped_rustc_args(&args),
+        kept,
+        "a registry crate: no coverage instrumentation, no debug assertions, the rest as given"
+    );
+}
