@@ -64,46 +64,49 @@ pub fn encode_row(env: &RowEnvelope<'_>, event: &Event, defect: Option<&Defect>)
     let chain = class_chain(event);
     let data = event_data(env, event, defect, &chain);
     let ids = identity(env, &chain, defect);
-    let mut out = Vec::with_capacity(512);
-    out.push(b'{');
-    // Sorted: agent_class, agent_id, display_id, event_data, event_id, event_name, event_parents,
-    // event_type, run_id, thread_id.
     let [agent_class, agent_id, thread_id, display_id, run_id, event_type, event_name, event_id] =
         ids.map(|(_, value)| value);
-    let string_fields = [
-        ("agent_class", agent_class),
-        ("agent_id", agent_id),
-        ("display_id", display_id),
+    // In the order a serde_json object writes its keys: sorted.
+    let members = [
+        ("agent_class", Member::Text(agent_class)),
+        ("agent_id", Member::Text(agent_id)),
+        ("display_id", Member::Text(display_id)),
+        ("event_data", Member::Object(&data)),
+        ("event_id", Member::Text(event_id)),
+        ("event_name", Member::Text(event_name)),
+        ("event_parents", Member::Names(&chain)),
+        ("event_type", Member::Text(event_type)),
+        ("run_id", Member::Text(run_id)),
+        ("thread_id", Member::Text(thread_id)),
     ];
-    for (k, (name, value)) in string_fields.into_iter().enumerate() {
+    debug_assert!(members.is_sorted_by_key(|(name, _)| *name));
+    let mut out = Vec::with_capacity(512);
+    out.push(b'{');
+    for (k, (name, value)) in members.iter().enumerate() {
         if k > 0 {
             out.push(b',');
         }
-        write_key(&mut out, name);
-        write_json(&mut out, value);
-    }
-    out.push(b',');
-    write_key(&mut out, "event_data");
-    write_json(&mut out, &data);
-    for (name, value) in [("event_id", event_id), ("event_name", event_name)] {
-        out.push(b',');
-        write_key(&mut out, name);
-        write_json(&mut out, value);
-    }
-    out.push(b',');
-    write_key(&mut out, "event_parents");
-    write_json(&mut out, &chain);
-    for (name, value) in [
-        ("event_type", event_type),
-        ("run_id", run_id),
-        ("thread_id", thread_id),
-    ] {
-        out.push(b',');
-        write_key(&mut out, name);
-        write_json(&mut out, value);
+        write_field(&mut out, name, value);
     }
     out.push(b'}');
     out
+}
+
+/// A member's value in a row's top level.
+enum Member<'a> {
+    Text(&'a str),
+    Object(&'a Map<String, Value>),
+    Names(&'a [String]),
+}
+
+impl serde::Serialize for Member<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Member::Text(text) => text.serialize(serializer),
+            Member::Object(map) => map.serialize(serializer),
+            Member::Names(names) => names.serialize(serializer),
+        }
+    }
 }
 
 /// The row's identity fields in a fixed order (agent_class, agent_id, thread_id, display_id,
@@ -158,14 +161,13 @@ fn event_data(
     data
 }
 
-fn write_key(out: &mut Vec<u8>, name: &str) {
-    write_json(out, name);
-    out.push(b':');
-}
-
-fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    serde_json::to_writer(&mut *out, value)
-        .expect("strings, string lists and JSON values serialize");
+/// `"name":value`, as `serde_json` writes an object's member.
+fn write_field<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, name: &str, value: &T) {
+    let written = serde_json::to_writer(&mut *out, name).and_then(|()| {
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value)
+    });
+    written.expect("strings, string lists and JSON values serialize");
 }
 
 fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {

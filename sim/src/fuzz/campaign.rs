@@ -376,10 +376,10 @@ mod tests {
         assert_eq!(panic_message("#3\tDONE cov: 1\n"), None);
     }
 
-    #[test]
-    fn entropic_is_off_unless_the_user_turns_it_back_on_after_it() {
-        let mut o = CampaignOptions {
-            workload: crate::registry::by_name("display").unwrap(),
+    /// A five-second debug campaign of `workload` with no flags of its own.
+    fn options(workload: &str) -> CampaignOptions {
+        CampaignOptions {
+            workload: crate::registry::by_name(workload).unwrap(),
             budget_s: 5,
             planted: None,
             jobs: 1,
@@ -390,7 +390,12 @@ mod tests {
             import_cap: Duration::from_secs(1),
             dev: true,
             trace_compares: false,
-        };
+        }
+    }
+
+    #[test]
+    fn entropic_is_off_unless_the_user_turns_it_back_on_after_it() {
+        let mut o = options("display");
         let args = |o: &CampaignOptions| {
             libfuzzer_args(o, Path::new("reports/x/corpus"), Path::new("reports/x/a")).unwrap()
         };
@@ -408,19 +413,7 @@ mod tests {
 
     #[test]
     fn cargo_gets_the_folders_before_its_separator_and_the_flags_after_in_order() {
-        let o = CampaignOptions {
-            workload: crate::registry::by_name("runs").unwrap(),
-            budget_s: 5,
-            planted: None,
-            jobs: 1,
-            fuzz_dir: PathBuf::from("fuzz"),
-            seeds: None,
-            run_dir: PathBuf::from("reports/x"),
-            libfuzzer_args: Vec::new(),
-            import_cap: Duration::from_secs(1),
-            dev: true,
-            trace_compares: false,
-        };
+        let o = options("runs");
         let given: Vec<String> = [
             "/c",
             "/s",
