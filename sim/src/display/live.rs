@@ -27,7 +27,7 @@ impl LiveSteps {
         self.arrived.notify_one();
     }
 
-    pub fn has(&self, step: u32) -> bool {
+    fn has(&self, step: u32) -> bool {
         self.seen.borrow().contains(&step)
     }
 

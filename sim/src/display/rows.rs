@@ -63,23 +63,16 @@ pub fn class_chain(event: &Event) -> Vec<String> {
 pub fn encode_row(env: &RowEnvelope<'_>, event: &Event, defect: Option<&Defect>) -> Vec<u8> {
     let chain = class_chain(event);
     let data = event_data(env, event, defect, &chain);
-    let ids = identity(env, &chain, defect);
-    let [agent_class, agent_id, thread_id, display_id, run_id, event_type, event_name, event_id] =
-        ids.map(|(_, value)| value);
+    let mut members: Vec<(&str, Member<'_>)> = identity(env, &chain, defect)
+        .into_iter()
+        .map(|(name, value)| (name, Member::Text(value)))
+        .chain([
+            ("event_data", Member::Object(&data)),
+            ("event_parents", Member::Names(&chain)),
+        ])
+        .collect();
     // In the order a serde_json object writes its keys: sorted.
-    let members = [
-        ("agent_class", Member::Text(agent_class)),
-        ("agent_id", Member::Text(agent_id)),
-        ("display_id", Member::Text(display_id)),
-        ("event_data", Member::Object(&data)),
-        ("event_id", Member::Text(event_id)),
-        ("event_name", Member::Text(event_name)),
-        ("event_parents", Member::Names(&chain)),
-        ("event_type", Member::Text(event_type)),
-        ("run_id", Member::Text(run_id)),
-        ("thread_id", Member::Text(thread_id)),
-    ];
-    debug_assert!(members.is_sorted_by_key(|(name, _)| *name));
+    members.sort_unstable_by_key(|(name, _)| *name);
     let mut out = Vec::with_capacity(512);
     out.push(b'{');
     for (k, (name, value)) in members.iter().enumerate() {

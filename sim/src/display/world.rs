@@ -423,13 +423,13 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     }
     let mut live = subscribe("client", &prefix).await?;
     let live_steps: Rc<LiveSteps> = Rc::default();
-    let seen_by_reader = live_steps.clone();
+    let reader_steps = live_steps.clone();
     let reader_shared = shared.clone();
     tokio::task::spawn_local(async move {
         while let Ok(Some(frame)) = read_frame(&mut live).await {
             if let Frame::Deliver { step, copy, .. } = frame {
                 reader_shared.record(format_args!("client live step={step} copy={copy}"));
-                seen_by_reader.saw(step);
+                reader_steps.saw(step);
             }
         }
     });
