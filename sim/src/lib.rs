@@ -24,6 +24,7 @@ pub mod fuzz;
 pub mod huge_pages;
 pub mod inspect;
 pub mod journal;
+pub mod json_digest;
 pub mod options_text;
 pub mod outcome;
 pub mod registry;

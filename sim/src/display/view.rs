@@ -16,9 +16,20 @@ pub fn warning_named(projection: &Projection, code: &str, event_id: &str) -> boo
 /// Whether a known difference of `declared` covers `warning` (a protocol warning as JSON): the
 /// warning one side gives and the other, declaring the difference, does not.
 pub fn covered_by(warning: &serde_json::Value, declared: &m::Declared) -> bool {
-    declared.iter().any(|d| {
-        warning["code"] == m::code::BAD_MEDIA && warning["field"] == d.silenced_media_field()
-    })
+    covers(
+        declared,
+        warning["code"].as_str().unwrap_or_default(),
+        warning["field"].as_str(),
+    )
+}
+
+/// Whether a known difference of `declared` covers the warning of `code` on `field`: a
+/// `bad_media` warning on the field whose warning the difference silences.
+pub fn covers(declared: &m::Declared, code: &str, field: Option<&str>) -> bool {
+    code == m::code::BAD_MEDIA
+        && declared
+            .iter()
+            .any(|d| field == Some(d.silenced_media_field()))
 }
 
 /// Whether an answer shows what the model says: the same messages, and a warning for every

@@ -12,6 +12,7 @@
 //! The world records, beside the trace, what the harness needs and a client could not know: the
 //! emission log (ground truth, with each event's id and created_at) and every answer.
 
+use super::digest::answer_digest;
 use super::faults::FaultPlan;
 use super::live::LiveSteps;
 use super::rows::{encode_row, RowEnvelope};
@@ -20,7 +21,6 @@ use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
 use history::display::AgentIdentity;
-use model::display as m;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -277,30 +277,6 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
         shared.record(format_args!("replica-{k} dispatch turn={turn}"));
     }
     Ok(())
-}
-
-/// What an answer shows as the checkers read it: its messages and each warning's code and ids.
-/// Not a warning's prose, nor an error's text: those are a system's own wording, so two
-/// systems that show the same history (`histsim diff`) are alike. The protocol lines in the
-/// trace still hash every byte a system answered. Warnings are taken as a set, in a fixed
-/// order: the contract leaves their order open. Warnings that a known difference of
-/// `alike_up_to` covers are left out (`histsim diff` compares up to those).
-fn answer_digest(
-    result: &Result<history::display::Projection, String>,
-    alike_up_to: &m::Declared,
-) -> u64 {
-    let Ok(projection) = result else {
-        return 0;
-    };
-    let mut shown = serde_json::to_value(projection).unwrap_or_default();
-    if let Some(warnings) = shown.get_mut("warnings").and_then(|w| w.as_array_mut()) {
-        warnings.retain(|w| !super::view::covered_by(w, alike_up_to));
-        for w in warnings.iter_mut().filter_map(|w| w.as_object_mut()) {
-            w.remove("text");
-        }
-        warnings.sort_by_cached_key(|w| w.to_string());
-    }
-    xxhash_rust::xxh3::xxh3_64(&serde_json::to_vec(&shown).unwrap_or_default())
 }
 
 // ---- agents ----

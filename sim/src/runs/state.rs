@@ -116,7 +116,7 @@ pub(super) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
 
 pub(super) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {
     match a {
-        Ok(v) => xxhash_rust::xxh3::xxh3_64(&serde_json::to_vec(v).unwrap_or_default()),
+        Ok(v) => crate::json_digest::json_xxh3(v),
         Err(e) => xxhash_rust::xxh3::xxh3_64(e.as_bytes()),
     }
 }

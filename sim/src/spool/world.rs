@@ -155,7 +155,6 @@ impl RowSource for Traced<'_> {
     fn next_row(&mut self) -> Option<Result<Row, history::spool::SpoolError>> {
         let next = self.inner.next_row();
         if let Some(Ok(row)) = &next {
-            let bytes = serde_json::to_vec(row).unwrap_or_default();
             self.trace.record(
                 self.request as u64,
                 format_args!(
@@ -163,7 +162,7 @@ impl RowSource for Traced<'_> {
                     self.request,
                     self.rows,
                     row.content_bytes(),
-                    xxhash_rust::xxh3::xxh3_64(&bytes)
+                    crate::json_digest::json_xxh3(row)
                 ),
             );
             self.rows += 1;
