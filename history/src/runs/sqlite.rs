@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde_json::Value;
 
@@ -191,6 +191,22 @@ fn json_text(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
 }
 
+/// Column `index` as text borrowed from the row, with the errors `row.get::<_, String>` gives:
+/// the JSON columns are parsed from SQLite's own buffer, not from a copy of it (a long thread's
+/// full read copied every row's content and metadata once more).
+fn text<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<&'r str> {
+    match row.get_ref(index)? {
+        ValueRef::Text(bytes) => {
+            std::str::from_utf8(bytes).map_err(|e| rusqlite::Error::Utf8Error(index, e))
+        }
+        other => Err(rusqlite::Error::InvalidColumnType(
+            index,
+            row.as_ref().column_name(index)?.to_string(),
+            other.data_type(),
+        )),
+    }
+}
+
 fn decode_row(row: &Row<'_>) -> Result<RunEvent, RunStoreError> {
     let sql = |e| RunStoreError::sqlite("read row", e);
     let thread_id: String = row.get(0).map_err(sql)?;
@@ -201,14 +217,14 @@ fn decode_row(row: &Row<'_>) -> Result<RunEvent, RunStoreError> {
         field,
         reason,
     };
-    let category: String = row.get(4).map_err(sql)?;
-    let category = Category::parse(&category)
+    let category = text(row, 4).map_err(sql)?;
+    let category = Category::parse(category)
         .ok_or_else(|| bad("category", format!("unknown category `{category}`")))?;
-    let content: String = row.get(5).map_err(sql)?;
-    let content = serde_json::from_str(&content).map_err(|e| bad("content", e.to_string()))?;
-    let metadata: String = row.get(6).map_err(sql)?;
+    let content = text(row, 5).map_err(sql)?;
+    let content = serde_json::from_str(content).map_err(|e| bad("content", e.to_string()))?;
+    let metadata = text(row, 6).map_err(sql)?;
     let metadata =
-        serde_json::from_str(&metadata).map_err(|e| bad("event_metadata", e.to_string()))?;
+        serde_json::from_str(metadata).map_err(|e| bad("event_metadata", e.to_string()))?;
     let seq_u = u64::try_from(seq).map_err(|_| bad("seq", "negative".to_string()))?;
     Ok(RunEvent {
         thread_id: thread_id.clone(),
@@ -830,6 +846,45 @@ mod tests {
                 assert_eq!((field, seq), ("content", 1));
             }
             other => panic!("expected a decode error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_json_column_that_is_no_text_is_the_error_a_string_read_gives() {
+        let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        s.put_batch(vec![ev("t", None)]).unwrap();
+        // What another program may have written: a BLOB (a TEXT column keeps it as one) and
+        // text that is not UTF-8.
+        for (value, kind) in [
+            ("X'FF00'", "Invalid column type Blob at index: 6"),
+            (
+                "CAST(X'FF00' AS TEXT)",
+                "invalid utf-8 sequence of 1 bytes from index 0 at",
+            ),
+        ] {
+            let conn = s.lock();
+            conn.execute(
+                &format!("UPDATE run_events SET event_metadata = {value}"),
+                [],
+            )
+            .unwrap();
+            let by_string_read = conn
+                .query_row("SELECT event_metadata FROM run_events", [], |r| {
+                    r.get::<_, String>(0)
+                })
+                .unwrap_err()
+                .to_string()
+                .replacen("index: 0", "index: 6", 1)
+                .replacen("at index 0", "at index 6", 1);
+            drop(conn);
+            match s.list_messages("t", 10, MessageCursor::None) {
+                Err(RunStoreError::Sqlite { op, message }) => {
+                    assert_eq!(op, "read row");
+                    assert!(message.starts_with(kind), "{value}: {message}");
+                    assert_eq!(message, by_string_read, "{value}");
+                }
+                other => panic!("{value}: expected a read error, got {other:?}"),
+            }
         }
     }
 
