@@ -65,8 +65,9 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
             false
         }
         Ok(h) => {
-            let rendered: Vec<Value> = h.as_ref().map(|h| h.messages.clone()).unwrap_or_default();
-            let observed: Vec<ExpectedMessage> = rendered.iter().map(of_rendered).collect();
+            let observed: Vec<ExpectedMessage> = h
+                .as_ref()
+                .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
             check_history_view(t, tid, truth, count, &observed, f)
         }
     };
