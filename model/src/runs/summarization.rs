@@ -147,10 +147,50 @@ impl fmt::Display for SummaryMismatch {
 }
 
 /// Tokens of a text under o200k_base (special tokens read as text).
+///
+/// Counted once per text and thread: every summary's check estimates the messages before and
+/// after it, and most of them were estimated at the summary before; encoding them again was a
+/// twentieth of the runs workload's instructions. A count depends on the text alone, so
+/// remembering it changes no answer.
 pub fn text_tokens(text: &str) -> usize {
+    COUNTED.with_borrow_mut(|counted| counted.tokens_of(text))
+}
+
+fn encoded_tokens(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton()
         .encode_ordinary(text)
         .len()
+}
+
+thread_local! {
+    static COUNTED: std::cell::RefCell<Counted> = const {
+        std::cell::RefCell::new(Counted { tokens: BTreeMap::new(), bytes: 0 })
+    };
+}
+
+/// The bytes of text a thread remembers counts for at most; past them it starts again.
+const COUNTED_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// Token counts by text, bounded by the bytes of the texts.
+struct Counted {
+    tokens: BTreeMap<String, usize>,
+    bytes: usize,
+}
+
+impl Counted {
+    fn tokens_of(&mut self, text: &str) -> usize {
+        if let Some(&tokens) = self.tokens.get(text) {
+            return tokens;
+        }
+        let tokens = encoded_tokens(text);
+        if self.bytes + text.len() > COUNTED_BYTES_MAX {
+            self.tokens.clear();
+            self.bytes = 0;
+        }
+        self.bytes += text.len();
+        self.tokens.insert(text.to_string(), tokens);
+        tokens
+    }
 }
 
 /// The estimate of a message list the budget is compared with.
@@ -307,6 +347,30 @@ fn opening_of(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remembered_count_is_the_encoders_and_the_memory_starts_again_when_full() {
+        let texts = [
+            "hello there",
+            "hello there",
+            "",
+            "tool_call_1 {\"x\": [1, 2]}",
+            "日本語の文",
+        ];
+        for text in texts {
+            assert_eq!(text_tokens(text), encoded_tokens(text), "{text:?}");
+        }
+        let mut counted = Counted {
+            tokens: BTreeMap::new(),
+            bytes: COUNTED_BYTES_MAX - 3,
+        };
+        counted.tokens.insert("stale".into(), 999);
+        // Over the bound: the memory is emptied first, then this text kept.
+        assert_eq!(counted.tokens_of("four"), encoded_tokens("four"));
+        assert_eq!((counted.tokens.len(), counted.bytes), (1, 4));
+        assert_eq!(counted.tokens_of("four"), encoded_tokens("four"));
+        assert_eq!(counted.tokens.get("stale"), None);
+    }
 
     fn human(t: &str) -> StateMessage {
         StateMessage {
