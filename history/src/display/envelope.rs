@@ -169,9 +169,12 @@ pub(crate) struct EnvelopeFields<'a> {
 /// The two fields of `event_data` the projector reads for a row of `family`: `created_at` and
 /// the family's payload field, as [`json::raw_object_fields`] reads them (`None` for both when
 /// `event_data` is not an object).
+#[derive(Clone, Copy)]
 pub(crate) struct FamilyData<'a> {
     pub family: Family,
     pub fields: [Option<&'a RawValue>; 2],
+    /// `created_at` as [`json::as_integer`] reads it: every read of a kept row sorts by it.
+    pub created_at: Option<i128>,
 }
 
 impl<'a> FamilyData<'a> {
@@ -181,7 +184,11 @@ impl<'a> FamilyData<'a> {
         let fields = data
             .and_then(|d| json::raw_object_fields(d, &names))
             .unwrap_or([None, None]);
-        FamilyData { family, fields }
+        FamilyData {
+            family,
+            fields,
+            created_at: fields[0].and_then(json::as_integer),
+        }
     }
 }
 
@@ -206,7 +213,7 @@ pub(crate) struct KeptEnvelope {
     data: Option<Box<RawValue>>,
     /// For a row of a family (as the store's planted bugs name it): the fields of `data` its
     /// family reads. Rows of no family keep none: their `event_data` is never parsed.
-    family_data: Option<(Family, [Option<Box<RawValue>>; 2])>,
+    family_data: Option<(Family, [Option<Box<RawValue>>; 2], Option<i128>)>,
 }
 
 impl KeptEnvelope {
@@ -215,7 +222,8 @@ impl KeptEnvelope {
     pub fn of(fields: &EnvelopeFields<'_>, planted: Planted) -> KeptEnvelope {
         let family_data = Family::of_parents(&fields.parents, planted).map(|family| {
             let read = FamilyData::read(family, fields.data);
-            (family, read.fields.map(|f| f.map(ToOwned::to_owned)))
+            let owned = read.fields.map(|f| f.map(ToOwned::to_owned));
+            (family, owned, read.created_at)
         });
         let mut identity_text = String::new();
         let identity = fields.identity.each_ref().map(|f| {
@@ -245,9 +253,10 @@ impl KeptEnvelope {
             family_data: self
                 .family_data
                 .as_ref()
-                .map(|(family, fields)| FamilyData {
+                .map(|(family, fields, created_at)| FamilyData {
                     family: *family,
                     fields: fields.each_ref().map(|f| f.as_deref()),
+                    created_at: *created_at,
                 }),
         }
     }
@@ -285,12 +294,18 @@ mod tests {
 
     #[test]
     fn a_kept_envelope_reads_as_the_bytes_do() {
-        let rows: [&[u8]; 4] = [
+        let rows: [&[u8]; 9] = [
             br#"{"agent_class":"A\u0041","agent_id":"","thread_id":7,"display_id":"d",
                 "event_parents":["ChunkEvent","x\"y"],"event_data":{"content":"c"}}"#,
             br#"{"event_parents":[],"event_data":null,"event_id":"e"}"#,
             br#"{"event_parents":["StopEvent"]}"#,
             br#"{"event_parents":["StopEvent"],"event_data":{"created_at":1,"output_messages":[]}}"#,
+            // `created_at` as the projector must take it or refuse it.
+            br#"{"event_parents":["ChunkEvent"],"event_data":{"created_at":1700000000000000000}}"#,
+            br#"{"event_parents":["ChunkEvent"],"event_data":{"created_at":-5}}"#,
+            br#"{"event_parents":["ChunkEvent"],"event_data":{"created_at":"17"}}"#,
+            br#"{"event_parents":["ChunkEvent"],"event_data":{"created_at":1.5}}"#,
+            br#"{"event_parents":["ChunkEvent"],"event_data":{"created_at":18446744073709551615}}"#,
         ];
         for bytes in rows {
             let env = Envelope::parse(bytes).expect("an object");
@@ -304,18 +319,25 @@ mod tests {
                 assert_eq!(kept.str_field(i), read.str_field(i));
             }
             let family = Family::of_parents(&read.parents, Planted::none());
-            let kept_data = again
-                .family_data
-                .map(|d| (d.family, d.fields.map(|f| f.map(RawValue::get))));
+            let kept_data = again.family_data.map(|d| {
+                (
+                    d.family,
+                    d.fields.map(|f| f.map(RawValue::get)),
+                    d.created_at,
+                )
+            });
             let read_data = family.map(|f| {
+                let data = FamilyData::read(f, read.data);
                 (
                     f,
-                    FamilyData::read(f, read.data)
-                        .fields
-                        .map(|f| f.map(RawValue::get)),
+                    data.fields.map(|f| f.map(RawValue::get)),
+                    data.created_at,
                 )
             });
             assert_eq!(kept_data, read_data);
+            if let Some(d) = again.family_data {
+                assert_eq!(d.created_at, d.fields[0].and_then(json::as_integer));
+            }
         }
         let no_chain = br#"{"event_parents":"ChunkEvent"}"#;
         assert!(Envelope::parse(no_chain)

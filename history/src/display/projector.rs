@@ -261,12 +261,12 @@ fn with_created_at<'p, 'a>(
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Option<Ordered<'p, 'a>> {
-    let [raw_created_at, payload] = env
-        .family_data
-        .as_ref()
-        .filter(|d| d.family == family)
-        .map_or_else(|| FamilyData::read(family, env.data).fields, |d| d.fields);
-    let created_at = match raw_created_at.and_then(json::as_integer) {
+    let data = match env.family_data {
+        Some(kept) if kept.family == family => kept,
+        _ => FamilyData::read(family, env.data),
+    };
+    let [raw_created_at, payload] = data.fields;
+    let created_at = match data.created_at {
         Some(n) => n,
         // planted P8: the legacy sort coerced whatever it found to a number.
         None if planted.is(BugId::P8) => lenient_created_at(raw_created_at),
