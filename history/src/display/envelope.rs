@@ -213,7 +213,15 @@ pub(crate) struct KeptEnvelope {
     data: Option<Box<RawValue>>,
     /// For a row of a family (as the store's planted bugs name it): the fields of `data` its
     /// family reads. Rows of no family keep none: their `event_data` is never parsed.
-    family_data: Option<(Family, [Option<Box<RawValue>>; 2], Option<i128>)>,
+    family_data: Option<KeptFamilyData>,
+}
+
+/// [`FamilyData`], owned.
+#[derive(Debug)]
+struct KeptFamilyData {
+    family: Family,
+    fields: [Option<Box<RawValue>>; 2],
+    created_at: Option<i128>,
 }
 
 impl KeptEnvelope {
@@ -222,8 +230,11 @@ impl KeptEnvelope {
     pub fn of(fields: &EnvelopeFields<'_>, planted: Planted) -> KeptEnvelope {
         let family_data = Family::of_parents(&fields.parents, planted).map(|family| {
             let read = FamilyData::read(family, fields.data);
-            let owned = read.fields.map(|f| f.map(ToOwned::to_owned));
-            (family, owned, read.created_at)
+            KeptFamilyData {
+                family,
+                fields: read.fields.map(|f| f.map(ToOwned::to_owned)),
+                created_at: read.created_at,
+            }
         });
         let mut identity_text = String::new();
         let identity = fields.identity.each_ref().map(|f| {
@@ -250,14 +261,11 @@ impl KeptEnvelope {
             identity: std::array::from_fn(|i| self.str_field(i).map(Cow::Borrowed)),
             parents: Cow::Borrowed(&self.parents),
             data: self.data.as_deref(),
-            family_data: self
-                .family_data
-                .as_ref()
-                .map(|(family, fields, created_at)| FamilyData {
-                    family: *family,
-                    fields: fields.each_ref().map(|f| f.as_deref()),
-                    created_at: *created_at,
-                }),
+            family_data: self.family_data.as_ref().map(|kept| FamilyData {
+                family: kept.family,
+                fields: kept.fields.each_ref().map(|f| f.as_deref()),
+                created_at: kept.created_at,
+            }),
         }
     }
 
