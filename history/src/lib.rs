@@ -16,6 +16,7 @@
 //! or `model`; time, randomness and storage come in through its arguments.
 
 pub mod display;
+mod fixed_hash;
 pub mod journal;
 pub mod planted;
 pub mod runs;

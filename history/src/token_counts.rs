@@ -12,10 +12,7 @@
 //! the bytes of its keys and emptied when full.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::{LazyLock, Mutex, MutexGuard};
-
-use xxhash_rust::xxh3::Xxh3Default;
 
 /// Loads the o200k_base tables now rather than at the first count (they load once per process).
 pub(crate) fn load_o200k() {
@@ -76,7 +73,7 @@ const COUNTED_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// Token counts kept by text, only looked up, never iterated; bounded by the bytes of its keys
 /// and emptied when full. The hasher (xxh3) has fixed keys.
 struct KeptCounts {
-    counts: HashMap<Box<str>, u64, BuildHasherDefault<Xxh3Default>>,
+    counts: HashMap<Box<str>, u64, crate::fixed_hash::FixedState>,
     bytes: usize,
     bytes_max: usize,
 }

@@ -4,7 +4,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::envelope::{self, AdmissionError, Envelope, KeptEnvelope};
@@ -12,7 +11,6 @@ use super::family::Family;
 use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
 use super::USER_AGENT_CLASS;
 use crate::Planted;
-use xxhash_rust::xxh3::Xxh3Default;
 
 /// The in-memory store. Methods take `&self` (a mutex inside) so it can be shared like SQLite.
 #[derive(Debug)]
@@ -32,7 +30,7 @@ struct Inner {
     /// replica stores its own copy of a delivery (P4), so a row mostly arrives several times; a
     /// copy shares the first one's bytes and kept envelope instead of being read again. Only
     /// looked up, never iterated; the hasher (xxh3: a row is hundreds of bytes) has fixed keys.
-    first_with_bytes: HashMap<Arc<[u8]>, usize, BuildHasherDefault<Xxh3Default>>,
+    first_with_bytes: HashMap<Arc<[u8]>, usize, crate::fixed_hash::FixedState>,
 }
 
 /// A stored row with the fields the thread query reads, and its envelope, read once here so

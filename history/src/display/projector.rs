@@ -14,11 +14,9 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::hash::BuildHasherDefault;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use xxhash_rust::xxh3::Xxh3Default;
 
 use super::chat::{ChatMessage, ContentPart, Role};
 use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, IDENTITY_FIELDS};
@@ -229,7 +227,7 @@ fn deduplicated<'p, 'a>(
     }
     // Only membership is asked of the set, never its order; the hasher's keys are fixed (no
     // OS randomness), so even its layout is the same at every run.
-    let mut seen: HashSet<ByEventId<'_, '_>, BuildHasherDefault<Xxh3Default>> =
+    let mut seen: HashSet<ByEventId<'_, '_>, crate::fixed_hash::FixedState> =
         HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
     let mut candidates = candidates;
     candidates.retain(|c| seen.insert(ByEventId(c.env)));
