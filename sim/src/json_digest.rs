@@ -13,7 +13,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 /// `xxh3_64(&serde_json::to_vec(value).unwrap_or_default())`, without the bytes in between: a
 /// value serde_json cannot write hashes as the empty text, as it did there.
 pub fn json_xxh3<T: Serialize + ?Sized>(value: &T) -> u64 {
-    let mut hasher = HashWriter::new();
+    let mut hasher = HashWriter::default();
     match serde_json::to_writer(&mut hasher, value) {
         Ok(()) => hasher.digest(),
         Err(_) => xxh3_64(b""),
@@ -22,21 +22,12 @@ pub fn json_xxh3<T: Serialize + ?Sized>(value: &T) -> u64 {
 
 /// An `io::Write` that feeds every byte into an xxh3 hasher (it cannot fail): its digest is
 /// `xxh3_64` of everything written, however it was cut into writes.
+#[derive(Default)]
 pub struct HashWriter(Xxh3Default);
 
 impl HashWriter {
-    pub fn new() -> HashWriter {
-        HashWriter(Xxh3Default::new())
-    }
-
     pub fn digest(&self) -> u64 {
         self.0.digest()
-    }
-}
-
-impl Default for HashWriter {
-    fn default() -> Self {
-        HashWriter::new()
     }
 }
 

@@ -24,7 +24,7 @@ pub fn answer_digest(result: &Result<Projection, String>, alike_up_to: &m::Decla
     let Ok(projection) = result else {
         return 0;
     };
-    let mut hasher = HashWriter::new();
+    let mut hasher = HashWriter::default();
     // Writing into a hasher cannot fail.
     let _ = write_shown(&mut hasher, projection, alike_up_to);
     hasher.digest()
