@@ -17,12 +17,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[link_section = "__libfuzzer_extra_counters"]
 static mut PROBES: [u8; COUNTERS] = [0; COUNTERS];
 
-fuzz_target!(|data: &[u8]| -> Corpus {
-    // SAFETY: libFuzzer runs one input at a time on this thread, and reads the section only
-    // between inputs.
-    let counters = unsafe { &mut *std::ptr::addr_of_mut!(PROBES) };
-    match sim::fuzz::target::fuzz_one("spool", data, counters) {
-        CorpusFate::Keep => Corpus::Keep,
-        CorpusFate::Reject => Corpus::Reject,
+fuzz_target!(
+    // The o200k vocabulary loads beside libFuzzer's own start-up (sim::fuzz::target says why).
+    init: {
+        let _ = sim::fuzz::target::load_tables_beside_start("spool");
+    },
+    |data: &[u8]| -> Corpus {
+        // SAFETY: libFuzzer runs one input at a time on this thread, and reads the section only
+        // between inputs.
+        let counters = unsafe { &mut *std::ptr::addr_of_mut!(PROBES) };
+        match sim::fuzz::target::fuzz_one("spool", data, counters) {
+            CorpusFate::Keep => Corpus::Keep,
+            CorpusFate::Reject => Corpus::Reject,
+        }
     }
-});
+);

@@ -175,6 +175,10 @@ pub trait Workload: 'static {
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
+    /// Loads the read-only tables its system under test shares for the whole process (the
+    /// o200k vocabulary), for a caller that loads them beside its own start-up; the first play
+    /// loads them otherwise. `None`: no such tables.
+    const LOAD_SHARED_TABLES: Option<fn()> = None;
     fn from_seed(rng: SeedRng, overrides: &OptionOverrides) -> Self::Options;
     fn generate(rng: SeedRng, options: &Self::Options) -> Self::Scenario;
     /// Plays `scenario` in the deterministic world and checks every invariant.
@@ -274,6 +278,8 @@ pub trait DynWorkload: Sync {
         !self.sut_ops().is_empty()
     }
     fn covers(&self, id: BugId) -> bool;
+    /// [`Workload::LOAD_SHARED_TABLES`].
+    fn load_shared_tables(&self) -> Option<fn()>;
     /// The scenario seed `rng` generates, and the options it derived on the way, as text.
     fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String);
     /// The scenario seed `rng` generates.
@@ -348,6 +354,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)
+    }
+    fn load_shared_tables(&self) -> Option<fn()> {
+        W::LOAD_SHARED_TABLES
     }
     fn derive(&self, rng: SeedRng, overrides: &OptionOverrides) -> (AnyScenario, String) {
         let options = W::from_seed(rng, overrides);

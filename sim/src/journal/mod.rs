@@ -133,6 +133,10 @@ impl Workload for JournalWorkload {
         "Sessions recording to history journals on crashing hosts' disks (J IDs but J14)";
     const SECTION: &'static str = "journal";
     const PROBES: &'static [&'static str] = probes::PROBES;
+    /// The o200k vocabulary: its folds count every row's tokens.
+    const LOAD_SHARED_TABLES: Option<fn()> = Some(|| {
+        let _ = history::journal::Tokenizer::o200k();
+    });
 
     fn covers(id: BugId) -> bool {
         id.family() == 'J' && id != BugId::J14

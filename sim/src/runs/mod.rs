@@ -192,6 +192,10 @@ impl Workload for RunsWorkload {
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::RUNS_OPS;
+    /// The o200k vocabulary: the summarization budget counts the messages' tokens.
+    const LOAD_SHARED_TABLES: Option<fn()> = Some(|| {
+        let _ = history::runs::TokenCounter::o200k();
+    });
 
     fn covers(id: BugId) -> bool {
         id.family() == 'R'

@@ -68,6 +68,10 @@ impl Workload for SpoolWorkload {
         "Request bodies streamed from histories into sealed spools and sent (J14)";
     const SECTION: &'static str = "spool";
     const PROBES: &'static [&'static str] = probes::PROBES;
+    /// The o200k vocabulary: its journals count every row's tokens.
+    const LOAD_SHARED_TABLES: Option<fn()> = Some(|| {
+        let _ = history::journal::Tokenizer::o200k();
+    });
 
     fn covers(id: BugId) -> bool {
         id == BugId::J14
