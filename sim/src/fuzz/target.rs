@@ -133,7 +133,9 @@ pub fn fuzz_one(workload: &str, data: &[u8], counters: &mut [u8]) -> CorpusFate 
 /// a bug found in the first few inputs was found that much later than need be. The thread runs
 /// before and beside the first inputs, outside every simulated world: the tables are read-only
 /// and behind a `LazyLock`, so an input that needs them before they are loaded waits for them,
-/// and no play sees anything else of the thread.
+/// and no play sees anything else of the thread. The few code edges of our own that the load
+/// passes (the vocabulary itself is a registry crate's, not instrumented) are credited to
+/// whichever input runs beside it, as they were to the first input that counted tokens.
 pub fn load_tables_beside_start(workload: &str) -> Option<std::thread::JoinHandle<()>> {
     let load = registry::by_name(workload)?.load_shared_tables()?;
     std::thread::Builder::new()
