@@ -94,10 +94,7 @@ pub fn client_transcript(conversation: &Conversation) -> Transcript {
 /// [`client_transcript`] for a system that declares the known differences `declared`: where one
 /// applies, the model expects the system's documented behaviour and records an accepted loss.
 pub fn client_transcript_declaring(conversation: &Conversation, declared: &Declared) -> Transcript {
-    let mut view = ClientView::new(conversation.primary.clone(), visible_displays(conversation))
-        .declaring(declared.clone());
-    for emission in &conversation.emissions {
-        view.apply(emission);
-    }
-    view.finish()
+    ClientView::new(conversation.primary.clone(), visible_displays(conversation))
+        .declaring(declared.clone())
+        .transcript_of(&conversation.emissions)
 }

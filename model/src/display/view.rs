@@ -69,6 +69,43 @@ impl ClientView {
 
     /// Takes the next emission.
     pub fn apply(&mut self, emission: &Emission) {
+        assert!(
+            self.event_ids.insert(emission.event_id.clone()),
+            "event_id {} repeats (emission {})",
+            emission.event_id,
+            emission.index
+        );
+        self.take(emission);
+    }
+
+    /// The transcript of a whole conversation's emissions: [`ClientView::apply`] for each, in
+    /// order, then [`ClientView::finish`], with the event ids' uniqueness checked once over the
+    /// list instead of remembered one emission at a time. The simulator models the same
+    /// conversation many times over with different emissions persisted, and copying every id
+    /// into a set each time was a fortieth of the display workload's instructions.
+    pub fn transcript_of(mut self, emissions: &[Emission]) -> Transcript {
+        assert_eq!(
+            self.next_index, 0,
+            "a whole conversation starts at its first emission"
+        );
+        let mut ids: Vec<&str> = emissions.iter().map(|e| e.event_id.as_str()).collect();
+        ids.sort_unstable();
+        if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
+            let repeat = emissions.iter().filter(|e| e.event_id == pair[0]).nth(1);
+            panic!(
+                "event_id {} repeats (emission {})",
+                pair[0],
+                repeat.map_or(0, |e| e.index)
+            );
+        }
+        for emission in emissions {
+            self.take(emission);
+        }
+        self.finish()
+    }
+
+    /// [`ClientView::apply`] once the event id is known to be new.
+    fn take(&mut self, emission: &Emission) {
         self.check_emission(emission);
         self.next_index += 1;
         if !emission.persisted {
@@ -143,16 +180,10 @@ impl ClientView {
     }
 
     /// Preconditions the simulator guarantees; a violation is a generator bug, not bad input.
-    fn check_emission(&mut self, emission: &Emission) {
+    fn check_emission(&self, emission: &Emission) {
         assert_eq!(
             emission.index, self.next_index,
             "emissions must be applied in order"
-        );
-        assert!(
-            self.event_ids.insert(emission.event_id.clone()),
-            "event_id {} repeats (emission {})",
-            emission.event_id,
-            emission.index
         );
         match &emission.defect {
             Some(Defect::BadIdentity { field }) => assert!(
@@ -1182,5 +1213,44 @@ mod tests {
         assert_eq!(view.messages().len(), 1);
         view.apply(&conversation.emissions[1]);
         assert_eq!(view.messages().len(), 2);
+    }
+
+    /// Both ways of taking emissions refuse a repeated event id, naming it and its second use.
+    #[test]
+    fn a_repeated_event_id_is_refused_one_at_a_time_and_whole() {
+        let mut conversation = Build::new()
+            .emit(USER, "d", user_text("q"))
+            .emit(LEAD, "d", chunk("a"))
+            .emit(LEAD, "d", chunk("b"))
+            .done();
+        conversation.emissions[2].event_id = conversation.emissions[0].event_id.clone();
+        let repeated = conversation.emissions[0].event_id.clone();
+        let visible: BTreeSet<String> = ["d".to_string()].into_iter().collect();
+        let one_at_a_time = std::panic::catch_unwind(|| {
+            let mut view = ClientView::new(None, visible.clone());
+            for emission in &conversation.emissions {
+                view.apply(emission);
+            }
+        });
+        let whole = std::panic::catch_unwind(|| {
+            ClientView::new(None, visible.clone()).transcript_of(&conversation.emissions)
+        });
+        for outcome in [one_at_a_time.err(), whole.err()] {
+            let message = outcome.expect("refused");
+            let message = message
+                .downcast_ref::<String>()
+                .expect("a formatted message");
+            assert_eq!(message, &format!("event_id {repeated} repeats (emission 2)"));
+        }
+        // Without the repeat, both give one transcript.
+        conversation.emissions[2].event_id.push('x');
+        let mut view = ClientView::new(None, visible.clone());
+        for emission in &conversation.emissions {
+            view.apply(emission);
+        }
+        assert_eq!(
+            view.finish(),
+            ClientView::new(None, visible).transcript_of(&conversation.emissions)
+        );
     }
 }
