@@ -152,11 +152,18 @@ fn early_expectations(
 ) -> Vec<Option<context::EarlyExpectation>> {
     let mut then = conversation.clone();
     let mut modelled: BTreeMap<Vec<bool>, Rc<Vec<view::ViewMessage>>> = BTreeMap::new();
-    let mut stored_by = |read: &world::Read, stored: &dyn Fn(u32) -> Option<u64>| {
-        let persisted: Vec<bool> = record
-            .emissions
-            .iter()
-            .map(|emitted| stored(emitted.step).is_some_and(|op| op < read.op))
+    // The op that first stored each emission, looked up once per seed (and per replica for its
+    // own persister) rather than once per emission and read.
+    let ops_of = |stored: &dyn Fn(u32) -> Option<u64>| -> Vec<Option<u64>> {
+        (record.emissions.iter())
+            .map(|emitted| stored(emitted.step))
+            .collect()
+    };
+    let shared_ops = ops_of(&|step| record.first_stored.get(&step).copied());
+    let mut own_ops: BTreeMap<u8, Vec<Option<u64>>> = BTreeMap::new();
+    let mut stored_by = |read: &world::Read, ops: &[Option<u64>]| {
+        let persisted: Vec<bool> = (ops.iter())
+            .map(|stored| stored.is_some_and(|op| op < read.op))
             .collect();
         modelled
             .entry(persisted)
@@ -175,10 +182,11 @@ fn early_expectations(
             if read.settled {
                 return None;
             }
-            let shared = stored_by(read, &|step| record.first_stored.get(&step).copied());
-            let own = stored_by(read, &|step| {
-                record.first_received.get(&(read.replica, step)).copied()
+            let shared = stored_by(read, &shared_ops);
+            let own = own_ops.entry(read.replica).or_insert_with(|| {
+                ops_of(&|step| record.first_received.get(&(read.replica, step)).copied())
             });
+            let own = stored_by(read, own);
             Some(context::EarlyExpectation { shared, own })
         })
         .collect()
