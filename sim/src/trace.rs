@@ -123,7 +123,15 @@ mod tests {
 
     #[test]
     fn an_events_time_is_written_as_the_format_would() {
-        for at_us in [0, 7, 99_999_999, 100_000_000, 123_456_789, 1_234_567_890, u64::MAX] {
+        for at_us in [
+            0,
+            7,
+            99_999_999,
+            100_000_000,
+            123_456_789,
+            1_234_567_890,
+            u64::MAX,
+        ] {
             let mut line = String::from("x");
             push_time(&mut line, at_us);
             assert_eq!(line, format!("x{at_us:>9}us "));

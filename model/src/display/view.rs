@@ -1240,7 +1240,10 @@ mod tests {
             let message = message
                 .downcast_ref::<String>()
                 .expect("a formatted message");
-            assert_eq!(message, &format!("event_id {repeated} repeats (emission 2)"));
+            assert_eq!(
+                message,
+                &format!("event_id {repeated} repeats (emission 2)")
+            );
         }
         // Without the repeat, both give one transcript.
         conversation.emissions[2].event_id.push('x');

@@ -380,7 +380,13 @@ mod tests {
     #[test]
     fn a_warnings_payload_is_the_first_payload_string_it_carries() {
         let payload_strings: BTreeSet<String> = [
-            "alpha", "beta7", "gamma-ray", "a b", "https://x.test/img.png", "/tmp/y", "zeta",
+            "alpha",
+            "beta7",
+            "gamma-ray",
+            "a b",
+            "https://x.test/img.png",
+            "/tmp/y",
+            "zeta",
         ]
         .into_iter()
         .map(String::from)
