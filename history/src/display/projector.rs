@@ -13,13 +13,14 @@
 //! parts side by side, assistant text concatenated.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::chat::{ChatMessage, ContentPart, Role};
-use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, IDENTITY_FIELDS};
+use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, KeptEnvelope, IDENTITY_FIELDS};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
@@ -48,6 +49,7 @@ pub struct Projection {
 /// A row of a family on a visible display whose identity is complete and whose `created_at` is
 /// an integer, ready for the walk. It borrows the row's envelope: the steps pass small handles
 /// of rows, never the rows themselves.
+#[derive(Clone, Copy)]
 struct Ordered<'p, 'a> {
     created_at: i128,
     family: Family,
@@ -89,7 +91,8 @@ pub fn project<R: AsRef<[u8]>>(
 ) -> Projection {
     let mut parsed = Vec::with_capacity(rows.len());
     parsed.extend(rows.iter().filter_map(|row| read_envelope(row.as_ref())));
-    project_envelopes(&parsed, primary, options)
+    let order: Vec<usize> = (0..parsed.len()).collect();
+    project_envelopes(&parsed, &order, primary, options)
 }
 
 /// Projects stored rows as [`project`] projects their bytes, reading the envelope a store kept
@@ -99,12 +102,35 @@ pub(crate) fn project_stored(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
+    // Each distinct envelope is read once; `order` names, row by row, the envelope each row has.
+    // Stored copies of one row share their kept envelope (the in-memory store keeps one per
+    // distinct bytes, and every replica stores its own copy of a delivery), and the steps decide
+    // a row by its envelope alone, so a copy is decided as its original was (see
+    // `project_envelopes`). The map is only asked membership; an address is a key that lives as
+    // long as `rows`.
     let mut parsed = Vec::with_capacity(rows.len());
-    parsed.extend(rows.iter().filter_map(|row| match &row.kept {
-        Some(kept) => Some(kept.fields()),
-        None => read_envelope(&row.bytes),
-    }));
-    project_envelopes(&parsed, primary, options)
+    let mut order = Vec::with_capacity(rows.len());
+    let mut first_reading: HashMap<*const KeptEnvelope, usize, crate::fixed_hash::FixedState> =
+        HashMap::default();
+    for row in rows {
+        match &row.kept {
+            Some(kept) => {
+                let next = parsed.len();
+                let index = *first_reading.entry(Arc::as_ptr(kept)).or_insert(next);
+                if index == next {
+                    parsed.push(kept.fields());
+                }
+                order.push(index);
+            }
+            None => {
+                if let Some(fields) = read_envelope(&row.bytes) {
+                    order.push(parsed.len());
+                    parsed.push(fields);
+                }
+            }
+        }
+    }
+    project_envelopes(&parsed, &order, primary, options)
 }
 
 /// The envelope of a row that parses as one and has a class chain.
@@ -112,25 +138,77 @@ fn read_envelope(bytes: &[u8]) -> Option<EnvelopeFields<'_>> {
     Envelope::parse(bytes).ok()?.fields()
 }
 
+/// How steps 0 and 1 decided a row's envelope, so that a later row with the same envelope (a
+/// stored copy) is decided alike without reading it again.
+#[derive(Clone, Copy)]
+enum Decided {
+    /// Not read yet.
+    Unread,
+    /// Skipped without a warning (not on a visible display, or of no family).
+    Skipped,
+    /// Warned about: the warning at this index of the identity or the `created_at` list.
+    BadIdentity(usize),
+    BadCreatedAt(usize),
+    /// Kept for the walk, at this index of `ordered`.
+    Kept(usize),
+}
+
+/// Steps 0 to 4 over the rows `order` names, each by the index of its envelope in `parsed`
+/// (rows with the same envelope name the same index).
 fn project_envelopes(
     parsed: &[EnvelopeFields<'_>],
+    order: &[usize],
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
     let planted = options.planted;
     let visible = visible_displays(parsed, planted);
-    let mut identity_warnings = Vec::new();
-    let mut created_at_warnings = Vec::new();
-    let mut ordered = Vec::with_capacity(parsed.len());
-    for env in parsed {
+    let mut identity_warnings: Vec<Warning> = Vec::new();
+    let mut created_at_warnings: Vec<Warning> = Vec::new();
+    let mut ordered: Vec<Ordered<'_, '_>> = Vec::with_capacity(parsed.len());
+    let mut decided = vec![Decided::Unread; parsed.len()];
+    for &index in order {
+        // A row whose envelope was read before is decided as that row was: every step here
+        // reads the envelope and the planted bugs only. Its warning repeats where this row
+        // stands. A kept copy is one step 1c drops (the earlier row comes first with the same
+        // identity), so it goes on only where planted P4 keeps copies.
+        match decided[index] {
+            Decided::Unread => {}
+            Decided::Skipped => continue,
+            Decided::BadIdentity(w) => {
+                identity_warnings.push(identity_warnings[w].clone());
+                continue;
+            }
+            Decided::BadCreatedAt(w) => {
+                created_at_warnings.push(created_at_warnings[w].clone());
+                continue;
+            }
+            Decided::Kept(k) => {
+                if planted.is(BugId::P4) {
+                    ordered.push(ordered[k]);
+                }
+                continue;
+            }
+        }
+        let env = &parsed[index];
+        decided[index] = Decided::Skipped;
         if !visible.admits(env) {
             continue;
         }
+        let warned = identity_warnings.len();
         let Some(family) = identified(env, planted, &mut identity_warnings) else {
+            if identity_warnings.len() > warned {
+                decided[index] = Decided::BadIdentity(warned);
+            }
             continue;
         };
-        if let Some(row) = with_created_at(env, family, planted, &mut created_at_warnings) {
-            ordered.push(row);
+        let warned = created_at_warnings.len();
+        match with_created_at(env, family, planted, &mut created_at_warnings) {
+            Some(row) => {
+                decided[index] = Decided::Kept(ordered.len());
+                ordered.push(row);
+            }
+            None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
     // Identity warnings of every row come before `created_at` warnings (the steps' order).
@@ -542,6 +620,137 @@ fn answer_of(message: &RawValue) -> Result<Cow<'_, str>, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::display::{DisplayEventStore, MemoryDisplayStore};
+
+    fn display_row(
+        agent: (&str, &str),
+        run: &str,
+        event_id: &str,
+        parents: &[&str],
+        data: serde_json::Value,
+    ) -> Vec<u8> {
+        serde_json::json!({
+            "agent_class": agent.0, "agent_id": agent.1, "thread_id": "t1", "display_id": "d1",
+            "run_id": run, "event_type": "display_event", "event_name": parents[0],
+            "event_id": event_id, "event_parents": parents, "event_data": data,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// Rows with copies of good and bad rows interleaved, as replicas store them.
+    fn rows_with_copies() -> Vec<Vec<u8>> {
+        let user = ("UserAgent", "u0");
+        let lead = ("LeadAgent", "a1");
+        let message = |t: &str| serde_json::json!([{"role": "user", "blocks": [{"block_type": "text", "text": t}]}]);
+        let turn = display_row(
+            user,
+            "r0",
+            "e1",
+            &["UserMessageEvent"],
+            serde_json::json!({"created_at": 1, "messages": message("hi")}),
+        );
+        let chunk = display_row(
+            lead,
+            "r1",
+            "e2",
+            &["ChunkEvent"],
+            serde_json::json!({"created_at": 2, "content": "Hel"}),
+        );
+        let no_run = display_row(
+            lead,
+            "",
+            "e3",
+            &["ChunkEvent"],
+            serde_json::json!({"created_at": 3, "content": "x"}),
+        );
+        let late = display_row(
+            lead,
+            "r1",
+            "e4",
+            &["ChunkEvent"],
+            serde_json::json!({"created_at": "4", "content": "lo"}),
+        );
+        let stop = display_row(
+            lead,
+            "r1",
+            "e5",
+            &["StopEvent"],
+            serde_json::json!({"created_at": 5, "output_messages": []}),
+        );
+        let other = display_row(
+            lead,
+            "r1",
+            "e6",
+            &["SomethingElse"],
+            serde_json::json!({"created_at": 6}),
+        );
+        vec![
+            late.clone(),
+            turn.clone(),
+            no_run.clone(),
+            chunk.clone(),
+            turn.clone(),
+            late.clone(),
+            other.clone(),
+            no_run.clone(),
+            stop.clone(),
+            chunk.clone(),
+            late,
+            other,
+            stop,
+            no_run,
+            turn,
+        ]
+    }
+
+    /// Copies that share their kept envelope are decided as the rows were: the same projection,
+    /// warnings in the same places, as reading every row's bytes, with and without the planted
+    /// bugs that see copies (P4), coerce `created_at` (P8) or print a warning's data (P10).
+    #[test]
+    fn copies_sharing_an_envelope_project_as_their_bytes_do() {
+        let primary = AgentIdentity::new("LeadAgent", "a1");
+        #[allow(unused_mut)]
+        let mut settings = vec![Planted::none()];
+        #[cfg(feature = "planted")]
+        settings.extend([BugId::P4, BugId::P8, BugId::P10].map(Planted::only));
+        for planted in settings {
+            let store = MemoryDisplayStore::new(planted);
+            let rows = rows_with_copies();
+            for row in &rows {
+                store.append(row).unwrap();
+            }
+            let stored = store.rows_on_displays("t1", &["d1".to_string()]).unwrap();
+            // The store answers the rows of a family: all but the two of none.
+            assert_eq!(stored.len(), rows.len() - 2);
+            assert!(stored.iter().all(|r| r.kept.is_some()));
+            let options = ProjectorOptions { planted };
+            let from_kept = project_stored(&stored, Some(&primary), &options);
+            let bytes: Vec<&[u8]> = stored.iter().map(|r| &*r.bytes).collect();
+            let from_bytes = project(&bytes, Some(&primary), &options);
+            assert_eq!(from_kept, from_bytes, "planted {planted:?}");
+            let codes: Vec<WarningCode> = from_bytes.warnings.iter().map(|w| w.code).collect();
+            assert!(
+                codes
+                    .iter()
+                    .filter(|&&c| c == WarningCode::BadIdentity)
+                    .count()
+                    == 3,
+                "{codes:?}"
+            );
+            if !planted.is(BugId::P8) {
+                assert!(
+                    codes
+                        .iter()
+                        .filter(|&&c| c == WarningCode::BadCreatedAt)
+                        .count()
+                        == 3,
+                    "{codes:?}"
+                );
+            }
+            assert!(!from_bytes.messages.is_empty());
+        }
+    }
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_string()).expect("test JSON is valid")
