@@ -38,6 +38,11 @@ struct Inner {
 #[derive(Debug)]
 struct Indexed {
     seq: u64,
+    /// Where this row stands in its thread's list of positions (`by_thread`).
+    thread_slot: usize,
+    /// The `thread_slot` of the first row stored with these bytes (its own if it is that row):
+    /// the one whose kept envelope this row shares (copies have equal bytes, so one thread).
+    first_slot: usize,
     bytes: Arc<[u8]>,
     kept: Arc<KeptEnvelope>,
     event_is_display: bool,
@@ -114,10 +119,12 @@ impl DisplayEventStore for MemoryDisplayStore {
             }
         };
         let position = inner.rows.len();
-        inner.index(&key.thread_id, position);
+        let thread_slot = inner.index(&key.thread_id, position);
         inner.first_with_bytes.insert(bytes.clone(), position);
         inner.rows.push(Indexed {
             seq: position as u64 + 1,
+            thread_slot,
+            first_slot: thread_slot,
             bytes,
             kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
             event_is_display: key.event_type == self.display_event_type,
@@ -143,10 +150,19 @@ impl DisplayEventStore for MemoryDisplayStore {
     ) -> Result<Vec<StoredRow>, StoreError> {
         let inner = self.lock();
         let wanted: BTreeSet<&str> = display_ids.iter().map(String::as_str).collect();
+        // Whether a row is wanted depends on its kept envelope only, which copies share: each
+        // first row is asked once (by its slot in the thread; `None` until asked), and most
+        // rows are copies (every replica stores its own copy of a delivery).
+        let thread_len = inner.by_thread.get(thread_id).map_or(0, Vec::len);
+        let mut first_wanted: Vec<Option<bool>> = vec![None; thread_len];
         Ok(inner
             .thread_rows(thread_id)
-            .filter(|r| wanted.contains(r.display_id()))
-            .filter(|r| Family::of_parents(r.parents(), self.planted).is_some())
+            .filter(|r| {
+                *first_wanted[r.first_slot].get_or_insert_with(|| {
+                    wanted.contains(r.display_id())
+                        && Family::of_parents(r.parents(), self.planted).is_some()
+                })
+            })
             .map(Indexed::row)
             .collect())
     }
@@ -170,12 +186,16 @@ impl DisplayEventStore for MemoryDisplayStore {
 }
 
 impl Inner {
-    /// Files the row at `position` under its thread.
-    fn index(&mut self, thread_id: &str, position: usize) {
+    /// Files the row at `position` under its thread; its slot in the thread's list.
+    fn index(&mut self, thread_id: &str, position: usize) -> usize {
         match self.by_thread.get_mut(thread_id) {
-            Some(positions) => positions.push(position),
+            Some(positions) => {
+                positions.push(position);
+                positions.len() - 1
+            }
             None => {
                 self.by_thread.insert(thread_id.to_owned(), vec![position]);
+                0
             }
         }
     }
@@ -183,8 +203,10 @@ impl Inner {
     /// Stores another copy of the row at `first`: equal bytes are admitted and indexed alike.
     fn push_copy_of(&mut self, first: usize) {
         let original = &self.rows[first];
-        let copy = Indexed {
+        let mut copy = Indexed {
             seq: self.rows.len() as u64 + 1,
+            thread_slot: 0,
+            first_slot: original.thread_slot,
             bytes: original.bytes.clone(),
             kept: original.kept.clone(),
             event_is_display: original.event_is_display,
@@ -194,7 +216,11 @@ impl Inner {
         // Admission required a string thread_id, and the kept envelope reads it as admission did.
         let thread_id = kept.str_field(envelope::THREAD_ID).unwrap_or_default();
         let position = self.rows.len();
-        self.index(thread_id, position);
+        copy.thread_slot = self.index(thread_id, position);
+        debug_assert_eq!(
+            self.by_thread[thread_id][copy.first_slot], first,
+            "a copy's first row is in its thread's list at its slot"
+        );
         self.rows.push(copy);
     }
 
@@ -223,6 +249,48 @@ mod tests {
         })
         .to_string()
         .into_bytes()
+    }
+
+    fn row_on(thread: &str, display: &str, event_id: &str) -> Vec<u8> {
+        let mut value: serde_json::Value = serde_json::from_slice(&row(event_id)).unwrap();
+        value["thread_id"] = thread.into();
+        value["display_id"] = display.into();
+        value.to_string().into_bytes()
+    }
+
+    /// Copies interleaved over two threads and two displays: each copy is answered as its
+    /// first row is, by its own seq.
+    #[test]
+    fn copies_are_answered_as_their_first_rows_on_every_thread() {
+        let store = MemoryDisplayStore::new(Planted::none());
+        let appended = [
+            row_on("t2", "d1", "e0"),
+            row_on("t1", "d2", "e1"),
+            row_on("t1", "d1", "e2"),
+            row_on("t2", "d1", "e0"),
+            row_on("t1", "d2", "e1"),
+            row_on("t1", "d1", "e2"),
+            row_on("t1", "d1", "e3"),
+            row_on("t2", "d1", "e0"),
+            row_on("t1", "d1", "e2"),
+        ];
+        for bytes in &appended {
+            assert_eq!(store.append(bytes).unwrap(), Admission::Stored);
+        }
+        let seqs = |thread: &str, displays: &[&str]| -> Vec<u64> {
+            let displays: Vec<String> = displays.iter().map(|d| d.to_string()).collect();
+            let rows = store.rows_on_displays(thread, &displays).unwrap();
+            for r in &rows {
+                assert_eq!(&*r.bytes, &appended[r.seq as usize - 1][..]);
+            }
+            rows.iter().map(|r| r.seq).collect()
+        };
+        assert_eq!(seqs("t1", &["d1"]), [3, 6, 7, 9]);
+        assert_eq!(seqs("t1", &["d2"]), [2, 5]);
+        assert_eq!(seqs("t1", &["d1", "d2"]), [2, 3, 5, 6, 7, 9]);
+        assert_eq!(seqs("t2", &["d1"]), [1, 4, 8]);
+        assert_eq!(seqs("t2", &["d2"]), Vec::<u64>::new());
+        assert_eq!(seqs("t3", &["d1"]), Vec::<u64>::new());
     }
 
     #[test]
