@@ -203,6 +203,8 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
                 break;
             };
             assert_eq!(answers.len(), rows.len(), "one answer a row");
+            // One instant for the batch: nothing below awaits.
+            let at_us = now_us();
             for (&(step, copy, _), admitted) in deliveries.iter().zip(answers) {
                 let op = persister_shared.next_op();
                 persister_shared
@@ -222,9 +224,10 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
                     Ok(Delivered::Quarantined) => "quarantined".into(),
                     Err(e) => format!("error {e}").into(),
                 };
-                persister_shared.record(format_args!(
-                    "replica-{k} persist step={step} copy={copy} {outcome}"
-                ));
+                persister_shared.record_at(
+                    at_us,
+                    format_args!("replica-{k} persist step={step} copy={copy} {outcome}"),
+                );
             }
         }
     });
