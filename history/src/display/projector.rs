@@ -650,27 +650,14 @@ mod tests {
             &["UserMessageEvent"],
             serde_json::json!({"created_at": 1, "messages": message("hi")}),
         );
-        let chunk = display_row(
-            lead,
-            "r1",
-            "e2",
-            &["ChunkEvent"],
-            serde_json::json!({"created_at": 2, "content": "Hel"}),
-        );
-        let no_run = display_row(
-            lead,
-            "",
-            "e3",
-            &["ChunkEvent"],
-            serde_json::json!({"created_at": 3, "content": "x"}),
-        );
-        let late = display_row(
-            lead,
-            "r1",
-            "e4",
-            &["ChunkEvent"],
-            serde_json::json!({"created_at": "4", "content": "lo"}),
-        );
+        // A chunk of the lead's: `created_at` as given (the string one is a bad row).
+        let chunk_of = |run: &str, event_id: &str, created_at: serde_json::Value, text: &str| {
+            let data = serde_json::json!({"created_at": created_at, "content": text});
+            display_row(lead, run, event_id, &["ChunkEvent"], data)
+        };
+        let chunk = chunk_of("r1", "e2", 2.into(), "Hel");
+        let no_run = chunk_of("", "e3", 3.into(), "x");
+        let late = chunk_of("r1", "e4", "4".into(), "lo");
         let stop = display_row(
             lead,
             "r1",
@@ -730,23 +717,10 @@ mod tests {
             let from_bytes = project(&bytes, Some(&primary), &options);
             assert_eq!(from_kept, from_bytes, "planted {planted:?}");
             let codes: Vec<WarningCode> = from_bytes.warnings.iter().map(|w| w.code).collect();
-            assert!(
-                codes
-                    .iter()
-                    .filter(|&&c| c == WarningCode::BadIdentity)
-                    .count()
-                    == 3,
-                "{codes:?}"
-            );
+            let count = |code: WarningCode| codes.iter().filter(|&&c| c == code).count();
+            assert_eq!(count(WarningCode::BadIdentity), 3, "{codes:?}");
             if !planted.is(BugId::P8) {
-                assert!(
-                    codes
-                        .iter()
-                        .filter(|&&c| c == WarningCode::BadCreatedAt)
-                        .count()
-                        == 3,
-                    "{codes:?}"
-                );
+                assert_eq!(count(WarningCode::BadCreatedAt), 3, "{codes:?}");
             }
             assert!(!from_bytes.messages.is_empty());
         }
