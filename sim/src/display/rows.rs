@@ -14,7 +14,7 @@
 //! `tool_call_id`, `contents`, and the computed `content`).
 
 use super::scenario::{Answer, AudioData, Block, Defect, Event, LegacyByte};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// The stored value of the platform's topic constant for display events.
 pub const DISPLAY_EVENT: &str = "display_event";
@@ -56,49 +56,110 @@ pub fn class_chain(event: &Event) -> Vec<String> {
 
 /// Encodes one event as a row document.
 ///
-/// The row is written straight into bytes: its keys in the order a `serde_json` object (sorted)
-/// writes them, each value serialized by `serde_json`; building the whole row as a `Value` tree
-/// first was a tenth of the agents' time. The test `the_bytes_are_those_of_the_value_tree` holds
-/// it to the tree's bytes.
+/// The row is written straight into bytes: each object's keys in the order a `serde_json` object
+/// (sorted) writes them, each leaf serialized by `serde_json`. Building the row as a `Value` tree
+/// first (its maps, its copies of every text) was a third of the agents' time; the test
+/// `the_bytes_are_those_of_the_value_tree` holds the bytes to the tree's.
 pub fn encode_row(env: &RowEnvelope<'_>, event: &Event, defect: Option<&Defect>) -> Vec<u8> {
     let chain = class_chain(event);
-    let data = event_data(env, event, defect, &chain);
-    let mut members: Vec<(&str, Member<'_>)> = identity(env, &chain, defect)
+    let mut members: Members<'_> = identity(env, &chain, defect)
         .into_iter()
         .map(|(name, value)| (name, Member::Text(value)))
-        .chain([
-            ("event_data", Member::Object(&data)),
-            ("event_parents", Member::Names(&chain)),
-        ])
         .collect();
-    // In the order a serde_json object writes its keys: sorted.
-    members.sort_unstable_by_key(|(name, _)| *name);
+    members.push(("event_data", event_data(env, event, defect, &chain)));
+    members.push(("event_parents", Member::Names(&chain)));
     let mut out = Vec::with_capacity(512);
-    out.push(b'{');
-    for (k, (name, value)) in members.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
-        write_field(&mut out, name, value);
-    }
-    out.push(b'}');
+    object(members).write(&mut out);
     out
 }
 
-/// A member's value in a row's top level.
+/// An object's members, by name.
+type Members<'a> = Vec<(&'static str, Member<'a>)>;
+
+/// A value in a row, written as `serde_json` writes the `Value` it stands for.
 enum Member<'a> {
+    Null,
     Text(&'a str),
-    Object(&'a Map<String, Value>),
+    Integer(i64),
+    /// A list of texts.
     Names(&'a [String]),
+    List(Vec<Member<'a>>),
+    /// An object, its members sorted by name (see [`object`]).
+    Object(Members<'a>),
+    /// The rare shapes (malformed payloads, media blocks), as a tree.
+    Tree(Value),
 }
 
-impl serde::Serialize for Member<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+/// An object of `members`, sorted as a `serde_json` object writes its keys.
+fn object(mut members: Members<'_>) -> Member<'_> {
+    members.sort_unstable_by_key(|(name, _)| *name);
+    debug_assert!(
+        members.windows(2).all(|w| w[0].0 != w[1].0),
+        "an object names each member once"
+    );
+    Member::Object(members)
+}
+
+impl Member<'_> {
+    /// Appends the JSON text `serde_json` writes for the value this member stands for.
+    fn write(&self, out: &mut Vec<u8>) {
         match self {
-            Member::Text(text) => text.serialize(serializer),
-            Member::Object(map) => map.serialize(serializer),
-            Member::Names(names) => names.serialize(serializer),
+            Member::Null => out.extend_from_slice(b"null"),
+            Member::Text(text) => write_text(out, text),
+            Member::Integer(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+            Member::Names(names) => {
+                write_list(out, names.iter(), |out, name| write_text(out, name))
+            }
+            Member::List(items) => write_list(out, items.iter(), |out, item| item.write(out)),
+            Member::Object(members) => {
+                out.push(b'{');
+                for (k, (name, value)) in members.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    write_text(out, name);
+                    out.push(b':');
+                    value.write(out);
+                }
+                out.push(b'}');
+            }
+            Member::Tree(value) => {
+                serde_json::to_writer(&mut *out, value).expect("a JSON value serializes")
+            }
         }
+    }
+}
+
+fn write_list<T>(
+    out: &mut Vec<u8>,
+    items: impl Iterator<Item = T>,
+    write: impl Fn(&mut Vec<u8>, T),
+) {
+    out.push(b'[');
+    for (k, item) in items.enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        write(out, item);
+    }
+    out.push(b']');
+}
+
+/// A JSON string. Most texts here need no escape, and a whole-text check for the bytes JSON
+/// escapes (control characters, `"`, `\`) is cheaper than `serde_json`'s byte-by-byte table;
+/// any other text is written by `serde_json` itself.
+fn write_text(out: &mut Vec<u8>, text: &str) {
+    // A fold, not `all`: without the early exit the check runs over many bytes at a time.
+    let escapes = text.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if !escapes {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *out, text).expect("a text serializes");
     }
 }
 
@@ -130,163 +191,176 @@ fn identity<'a>(
 }
 
 /// `event_data`: the payload, `created_at` (as the defect writes it) and the class names.
-fn event_data(
+fn event_data<'a>(
     env: &RowEnvelope<'_>,
-    event: &Event,
+    event: &'a Event,
     defect: Option<&Defect>,
-    chain: &[String],
-) -> Map<String, Value> {
+    chain: &'a [String],
+) -> Member<'a> {
     let mut data = payload(event, defect);
     let created_at = match defect {
-        Some(Defect::BadCreatedAt { as_type }) => match as_type.as_str() {
+        Some(Defect::BadCreatedAt { as_type }) => Member::Tree(match as_type.as_str() {
             "string" => Value::String(env.created_at_ns.to_string()),
             "bool" => Value::Bool(true),
             _ => json!(env.created_at_ns as f64 + 0.5),
-        },
-        _ => json!(env.created_at_ns),
+        }),
+        _ => Member::Integer(env.created_at_ns),
     };
-    data.insert("created_at".into(), created_at);
-    data.insert("_event_name".into(), Value::String(chain[0].clone()));
-    data.insert(
-        "_parent_event_names".into(),
-        Value::Array(chain.iter().skip(1).cloned().map(Value::String).collect()),
-    );
-    data
+    data.push(("created_at", created_at));
+    data.push(("_event_name", Member::Text(&chain[0])));
+    data.push(("_parent_event_names", Member::Names(&chain[1..])));
+    object(data)
 }
 
-/// `"name":value`, as `serde_json` writes an object's member.
-fn write_field<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, name: &str, value: &T) {
-    let written = serde_json::to_writer(&mut *out, name).and_then(|()| {
-        out.push(b':');
-        serde_json::to_writer(&mut *out, value)
-    });
-    written.expect("strings, string lists and JSON values serialize");
-}
-
-fn payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
+fn payload<'a>(event: &'a Event, defect: Option<&Defect>) -> Members<'a> {
     let bad = matches!(defect, Some(Defect::BadPayload { .. }));
-    let mut data = Map::new();
     match event {
-        Event::UserMessage { blocks } => {
-            data.insert("messages".into(), user_messages(blocks, bad));
-        }
+        Event::UserMessage { blocks } => vec![("messages", user_messages(blocks, bad))],
         Event::HitlQuestion { question } => {
             let v = if bad {
-                json!([question])
+                Member::List(vec![Member::Text(question)])
             } else {
-                json!(question)
+                Member::Text(question)
             };
-            data.insert("question".into(), v);
+            vec![("question", v)]
         }
         Event::HitlAnswer { answer } => {
             let v = match (bad, answer) {
-                (true, Answer::Text(t)) => json!({ "value": t }),
-                (true, Answer::Bool(b)) => json!({ "value": b }),
-                (false, Answer::Text(t)) => json!(t),
-                (false, Answer::Bool(b)) => json!(b),
+                (true, Answer::Text(t)) => object(vec![("value", Member::Text(t))]),
+                (true, Answer::Bool(b)) => object(vec![("value", Member::Tree(json!(b)))]),
+                (false, Answer::Text(t)) => Member::Text(t),
+                (false, Answer::Bool(b)) => Member::Tree(json!(b)),
             };
-            data.insert("response".into(), v);
+            vec![("response", v)]
         }
         Event::Chunk { text } => {
             let v = if bad {
-                json!({ "text": text })
+                object(vec![("text", Member::Text(text))])
             } else {
-                json!(text)
+                Member::Text(text)
             };
-            data.insert("content".into(), v);
+            vec![("content", v)]
         }
         Event::Stop { answer } => {
             let v = if bad {
-                json!(answer)
+                Member::Text(answer)
             } else {
-                json!([
+                Member::List(vec![
                     output_message("o0 earlier output never shown"),
                     output_message(answer),
                 ])
             };
-            data.insert("output_messages".into(), v);
+            vec![("output_messages", v)]
         }
-        Event::Decoy { class, text } => decoy_payload(class, text, &mut data),
-        Event::Custom { text, .. } => {
-            data.insert(
-                "nested".into(),
-                json!({ "event": { "_event_name": "UnknownNestedEvent", "documents": [text, { "score": 0.5 }] } }),
-            );
-            data.insert("blob".into(), json!("z".repeat(160)));
-        }
-        Event::Envelope { text, .. } => {
-            data.insert(
-                "event".into(),
-                json!({ "_event_name": "RetrieverEvent", "documents": [text] }),
-            );
-        }
+        Event::Decoy { class, text } => vec![decoy_payload(class, text)],
+        Event::Custom { text, .. } => vec![
+            (
+                "nested",
+                Member::Tree(
+                    json!({ "event": { "_event_name": "UnknownNestedEvent", "documents": [text, { "score": 0.5 }] } }),
+                ),
+            ),
+            ("blob", Member::Tree(json!("z".repeat(160)))),
+        ],
+        Event::Envelope { text, .. } => vec![(
+            "event",
+            Member::Tree(json!({ "_event_name": "RetrieverEvent", "documents": [text] })),
+        )],
     }
-    data
 }
 
 /// A look-alike class carries the payload of the family it only looks like.
-fn decoy_payload(class: &str, text: &str, data: &mut Map<String, Value>) {
+fn decoy_payload<'a>(class: &str, text: &'a str) -> (&'static str, Member<'a>) {
     if class.contains("Stop") {
-        data.insert("output_messages".into(), json!([output_message(text)]));
+        ("output_messages", Member::List(vec![output_message(text)]))
     } else if class.contains("UserMessage") {
-        data.insert(
-            "messages".into(),
-            json!([chat_message("user", json!([text_block(text)]))]),
-        );
+        (
+            "messages",
+            Member::List(vec![chat_message(
+                "user",
+                Member::List(vec![text_block(text)]),
+            )]),
+        )
     } else if class.contains("Response") {
-        data.insert("response".into(), json!(text));
+        ("response", Member::Text(text))
     } else if class.contains("Request") {
-        data.insert("question".into(), json!(text));
+        ("question", Member::Text(text))
     } else {
-        data.insert("content".into(), json!(text));
+        ("content", Member::Text(text))
     }
 }
 
 /// A user message's `messages`: an earlier ChatMessage never shown, then the one with `blocks`;
 /// malformed (`bad`), an object instead of the list.
-fn user_messages(blocks: &[Block], bad: bool) -> Value {
+fn user_messages(blocks: &[Block], bad: bool) -> Member<'_> {
     let last = chat_message("user", blocks_json(blocks));
     if bad {
-        return json!({ "last": last });
+        return object(vec![("last", last)]);
     }
     let earlier = chat_message(
         "user",
-        json!([text_block("o0 earlier message never shown")]),
+        Member::List(vec![text_block("o0 earlier message never shown")]),
     );
-    json!([earlier, last])
+    Member::List(vec![earlier, last])
 }
 
 /// A platform `Message.model_dump()` (a stop's output message): its text under `contents`, and
 /// again under the computed field `content`.
-fn output_message(text: &str) -> Value {
-    json!({
-        "role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
-        "function_call_arguments_json": null, "tool_call_id": null,
-        "contents": [{ "type": "text", "text": text }], "content": text,
-    })
+fn output_message(text: &str) -> Member<'_> {
+    object(vec![
+        ("role", Member::Text("assistant")),
+        ("name", Member::Null),
+        ("tool_calls", Member::Null),
+        ("function_call_name", Member::Null),
+        ("function_call_arguments_json", Member::Null),
+        ("tool_call_id", Member::Null),
+        (
+            "contents",
+            Member::List(vec![object(vec![
+                ("type", Member::Text("text")),
+                ("text", Member::Text(text)),
+            ])]),
+        ),
+        ("content", Member::Text(text)),
+    ])
 }
 
 /// A `ChatMessage.model_dump()`.
-fn chat_message(role: &str, blocks: Value) -> Value {
-    json!({ "role": role, "additional_kwargs": {}, "blocks": blocks })
+fn chat_message<'a>(role: &'a str, blocks: Member<'a>) -> Member<'a> {
+    object(vec![
+        ("role", Member::Text(role)),
+        ("additional_kwargs", Member::Object(Vec::new())),
+        ("blocks", blocks),
+    ])
 }
 
 /// A `TextBlock.model_dump()`.
-fn text_block(text: &str) -> Value {
-    json!({ "block_type": "text", "text": text })
+fn text_block(text: &str) -> Member<'_> {
+    object(vec![
+        ("block_type", Member::Text("text")),
+        ("text", Member::Text(text)),
+    ])
 }
 
 /// The first bytes of a PNG file, stored the legacy way (a list of byte integers) as the image
 /// bytes of a block without a url; the projector never reads image bytes.
 const PNG_SIGNATURE: [u8; 8] = [137, 80, 78, 71, 13, 10, 26, 10];
 
-fn blocks_json(blocks: &[Block]) -> Value {
-    Value::Array(blocks.iter().map(block_json).collect())
+fn blocks_json(blocks: &[Block]) -> Member<'_> {
+    Member::List(blocks.iter().map(block_json).collect())
 }
 
-fn block_json(block: &Block) -> Value {
+fn block_json(block: &Block) -> Member<'_> {
     match block {
         Block::Text { text } => text_block(text),
+        media => Member::Tree(media_block_json(media)),
+    }
+}
+
+/// A media block's dump (images, audio, video and unknown blocks: rarer than text).
+fn media_block_json(block: &Block) -> Value {
+    match block {
+        Block::Text { text } => json!({ "block_type": "text", "text": text }),
         Block::Image { url: Some(url) } => json!({
             "block_type": "image", "image": null, "path": null, "url": url,
             "image_mimetype": mimetype_of(url), "detail": null,
@@ -333,8 +407,9 @@ fn mimetype_of(url: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
 
-    /// The row as a `serde_json` object tree, the way `encode_row` wrote it before it wrote bytes
+    /// The row as a `serde_json` object tree, the way `encode_row` built it before it wrote bytes
     /// directly: the oracle for its bytes.
     fn value_tree_row(env: &RowEnvelope<'_>, event: &Event, defect: Option<&Defect>) -> Vec<u8> {
         let chain = class_chain(event);
@@ -342,15 +417,89 @@ mod tests {
         for (name, value) in identity(env, &chain, defect) {
             row.insert(name.into(), Value::String(value.into()));
         }
-        row.insert(
-            "event_data".into(),
-            Value::Object(event_data(env, event, defect, &chain)),
-        );
-        row.insert(
-            "event_parents".into(),
-            Value::Array(chain.iter().cloned().map(Value::String).collect()),
-        );
+        let mut data = tree_payload(event, defect);
+        let created_at = match defect {
+            Some(Defect::BadCreatedAt { as_type }) => match as_type.as_str() {
+                "string" => Value::String(env.created_at_ns.to_string()),
+                "bool" => Value::Bool(true),
+                _ => json!(env.created_at_ns as f64 + 0.5),
+            },
+            _ => json!(env.created_at_ns),
+        };
+        data.insert("created_at".into(), created_at);
+        data.insert("_event_name".into(), json!(chain[0]));
+        data.insert("_parent_event_names".into(), json!(chain[1..]));
+        row.insert("event_data".into(), Value::Object(data));
+        row.insert("event_parents".into(), json!(chain));
         serde_json::to_vec(&Value::Object(row)).unwrap()
+    }
+
+    /// `event_data`'s payload as a tree (the shapes the module's documentation names).
+    fn tree_payload(event: &Event, defect: Option<&Defect>) -> Map<String, Value> {
+        let bad = matches!(defect, Some(Defect::BadPayload { .. }));
+        let output = |text: &str| {
+            json!({
+                "role": "assistant", "name": null, "tool_calls": null, "function_call_name": null,
+                "function_call_arguments_json": null, "tool_call_id": null,
+                "contents": [{ "type": "text", "text": text }], "content": text,
+            })
+        };
+        let chat =
+            |blocks: Value| json!({ "role": "user", "additional_kwargs": {}, "blocks": blocks });
+        let text_block = |text: &str| json!({ "block_type": "text", "text": text });
+        let (name, value) = match event {
+            Event::UserMessage { blocks } => {
+                let last = chat(Value::Array(blocks.iter().map(media_block_json).collect()));
+                let earlier = chat(json!([text_block("o0 earlier message never shown")]));
+                let v = if bad {
+                    json!({ "last": last })
+                } else {
+                    json!([earlier, last])
+                };
+                ("messages", v)
+            }
+            Event::HitlQuestion { question } if bad => ("question", json!([question])),
+            Event::HitlQuestion { question } => ("question", json!(question)),
+            Event::HitlAnswer { answer } => {
+                let v = match answer {
+                    Answer::Text(t) => json!(t),
+                    Answer::Bool(b) => json!(b),
+                };
+                ("response", if bad { json!({ "value": v }) } else { v })
+            }
+            Event::Chunk { text } if bad => ("content", json!({ "text": text })),
+            Event::Chunk { text } => ("content", json!(text)),
+            Event::Stop { answer } if bad => ("output_messages", json!(answer)),
+            Event::Stop { answer } => (
+                "output_messages",
+                json!([output("o0 earlier output never shown"), output(answer)]),
+            ),
+            Event::Decoy { class, text } if class.contains("Stop") => {
+                ("output_messages", json!([output(text)]))
+            }
+            Event::Decoy { class, text } if class.contains("UserMessage") => {
+                ("messages", json!([chat(json!([text_block(text)]))]))
+            }
+            Event::Decoy { class, text } if class.contains("Response") => ("response", json!(text)),
+            Event::Decoy { class, text } if class.contains("Request") => ("question", json!(text)),
+            Event::Decoy { text, .. } => ("content", json!(text)),
+            Event::Custom { text, .. } => {
+                let mut data = Map::new();
+                data.insert(
+                    "nested".into(),
+                    json!({ "event": { "_event_name": "UnknownNestedEvent", "documents": [text, { "score": 0.5 }] } }),
+                );
+                data.insert("blob".into(), json!("z".repeat(160)));
+                return data;
+            }
+            Event::Envelope { text, .. } => (
+                "event",
+                json!({ "_event_name": "RetrieverEvent", "documents": [text] }),
+            ),
+        };
+        let mut data = Map::new();
+        data.insert(name.into(), value);
+        data
     }
 
     #[test]
@@ -359,6 +508,7 @@ mod tests {
         use crate::rng::SeedRng;
         let mut defects = std::collections::BTreeSet::new();
         let mut events = std::collections::BTreeSet::new();
+        let mut payloads = std::collections::BTreeSet::new();
         for seed in 0..400 {
             let rng = SeedRng::new(seed);
             let scenario = generate(rng, &DisplayOptions::from_seed(rng, None));
@@ -382,6 +532,10 @@ mod tests {
                     step.id
                 );
                 events.insert(class_chain(&step.event)[0].clone());
+                let bad = matches!(step.defect, Some(Defect::BadPayload { .. }));
+                for field in tree_payload(&step.event, step.defect.as_ref()).keys() {
+                    payloads.insert((field.clone(), bad));
+                }
                 if let Some(d) = &step.defect {
                     defects.insert(format!("{d:?}").split(' ').next().unwrap().to_string());
                 }
@@ -389,6 +543,21 @@ mod tests {
         }
         assert!(events.len() >= 6, "event classes compared: {events:?}");
         assert_eq!(defects.len(), 3, "defects compared: {defects:?}");
+        // Every family's payload, well formed and malformed.
+        for field in [
+            "content",
+            "messages",
+            "output_messages",
+            "question",
+            "response",
+        ] {
+            for bad in [false, true] {
+                assert!(
+                    payloads.contains(&(field.to_string(), bad)),
+                    "{field} (malformed: {bad}) compared: {payloads:?}"
+                );
+            }
+        }
     }
 
     fn env() -> RowEnvelope<'static> {
