@@ -126,6 +126,33 @@ impl<'a> Envelope<'a> {
         })
     }
 
+    /// The store's index key and what the projector reads, or why the row must be quarantined.
+    /// The key's fields are among those the projector reads, so each is read once.
+    pub fn admitted(&self) -> Result<(IndexKey<'a>, EnvelopeFields<'a>), AdmissionError> {
+        if let Some(fields) = self.fields() {
+            let text = |index: usize| fields.identity[index].clone();
+            if let (Some(thread_id), Some(display_id), Some(event_type), Some(agent_class)) = (
+                text(THREAD_ID),
+                text(DISPLAY_ID),
+                text(EVENT_TYPE),
+                text(AGENT_CLASS),
+            ) {
+                let key = IndexKey {
+                    thread_id,
+                    display_id,
+                    event_type,
+                    agent_class,
+                    parents: fields.parents.to_vec(),
+                };
+                return Ok((key, fields));
+            }
+        }
+        // An indexed field is missing or of the wrong type: reading the key names it.
+        Err(self
+            .index_key()
+            .expect_err("a row whose projector fields and indexed strings read has an index key"))
+    }
+
     /// The store's index key, or why the row must be quarantined.
     pub fn index_key(&self) -> Result<IndexKey<'a>, AdmissionError> {
         let string = |index: usize| -> Result<Cow<'a, str>, AdmissionError> {
@@ -367,6 +394,35 @@ mod tests {
         for (bytes, want) in cases {
             let got = admit(bytes).expect_err("quarantined").to_string();
             assert!(got.contains(want), "{got:?} should contain {want:?}");
+            if let Ok(env) = Envelope::parse(bytes) {
+                let refused = env.admitted().err().expect("refused");
+                assert_eq!(
+                    refused.to_string(),
+                    got,
+                    "the store refuses as admission reads"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_admitted_row_has_the_key_and_fields_each_reading_gives() {
+        let rows: [&[u8]; 3] = [
+            br#"{"thread_id":"t","display_id":"d","event_type":"display_event",
+                "agent_class":"UserAgent","event_parents":["UserMessageEvent"],"event_id":7}"#,
+            br#"{"thread_id":"t\u0041","display_id":"","event_type":"E","agent_class":"A",
+                "agent_id":"a","event_parents":[],"event_data":{"content":"c"}}"#,
+            br#"{"thread_id":"t","display_id":"d","event_type":"E","agent_class":"A",
+                "event_parents":["ChunkEvent","x\"y"],"event_name":null}"#,
+        ];
+        for bytes in rows {
+            let env = Envelope::parse(bytes).expect("an object");
+            let (key, fields) = env.admitted().expect("admitted");
+            assert_eq!(key, env.index_key().expect("an index key"));
+            let read = env.fields().expect("a class chain");
+            assert_eq!(fields.identity, read.identity);
+            assert_eq!(fields.parents, read.parents);
+            assert_eq!(fields.data.map(RawValue::get), read.data.map(RawValue::get));
         }
     }
 }

@@ -100,14 +100,7 @@ impl DisplayEventStore for MemoryDisplayStore {
         let bytes: Arc<[u8]> = Arc::from(row);
         let admitted = Envelope::parse(row)
             .map_err(AdmissionError::Object)
-            .and_then(|env| {
-                let key = env.index_key()?;
-                let fields = env.fields().ok_or(AdmissionError::WrongType {
-                    field: "event_parents",
-                    expected: "an array of strings",
-                })?;
-                Ok((key, fields))
-            });
+            .and_then(|env| env.admitted());
         let (key, fields) = match admitted {
             Ok(admitted) => admitted,
             Err(reason) => {
