@@ -81,7 +81,15 @@ impl<'a> Reader<'a> {
 
 impl Frame {
     pub fn encode(&self) -> Vec<u8> {
-        let mut body = Vec::with_capacity(32);
+        // The body is written after a length placeholder and the length filled in after it: a
+        // row's frame is copied once, not once into a body and again behind its length.
+        let row_bytes = match self {
+            Frame::Publish { row, .. } | Frame::Deliver { row, .. } => row.len(),
+            Frame::Answer { body, .. } => body.len(),
+            _ => 0,
+        };
+        let mut body = Vec::with_capacity(32 + row_bytes);
+        body.extend_from_slice(&[0; 4]);
         match self {
             Frame::Subscribe { name, prefix } => {
                 body.push(1);
@@ -116,10 +124,9 @@ impl Frame {
                 body.extend_from_slice(&turn.to_be_bytes());
             }
         }
-        let mut out = Vec::with_capacity(body.len() + 4);
-        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        out.extend_from_slice(&body);
-        out
+        let len = body.len() - 4;
+        body[..4].copy_from_slice(&(len as u32).to_be_bytes());
+        body
     }
 
     pub fn decode(body: &[u8]) -> io::Result<Frame> {
