@@ -35,7 +35,7 @@ pub struct Context<'a> {
     pub transcript: &'a m::Transcript,
     pub reads: &'a [Read],
     pub early_expected: &'a [Option<EarlyExpectation>],
-    pub provenance: Provenance,
+    pub provenance: Provenance<'a>,
     /// Display keys visible per the model.
     pub visible: BTreeSet<String>,
     /// Display keys holding a look-alike marker.

@@ -19,11 +19,11 @@ pub enum Kind {
 }
 
 #[derive(Clone, Debug)]
-pub struct Source {
+pub struct Source<'a> {
     pub step: u32,
     pub kind: Kind,
-    pub agent: String,
-    pub display: String,
+    pub agent: &'a str,
+    pub display: &'a str,
     pub bad_created_at: bool,
     /// The step's row is malformed: the projector skips it, so its text may only appear through
     /// a stop's answer.
@@ -33,25 +33,25 @@ pub struct Source {
 }
 
 /// Where each word of the scenario's text comes from, and which payload strings a warning must
-/// never carry.
-pub struct Provenance {
-    pub words: BTreeMap<String, Vec<Source>>,
+/// never carry. Borrowed from the scenario: a seed's scenario holds thousands of words.
+pub struct Provenance<'a> {
+    pub words: BTreeMap<&'a str, Vec<Source<'a>>>,
     pub payload_strings: BTreeSet<String>,
 }
 
-pub fn provenance(scenario: &DisplayScenario) -> Provenance {
+pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
     let plan = FaultPlan::new(scenario);
-    let mut words: BTreeMap<String, Vec<Source>> = BTreeMap::new();
+    let mut words: BTreeMap<&str, Vec<Source<'_>>> = BTreeMap::new();
     let mut payload_strings = BTreeSet::new();
     let mut urls = Vec::new();
     for step in scenario.steps() {
-        let mut add = |kind: Kind, text: &str| {
-            for w in text.split_whitespace() {
-                words.entry(w.to_string()).or_default().push(Source {
+        let mut add = |kind: Kind, text| {
+            for w in str::split_whitespace(text) {
+                words.entry(w).or_default().push(Source {
                     step: step.id,
                     kind,
-                    agent: step.agent.clone(),
-                    display: step.display.clone(),
+                    agent: &step.agent,
+                    display: &step.display,
                     bad_created_at: matches!(step.defect, Some(Defect::BadCreatedAt { .. })),
                     defective: step.defect.is_some(),
                     persisted: plan.persisted(step.id),
@@ -114,9 +114,9 @@ pub fn is_decoy_marker(scenario: &DisplayScenario, step: &Step) -> bool {
         && (class.contains("UserMessageEvent") || class.contains("HumanInTheLoopResponseEvent"))
 }
 
-impl Provenance {
+impl<'a> Provenance<'a> {
     /// Every step whose text holds `word`.
-    pub fn sources(&self, word: &str) -> &[Source] {
+    pub fn sources(&self, word: &str) -> &[Source<'a>] {
         self.words.get(word).map(Vec::as_slice).unwrap_or(&[])
     }
 }

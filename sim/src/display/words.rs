@@ -44,7 +44,7 @@ pub struct WordCount<'c> {
     word: &'c str,
     /// Copies the model expects.
     want: usize,
-    sources: &'c [Source],
+    sources: &'c [Source<'c>],
     /// The first step the word came from.
     step: u32,
     display: &'c str,
@@ -69,7 +69,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
             && decoy_shown(cx, d)
             && w.sources
                 .iter()
-                .any(|s| cx.decoy_marker_displays.contains(&s.display)))
+                .any(|s| cx.decoy_marker_displays.contains(s.display)))
         .then(|| {
             format!(
                 "display `{}` is visible only through a look-alike marker",
@@ -82,7 +82,7 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
             && cx.visible.is_empty()
             && w.sources
                 .iter()
-                .any(|s| cx.interactive_displays.contains(&s.display)))
+                .any(|s| cx.interactive_displays.contains(s.display)))
         .then(|| {
             format!(
                 "the thread has no visible display, yet step {} was shown",
@@ -169,7 +169,7 @@ pub const MISSING_WORD_RULES: &[(BugId, WordRule)] = &[
 ];
 
 fn hidden_only(cx: &Context<'_>, w: &WordCount<'_>) -> bool {
-    w.sources.iter().all(|s| !cx.visible.contains(&s.display))
+    w.sources.iter().all(|s| !cx.visible.contains(s.display))
 }
 
 fn hitl(sources: &[Source]) -> bool {
@@ -382,7 +382,7 @@ fn nested_agent(cx: &Context<'_>, word: &str) -> String {
         .sources(word)
         .iter()
         .find(|s| s.kind == Kind::Stop && s.agent != cx.scenario.primary)
-        .map(|s| s.agent.clone())
+        .map(|s| s.agent.to_owned())
         .unwrap_or_default()
 }
 
@@ -396,7 +396,7 @@ pub fn hidden_word(
         let sources = cx.provenance.sources(w);
         !sources.is_empty()
             && sources.iter().all(|s| {
-                !cx.visible.contains(&s.display) && !cx.decoy_marker_displays.contains(&s.display)
+                !cx.visible.contains(s.display) && !cx.decoy_marker_displays.contains(s.display)
             })
     })
 }
