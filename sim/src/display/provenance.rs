@@ -45,6 +45,9 @@ pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
     let mut payload_strings = BTreeSet::new();
     let mut urls = Vec::new();
     for step in scenario.steps() {
+        // What a word's source says of its step, decided once for all the step's words.
+        let bad_created_at = matches!(step.defect, Some(Defect::BadCreatedAt { .. }));
+        let persisted = plan.persisted(step.id);
         let mut add = |kind: Kind, text| {
             for w in str::split_whitespace(text) {
                 words.entry(w).or_default().push(Source {
@@ -52,9 +55,9 @@ pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
                     kind,
                     agent: &step.agent,
                     display: &step.display,
-                    bad_created_at: matches!(step.defect, Some(Defect::BadCreatedAt { .. })),
+                    bad_created_at,
                     defective: step.defect.is_some(),
-                    persisted: plan.persisted(step.id),
+                    persisted,
                 });
                 if is_tagged(w) {
                     payload_strings.insert(w.to_string());
