@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 
 use super::family::Family;
 use super::json::{self, ObjectError};
+use super::payload::PayloadCell;
 use crate::Planted;
 
 /// The 8 identity fields, in the contract's order (dedup key and sort tie-breakers).
@@ -202,6 +203,8 @@ pub(crate) struct FamilyData<'a> {
     pub fields: [Option<&'a RawValue>; 2],
     /// `created_at` as [`json::as_integer`] reads it: every read of a kept row sorts by it.
     pub created_at: Option<i128>,
+    /// Where a kept row keeps what its payload says (`None` for a row read from its bytes).
+    pub reading: Option<&'a PayloadCell>,
 }
 
 impl<'a> FamilyData<'a> {
@@ -215,6 +218,7 @@ impl<'a> FamilyData<'a> {
             family,
             fields,
             created_at: fields[0].and_then(json::as_integer),
+            reading: None,
         }
     }
 }
@@ -249,6 +253,8 @@ struct KeptFamilyData {
     family: Family,
     fields: [Option<Box<RawValue>>; 2],
     created_at: Option<i128>,
+    /// What the payload says, once a projection has read it.
+    reading: PayloadCell,
 }
 
 impl KeptEnvelope {
@@ -261,6 +267,7 @@ impl KeptEnvelope {
                 family,
                 fields: read.fields.map(|f| f.map(ToOwned::to_owned)),
                 created_at: read.created_at,
+                reading: PayloadCell::new(),
             }
         });
         let mut identity_text = String::new();
@@ -292,6 +299,7 @@ impl KeptEnvelope {
                 family: kept.family,
                 fields: kept.fields.each_ref().map(|f| f.as_deref()),
                 created_at: kept.created_at,
+                reading: Some(&kept.reading),
             }),
         }
     }

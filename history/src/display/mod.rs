@@ -20,6 +20,7 @@ mod identity;
 mod json;
 mod media;
 mod memory_store;
+mod payload;
 mod persister;
 mod projector;
 mod replica;

@@ -24,7 +24,7 @@ use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, KeptEnvelope, 
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
-use super::media;
+use super::payload::{self, PayloadCell, Reading};
 use super::store::StoredRow;
 use super::warning::{Warning, WarningCode};
 use super::USER_AGENT_CLASS;
@@ -56,6 +56,8 @@ struct Ordered<'p, 'a> {
     /// The envelope; each of its 8 identity fields is a non-empty string.
     env: &'p EnvelopeFields<'a>,
     payload: Option<&'a RawValue>,
+    /// Where a kept row keeps what its payload says.
+    reading: Option<&'a PayloadCell>,
 }
 
 impl<'a> Ordered<'_, 'a> {
@@ -363,6 +365,7 @@ fn with_created_at<'p, 'a>(
         family,
         env,
         payload,
+        reading: data.reading,
     })
 }
 
@@ -433,42 +436,17 @@ impl Walk<'_> {
     /// well-formed (the marker is the turn; a malformed payload only loses its parts).
     fn user_message(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         self.streamed.remove(row.display_id());
-        let messages = row.payload.and_then(json::as_array).ok_or(())?;
-        let last = messages.last().ok_or(())?;
-        let [blocks, legacy_content] =
-            json::raw_object_fields(last, &["blocks", "content"]).ok_or(())?;
-        let mut parts = Vec::new();
-        let blocks = match (blocks, legacy_content) {
-            (Some(blocks), _) => json::as_array(blocks).ok_or(())?,
-            // Legacy input: histsim's earlier rows carried `content`, a string or blocks.
-            (None, Some(content)) => match json::as_str(content) {
-                Some(text) => {
-                    if !text.is_empty() {
-                        parts.push(ContentPart::Text {
-                            text: text.into_owned(),
-                        });
-                    }
-                    Vec::new()
-                }
-                None => json::as_array(content).ok_or(())?,
-            },
-            (None, None) => return Err(()),
+        let reading = payload::read_once(row.reading, self.planted, || {
+            Reading::User(payload::user_turn(row.payload, self.planted))
+        });
+        let Reading::User(turn) = reading.as_ref() else {
+            unreachable!("a user message's reading is a user turn");
         };
-        // The published projector validates the whole ChatMessage: one malformed media byte list
-        // fails the event, not just its block.
-        if !blocks
-            .iter()
-            .all(|block| media::media_bytes_are_well_formed(block, self.planted))
-        {
-            return Err(());
+        let turn = turn.as_ref().map_err(|&()| ())?;
+        for &field in &turn.bad_media {
+            self.warn(row, WarningCode::BadMedia, field);
         }
-        for block in blocks {
-            match media::convert_block(block, self.planted) {
-                Ok(part) => parts.extend(part),
-                Err(field) => self.warn(row, WarningCode::BadMedia, field),
-            }
-        }
-        self.emit(Role::User, row.display_id(), parts);
+        self.emit(Role::User, row.display_id(), turn.parts.clone());
         Ok(())
     }
 
@@ -524,9 +502,13 @@ impl Walk<'_> {
         if !from_primary && !self.planted.is(BugId::P6) {
             return Ok(());
         }
-        let outputs = row.payload.and_then(json::as_array).ok_or(())?;
-        let last = outputs.last().ok_or(())?;
-        let answer = answer_of(last)?;
+        let reading = payload::read_once(row.reading, self.planted, || {
+            Reading::Stop(payload::stop_answer(row.payload))
+        });
+        let Reading::Stop(answer) = reading.as_ref() else {
+            unreachable!("a stop's reading is its answer");
+        };
+        let answer = answer.as_deref().map_err(|&()| ())?;
         let streamed = self
             .streamed
             .get(row.display_id())
@@ -598,25 +580,6 @@ impl Walk<'_> {
 /// of its `contents` entries of `type` `"text"` (null contents: the empty answer). The dump also
 /// carries the same text as the computed field `content`; a message without `contents` (histsim's
 /// earlier rows) is read through that `content` string instead.
-fn answer_of(message: &RawValue) -> Result<Cow<'_, str>, ()> {
-    let [contents, content] =
-        json::raw_object_fields(message, &["contents", "content"]).ok_or(())?;
-    let Some(contents) = contents else {
-        return content.and_then(json::as_str).ok_or(());
-    };
-    if contents.get().trim() == "null" {
-        return Ok(Cow::Borrowed(""));
-    }
-    let mut answer = String::new();
-    for entry in json::as_array(contents).ok_or(())? {
-        let [kind, text] = json::raw_object_fields(entry, &["type", "text"]).ok_or(())?;
-        if kind.and_then(json::as_str).as_deref() == Some("text") {
-            answer.push_str(&text.and_then(json::as_str).ok_or(())?);
-        }
-    }
-    Ok(Cow::Owned(answer))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,7 +717,8 @@ mod tests {
 
     #[test]
     fn a_stop_answer_is_the_text_of_its_contents() {
-        let answer = |m: &str| answer_of(&raw(m)).map(Cow::into_owned);
+        // A stop's answer is its last output message's.
+        let answer = |m: &str| payload::stop_answer(Some(&raw(&format!("[{{}},{m}]"))));
         assert_eq!(
             answer(
                 r#"{"role":"assistant","contents":[{"type":"text","text":"Hel"},{"type":"image","url":null},{"type":"text","text":"lo"}],"content":"Hello"}"#
