@@ -523,10 +523,12 @@ impl Walk<'_> {
     /// Assistant text on `display` that counts as streamed for the stop-suffix rule.
     fn stream(&mut self, display: &str, text: &str) {
         self.emit_text(Role::Assistant, display, text);
-        self.streamed
-            .entry(display.to_owned())
-            .or_default()
-            .push_str(text);
+        match self.streamed.get_mut(display) {
+            Some(streamed) => streamed.push_str(text),
+            None => {
+                self.streamed.insert(display.to_owned(), text.to_owned());
+            }
+        }
     }
 
     fn is_agent(&self, row: &Ordered<'_, '_>, agent: &AgentIdentity) -> bool {
@@ -534,15 +536,26 @@ impl Walk<'_> {
     }
 
     fn emit_text(&mut self, role: Role, display: &str, text: &str) {
-        if !text.is_empty() {
-            self.emit(
-                role,
-                display,
-                vec![ContentPart::Text {
-                    text: text.to_owned(),
-                }],
-            );
+        if text.is_empty() {
+            return;
         }
+        // Assistant text continuing the same display's trailing text part: what `emit` does
+        // with it, without building a part to fold in (most chunks of a stream take this path).
+        if let Some((message, on)) = self.messages.last_mut() {
+            if role == Role::Assistant && message.role == role && on == display {
+                if let Some(ContentPart::Text { text: last }) = message.content.last_mut() {
+                    last.push_str(text);
+                    return;
+                }
+            }
+        }
+        self.emit(
+            role,
+            display,
+            vec![ContentPart::Text {
+                text: text.to_owned(),
+            }],
+        );
     }
 
     /// Appends a contribution: onto the last message when role and display match, else as a new
