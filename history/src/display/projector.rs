@@ -307,6 +307,9 @@ fn deduplicated<'p, 'a>(
     }
     // Only membership is asked of the set, never its order; the hasher's keys are fixed (no
     // OS randomness), so even its layout is the same at every run.
+    // A kept row's envelope reaches the cell its payload's reading is kept in, which clippy
+    // takes for a key that may change; `ByEventId` hashes and compares identity fields only.
+    #[allow(clippy::mutable_key_type)]
     let mut seen: HashSet<ByEventId<'_, '_>, crate::fixed_hash::FixedState> =
         HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
     let mut candidates = candidates;

@@ -234,8 +234,8 @@ fn attribute(
         want,
         sources,
         step: src.step,
-        display: &src.display,
-        agent: &src.agent,
+        display: src.display,
+        agent: src.agent,
     };
     match rules
         .iter()
