@@ -231,10 +231,11 @@ pub(crate) fn as_bool(raw: &RawValue) -> Option<bool> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn raw(s: &str) -> Box<RawValue> {
+    /// A raw JSON value of `s` (the other modules' tests build theirs with it too).
+    pub(crate) fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_string()).expect("test JSON is valid")
     }
 

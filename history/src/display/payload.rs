@@ -125,10 +125,7 @@ fn answer_of(message: &RawValue) -> Result<std::borrow::Cow<'_, str>, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_string()).expect("JSON")
-    }
+    use crate::display::json::tests::raw;
 
     #[test]
     fn a_kept_reading_is_made_once_per_planted_bug() {

@@ -599,6 +599,7 @@ impl Walk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::display::json::tests::raw;
     use crate::display::{DisplayEventStore, MemoryDisplayStore};
 
     fn display_row(
@@ -703,10 +704,6 @@ mod tests {
             }
             assert!(!from_bytes.messages.is_empty());
         }
-    }
-
-    fn raw(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_string()).expect("test JSON is valid")
     }
 
     #[test]
