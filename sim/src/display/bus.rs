@@ -57,7 +57,7 @@ async fn bus_connection(
                 });
             }
             Frame::Publish { step, subject, row } => {
-                fan_out(&shared, &subscriptions.borrow(), step, &subject, row);
+                fan_out(&shared, &subscriptions.borrow(), step, &subject, row.into());
             }
             _ => {}
         }
@@ -71,7 +71,7 @@ fn fan_out(
     subscriptions: &[Subscription],
     step: u32,
     subject: &str,
-    row: Vec<u8>,
+    row: Rc<[u8]>,
 ) {
     let plan = &shared.plan;
     if plan.dropped(step) {

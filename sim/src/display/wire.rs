@@ -4,6 +4,7 @@
 //! layout; rows travel as opaque bytes.
 
 use std::io;
+use std::rc::Rc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use turmoil::net::TcpStream;
 
@@ -25,8 +26,9 @@ pub enum Frame {
         subject: String,
         row: Vec<u8>,
     },
-    /// Bus -> subscriber: one copy of a published message.
-    Deliver { step: u32, copy: u8, row: Vec<u8> },
+    /// Bus -> subscriber: one copy of a published message. The row is shared: the bus hands
+    /// the same bytes to every subscriber and every duplicate.
+    Deliver { step: u32, copy: u8, row: Rc<[u8]> },
     /// Client -> replica: a follow-up request of turn `turn` (reconstruct, then dispatch the
     /// run), or with `dispatch == false` a read only.
     Request { turn: u32, dispatch: bool },
@@ -73,6 +75,10 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         Ok(self.take(n)?.to_vec())
     }
+    fn shared_bytes(&mut self) -> io::Result<Rc<[u8]>> {
+        let n = self.u32()? as usize;
+        Ok(Rc::from(self.take(n)?))
+    }
     fn string(&mut self) -> io::Result<String> {
         String::from_utf8(self.bytes()?)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "frame string is not UTF-8"))
@@ -84,7 +90,8 @@ impl Frame {
         // The body is written after a length placeholder and the length filled in after it: a
         // row's frame is copied once, not once into a body and again behind its length.
         let row_bytes = match self {
-            Frame::Publish { row, .. } | Frame::Deliver { row, .. } => row.len(),
+            Frame::Publish { row, .. } => row.len(),
+            Frame::Deliver { row, .. } => row.len(),
             Frame::Answer { body, .. } => body.len(),
             _ => 0,
         };
@@ -145,7 +152,7 @@ impl Frame {
             4 => Frame::Deliver {
                 step: r.u32()?,
                 copy: r.u8()?,
-                row: r.bytes()?,
+                row: r.shared_bytes()?,
             },
             5 => Frame::Request {
                 turn: r.u32()?,
@@ -316,7 +323,7 @@ mod tests {
             Frame::Deliver {
                 step: 7,
                 copy: 2,
-                row: vec![0, 255],
+                row: vec![0, 255].into(),
             },
             Frame::Request {
                 turn: 3,

@@ -185,7 +185,7 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
     let persister_shared = shared.clone();
     tokio::task::spawn_local(async move {
         while let Ok(Some(frames)) = bus.read_batch().await {
-            let deliveries: Vec<(u32, u8, Vec<u8>)> = frames
+            let deliveries: Vec<(u32, u8, Rc<[u8]>)> = frames
                 .into_iter()
                 .filter_map(|f| match f {
                     Frame::Deliver { step, copy, row } => Some((step, copy, row)),
@@ -195,10 +195,7 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
             if deliveries.is_empty() {
                 continue;
             }
-            let rows: Vec<&[u8]> = deliveries
-                .iter()
-                .map(|(_, _, row)| row.as_slice())
-                .collect();
+            let rows: Vec<&[u8]> = deliveries.iter().map(|(_, _, row)| &row[..]).collect();
             let Some(answers) = persister_shared.call(|s| s.deliver(k, &rows)) else {
                 break;
             };
