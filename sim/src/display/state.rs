@@ -64,6 +64,11 @@ impl Shared {
         self.trace.borrow_mut().record(at_us, event);
     }
 
+    /// Records an event at `at_us` that `write` appends to the line ([`Trace::record_with`]).
+    pub(super) fn record_with_at(&self, at_us: u64, write: impl FnOnce(&mut String)) {
+        self.trace.borrow_mut().record_with(at_us, write);
+    }
+
     /// Calls the system under test, records the exchanged lines in the trace, and turns a breach
     /// into `None` (kept as the world's failure; the caller stops).
     pub(super) fn call<T>(
