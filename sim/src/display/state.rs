@@ -64,6 +64,11 @@ impl Shared {
         self.trace.borrow_mut().record(at_us, event);
     }
 
+    /// Records an event now that `write` appends to the line ([`Trace::record_with`]).
+    pub(super) fn record_with(&self, write: impl FnOnce(&mut String)) {
+        self.record_with_at(now_us(), write);
+    }
+
     /// Records an event at `at_us` that `write` appends to the line ([`Trace::record_with`]).
     pub(super) fn record_with_at(&self, at_us: u64, write: impl FnOnce(&mut String)) {
         self.trace.borrow_mut().record_with(at_us, write);
