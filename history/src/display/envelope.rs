@@ -127,25 +127,14 @@ impl<'a> Envelope<'a> {
         })
     }
 
-    /// The store's index key and what the projector reads, or why the row must be quarantined.
-    /// The key's fields are among those the projector reads, so each is read once.
-    pub fn admitted(&self) -> Result<(IndexKey<'a>, EnvelopeFields<'a>), AdmissionError> {
+    /// What the projector reads of a row the store may index, or why the row must be
+    /// quarantined. The index key's strings are among the fields the projector reads, so a row
+    /// whose fields read with those strings present is admissible, each field read once.
+    pub fn admissible_fields(&self) -> Result<EnvelopeFields<'a>, AdmissionError> {
         if let Some(fields) = self.fields() {
-            let text = |index: usize| fields.identity[index].clone();
-            if let (Some(thread_id), Some(display_id), Some(event_type), Some(agent_class)) = (
-                text(THREAD_ID),
-                text(DISPLAY_ID),
-                text(EVENT_TYPE),
-                text(AGENT_CLASS),
-            ) {
-                let key = IndexKey {
-                    thread_id,
-                    display_id,
-                    event_type,
-                    agent_class,
-                    parents: fields.parents.to_vec(),
-                };
-                return Ok((key, fields));
+            let indexed = [THREAD_ID, DISPLAY_ID, EVENT_TYPE, AGENT_CLASS];
+            if indexed.iter().all(|&i| fields.identity[i].is_some()) {
+                return Ok(fields);
             }
         }
         // An indexed field is missing or of the wrong type: reading the key names it.
@@ -403,7 +392,7 @@ mod tests {
             let got = admit(bytes).expect_err("quarantined").to_string();
             assert!(got.contains(want), "{got:?} should contain {want:?}");
             if let Ok(env) = Envelope::parse(bytes) {
-                let refused = env.admitted().err().expect("refused");
+                let refused = env.admissible_fields().err().expect("refused");
                 assert_eq!(
                     refused.to_string(),
                     got,
@@ -414,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn an_admitted_row_has_the_key_and_fields_each_reading_gives() {
+    fn an_admissible_row_has_an_index_key_and_the_fields_each_reading_gives() {
         let rows: [&[u8]; 3] = [
             br#"{"thread_id":"t","display_id":"d","event_type":"display_event",
                 "agent_class":"UserAgent","event_parents":["UserMessageEvent"],"event_id":7}"#,
@@ -425,8 +414,8 @@ mod tests {
         ];
         for bytes in rows {
             let env = Envelope::parse(bytes).expect("an object");
-            let (key, fields) = env.admitted().expect("admitted");
-            assert_eq!(key, env.index_key().expect("an index key"));
+            let fields = env.admissible_fields().expect("admitted");
+            env.index_key().expect("an index key");
             let read = env.fields().expect("a class chain");
             assert_eq!(fields.identity, read.identity);
             assert_eq!(fields.parents, read.parents);

@@ -100,8 +100,8 @@ impl DisplayEventStore for MemoryDisplayStore {
         let bytes: Arc<[u8]> = Arc::from(row);
         let admitted = Envelope::parse(row)
             .map_err(AdmissionError::Object)
-            .and_then(|env| env.admitted());
-        let (key, fields) = match admitted {
+            .and_then(|env| env.admissible_fields());
+        let fields = match admitted {
             Ok(admitted) => admitted,
             Err(reason) => {
                 let seq = inner.quarantine.len() as u64 + 1;
@@ -111,8 +111,13 @@ impl DisplayEventStore for MemoryDisplayStore {
                 });
             }
         };
+        let indexed = |index: usize| {
+            fields
+                .str_field(index)
+                .expect("an admissible row has its indexed strings")
+        };
         let position = inner.rows.len();
-        let thread_slot = inner.index(&key.thread_id, position);
+        let thread_slot = inner.index(indexed(envelope::THREAD_ID), position);
         inner.first_with_bytes.insert(bytes.clone(), position);
         inner.rows.push(Indexed {
             seq: position as u64 + 1,
@@ -120,8 +125,8 @@ impl DisplayEventStore for MemoryDisplayStore {
             first_slot: thread_slot,
             bytes,
             kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
-            event_is_display: key.event_type == self.display_event_type,
-            from_user_agent: key.agent_class == USER_AGENT_CLASS,
+            event_is_display: indexed(envelope::EVENT_TYPE) == self.display_event_type,
+            from_user_agent: indexed(envelope::AGENT_CLASS) == USER_AGENT_CLASS,
         });
         Ok(Admission::Stored)
     }

@@ -102,7 +102,10 @@ pub(crate) fn stop_answer(payload: Option<&RawValue>) -> Result<String, ()> {
     answer_of(last).map(std::borrow::Cow::into_owned)
 }
 
-/// An output message's text: its `contents` text entries, or its `content` string.
+/// An output message's text, a platform `Message` dump: the concatenated `text`
+/// of its `contents` entries of `type` `"text"` (null contents: the empty answer). The dump also
+/// carries the same text as the computed field `content`; a message without `contents` (histsim's
+/// earlier rows) is read through that `content` string instead.
 fn answer_of(message: &RawValue) -> Result<std::borrow::Cow<'_, str>, ()> {
     let [contents, content] =
         json::raw_object_fields(message, &["contents", "content"]).ok_or(())?;

@@ -592,10 +592,6 @@ impl Walk<'_> {
     }
 }
 
-/// The answer of a stop's last output message, a platform `Message` dump: the concatenated `text`
-/// of its `contents` entries of `type` `"text"` (null contents: the empty answer). The dump also
-/// carries the same text as the computed field `content`; a message without `contents` (histsim's
-/// earlier rows) is read through that `content` string instead.
 #[cfg(test)]
 mod tests {
     use super::*;

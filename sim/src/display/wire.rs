@@ -71,13 +71,16 @@ impl<'a> Reader<'a> {
     fn u8(&mut self) -> io::Result<u8> {
         Ok(self.take(1)?[0])
     }
-    fn bytes(&mut self) -> io::Result<Vec<u8>> {
+    /// A length-prefixed run of bytes.
+    fn counted(&mut self) -> io::Result<&'a [u8]> {
         let n = self.u32()? as usize;
-        Ok(self.take(n)?.to_vec())
+        self.take(n)
+    }
+    fn bytes(&mut self) -> io::Result<Vec<u8>> {
+        Ok(self.counted()?.to_vec())
     }
     fn shared_bytes(&mut self) -> io::Result<Rc<[u8]>> {
-        let n = self.u32()? as usize;
-        Ok(Rc::from(self.take(n)?))
+        Ok(Rc::from(self.counted()?))
     }
     fn string(&mut self) -> io::Result<String> {
         String::from_utf8(self.bytes()?)
