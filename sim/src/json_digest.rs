@@ -1,45 +1,40 @@
-//! The xxh3 hash of a value's JSON text, written into the hasher as serde_json produces it.
+//! The xxh3 hash of a value's JSON text.
 //!
 //! The traces hash answers (`hash_of` in the runs world, the display's answer digest) as the
-//! xxh3 of their JSON text. Building the text first cost a buffer grown by doubling to the size
-//! of the answer; a long thread's full read is hundreds of kilobytes, copied at every doubling.
-//! Streaming gives the same 64 bits (xxh3 of the same bytes, fed in pieces), so no trace hash
-//! changes.
+//! xxh3 of their JSON text. The text is written into one buffer a thread keeps from answer to
+//! answer and hashed in one call: serde_json writes a value a few bytes at a time (a quote, a
+//! colon, a key), and feeding each piece to the hasher as it came cost the hasher's checks and
+//! its copy into its stripe buffer at every piece (a quarter more than the buffer, runs
+//! workload). A long thread's full read is hundreds of kilobytes; the kept buffer grows to the
+//! largest answer once, not by doubling at every answer. The bytes are the same, so no trace
+//! hash changes.
 
 use serde::Serialize;
+use std::cell::RefCell;
 use std::io;
-use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
+use xxhash_rust::xxh3::xxh3_64;
 
-/// `xxh3_64(&serde_json::to_vec(value).unwrap_or_default())`, without the bytes in between: a
-/// value serde_json cannot write hashes as the empty text, as it did there.
+/// `xxh3_64(&serde_json::to_vec(value).unwrap_or_default())`: a value serde_json cannot write
+/// hashes as the empty text, as it did there.
 pub fn json_xxh3<T: Serialize + ?Sized>(value: &T) -> u64 {
-    let mut hasher = HashWriter::default();
-    match serde_json::to_writer(&mut hasher, value) {
-        Ok(()) => hasher.digest(),
-        Err(_) => xxh3_64(b""),
-    }
+    xxh3_of_text(|text| serde_json::to_writer(text, value).map_err(io::Error::from))
 }
 
-/// An `io::Write` that feeds every byte into an xxh3 hasher (it cannot fail): its digest is
-/// `xxh3_64` of everything written, however it was cut into writes.
-#[derive(Default)]
-pub struct HashWriter(Xxh3Default);
-
-impl HashWriter {
-    pub fn digest(&self) -> u64 {
-        self.0.digest()
-    }
+/// The xxh3 of the bytes `write` puts into the (empty) buffer it is given, or of no bytes
+/// when it fails.
+pub fn xxh3_of_text(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> u64 {
+    TEXT.with_borrow_mut(|text| {
+        text.clear();
+        match write(text) {
+            Ok(()) => xxh3_64(text),
+            Err(_) => xxh3_64(b""),
+        }
+    })
 }
 
-impl io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+thread_local! {
+    /// The text of the answer being hashed; kept for the next so that it is allocated once.
+    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]

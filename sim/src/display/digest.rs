@@ -11,10 +11,10 @@
 //! The bytes hashed are the compact JSON that a `serde_json::Value` of the answer writes (keys
 //! sorted at every level, warnings without `text`, sorted by their own text). The digest wrote
 //! that tree and then its text for every answer, 5 % of the display workload; it now writes the
-//! same bytes straight into the hasher (the test below compares them with the tree's over the
+//! same bytes straight into the kept text buffer of `json_digest` (the test below compares them with the tree's over the
 //! answers of hundreds of seeds), so no trace hash changed.
 
-use crate::json_digest::HashWriter;
+use crate::json_digest::xxh3_of_text;
 use history::display::{ChatMessage, ContentPart, Projection, Role, Warning};
 use model::display as m;
 use std::io::{self, Write};
@@ -24,10 +24,8 @@ pub fn answer_digest(result: &Result<Projection, String>, alike_up_to: &m::Decla
     let Ok(projection) = result else {
         return 0;
     };
-    let mut hasher = HashWriter::default();
-    // Writing into a hasher cannot fail.
-    let _ = write_shown(&mut hasher, projection, alike_up_to);
-    hasher.digest()
+    // Writing into a buffer cannot fail.
+    xxh3_of_text(|text| write_shown(text, projection, alike_up_to))
 }
 
 /// `{"messages":[...],"warnings":[...]}`, as the value tree writes it.
