@@ -120,10 +120,11 @@ pub const RULES: &[(BugId, Rule)] = &[
 
 /// Checks one played world.
 pub fn check(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> Vec<Violation> {
-    let mut emitted_ids = BTreeMap::new();
+    let mut emitted_ids: BTreeMap<String, BTreeMap<String, Option<String>>> = BTreeMap::new();
     for run in &scenario.runs {
+        let on_thread = emitted_ids.entry(run.thread.clone()).or_default();
         for e in expand(run) {
-            emitted_ids.insert((run.thread.clone(), e.text.clone()), e.message.id.clone());
+            on_thread.insert(e.text, e.message.id);
         }
     }
     let cx = Context {

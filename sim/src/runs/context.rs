@@ -12,9 +12,9 @@ pub struct Context<'a> {
     pub scenario: &'a RunsScenario,
     pub record: &'a WorldRecord,
     pub primary: StoreKind,
-    /// Per (thread key, text): the id the message was emitted with (`None`: none, the views
-    /// must fill uuid5).
-    pub emitted_ids: BTreeMap<(String, String), Option<String>>,
+    /// Per thread key, per text: the id the message was emitted with (`None`: none, the views
+    /// must fill uuid5). Nested, so that a check looks a message up by borrowed strings.
+    pub emitted_ids: BTreeMap<String, BTreeMap<String, Option<String>>>,
 }
 
 impl Context<'_> {

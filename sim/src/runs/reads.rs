@@ -253,23 +253,9 @@ pub fn uuid5(thread_id: &str, seq: u64) -> String {
 /// R10: a message stored without an id shows uuid5(NAMESPACE_URL, "{thread_id}:{seq}"), an AI
 /// message the id its model gave it; ids are unique in a read and never change between reads.
 pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
-    let mut first_seen: BTreeMap<(String, String), String> = BTreeMap::new();
-    let mut stable = |f: &mut Findings, t: &str, text: &str, id: &str| {
-        let key = (t.to_string(), text.to_string());
-        match first_seen.get(&key) {
-            Some(before) if before != id => f.add(
-                BugId::R10,
-                format!(
-                    "{t}: the id of `{}` changed between reads: {before} then {id}",
-                    short(text)
-                ),
-            ),
-            Some(_) => {}
-            None => {
-                first_seen.insert(key, id.to_string());
-            }
-        }
-    };
+    // Per thread, per text: the id the first read showed. Nested and looked up by borrowed
+    // strings: a long thread's every message is looked up at every read.
+    let mut first_seen: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
     for read in &cx.record.reads {
         let ReadKind::Views {
             history, messages, ..
@@ -279,14 +265,20 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
         };
         let t = read.thread.as_str();
         let tid = cx.thread_id(t);
+        let emitted_on_thread = cx.emitted_ids.get(t);
+        let on_thread = first_seen.entry(t).or_default();
         if let Ok(views) = messages.primary(cx.primary) {
             let mut seen = BTreeSet::new();
             for v in views {
                 let text = content_text(v.message.get("content").unwrap_or(&Value::Null));
                 let id = v.message.get("id").and_then(Value::as_str).unwrap_or("");
-                if let Some(emitted) = cx.emitted_ids.get(&(t.to_string(), text.clone())) {
-                    let want = emitted.clone().unwrap_or_else(|| uuid5(tid, v.seq));
-                    if id != want {
+                if let Some(emitted) = emitted_on_thread.and_then(|m| m.get(&text)) {
+                    let as_emitted = match emitted {
+                        Some(emitted) => id == emitted,
+                        None => id == uuid5(tid, v.seq),
+                    };
+                    if !as_emitted {
+                        let want = emitted.clone().unwrap_or_else(|| uuid5(tid, v.seq));
                         f.add(
                             BugId::R10,
                             format!(
@@ -297,13 +289,13 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
                         );
                     }
                 }
-                if !seen.insert(id.to_string()) {
+                if !seen.insert(id) {
                     f.add(
                         BugId::R10,
                         format!("{t}: id {id} appears twice in one read of /messages"),
                     );
                 }
-                stable(f, t, &text, id);
+                same_id_as_before(f, t, on_thread, text, id);
             }
         }
         if let Ok(Some(h)) = history.primary(cx.primary) {
@@ -313,8 +305,32 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
                 }
                 let text = content_text(m.get("content").unwrap_or(&Value::Null));
                 let id = m.get("id").and_then(Value::as_str).unwrap_or("");
-                stable(f, t, &text, id);
+                same_id_as_before(f, t, on_thread, text, id);
             }
+        }
+    }
+}
+
+/// R10: the id `text` shows on thread `t` is the one its first read showed (remembered in
+/// `first_ids`, the thread's texts to their first id).
+fn same_id_as_before(
+    f: &mut Findings,
+    t: &str,
+    first_ids: &mut BTreeMap<String, String>,
+    text: String,
+    id: &str,
+) {
+    match first_ids.get(&text) {
+        Some(before) if before != id => f.add(
+            BugId::R10,
+            format!(
+                "{t}: the id of `{}` changed between reads: {before} then {id}",
+                short(&text)
+            ),
+        ),
+        Some(_) => {}
+        None => {
+            first_ids.insert(text, id.to_string());
         }
     }
 }
