@@ -60,6 +60,27 @@ mod tests {
     }
 
     #[test]
+    fn the_kept_buffer_holds_only_the_answer_being_hashed() {
+        // The thread's buffer outlives each answer: a short answer after a long one, or after
+        // one serde_json could not finish writing, hashes as its own text alone.
+        let long: Vec<Value> = (0..500).map(|i| json!({"seq": i})).collect();
+        let short = json!({"seq": 1});
+        let mut keyed_by_tuples = BTreeMap::new();
+        keyed_by_tuples.insert((1, 2), "fails halfway");
+        assert_eq!(json_xxh3(&long), by_text(&long));
+        assert_eq!(json_xxh3(&short), by_text(&short));
+        assert_eq!(json_xxh3(&keyed_by_tuples), xxh3_64(b""));
+        assert_eq!(json_xxh3(&short), by_text(&short));
+        assert_eq!(
+            super::xxh3_of_text(|text| {
+                text.extend_from_slice(b"written, then ");
+                Err(std::io::Error::other("refused"))
+            }),
+            xxh3_64(b"")
+        );
+    }
+
+    #[test]
     fn a_value_serde_json_cannot_write_hashes_as_the_empty_text() {
         let mut keyed_by_tuples = BTreeMap::new();
         keyed_by_tuples.insert((1, 2), "a map with non-string keys");
