@@ -4,10 +4,10 @@
 //! xxh3 of their JSON text. The text is written into one buffer a thread keeps from answer to
 //! answer and hashed in one call: serde_json writes a value a few bytes at a time (a quote, a
 //! colon, a key), and feeding each piece to the hasher as it came cost the hasher's checks and
-//! its copy into its stripe buffer at every piece (a quarter more than the buffer, runs
-//! workload). A long thread's full read is hundreds of kilobytes; the kept buffer grows to the
-//! largest answer once, not by doubling at every answer. The bytes are the same, so no trace
-//! hash changes.
+//! a copy into its stripe buffer for every piece: about a third more instructions than writing
+//! into this buffer and hashing once (the runs workload, docs/performance.md). A long thread's
+//! full read is hundreds of kilobytes; the kept buffer grows to the largest answer once, not by
+//! doubling at every answer. The bytes are the same, so no trace hash changes.
 
 use serde::Serialize;
 use std::cell::RefCell;

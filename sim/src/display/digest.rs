@@ -11,8 +11,8 @@
 //! The bytes hashed are the compact JSON that a `serde_json::Value` of the answer writes (keys
 //! sorted at every level, warnings without `text`, sorted by their own text). The digest wrote
 //! that tree and then its text for every answer, 5 % of the display workload; it now writes the
-//! same bytes straight into the kept text buffer of `json_digest` (the test below compares them with the tree's over the
-//! answers of hundreds of seeds), so no trace hash changed.
+//! same bytes straight into the text buffer `json_digest` keeps (the test below compares them
+//! with the tree's over the answers of hundreds of seeds), so no trace hash changed.
 
 use crate::json_digest::xxh3_of_text;
 use history::display::{ChatMessage, ContentPart, Projection, Role, Warning};
