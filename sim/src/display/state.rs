@@ -54,14 +54,7 @@ impl Shared {
     }
 
     pub(super) fn record(&self, event: std::fmt::Arguments<'_>) {
-        self.record_at(now_us(), event);
-    }
-
-    /// Records an event at `at_us`, the simulated time a caller already read: several events
-    /// of one step without an await between them share it (reading it costs a lookup of the
-    /// current host in turmoil, 1.5 % of the display workload when every event read it).
-    pub(super) fn record_at(&self, at_us: u64, event: std::fmt::Arguments<'_>) {
-        self.trace.borrow_mut().record(at_us, event);
+        self.trace.borrow_mut().record(now_us(), event);
     }
 
     /// Records an event now that `write` appends to the line ([`Trace::record_with`]).
@@ -70,6 +63,9 @@ impl Shared {
     }
 
     /// Records an event at `at_us` that `write` appends to the line ([`Trace::record_with`]).
+    /// `at_us` is the simulated time a caller already read: several events of one step without
+    /// an await between them share it (reading it costs a lookup of the current host in
+    /// turmoil, 1.5 % of the display workload when every event read it).
     pub(super) fn record_with_at(&self, at_us: u64, write: impl FnOnce(&mut String)) {
         self.trace.borrow_mut().record_with(at_us, write);
     }
