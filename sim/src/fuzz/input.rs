@@ -3,7 +3,8 @@
 //! The first byte picks the mode:
 //!
 //! - **generator** (any first byte but 1): the next 40 bytes seed the options, workload, faults,
-//!   network and mix streams (interleaved, [`SeedRng::from_stream_bytes`]), so the workload's
+//!   network and mix streams (interleaved, [`SeedRng::from_stream_bytes`]; the first byte is
+//!   added to each stream's last byte, [`stream_seeds`]), so the workload's
 //!   own generator builds the scenario and it is valid by construction; a mutation of one
 //!   stream's bytes changes what that stream decides and leaves the others. Every byte after
 //!   them is one edit: it picks one of the workload's one-move simplifications (`byte % count`,
@@ -63,8 +64,22 @@ pub fn decode(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScen
     match data.first() {
         None => Err("empty input".into()),
         Some(&SCENARIO_MODE) => from_scenario_text(workload, &data[1..]),
-        Some(_) => generated(workload, &data[1..]),
+        Some(&mode) => generated(workload, mode, &data[1..]),
     }
+}
+
+/// The stream seeds' bytes of a generator-mode input: the bytes given, zeros past them, and the
+/// mode byte added (xor) to every stream's last byte. libFuzzer starts an empty corpus from a
+/// one-byte input and mutates it mostly into other one-byte inputs; without the mode byte in
+/// the seeds every one of them would be the same all-zero scenario played again. Mode 0 adds
+/// nothing, so [`super::reach::input_of_seed`]'s inputs stay their seed's scenario.
+fn stream_seeds(mode: u8, given: &[u8]) -> [u8; STREAM_BYTES] {
+    let mut seeds = [0u8; STREAM_BYTES];
+    seeds[..given.len()].copy_from_slice(given);
+    for last in &mut seeds[STREAM_BYTES - crate::rng::STREAMS..] {
+        *last ^= mode;
+    }
+    seeds
 }
 
 /// A scenario-mode input holding `text` (a scenario file).
@@ -88,9 +103,13 @@ fn from_scenario_text(workload: &dyn DynWorkload, text: &[u8]) -> Result<AnyScen
     Ok(file.scenario)
 }
 
-fn generated(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScenario, String> {
-    let (seeds, edits) = data.split_at(data.len().min(STREAM_BYTES));
-    let rng = SeedRng::from_stream_bytes(seeds);
+fn generated(
+    workload: &'static dyn DynWorkload,
+    mode: u8,
+    data: &[u8],
+) -> Result<AnyScenario, String> {
+    let (given, edits) = data.split_at(data.len().min(STREAM_BYTES));
+    let rng = SeedRng::from_stream_bytes(&stream_seeds(mode, given));
     let mut scenario = workload.scenario_of(rng, &OptionOverrides::default());
     let (cost, bound) = (scenario.play_cost(), steps_bound(workload.name()));
     let room = edit_room(workload.name());
@@ -148,6 +167,43 @@ mod tests {
             }
             assert!(played > 0, "every {} input rejected", w.name());
         }
+    }
+
+    #[test]
+    fn one_byte_inputs_are_different_scenarios() {
+        // An empty corpus starts from a one-byte input, and most early mutations are one-byte
+        // inputs too: each must be a scenario of its own, not the all-zero one again.
+        for w in registry::REGISTRY {
+            let decoded: Vec<AnyScenario> = (0u8..=u8::MAX)
+                .filter(|&b| b != SCENARIO_MODE)
+                .filter_map(|b| decode(*w, &[b]).ok())
+                .collect();
+            let mut distinct: Vec<&AnyScenario> = Vec::new();
+            for scenario in &decoded {
+                if !distinct.contains(&scenario) {
+                    distinct.push(scenario);
+                }
+            }
+            assert!(
+                decoded.len() >= 20,
+                "{}: {} played",
+                w.name(),
+                decoded.len()
+            );
+            assert_eq!(distinct.len(), decoded.len(), "{}", w.name());
+        }
+    }
+
+    #[test]
+    fn mode_zero_adds_nothing_to_the_stream_seeds() {
+        let given: Vec<u8> = (1..=23).collect();
+        let seeds = stream_seeds(0, &given);
+        assert_eq!(&seeds[..given.len()], &given[..]);
+        assert!(seeds[given.len()..].iter().all(|&b| b == 0));
+        let moved = stream_seeds(0x0a, &given);
+        let last = STREAM_BYTES - crate::rng::STREAMS;
+        assert_eq!(moved[..last], seeds[..last]);
+        assert!(moved[last..].iter().all(|&b| b == 0x0a));
     }
 
     #[test]
