@@ -76,6 +76,8 @@ pub fn decode(workload: &'static dyn DynWorkload, data: &[u8]) -> Result<AnyScen
 fn stream_seeds(mode: u8, given: &[u8]) -> [u8; STREAM_BYTES] {
     let mut seeds = [0u8; STREAM_BYTES];
     seeds[..given.len()].copy_from_slice(given);
+    // Byte k is a byte of stream k % STREAMS's seed: the last STREAMS bytes are each stream's
+    // last (most significant) byte, which only inputs of 36 bytes and more give.
     for last in &mut seeds[STREAM_BYTES - crate::rng::STREAMS..] {
         *last ^= mode;
     }
@@ -195,7 +197,7 @@ mod tests {
     }
 
     #[test]
-    fn mode_zero_adds_nothing_to_the_stream_seeds() {
+    fn the_mode_byte_moves_each_streams_last_byte_and_mode_zero_nothing() {
         let given: Vec<u8> = (1..=23).collect();
         let seeds = stream_seeds(0, &given);
         assert_eq!(&seeds[..given.len()], &given[..]);
