@@ -26,6 +26,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
+use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
 const REPLICA_PORT: u16 = 8080;
@@ -228,11 +229,14 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
     });
     let listener = TcpListener::bind(any_addr(REPLICA_PORT)).await?;
     shared.replicas_ready.set(shared.replicas_ready.get() + 1);
+    // The replica's dispatches go out on one connection it keeps, as the client's requests come
+    // in on one the client keeps (see `Requests`).
+    let agents: Rc<RefCell<Option<TcpStream>>> = Rc::default();
     loop {
         let (stream, _) = listener.accept().await?;
-        let shared = shared.clone();
+        let (shared, agents) = (shared.clone(), agents.clone());
         tokio::task::spawn_local(async move {
-            let _ = serve_request(k, stream, shared).await;
+            let _ = serve_requests(k, stream, shared, agents).await;
         });
     }
 }
@@ -274,15 +278,36 @@ fn live_line(line: &mut String, step: u32, copy: u8) {
     line.push_str(number.format(copy));
 }
 
-async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std::io::Result<()> {
-    let Some(Frame::Request { turn, dispatch }) = read_frame(&mut stream).await? else {
-        return Ok(());
-    };
+/// Serves a connection's requests in turn until it ends.
+async fn serve_requests(
+    k: u8,
+    mut stream: TcpStream,
+    shared: Rc<Shared>,
+    agents: Rc<RefCell<Option<TcpStream>>>,
+) -> std::io::Result<()> {
+    while let Some(Frame::Request { turn, dispatch }) = read_frame(&mut stream).await? {
+        if !serve_request(k, &mut stream, turn, dispatch, &shared, &agents).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Answers one request and dispatches its turn; `false` when the system under test broke and
+/// the connection must end unanswered.
+async fn serve_request(
+    k: u8,
+    stream: &mut TcpStream,
+    turn: u32,
+    dispatch: bool,
+    shared: &Shared,
+    agents: &RefCell<Option<TcpStream>>,
+) -> std::io::Result<bool> {
     let op = shared.next_op();
     let thread_id = &shared.scenario.thread_id;
     // A broken system gets no answer sent: the client's request fails and the world ends.
     let Some(result) = shared.call(|s| s.reconstruct(k, thread_id, &shared.primary)) else {
-        return Ok(());
+        return Ok(false);
     };
     // The client only waits for the answer, and the checks read it from the world's record
     // (`Read::result`, the same value), so the frame carries whether the read succeeded and an
@@ -310,38 +335,70 @@ async fn serve_request(k: u8, mut stream: TcpStream, shared: Rc<Shared>) -> std:
         at_us: now_us(),
         result,
     });
-    write_frame(&mut stream, &Frame::Answer { ok, body }).await?;
+    write_frame(stream, &Frame::Answer { ok, body }).await?;
     if dispatch {
-        let mut agents = TcpStream::connect(("agents", AGENTS_PORT)).await?;
-        write_frame(&mut agents, &Frame::Dispatch { turn }).await?;
+        // Only this connection's task dispatches (the client keeps one connection a replica),
+        // and no borrow is held across an await: the stream is taken out and put back.
+        let taken = agents.borrow_mut().take();
+        let mut to_agents = match taken {
+            Some(stream) => stream,
+            None => TcpStream::connect(("agents", AGENTS_PORT)).await?,
+        };
+        write_frame(&mut to_agents, &Frame::Dispatch { turn }).await?;
+        *agents.borrow_mut() = Some(to_agents);
         shared.record(format_args!("replica-{k} dispatch turn={turn}"));
     }
-    Ok(())
+    Ok(true)
 }
 
 // ---- agents ----
 
 async fn agents_host(shared: Rc<Shared>) -> turmoil::Result {
     let listener = TcpListener::bind(any_addr(AGENTS_PORT)).await?;
+    let bus = bus_publisher(shared.clone());
     loop {
         let (mut stream, _) = listener.accept().await?;
-        let shared = shared.clone();
+        let (shared, bus) = (shared.clone(), bus.clone());
         tokio::task::spawn_local(async move {
-            if let Ok(Some(Frame::Dispatch { turn })) = read_frame(&mut stream).await {
-                if let Err(e) = play_turn(turn, &shared).await {
-                    shared.record(format_args!("agents turn={turn} failed: {e}"));
-                }
-                shared.turns_done.set(shared.turns_done.get() + 1);
+            while let Ok(Some(Frame::Dispatch { turn })) = read_frame(&mut stream).await {
+                let (shared, bus) = (shared.clone(), bus.clone());
+                tokio::task::spawn_local(async move {
+                    play_turn(turn, &shared, &bus).await;
+                    shared.turns_done.set(shared.turns_done.get() + 1);
+                });
             }
         });
     }
 }
 
-async fn play_turn(turn: u32, shared: &Shared) -> std::io::Result<()> {
+/// The agents' one connection to the bus, opened when the first event is published and kept:
+/// runs playing at once hand their frames to its one writer, in the order they publish. (A
+/// connection a turn waited two network steps for its handshake every turn.)
+fn bus_publisher(shared: Rc<Shared>) -> mpsc::UnboundedSender<Frame> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
+    tokio::task::spawn_local(async move {
+        let mut bus: Option<TcpStream> = None;
+        while let Some(frame) = rx.recv().await {
+            let written = async {
+                let stream = match &mut bus {
+                    Some(stream) => stream,
+                    None => bus.insert(TcpStream::connect(("bus", BUS_PORT)).await?),
+                };
+                write_frame(stream, &frame).await
+            };
+            if let Err(e) = written.await {
+                shared.record(format_args!("agents publishing failed: {e}"));
+                break;
+            }
+        }
+    });
+    tx
+}
+
+async fn play_turn(turn: u32, shared: &Shared, bus: &mpsc::UnboundedSender<Frame>) {
     let Some(spec) = shared.scenario.turns.get(turn as usize) else {
-        return Ok(());
+        return;
     };
-    let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
     let scenario = &shared.scenario;
     for step in &spec.steps {
         if step.after_ms > 0 {
@@ -376,17 +433,13 @@ async fn play_turn(turn: u32, shared: &Shared) -> std::io::Result<()> {
         });
         shared.record_with(|line| emit_line(line, step.id, &event_id, row.len()));
         let subject = shared.subject(&step.display);
-        write_frame(
-            &mut bus,
-            &Frame::Publish {
-                step: step.id,
-                subject,
-                row,
-            },
-        )
-        .await?;
+        // Fails only once the writer has stopped, which it has traced.
+        let _ = bus.send(Frame::Publish {
+            step: step.id,
+            subject,
+            row,
+        });
     }
-    Ok(())
 }
 
 // ---- the client ----
@@ -402,15 +455,30 @@ fn live_stop_step(scenario: &DisplayScenario, turn: usize) -> Option<u32> {
     })
 }
 
-async fn request(replica: u8, turn: u32, dispatch: bool) -> std::io::Result<()> {
-    let host = format!("replica-{replica}");
-    let mut stream = TcpStream::connect((host.as_str(), REPLICA_PORT)).await?;
-    write_frame(&mut stream, &Frame::Request { turn, dispatch }).await?;
-    match read_frame(&mut stream).await? {
-        Some(Frame::Answer { .. }) => Ok(()),
-        other => Err(std::io::Error::other(format!(
-            "expected an answer from {host}, got {other:?}"
-        ))),
+/// The client's connections to the replicas, one a replica, opened at its first request and
+/// kept, as an HTTP client keeps its connections alive: a connection's handshake is two network
+/// steps, and a request on a new one waited for them every turn.
+#[derive(Default)]
+struct Requests {
+    open: BTreeMap<u8, TcpStream>,
+}
+
+impl Requests {
+    async fn request(&mut self, replica: u8, turn: u32, dispatch: bool) -> std::io::Result<()> {
+        let stream = match self.open.entry(replica) {
+            std::collections::btree_map::Entry::Occupied(open) => open.into_mut(),
+            std::collections::btree_map::Entry::Vacant(new) => {
+                let host = format!("replica-{replica}");
+                new.insert(TcpStream::connect((host.as_str(), REPLICA_PORT)).await?)
+            }
+        };
+        write_frame(stream, &Frame::Request { turn, dispatch }).await?;
+        match read_frame(stream).await? {
+            Some(Frame::Answer { .. }) => Ok(()),
+            other => Err(std::io::Error::other(format!(
+                "expected an answer from replica-{replica}, got {other:?}"
+            ))),
+        }
     }
 }
 
@@ -445,9 +513,10 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             }
         }
     });
+    let mut requests = Requests::default();
     for (k, turn) in scenario.turns.iter().enumerate() {
         stop_if_broken(&shared)?;
-        request(turn.replica, k as u32, true).await?;
+        requests.request(turn.replica, k as u32, true).await?;
         match turn.wait_ms {
             Some(ms) => sleep_ms(u64::from(ms)).await,
             None => {
@@ -464,12 +533,12 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
     while shared.turns_done.get() < scenario.turns.len() as u32 {
         sleep_ms(1).await;
     }
-    poll_until_converged(&shared).await
+    poll_until_converged(&shared, &mut requests).await
 }
 
 /// After healing: every replica is asked in rounds until all answer what the model says, or
 /// the liveness bound runs out; the last round is the settled history.
-async fn poll_until_converged(shared: &Shared) -> turmoil::Result {
+async fn poll_until_converged(shared: &Shared, requests: &mut Requests) -> turmoil::Result {
     let scenario = &shared.scenario;
     let healed_at = turmoil::sim_elapsed().unwrap_or_default();
     let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
@@ -477,7 +546,7 @@ async fn poll_until_converged(shared: &Shared) -> turmoil::Result {
         stop_if_broken(shared)?;
         let round_start = shared.reads.borrow().len();
         for r in 0..scenario.replicas {
-            request(r, u32::MAX, false).await?;
+            requests.request(r, u32::MAX, false).await?;
         }
         let waited_ms = (turmoil::sim_elapsed().unwrap_or_default() - healed_at).as_millis() as u64;
         let converged =
