@@ -182,7 +182,15 @@ fn build_sim(scenario: &DisplayScenario, shared: &Rc<Shared>) -> turmoil::Sim<'s
 // ---- replicas ----
 
 async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
-    let mut bus = FrameReader::new(subscribe(&Subscriber::Replica(k).name(), "display.").await?);
+    // The replica's dispatches go out on one connection it keeps, opened while it subscribes, as
+    // the client's requests come in on one the client keeps (see `Requests`).
+    let name = Subscriber::Replica(k).name();
+    let (bus, agents) = tokio::join!(
+        subscribe(&name, "display."),
+        TcpStream::connect(("agents", AGENTS_PORT))
+    );
+    let mut bus = FrameReader::new(bus?);
+    let agents = Rc::new(RefCell::new(Some(agents?)));
     let persister_shared = shared.clone();
     tokio::task::spawn_local(async move {
         while let Ok(Some(frames)) = bus.read_batch().await {
@@ -229,9 +237,6 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
     });
     let listener = TcpListener::bind(any_addr(REPLICA_PORT)).await?;
     shared.replicas_ready.set(shared.replicas_ready.get() + 1);
-    // The replica's dispatches go out on one connection it keeps, as the client's requests come
-    // in on one the client keeps (see `Requests`).
-    let agents: Rc<RefCell<Option<TcpStream>>> = Rc::default();
     loop {
         let (stream, _) = listener.accept().await?;
         let (shared, agents) = (shared.clone(), agents.clone());
@@ -371,25 +376,21 @@ async fn agents_host(shared: Rc<Shared>) -> turmoil::Result {
     }
 }
 
-/// The agents' one connection to the bus, opened when the first event is published and kept:
-/// runs playing at once hand their frames to its one writer, in the order they publish. (A
-/// connection a turn waited two network steps for its handshake every turn.)
+/// The agents' one connection to the bus, opened when the agents start and kept: runs playing
+/// at once hand their frames to its one writer, in the order they publish. (A connection a turn
+/// waited two network steps for its handshake every turn.)
 fn bus_publisher(shared: Rc<Shared>) -> mpsc::UnboundedSender<Frame> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
     tokio::task::spawn_local(async move {
-        let mut bus: Option<TcpStream> = None;
-        while let Some(frame) = rx.recv().await {
-            let written = async {
-                let stream = match &mut bus {
-                    Some(stream) => stream,
-                    None => bus.insert(TcpStream::connect(("bus", BUS_PORT)).await?),
-                };
-                write_frame(stream, &frame).await
-            };
-            if let Err(e) = written.await {
-                shared.record(format_args!("agents publishing failed: {e}"));
-                break;
+        let published = async {
+            let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
+            while let Some(frame) = rx.recv().await {
+                write_frame(&mut bus, &frame).await?;
             }
+            Ok::<(), std::io::Error>(())
+        };
+        if let Err(e) = published.await {
+            shared.record(format_args!("agents publishing failed: {e}"));
         }
     });
     tx
@@ -497,11 +498,12 @@ fn stop_if_broken(shared: &Shared) -> turmoil::Result {
 async fn client(shared: Rc<Shared>) -> turmoil::Result {
     let scenario = &shared.scenario;
     let prefix = shared.subject(&scenario.client_display);
-    // Subscribe before anything is dispatched, as the live endpoint does.
+    // Subscribe before anything is dispatched, as the live endpoint does (while the replicas
+    // subscribe too), then wait for the replicas to listen.
+    let mut live = subscribe("client", &prefix).await?;
     while shared.replicas_ready.get() < scenario.replicas {
         sleep_ms(1).await;
     }
-    let mut live = subscribe("client", &prefix).await?;
     let live_steps: Rc<LiveSteps> = Rc::default();
     let reader_steps = live_steps.clone();
     let reader_shared = shared.clone();
