@@ -32,7 +32,9 @@ pub(super) struct Shared {
     pub(super) first_stored: RefCell<BTreeMap<u32, u64>>,
     pub(super) first_received: RefCell<BTreeMap<(u8, u32), u64>>,
     pub(super) turns_done: Cell<u32>,
-    pub(super) replicas_ready: Cell<u8>,
+    pub(super) replicas_ready: Cell<u32>,
+    /// Notified when `turns_done` or `replicas_ready` grows: the client waits on it.
+    pub(super) progress: tokio::sync::Notify,
     pub(super) coverage: RefCell<crate::coverage::Coverage>,
     pub(super) converged_after_ms: Cell<Option<u64>>,
     /// The system under test: the replicas' persisters and request handlers.
@@ -47,6 +49,19 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// Counts a replica listening or a turn played, and wakes the client to look.
+    pub(super) fn progressed(&self, counter: &Cell<u32>) {
+        counter.set(counter.get() + 1);
+        self.progress.notify_one();
+    }
+
+    /// Waits until `done` holds; it is looked at again at each progress.
+    pub(super) async fn until(&self, done: impl Fn(&Shared) -> bool) {
+        while !done(self) {
+            self.progress.notified().await;
+        }
+    }
+
     pub(super) fn next_op(&self) -> u64 {
         let op = self.next_op.get();
         self.next_op.set(op + 1);
