@@ -105,9 +105,10 @@ fn reconstruction_never_fails(cx: &Context<'_>, f: &mut Findings) {
 /// P10: no payload text in any warning.
 fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
     // Reads repeat the same warnings: each distinct text is searched once.
-    let mut leaks: BTreeMap<&str, Option<&String>> = BTreeMap::new();
-    let urls: Vec<&String> = (cx.provenance.payload_strings.iter())
+    let mut leaks: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+    let urls: Vec<&str> = (cx.provenance.payload_strings.iter())
         .filter(|s| s.contains('/'))
+        .copied()
         .collect();
     for read in cx.reads {
         let Ok(p) = &read.result else { continue };
@@ -134,15 +135,15 @@ fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
 /// looking each token up rather than testing every payload string against the text was most
 /// of the check's cost.
 fn payload_in<'x>(
-    payload_strings: &'x BTreeSet<String>,
-    urls: &[&'x String],
+    payload_strings: &BTreeSet<&'x str>,
+    urls: &[&'x str],
     text: &str,
-) -> Option<&'x String> {
+) -> Option<&'x str> {
     let as_tokens = text
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|t| !t.is_empty())
-        .filter_map(|t| payload_strings.get(t));
-    let anywhere = urls.iter().copied().filter(|u| text.contains(u.as_str()));
+        .filter_map(|t| payload_strings.get(t).copied());
+    let anywhere = urls.iter().copied().filter(|u| text.contains(u));
     as_tokens.chain(anywhere).min()
 }
 
@@ -379,7 +380,7 @@ mod tests {
     /// The token lookup finds what testing every payload string against the text found.
     #[test]
     fn a_warnings_payload_is_the_first_payload_string_it_carries() {
-        let payload_strings: BTreeSet<String> = [
+        let payload_strings: BTreeSet<&str> = [
             "alpha",
             "beta7",
             "gamma-ray",
@@ -389,19 +390,22 @@ mod tests {
             "zeta",
         ]
         .into_iter()
-        .map(String::from)
         .collect();
-        let urls: Vec<&String> = payload_strings.iter().filter(|s| s.contains('/')).collect();
+        let urls: Vec<&str> = payload_strings
+            .iter()
+            .filter(|s| s.contains('/'))
+            .copied()
+            .collect();
         let every_string_tested = |text: &str| {
             let tokens: BTreeSet<&str> = text
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .filter(|t| !t.is_empty())
                 .collect();
-            payload_strings.iter().find(|s| {
+            payload_strings.iter().copied().find(|s| {
                 if s.contains('/') {
-                    text.contains(s.as_str())
+                    text.contains(s)
                 } else {
-                    tokens.contains(s.as_str())
+                    tokens.contains(s)
                 }
             })
         };
@@ -422,7 +426,7 @@ mod tests {
             );
         }
         assert_eq!(
-            payload_in(&payload_strings, &urls, "zeta then alpha").map(String::as_str),
+            payload_in(&payload_strings, &urls, "zeta then alpha"),
             Some("alpha")
         );
     }

@@ -4,7 +4,7 @@
 
 use super::faults::FaultPlan;
 use super::scenario::{Answer, Block, Defect, DisplayScenario, Event, Step};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -35,13 +35,17 @@ pub struct Source<'a> {
 /// Where each word of the scenario's text comes from, and which payload strings a warning must
 /// never carry. Borrowed from the scenario: a seed's scenario holds thousands of words.
 pub struct Provenance<'a> {
-    pub words: BTreeMap<&'a str, Vec<Source<'a>>>,
-    pub payload_strings: BTreeSet<String>,
+    /// Every word of the scenario, sorted, once for each time a step says it; `sources` holds
+    /// each one's source at the same index (a map from a word to its sources, without a vector
+    /// and a tree node a word: most words are said once).
+    words: Vec<&'a str>,
+    sources: Vec<Source<'a>>,
+    pub payload_strings: BTreeSet<&'a str>,
 }
 
 pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
     let plan = FaultPlan::new(scenario);
-    let mut words: BTreeMap<&str, Vec<Source<'_>>> = BTreeMap::new();
+    let mut said: Vec<(&str, Source<'_>)> = Vec::new();
     let mut payload_strings = BTreeSet::new();
     let mut urls = Vec::new();
     for step in scenario.steps() {
@@ -50,17 +54,20 @@ pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
         let persisted = plan.persisted(step.id);
         let mut add = |kind: Kind, text| {
             for w in str::split_whitespace(text) {
-                words.entry(w).or_default().push(Source {
-                    step: step.id,
-                    kind,
-                    agent: &step.agent,
-                    display: &step.display,
-                    bad_created_at,
-                    defective: step.defect.is_some(),
-                    persisted,
-                });
+                said.push((
+                    w,
+                    Source {
+                        step: step.id,
+                        kind,
+                        agent: &step.agent,
+                        display: &step.display,
+                        bad_created_at,
+                        defective: step.defect.is_some(),
+                        persisted,
+                    },
+                ));
                 if is_tagged(w) {
-                    payload_strings.insert(w.to_string());
+                    payload_strings.insert(w);
                 }
             }
         };
@@ -70,7 +77,7 @@ pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
                     match b {
                         Block::Text { text } => add(Kind::UserText, text),
                         Block::Image { url: Some(u) } if u.len() > 12 => {
-                            urls.push(u.clone());
+                            urls.push(u.as_str());
                         }
                         _ => {}
                     }
@@ -89,8 +96,12 @@ pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
         }
     }
     payload_strings.extend(urls);
+    // Stable: a word's sources stay in the order of the steps that say it.
+    said.sort_by(|a, b| a.0.cmp(b.0));
+    let (words, sources) = said.into_iter().unzip();
     Provenance {
         words,
+        sources,
         payload_strings,
     }
 }
@@ -120,7 +131,9 @@ pub fn is_decoy_marker(scenario: &DisplayScenario, step: &Step) -> bool {
 impl<'a> Provenance<'a> {
     /// Every step whose text holds `word`.
     pub fn sources(&self, word: &str) -> &[Source<'a>] {
-        self.words.get(word).map(Vec::as_slice).unwrap_or(&[])
+        let first = self.words.partition_point(|w| *w < word);
+        let end = first + self.words[first..].partition_point(|w| *w == word);
+        &self.sources[first..end]
     }
 }
 
