@@ -3,7 +3,7 @@
 
 use super::scenario::Subscriber;
 use super::state::{any_addr, Shared};
-use super::wire::{read_frame, write_frame, Frame, BUS_PORT};
+use super::wire::{read_frame, write_frame, write_queued, Frame, BUS_PORT};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -49,11 +49,7 @@ async fn bus_connection(
                     .borrow_mut()
                     .push(Subscription { who, prefix, tx });
                 tokio::task::spawn_local(async move {
-                    while let Some(f) = rx.recv().await {
-                        if write_frame(&mut w, &f).await.is_err() {
-                            break;
-                        }
-                    }
+                    let _ = write_queued(&mut w, &mut rx).await;
                 });
             }
             Frame::Publish { step, subject, row } => {

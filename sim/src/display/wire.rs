@@ -90,6 +90,13 @@ impl<'a> Reader<'a> {
 
 impl Frame {
     pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the frame's bytes to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         // The body is written after a length placeholder and the length filled in after it: a
         // row's frame is copied once, not once into a body and again behind its length.
         let row_bytes = match self {
@@ -98,45 +105,45 @@ impl Frame {
             Frame::Answer { body, .. } => body.len(),
             _ => 0,
         };
-        let mut body = Vec::with_capacity(32 + row_bytes);
-        body.extend_from_slice(&[0; 4]);
+        out.reserve(32 + row_bytes);
+        let start = out.len();
+        out.extend_from_slice(&[0; 4]);
         match self {
             Frame::Subscribe { name, prefix } => {
-                body.push(1);
-                put_str(&mut body, name);
-                put_str(&mut body, prefix);
+                out.push(1);
+                put_str(out, name);
+                put_str(out, prefix);
             }
-            Frame::Subscribed => body.push(2),
+            Frame::Subscribed => out.push(2),
             Frame::Publish { step, subject, row } => {
-                body.push(3);
-                body.extend_from_slice(&step.to_be_bytes());
-                put_str(&mut body, subject);
-                put_bytes(&mut body, row);
+                out.push(3);
+                out.extend_from_slice(&step.to_be_bytes());
+                put_str(out, subject);
+                put_bytes(out, row);
             }
             Frame::Deliver { step, copy, row } => {
-                body.push(4);
-                body.extend_from_slice(&step.to_be_bytes());
-                body.push(*copy);
-                put_bytes(&mut body, row);
+                out.push(4);
+                out.extend_from_slice(&step.to_be_bytes());
+                out.push(*copy);
+                put_bytes(out, row);
             }
             Frame::Request { turn, dispatch } => {
-                body.push(5);
-                body.extend_from_slice(&turn.to_be_bytes());
-                body.push(u8::from(*dispatch));
+                out.push(5);
+                out.extend_from_slice(&turn.to_be_bytes());
+                out.push(u8::from(*dispatch));
             }
             Frame::Answer { ok, body: b } => {
-                body.push(6);
-                body.push(u8::from(*ok));
-                put_bytes(&mut body, b);
+                out.push(6);
+                out.push(u8::from(*ok));
+                put_bytes(out, b);
             }
             Frame::Dispatch { turn } => {
-                body.push(7);
-                body.extend_from_slice(&turn.to_be_bytes());
+                out.push(7);
+                out.extend_from_slice(&turn.to_be_bytes());
             }
         }
-        let len = body.len() - 4;
-        body[..4].copy_from_slice(&(len as u32).to_be_bytes());
-        body
+        let len = out.len() - start - 4;
+        out[start..start + 4].copy_from_slice(&(len as u32).to_be_bytes());
     }
 
     pub fn decode(body: &[u8]) -> io::Result<Frame> {
@@ -186,6 +193,31 @@ impl Frame {
 pub async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &Frame) -> io::Result<()> {
     w.write_all(&frame.encode()).await?;
     w.flush().await
+}
+
+/// Writes the frames `queue` hands over until it closes: each time, the first one waited for
+/// and every other one already queued, as one write. A NATS server likewise flushes what is
+/// pending for a client at once, and turmoil carries a write as one segment, so frames queued
+/// at one instant cost the network one segment, not one each (a segment's cost does not depend
+/// on its length). The reader gets the same frames at the same ticks (a segment sent at a whole
+/// millisecond arrives before the next tick whatever its latency draw, at most 0.9 ms), except
+/// that a burst no longer fills turmoil's window of 64 segments a socket, where the writer
+/// waited for the reader to drain it.
+pub async fn write_queued<W: AsyncWriteExt + Unpin>(
+    w: &mut W,
+    queue: &mut tokio::sync::mpsc::UnboundedReceiver<Frame>,
+) -> io::Result<()> {
+    let mut bytes = Vec::new();
+    while let Some(frame) = queue.recv().await {
+        bytes.clear();
+        frame.encode_into(&mut bytes);
+        while let Ok(frame) = queue.try_recv() {
+            frame.encode_into(&mut bytes);
+        }
+        w.write_all(&bytes).await?;
+        w.flush().await?;
+    }
+    Ok(())
 }
 
 /// Reads one frame; `Ok(None)` at a clean end of stream.
@@ -342,6 +374,73 @@ mod tests {
             let bytes = f.encode();
             assert_eq!(Frame::decode(&bytes[4..]).ok(), Some(f));
         }
+    }
+
+    /// A writer that keeps each write apart, as turmoil keeps each write a segment.
+    #[derive(Default)]
+    struct Writes(Vec<Vec<u8>>);
+
+    impl tokio::io::AsyncWrite for Writes {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            self.0.push(buf.to_vec());
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn frames_queued_at_once_are_one_write_in_order() {
+        let deliver = |step| Frame::Deliver {
+            step,
+            copy: 0,
+            row: vec![b'r'; step as usize].into(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let (writes, read_back) = runtime.block_on(async {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let mut writes = Writes::default();
+            for step in 1..=3 {
+                tx.send(deliver(step)).expect("the queue is open");
+            }
+            let writer = write_queued(&mut writes, &mut rx);
+            let later = async {
+                tokio::task::yield_now().await;
+                tx.send(deliver(4)).expect("the queue is open");
+                drop(tx);
+            };
+            let (written, ()) = tokio::join!(writer, later);
+            written.expect("writes to memory succeed");
+            let bytes: Vec<u8> = writes.0.concat();
+            let mut reader = FrameReader::new(bytes.as_slice());
+            let mut read_back = Vec::new();
+            while let Some(batch) = reader.read_batch().await.expect("whole frames") {
+                read_back.extend(batch);
+            }
+            (writes.0, read_back)
+        });
+        assert_eq!(
+            writes.len(),
+            2,
+            "the three queued together are one write, the later one another"
+        );
+        assert_eq!(read_back, (1..=4).map(deliver).collect::<Vec<_>>());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use super::live::LiveSteps;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber};
 use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
-use super::wire::{read_frame, subscribe, write_frame, Frame, FrameReader, BUS_PORT};
+use super::wire::{read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
 use history::display::AgentIdentity;
 use std::borrow::Cow;
@@ -399,10 +399,7 @@ fn bus_publisher(shared: Rc<Shared>) -> mpsc::UnboundedSender<Frame> {
     tokio::task::spawn_local(async move {
         let published = async {
             let mut bus = TcpStream::connect(("bus", BUS_PORT)).await?;
-            while let Some(frame) = rx.recv().await {
-                write_frame(&mut bus, &frame).await?;
-            }
-            Ok::<(), std::io::Error>(())
+            write_queued(&mut bus, &mut rx).await
         };
         if let Err(e) = published.await {
             shared.record(format_args!("agents publishing failed: {e}"));
