@@ -160,7 +160,8 @@ mod tests {
             let scenario = generate(rng, &DisplayOptions::from_seed(rng, None));
             let config = WorldConfig::new(StoreKind::Memory, Planted::none());
             // Converged at the first round: the answers before it are the ones compared.
-            let record = world::play(&scenario, &config, Rc::new(|_, _, _| true));
+            let plan = Rc::new(super::super::faults::FaultPlan::new(&scenario));
+            let record = world::play(Rc::new(scenario), plan, &config, Rc::new(|_, _, _| true));
             for read in &record.reads {
                 for declared in declared_sets() {
                     assert_eq!(

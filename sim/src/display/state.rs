@@ -20,9 +20,9 @@ use std::rc::Rc;
 pub type Converged = Rc<dyn Fn(&[Emitted], &Projection, &m::Declared) -> bool>;
 
 pub(super) struct Shared {
-    pub(super) scenario: DisplayScenario,
+    pub(super) scenario: Rc<DisplayScenario>,
     pub(super) converged: Converged,
-    pub(super) plan: FaultPlan,
+    pub(super) plan: Rc<FaultPlan>,
     pub(super) primary: AgentIdentity,
     pub(super) trace: RefCell<Trace>,
     pub(super) emissions: RefCell<Vec<Emitted>>,

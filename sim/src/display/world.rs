@@ -90,18 +90,24 @@ fn primary_identity(scenario: &DisplayScenario) -> AgentIdentity {
         })
 }
 
-/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
-pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converged) -> WorldRecord {
-    let system = match system_of(scenario, config) {
+/// Plays `scenario` under `plan` (its [`FaultPlan`]) once. Deterministic: the same scenario and
+/// config give the same record. The hosts share the scenario and the plan, and so can `converged`.
+pub fn play(
+    scenario: Rc<DisplayScenario>,
+    plan: Rc<FaultPlan>,
+    config: &WorldConfig,
+    converged: Converged,
+) -> WorldRecord {
+    let system = match system_of(&scenario, config) {
         Ok(s) => s,
         Err(e) => return WorldRecord::broken(e, 0),
     };
-    let primary = primary_identity(scenario);
+    let primary = primary_identity(&scenario);
     let declared = system.declared();
     let shared = Rc::new(Shared {
         scenario: scenario.clone(),
         converged,
-        plan: FaultPlan::new(scenario),
+        plan,
         primary,
         trace: RefCell::new(Trace::new(config.keep_trace)),
         emissions: RefCell::new(Vec::new()),
@@ -120,7 +126,7 @@ pub fn play(scenario: &DisplayScenario, config: &WorldConfig, converged: Converg
         alike_up_to: config.alike_up_to.clone(),
         breach: RefCell::new(None),
     });
-    let mut sim = build_sim(scenario, &shared);
+    let mut sim = build_sim(&scenario, &shared);
     let failure = sim.run().err().map(|e| e.to_string());
     // A breach of the protocol is why the world broke, whatever the hosts then reported.
     let failure = shared
