@@ -246,12 +246,15 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> io::Result<Option
 /// does not change what the world does, only how many calls cross the boundary.
 pub struct FrameReader<R> {
     inner: R,
+    /// Bytes read and not yet taken as frames. Reads append to it directly, into room reserved
+    /// and never zeroed: a zeroed 64 KiB per batch was 8 % of the display workload's
+    /// instructions, and a zeroed 64 KiB a reader, read into and copied out of, 0.9 %.
     buffered: Vec<u8>,
     ended: bool,
-    /// What each `read` reads into: one buffer for the reader's life (a zeroed 64 KiB per
-    /// batch was 8 % of the display workload's instructions).
-    chunk: Vec<u8>,
 }
+
+/// The room a read is given at least (a row's frame is under a kilobyte).
+const READ_ROOM_BYTES: usize = 16 * 1024;
 
 impl<R: AsyncReadExt + Unpin> FrameReader<R> {
     pub fn new(inner: R) -> Self {
@@ -259,7 +262,6 @@ impl<R: AsyncReadExt + Unpin> FrameReader<R> {
             inner,
             buffered: Vec::new(),
             ended: false,
-            chunk: vec![0u8; 64 * 1024],
         }
     }
 
@@ -267,16 +269,18 @@ impl<R: AsyncReadExt + Unpin> FrameReader<R> {
     /// already readable; `Ok(None)` at the end of the stream.
     pub async fn read_batch(&mut self) -> io::Result<Option<Vec<Frame>>> {
         loop {
-            // Whatever has arrived, without waiting (`read` is cancel-safe).
+            // Whatever has arrived, without waiting (`read_buf` is cancel-safe: a read that
+            // is not ready reads nothing).
             while !self.ended {
+                self.buffered.reserve(READ_ROOM_BYTES);
                 let ready = tokio::select! {
                     biased;
-                    r = self.inner.read(&mut self.chunk) => Some(r),
+                    r = self.inner.read_buf(&mut self.buffered) => Some(r),
                     _ = std::future::ready(()) => None,
                 };
                 match ready {
                     Some(Ok(0)) => self.ended = true,
-                    Some(Ok(n)) => self.buffered.extend_from_slice(&self.chunk[..n]),
+                    Some(Ok(_)) => {}
                     Some(Err(e)) => return Err(e),
                     None => break,
                 }
@@ -288,11 +292,10 @@ impl<R: AsyncReadExt + Unpin> FrameReader<R> {
             if self.ended {
                 return Ok(None);
             }
-            let n = self.inner.read(&mut self.chunk).await?;
-            if n == 0 {
+            self.buffered.reserve(READ_ROOM_BYTES);
+            if self.inner.read_buf(&mut self.buffered).await? == 0 {
                 self.ended = true;
             }
-            self.buffered.extend_from_slice(&self.chunk[..n]);
         }
     }
 
