@@ -7,6 +7,7 @@
 //! primary stop supplied), which decides what the primary stop may still add (P5). It also tracks, per display, the chunks that never reached the store
 //! since the last streamed contribution, to state for each whether the stop recovered it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::conversation::{
@@ -120,8 +121,7 @@ impl ClientView {
                 self.loss(
                     "P9",
                     emission.index,
-                    "unread: persisted, but the thread has no visible display, so it reads empty"
-                        .into(),
+                    "unread: persisted, but the thread has no visible display, so it reads empty",
                 );
             }
             return; // P2: hidden output never reaches the client.
@@ -322,16 +322,12 @@ impl ClientView {
         let index = emission.index;
         if !matches!(emission.kind, EmissionKind::Chunk { .. }) {
             let shown = emission.kind.is_family() && self.visible.contains(display);
-            let effect = if shown {
-                "the client does not see it"
+            let why = if shown {
+                "unstored: never reached the store; the client does not see it"
             } else {
-                "it would not have been shown anyway"
+                "unstored: never reached the store; it would not have been shown anyway"
             };
-            self.loss(
-                "P14",
-                index,
-                format!("unstored: never reached the store; {effect}"),
-            );
+            self.loss("P14", index, why);
         } else if self.visible.contains(display) {
             self.pending_dropped
                 .entry(display.clone())
@@ -411,11 +407,11 @@ impl ClientView {
         });
     }
 
-    fn loss(&mut self, rule: &'static str, emission: usize, why: String) {
+    fn loss(&mut self, rule: &'static str, emission: usize, why: impl Into<Cow<'static, str>>) {
         self.losses.push(AcceptedLoss {
             rule,
             emission,
-            why,
+            why: why.into(),
         });
     }
 }
