@@ -19,8 +19,16 @@ impl Coverage {
     }
 
     pub fn hit_n(&mut self, probe: &str, n: u64) {
-        if n > 0 {
-            *self.counts.entry(probe.to_string()).or_default() += n;
+        if n == 0 {
+            return;
+        }
+        // The name is copied only the first time: a probe is hit once a delivery or more, and
+        // a copy a hit was 1.5 % of the display workload's allocations.
+        match self.counts.get_mut(probe) {
+            Some(count) => *count += n,
+            None => {
+                self.counts.insert(probe.to_string(), n);
+            }
         }
     }
 
