@@ -46,6 +46,9 @@ pub(super) struct Shared {
     pub(super) alike_up_to: m::Declared,
     /// The first protocol breach of a system in a child process: the world ends broken.
     pub(super) breach: RefCell<Option<SutError>>,
+    /// Each display's bus subject ([`Shared::subject`]), by the scenario's display key: written
+    /// once a world instead of once an emission.
+    pub(super) subjects: BTreeMap<String, String>,
 }
 
 impl Shared {
@@ -116,15 +119,25 @@ impl Shared {
         self.breach.borrow().is_some()
     }
 
+    /// The bus subject of the display the scenario names `display_key`:
+    /// `display.{thread_id}.{display_id}`, an unknown key's display id empty.
     pub(super) fn subject(&self, display_key: &str) -> String {
-        let display_id = self
-            .scenario
-            .displays
-            .get(display_key)
-            .map(String::as_str)
-            .unwrap_or("");
-        format!("display.{}.{}", self.scenario.thread_id, display_id)
+        match self.subjects.get(display_key) {
+            Some(subject) => subject.clone(),
+            None => subject_of(&self.scenario.thread_id, ""),
+        }
     }
+}
+
+fn subject_of(thread_id: &str, display_id: &str) -> String {
+    format!("display.{thread_id}.{display_id}")
+}
+
+/// Every display's bus subject, by the scenario's display key.
+pub(super) fn subjects(scenario: &DisplayScenario) -> BTreeMap<String, String> {
+    (scenario.displays.iter())
+        .map(|(key, id)| (key.clone(), subject_of(&scenario.thread_id, id)))
+        .collect()
 }
 
 pub(super) fn now_us() -> u64 {

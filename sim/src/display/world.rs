@@ -124,6 +124,7 @@ pub fn play(
         system: RefCell::new(system),
         declared,
         alike_up_to: config.alike_up_to.clone(),
+        subjects: super::state::subjects(&scenario),
         breach: RefCell::new(None),
     });
     let mut sim = build_sim(&scenario, &shared);
