@@ -181,7 +181,7 @@ fn early_expectations(
                 for (emission, &p) in then.emissions.iter_mut().zip(persisted) {
                     emission.persisted = p;
                 }
-                Rc::new(view::view_of_model(&m::client_transcript(&then).messages))
+                Rc::new(view::view_of_model(&m::client_transcript(then).messages))
             })
             .clone()
     };
