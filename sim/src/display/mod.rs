@@ -66,7 +66,7 @@ impl Model {
 /// Plays `scenario` and checks every invariant.
 pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> WorkloadRun {
     // One copy of the scenario and one fault plan, shared by the world's hosts (which outlive
-    // this borrow) and the model: a copy each and a plan each were 1.2 % of the workload.
+    // this borrow) and the model: a copy each and a plan each were 0.7 % of the instructions.
     let hosted = Rc::new(scenario.clone());
     let plan = Rc::new(faults::FaultPlan::new(scenario));
     // The world asks for convergence once every run has emitted, so the emissions it hands over
