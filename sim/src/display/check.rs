@@ -10,6 +10,7 @@
 //! invariants.
 
 use super::context::{overlay_tail, turn_label, Context, EarlyExpectation, Read};
+use super::faults::FaultPlan;
 use super::scenario::DisplayScenario;
 use super::view::{describe_media, media, view_of_projection, warning_named, words, ViewMessage};
 use super::words::{
@@ -73,12 +74,20 @@ pub const RULES: &[(BugId, Rule)] = &[
 /// Checks one played world.
 pub fn check(
     scenario: &DisplayScenario,
+    plan: &FaultPlan,
     conversation: &m::Conversation,
     transcript: &m::Transcript,
     reads: &[Read],
     early_expected: &[Option<EarlyExpectation>],
 ) -> Vec<Violation> {
-    let cx = Context::new(scenario, conversation, transcript, reads, early_expected);
+    let cx = Context::new(
+        scenario,
+        plan,
+        conversation,
+        transcript,
+        reads,
+        early_expected,
+    );
     let mut f = Findings::new(&ATTRIBUTION);
     for (_, rule) in RULES {
         rule(&cx, &mut f);

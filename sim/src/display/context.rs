@@ -1,6 +1,7 @@
 //! What the display checker rules share about one played world: the scenario, the model, the
 //! answers, where each word came from, and the settled answer the settled rules compare.
 
+use super::faults::FaultPlan;
 use super::provenance::{is_decoy_marker, provenance, Kind, Provenance};
 use super::scenario::{DisplayScenario, Event, Step};
 use super::view::{view_of_model, view_of_projection, words, ViewMessage};
@@ -57,6 +58,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(
         scenario: &'a DisplayScenario,
+        plan: &FaultPlan,
         conversation: &'a m::Conversation,
         transcript: &'a m::Transcript,
         reads: &'a [Read],
@@ -75,7 +77,7 @@ impl<'a> Context<'a> {
             transcript,
             reads,
             early_expected,
-            provenance: provenance(scenario),
+            provenance: provenance(scenario, plan),
             visible: scenario
                 .displays
                 .iter()

@@ -90,6 +90,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         let early_expected = early_expectations(&record, &mut model.conversation);
         check::check(
             scenario,
+            &plan,
             &model.conversation,
             &model.transcript,
             &record.reads,

@@ -43,8 +43,8 @@ pub struct Provenance<'a> {
     pub payload_strings: BTreeSet<&'a str>,
 }
 
-pub fn provenance(scenario: &DisplayScenario) -> Provenance<'_> {
-    let plan = FaultPlan::new(scenario);
+/// `plan` is the scenario's fault plan (which rows were persisted).
+pub fn provenance<'a>(scenario: &'a DisplayScenario, plan: &FaultPlan) -> Provenance<'a> {
     let mut said: Vec<(&str, Source<'_>)> = Vec::new();
     let mut payload_strings = BTreeSet::new();
     let mut urls = Vec::new();
