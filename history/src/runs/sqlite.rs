@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 use serde_json::Value;
 
 use super::current::{MIDDLEWARE_PREFIX, VISIBLE_AI_EVENT_TYPES};
@@ -126,6 +126,29 @@ impl SqliteRunEventStore {
     pub fn open_in_memory(planted: Planted) -> Result<SqliteRunEventStore, RunStoreError> {
         let conn = Connection::open_in_memory().map_err(|e| RunStoreError::sqlite("open", e))?;
         SqliteRunEventStore::with_connection(conn, planted)
+    }
+
+    /// The planted bugs this store was opened with.
+    pub fn planted(&self) -> Planted {
+        self.planted
+    }
+
+    /// Empties the store and keeps its connection: the schema, the settings and the prepared
+    /// statements stay, so the next use prepares nothing again. What it answers afterwards is
+    /// what a store just opened answers: no rows, no high-water marks, and the row ids
+    /// (`AUTOINCREMENT`, the tie-break of equal seqs) counted from 1 again. A transaction left
+    /// open (planted R12's pending batch) is rolled back first, as closing the store would.
+    pub fn clear(&self) -> Result<(), RunStoreError> {
+        let conn = self.lock();
+        if !conn.is_autocommit() {
+            conn.execute_batch("ROLLBACK")
+                .map_err(|e| RunStoreError::sqlite("roll back before clearing", e))?;
+        }
+        conn.execute_batch(
+            "DELETE FROM run_events; DELETE FROM run_event_seq_marks; \
+             DELETE FROM sqlite_sequence;",
+        )
+        .map_err(|e| RunStoreError::sqlite("clear", e))
     }
 
     fn with_connection(
@@ -401,18 +424,51 @@ fn commit_pending(conn: &Connection) -> Result<(), RunStoreError> {
     if conn.is_autocommit() {
         return Ok(());
     }
-    conn.execute_batch("COMMIT")
-        .map_err(|e| RunStoreError::sqlite("commit the pending batch", e))
+    run_cached(conn, "COMMIT").map_err(|e| RunStoreError::sqlite("commit the pending batch", e))
 }
 
-/// Ends a write's transaction: commits it, or (planted R12) leaves it open for the next write.
-fn finish(mut tx: rusqlite::Transaction<'_>, planted: Planted) -> Result<(), RunStoreError> {
-    if planted.is(BugId::R12) {
-        // planted R12: acknowledged now, committed at the next write.
-        tx.set_drop_behavior(rusqlite::DropBehavior::Ignore);
-        return Ok(());
+/// Runs a statement without parameters or rows through the connection's statement cache.
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+/// A write's IMMEDIATE transaction. rusqlite's `Transaction` runs `BEGIN` and `COMMIT` through
+/// `execute_batch`, which parses them again at every write; these are cached statements,
+/// prepared once a connection. Like a `Transaction`, it rolls back if it is dropped still open
+/// (the write's body failed, or its commit did).
+struct WriteTx<'c> {
+    conn: &'c Connection,
+    /// planted R12 leaves the transaction open for the next write to commit.
+    left_open: bool,
+}
+
+impl<'c> WriteTx<'c> {
+    fn begin(conn: &'c Connection) -> Result<WriteTx<'c>, RunStoreError> {
+        run_cached(conn, "BEGIN IMMEDIATE").map_err(|e| RunStoreError::sqlite("begin", e))?;
+        Ok(WriteTx {
+            conn,
+            left_open: false,
+        })
     }
-    tx.commit().map_err(|e| RunStoreError::sqlite("commit", e))
+
+    /// Ends the write: commits it, or (planted R12) leaves it open for the next write.
+    fn finish(mut self, planted: Planted) -> Result<(), RunStoreError> {
+        if planted.is(BugId::R12) {
+            // planted R12: acknowledged now, committed at the next write.
+            self.left_open = true;
+            return Ok(());
+        }
+        run_cached(self.conn, "COMMIT").map_err(|e| RunStoreError::sqlite("commit", e))
+    }
+}
+
+impl Drop for WriteTx<'_> {
+    fn drop(&mut self) {
+        if !self.left_open && !self.conn.is_autocommit() {
+            // Nothing to report to: the write already failed, and its error says why.
+            let _ = run_cached(self.conn, "ROLLBACK");
+        }
+    }
 }
 
 impl SqliteRunEventStore {
@@ -457,7 +513,6 @@ impl SqliteRunEventStore {
         query_where(&self.lock(), &sql, args)
     }
 
-    /// Runs `body` in one IMMEDIATE write transaction, ended like every write ([`finish`]).
     /// The first `limit` rows matching `c`, ascending by seq (write order among equal seqs).
     fn event_page(&self, c: Conditions, limit: usize) -> Result<Vec<RunEvent>, RunStoreError> {
         let sql = format!(
@@ -470,17 +525,17 @@ impl SqliteRunEventStore {
         query_where(&self.lock(), &sql, args)
     }
 
+    /// Runs `body` in one IMMEDIATE write transaction ([`WriteTx`]), after committing a
+    /// pending one (planted R12).
     fn write<T>(
         &self,
         body: impl FnOnce(&Connection) -> Result<T, RunStoreError>,
     ) -> Result<T, RunStoreError> {
-        let mut conn = self.lock();
+        let conn = self.lock();
         commit_pending(&conn)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| RunStoreError::sqlite("begin", e))?;
-        let out = body(&tx)?;
-        finish(tx, self.planted)?;
+        let tx = WriteTx::begin(&conn)?;
+        let out = body(tx.conn)?;
+        tx.finish(self.planted)?;
         Ok(out)
     }
 }
@@ -509,54 +564,47 @@ impl RunEventStore for SqliteRunEventStore {
         for e in &events {
             e.validate()?;
         }
-        let mut conn = self.lock();
-        commit_pending(&conn)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| RunStoreError::sqlite("begin", e))?;
-        check_room(&events, |t| max_seq_in(&tx, t))?;
-        let mut next: BTreeMap<String, u64> = BTreeMap::new();
-        let mut seqs = Vec::with_capacity(events.len());
-        for e in events {
-            let seq = match next.get(&e.thread_id) {
-                Some(s) => *s,
-                None => max_seq_in(&tx, &e.thread_id)? + 1,
-            };
-            next.insert(e.thread_id.clone(), seq + 1);
-            insert_row(&tx, &e.with_seq(seq))?;
-            seqs.push(seq);
-        }
-        finish(tx, self.planted)?;
-        Ok(seqs)
+        self.write(|tx| {
+            check_room(&events, |t| max_seq_in(tx, t))?;
+            let mut next: BTreeMap<String, u64> = BTreeMap::new();
+            let mut seqs = Vec::with_capacity(events.len());
+            for e in events {
+                let seq = match next.get(&e.thread_id) {
+                    Some(s) => *s,
+                    None => max_seq_in(tx, &e.thread_id)? + 1,
+                };
+                next.insert(e.thread_id.clone(), seq + 1);
+                insert_row(tx, &e.with_seq(seq))?;
+                seqs.push(seq);
+            }
+            Ok(seqs)
+        })
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
         for e in &events {
             NewRunEvent::validate_numbered(e)?;
         }
-        let mut conn = self.lock();
-        commit_pending(&conn)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| RunStoreError::sqlite("begin", e))?;
-        let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
-        for e in &events {
-            let max = match max_by_thread.get(&e.thread_id) {
-                Some(m) => *m,
-                None => max_seq_in(&tx, &e.thread_id)?,
-            };
-            // planted R5: the legacy writer trusted its own max+1 and nothing checked it.
-            if e.seq <= max && !self.planted.is(BugId::R5) {
-                return Err(RunStoreError::SeqConflict {
-                    thread_id: e.thread_id.clone(),
-                    seq: e.seq,
-                    max_seq: max,
-                });
+        self.write(|tx| {
+            let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
+            for e in &events {
+                let max = match max_by_thread.get(&e.thread_id) {
+                    Some(m) => *m,
+                    None => max_seq_in(tx, &e.thread_id)?,
+                };
+                // planted R5: the legacy writer trusted its own max+1 and nothing checked it.
+                if e.seq <= max && !self.planted.is(BugId::R5) {
+                    return Err(RunStoreError::SeqConflict {
+                        thread_id: e.thread_id.clone(),
+                        seq: e.seq,
+                        max_seq: max,
+                    });
+                }
+                max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
+                insert_row(tx, e)?;
             }
-            max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
-            insert_row(&tx, e)?;
-        }
-        finish(tx, self.planted)
+            Ok(())
+        })
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
@@ -822,16 +870,61 @@ mod tests {
         assert_eq!(s.count_messages("t").unwrap(), 2);
     }
 
+    /// What a store answers to one short history: seqs, the thread's max, the rows, their ids.
+    fn answers_to_a_history(s: &SqliteRunEventStore) -> (Vec<u64>, u64, Vec<RunEvent>, Vec<i64>) {
+        let seqs = s
+            .put_batch(vec![ev("t", None), ev("t", Some("u")), ev("v", None)])
+            .unwrap();
+        let ids: Vec<i64> = s
+            .lock()
+            .prepare("SELECT id FROM run_events ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        (seqs, s.max_seq("t").unwrap(), s.dump().unwrap(), ids)
+    }
+
+    #[test]
+    fn a_cleared_store_answers_as_a_new_one() {
+        let used = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        used.put_batch(vec![ev("t", None), ev("t", None), ev("v", None)])
+            .unwrap();
+        // A deletion leaves a high-water mark, and a transaction is left open.
+        assert_eq!(used.delete_by_run("t", "r1", &UserScope::All).unwrap(), 2);
+        used.lock()
+            .execute_batch("BEGIN IMMEDIATE; DELETE FROM run_events;")
+            .unwrap();
+        used.clear().unwrap();
+        assert!(
+            used.lock().is_autocommit(),
+            "the open transaction was ended"
+        );
+        assert_eq!(used.max_seq("t").unwrap(), 0, "no mark is left");
+        let new = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
+        let answers = answers_to_a_history(&new);
+        assert_eq!(answers.0, vec![1, 2, 1]);
+        assert_eq!(answers.3, vec![1, 2, 3]);
+        assert_eq!(answers_to_a_history(&used), answers);
+    }
+
     #[test]
     fn the_unique_guard_rejects_a_duplicate_seq() {
         let s = SqliteRunEventStore::open_in_memory(Planted::none()).unwrap();
         s.put_batch(vec![ev("t", None)]).unwrap();
         let dup = ev("t", None).with_seq(1);
         assert!(matches!(
-            s.insert_numbered(vec![dup]),
+            s.insert_numbered(vec![dup.clone()]),
             Err(RunStoreError::SeqConflict { seq: 1, .. })
         ));
         assert_eq!(s.dump().unwrap().len(), 1);
+        // A batch failing at its second row keeps none of it, and ends its transaction.
+        let fresh = ev("v", None).with_seq(7);
+        assert!(s.insert_numbered(vec![fresh, dup]).is_err());
+        assert_eq!(s.dump().unwrap().len(), 1);
+        assert!(s.lock().is_autocommit());
+        assert_eq!(s.put_batch(vec![ev("v", None)]).unwrap(), vec![1]);
     }
 
     #[test]

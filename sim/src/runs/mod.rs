@@ -31,6 +31,7 @@ pub mod record;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
+mod sqlite_pool;
 mod state;
 mod store_calls;
 pub mod store_rules;

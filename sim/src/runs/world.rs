@@ -33,6 +33,7 @@ use super::jsonl_host::SimDiskJsonlStore;
 pub use super::record::*;
 use super::scenario::RunsScenario;
 use super::script::expand;
+use super::sqlite_pool;
 use super::state::*;
 use super::system::{BreachSlot, OverProtocolStore};
 use super::tap::*;
@@ -56,6 +57,8 @@ struct Stores {
     memory: Rc<dyn RunEventStore>,
     sqlite: Rc<dyn RunEventStore>,
     suts: Vec<Rc<OverProtocolStore>>,
+    /// histsim's in-memory SQLite store, given back to [`sqlite_pool`] when the world ends.
+    pooled_sqlite: Option<Rc<SqliteRunEventStore>>,
     /// The hosts the world may crash, by slot name.
     hosts: Vec<(&'static str, Rc<dyn StoreHost>)>,
     first_slot: StoreKind,
@@ -89,20 +92,22 @@ fn in_process(config: &WorldConfig, scenario: &RunsScenario) -> Result<Stores, S
     } else {
         Rc::new(MemoryRunEventStore::new(config.planted))
     };
-    let sqlite: Rc<dyn RunEventStore> = if crashes_store {
+    let (sqlite, pooled_sqlite): (Rc<dyn RunEventStore>, _) = if crashes_store {
         let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
         hosts.push(("sqlite", sqlite.clone()));
-        sqlite
+        (sqlite, None)
     } else {
-        Rc::new(
-            SqliteRunEventStore::open_in_memory(config.planted)
+        let sqlite = Rc::new(
+            sqlite_pool::take(config.planted)
                 .map_err(|e| format!("cannot open the SQLite store: {e}"))?,
-        )
+        );
+        (sqlite.clone(), Some(sqlite))
     };
     Ok(Stores {
         memory,
         sqlite,
         suts: Vec::new(),
+        pooled_sqlite,
         hosts,
         first_slot,
     })
@@ -141,6 +146,7 @@ fn stores_of(
         memory: memory.clone(),
         sqlite: sqlite.clone(),
         suts: vec![memory, sqlite.clone()],
+        pooled_sqlite: None,
         hosts,
         first_slot,
     })
@@ -153,10 +159,11 @@ const SUT_LOG_BYTES_MAX: usize = 512 * 1024;
 pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
     let trace = Rc::new(RefCell::new(Trace::new(config.keep_trace)));
     let breach = BreachSlot::default();
-    let stores = match stores_of(scenario, config, &trace, &breach) {
+    let mut stores = match stores_of(scenario, config, &trace, &breach) {
         Ok(s) => s,
         Err(e) => return broken_record(e),
     };
+    let pooled_sqlite = stores.pooled_sqlite.take();
     let world = Rc::new(new_world(scenario, config, stores, trace, breach));
     let journal_store = Rc::new(FaultyRunStore::new(
         Tap {
@@ -169,7 +176,14 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
     let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
     drop(sim);
     drop(journal_store);
-    final_record(&world, failure, sim_elapsed_ms)
+    let record = final_record(&world, failure, sim_elapsed_ms);
+    drop(world);
+    // The world's last handle on the store is gone with it; a handle kept elsewhere would make
+    // this store unsafe to share, so it is then dropped instead.
+    if let Some(store) = pooled_sqlite.and_then(|s| Rc::try_unwrap(s).ok()) {
+        sqlite_pool::give_back(store);
+    }
+    record
 }
 
 /// The record of a world that could not be set up: nothing happened, only the failure.
