@@ -228,7 +228,7 @@ impl Client {
         world.record(format_args!(
             "page {thread} limit={limit} {cursor:?} rows={:016x} agree={}",
             hash_of(rows.primary(world.primary)),
-            rows.memory == rows.sqlite
+            rows.agree()
         ));
         self.push_read(
             world,
@@ -251,7 +251,7 @@ impl Client {
         world.record(format_args!(
             "paginate {thread} limit={limit} backward={backward} rows={:016x} agree={}",
             hash_of(rows.primary(world.primary)),
-            rows.memory == rows.sqlite
+            rows.agree()
         ));
         self.push_read(
             world,
@@ -287,7 +287,7 @@ impl Client {
         world.record(format_args!(
             "events {run} rows={:016x} agree={}",
             hash_of(rows.primary(world.primary)),
-            rows.memory == rows.sqlite
+            rows.agree()
         ));
         self.push_read(world, op, &spec.thread, ReadKind::Events { run: r, rows });
     }
@@ -337,9 +337,7 @@ impl Client {
             count.primary(world.primary),
             hash_of(history.primary(world.primary)),
             hash_of(messages.primary(world.primary)),
-            count.memory == count.sqlite
-                && history.memory == history.sqlite
-                && messages.memory == messages.sqlite
+            count.agree() && history.agree() && messages.agree()
         ));
         let rendered = match history.primary(world.primary) {
             Ok(Some(h)) => h.messages.clone(),

@@ -88,7 +88,7 @@ impl Client {
             filter.event_types,
             filter.task_id,
             hash_of(pages.primary(world.primary)),
-            pages.memory == pages.sqlite
+            pages.agree()
         ));
         let kind = ReadKind::FilteredEvents {
             run: r,
@@ -120,7 +120,7 @@ impl Client {
         world.record(format_args!(
             "last answers {thread}: {:?} agree={}",
             answer.primary(world.primary),
-            answer.memory == answer.sqlite
+            answer.agree()
         ));
         let kind = ReadKind::LastAnswers {
             run_ids,

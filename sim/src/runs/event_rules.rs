@@ -8,7 +8,7 @@
 //! read in the same instant, which the other rules check against the model.
 
 use super::context::{of_row, Context};
-use super::record::{Answer, Both, ReadKind};
+use super::record::ReadKind;
 use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{task_id_of, EventFilter, RunEvent};
@@ -195,19 +195,16 @@ fn check_last_answers(
 /// R9 for the filtered reads: both backends answer every filtered page and last-answer read
 /// alike.
 pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
-    fn differ<T: PartialEq>(b: &Both<Answer<T>>) -> bool {
-        b.memory != b.sqlite
-    }
     for read in &cx.record.reads {
         match &read.kind {
-            ReadKind::FilteredEvents { run, pages, .. } if differ(pages) => f.add(
+            ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add(
                 BugId::R9,
                 format!(
                     "paging {}'s filtered events: the backends' pages differ",
                     cx.scenario.runs[*run].id
                 ),
             ),
-            ReadKind::LastAnswers { answer, .. } if differ(answer) => f.add(
+            ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add(
                 BugId::R9,
                 format!(
                     "last visible AI seqs of {}: {} {:?}, sqlite {:?}",

@@ -16,9 +16,28 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Both<T> {
     pub memory: T,
     pub sqlite: T,
+    /// Whether the two are equal, compared once when they came: the world traces it, and the
+    /// checkers that compare the stores read it instead of comparing long answers again.
+    agree: bool,
+}
+
+impl<T: PartialEq> Both<T> {
+    pub fn new(memory: T, sqlite: T) -> Both<T> {
+        let agree = memory == sqlite;
+        Both {
+            memory,
+            sqlite,
+            agree,
+        }
+    }
 }
 
 impl<T> Both<T> {
+    /// Whether both backends gave the same answer.
+    pub fn agree(&self) -> bool {
+        self.agree
+    }
+
     /// The two answers, each with its store's name: `first_slot` (`memory` or `jsonl`, the
     /// world's [`WorldRecord::first_slot`]) and `sqlite`.
     pub fn named(&self, first_slot: &'static str) -> [(&'static str, &T); 2] {
@@ -290,4 +309,17 @@ pub struct ThreadDeletionRecord {
     pub messages_after: Both<Answer<Vec<RunEvent>>>,
     /// `list_events` of every run of the thread, one after another.
     pub events_after: Both<Answer<Vec<RunEvent>>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_knows_whether_its_answers_agree() {
+        let same: Both<Answer<u64>> = Both::new(Ok(3), Ok(3));
+        assert!(same.agree());
+        assert!(!Both::new(Ok(3), Err("down".to_string())).agree());
+        assert!(!Both::new(vec![1, 2], vec![1]).agree());
+    }
 }

@@ -143,15 +143,12 @@ impl World {
         }
     }
 
-    pub(super) fn both<T>(
+    pub(super) fn both<T: PartialEq>(
         &self,
         f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
     ) -> Both<Answer<T>> {
         let (memory, sqlite) = super::system::ask_both(&self.suts, &*self.memory, &*self.sqlite, f);
-        Both {
-            memory: text_of(memory),
-            sqlite: text_of(sqlite),
-        }
+        Both::new(text_of(memory), text_of(sqlite))
     }
 
     /// Whether every store of the pair serves `op` (histsim's own serve every op).

@@ -126,7 +126,7 @@ impl Client {
             _ => None,
         };
         let mut log = world.log.borrow_mut();
-        if answer.memory != answer.sqlite {
+        if !answer.agree() {
             let what = format!(
                 "put_if_absent: {} {:?}, sqlite {:?}",
                 world.first_slot, answer.memory, answer.sqlite
@@ -173,7 +173,7 @@ impl Client {
         world.record(format_args!(
             "run messages {run} limit={limit} backward={backward} rows={:016x} agree={}",
             hash_of(pages.primary(world.primary)),
-            pages.memory == pages.sqlite
+            pages.agree()
         ));
         let kind = ReadKind::RunMessages {
             run: r,

@@ -231,8 +231,7 @@ pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
 /// R9 for the wider API: both backends answer every deletion, receipt and per-run page alike.
 pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.deletions {
-        if d.deleted.memory != d.deleted.sqlite || d.max_seq_after.memory != d.max_seq_after.sqlite
-        {
+        if !d.deleted.agree() || !d.max_seq_after.agree() {
             f.add(
                 BugId::R9,
                 format!(
@@ -249,7 +248,7 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     }
     for read in &cx.record.reads {
         if let ReadKind::RunMessages { run, pages, .. } = &read.kind {
-            if pages.memory != pages.sqlite {
+            if !pages.agree() {
                 f.add(
                     BugId::R9,
                     format!(

@@ -6,7 +6,7 @@ use super::context::{short, Context};
 use super::store_rules::is_deleted;
 use super::thread_rules::era_start;
 use super::truth::Snapshots;
-use super::world::{Answer, Both, EmittedEvent, Read, ReadKind, WorldRecord};
+use super::world::{Answer, EmittedEvent, Read, ReadKind, WorldRecord};
 use crate::outcome::Findings;
 use crate::workload::StoreKind;
 use history::runs::{MessageKind as Shape, RunEvent};
@@ -171,7 +171,7 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(BugId::R9, message);
         }
     }
-    if differ(&cx.record.dumps) {
+    if !cx.record.dumps.agree() {
         f.add(
             BugId::R9,
             format!(
@@ -193,20 +193,20 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             history,
             messages,
         } => {
-            if differ(count) {
+            if !count.agree() {
                 out.push(format!(
                     "count_messages({t}): {first} {:?} vs sqlite {:?}",
                     count.memory, count.sqlite
                 ));
             }
-            if differ(messages) {
+            if !messages.agree() {
                 out.push(format!(
                     "/messages of {t}: {first} {} rows vs sqlite {}",
                     len_of(&messages.memory),
                     len_of(&messages.sqlite)
                 ));
             }
-            if differ(history) {
+            if !history.agree() {
                 let n = |h: &Answer<Option<history::runs::ThreadHistory>>| match h {
                     Ok(Some(h)) => h.messages.len().to_string(),
                     Ok(None) => "none".into(),
@@ -223,7 +223,7 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             limit,
             cursor,
             rows,
-        } if differ(rows) => out.push(format!(
+        } if !rows.agree() => out.push(format!(
             "list_messages({t}, {limit}, {cursor:?}): {}",
             rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
@@ -232,11 +232,11 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             backward,
             count,
             rows,
-        } if differ(rows) || differ(count) => out.push(format!(
+        } if !rows.agree() || !count.agree() => out.push(format!(
             "paging {t} by {limit} (backward {backward}): {}",
             rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
-        ReadKind::Events { run, rows } if differ(rows) => out.push(format!(
+        ReadKind::Events { run, rows } if !rows.agree() => out.push(format!(
             "list_events({}): {}",
             cx.scenario.runs[*run].id,
             rows_differ(cx, &rows.memory, &rows.sqlite)
@@ -244,10 +244,6 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
         _ => {}
     }
     out
-}
-
-fn differ<T: PartialEq>(both: &Both<Answer<T>>) -> bool {
-    both.memory != both.sqlite
 }
 
 /// Two answers of row lists, in words: their seqs, or that only their contents differ.

@@ -152,11 +152,11 @@ fn next_write_is_numbered_one(
 /// R9 for thread deletions: both backends answer the deletion and the reads after it alike.
 pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.thread_deletions {
-        let differ = d.deleted.memory != d.deleted.sqlite
-            || d.max_seq_after.memory != d.max_seq_after.sqlite
-            || d.count_after.memory != d.count_after.sqlite
-            || d.messages_after.memory != d.messages_after.sqlite
-            || d.events_after.memory != d.events_after.sqlite;
+        let differ = !d.deleted.agree()
+            || !d.max_seq_after.agree()
+            || !d.count_after.agree()
+            || !d.messages_after.agree()
+            || !d.events_after.agree();
         if differ {
             f.add(
                 BugId::R9,

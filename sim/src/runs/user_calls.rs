@@ -34,7 +34,7 @@ impl Client {
             "user messages {thread} as {user:?}: rows={:016x} count={:?} agree={}",
             hash_of(rows.primary(world.primary)),
             count.primary(world.primary),
-            rows.memory == rows.sqlite && count.memory == count.sqlite
+            rows.agree() && count.agree()
         ));
         let kind = ReadKind::UserMessages {
             user: user.map(str::to_string),
@@ -67,7 +67,7 @@ impl Client {
             "default-scope messages {thread} for {run} (current user {user:?}): rows={:016x} count={:?} agree={}",
             hash_of(rows.primary(world.primary)),
             count.primary(world.primary),
-            rows.memory == rows.sqlite && count.memory == count.sqlite
+            rows.agree() && count.agree()
         ));
         let kind = ReadKind::DefaultScopeMessages {
             run: r,

@@ -122,7 +122,7 @@ pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             } => (user, rows, count),
             _ => continue,
         };
-        if rows.memory != rows.sqlite || count.memory != count.sqlite {
+        if !rows.agree() || !count.agree() {
             f.add(
                 BugId::R9,
                 format!(

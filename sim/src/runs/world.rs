@@ -202,10 +202,7 @@ fn broken_record(failure: String) -> WorldRecord {
         receipts: Vec::new(),
         feedback: Vec::new(),
         feedback_log: Vec::new(),
-        dumps: Both {
-            memory: Ok(Vec::new()),
-            sqlite: Ok(Vec::new()),
-        },
+        dumps: Both::new(Ok(Vec::new()), Ok(Vec::new())),
         trace: Trace::new(false),
         failure: Some(failure),
         sim_elapsed_ms: 0,
