@@ -33,7 +33,7 @@ pub struct SqliteFile {
 }
 
 impl SqliteFile {
-    fn path(&self) -> PathBuf {
+    pub(super) fn path(&self) -> PathBuf {
         self.dir.path().join("runs.sqlite")
     }
 }
@@ -48,13 +48,24 @@ impl Reopen for SqliteFile {
 }
 
 impl Hosted<SqliteFile> {
-    /// A new database file in a fresh temporary directory.
+    /// An empty database file: the one this thread kept from its last world, cleared
+    /// ([`super::sqlite_pool`]), or a new one in a fresh temporary directory.
     pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
+        if let Some((file, store)) = super::sqlite_pool::take_file(planted) {
+            return Ok(Hosted::new(file, store));
+        }
         let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
         let file = SqliteFile { dir, planted };
         let store = SqliteRunEventStore::open_surviving_process_death(&file.path(), planted)
             .map_err(|e| e.to_string())?;
         Ok(Hosted::new(file, store))
+    }
+}
+
+impl SqliteFile {
+    /// The planted bugs its store is opened with.
+    pub(super) fn planted(&self) -> Planted {
+        self.planted
     }
 }
 

@@ -43,6 +43,11 @@ impl<H: Reopen> Hosted<H> {
         }
     }
 
+    /// The host and its store (`None` if a restart failed to reopen it).
+    pub fn into_parts(self) -> (H, Option<H::Store>) {
+        (self.host, self.store.into_inner())
+    }
+
     fn with<T>(
         &self,
         f: impl FnOnce(&H::Store) -> Result<T, RunStoreError>,

@@ -1,21 +1,28 @@
-//! The in-memory SQLite store a thread keeps from one world to the next.
+//! The SQLite stores a thread keeps from one world to the next.
 //!
 //! A world's SQLite store is new and empty, so every world used to open a connection, create
 //! the schema and prepare each statement again: about 2 M instructions a seed (callgrind, runs
 //! 0..300: `sqlite3Prepare` 4.6 % and the schema 1.6 % of the workload), most of a short seed's
-//! SQLite time. A thread plays one world at a time, so it keeps the store of its last world and
-//! hands it, emptied by [`SqliteRunEventStore::clear`], to the next. A cleared store answers as
-//! a new one (history's `a_cleared_store_answers_as_a_new_one`), so which thread played which
-//! seed before changes nothing a world sees. A world that panics drops its store, and the next
-//! opens a new one.
+//! SQLite time; a world that crashes the store's host also made a temporary directory and a
+//! database file in WAL mode, and removed them. A thread plays one world at a time, so it keeps
+//! the stores of its last world (the in-memory one, and the file with the connection a crash
+//! last reopened) and hands them, emptied by [`SqliteRunEventStore::clear`], to the next. A
+//! cleared store answers as a new one (history's `a_cleared_store_answers_as_a_new_one`), so
+//! which thread played which seed before changes nothing a world sees. A world that panics drops
+//! its stores, and the next opens new ones.
 
+use super::host::SqliteFile;
 use history::runs::{RunStoreError, SqliteRunEventStore};
 use history::Planted;
 use std::cell::RefCell;
 
 thread_local! {
-    /// The store of this thread's last world, if it gave it back.
+    /// The in-memory store of this thread's last world, if it gave it back.
     static KEPT: RefCell<Option<SqliteRunEventStore>> = const { RefCell::new(None) };
+    /// The database file of this thread's last world that crashed the store's host, with the
+    /// store open on it, if it gave them back.
+    static KEPT_FILE: RefCell<Option<(SqliteFile, SqliteRunEventStore)>> =
+        const { RefCell::new(None) };
 }
 
 /// An empty in-memory store with `planted`'s bugs: the one this thread kept, cleared, when it
@@ -32,6 +39,19 @@ pub(super) fn take(planted: Planted) -> Result<SqliteRunEventStore, RunStoreErro
 /// Keeps `store` for this thread's next world.
 pub(super) fn give_back(store: SqliteRunEventStore) {
     KEPT.set(Some(store));
+}
+
+/// The database file this thread kept and its store, emptied, when they have `planted`'s bugs;
+/// `None` when there is none to give (the caller makes a new file).
+pub(super) fn take_file(planted: Planted) -> Option<(SqliteFile, SqliteRunEventStore)> {
+    let (file, store) = KEPT_FILE.take()?;
+    (file.planted() == planted && store.planted() == planted && store.clear().is_ok())
+        .then_some((file, store))
+}
+
+/// Keeps a database file and the store open on it for this thread's next world.
+pub(super) fn give_back_file(file: SqliteFile, store: SqliteRunEventStore) {
+    KEPT_FILE.set(Some((file, store)));
 }
 
 #[cfg(test)]
@@ -65,5 +85,23 @@ mod tests {
         assert_eq!(take(other).unwrap().planted(), other);
         // The kept store was not the one asked for: nothing is kept now.
         assert!(KEPT.with_borrow(Option::is_none));
+    }
+
+    #[test]
+    fn a_given_back_file_comes_back_empty_on_the_same_file() {
+        use super::super::host::FileSqliteStore;
+        let (file, store) = FileSqliteStore::open(Planted::none()).unwrap().into_parts();
+        let store = store.unwrap();
+        store.put_batch(vec![event(), event()]).unwrap();
+        let path = file.path();
+        give_back_file(file, store);
+        let again = FileSqliteStore::open(Planted::none()).unwrap();
+        assert!(again.dump().unwrap().is_empty());
+        assert_eq!(again.put_batch(vec![event()]).unwrap(), vec![1]);
+        let (file, store) = again.into_parts();
+        assert_eq!(file.path(), path);
+        give_back_file(file, store.unwrap());
+        assert!(take_file(Planted::only(history::BugId::R5)).is_none());
+        assert!(KEPT_FILE.with_borrow(Option::is_none));
     }
 }

@@ -57,8 +57,8 @@ struct Stores {
     memory: Rc<dyn RunEventStore>,
     sqlite: Rc<dyn RunEventStore>,
     suts: Vec<Rc<OverProtocolStore>>,
-    /// histsim's in-memory SQLite store, given back to [`sqlite_pool`] when the world ends.
-    pooled_sqlite: Option<Rc<SqliteRunEventStore>>,
+    /// histsim's SQLite store, given back to [`sqlite_pool`] when the world ends.
+    pooled_sqlite: Option<PooledSqlite>,
     /// The hosts the world may crash, by slot name.
     hosts: Vec<(&'static str, Rc<dyn StoreHost>)>,
     first_slot: StoreKind,
@@ -95,19 +95,19 @@ fn in_process(config: &WorldConfig, scenario: &RunsScenario) -> Result<Stores, S
     let (sqlite, pooled_sqlite): (Rc<dyn RunEventStore>, _) = if crashes_store {
         let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
         hosts.push(("sqlite", sqlite.clone()));
-        (sqlite, None)
+        (sqlite.clone(), PooledSqlite::File(sqlite))
     } else {
         let sqlite = Rc::new(
             sqlite_pool::take(config.planted)
                 .map_err(|e| format!("cannot open the SQLite store: {e}"))?,
         );
-        (sqlite.clone(), Some(sqlite))
+        (sqlite.clone(), PooledSqlite::Memory(sqlite))
     };
     Ok(Stores {
         memory,
         sqlite,
         suts: Vec::new(),
-        pooled_sqlite,
+        pooled_sqlite: Some(pooled_sqlite),
         hosts,
         first_slot,
     })
@@ -178,12 +178,37 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
     drop(journal_store);
     let record = final_record(&world, failure, sim_elapsed_ms);
     drop(world);
-    // The world's last handle on the store is gone with it; a handle kept elsewhere would make
-    // this store unsafe to share, so it is then dropped instead.
-    if let Some(store) = pooled_sqlite.and_then(|s| Rc::try_unwrap(s).ok()) {
-        sqlite_pool::give_back(store);
+    if let Some(store) = pooled_sqlite {
+        store.give_back();
     }
     record
+}
+
+/// histsim's SQLite store of a world, to give back to [`sqlite_pool`] when the world ends.
+enum PooledSqlite {
+    Memory(Rc<SqliteRunEventStore>),
+    File(Rc<FileSqliteStore>),
+}
+
+impl PooledSqlite {
+    /// Gives the store back once the world's handles on it are gone. One still held elsewhere
+    /// would make it unsafe to share, so it is then dropped instead.
+    fn give_back(self) {
+        match self {
+            PooledSqlite::Memory(store) => {
+                if let Ok(store) = Rc::try_unwrap(store) {
+                    sqlite_pool::give_back(store);
+                }
+            }
+            PooledSqlite::File(hosted) => {
+                if let Ok(hosted) = Rc::try_unwrap(hosted) {
+                    if let (file, Some(store)) = hosted.into_parts() {
+                        sqlite_pool::give_back_file(file, store);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The record of a world that could not be set up: nothing happened, only the failure.
