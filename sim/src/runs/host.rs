@@ -48,12 +48,8 @@ impl Reopen for SqliteFile {
 }
 
 impl Hosted<SqliteFile> {
-    /// An empty database file: the one this thread kept from its last world, cleared
-    /// ([`super::sqlite_pool`]), or a new one in a fresh temporary directory.
+    /// A new database file in a fresh temporary directory.
     pub fn open(planted: Planted) -> Result<FileSqliteStore, String> {
-        if let Some((file, store)) = super::sqlite_pool::take_file(planted) {
-            return Ok(Hosted::new(file, store));
-        }
         let dir = tempfile::tempdir().map_err(|e| format!("no data directory: {e}"))?;
         let file = SqliteFile { dir, planted };
         let store = SqliteRunEventStore::open_surviving_process_death(&file.path(), planted)

@@ -11,7 +11,8 @@
 //! which thread played which seed before changes nothing a world sees. A world that panics drops
 //! its stores, and the next opens new ones.
 
-use super::host::SqliteFile;
+use super::host::{FileSqliteStore, SqliteFile};
+use super::hosted::Hosted;
 use history::runs::{RunStoreError, SqliteRunEventStore};
 use history::Planted;
 use std::cell::RefCell;
@@ -41,9 +42,17 @@ pub(super) fn give_back(store: SqliteRunEventStore) {
     KEPT.set(Some(store));
 }
 
-/// The database file this thread kept and its store, emptied, when they have `planted`'s bugs;
-/// `None` when there is none to give (the caller makes a new file).
-pub(super) fn take_file(planted: Planted) -> Option<(SqliteFile, SqliteRunEventStore)> {
+/// An empty database file with `planted`'s bugs and its store: the ones this thread kept,
+/// cleared, or a new file in a fresh temporary directory.
+pub(super) fn take_file(planted: Planted) -> Result<FileSqliteStore, String> {
+    match take_kept_file(planted) {
+        Some((file, store)) => Ok(Hosted::new(file, store)),
+        None => FileSqliteStore::open(planted),
+    }
+}
+
+/// The database file this thread kept and its store, emptied, when they have `planted`'s bugs.
+fn take_kept_file(planted: Planted) -> Option<(SqliteFile, SqliteRunEventStore)> {
     let (file, store) = KEPT_FILE.take()?;
     (file.planted() == planted && store.planted() == planted && store.clear().is_ok())
         .then_some((file, store))
@@ -89,19 +98,18 @@ mod tests {
 
     #[test]
     fn a_given_back_file_comes_back_empty_on_the_same_file() {
-        use super::super::host::FileSqliteStore;
-        let (file, store) = FileSqliteStore::open(Planted::none()).unwrap().into_parts();
+        let (file, store) = take_file(Planted::none()).unwrap().into_parts();
         let store = store.unwrap();
         store.put_batch(vec![event(), event()]).unwrap();
         let path = file.path();
         give_back_file(file, store);
-        let again = FileSqliteStore::open(Planted::none()).unwrap();
+        let again = take_file(Planted::none()).unwrap();
         assert!(again.dump().unwrap().is_empty());
         assert_eq!(again.put_batch(vec![event()]).unwrap(), vec![1]);
         let (file, store) = again.into_parts();
         assert_eq!(file.path(), path);
         give_back_file(file, store.unwrap());
-        assert!(take_file(Planted::only(history::BugId::R5)).is_none());
+        assert!(take_kept_file(Planted::only(history::BugId::R5)).is_none());
         assert!(KEPT_FILE.with_borrow(Option::is_none));
     }
 }

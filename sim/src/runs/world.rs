@@ -93,7 +93,7 @@ fn in_process(config: &WorldConfig, scenario: &RunsScenario) -> Result<Stores, S
         Rc::new(MemoryRunEventStore::new(config.planted))
     };
     let (sqlite, pooled_sqlite): (Rc<dyn RunEventStore>, _) = if crashes_store {
-        let sqlite = Rc::new(FileSqliteStore::open(config.planted)?);
+        let sqlite = Rc::new(sqlite_pool::take_file(config.planted)?);
         hosts.push(("sqlite", sqlite.clone()));
         (sqlite.clone(), PooledSqlite::File(sqlite))
     } else {
