@@ -66,11 +66,12 @@ impl SqliteFile {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use history::runs::{Category, NewRunEvent, RunEventStore};
 
-    fn event(text: &str) -> NewRunEvent {
+    /// A human message of thread `t`, run `r`.
+    pub(in crate::runs) fn event(text: &str) -> NewRunEvent {
         NewRunEvent {
             thread_id: "t".into(),
             run_id: "r".into(),

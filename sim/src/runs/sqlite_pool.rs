@@ -65,30 +65,18 @@ pub(super) fn give_back_file(file: SqliteFile, store: SqliteRunEventStore) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::host::tests::event;
     use super::*;
-    use history::runs::{Category, NewRunEvent, RunEventStore};
-
-    fn event() -> NewRunEvent {
-        NewRunEvent {
-            thread_id: "t".into(),
-            run_id: "r".into(),
-            user_id: None,
-            event_type: "human_message".into(),
-            category: Category::Message,
-            content: serde_json::json!({"type": "human", "content": "hi"}),
-            metadata: serde_json::json!({}),
-            created_at_ns: 1,
-        }
-    }
+    use history::runs::RunEventStore;
 
     #[test]
     fn a_given_back_store_comes_back_empty_and_only_for_the_same_bugs() {
         let first = take(Planted::none()).unwrap();
-        first.put_batch(vec![event(), event()]).unwrap();
+        first.put_batch(vec![event("hi"), event("hi")]).unwrap();
         give_back(first);
         let again = take(Planted::none()).unwrap();
         assert!(again.dump().unwrap().is_empty());
-        assert_eq!(again.put_batch(vec![event()]).unwrap(), vec![1]);
+        assert_eq!(again.put_batch(vec![event("hi")]).unwrap(), vec![1]);
         give_back(again);
         let other = Planted::only(history::BugId::R5);
         assert_eq!(take(other).unwrap().planted(), other);
@@ -100,12 +88,12 @@ mod tests {
     fn a_given_back_file_comes_back_empty_on_the_same_file() {
         let (file, store) = take_file(Planted::none()).unwrap().into_parts();
         let store = store.unwrap();
-        store.put_batch(vec![event(), event()]).unwrap();
+        store.put_batch(vec![event("hi"), event("hi")]).unwrap();
         let path = file.path();
         give_back_file(file, store);
         let again = take_file(Planted::none()).unwrap();
         assert!(again.dump().unwrap().is_empty());
-        assert_eq!(again.put_batch(vec![event()]).unwrap(), vec![1]);
+        assert_eq!(again.put_batch(vec![event("hi")]).unwrap(), vec![1]);
         let (file, store) = again.into_parts();
         assert_eq!(file.path(), path);
         give_back_file(file, store.unwrap());
