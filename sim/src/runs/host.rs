@@ -58,13 +58,6 @@ impl Hosted<SqliteFile> {
     }
 }
 
-impl SqliteFile {
-    /// The planted bugs its store is opened with.
-    pub(super) fn planted(&self) -> Planted {
-        self.planted
-    }
-}
-
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;

@@ -16,6 +16,7 @@ use super::hosted::Hosted;
 use history::runs::{RunStoreError, SqliteRunEventStore};
 use history::Planted;
 use std::cell::RefCell;
+use std::rc::Rc;
 
 thread_local! {
     /// The in-memory store of this thread's last world, if it gave it back.
@@ -37,11 +38,6 @@ pub(super) fn take(planted: Planted) -> Result<SqliteRunEventStore, RunStoreErro
     SqliteRunEventStore::open_in_memory(planted)
 }
 
-/// Keeps `store` for this thread's next world.
-pub(super) fn give_back(store: SqliteRunEventStore) {
-    KEPT.set(Some(store));
-}
-
 /// An empty database file with `planted`'s bugs and its store: the ones this thread kept,
 /// cleared, or a new file in a fresh temporary directory.
 pub(super) fn take_file(planted: Planted) -> Result<FileSqliteStore, String> {
@@ -54,13 +50,35 @@ pub(super) fn take_file(planted: Planted) -> Result<FileSqliteStore, String> {
 /// The database file this thread kept and its store, emptied, when they have `planted`'s bugs.
 fn take_kept_file(planted: Planted) -> Option<(SqliteFile, SqliteRunEventStore)> {
     let (file, store) = KEPT_FILE.take()?;
-    (file.planted() == planted && store.planted() == planted && store.clear().is_ok())
-        .then_some((file, store))
+    (store.planted() == planted && store.clear().is_ok()).then_some((file, store))
 }
 
-/// Keeps a database file and the store open on it for this thread's next world.
-pub(super) fn give_back_file(file: SqliteFile, store: SqliteRunEventStore) {
-    KEPT_FILE.set(Some((file, store)));
+/// A store a world took, to give back when the world ends.
+pub(super) enum Lent {
+    Memory(Rc<SqliteRunEventStore>),
+    File(Rc<FileSqliteStore>),
+}
+
+impl Lent {
+    /// Keeps the store for this thread's next world, once the world's handles on it are gone.
+    /// One still held elsewhere would make it unsafe to share, so it is then dropped instead,
+    /// and so is a file store whose host a failed restart left down.
+    pub(super) fn give_back(self) {
+        match self {
+            Lent::Memory(store) => {
+                if let Ok(store) = Rc::try_unwrap(store) {
+                    KEPT.set(Some(store));
+                }
+            }
+            Lent::File(hosted) => {
+                if let Ok(hosted) = Rc::try_unwrap(hosted) {
+                    if let (file, Some(store)) = hosted.into_parts() {
+                        KEPT_FILE.set(Some((file, store)));
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -71,13 +89,17 @@ mod tests {
 
     #[test]
     fn a_given_back_store_comes_back_empty_and_only_for_the_same_bugs() {
-        let first = take(Planted::none()).unwrap();
+        let first = Rc::new(take(Planted::none()).unwrap());
         first.put_batch(vec![event("hi"), event("hi")]).unwrap();
-        give_back(first);
-        let again = take(Planted::none()).unwrap();
+        Lent::Memory(first).give_back();
+        let again = Rc::new(take(Planted::none()).unwrap());
         assert!(again.dump().unwrap().is_empty());
         assert_eq!(again.put_batch(vec![event("hi")]).unwrap(), vec![1]);
-        give_back(again);
+        // A store still held elsewhere is not kept.
+        Lent::Memory(again.clone()).give_back();
+        assert!(KEPT.with_borrow(Option::is_none));
+        drop(again);
+        Lent::Memory(Rc::new(take(Planted::none()).unwrap())).give_back();
         let other = Planted::only(history::BugId::R5);
         assert_eq!(take(other).unwrap().planted(), other);
         // The kept store was not the one asked for: nothing is kept now.
@@ -86,17 +108,15 @@ mod tests {
 
     #[test]
     fn a_given_back_file_comes_back_empty_on_the_same_file() {
-        let (file, store) = take_file(Planted::none()).unwrap().into_parts();
-        let store = store.unwrap();
-        store.put_batch(vec![event("hi"), event("hi")]).unwrap();
-        let path = file.path();
-        give_back_file(file, store);
-        let again = take_file(Planted::none()).unwrap();
+        let first = Rc::new(take_file(Planted::none()).unwrap());
+        first.put_batch(vec![event("hi"), event("hi")]).unwrap();
+        let path = first.host.path();
+        Lent::File(first).give_back();
+        let again = Rc::new(take_file(Planted::none()).unwrap());
         assert!(again.dump().unwrap().is_empty());
         assert_eq!(again.put_batch(vec![event("hi")]).unwrap(), vec![1]);
-        let (file, store) = again.into_parts();
-        assert_eq!(file.path(), path);
-        give_back_file(file, store.unwrap());
+        assert_eq!(again.host.path(), path);
+        Lent::File(again).give_back();
         assert!(take_kept_file(Planted::only(history::BugId::R5)).is_none());
         assert!(KEPT_FILE.with_borrow(Option::is_none));
     }

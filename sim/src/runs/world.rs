@@ -5,7 +5,8 @@
 //! Hosts: `worker-0..N` (each accepts run dispatches and plays each run in a task of its own, so
 //! two runs of one thread on one worker are concurrent writers); the client is turmoil's client
 //! and ends the run. The "database" is outside the hosts, as a database server would be: BOTH
-//! backends, a [`MemoryRunEventStore`] and a [`SqliteRunEventStore`], receive every write (through
+//! backends, a [`MemoryRunEventStore`] and a
+//! [`SqliteRunEventStore`](history::runs::SqliteRunEventStore), receive every write (through
 //! a tap that also records what was written and the seqs assigned), and every read is issued to
 //! both, so the checkers can compare their answers (R9). The backend the client renders from and
 //! rates through is the config's `store`. Failing batch writes are injected by a
@@ -28,7 +29,7 @@
 //! both stores' contents at the end.
 
 use super::client::client;
-use super::host::{FileSqliteStore, StoreHost};
+use super::host::StoreHost;
 use super::jsonl_host::SimDiskJsonlStore;
 pub use super::record::*;
 use super::scenario::RunsScenario;
@@ -42,7 +43,7 @@ use crate::trace::Trace;
 use crate::workload::{StoreKind, WorldConfig};
 use history::runs::{
     Checkpointer, FaultSchedule, FaultyRunStore, Feedback, FeedbackStore, MemoryRunEventStore,
-    RunEventStore, SqliteRunEventStore,
+    RunEventStore,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -58,7 +59,7 @@ struct Stores {
     sqlite: Rc<dyn RunEventStore>,
     suts: Vec<Rc<OverProtocolStore>>,
     /// histsim's SQLite store, given back to [`sqlite_pool`] when the world ends.
-    pooled_sqlite: Option<PooledSqlite>,
+    pooled_sqlite: Option<sqlite_pool::Lent>,
     /// The hosts the world may crash, by slot name.
     hosts: Vec<(&'static str, Rc<dyn StoreHost>)>,
     first_slot: StoreKind,
@@ -95,13 +96,13 @@ fn in_process(config: &WorldConfig, scenario: &RunsScenario) -> Result<Stores, S
     let (sqlite, pooled_sqlite): (Rc<dyn RunEventStore>, _) = if crashes_store {
         let sqlite = Rc::new(sqlite_pool::take_file(config.planted)?);
         hosts.push(("sqlite", sqlite.clone()));
-        (sqlite.clone(), PooledSqlite::File(sqlite))
+        (sqlite.clone(), sqlite_pool::Lent::File(sqlite))
     } else {
         let sqlite = Rc::new(
             sqlite_pool::take(config.planted)
                 .map_err(|e| format!("cannot open the SQLite store: {e}"))?,
         );
-        (sqlite.clone(), PooledSqlite::Memory(sqlite))
+        (sqlite.clone(), sqlite_pool::Lent::Memory(sqlite))
     };
     Ok(Stores {
         memory,
@@ -177,38 +178,12 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
     drop(sim);
     drop(journal_store);
     let record = final_record(&world, failure, sim_elapsed_ms);
+    // The world's handles on the SQLite store go with it, so the store can be given back.
     drop(world);
-    if let Some(store) = pooled_sqlite {
-        store.give_back();
+    if let Some(lent) = pooled_sqlite {
+        lent.give_back();
     }
     record
-}
-
-/// histsim's SQLite store of a world, to give back to [`sqlite_pool`] when the world ends.
-enum PooledSqlite {
-    Memory(Rc<SqliteRunEventStore>),
-    File(Rc<FileSqliteStore>),
-}
-
-impl PooledSqlite {
-    /// Gives the store back once the world's handles on it are gone. One still held elsewhere
-    /// would make it unsafe to share, so it is then dropped instead.
-    fn give_back(self) {
-        match self {
-            PooledSqlite::Memory(store) => {
-                if let Ok(store) = Rc::try_unwrap(store) {
-                    sqlite_pool::give_back(store);
-                }
-            }
-            PooledSqlite::File(hosted) => {
-                if let Ok(hosted) = Rc::try_unwrap(hosted) {
-                    if let (file, Some(store)) = hosted.into_parts() {
-                        sqlite_pool::give_back_file(file, store);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// The record of a world that could not be set up: nothing happened, only the failure.
