@@ -187,20 +187,24 @@ impl MemoryIndex {
         rows.max_seq = rows.max_seq.max(seq);
     }
 
-    /// One thread's message rows in `user`'s resolved scope, in seq order.
+    /// One thread's message rows in `user`'s resolved scope (and of `run_id`, when given), in
+    /// seq order.
     fn messages_of<'a>(
         &'a self,
         thread_id: &str,
-        run_id: Option<&str>,
-        user: Option<&str>,
-    ) -> Vec<&'a Stored> {
-        self.threads.get(thread_id).map_or_else(Vec::new, |rows| {
-            rows.messages
-                .iter()
-                .filter(|s| run_id.is_none_or(|r| s.event.run_id == r))
-                .filter(|s| UserScope::admits(user, s.event.user_id.as_deref()))
-                .collect()
-        })
+        run_id: Option<&'a str>,
+        user: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.message_rows(thread_id)
+            .iter()
+            .filter(move |s| in_selection(s, run_id, user))
+    }
+
+    /// Every message row of one thread, in seq order.
+    fn message_rows(&self, thread_id: &str) -> &[Stored] {
+        self.threads
+            .get(thread_id)
+            .map_or(&[][..], |rows| rows.messages.as_slice())
     }
 
     pub(crate) fn list_messages(
@@ -221,7 +225,7 @@ impl MemoryIndex {
                 .map(|s| s.event.clone())
                 .collect();
         }
-        page(&self.messages_of(thread_id, None, user), limit, cursor)
+        selected_page(self.message_rows(thread_id), None, user, limit, cursor)
     }
 
     /// planted R19: the legacy scoped read took rows without a user (legacy runs, background
@@ -241,7 +245,7 @@ impl MemoryIndex {
                 .threads
                 .get(thread_id)
                 .map_or(0, |t| t.messages.len() as u64),
-            Some(_) => self.messages_of(thread_id, None, user).len() as u64,
+            Some(_) => self.messages_of(thread_id, None, user).count() as u64,
         }
     }
 
@@ -257,12 +261,15 @@ impl MemoryIndex {
         if planted.is(BugId::R16) {
             // planted R16: the legacy read cut the THREAD's page first and kept the run's rows
             // of it, so a page holds fewer than `limit` and paging stops early.
-            let mut rows = page(&self.messages_of(thread_id, None, user), limit, cursor);
+            let thread: Vec<&Stored> = self.messages_of(thread_id, None, user).collect();
+            let mut rows = page(&thread, limit, cursor);
             rows.retain(|e| e.run_id == run_id);
             return rows;
         }
-        page(
-            &self.messages_of(thread_id, Some(run_id), user),
+        selected_page(
+            self.message_rows(thread_id),
+            Some(run_id),
+            user,
             limit,
             cursor,
         )
@@ -451,6 +458,59 @@ fn page(rows: &[&Stored], limit: usize, cursor: MessageCursor) -> Vec<RunEvent> 
         .iter()
         .map(|s| s.event.clone())
         .collect()
+}
+
+/// Whether a message row belongs to a read of `run_id`'s rows (all runs' when `None`) in
+/// `user`'s resolved scope.
+fn in_selection(s: &Stored, run_id: Option<&str>, user: Option<&str>) -> bool {
+    run_id.is_none_or(|r| s.event.run_id == r)
+        && UserScope::admits(user, s.event.user_id.as_deref())
+}
+
+/// The page [`page`] cuts from the rows [`in_selection`] admits, copied out, found without
+/// collecting the selection first: from the cursor's end of the thread, only as far as the page
+/// needs. A run's page of a long thread, or a user's, then costs its rows and the others it
+/// passes, not every row of the thread at every page.
+fn selected_page(
+    rows: &[Stored],
+    run_id: Option<&str>,
+    user: Option<&str>,
+    limit: usize,
+    cursor: MessageCursor,
+) -> Vec<RunEvent> {
+    let selected = |s: &&Stored| in_selection(s, run_id, user);
+    let first_above = |a: u64| rows.partition_point(|s| s.event.seq <= a);
+    let first_at_or_above = |b: u64| rows.partition_point(|s| s.event.seq < b);
+    // The latest `limit` selected rows of `rows`, in seq order.
+    let latest = |rows: &[Stored]| {
+        let mut page: Vec<RunEvent> = rows
+            .iter()
+            .rev()
+            .filter(selected)
+            .take(limit)
+            .map(|s| s.event.clone())
+            .collect();
+        page.reverse();
+        page
+    };
+    // The first `limit` selected rows of `rows`.
+    let first = |rows: &[Stored]| {
+        rows.iter()
+            .filter(selected)
+            .take(limit)
+            .map(|s| s.event.clone())
+            .collect()
+    };
+    match cursor {
+        MessageCursor::None => latest(rows),
+        MessageCursor::Before(b) => latest(&rows[..first_at_or_above(b)]),
+        MessageCursor::After(a) => first(&rows[first_above(a)..]),
+        MessageCursor::Both { before, after } => {
+            let start = first_above(after);
+            let end = first_at_or_above(before).max(start);
+            first(&rows[start..end])
+        }
+    }
 }
 
 impl RunEventStore for MemoryRunEventStore {
@@ -715,5 +775,47 @@ mod tests {
         let mut rows = s.list_messages("t", 10, MessageCursor::None).unwrap();
         rows[0].content["id"] = json!("changed");
         assert_eq!(s.dump().unwrap()[0].content["id"], json!(null));
+    }
+
+    proptest::proptest! {
+        /// A run's or a user's page, found from the cursor's end, is the page cut from the
+        /// whole selection: the same rows as collecting the selection and windowing it.
+        #[test]
+        fn a_selected_page_is_the_window_of_the_selection(
+            owners in proptest::collection::vec((0u8..3, 0u8..3), 0..40),
+            run in proptest::option::of(0u8..3),
+            user in proptest::option::of(0u8..3),
+            limit in 0usize..12,
+            cursor in 0u8..4,
+            a in 0u64..45,
+            b in 0u64..45,
+        ) {
+            let rows: Vec<Stored> = owners
+                .iter()
+                .enumerate()
+                .map(|(i, (r, u))| {
+                    let mut e = ev("t", Category::Message).with_seq(i as u64 + 1);
+                    e.run_id = format!("r{r}");
+                    e.user_id = (*u > 0).then(|| format!("u{u}"));
+                    Stored { write_no: i as u64, event: e }
+                })
+                .collect();
+            let run = run.map(|r| format!("r{r}"));
+            let user = user.map(|u| format!("u{u}"));
+            let cursor = match cursor {
+                0 => MessageCursor::None,
+                1 => MessageCursor::Before(b),
+                2 => MessageCursor::After(a),
+                _ => MessageCursor::Both { before: b, after: a },
+            };
+            let selection: Vec<&Stored> = rows
+                .iter()
+                .filter(|s| in_selection(s, run.as_deref(), user.as_deref()))
+                .collect();
+            proptest::prop_assert_eq!(
+                selected_page(&rows, run.as_deref(), user.as_deref(), limit, cursor),
+                page(&selection, limit, cursor)
+            );
+        }
     }
 }
