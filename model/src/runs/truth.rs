@@ -278,6 +278,19 @@ impl RunTruth {
             .map(|r| r.run_id.clone())
     }
 
+    /// Every message text of the thread, with the run that emitted it: [`Self::run_emitting`]
+    /// for each text at once, for a check that names the runs of a whole read.
+    pub fn emitters(&self, thread_id: &str) -> BTreeMap<&str, &str> {
+        let mut by_text = BTreeMap::new();
+        for r in self.threads.get(thread_id).map_or(&[][..], Vec::as_slice) {
+            for (_, text) in &r.messages {
+                // The first run wins, as in `run_emitting`'s search.
+                by_text.entry(text.as_str()).or_insert(r.run_id.as_str());
+            }
+        }
+        by_text
+    }
+
     /// The truth of one thread as a read scoped to some runs sees it (R19: a user-scoped read
     /// sees the runs acting for that user, and no other): only the thread's runs that `keep`
     /// admits, with their messages, outcomes and order. Other threads are left out.
@@ -429,6 +442,12 @@ mod tests {
         assert_eq!(t.rating_target("t", 3).as_deref(), Some("r1"));
         assert_eq!(t.rating_target("t", 5).as_deref(), Some("r2"));
         assert_eq!(t.run_emitting("t", "a2").as_deref(), Some("r2"));
+        let emitters = t.emitters("t");
+        assert_eq!(emitters.len(), 6, "{emitters:?}");
+        for (text, run) in &emitters {
+            assert_eq!(t.run_emitting("t", text).as_deref(), Some(*run));
+        }
+        assert!(t.emitters("elsewhere").is_empty());
     }
 
     #[test]

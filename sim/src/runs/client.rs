@@ -28,6 +28,10 @@ pub(super) struct Client {
     /// Per thread key: the feedback ids the store gave the client's ratings, with their user
     /// (`None`: anonymous), in the order given.
     pub(super) feedback_ids: BTreeMap<String, Vec<(Option<String>, u64)>>,
+    /// Per run: the waits for it still to come among the scenario's ops. At its last wait the
+    /// client moves what the run streamed out of the world instead of copying it (a long
+    /// thread's run streamed a thousand messages); no other op reads it.
+    pub(super) waits_left: BTreeMap<usize, usize>,
 }
 
 pub(super) async fn dispatch(worker: u8, run: usize) -> std::io::Result<()> {
@@ -217,6 +221,9 @@ impl Client {
         while !world.settled.borrow().contains(&r) || world.running.borrow().contains_key(&r) {
             sleep_ms(1).await;
         }
+        if let Some(n) = self.waits_left.get_mut(&r) {
+            *n = n.saturating_sub(1);
+        }
         self.saw_run_end(world, r);
     }
 
@@ -307,7 +314,12 @@ impl Client {
         let rendered = self.rendered.entry(thread.clone()).or_default();
         match outcome {
             Some(o) if o.is_complete() => {
-                let streamed = world.streamed.borrow().get(&r).cloned().unwrap_or_default();
+                let streamed = if self.waits_left.get(&r).is_some_and(|&n| n > 0) {
+                    world.streamed.borrow().get(&r).cloned()
+                } else {
+                    world.streamed.borrow_mut().remove(&r)
+                };
+                let streamed = streamed.unwrap_or_default();
                 let from = rendered.len();
                 rendered.extend(streamed);
                 let to = rendered.len();
@@ -446,6 +458,13 @@ pub(super) const LIVENESS_BOUND_MS: u64 = 30_000;
 
 pub(super) async fn client(world: Rc<World>) -> turmoil::Result {
     let mut cx = Client::default();
+    for op in &world.scenario.ops {
+        if let Op::Wait { run } = op {
+            if let Some(r) = world.scenario.run_index(run) {
+                *cx.waits_left.entry(r).or_default() += 1;
+            }
+        }
+    }
     for op in &world.scenario.ops {
         cx.play(&world, op).await;
     }

@@ -218,13 +218,13 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
                 f,
             );
             if let Ok(messages) = &read.messages {
-                let truth = snapshots.before(read.op);
+                let emitters = snapshots.before(read.op).emitters(&read.thread_id);
                 let named: Vec<_> = messages
                     .iter()
                     .map(|m| {
                         let mut e = of_rendered(&m.view.message);
-                        if let Some(run) = truth.run_emitting(&read.thread_id, &e.text) {
-                            e.run_id = run;
+                        if let Some(run) = emitters.get(e.text.as_str()) {
+                            e.run_id = run.to_string();
                         }
                         e
                     })
