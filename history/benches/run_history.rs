@@ -54,7 +54,7 @@ fn fill(store: &dyn RunEventStore, n: usize) {
             user_id: Some("user".into()),
             event_type: m.event_type().into(),
             category: Category::Message,
-            content: m.to_content(),
+            content: m.to_content().into(),
             metadata: json!({}),
             created_at_ns: i as i64,
         });
@@ -62,7 +62,7 @@ fn fill(store: &dyn RunEventStore, n: usize) {
             batch.push(NewRunEvent {
                 category: Category::Trace,
                 event_type: "llm_response".into(),
-                content: json!({"tokens": i}),
+                content: json!({"tokens": i}).into(),
                 ..batch[batch.len() - 1].clone()
             });
         }

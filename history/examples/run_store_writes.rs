@@ -20,7 +20,9 @@ fn batch(b: usize) -> Vec<NewRunEvent> {
             user_id: Some("u".into()),
             event_type: HUMAN_MESSAGE.into(),
             category: Category::Message,
-            content: ChatMessage::human(format!("message {b}.{i} lorem ipsum dolor")).to_content(),
+            content: ChatMessage::human(format!("message {b}.{i} lorem ipsum dolor"))
+                .to_content()
+                .into(),
             metadata: json!({}),
             created_at_ns: (b * 10 + i) as i64,
         })

@@ -5,6 +5,7 @@
 //! only order a reader may rely on (seed 003; R5).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,8 +100,12 @@ pub struct NewRunEvent {
     pub user_id: Option<String>,
     pub event_type: String,
     pub category: Category,
-    /// For messages: a LangChain-like message dump, see [`super::ChatMessage`].
-    pub content: Value,
+    /// For messages: a LangChain-like message dump, see [`super::ChatMessage`]. Shared, not
+    /// copied: a write handed to two stores, or a memory store's read, counts a reference
+    /// instead of copying the tree (a long thread's read is a thousand of them). It is still a
+    /// value to its holders: a change goes through [`Arc::make_mut`], which copies it first
+    /// when anyone else holds it, so a read can never change what a store keeps (R3).
+    pub content: Arc<Value>,
     pub metadata: Value,
     /// Creation time in nanoseconds, supplied by the caller (no wall clock in this crate).
     pub created_at_ns: i64,
@@ -181,7 +186,8 @@ pub struct RunEvent {
     pub user_id: Option<String>,
     pub event_type: String,
     pub category: Category,
-    pub content: Value,
+    /// Shared as [`NewRunEvent::content`] is.
+    pub content: Arc<Value>,
     pub metadata: Value,
     /// Per thread, unique and strictly increasing in write order, starting at 1.
     pub seq: u64,
@@ -231,7 +237,7 @@ mod tests {
             user_id: None,
             event_type: HUMAN_MESSAGE.into(),
             category: Category::Message,
-            content: json!({"type": "human", "content": "hi"}),
+            content: json!({"type": "human", "content": "hi"}).into(),
             metadata: json!({}),
             created_at_ns: 7,
         }

@@ -185,7 +185,7 @@ mod tests {
             user_id: None,
             event_type: "trace".into(),
             category: Category::Trace,
-            content: json!(null),
+            content: json!(null).into(),
             metadata: json!(null),
             created_at_ns: 0,
         }

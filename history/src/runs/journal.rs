@@ -150,7 +150,7 @@ impl<S: RunEventStore> RunJournal<S> {
             user_id: self.user_id.clone(),
             event_type: entry.event_type,
             category: entry.category,
-            content: entry.content,
+            content: entry.content.into(),
             metadata: entry.metadata,
             created_at_ns: entry.created_at_ns,
         });

@@ -512,7 +512,7 @@ mod tests {
             user_id: None,
             event_type: "human_message".into(),
             category: Category::Message,
-            content: json!({"type": "human", "content": "m"}),
+            content: json!({"type": "human", "content": "m"}).into(),
             metadata: json!({}),
             created_at_ns: 5,
         }

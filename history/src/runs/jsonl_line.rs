@@ -154,7 +154,7 @@ pub(crate) fn decode(line: &[u8]) -> Result<StoredLine, String> {
             user_id: raw.user_id,
             event_type: raw.event_type,
             category,
-            content: raw.content,
+            content: raw.content.into(),
             metadata: raw.metadata,
             seq: raw.seq,
             created_at_ns,
@@ -329,7 +329,7 @@ mod tests {
             user_id: Some("u".into()),
             event_type: "human_message".into(),
             category: Category::Message,
-            content: json!({"type": "human", "content": "hi"}),
+            content: json!({"type": "human", "content": "hi"}).into(),
             metadata: json!({"k": 1}),
             seq: 3,
             created_at_ns: 42,
@@ -367,7 +367,7 @@ mod tests {
         let row = decode(line).unwrap();
         assert_eq!(row.written, None);
         assert_eq!(row.event.user_id, None);
-        assert_eq!(row.event.content, json!("more"));
+        assert_eq!(row.event.content, json!("more").into());
         assert_eq!(row.event.seq, 7);
     }
 
@@ -379,7 +379,7 @@ mod tests {
             user_id: None,
             event_type: "x".into(),
             category: Category::Trace,
-            content: json!("c"),
+            content: json!("c").into(),
             metadata: json!({}),
             seq: 1,
             created_at_ns: 0,

@@ -102,7 +102,7 @@ mod tests {
                 user_id: None,
                 event_type: ai.event_type().into(),
                 category: Category::Message,
-                content: ai.to_content(),
+                content: ai.to_content().into(),
                 metadata: json!({}),
                 created_at_ns: 0,
             }])

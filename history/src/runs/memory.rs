@@ -683,7 +683,7 @@ mod tests {
             user_id: None,
             event_type: "x".into(),
             category,
-            content: json!({"type": "human", "content": "m"}),
+            content: json!({"type": "human", "content": "m"}).into(),
             metadata: json!({}),
             created_at_ns: 0,
         }
@@ -773,7 +773,7 @@ mod tests {
         let s = MemoryRunEventStore::new(Planted::none());
         s.put_batch(vec![ev("t", Category::Message)]).unwrap();
         let mut rows = s.list_messages("t", 10, MessageCursor::None).unwrap();
-        rows[0].content["id"] = json!("changed");
+        std::sync::Arc::make_mut(&mut rows[0].content)["id"] = json!("changed");
         assert_eq!(s.dump().unwrap()[0].content["id"], json!(null));
     }
 

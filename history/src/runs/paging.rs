@@ -84,7 +84,7 @@ mod tests {
             } else {
                 Category::Message
             },
-            content: json!({"type": "human", "content": i.to_string()}),
+            content: json!({"type": "human", "content": i.to_string()}).into(),
             metadata: json!({}),
             created_at_ns: i as i64,
         };

@@ -112,7 +112,7 @@ mod tests {
             user_id: None,
             event_type: event_type.into(),
             category: Category::Subagent,
-            content: json!(""),
+            content: json!("").into(),
             metadata,
             created_at_ns: 0,
         }

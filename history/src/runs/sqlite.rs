@@ -849,7 +849,7 @@ mod tests {
             user_id: user.map(str::to_string),
             event_type: "human_message".into(),
             category: Category::Message,
-            content: json!({"type": "human", "content": "m", "n": 1.5}),
+            content: json!({"type": "human", "content": "m", "n": 1.5}).into(),
             metadata: json!({"k": [1, 2]}),
             created_at_ns: -3,
         }

@@ -4,6 +4,7 @@
 //! (R3, R10), and put the producing `run_id` on every message (R6).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -96,7 +97,7 @@ fn fill_ids(content: &mut Value, id: impl FnOnce() -> String, run_id: &str) {
 pub fn legacy_fill_ids(row: &mut RunEvent) {
     let (thread_id, seq) = (row.thread_id.clone(), row.seq);
     fill_ids(
-        &mut row.content,
+        Arc::make_mut(&mut row.content),
         || message_id(&thread_id, seq),
         &row.run_id,
     );
@@ -128,7 +129,7 @@ fn render(rows: Vec<RunEvent>, options: &ViewOptions) -> Vec<MessageView> {
     rows.into_iter()
         .enumerate()
         .map(|(i, row)| {
-            let mut message = row.content;
+            let mut message = Arc::unwrap_or_clone(row.content);
             if options.planted.is(BugId::R10) {
                 // planted R10: ids not derived from the row, so they change between reads.
                 let legacy = legacy_unstable_id(&row.thread_id, n - i);
@@ -229,7 +230,7 @@ mod tests {
                 user_id: None,
                 event_type: m.event_type().into(),
                 category: crate::runs::Category::Message,
-                content: m.to_content(),
+                content: m.to_content().into(),
                 metadata: json!({}),
                 created_at_ns: 0,
             }])

@@ -151,7 +151,7 @@ pub fn backends_agree(planted: Planted, ops: &[StoreOp]) -> Check {
                         if is_message {
                             e.category = Category::Message;
                             e.event_type = HUMAN_MESSAGE.into();
-                            e.content = ChatMessage::human(format!("m{t}")).to_content();
+                            e.content = ChatMessage::human(format!("m{t}")).to_content().into();
                         }
                         e.user_id = has_user.then(|| "user-a".to_string());
                         e
@@ -273,7 +273,7 @@ pub fn reads_leave_the_store_unchanged(
             .list_messages("t", 1000, MessageCursor::None)
             .map_err(|e| e.to_string())?;
         for r in &mut rows {
-            r.content["id"] = Value::String("scribbled".into());
+            std::sync::Arc::make_mut(&mut r.content)["id"] = Value::String("scribbled".into());
         }
     }
     let after = store.dump().map_err(|e| e.to_string())?;

@@ -313,7 +313,7 @@ fn message(store: &dyn RunEventStore, run: &str, event_type: &str, text: &str) {
             user_id: None,
             event_type: event_type.into(),
             category: Category::Message,
-            content,
+            content: content.into(),
             metadata: json!({}),
             created_at_ns: 0,
         }])

@@ -20,7 +20,7 @@ fn ev(thread: &str, run: &str, text: &str) -> NewRunEvent {
         user_id: Some("u".into()),
         event_type: HUMAN_MESSAGE.into(),
         category: Category::Message,
-        content: ChatMessage::human(text).to_content(),
+        content: ChatMessage::human(text).to_content().into(),
         metadata: json!({"k": text}),
         created_at_ns: 1_700_000_000_123_456_789,
     }
@@ -363,7 +363,7 @@ fn a_row_deerflow_appended_is_kept_and_numbering_goes_on_after_it() {
     let rows = reopened.dump().unwrap();
     assert_eq!(rows.len(), 3);
     assert_eq!((rows[2].seq, rows[2].user_id.as_deref()), (3, None));
-    assert_eq!(rows[2].content, json!("more"));
+    assert_eq!(rows[2].content, json!("more").into());
     assert_eq!(
         reopened
             .put_batch(vec![ev("thread-a", "run-2", "next")])

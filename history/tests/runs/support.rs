@@ -111,7 +111,7 @@ pub fn message_event(thread: &str, run: &RunScript, m: &ChatMessage, t: i64) -> 
         user_id: run.user_id.clone(),
         event_type: m.event_type().into(),
         category: Category::Message,
-        content: m.to_content(),
+        content: m.to_content().into(),
         metadata: json!({}),
         created_at_ns: t,
     }
@@ -125,7 +125,7 @@ pub fn trace_event(thread: &str, run_id: &str, t: i64) -> NewRunEvent {
         user_id: None,
         event_type: "llm_request".into(),
         category: Category::Trace,
-        content: json!({"t": t}),
+        content: json!({"t": t}).into(),
         metadata: json!({}),
         created_at_ns: t,
     }
@@ -184,7 +184,7 @@ pub fn reference_messages(store: &dyn RunEventStore, thread: &str) -> (Vec<u64>,
     let messages = rows
         .into_iter()
         .map(|e| {
-            let mut c = e.content;
+            let mut c = std::sync::Arc::unwrap_or_clone(e.content);
             if let Some(map) = c.as_object_mut() {
                 if map.get("id").is_none_or(Value::is_null) {
                     let name = format!("{}:{}", e.thread_id, e.seq);

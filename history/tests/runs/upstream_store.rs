@@ -51,7 +51,7 @@ fn ev(thread: &str, run: &str, event_type: &str, category: Category) -> NewRunEv
         user_id: None,
         event_type: event_type.into(),
         category,
-        content: json!(""),
+        content: json!("").into(),
         metadata: json!({}),
         created_at_ns: 0,
     }
@@ -136,7 +136,7 @@ fn events(
 
 fn put_returns_the_record_with_seq(s: &dyn RunEventStore) -> Result<(), String> {
     let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
-    e.content = json!("hello");
+    e.content = json!("hello").into();
     let r = put(s, e.clone())?;
     same!(r, e.with_seq(1));
     Ok(())
@@ -172,7 +172,7 @@ fn put_keeps_created_at_and_metadata(s: &dyn RunEventStore) -> Result<(), String
 
 fn delivery(content: Value) -> NewRunEvent {
     let mut e = ev("t1", "r1", current::RUN_DELIVERY, Category::Outputs);
-    e.content = content;
+    e.content = content.into();
     e
 }
 
@@ -187,7 +187,10 @@ fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEventStore) -> 
     };
     let stored = events(s, "t1", "r1", only)?;
     same!(
-        stored.iter().map(|e| e.content.clone()).collect::<Vec<_>>(),
+        stored
+            .iter()
+            .map(|e| (*e.content).clone())
+            .collect::<Vec<_>>(),
         vec![json!({"presented": 1})]
     );
     Ok(())
@@ -227,7 +230,7 @@ fn only_returns_message_category(s: &dyn RunEventStore) -> Result<(), String> {
 fn ten_messages(s: &dyn RunEventStore) -> Result<(), String> {
     for i in 0..10 {
         let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
-        e.content = json!(i.to_string());
+        e.content = json!(i.to_string()).into();
         put(s, e)?;
     }
     Ok(())
@@ -544,7 +547,7 @@ fn two_interleaved_runs(s: &dyn RunEventStore) -> Result<Vec<RunEvent>, String> 
     let mut records = Vec::new();
     for (i, (run, category)) in plan.into_iter().enumerate() {
         let mut e = ev("t1", run, &format!("e{i}"), category);
-        e.content = json!(i.to_string());
+        e.content = json!(i.to_string()).into();
         records.push(put(s, e)?);
     }
     Ok(records)
@@ -693,7 +696,7 @@ fn two_tasks(s: &dyn RunEventStore) -> Result<(), String> {
             Some(i) => json!({"task_id": task, "message_index": i}),
             None => json!({"task_id": task}),
         };
-        e.content = e.metadata.clone();
+        e.content = e.metadata.clone().into();
         e
     };
     put(s, step(current::SUBAGENT_START, "A", None))?;
@@ -801,7 +804,7 @@ fn task_id_matches_strings_only(s: &dyn RunEventStore) -> Result<(), String> {
 
 fn ai(run: &str, caller: &str) -> NewRunEvent {
     let mut e = ev("t1", run, current::LLM_AI_RESPONSE, Category::Message);
-    e.content = json!({"type": "ai", "content": caller});
+    e.content = json!({"type": "ai", "content": caller}).into();
     e.metadata = json!({"caller": caller});
     e
 }

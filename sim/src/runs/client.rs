@@ -520,7 +520,7 @@ mod tests {
                 } else {
                     Category::Message
                 },
-                content: ChatMessage::human(format!("m{i}")).to_content(),
+                content: ChatMessage::human(format!("m{i}")).to_content().into(),
                 metadata: json!({}),
                 created_at_ns: i as i64,
             })

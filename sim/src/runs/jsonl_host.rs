@@ -65,7 +65,7 @@ mod tests {
             user_id: None,
             event_type: "human_message".into(),
             category: Category::Message,
-            content: serde_json::json!({"type": "human", "content": text}),
+            content: serde_json::json!({"type": "human", "content": text}).into(),
             metadata: serde_json::json!({}),
             created_at_ns: 1,
         }

@@ -115,7 +115,7 @@ impl Client {
             user_id: spec.user.clone(),
             event_type: current::RUN_DELIVERY.to_string(),
             category: Category::Outputs,
-            content: json!({ "attempt": attempt }),
+            content: json!({ "attempt": attempt }).into(),
             metadata: json!({}),
             created_at_ns: now_ns(),
         };

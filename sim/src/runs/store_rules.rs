@@ -136,7 +136,7 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
         let same_key = row.thread_id == e.thread_id
             && row.run_id == e.run_id
             && row.event_type == e.event_type;
-        if *created != want.created || row.content != want.content || !same_key {
+        if *created != want.created || *row.content != want.content || !same_key {
             f.add(
                 BugId::R14,
                 format!(

@@ -117,7 +117,7 @@ fn a_database_written_by_histsims_own_store_and_a_clean_deerflow_one_have_nothin
             user_id: Some("u1".into()),
             event_type: event_type.into(),
             category,
-            content,
+            content: content.into(),
             metadata: json!({}),
             created_at_ns: at,
         };

@@ -175,7 +175,7 @@ fn event(text: &str) -> NewRunEvent {
         user_id: Some("user-1".into()),
         event_type: "human_message".into(),
         category: Category::Message,
-        content: serde_json::json!({"type": "human", "content": text}),
+        content: serde_json::json!({"type": "human", "content": text}).into(),
         metadata: serde_json::json!({}),
         created_at_ns: 1_700_000_000_001_000_000,
     }
