@@ -429,27 +429,35 @@ pub(crate) fn window<T>(
     limit: usize,
     cursor: MessageCursor,
 ) -> Range<usize> {
-    let len = rows.len();
+    let (bounds, latest) = cursor_bounds(rows, seq_of, cursor);
+    let take = limit.min(bounds.len());
+    let range = if latest {
+        bounds.end - take..bounds.end
+    } else {
+        bounds.start..bounds.start + take
+    };
+    debug_assert!(range.start <= range.end && range.end <= rows.len() && range.len() <= limit);
+    range
+}
+
+/// The index range of the rows inside the cursor's seq bounds, and whether a page of them is
+/// their latest rows (no cursor, `Before`) rather than their first (`After`, `Both`).
+fn cursor_bounds<T>(
+    rows: &[T],
+    seq_of: impl Fn(&T) -> u64,
+    cursor: MessageCursor,
+) -> (Range<usize>, bool) {
     let first_above = |a: u64| rows.partition_point(|s| seq_of(s) <= a);
     let first_at_or_above = |b: u64| rows.partition_point(|s| seq_of(s) < b);
-    let range = match cursor {
-        MessageCursor::None => len - limit.min(len)..len,
-        MessageCursor::Before(b) => {
-            let end = first_at_or_above(b);
-            end - limit.min(end)..end
-        }
-        MessageCursor::After(a) => {
-            let start = first_above(a);
-            start..start + limit.min(len - start)
-        }
+    match cursor {
+        MessageCursor::None => (0..rows.len(), true),
+        MessageCursor::Before(b) => (0..first_at_or_above(b), true),
+        MessageCursor::After(a) => (first_above(a)..rows.len(), false),
         MessageCursor::Both { before, after } => {
             let start = first_above(after);
-            let end = first_at_or_above(before).max(start);
-            start..start + limit.min(end - start)
+            (start..first_at_or_above(before).max(start), false)
         }
-    };
-    debug_assert!(range.start <= range.end && range.end <= len && range.len() <= limit);
-    range
+    }
 }
 
 /// A message page of already selected rows (seq order), copied out.
@@ -478,38 +486,17 @@ fn selected_page(
     limit: usize,
     cursor: MessageCursor,
 ) -> Vec<RunEvent> {
-    let selected = |s: &&Stored| in_selection(s, run_id, user);
-    let first_above = |a: u64| rows.partition_point(|s| s.event.seq <= a);
-    let first_at_or_above = |b: u64| rows.partition_point(|s| s.event.seq < b);
-    // The latest `limit` selected rows of `rows`, in seq order.
-    let latest = |rows: &[Stored]| {
-        let mut page: Vec<RunEvent> = rows
-            .iter()
-            .rev()
-            .filter(selected)
-            .take(limit)
-            .map(|s| s.event.clone())
-            .collect();
+    let (bounds, latest) = cursor_bounds(rows, |s| s.event.seq, cursor);
+    let selected = rows[bounds]
+        .iter()
+        .filter(|s| in_selection(s, run_id, user));
+    let copy = |s: &Stored| s.event.clone();
+    if latest {
+        let mut page: Vec<RunEvent> = selected.rev().take(limit).map(copy).collect();
         page.reverse();
         page
-    };
-    // The first `limit` selected rows of `rows`.
-    let first = |rows: &[Stored]| {
-        rows.iter()
-            .filter(selected)
-            .take(limit)
-            .map(|s| s.event.clone())
-            .collect()
-    };
-    match cursor {
-        MessageCursor::None => latest(rows),
-        MessageCursor::Before(b) => latest(&rows[..first_at_or_above(b)]),
-        MessageCursor::After(a) => first(&rows[first_above(a)..]),
-        MessageCursor::Both { before, after } => {
-            let start = first_above(after);
-            let end = first_at_or_above(before).max(start);
-            first(&rows[start..end])
-        }
+    } else {
+        selected.take(limit).map(copy).collect()
     }
 }
 

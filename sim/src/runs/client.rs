@@ -221,9 +221,6 @@ impl Client {
         while !world.settled.borrow().contains(&r) || world.running.borrow().contains_key(&r) {
             sleep_ms(1).await;
         }
-        if let Some(n) = self.waits_left.get_mut(&r) {
-            *n = n.saturating_sub(1);
-        }
         self.saw_run_end(world, r);
     }
 
@@ -302,6 +299,10 @@ impl Client {
     /// The client saw the run's stream end: it renders what streamed (when the run finished)
     /// and tells its mapper that a run ended.
     pub(super) fn saw_run_end(&mut self, world: &World, r: usize) {
+        let waits_after_this = self.waits_left.get_mut(&r).map_or(0, |n| {
+            *n = n.saturating_sub(1);
+            *n
+        });
         let thread = world.scenario.runs[r].thread.clone();
         let outcome = world.outcomes.borrow().get(&r).copied();
         world.record(format_args!(
@@ -314,7 +315,7 @@ impl Client {
         let rendered = self.rendered.entry(thread.clone()).or_default();
         match outcome {
             Some(o) if o.is_complete() => {
-                let streamed = if self.waits_left.get(&r).is_some_and(|&n| n > 0) {
+                let streamed = if waits_after_this > 0 {
                     world.streamed.borrow().get(&r).cloned()
                 } else {
                     world.streamed.borrow_mut().remove(&r)
