@@ -10,6 +10,7 @@
 //! the journal itself needs no runtime (see [`YieldNow`]).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -43,7 +44,9 @@ impl Default for RunJournalOptions {
 pub struct JournalEntry {
     pub event_type: String,
     pub category: Category,
-    pub content: Value,
+    /// Shared, not copied, by whoever keeps the entry beside the journal (the simulation's
+    /// ground truth), as [`NewRunEvent::content`] is by the stores.
+    pub content: Arc<Value>,
     pub metadata: Value,
     /// Creation time in nanoseconds (from the caller's clock).
     pub created_at_ns: i64,
@@ -56,7 +59,7 @@ impl JournalEntry {
         JournalEntry {
             event_type: message.event_type().to_string(),
             category: Category::Message,
-            content: message.to_content(),
+            content: Arc::new(message.to_content()),
             metadata: Value::Object(Default::default()),
             created_at_ns,
         }
@@ -72,7 +75,7 @@ impl JournalEntry {
         JournalEntry {
             event_type: event_type.into(),
             category,
-            content,
+            content: Arc::new(content),
             metadata: Value::Object(Default::default()),
             created_at_ns,
         }
@@ -150,7 +153,7 @@ impl<S: RunEventStore> RunJournal<S> {
             user_id: self.user_id.clone(),
             event_type: entry.event_type,
             category: entry.category,
-            content: entry.content.into(),
+            content: entry.content,
             metadata: entry.metadata,
             created_at_ns: entry.created_at_ns,
         });

@@ -66,6 +66,32 @@ impl FeedbackMapper {
         self.refresh(store)
     }
 
+    /// What a mapper refreshed from `store` at this instant maps `rendered[index]` to: the same
+    /// answer as [`FeedbackMapper::new`], [`FeedbackMapper::refresh`] and
+    /// [`FeedbackMapper::run_for`], but the store is read only when the lookup needs the tables.
+    /// A message that carries its `run_id` maps to it whatever the tables hold (except under the
+    /// legacy R6 design, which never reads `run_id`); a full read of a long thread for it was
+    /// most of what a rating cost.
+    pub fn fresh_run_for<S: RunEventStore + ?Sized>(
+        thread_id: &str,
+        options: ViewOptions,
+        store: &S,
+        rendered: &[Value],
+        index: usize,
+    ) -> Result<Option<String>, RunStoreError> {
+        let Some(message) = rendered.get(index) else {
+            return Ok(None);
+        };
+        if !options.planted.is(BugId::R6) {
+            if let Some(run) = rendered_run_id(message) {
+                return Ok(Some(run.to_string()));
+            }
+        }
+        let mut mapper = FeedbackMapper::new(thread_id, options);
+        mapper.refresh(store)?;
+        Ok(mapper.run_for(rendered, index))
+    }
+
     /// The run that produced `rendered[index]`, the message at that position of what the client
     /// shows. `None` when the message is unknown (never a guess).
     pub fn run_for(&self, rendered: &[Value], index: usize) -> Option<String> {
@@ -114,5 +140,75 @@ mod tests {
         assert_eq!(mapper.run_for(&rendered, 2), None);
         mapper.on_run_end(&store).unwrap();
         assert_eq!(mapper.run_for(&rendered, 1).as_deref(), Some("r2"));
+    }
+
+    /// A thread of two runs, each a question and an answer, and what a client shows of it: the
+    /// view's messages (with `run_id`), the same messages streamed live (without), a message no
+    /// run emitted, and one that names a run the thread never had.
+    fn two_runs_and_what_a_client_shows(planted: Planted) -> (MemoryRunEventStore, Vec<Value>) {
+        let store = MemoryRunEventStore::new(planted);
+        let messages = [
+            ("r1", ChatMessage::human("q1")),
+            ("r1", ChatMessage::ai("a1", Some("lc_run--1".into()))),
+            ("r2", ChatMessage::human("q2")),
+            ("r2", ChatMessage::ai("a2", Some("lc_run--2".into()))),
+        ];
+        for (run, m) in &messages {
+            store
+                .put_batch(vec![NewRunEvent {
+                    thread_id: "t".into(),
+                    run_id: (*run).into(),
+                    user_id: None,
+                    event_type: m.event_type().into(),
+                    category: Category::Message,
+                    content: m.to_content().into(),
+                    metadata: json!({}),
+                    created_at_ns: 0,
+                }])
+                .unwrap();
+        }
+        let options = ViewOptions {
+            planted,
+            ..ViewOptions::default()
+        };
+        let mut shown = thread_messages(&store, "t", &options)
+            .unwrap()
+            .into_iter()
+            .map(|v| v.message)
+            .collect::<Vec<_>>();
+        shown.extend(messages.iter().map(|(_, m)| m.to_content()));
+        shown.push(json!({"type": "ai", "id": "never-stored", "content": "?"}));
+        shown.push(json!({"type": "ai", "run_id": "r9", "content": "a9"}));
+        (store, shown)
+    }
+
+    fn fresh_equals_a_refreshed_mapper(planted: Planted) {
+        let (store, shown) = two_runs_and_what_a_client_shows(planted);
+        let options = ViewOptions {
+            planted,
+            ..ViewOptions::default()
+        };
+        let mut refreshed = FeedbackMapper::new("t", options);
+        refreshed.refresh(&store).unwrap();
+        let mut mapped = 0;
+        for index in 0..=shown.len() {
+            let fresh = FeedbackMapper::fresh_run_for("t", options, &store, &shown, index);
+            let want = refreshed.run_for(&shown, index);
+            mapped += usize::from(want.is_some());
+            assert_eq!(fresh, Ok(want), "message {index} of {shown:?}");
+        }
+        assert!(mapped >= 4, "the table maps the stored messages: {mapped}");
+    }
+
+    #[test]
+    fn a_fresh_lookup_is_a_refreshed_mappers_answer() {
+        fresh_equals_a_refreshed_mapper(Planted::none());
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn a_fresh_lookup_is_a_refreshed_mappers_answer_under_legacy_r6() {
+        // The legacy design counts AI messages and never reads `run_id`: it needs the tables.
+        fresh_equals_a_refreshed_mapper(Planted::only(BugId::R6));
     }
 }

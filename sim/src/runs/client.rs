@@ -18,8 +18,9 @@ use turmoil::net::TcpStream;
 
 #[derive(Default)]
 pub(super) struct Client {
-    /// Per thread key: what the client renders.
-    pub(super) rendered: BTreeMap<String, Vec<Value>>,
+    /// Per thread key: what the client renders (shared with a rating in progress, which only
+    /// reads it; a long thread's thousand messages are not copied for each rating).
+    pub(super) rendered: BTreeMap<String, Rc<Vec<Value>>>,
     /// Per thread key: the rendered positions streamed by the run it waited for last.
     pub(super) live: BTreeMap<String, Range<usize>>,
     /// Per thread key: every rendered position that came from a live stream.
@@ -312,7 +313,7 @@ impl Client {
         if outcome.is_none() {
             return; // never started: nothing streamed
         }
-        let rendered = self.rendered.entry(thread.clone()).or_default();
+        let rendered = Rc::make_mut(self.rendered.entry(thread.clone()).or_default());
         match outcome {
             Some(o) if o.is_complete() => {
                 let streamed = if waits_after_this > 0 {
@@ -334,8 +335,14 @@ impl Client {
                 self.live.remove(&thread);
             }
         }
-        let primary = world.store(world.primary);
-        let _ = self.mapper(world, &thread).on_run_end(primary);
+        if self.mappers.contains_key(&thread) {
+            let primary = world.store(world.primary);
+            let _ = self.mapper(world, &thread).on_run_end(primary);
+        } else {
+            // Built now, the mapper has read the rows as they are at the run's end: the refresh
+            // `on_run_end` makes would read the same rows (nothing runs in between), or do nothing.
+            self.mapper(world, &thread);
+        }
     }
 
     pub(super) fn views(&mut self, world: &World, thread: &str) {
@@ -356,7 +363,7 @@ impl Client {
             Ok(Some(h)) => h.messages.clone(),
             _ => Vec::new(),
         };
-        self.rendered.insert(thread.to_string(), rendered);
+        self.rendered.insert(thread.to_string(), Rc::new(rendered));
         self.live.remove(thread);
         self.streamed.remove(thread);
         self.push_read(
@@ -389,12 +396,17 @@ impl Client {
         let source = self.rated_from(thread, message, index);
         let primary = world.store(world.primary);
         let client = self.mapper(world, thread).run_for(&rendered, index);
-        // Beside the client's answer, what a mapper refreshed just now says.
-        let fresh = {
-            let mut m = FeedbackMapper::new(world.thread_id(thread), world.view_options());
-            let _ = m.refresh(primary);
-            m.run_for(&rendered, index)
-        };
+        // Beside the client's answer, what a mapper refreshed just now says (a store that fails
+        // the read leaves it nothing to say).
+        let fresh = FeedbackMapper::fresh_run_for(
+            &world.thread_id(thread),
+            world.view_options(),
+            primary,
+            &rendered,
+            index,
+        )
+        .ok()
+        .flatten();
         let op = world.next_op();
         // A known user's rating traces as before anonymous ones existed.
         let by = user.unwrap_or("nobody (anonymous)");

@@ -10,6 +10,7 @@ use history::runs::{
 use model::runs::{MessageKind, RunOutcome};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// What each backend answered.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,7 +226,8 @@ pub enum TruthEvent {
 pub struct EmittedEvent {
     pub event_type: String,
     pub category: Category,
-    pub content: Value,
+    /// The journal entry's own content, shared.
+    pub content: Arc<Value>,
     pub metadata: Value,
     pub created_at_ns: i64,
 }

@@ -262,11 +262,14 @@ impl World {
                     text: e.text.clone(),
                 },
             );
+            // The dump the client sees streamed is the entry's content (`JournalEntry::message`
+            // of this message).
+            debug_assert_eq!(*entry.content, e.message.to_content());
             self.streamed
                 .borrow_mut()
                 .entry(run)
                 .or_default()
-                .push(e.message.to_content());
+                .push(Value::clone(&entry.content));
         }
     }
 }

@@ -119,7 +119,7 @@ pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
 fn same_event(e: &EmittedEvent, row: &RunEvent) -> bool {
     e.event_type == row.event_type
         && e.category == row.category
-        && e.content == *row.content
+        && *e.content == *row.content
         && e.created_at_ns == row.created_at_ns
 }
 

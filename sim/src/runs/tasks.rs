@@ -11,6 +11,7 @@ use history::runs::{current, Category, JournalEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// At most this many steps a task.
 pub const TASK_STEPS_MAX: u32 = 8;
@@ -34,7 +35,7 @@ pub fn entries(task: &TaskSpec, created_at_ns: i64) -> Vec<JournalEntry> {
     let entry = |event_type: &str, content| JournalEntry {
         event_type: event_type.to_string(),
         category: Category::Subagent,
-        content,
+        content: Arc::new(content),
         metadata: metadata.clone(),
         created_at_ns,
     };
