@@ -117,22 +117,25 @@ mod tests {
     use crate::Planted;
     use serde_json::json;
 
+    /// The row of `message`, emitted by `run` on thread `t`.
+    fn message_row(run: &str, message: &ChatMessage) -> NewRunEvent {
+        NewRunEvent {
+            thread_id: "t".into(),
+            run_id: run.into(),
+            user_id: None,
+            event_type: message.event_type().into(),
+            category: Category::Message,
+            content: message.to_content().into(),
+            metadata: json!({}),
+            created_at_ns: 0,
+        }
+    }
+
     #[test]
     fn rendered_run_ids_win_and_stream_ids_need_a_refresh() {
         let store = MemoryRunEventStore::new(Planted::none());
         let ai = ChatMessage::ai("answer", Some("lc_run--7".into()));
-        store
-            .put_batch(vec![NewRunEvent {
-                thread_id: "t".into(),
-                run_id: "r2".into(),
-                user_id: None,
-                event_type: ai.event_type().into(),
-                category: Category::Message,
-                content: ai.to_content().into(),
-                metadata: json!({}),
-                created_at_ns: 0,
-            }])
-            .unwrap();
+        store.put_batch(vec![message_row("r2", &ai)]).unwrap();
         let mut mapper = FeedbackMapper::new("t", ViewOptions::default());
         let rendered = vec![json!({"type": "ai", "run_id": "r1"}), ai.to_content()];
         assert_eq!(mapper.run_for(&rendered, 0).as_deref(), Some("r1"));
@@ -154,18 +157,7 @@ mod tests {
             ("r2", ChatMessage::ai("a2", Some("lc_run--2".into()))),
         ];
         for (run, m) in &messages {
-            store
-                .put_batch(vec![NewRunEvent {
-                    thread_id: "t".into(),
-                    run_id: (*run).into(),
-                    user_id: None,
-                    event_type: m.event_type().into(),
-                    category: Category::Message,
-                    content: m.to_content().into(),
-                    metadata: json!({}),
-                    created_at_ns: 0,
-                }])
-                .unwrap();
+            store.put_batch(vec![message_row(run, m)]).unwrap();
         }
         let options = ViewOptions {
             planted,
