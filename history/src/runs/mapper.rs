@@ -82,10 +82,8 @@ impl FeedbackMapper {
         let Some(message) = rendered.get(index) else {
             return Ok(None);
         };
-        if !options.planted.is(BugId::R6) {
-            if let Some(run) = rendered_run_id(message) {
-                return Ok(Some(run.to_string()));
-            }
+        if let Some(run) = carried_run(&options, message) {
+            return Ok(Some(run.to_string()));
         }
         let mut mapper = FeedbackMapper::new(thread_id, options);
         mapper.refresh(store)?;
@@ -96,6 +94,9 @@ impl FeedbackMapper {
     /// shows. `None` when the message is unknown (never a guess).
     pub fn run_for(&self, rendered: &[Value], index: usize) -> Option<String> {
         let message = rendered.get(index)?;
+        if let Some(run) = carried_run(&self.options, message) {
+            return Some(run.to_string());
+        }
         if self.options.planted.is(BugId::R6) {
             // planted R6: the legacy client counted AI messages on screen (tool-call turns and
             // all) and used that count to index the run ids of a separate ai_message-only list.
@@ -103,11 +104,17 @@ impl FeedbackMapper {
             let ai_index = rendered[..index].iter().filter(|m| is_ai(m)).count();
             return self.runs_by_ai_index.get(ai_index).cloned();
         }
-        if let Some(run) = rendered_run_id(message) {
-            return Some(run.to_string());
-        }
         rendered_id(message).and_then(|id| self.run_by_message_id.get(id).cloned())
     }
+}
+
+/// The run a rendered message names itself, which wins over the tables; `None` under the
+/// legacy R6 design, which never reads it.
+fn carried_run<'m>(options: &ViewOptions, message: &'m Value) -> Option<&'m str> {
+    if options.planted.is(BugId::R6) {
+        return None;
+    }
+    rendered_run_id(message)
 }
 
 #[cfg(test)]

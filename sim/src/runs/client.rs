@@ -335,13 +335,15 @@ impl Client {
                 self.live.remove(&thread);
             }
         }
-        if self.mappers.contains_key(&thread) {
-            let primary = world.store(world.primary);
-            let _ = self.mapper(world, &thread).on_run_end(primary);
-        } else {
-            // Built now, the mapper has read the rows as they are at the run's end: the refresh
+        match self.mappers.get_mut(&thread) {
+            Some(mapper) => {
+                let _ = mapper.on_run_end(world.store(world.primary));
+            }
+            // Built now, the mapper reads the rows as they are at the run's end: the refresh
             // `on_run_end` makes would read the same rows (nothing runs in between), or do nothing.
-            self.mapper(world, &thread);
+            None => {
+                self.mapper(world, &thread);
+            }
         }
     }
 
