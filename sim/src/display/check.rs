@@ -119,12 +119,15 @@ fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
         .filter(|s| s.contains('/'))
         .copied()
         .collect();
+    let mut identifiers = None;
     for read in cx.reads {
         let Ok(p) = &read.result else { continue };
         for w in &p.warnings {
-            let leak = *leaks
-                .entry(w.text.as_str())
-                .or_insert_with(|| payload_in(&cx.provenance.payload_strings, &urls, &w.text));
+            let leak = *leaks.entry(w.text.as_str()).or_insert_with(|| {
+                let identifiers = identifiers.get_or_insert_with(|| Identifiers::of(cx));
+                let text = identifiers.taken_out_of(&w.text);
+                payload_in(&cx.provenance.payload_strings, &urls, &text)
+            });
             if let Some(leak) = leak {
                 f.add(
                     BugId::P10,
@@ -136,6 +139,52 @@ fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
                 );
             }
         }
+    }
+}
+
+/// The identifiers a warning names by design: each display's id and each row's event id, as the
+/// scenario and the model know them (not as the warning says). A scenario file may give a payload
+/// string the text of one of them, or of a part of one (a url that is a display's id, a display
+/// id holding a word of a chunk); in a warning the two cannot be told apart, so the identifiers
+/// are taken out of its text before the payload strings are looked for.
+struct Identifiers<'a> {
+    display_ids: Vec<&'a str>,
+    /// Event ids are ObjectIds, one alphanumeric token each.
+    event_ids: BTreeSet<&'a str>,
+}
+
+impl<'a> Identifiers<'a> {
+    fn of(cx: &Context<'a>) -> Self {
+        Identifiers {
+            display_ids: (cx.scenario.displays.values())
+                .map(String::as_str)
+                .filter(|id| !id.is_empty())
+                .collect(),
+            event_ids: (cx.conversation.emissions.iter())
+                .map(|e| e.event_id.as_str())
+                .collect(),
+        }
+    }
+
+    /// `text` with every identifier replaced by a space.
+    fn taken_out_of<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        let mut text = std::borrow::Cow::Borrowed(text);
+        for id in &self.display_ids {
+            if text.contains(id) {
+                text = text.replace(id, " ").into();
+            }
+        }
+        let event_ids: Vec<&str> = (text.split(|c: char| !c.is_ascii_alphanumeric()))
+            .filter_map(|t| self.event_ids.get(t).copied())
+            .collect();
+        if event_ids.is_empty() {
+            return text;
+        }
+        let mut text = text.into_owned();
+        for id in event_ids {
+            text = text.replace(id, " ");
+        }
+        text.into()
     }
 }
 

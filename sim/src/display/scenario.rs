@@ -273,7 +273,33 @@ impl DisplayScenario {
         for (f, fault) in self.faults.iter().enumerate() {
             self.validate_fault(&format!("faults[{f}]"), fault, &ids)?;
         }
+        let timeline_ms = self.timeline_ms();
+        if timeline_ms > TIMELINE_MS_MAX {
+            return Err(format!(
+                "faults: twice the longest delay, with the steps' after_ms and the turns' \
+                 wait_ms, adds up to {timeline_ms} ms of simulated time; at most \
+                 {TIMELINE_MS_MAX} ms fit before the world gives up"
+            ));
+        }
         Ok(())
+    }
+
+    /// The simulated time the scenario asks for at most: every step's pause, every turn's wait
+    /// (the live stop wait where it has none), and the longest delay of a delivery twice (the
+    /// client polls for convergence as long again as a delivery may be held).
+    fn timeline_ms(&self) -> u64 {
+        let steps: u64 = self.steps().map(|s| u64::from(s.after_ms)).sum();
+        let waits: u64 = (self.turns.iter())
+            .map(|t| u64::from(t.wait_ms.unwrap_or(LIVE_STOP_WAIT_MS)))
+            .sum();
+        let delay = (self.faults.iter())
+            .map(|f| match f {
+                Fault::Delay { ms, .. } => u64::from(*ms),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        steps + waits + 2 * delay
     }
 
     /// One step at `at`; `ids` collects the step ids seen so far.
@@ -294,6 +320,20 @@ impl DisplayScenario {
                 "{at}.display: no display with key `{}`",
                 step.display
             ));
+        }
+        if let Event::UserMessage { blocks } = &step.event {
+            for (b, block) in blocks.iter().enumerate() {
+                if let Block::Other { name } = block {
+                    // The row would carry a block of that type with none of its fields: the
+                    // projector reads it as that type, the model as an unknown one.
+                    if CONVERTED_BLOCK_TYPES.contains(&name.as_str()) {
+                        return Err(format!(
+                            "{at}.event.blocks[{b}].name: `{name}` is a block type of its own; \
+                             write it as {{ block_type = \"{name}\", ... }}, not as `other`"
+                        ));
+                    }
+                }
+            }
         }
         if let Some(Defect::BadCreatedAt { as_type }) = &step.defect {
             if !["string", "bool", "float"].contains(&as_type.as_str()) {
@@ -373,6 +413,19 @@ impl DisplayScenario {
         Ok(())
     }
 }
+
+/// The most simulated time a scenario's own pauses, waits and delays may add up to: the world
+/// gives up at 600 s, and polling for convergence, the bus and the replicas need time of their
+/// own after them.
+pub const TIMELINE_MS_MAX: u64 = 300_000;
+
+/// How long the client waits to see a run's stop live before it sends the next request, in a
+/// turn without `wait_ms`.
+pub const LIVE_STOP_WAIT_MS: u32 = 500;
+
+/// The block types a user message converts (text, image, audio): an `other` block must name
+/// something else.
+pub const CONVERTED_BLOCK_TYPES: [&str; 3] = ["text", "image", "audio"];
 
 /// The 8 identity fields of a row, in the order the projector compares them.
 pub const IDENTITY_FIELDS: [&str; 8] = [

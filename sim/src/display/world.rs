@@ -16,7 +16,7 @@ use super::digest::answer_digest;
 use super::faults::FaultPlan;
 use super::live::LiveSteps;
 use super::rows::{encode_row, RowEnvelope};
-use super::scenario::{DisplayScenario, Event, Subscriber};
+use super::scenario::{DisplayScenario, Event, Subscriber, LIVE_STOP_WAIT_MS};
 use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
@@ -40,8 +40,6 @@ const LIVENESS_BOUND_MS: u64 = 1_000;
 /// Between two rounds of polls.
 const POLL_INTERVAL_MS: u64 = 5;
 
-/// How long the client waits to see a run's stop live before it moves on.
-const LIVE_STOP_WAIT_MS: u64 = 500;
 /// One turmoil step. Hosts' timers keep millisecond resolution inside a step; the network delivers
 /// at step boundaries. Larger steps mean fewer host polls per simulated second.
 const TICK_MS: u64 = 10;
@@ -541,7 +539,9 @@ async fn client(shared: Rc<Shared>) -> turmoil::Result {
             Some(ms) => sleep_ms(u64::from(ms)).await,
             None => {
                 if let Some(stop) = live_stop_step(scenario, k) {
-                    live_steps.wait_for(stop, LIVE_STOP_WAIT_MS).await;
+                    live_steps
+                        .wait_for(stop, u64::from(LIVE_STOP_WAIT_MS))
+                        .await;
                 }
             }
         }

@@ -101,6 +101,95 @@ fn a_payload_defect_must_name_the_field_the_event_reads() {
 }
 
 #[test]
+fn a_payload_string_that_is_also_an_identifier_is_no_p10_leak() {
+    // Found by mutating this file: a url that is the main display's id (and, the other way
+    // round, a display id that is the url) made every bad_media warning, which names its display
+    // by design, look like a leak of the url. With its bug, P10 is still found.
+    let path = scenario_dir().join("display/p13_legacy_media_payloads.toml");
+    let text = std::fs::read_to_string(&path).expect("the P13 scenario");
+    let (url, display_id) = (
+        "https://img.example/u1-chart.png",
+        "65a0000000000000000000d1",
+    );
+    for mutated in [
+        text.replacen(
+            &format!("url = \"{url}\""),
+            &format!("url = \"{display_id}\""),
+            1,
+        ),
+        text.replacen(
+            &format!("main = \"{display_id}\""),
+            &format!("main = \"{url}\""),
+            1,
+        ),
+    ] {
+        assert_ne!(
+            text, mutated,
+            "the P13 scenario has the url and the display id"
+        );
+        let file = ScenarioFile::parse(Path::new("p13.toml"), &mutated).expect("valid");
+        let config = sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none());
+        let without = run_scenario_file(&file, &config, None);
+        assert!(
+            without.violations.is_empty() && without.failure.is_none(),
+            "{:?} {:?}",
+            without.violations,
+            without.failure
+        );
+        let leaked = run_scenario_file(&file, &config, Some(history::BugId::P10));
+        assert!(
+            leaked
+                .violations
+                .iter()
+                .any(|v| v.id == history::BugId::P10),
+            "{:?}",
+            leaked.violations
+        );
+    }
+}
+
+#[test]
+fn a_delay_past_the_worlds_time_is_a_clear_error() {
+    // A delay of 4,000,000,000 ms passed validation, and the world ran its 600 s out: a broken
+    // run where the file had a bad number.
+    let path = scenario_dir().join("display/p05_trailing_chunks_lost_to_the_race.toml");
+    let text = std::fs::read_to_string(&path).expect("the P5 scenario");
+    let at_most = sim::display::scenario::TIMELINE_MS_MAX;
+    let held = |ms: u64| text.replacen("ms = 20\n", &format!("ms = {ms}\n"), 1);
+    assert_ne!(text, held(21), "the P5 scenario delays a delivery by 20 ms");
+    let e = ScenarioFile::parse(Path::new("p05.toml"), &held(4_000_000_000)).expect_err("too long");
+    let message = e.to_string();
+    assert!(
+        message.contains("display.faults") && message.contains(&format!("at most {at_most} ms")),
+        "{message}"
+    );
+    // The bound counts the delay twice: a third of it passes with the file's other pauses.
+    ScenarioFile::parse(Path::new("p05.toml"), &held(at_most / 3)).expect("fits");
+}
+
+#[test]
+fn an_other_block_must_not_name_a_converted_block_type() {
+    // Found by mutating this file: `other` naming `audio` passed validation, then the model's
+    // precondition panicked (a broken world, not an error naming the line).
+    let path = scenario_dir().join("display/p13_legacy_media_payloads.toml");
+    let text = std::fs::read_to_string(&path).expect("the P13 scenario");
+    for name in ["text", "image", "audio"] {
+        let mutated = text.replacen(
+            "{ block_type = \"other\", name = \"video\" }",
+            &format!("{{ block_type = \"other\", name = \"{name}\" }}"),
+            1,
+        );
+        assert_ne!(text, mutated, "the P13 scenario has a video `other` block");
+        let e = ScenarioFile::parse(Path::new("p13.toml"), &mutated).expect_err("must fail");
+        let text = e.to_string();
+        assert!(
+            text.contains("event.blocks[") && text.contains(&format!("`{name}`")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn a_world_that_panics_is_a_broken_run_and_the_next_world_still_plays() {
     use sim::display::scenario::Defect;
     use sim::display::DisplayWorkload;
