@@ -4,6 +4,7 @@
 //! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
 //! run is random except turmoil's network jitter, which `network_seed` fixes.
 
+use model::display::DEFECTIVE_IDENTITY_FIELDS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -343,9 +344,13 @@ impl DisplayScenario {
             }
         }
         if let Some(Defect::BadIdentity { field }) = &step.defect {
-            if !IDENTITY_FIELDS.contains(&field.as_str()) {
+            // The other four route the row (agent class, thread, display, topic): blank, it
+            // would be another emission elsewhere, which the model does not follow.
+            if !DEFECTIVE_IDENTITY_FIELDS.contains(&field.as_str()) {
                 return Err(format!(
-                    "{at}.defect.field: expected one of {IDENTITY_FIELDS:?}, found `{field}`"
+                    "{at}.defect.field: expected one of {DEFECTIVE_IDENTITY_FIELDS:?} (a blank \
+                     agent_class, thread_id, display_id or event_type moves the row off this \
+                     thread's display), found `{field}`"
                 ));
             }
         }
@@ -426,15 +431,3 @@ pub const LIVE_STOP_WAIT_MS: u32 = 500;
 /// The block types a user message converts (text, image, audio): an `other` block must name
 /// something else.
 pub const CONVERTED_BLOCK_TYPES: [&str; 3] = ["text", "image", "audio"];
-
-/// The 8 identity fields of a row, in the order the projector compares them.
-pub const IDENTITY_FIELDS: [&str; 8] = [
-    "agent_class",
-    "agent_id",
-    "thread_id",
-    "display_id",
-    "run_id",
-    "event_type",
-    "event_name",
-    "event_id",
-];

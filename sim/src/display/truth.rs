@@ -90,22 +90,32 @@ fn kind_and_defect(step: &Step, is_primary: bool) -> (m::EmissionKind, Option<m:
         Event::Custom { class, .. } => m::EmissionKind::Unrelated {
             class: class.clone(),
         },
-        Event::Envelope { class, family, .. } => return envelope_kind(class, family, is_primary),
+        Event::Envelope { class, family, .. } => {
+            return envelope_kind(class, family, is_primary, defect)
+        }
     };
     (kind, defect)
 }
 
-/// What the model makes of an envelope row of `family`.
+/// What the model makes of an envelope row of `family` whose step has `defect`.
 fn envelope_kind(
     class: &str,
     family: &str,
     is_primary: bool,
+    defect: Option<m::Defect>,
 ) -> (m::EmissionKind, Option<m::Defect>) {
+    // A bad identity or created_at skips a family's row before its payload is read, or whose
+    // stop it is asked: the row's own defect, not the envelope's, is what the projector warns
+    // about (a mutated scenario file found the model expecting bad_payload there).
+    let skipped_first = match defect {
+        Some(d @ (m::Defect::BadIdentity { .. } | m::Defect::BadCreatedAt)) => Some(d),
+        _ => None,
+    };
     // The envelope reaches its family through the chain, but carries none of the family's
     // fields: a malformed member of that family. A stop of anyone but the primary is never
     // read, so it is simply not there.
     let field = match family {
-        "StopEvent" if !is_primary => {
+        "StopEvent" if !is_primary && skipped_first.is_none() => {
             return (
                 m::EmissionKind::Unrelated {
                     class: class.to_string(),
@@ -142,12 +152,10 @@ fn envelope_kind(
         },
         _ => m::EmissionKind::UserMessage { blocks: Vec::new() },
     };
-    (
-        kind,
-        Some(m::Defect::BadPayload {
-            field: field.to_string(),
-        }),
-    )
+    let defect = skipped_first.unwrap_or(m::Defect::BadPayload {
+        field: field.to_string(),
+    });
+    (kind, Some(defect))
 }
 
 fn user_block(block: &Block) -> m::UserBlock {

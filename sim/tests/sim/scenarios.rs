@@ -149,6 +149,76 @@ fn a_payload_string_that_is_also_an_identifier_is_no_p10_leak() {
 }
 
 #[test]
+fn a_bad_identity_may_only_blank_a_field_that_keeps_the_row_in_place() {
+    // A blank display_id (or agent_class, thread_id, event_type) passed validation, then the
+    // model's precondition panicked: the row would be another emission somewhere else.
+    let path = scenario_dir().join("display/p03_hitl_in_both_roles.toml");
+    let text = std::fs::read_to_string(&path).expect("the P3 scenario");
+    let answer = "event = { kind = \"hitl_answer\", answer = true }\n";
+    for (field, valid) in [
+        ("agent_class", false),
+        ("thread_id", false),
+        ("display_id", false),
+        ("event_type", false),
+        ("agent_id", true),
+        ("event_id", true),
+    ] {
+        let mutated = text.replacen(
+            answer,
+            &format!("{answer}defect = {{ kind = \"bad_identity\", field = \"{field}\" }}\n"),
+            1,
+        );
+        assert_ne!(text, mutated, "the P3 scenario has a bool answer");
+        match ScenarioFile::parse(Path::new("p03.toml"), &mutated) {
+            Ok(_) => assert!(valid, "{field} passed validation"),
+            Err(e) => {
+                let message = e.to_string();
+                assert!(!valid, "{field}: {message}");
+                assert!(
+                    message.contains("defect.field") && message.contains(field),
+                    "{message}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_envelope_rows_own_defect_comes_before_its_payload() {
+    // Found by mutating this file: an envelope stop with a malformed created_at was expected to
+    // warn bad_payload (the envelope's) when the projector, rightly, skips the row for its
+    // created_at before reading the payload. Whether or not the envelope's agent is the primary.
+    let path = scenario_dir().join("display/p01_unknown_envelope_crashes_reconstruction.toml");
+    let text = std::fs::read_to_string(&path).expect("the P1 scenario");
+    let envelope = "family = \"StopEvent\", text = \"e3a \" }\n";
+    for primary in ["lead", "retriever"] {
+        for defect in [
+            "{ kind = \"bad_created_at\", as_type = \"string\" }",
+            "{ kind = \"bad_identity\", field = \"run_id\" }",
+        ] {
+            let mutated = text
+                .replacen("primary = \"lead\"", &format!("primary = \"{primary}\""), 1)
+                .replacen(envelope, &format!("{envelope}defect = {defect}\n"), 1);
+            assert_eq!(
+                mutated.len(),
+                text.len() + primary.len() - 4 + defect.len() + 10,
+                "the P1 scenario has its envelope stop"
+            );
+            let file = ScenarioFile::parse(Path::new("p01.toml"), &mutated).expect("valid");
+            let config =
+                sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none());
+            let run = run_scenario_file(&file, &config, None);
+            assert!(
+                run.violations.is_empty() && run.failure.is_none(),
+                "primary {primary}, {defect}: {:?} {:?}",
+                run.violations,
+                run.failure
+            );
+        }
+    }
+}
+
+#[test]
 fn a_delay_past_the_worlds_time_is_a_clear_error() {
     // A delay of 4,000,000,000 ms passed validation, and the world ran its 600 s out: a broken
     // run where the file had a bad number.
