@@ -18,7 +18,7 @@ use super::transcript::Part;
 const AUDIO_FORMATS: [&str; 2] = ["wav", "mp3"];
 
 /// Block types that the contract converts; [`UserBlock::Other`] must name something else.
-const KNOWN_BLOCK_TYPES: [&str; 3] = ["text", "image", "audio"];
+pub const KNOWN_BLOCK_TYPES: [&str; 3] = ["text", "image", "audio"];
 
 /// The outcome of converting one block.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -77,7 +77,7 @@ pub use conversation::{
     UserBlock, DEFECTIVE_IDENTITY_FIELDS, IDENTITY_FIELDS, USER_AGENT_CLASS,
 };
 pub use differences::{Declared, KnownDifference};
-pub use media::{convert_block, message_is_malformed, Converted};
+pub use media::{convert_block, message_is_malformed, Converted, KNOWN_BLOCK_TYPES};
 pub use provenance::{text_sources, TextSource};
 pub use transcript::{code, AcceptedLoss, ExpectedWarning, Message, Part, Role, Transcript};
 pub use view::ClientView;

@@ -4,7 +4,7 @@
 //! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
 //! run is random except turmoil's network jitter, which `network_seed` fixes.
 
-use model::display::DEFECTIVE_IDENTITY_FIELDS;
+use model::display::{DEFECTIVE_IDENTITY_FIELDS, KNOWN_BLOCK_TYPES};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -327,7 +327,7 @@ impl DisplayScenario {
                 if let Block::Other { name } = block {
                     // The row would carry a block of that type with none of its fields: the
                     // projector reads it as that type, the model as an unknown one.
-                    if CONVERTED_BLOCK_TYPES.contains(&name.as_str()) {
+                    if KNOWN_BLOCK_TYPES.contains(&name.as_str()) {
                         return Err(format!(
                             "{at}.event.blocks[{b}].name: `{name}` is a block type of its own; \
                              write it as {{ block_type = \"{name}\", ... }}, not as `other`"
@@ -427,7 +427,3 @@ pub const TIMELINE_MS_MAX: u64 = 300_000;
 /// How long the client waits to see a run's stop live before it sends the next request, in a
 /// turn without `wait_ms`.
 pub const LIVE_STOP_WAIT_MS: u32 = 500;
-
-/// The block types a user message converts (text, image, audio): an `other` block must name
-/// something else.
-pub const CONVERTED_BLOCK_TYPES: [&str; 3] = ["text", "image", "audio"];

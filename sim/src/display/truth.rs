@@ -104,9 +104,9 @@ fn envelope_kind(
     is_primary: bool,
     defect: Option<m::Defect>,
 ) -> (m::EmissionKind, Option<m::Defect>) {
-    // A bad identity or created_at skips a family's row before its payload is read, or whose
-    // stop it is asked: the row's own defect, not the envelope's, is what the projector warns
-    // about (a mutated scenario file found the model expecting bad_payload there).
+    // A bad identity or created_at skips a family's row before its payload is read, and before
+    // anyone asks whose stop it is: the projector warns about the row's own defect, not the
+    // envelope's (a mutated scenario file found the model expecting bad_payload there).
     let skipped_first = match defect {
         Some(d @ (m::Defect::BadIdentity { .. } | m::Defect::BadCreatedAt)) => Some(d),
         _ => None,

@@ -100,6 +100,23 @@ fn a_payload_defect_must_name_the_field_the_event_reads() {
     );
 }
 
+fn on_memory() -> sim::workload::WorldConfig {
+    sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none())
+}
+
+/// Reads `text` as the scenario file `name` and plays it with nothing planted: it must pass.
+fn assert_passes(name: &str, text: &str, what: &str) -> ScenarioFile {
+    let file = ScenarioFile::parse(Path::new(name), text).expect("a valid scenario file");
+    let run = run_scenario_file(&file, &on_memory(), None);
+    assert!(
+        run.violations.is_empty() && run.failure.is_none(),
+        "{what}: {:?} {:?}",
+        run.violations,
+        run.failure
+    );
+    file
+}
+
 #[test]
 fn a_payload_string_that_is_also_an_identifier_is_no_p10_leak() {
     // Found by mutating this file: a url that is the main display's id (and, the other way
@@ -127,16 +144,8 @@ fn a_payload_string_that_is_also_an_identifier_is_no_p10_leak() {
             text, mutated,
             "the P13 scenario has the url and the display id"
         );
-        let file = ScenarioFile::parse(Path::new("p13.toml"), &mutated).expect("valid");
-        let config = sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none());
-        let without = run_scenario_file(&file, &config, None);
-        assert!(
-            without.violations.is_empty() && without.failure.is_none(),
-            "{:?} {:?}",
-            without.violations,
-            without.failure
-        );
-        let leaked = run_scenario_file(&file, &config, Some(history::BugId::P10));
+        let file = assert_passes("p13.toml", &mutated, "a url that is an id");
+        let leaked = run_scenario_file(&file, &on_memory(), Some(history::BugId::P10));
         assert!(
             leaked
                 .violations
@@ -204,15 +213,10 @@ fn an_envelope_rows_own_defect_comes_before_its_payload() {
                 text.len() + primary.len() - 4 + defect.len() + 10,
                 "the P1 scenario has its envelope stop"
             );
-            let file = ScenarioFile::parse(Path::new("p01.toml"), &mutated).expect("valid");
-            let config =
-                sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none());
-            let run = run_scenario_file(&file, &config, None);
-            assert!(
-                run.violations.is_empty() && run.failure.is_none(),
-                "primary {primary}, {defect}: {:?} {:?}",
-                run.violations,
-                run.failure
+            assert_passes(
+                "p01.toml",
+                &mutated,
+                &format!("primary {primary}, {defect}"),
             );
         }
     }
