@@ -7,7 +7,7 @@ use super::cpu::children_cpu_s;
 use super::import::import;
 use super::progress::FuzzProgress;
 use super::stats::{parse, LibFuzzerStats};
-pub use super::summary::{markdown, FuzzSummary, FuzzViolation};
+pub use super::summary::{markdown, FuzzSummary, FuzzViolation, ReplayText};
 use super::target::{violation_id_in, PLANTED_ENV, VIOLATION_PREFIX};
 use crate::workload::DynWorkload;
 use history::BugId;
@@ -266,13 +266,30 @@ fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<
         Ok(i) => (Some(i.path.display().to_string()), None),
         Err(e) => (None, Some(e)),
     };
+    let replay_text = match &scenario_file {
+        Some(f) => std::fs::read_to_string(f)
+            .ok()
+            .map(ReplayText::ScenarioFile),
+        None => std::fs::read(crash)
+            .ok()
+            .map(|bytes| ReplayText::InputHex(hex(&bytes))),
+    };
     vec![FuzzViolation {
         id,
         crash_input: crash.clone(),
         scenario_file,
         import_error,
         message,
+        replay_text,
     }]
+}
+
+/// Two lowercase hex digits a byte, 32 bytes a line: what `xxd -r -p` reads back.
+fn hex(bytes: &[u8]) -> String {
+    let lines: Vec<String> = (bytes.chunks(32))
+        .map(|line| line.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    lines.join("\n")
 }
 
 /// The target's message: its violation line (`histsim violation ID: ...`), or else the line
@@ -331,6 +348,18 @@ pub fn write(dir: &Path, s: &FuzzSummary) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crash_input_in_hex_is_two_digits_a_byte_32_bytes_a_line() {
+        assert_eq!(hex(&[0x00, 0x01, 0xff]), "0001ff");
+        let input: Vec<u8> = (0..33).collect();
+        let text = hex(&input);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0].len(), 64);
+        assert_eq!(lines[1], "20");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn the_built_target_is_the_newest_of_its_profile() {

@@ -95,6 +95,7 @@ mod tests {
             scenario_file: Some("scenarios/regressions/p4.toml".into()),
             import_error: None,
             message: Some("histsim violation P4: two copies <of> one row".into()),
+            replay_text: None,
         };
         let panicked = FuzzViolation {
             id: None,
@@ -102,6 +103,7 @@ mod tests {
             scenario_file: None,
             import_error: Some("the world broke down".into()),
             message: Some("histsim broken world: the world panicked: x".into()),
+            replay_text: None,
         };
         let xml = junit(&summary(vec![found, panicked], None));
         assert!(xml.contains("<testcase name=\"P4\""), "{xml}");

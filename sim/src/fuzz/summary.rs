@@ -15,7 +15,24 @@ pub struct FuzzViolation {
     pub import_error: Option<String>,
     /// What the target's panic said (`histsim violation P4: ...`, or a broken world's reason).
     pub message: Option<String>,
+    /// What replays it where the report's files are gone (a CI machine): the imported scenario
+    /// file's text, or the crash input's bytes when the import failed.
+    pub replay_text: Option<ReplayText>,
 }
+
+/// A violation's input, written into the summary itself.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", content = "text", rename_all = "snake_case")]
+pub enum ReplayText {
+    /// The scenario file, as imported.
+    ScenarioFile(String),
+    /// The crash input, two lowercase hex digits a byte (`xxd -r -p` writes it back).
+    InputHex(String),
+}
+
+/// The longest replay text the summary shows: a shrunk scenario file is a few KiB, a crash
+/// input at most libFuzzer's 4,096 bytes.
+pub const REPLAY_TEXT_BYTES_MAX: usize = 64 * 1024;
 
 /// What `histsim fuzz run` reports.
 #[derive(Clone, Debug, Serialize)]
@@ -95,12 +112,33 @@ pub fn markdown(s: &FuzzSummary) -> String {
             (None, Some(e)) => md.push_str(&format!("import failed: {e}\n\n")),
             (None, None) => {}
         }
+        md.push_str(&replay_section(v.replay_text.as_ref()));
     }
     if let Some(f) = &s.failure {
         md.push_str(&format!("\n**The fuzzer failed:** {f}\n"));
     }
     md.push_str(&format!("\nCommand: `{}`\n", s.command));
     md
+}
+
+/// A violation's input in the summary, so that a log alone replays it.
+fn replay_section(text: Option<&ReplayText>) -> String {
+    match text {
+        None => String::new(),
+        Some(ReplayText::ScenarioFile(t)) if t.len() > REPLAY_TEXT_BYTES_MAX => format!(
+            "(the scenario file is {} bytes, too long to show here)\n\n",
+            t.len()
+        ),
+        Some(ReplayText::ScenarioFile(t)) => format!(
+            "The scenario file, to replay it where the report is gone (save it as `found.toml`, \
+             then `histsim scenarios found.toml`):\n\n```toml\n{}\n```\n\n",
+            t.trim_end()
+        ),
+        Some(ReplayText::InputHex(h)) => format!(
+            "The crash input in hex, to replay it where the report is gone (`xxd -r -p > \
+             input`, then run the target on `input`):\n\n```\n{h}\n```\n\n"
+        ),
+    }
 }
 
 /// The summary's first table: what ran and libFuzzer's figures.
@@ -205,5 +243,34 @@ mod tests {
         s.exec_per_cpu_s = None;
         let md = markdown(&s);
         assert!(md.contains("| CPU | - |") && md.contains("| exec per CPU second | - |"));
+    }
+
+    #[test]
+    fn a_violation_shows_what_replays_it() {
+        let file = "format = 1\nid = \"P11\"\n[display]\nprimary = \"lead\"\n";
+        let found = |replay_text| FuzzViolation {
+            id: Some(BugId::P11),
+            crash_input: "artifacts/crash-1".into(),
+            scenario_file: Some("scenarios/p11.toml".into()),
+            import_error: None,
+            message: None,
+            replay_text,
+        };
+        let md = replay_section(
+            found(Some(ReplayText::ScenarioFile(file.into())))
+                .replay_text
+                .as_ref(),
+        );
+        assert!(md.contains(&format!("```toml\n{file}```")), "{md}");
+        assert!(md.contains("histsim scenarios found.toml"), "{md}");
+        let long = "x".repeat(REPLAY_TEXT_BYTES_MAX + 1);
+        let md = replay_section(Some(&ReplayText::ScenarioFile(long)));
+        assert!(md.contains("65537 bytes") && !md.contains("xxx"), "{md}");
+        let md = replay_section(Some(&ReplayText::InputHex("01ff".into())));
+        assert!(
+            md.contains("```\n01ff\n```") && md.contains("xxd -r -p"),
+            "{md}"
+        );
+        assert_eq!(replay_section(None), "");
     }
 }
