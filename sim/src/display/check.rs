@@ -174,7 +174,7 @@ impl<'a> Identifiers<'a> {
                 text = text.replace(id, " ").into();
             }
         }
-        let event_ids: Vec<&str> = (text.split(|c: char| !c.is_ascii_alphanumeric()))
+        let event_ids: Vec<&str> = (tokens(&text))
             .filter_map(|t| self.event_ids.get(t).copied())
             .collect();
         if event_ids.is_empty() {
@@ -197,12 +197,14 @@ fn payload_in<'x>(
     urls: &[&'x str],
     text: &str,
 ) -> Option<&'x str> {
-    let as_tokens = text
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .filter_map(|t| payload_strings.get(t).copied());
+    let as_tokens = tokens(text).filter_map(|t| payload_strings.get(t).copied());
     let anywhere = urls.iter().copied().filter(|u| text.contains(u));
     as_tokens.chain(anywhere).min()
+}
+
+/// A warning's tokens: its runs of ASCII letters and digits.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    (text.split(|c: char| !c.is_ascii_alphanumeric())).filter(|t| !t.is_empty())
 }
 
 fn a_settled_read_exists(cx: &Context<'_>, f: &mut Findings) {

@@ -262,17 +262,16 @@ fn violations(o: &CampaignOptions, output: &str, stats: &LibFuzzerStats) -> Vec<
     let message = panic_message(output);
     let out = o.run_dir.join("scenarios");
     let imported = import(Path::new(crash), o.workload, o.planted, &out, o.import_cap);
-    let (scenario_file, import_error) = match imported {
-        Ok(i) => (Some(i.path.display().to_string()), None),
-        Err(e) => (None, Some(e)),
-    };
-    let replay_text = match &scenario_file {
-        Some(f) => std::fs::read_to_string(f)
-            .ok()
-            .map(ReplayText::ScenarioFile),
-        None => std::fs::read(crash)
-            .ok()
-            .map(|bytes| ReplayText::InputHex(hex(&bytes))),
+    let (scenario_file, import_error, replay_text) = match imported {
+        Ok(i) => (
+            Some(i.path.display().to_string()),
+            None,
+            Some(ReplayText::ScenarioFile(i.text)),
+        ),
+        Err(e) => {
+            let input = std::fs::read(crash).ok();
+            (None, Some(e), input.map(|b| ReplayText::InputHex(hex(&b))))
+        }
     };
     vec![FuzzViolation {
         id,

@@ -15,6 +15,8 @@ use std::time::Duration;
 pub struct Imported {
     pub id: BugId,
     pub path: PathBuf,
+    /// What was written at `path`.
+    pub text: String,
     pub shrunk: Shrunk,
 }
 
@@ -70,8 +72,13 @@ pub fn import(
     ));
     let text = file.to_toml()?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(Imported { id, path, shrunk })
+    std::fs::write(&path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Imported {
+        id,
+        path,
+        text,
+        shrunk,
+    })
 }
 
 fn scenario_file(shrunk: &Shrunk, id: BugId, input: &str, planted: Option<BugId>) -> ScenarioFile {
