@@ -66,6 +66,12 @@ impl CampaignResult {
     pub fn seeds_per_second(&self) -> f64 {
         self.lines.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
+
+    /// Steps (the events the agents emitted, or the operations the workload issued) a second:
+    /// the throughput that does not depend on how many seeds drew a long thread.
+    pub fn steps_per_second(&self) -> f64 {
+        self.steps_total as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
 }
 
 pub fn run_campaign(config: &CampaignConfig) -> CampaignResult {

@@ -74,6 +74,10 @@ pub struct Summary {
     pub seeds_failed: usize,
     pub elapsed_s: f64,
     pub seeds_per_second: f64,
+    /// `steps_total` over the elapsed seconds (summed over shards, as `seeds_per_second`).
+    /// Absent from reports written before it was kept.
+    #[serde(default)]
+    pub steps_per_second: f64,
     pub steps_total: u64,
     /// Every probe the campaign's workloads declare, with how often it fired.
     pub coverage: BTreeMap<String, u64>,
@@ -152,6 +156,7 @@ pub fn summary(
         seeds_failed: result.failures.len(),
         elapsed_s: result.elapsed.as_secs_f64(),
         seeds_per_second: result.seeds_per_second(),
+        steps_per_second: result.steps_per_second(),
         steps_total: result.steps_total,
         coverage_never_fired: result
             .coverage
@@ -190,6 +195,7 @@ impl Summary {
             shards: Vec::new(),
             elapsed_s: 0.0,
             seeds_per_second: 0.0,
+            steps_per_second: 0.0,
             determinism: None,
             ..self.clone()
         }
@@ -230,7 +236,10 @@ impl Summary {
         let mut shards: Vec<String> = parts.iter().flat_map(|p| p.shards.clone()).collect();
         shards.sort();
         let elapsed_s = parts.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+        // Rates over the shards' summed time: what one core does, whatever the shard count.
+        let busy_s = parts.iter().map(|p| p.elapsed_s).sum::<f64>().max(1e-9);
         let seeds_run = seeds.len();
+        let steps_total: u64 = parts.iter().map(|p| p.steps_total).sum();
         Ok(Summary {
             campaign: campaign.to_string(),
             histsim_version: first.histsim_version.clone(),
@@ -243,9 +252,9 @@ impl Summary {
             seeds_run,
             seeds_failed: failures.len(),
             elapsed_s,
-            seeds_per_second: seeds_run as f64
-                / parts.iter().map(|p| p.elapsed_s).sum::<f64>().max(1e-9),
-            steps_total: parts.iter().map(|p| p.steps_total).sum(),
+            seeds_per_second: seeds_run as f64 / busy_s,
+            steps_per_second: steps_total as f64 / busy_s,
+            steps_total,
             coverage_never_fired: coverage
                 .iter()
                 .filter(|(_, v)| **v == 0)
@@ -343,8 +352,8 @@ fn markdown_table(md: &mut String, s: &Summary) {
     );
     let _ = writeln!(
         md,
-        "| speed | {:.1} seeds/s over {:.1} s |",
-        s.seeds_per_second, s.elapsed_s
+        "| speed | {:.1} seeds/s, {:.0} steps/s over {:.1} s |",
+        s.seeds_per_second, s.steps_per_second, s.elapsed_s
     );
     let _ = writeln!(md, "| steps | {} |", s.steps_total);
     markdown_liveness(md, s);
@@ -561,6 +570,7 @@ mod tests {
             seeds_failed: 1,
             elapsed_s: 1.5,
             seeds_per_second: 1.0,
+            steps_per_second: 10.0,
             steps_total: 10,
             coverage: BTreeMap::from([("fired".into(), 3), ("idle".into(), 0)]),
             left_out: BTreeMap::new(),
@@ -578,6 +588,41 @@ mod tests {
             determinism: None,
             seeds: Vec::new(),
         }
+    }
+
+    #[test]
+    fn merged_shards_give_steps_and_seeds_a_second_over_their_summed_time() {
+        let shard = |k: u64, elapsed_s: f64, steps_total: u64| Summary {
+            shards: vec![format!("{k}/2")],
+            seeds_run: 1,
+            seeds_failed: 0,
+            failures: Vec::new(),
+            elapsed_s,
+            steps_total,
+            seeds: vec![SeedLine {
+                seed: k,
+                workload: "display".into(),
+                trace_hash: format!("{k}"),
+                passed: true,
+                steps: steps_total as usize,
+                converged_after_ms: None,
+            }],
+            ..summary_with_one_failure()
+        };
+        let merged = Summary::merge(&[shard(0, 2.0, 100), shard(1, 3.0, 400)], "m").unwrap();
+        assert_eq!(merged.steps_total, 500);
+        assert!((merged.steps_per_second - 100.0).abs() < 1e-9);
+        assert!((merged.seeds_per_second - 0.4).abs() < 1e-9);
+        assert!(markdown(&merged).contains("| speed | 0.4 seeds/s, 100 steps/s over 3.0 s |"));
+    }
+
+    #[test]
+    fn a_report_written_before_steps_a_second_were_kept_still_reads() {
+        let mut json = serde_json::to_value(summary_with_one_failure()).unwrap();
+        json.as_object_mut().unwrap().remove("steps_per_second");
+        let old: Summary = serde_json::from_value(json).unwrap();
+        assert_eq!(old.steps_per_second, 0.0);
+        assert_eq!(old.steps_total, 10);
     }
 
     #[test]

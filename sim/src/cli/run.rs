@@ -236,6 +236,7 @@ fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedR
 fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Verdict {
     let seeds = result.seeds_run();
     let rate = result.seeds_per_second();
+    let steps_rate = result.steps_per_second();
     if !result.failures.is_empty() {
         let violations: usize = result.failures.iter().map(|f| f.violations.len()).sum();
         let world_failures = result
@@ -244,7 +245,7 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Ve
             .filter(|f| f.failure.is_some())
             .count();
         println!(
-            "FAILED: {seeds} seeds, {} failing, {violations} violations, {world_failures} world failures, {rate:.1} seeds/s",
+            "FAILED: {seeds} seeds, {} failing, {violations} violations, {world_failures} world failures, {rate:.1} seeds/s, {steps_rate:.0} steps/s",
             result.failures.len(),
         );
         return result.failures.iter().map(Verdict::of_seed).collect();
@@ -263,7 +264,7 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Ve
         );
         return Verdict::Uncovered;
     }
-    println!("ok: {seeds} seeds, 0 violations, {rate:.1} seeds/s");
+    println!("ok: {seeds} seeds, 0 violations, {rate:.1} seeds/s, {steps_rate:.0} steps/s");
     Verdict::Clean
 }
 
