@@ -9,7 +9,7 @@
 //! [`oracle_body`] converts the system's row and head types into the model's.
 
 use super::scenario::{RequestSpec, SpoolScenario};
-use super::source::{compressed, history_rows, prefix};
+use super::source::{compressed, prefix};
 use super::world::{head, shape, RequestSeen, WorldRecord};
 use crate::outcome::Violation;
 use history::journal::{Block, Row, Speaker};
@@ -102,7 +102,7 @@ pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
     if let Err(e) = &record.setup {
         found.push(e.clone());
     } else {
-        let rows = compressed(&history_rows(&scenario.history), scenario.compress_keep);
+        let rows = compressed(&record.history, scenario.compress_keep);
         let head = head(scenario);
         for (k, (spec, seen)) in scenario.requests.iter().zip(&record.requests).enumerate() {
             let at = format!("request {k} ({:?})", spec.shape);

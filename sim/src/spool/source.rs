@@ -5,6 +5,8 @@ use super::scenario::HistorySpec;
 use crate::journal::meaning::compression;
 use history::journal::{JournalReader, Origin, Row};
 use history::spool::{RowSource, SpoolError, SyntheticOptions, SyntheticRows};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Every row of the synthetic history `spec` names, in order.
 pub fn history_rows(spec: &HistorySpec) -> Vec<Row> {
@@ -42,16 +44,19 @@ pub fn prefix(total: usize, percent: u8) -> usize {
 }
 
 /// The first `end` in-context rows of a journal, read one at a time through its incremental
-/// reader: the builder never holds more than the row it is writing.
+/// reader: the builder never holds more than the row it is writing. The reader is the
+/// conversation's, shared by every request of it (as a server keeps one per conversation, J11):
+/// the first request folds the journal, the later ones fold what was appended since (nothing,
+/// here) instead of decoding the same bytes into the same rows again.
 #[derive(Debug)]
 pub struct JournalRows {
-    reader: JournalReader,
+    reader: Rc<RefCell<JournalReader>>,
     next: usize,
     end: usize,
 }
 
 impl JournalRows {
-    pub fn new(reader: JournalReader, end: usize) -> Self {
+    pub fn new(reader: Rc<RefCell<JournalReader>>, end: usize) -> Self {
         JournalRows {
             reader,
             next: 0,
@@ -66,7 +71,8 @@ impl RowSource for JournalRows {
             return None;
         }
         let at = self.next;
-        match self.reader.context_range(at..at + 1) {
+        let rows = self.reader.borrow_mut().context_range(at..at + 1);
+        match rows {
             Ok(rows) => {
                 let row = rows.into_iter().next()?;
                 self.next += 1;
@@ -95,15 +101,26 @@ mod tests {
             .map(|i| Row::text(Speaker::Human, Origin::Main, format!("r{i}")))
             .collect();
         j.append(Origin::Main, rows.clone()).expect("append");
-        let mut src = JournalRows::new(
-            JournalReader::new(storage, "h", JournalOptions::default()),
-            3,
-        );
-        let mut got = Vec::new();
-        while let Some(r) = src.next_row() {
-            got.push(r.expect("reads"));
-        }
-        assert_eq!(got, rows[..3]);
+        let reader = Rc::new(RefCell::new(JournalReader::new(
+            storage,
+            "h",
+            JournalOptions::default(),
+        )));
+        let read_all = |end| {
+            let mut src = JournalRows::new(reader.clone(), end);
+            let mut got = Vec::new();
+            while let Some(r) = src.next_row() {
+                got.push(r.expect("reads"));
+            }
+            got
+        };
+        assert_eq!(read_all(3), rows[..3]);
+        let folded = reader.borrow().bytes_read();
+        assert!(folded > 0);
+        // A later request over the same reader gets its rows without reading the journal again.
+        assert_eq!(read_all(5), rows);
+        assert_eq!(read_all(9), rows, "clamped to the journal's rows");
+        assert_eq!(reader.borrow().bytes_read(), folded);
     }
 
     #[test]

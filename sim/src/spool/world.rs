@@ -10,12 +10,16 @@ use super::source::{compressed, history_rows, prefix, JournalRows};
 use crate::disk::{SimDisk, SimDiskOptions};
 use crate::journal::meaning::compression;
 use crate::trace::Trace;
-use history::journal::{Journal, JournalOptions, JournalReader, Origin, Row, SharedStorage};
+use history::journal::{
+    Block, Journal, JournalOptions, JournalReader, Origin, Row, SharedStorage, Speaker,
+};
 use history::spool::{
     build, BuildOptions, Compressed, NeverAbort, RequestHead, RowSource, SendOptions, Shape,
     SpoolDir, SpoolReport, VecSource,
 };
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// The journal file a journal-sourced history lives in.
@@ -44,6 +48,10 @@ pub struct WorldRecord {
     /// Setting up the history or the directory failed: nothing was sent.
     pub setup: Result<(), String>,
     pub requests: Vec<RequestSeen>,
+    /// The synthetic history the scenario names, as generated before anything read it: the
+    /// ground truth the check computes each request's rows from (generating it again there was
+    /// a twentieth of the workload's time).
+    pub history: Vec<Row>,
     /// Removing the request directory at the end.
     pub dir_closed: Result<(), String>,
     pub trace: Trace,
@@ -77,17 +85,24 @@ fn scratch_root() -> std::path::PathBuf {
 
 /// The history, prepared for the requests.
 enum Prepared {
-    /// Written to a journal: requests read its first rows back.
-    Journal { storage: SharedStorage, rows: usize },
+    /// Written to a journal: requests read its first rows back through the conversation's
+    /// reader.
+    Journal {
+        reader: Rc<RefCell<JournalReader>>,
+        rows: usize,
+    },
     /// In memory; `summary_first` when the first row is a compression's summary.
     Rows { rows: Vec<Row>, summary_first: bool },
 }
 
-fn prepare(scenario: &SpoolScenario, opts: &JournalOptions) -> Result<Prepared, String> {
-    let rows = history_rows(&scenario.history);
+fn prepare(
+    scenario: &SpoolScenario,
+    rows: &[Row],
+    opts: &JournalOptions,
+) -> Result<Prepared, String> {
     match scenario.source {
         SourceKind::Rows => {
-            let list = compressed(&rows, scenario.compress_keep);
+            let list = compressed(rows, scenario.compress_keep);
             Ok(Prepared::Rows {
                 summary_first: list.len() != rows.len() || list.first() != rows.first(),
                 rows: list,
@@ -109,7 +124,11 @@ fn prepare(scenario: &SpoolScenario, opts: &JournalOptions) -> Result<Prepared, 
                 }
             }
             Ok(Prepared::Journal {
-                storage,
+                reader: Rc::new(RefCell::new(JournalReader::new(
+                    storage,
+                    HISTORY_JOURNAL,
+                    opts.clone(),
+                ))),
                 rows: j.fold().in_context().len(),
             })
         }
@@ -125,12 +144,9 @@ impl Prepared {
     }
 
     /// The first `n` rows, as a source that hands them over one at a time.
-    fn source(&self, n: usize, opts: &JournalOptions) -> Box<dyn RowSource> {
+    fn source(&self, n: usize) -> Box<dyn RowSource> {
         match self {
-            Prepared::Journal { storage, .. } => Box::new(JournalRows::new(
-                JournalReader::new(storage.clone(), HISTORY_JOURNAL, opts.clone()),
-                n,
-            )),
+            Prepared::Journal { reader, .. } => Box::new(JournalRows::new(reader.clone(), n)),
             Prepared::Rows {
                 rows,
                 summary_first: true,
@@ -162,7 +178,7 @@ impl RowSource for Traced<'_> {
                     self.request,
                     self.rows,
                     row.content_bytes(),
-                    crate::json_digest::json_xxh3(row)
+                    row_digest(row)
                 ),
             );
             self.rows += 1;
@@ -171,30 +187,92 @@ impl RowSource for Traced<'_> {
     }
 }
 
+/// The trace's hash of a row: xxh3 of its fields, each string behind its length, in one
+/// buffer. Not its JSON text: escaping every byte of the row's text for a hash was a fifteenth
+/// of the spool workload's time (2026-12-05 profile), and a row is hashed at every request that
+/// sends it. Destructured whole, so a field added to `Row` or `Block` fails to compile here
+/// rather than go unhashed.
+fn row_digest(row: &Row) -> u64 {
+    fn put(text: &mut Vec<u8>, s: &str) {
+        text.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        text.extend_from_slice(s.as_bytes());
+    }
+    crate::json_digest::xxh3_of_text(|text| {
+        let Row {
+            speaker,
+            origin,
+            blocks,
+        } = row;
+        text.push(match speaker {
+            Speaker::Human => b'h',
+            Speaker::Ai => b'a',
+            Speaker::Tool => b't',
+        });
+        match origin {
+            Origin::Main => text.push(b'm'),
+            Origin::Subagent(name) => {
+                text.push(b's');
+                put(text, name);
+            }
+        }
+        for block in blocks {
+            match block {
+                Block::Text { text: t } => {
+                    text.push(b'T');
+                    put(text, t);
+                }
+                Block::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    text.push(b'C');
+                    put(text, id);
+                    put(text, name);
+                    put(text, arguments);
+                }
+                Block::ToolResult {
+                    call_id,
+                    name,
+                    content,
+                } => {
+                    text.push(b'R');
+                    put(text, call_id);
+                    put(text, name);
+                    put(text, content);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Plays `scenario` once.
 pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     let mut trace = Trace::new(config.keep_trace);
     let opts = JournalOptions::planted(config.planted);
-    let fail = |trace: Trace, e: String| WorldRecord {
+    let history = history_rows(&scenario.history);
+    let fail = |trace: Trace, history: Vec<Row>, e: String| WorldRecord {
         setup: Err(e),
         requests: Vec::new(),
+        history,
         dir_closed: Ok(()),
         trace,
     };
-    let prepared = match prepare(scenario, &opts) {
+    let prepared = match prepare(scenario, &history, &opts) {
         Ok(p) => p,
-        Err(e) => return fail(trace, format!("preparing the history failed: {e}")),
+        Err(e) => return fail(trace, history, format!("preparing the history failed: {e}")),
     };
     let tmp = match tempfile::Builder::new()
         .prefix("histsim-spool-")
         .tempdir_in(scratch_root())
     {
         Ok(t) => t,
-        Err(e) => return fail(trace, format!("no temporary directory: {e}")),
+        Err(e) => return fail(trace, history, format!("no temporary directory: {e}")),
     };
     let mut dir = match SpoolDir::open(tmp.path().join("request")) {
         Ok(d) => d,
-        Err(e) => return fail(trace, format!("the request directory: {e}")),
+        Err(e) => return fail(trace, history, format!("the request directory: {e}")),
     };
     trace.record(
         0,
@@ -210,7 +288,7 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     for (k, r) in scenario.requests.iter().enumerate() {
         let n = prefix(prepared.len(), r.rows_percent);
         let source = Traced {
-            inner: prepared.source(n, &opts),
+            inner: prepared.source(n),
             trace: &mut trace,
             request: k,
             rows: 0,
@@ -234,6 +312,7 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
     WorldRecord {
         setup: Ok(()),
         requests,
+        history,
         dir_closed,
         trace,
     }
@@ -290,4 +369,53 @@ fn request(
         })
         .unwrap_or_default();
     seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, name: &str, arguments: &str) -> Row {
+        Row {
+            speaker: Speaker::Ai,
+            origin: Origin::Main,
+            blocks: vec![Block::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_rows_digest_tells_apart_what_its_fields_say_and_nothing_else() {
+        let row = call("c1", "search", "{}");
+        assert_eq!(row_digest(&row), row_digest(&row.clone()));
+        let others = [
+            call("c1s", "earch", "{}"),
+            call("c1", "search", "{} "),
+            Row {
+                speaker: Speaker::Tool,
+                ..row.clone()
+            },
+            Row {
+                origin: Origin::Subagent(String::new()),
+                ..row.clone()
+            },
+            Row {
+                blocks: vec![Block::ToolResult {
+                    call_id: "c1".into(),
+                    name: "search".into(),
+                    content: "{}".into(),
+                }],
+                ..row.clone()
+            },
+            Row::text(Speaker::Ai, Origin::Main, "c1search{}"),
+        ];
+        let mut digests: Vec<u64> = others.iter().map(row_digest).collect();
+        digests.push(row_digest(&row));
+        digests.sort_unstable();
+        digests.dedup();
+        assert_eq!(digests.len(), others.len() + 1);
+    }
 }
