@@ -190,8 +190,9 @@ impl RowSource for Traced<'_> {
 /// The trace's hash of a row: xxh3 of its fields, each string behind its length, in one
 /// buffer. Not its JSON text: escaping every byte of the row's text for a hash was a fifteenth
 /// of the spool workload's time (2026-12-05 profile), and a row is hashed at every request that
-/// sends it. Destructured whole, so a field added to `Row` or `Block` fails to compile here
-/// rather than go unhashed.
+/// sends it. Not through `Row`'s derived `Hash` either: std promises those bytes neither across
+/// versions nor platforms, and a trace hash must compare across builds. Destructured whole, so
+/// a field added to `Row` or `Block` fails to compile here rather than go unhashed.
 fn row_digest(row: &Row) -> u64 {
     fn put(text: &mut Vec<u8>, s: &str) {
         text.extend_from_slice(&(s.len() as u64).to_le_bytes());
