@@ -58,7 +58,7 @@ mod wire;
 pub mod writer;
 
 pub use density::{MAX_RECORD_BYTES, MAX_RECORD_ROWS};
-pub use dump::dump_records;
+pub use dump::{dump_lines, dump_records, DumpLine};
 pub use error::JournalError;
 pub use fold::{Entry, Fold, FoldError, Statistics};
 pub use frame::{DecodeError, FrameProblem};

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use history::journal::{
-    clone_journal, dump_records, fork_journal, resume_journal, DecodeError, Journal, JournalError,
-    JournalOptions, Origin, Row, Speaker, Storage,
+    clone_journal, dump_lines, fork_journal, resume_journal, DecodeError, DumpLine, Journal,
+    JournalError, JournalOptions, Origin, Row, Speaker, Storage,
 };
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory, ModelOp};
@@ -35,21 +35,21 @@ pub struct ImageFacts {
 
 /// Reads the facts of a journal image.
 pub fn classify_image(bytes: &[u8]) -> ImageFacts {
-    classify_lines(&dump_records(bytes).collect::<Vec<_>>())
+    classify_lines(&dump_lines(bytes))
 }
 
-/// The facts of a journal image already dumped (`dump_records`), for a checker that reads the
+/// The facts of a journal image already dumped (`dump_lines`), for a checker that reads the
 /// same image several ways and decodes it once.
-pub fn classify_lines(lines: &[Result<serde_json::Value, DecodeError>]) -> ImageFacts {
+pub fn classify_lines(lines: &[Result<DumpLine, DecodeError>]) -> ImageFacts {
     let mut facts = ImageFacts::default();
     for line in lines {
         match line {
-            Ok(v) if v.get("torn_tail_bytes").is_some() => facts.torn_tail = true,
-            Ok(v) => {
+            Ok(DumpLine::TornTail { .. }) => facts.torn_tail = true,
+            Ok(DumpLine::Record { record, .. }) => {
                 facts.records += 1;
-                facts.last_seq = v["seq"].as_u64().unwrap_or(0);
-                let txn = v["txn"].as_u64();
-                match v["kind"].as_str().unwrap_or("") {
+                facts.last_seq = record.seq;
+                let txn = record.body.txn();
+                match record.body.kind() {
                     "replace_begin" => facts.open_txn = txn,
                     "replace_commit" | "replace_abort" if facts.open_txn == txn => {
                         facts.open_txn = None

@@ -1,7 +1,7 @@
 //! Pure checks of journal invariants, each naming its catalog ID. They only look at values
 //! (bytes, rows, file lists); the journal workload's checker decides when to call them.
 
-use history::journal::{DecodeError, Row, MAX_RECORD_BYTES, MAX_RECORD_ROWS};
+use history::journal::{DecodeError, DumpLine, RecordBody, Row, MAX_RECORD_BYTES, MAX_RECORD_ROWS};
 use history::BugId;
 use std::fmt;
 
@@ -23,24 +23,30 @@ fn fail(bug_id: BugId, message: String) -> Result<(), Violation> {
 }
 
 /// J16: every density record holds at most 64 rows, and at most 64 KiB unless it holds one row;
-/// over a journal image already dumped (`dump_records`), which the checker reads several ways.
-pub fn density_bounds_of(
-    lines: &[Result<serde_json::Value, DecodeError>],
-) -> Result<(), Violation> {
-    for v in lines.iter().flatten() {
-        if v["kind"] != "density_mutation" {
+/// over a journal image already dumped (`dump_lines`), which the checker reads several ways.
+pub fn density_bounds_of(lines: &[Result<DumpLine, DecodeError>]) -> Result<(), Violation> {
+    for line in lines.iter().flatten() {
+        let DumpLine::Record {
+            offset,
+            frame_bytes,
+            record,
+        } = line
+        else {
             continue;
-        }
-        let rows = v["removed"].as_array().map_or(0, Vec::len)
-            + v["replacements"].as_array().map_or(0, Vec::len);
-        let payload = v["frame_bytes"].as_u64().unwrap_or(0).saturating_sub(12) as usize;
+        };
+        let RecordBody::DensityMutation {
+            removed,
+            replacements,
+        } = &record.body
+        else {
+            continue;
+        };
+        let rows = removed.len() + replacements.len();
+        let payload = frame_bytes.saturating_sub(12) as usize;
         if rows > MAX_RECORD_ROWS || (payload > MAX_RECORD_BYTES && rows > 1) {
             return fail(
                 BugId::J16,
-                format!(
-                    "density record at offset {} holds {rows} rows in {payload} bytes",
-                    v["offset"]
-                ),
+                format!("density record at offset {offset} holds {rows} rows in {payload} bytes"),
             );
         }
     }

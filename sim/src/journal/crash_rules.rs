@@ -8,8 +8,8 @@ use super::record::SoloRestart;
 use crate::crash::classify_lines;
 use crate::crash::invariants::density_bounds_of;
 use crate::outcome::Findings;
-use history::journal::dump_records;
 use history::journal::Row;
+use history::journal::{dump_lines, DecodeError, DumpLine};
 use history::BugId;
 use model::journal::ModelHistory;
 use std::collections::BTreeMap;
@@ -137,7 +137,7 @@ pub fn check_image(
 ) {
     for (name, bytes) in image.iter().filter(|(n, _)| n.ends_with(".journal")) {
         // Decoded once, read three ways.
-        let lines: Vec<_> = dump_records(bytes).collect();
+        let lines = dump_lines(bytes);
         let facts = classify_lines(&lines);
         if let Some(offset) = facts.corrupt_at {
             let id = match synced {
@@ -168,21 +168,19 @@ pub fn check_image(
 /// open) counts only with `open_too` and only while it is the last one: a resume that forgot to
 /// abort it is judged by the resume's invariant, not here.
 pub fn interleaved_replacement(bytes: &[u8], open_too: bool) -> Option<String> {
-    interleaved_in(&dump_records(bytes).collect::<Vec<_>>(), open_too)
+    interleaved_in(&dump_lines(bytes), open_too)
 }
 
-/// `interleaved_replacement` over a journal image already dumped (`dump_records`).
-fn interleaved_in(
-    lines: &[Result<serde_json::Value, history::journal::DecodeError>],
-    open_too: bool,
-) -> Option<String> {
+/// `interleaved_replacement` over a journal image already dumped (`dump_lines`).
+fn interleaved_in(lines: &[Result<DumpLine, DecodeError>], open_too: bool) -> Option<String> {
     let mut open: Option<(u64, Vec<String>)> = None;
-    for v in lines.iter().flatten() {
-        let Some(kind) = v["kind"].as_str() else {
+    for line in lines.iter().flatten() {
+        let DumpLine::Record { record, .. } = line else {
             continue;
         };
-        let txn = v["txn"].as_u64();
-        let seq = v["seq"].as_u64().unwrap_or(0);
+        let kind = record.body.kind();
+        let txn = record.body.txn();
+        let seq = record.seq;
         match (kind, &mut open) {
             ("replace_begin", _) => open = txn.map(|t| (t, Vec::new())),
             ("replace_rows", Some((t, _))) if txn == Some(*t) => {}
