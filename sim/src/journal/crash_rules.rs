@@ -2,7 +2,7 @@
 //! J10), what its resume leaves (J1, J2, J10), and what every journal file on the disk holds (J10,
 //! J16, J3).
 
-use super::expect::{short, with_arrivals, SessionCheck};
+use super::expect::{holds, short, with_arrivals, SessionCheck};
 use super::op_rules::classify_resume;
 use super::record::SoloRestart;
 use crate::crash::classify_lines;
@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings) {
     let s = sc.s;
     let at = format!("session {s} after a crash");
-    let state = sc.latest(&r.journal);
-    reopened_as_durable(sc, &at, r, &state, found);
+    let state = sc.latest_ref(&r.journal);
+    reopened_as_durable(sc, &at, r, state, found);
     if let Err(e) = &r.resumed {
         let id = if r.facts_before.open_txn.is_some() {
             BugId::J2
@@ -60,7 +60,7 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
     // The resume's own invariants hold against what it loaded.
     let loaded = r.shown.clone().unwrap_or_else(|_| state.rows());
     classify_resume(&at, &loaded, &r.arrivals, &r.rows_after, found);
-    let next = with_arrivals(&state, &r.arrivals);
+    let next = with_arrivals(state, &r.arrivals);
     let journal = r.journal.clone();
     sc.push(&journal, next);
     sc.seen(&journal, &r.rows_after);
@@ -78,7 +78,7 @@ fn reopened_as_durable(
     // A difference the recording already had before the crash is not the crash's doing.
     let in_sync = sc.was_in_sync(&r.journal);
     match &r.shown {
-        Ok(shown) if *shown != state.rows() => {
+        Ok(shown) if !holds(state, shown) => {
             let message = format!(
                 "{at}: {} reopened as {}; the last durable history is {} (image: {:?})",
                 r.journal,

@@ -103,12 +103,18 @@ impl<'a> SessionCheck<'a> {
         }
     }
 
+    /// The model's latest history of `journal`, owned, for a rule that goes on to change it.
     pub fn latest(&self, journal: &str) -> ModelHistory<Row> {
+        self.latest_ref(journal).clone()
+    }
+
+    /// The model's latest history of `journal`, borrowed: most rules only compare with it, and a
+    /// copy of a history is a copy of every row's text.
+    pub fn latest_ref(&self, journal: &str) -> &ModelHistory<Row> {
         self.journals
             .get(journal)
             .and_then(|v| v.last())
-            .cloned()
-            .unwrap_or_default()
+            .unwrap_or(&NO_HISTORY)
     }
 
     pub fn push(&mut self, journal: &str, h: ModelHistory<Row>) {
@@ -120,7 +126,7 @@ impl<'a> SessionCheck<'a> {
 
     /// Notes whether the rows seen of `journal` equal the model's latest history.
     pub fn seen(&mut self, journal: &str, rows: &[Row]) -> bool {
-        let same = self.latest(journal).rows() == rows;
+        let same = holds(self.latest_ref(journal), rows);
         self.in_sync.insert(journal.to_string(), same);
         same
     }
@@ -128,6 +134,23 @@ impl<'a> SessionCheck<'a> {
     pub fn was_in_sync(&self, journal: &str) -> bool {
         self.in_sync.get(journal).copied().unwrap_or(true)
     }
+}
+
+/// The model's history of a journal nothing was written to yet (`ModelHistory::default()`).
+static NO_HISTORY: ModelHistory<Row> = ModelHistory {
+    in_context: Vec::new(),
+    transcript: Vec::new(),
+    next_id: 0,
+};
+
+/// Whether `rows` are the history's in-context rows (`state.rows() == rows`, without copying them).
+pub fn holds(state: &ModelHistory<Row>, rows: &[Row]) -> bool {
+    state.in_context.len() == rows.len()
+        && state
+            .in_context
+            .iter()
+            .zip(rows)
+            .all(|((_, want), row)| want == row)
 }
 
 pub fn with_arrivals(state: &ModelHistory<Row>, arrivals: &[Row]) -> ModelHistory<Row> {

@@ -66,8 +66,8 @@ pub fn recording_follows_the_model(
         return;
     };
     let (at, k, op) = (o.at.as_str(), o.k, o.op);
-    let state = sc.latest(journal);
-    let ops = solo_model_ops(k, &op.action, &state);
+    let state = sc.latest_ref(journal);
+    let ops = solo_model_ops(k, &op.action, state);
     match outcome {
         Outcome::Written { .. } => {
             if op.fail {
@@ -77,7 +77,7 @@ pub fn recording_follows_the_model(
                 );
             }
             let next = match &ops {
-                Some(ops) => apply_all(&state, ops).unwrap_or_else(|e| {
+                Some(ops) => apply_all(state, ops).unwrap_or_else(|e| {
                     found.unexplained(
                         BugId::J10,
                         format!("{at}: the model refuses the operation: {e}"),
@@ -105,8 +105,8 @@ pub fn recording_follows_the_model(
         ),
         Outcome::Failed(_) => {}
     }
-    let want = sc.latest(journal).rows();
     if !sc.seen(journal, shown) {
+        let want = sc.latest_ref(journal).rows();
         found.unexplained(
             BugId::J10,
             format!(
@@ -147,7 +147,7 @@ pub fn incremental_reads_touch_only_what_was_appended(
             format!("{at}: incremental statistics {read:?} differ from the writer's {w:?}"),
         ),
         (Ok(read), _) => {
-            let want = sc.latest(&sc.current.clone()).in_context.len() as u64;
+            let want = sc.latest_ref(&sc.current).in_context.len() as u64;
             if read.rows != want {
                 found.unexplained(
                     BugId::J11,
