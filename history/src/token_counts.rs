@@ -11,7 +11,7 @@
 //! no answer. The map is only looked up, never iterated (its order never shows); it is bounded by
 //! the bytes of its keys and emptied when full.
 
-use crate::fixed_hash::FixedState;
+use crate::fixed_hash::{FixedState, ShortKeyState};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -55,10 +55,7 @@ fn count_pieces(text: &str) -> u64 {
 
 thread_local! {
     // One a thread, so that the campaign's jobs do not wait on each other for every piece.
-    // Pieces are a few bytes each and a text is split into hundreds of them, so their hasher is
-    // foldhash (fixed seed), which costs a fraction of xxh3's two seeded calls on so short a key:
-    // hashing the pieces was 4 % of the journal workload's time.
-    static PIECES: std::cell::RefCell<KeptCounts<foldhash::fast::FixedState>> =
+    static PIECES: std::cell::RefCell<KeptCounts<ShortKeyState>> =
         std::cell::RefCell::new(KeptCounts::new(PIECE_BYTES_MAX));
 }
 

@@ -46,7 +46,7 @@ pub fn corrupted_restart(
             ),
         ),
         Ok(rows) => {
-            let known = sc.latest(&inj.file).rows();
+            let known = sc.latest_ref(&inj.file).rows();
             let id = if rows.iter().any(|row| !known.contains(row)) {
                 BugId::J20
             } else {

@@ -103,11 +103,6 @@ impl<'a> SessionCheck<'a> {
         }
     }
 
-    /// The model's latest history of `journal`, owned, for a rule that goes on to change it.
-    pub fn latest(&self, journal: &str) -> ModelHistory<Row> {
-        self.latest_ref(journal).clone()
-    }
-
     /// The model's latest history of `journal`, borrowed: most rules only compare with it, and a
     /// copy of a history is a copy of every row's text.
     pub fn latest_ref(&self, journal: &str) -> &ModelHistory<Row> {
@@ -145,12 +140,7 @@ static NO_HISTORY: ModelHistory<Row> = ModelHistory {
 
 /// Whether `rows` are the history's in-context rows (`state.rows() == rows`, without copying them).
 pub fn holds(state: &ModelHistory<Row>, rows: &[Row]) -> bool {
-    state.in_context.len() == rows.len()
-        && state
-            .in_context
-            .iter()
-            .zip(rows)
-            .all(|((_, want), row)| want == row)
+    state.in_context.iter().map(|(_, want)| want).eq(rows)
 }
 
 pub fn with_arrivals(state: &ModelHistory<Row>, arrivals: &[Row]) -> ModelHistory<Row> {

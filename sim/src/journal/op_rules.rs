@@ -1,7 +1,7 @@
 //! The journal rules about one operation of a session's own recording: J10 to J13, J15, J17, J18
 //! and the resume invariants J4 to J6.
 
-use super::expect::{apply_all, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
+use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
 use super::record::{Outcome, Seen};
 use super::scenario::Action;
 use crate::outcome::Findings;
@@ -309,7 +309,7 @@ pub fn switching_keeps_the_recording(
         ),
         Ok(()) => {}
     }
-    let state = sc.latest(to);
+    let state = sc.latest_ref(to);
     let base = match loaded {
         Ok(rows) => rows.clone(),
         Err(e) => {
@@ -317,7 +317,7 @@ pub fn switching_keeps_the_recording(
             state.rows()
         }
     };
-    if base != state.rows() && sc.was_in_sync(to) {
+    if !holds(state, &base) && sc.was_in_sync(to) {
         found.unexplained(
             BugId::J6,
             format!(
@@ -328,7 +328,7 @@ pub fn switching_keeps_the_recording(
         );
     }
     classify_resume(at, &base, arrivals, shown, found);
-    let next = with_arrivals(&state, arrivals);
+    let next = with_arrivals(state, arrivals);
     sc.push(to, next);
     sc.seen(to, shown);
     sc.current = to.clone();
@@ -365,7 +365,7 @@ pub fn resuming_again_changes_nothing(
             format!("{at}: resuming the recording again changed it: {before} to {}, {bytes_before} to {bytes_after} bytes", short(rows_after)),
         );
     }
-    let state = sc.latest(&sc.current.clone());
+    let state = sc.latest_ref(&sc.current).clone();
     let current = sc.current.clone();
     sc.push(&current, state);
     sc.seen(&current, rows_after);
