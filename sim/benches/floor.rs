@@ -5,9 +5,11 @@
 //! costs, so work on the rest can be aimed and judged.
 //!
 //! Run: `cargo bench -p sim --bench floor`. The shapes are read from each seed's generated
-//! scenario (`sim::run::scenario_of`), so both benches play the same seeds.
+//! scenario (`sim::run::scenario_of`), so both benches play the same seeds. Before each pair it
+//! prints how many turmoil steps a seed of each takes; `turmoil_idle_steps` times a step of a
+//! world with nothing to do, the part of every step no change outside turmoil takes off.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sim::display::{DisplayScenario, DisplayWorkload};
 use sim::run::{run_seed, scenario_of, RunConfig};
 use sim::runs::scenario::{MessageSpec, Op, RunsScenario};
@@ -58,7 +60,7 @@ async fn receive(stream: &mut TcpStream) -> std::io::Result<Option<usize>> {
 
 /// The display shape: agents publish every step to a bus that fans it out to every replica; the
 /// client asks the turn's replica once a turn and waits until every replica has every row.
-fn display_floor(s: &DisplayScenario) {
+fn display_floor(s: &DisplayScenario) -> Duration {
     let steps: Vec<u32> = s
         .turns
         .iter()
@@ -137,11 +139,12 @@ fn display_floor(s: &DisplayScenario) {
         Ok(())
     });
     sim.run().expect("the floor world finishes");
+    sim.elapsed()
 }
 
 /// The runs shape: the client dispatches each run to its worker, which plays its messages with
 /// their delays; every read or rating is one request and answer; the client waits for every run.
-fn runs_floor(s: &RunsScenario) {
+fn runs_floor(s: &RunsScenario) -> Duration {
     let stopped = Rc::new(Cell::new(0usize));
     let mut sim = builder(s.network_seed, 1).build();
     for w in 0..s.workers {
@@ -199,6 +202,7 @@ fn runs_floor(s: &RunsScenario) {
         Ok(())
     });
     sim.run().expect("the floor world finishes");
+    sim.elapsed()
 }
 
 fn delay_ms(m: &MessageSpec) -> u32 {
@@ -228,12 +232,19 @@ fn op_shape(s: &RunsScenario, op: &Op) -> Option<(u8, usize)> {
     }
 }
 
-fn bench_pair(c: &mut Criterion, workload: &str, floor: &dyn Fn(u64)) {
+fn bench_pair(c: &mut Criterion, workload: &str, tick_ms: u64, floor: &dyn Fn(u64) -> Duration) {
     let config = RunConfig::only(workload);
+    print_simulated_steps(workload, tick_ms, &config, floor);
     let mut g = c.benchmark_group(format!("{workload}_{SEEDS}_seeds"));
     g.sample_size(10);
     g.throughput(Throughput::Elements(SEEDS));
-    g.bench_function("floor", |b| b.iter(|| (0..SEEDS).for_each(floor)));
+    g.bench_function("floor", |b| {
+        b.iter(|| {
+            for seed in 0..SEEDS {
+                floor(seed);
+            }
+        })
+    });
     g.bench_function("workload", |b| {
         b.iter(|| {
             for seed in 0..SEEDS {
@@ -244,19 +255,81 @@ fn bench_pair(c: &mut Criterion, workload: &str, floor: &dyn Fn(u64)) {
     g.finish();
 }
 
+/// Prints how many turmoil steps a seed of the workload and of its floor take, on average: each
+/// step enters every host's runtime whether the host has work or not (`idle_steps`), so a
+/// step's fixed cost times this count is what no change outside turmoil can take off a seed.
+fn print_simulated_steps(
+    workload: &str,
+    tick_ms: u64,
+    config: &RunConfig,
+    floor: &dyn Fn(u64) -> Duration,
+) {
+    let mut workload_ms = 0;
+    let mut floor_ms = 0;
+    for seed in 0..SEEDS {
+        workload_ms += run_seed(seed, config).sim_elapsed_ms;
+        floor_ms += floor(seed).as_millis() as u64;
+    }
+    let (workload_ms, floor_ms) = (workload_ms / SEEDS, floor_ms / SEEDS);
+    println!(
+        "{workload}, seeds 0..{SEEDS}: a workload seed runs {workload_ms} simulated ms ({} \
+         steps of {tick_ms} ms), a floor seed {floor_ms} ms ({} steps)",
+        workload_ms / tick_ms,
+        floor_ms / tick_ms
+    );
+}
+
+/// What turmoil spends on a step of a world whose hosts all wait on a timer far away: entering
+/// each host's runtime, running its (empty) task queue, reading and advancing its clock. The
+/// display world has 4 to 8 hosts (the bus, 1 to 5 replicas, the agents, the client); 6 is its
+/// median. Throughput is in steps.
+fn idle_steps(c: &mut Criterion) {
+    const STEPS: u64 = 100;
+    let mut g = c.benchmark_group("turmoil_idle_steps");
+    g.throughput(Throughput::Elements(STEPS));
+    for hosts in [1, 6] {
+        g.bench_function(format!("{hosts}_hosts"), |b| {
+            b.iter_batched(
+                || idle_world(hosts),
+                |mut sim| {
+                    for _ in 0..STEPS {
+                        sim.step().expect("an idle step");
+                    }
+                    sim
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn idle_world(hosts: usize) -> turmoil::Sim<'static> {
+    let mut sim = builder(0, 10).build();
+    for h in 0..hosts {
+        sim.host(format!("host-{h}"), || async {
+            tokio::time::sleep(Duration::from_secs(500)).await;
+            Ok(())
+        });
+    }
+    // The hosts' first step starts their tasks; the bench times the steps after it.
+    sim.step().expect("the hosts start");
+    sim
+}
+
 fn floors(c: &mut Criterion) {
     sim::huge_pages::refuse_transparent_huge_pages();
     let display = RunConfig::only("display");
-    bench_pair(c, "display", &|seed| {
+    bench_pair(c, "display", 10, &|seed| {
         let any = scenario_of(seed, &display);
-        display_floor(any.get::<DisplayWorkload>().expect("a display scenario"));
+        display_floor(any.get::<DisplayWorkload>().expect("a display scenario"))
     });
     let runs = RunConfig::only("runs");
-    bench_pair(c, "runs", &|seed| {
+    bench_pair(c, "runs", 1, &|seed| {
         let any = scenario_of(seed, &runs);
-        runs_floor(any.get::<RunsWorkload>().expect("a runs scenario"));
+        runs_floor(any.get::<RunsWorkload>().expect("a runs scenario"))
     });
 }
 
-criterion_group!(benches, floors);
+criterion_group!(benches, floors, idle_steps);
 criterion_main!(benches);
