@@ -32,6 +32,10 @@ const ROW_BYTES: usize = 400;
 const REQUEST_BYTES: usize = 32;
 const ANSWER_BYTES: usize = 2048;
 
+/// The tick of each world (`TICK_MS` in sim/src/display/world.rs; sim/src/runs/world.rs).
+const DISPLAY_TICK_MS: u64 = 10;
+const RUNS_TICK_MS: u64 = 1;
+
 /// The builder settings both worlds use (sim/src/display/world.rs, sim/src/runs/world.rs).
 fn builder(network_seed: u64, tick_ms: u64) -> turmoil::Builder {
     let mut b = turmoil::Builder::new();
@@ -69,7 +73,7 @@ fn display_floor(s: &DisplayScenario) -> Duration {
     let replicas = s.replicas;
     let expected = steps.len() * replicas as usize;
     let delivered = Rc::new(Cell::new(0usize));
-    let mut sim = builder(s.network_seed, 10).build();
+    let mut sim = builder(s.network_seed, DISPLAY_TICK_MS).build();
     sim.host("bus", move || async move {
         let agents = TcpListener::bind("0.0.0.0:7000").await?;
         let mut subscribers = Vec::new();
@@ -146,7 +150,7 @@ fn display_floor(s: &DisplayScenario) -> Duration {
 /// their delays; every read or rating is one request and answer; the client waits for every run.
 fn runs_floor(s: &RunsScenario) -> Duration {
     let stopped = Rc::new(Cell::new(0usize));
-    let mut sim = builder(s.network_seed, 1).build();
+    let mut sim = builder(s.network_seed, RUNS_TICK_MS).build();
     for w in 0..s.workers {
         let stopped = stopped.clone();
         let runs: Vec<(String, Vec<u32>)> = s
@@ -305,7 +309,7 @@ fn idle_steps(c: &mut Criterion) {
 }
 
 fn idle_world(hosts: usize) -> turmoil::Sim<'static> {
-    let mut sim = builder(0, 10).build();
+    let mut sim = builder(0, DISPLAY_TICK_MS).build();
     for h in 0..hosts {
         sim.host(format!("host-{h}"), || async {
             tokio::time::sleep(Duration::from_secs(500)).await;
@@ -320,12 +324,12 @@ fn idle_world(hosts: usize) -> turmoil::Sim<'static> {
 fn floors(c: &mut Criterion) {
     sim::huge_pages::refuse_transparent_huge_pages();
     let display = RunConfig::only("display");
-    bench_pair(c, "display", 10, &|seed| {
+    bench_pair(c, "display", DISPLAY_TICK_MS, &|seed| {
         let any = scenario_of(seed, &display);
         display_floor(any.get::<DisplayWorkload>().expect("a display scenario"))
     });
     let runs = RunConfig::only("runs");
-    bench_pair(c, "runs", 1, &|seed| {
+    bench_pair(c, "runs", RUNS_TICK_MS, &|seed| {
         let any = scenario_of(seed, &runs);
         runs_floor(any.get::<RunsWorkload>().expect("a runs scenario"))
     });
