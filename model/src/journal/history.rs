@@ -62,13 +62,18 @@ pub struct ModelHistory<R> {
     pub next_id: u64,
 }
 
+impl<R> ModelHistory<R> {
+    /// The history of a journal nothing was written to yet.
+    pub const EMPTY: Self = ModelHistory {
+        in_context: Vec::new(),
+        transcript: Vec::new(),
+        next_id: 0,
+    };
+}
+
 impl<R> Default for ModelHistory<R> {
     fn default() -> Self {
-        ModelHistory {
-            in_context: Vec::new(),
-            transcript: Vec::new(),
-            next_id: 0,
-        }
+        Self::EMPTY
     }
 }
 

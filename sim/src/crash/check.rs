@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use history::journal::{
     clone_journal, dump_lines, fork_journal, resume_journal, DecodeError, DumpLine, Journal,
-    JournalError, JournalOptions, Origin, Row, Speaker, Storage,
+    JournalError, JournalOptions, Origin, RecordBody, Row, Speaker, Storage,
 };
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory, ModelOp};
@@ -48,10 +48,11 @@ pub fn classify_lines(lines: &[Result<DumpLine, DecodeError>]) -> ImageFacts {
             Ok(DumpLine::Record { record, .. }) => {
                 facts.records += 1;
                 facts.last_seq = record.seq;
-                let txn = record.body.txn();
-                match record.body.kind() {
-                    "replace_begin" => facts.open_txn = txn,
-                    "replace_commit" | "replace_abort" if facts.open_txn == txn => {
+                match record.body {
+                    RecordBody::ReplaceBegin { txn } => facts.open_txn = Some(txn),
+                    RecordBody::ReplaceCommit { txn } | RecordBody::ReplaceAbort { txn }
+                        if facts.open_txn == Some(txn) =>
+                    {
                         facts.open_txn = None
                     }
                     _ => {}

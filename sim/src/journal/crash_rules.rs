@@ -8,7 +8,7 @@ use super::record::SoloRestart;
 use crate::crash::classify_lines;
 use crate::crash::invariants::density_bounds_of;
 use crate::outcome::Findings;
-use history::journal::{dump_lines, DecodeError, DumpLine, Row};
+use history::journal::{dump_lines, DecodeError, DumpLine, RecordBody, Row};
 use history::BugId;
 use model::journal::ModelHistory;
 use std::collections::BTreeMap;
@@ -177,13 +177,14 @@ fn interleaved_in(lines: &[Result<DumpLine, DecodeError>], open_too: bool) -> Op
         let DumpLine::Record { record, .. } = line else {
             continue;
         };
-        let kind = record.body.kind();
-        let txn = record.body.txn();
-        let seq = record.seq;
-        match (kind, &mut open) {
-            ("replace_begin", _) => open = txn.map(|t| (t, Vec::new())),
-            ("replace_rows", Some((t, _))) if txn == Some(*t) => {}
-            ("replace_commit" | "replace_abort", Some((t, strays))) if txn == Some(*t) => {
+        let (kind, seq) = (record.body.kind(), record.seq);
+        match (&record.body, &mut open) {
+            (RecordBody::ReplaceBegin { txn }, _) => open = Some((*txn, Vec::new())),
+            (RecordBody::ReplaceRows { txn, .. }, Some((t, _))) if txn == t => {}
+            (
+                RecordBody::ReplaceCommit { txn } | RecordBody::ReplaceAbort { txn },
+                Some((t, strays)),
+            ) if txn == t => {
                 if let Some(first) = strays.first() {
                     return Some(format!(
                         "{first} landed inside replacement {t}, which then ended with a {kind}"

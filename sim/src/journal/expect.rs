@@ -131,12 +131,8 @@ impl<'a> SessionCheck<'a> {
     }
 }
 
-/// The model's history of a journal nothing was written to yet (`ModelHistory::default()`).
-static NO_HISTORY: ModelHistory<Row> = ModelHistory {
-    in_context: Vec::new(),
-    transcript: Vec::new(),
-    next_id: 0,
-};
+/// The model's history of a journal nothing was written to yet, to lend.
+static NO_HISTORY: ModelHistory<Row> = ModelHistory::EMPTY;
 
 /// Whether `rows` are the history's in-context rows (`state.rows() == rows`, without copying them).
 pub fn holds(state: &ModelHistory<Row>, rows: &[Row]) -> bool {
