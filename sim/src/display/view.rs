@@ -69,36 +69,55 @@ pub enum ViewPart {
     Audio { data: String, format: String },
 }
 
-fn push_part(parts: &mut Vec<ViewPart>, part: ViewPart) {
-    match (parts.last_mut(), part) {
-        (Some(ViewPart::Text(last)), ViewPart::Text(t)) => last.push_str(&t),
-        (_, part) => parts.push(part),
+/// `parts` in order as view parts, each run of adjacent text parts merged into one text. Each
+/// merged text is sized once: growing it part by part reallocated it (a tenth of display's
+/// allocations went to these views).
+fn merged_parts<T>(
+    parts: &[T],
+    text_of: impl Fn(&T) -> Option<&str>,
+    other: impl Fn(&T) -> ViewPart,
+) -> Vec<ViewPart> {
+    let mut out = Vec::with_capacity(parts.len());
+    let mut rest = parts;
+    while let Some(first) = rest.first() {
+        let run = rest.iter().take_while(|p| text_of(p).is_some()).count();
+        if run == 0 {
+            out.push(other(first));
+            rest = &rest[1..];
+            continue;
+        }
+        let texts = rest[..run].iter().filter_map(&text_of);
+        let mut text = String::with_capacity(texts.clone().map(str::len).sum());
+        texts.for_each(|t| text.push_str(t));
+        out.push(ViewPart::Text(text));
+        rest = &rest[run..];
     }
+    out
 }
 
 pub fn view_of_projection(messages: &[ChatMessage]) -> Vec<ViewMessage> {
     messages
         .iter()
-        .map(|msg| {
-            let mut parts = Vec::new();
-            for p in &msg.content {
-                let part = match p {
+        .map(|msg| ViewMessage {
+            role: match msg.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            },
+            parts: merged_parts(
+                &msg.content,
+                |p| match p {
+                    ContentPart::Text { text } => Some(text),
+                    _ => None,
+                },
+                |p| match p {
                     ContentPart::Text { text } => ViewPart::Text(text.clone()),
                     ContentPart::ImageUrl { url } => ViewPart::Image(url.clone()),
                     ContentPart::InputAudio { data, format } => ViewPart::Audio {
                         data: data.clone(),
                         format: format.clone(),
                     },
-                };
-                push_part(&mut parts, part);
-            }
-            ViewMessage {
-                role: match msg.role {
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
                 },
-                parts,
-            }
+            ),
         })
         .collect()
 }
@@ -106,10 +125,18 @@ pub fn view_of_projection(messages: &[ChatMessage]) -> Vec<ViewMessage> {
 pub fn view_of_model(messages: &[m::Message]) -> Vec<ViewMessage> {
     messages
         .iter()
-        .map(|msg| {
-            let mut parts = Vec::new();
-            for p in &msg.parts {
-                let part = match p {
+        .map(|msg| ViewMessage {
+            role: match msg.role {
+                m::Role::User => "user",
+                m::Role::Assistant => "assistant",
+            },
+            parts: merged_parts(
+                &msg.parts,
+                |p| match p {
+                    m::Part::Text(t) => Some(t),
+                    _ => None,
+                },
+                |p| match p {
                     m::Part::Text(t) => ViewPart::Text(t.clone()),
                     m::Part::ImageUrl(u) => ViewPart::Image(u.clone()),
                     m::Part::Audio {
@@ -119,16 +146,8 @@ pub fn view_of_model(messages: &[m::Message]) -> Vec<ViewMessage> {
                         data: data_base64.clone(),
                         format: format.clone(),
                     },
-                };
-                push_part(&mut parts, part);
-            }
-            ViewMessage {
-                role: match msg.role {
-                    m::Role::User => "user",
-                    m::Role::Assistant => "assistant",
                 },
-                parts,
-            }
+            ),
         })
         .collect()
 }
@@ -140,7 +159,7 @@ pub fn words(view: &[ViewMessage]) -> Vec<(&'static str, String)> {
         for part in &msg.parts {
             if let ViewPart::Text(t) = part {
                 for token in t.split_whitespace() {
-                    out.extend(split_glued(token).into_iter().map(|w| (msg.role, w)));
+                    split_glued(token, |w| out.push((msg.role, w.to_string())));
                 }
             }
         }
@@ -149,25 +168,23 @@ pub fn words(view: &[ViewMessage]) -> Vec<(&'static str, String)> {
 }
 
 /// Bool HITL answers render as `true`/`false` with no trailing space, so they can glue onto the
-/// next text of the same role (`trueu12a`); splits them off again. Generated words end with a
-/// space and never glue.
-fn split_glued(token: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// next text of the same role (`trueu12a`); splits them off again, handing each word to `word`.
+/// Generated words end with a space and never glue.
+fn split_glued<'t>(token: &'t str, mut word: impl FnMut(&'t str)) {
     let mut rest = token;
     while !rest.is_empty() {
         let bool_word = ["true", "false"].into_iter().find(|b| rest.starts_with(b));
         match bool_word {
             Some(b) if rest.len() > b.len() => {
-                out.push(b.to_string());
+                word(b);
                 rest = &rest[b.len()..];
             }
             _ => {
-                out.push(rest.to_string());
+                word(rest);
                 break;
             }
         }
     }
-    out
 }
 
 pub fn media(view: &[ViewMessage]) -> Vec<ViewPart> {
@@ -196,18 +213,37 @@ mod tests {
 
     #[test]
     fn adjacent_text_parts_merge_in_views() {
-        let mut parts = Vec::new();
-        push_part(&mut parts, ViewPart::Text("a ".into()));
-        push_part(&mut parts, ViewPart::Text("b ".into()));
-        push_part(&mut parts, ViewPart::Image("u".into()));
-        push_part(&mut parts, ViewPart::Text("c ".into()));
+        fn part(p: &&str) -> ViewPart {
+            match p.strip_prefix("img:") {
+                Some(url) => ViewPart::Image(url.into()),
+                None => ViewPart::Text(p.to_string()),
+            }
+        }
+        fn text_of<'x>(p: &'x &str) -> Option<&'x str> {
+            (!p.starts_with("img:")).then_some(&**p)
+        }
+        let parts = ["a ", "", "b ", "img:u", "c ", "img:v", "img:w", "d"];
         assert_eq!(
-            parts,
+            merged_parts(&parts, text_of, part),
             vec![
                 ViewPart::Text("a b ".into()),
                 ViewPart::Image("u".into()),
-                ViewPart::Text("c ".into())
+                ViewPart::Text("c ".into()),
+                ViewPart::Image("v".into()),
+                ViewPart::Image("w".into()),
+                ViewPart::Text("d".into()),
             ]
         );
+        assert_eq!(merged_parts(&[] as &[&str], text_of, part), vec![]);
+    }
+
+    #[test]
+    fn glued_bool_answers_split_into_words() {
+        let view = [ViewMessage {
+            role: "user",
+            parts: vec![ViewPart::Text("trueu12a falsefalse  x1y true".into())],
+        }];
+        let words: Vec<String> = words(&view).into_iter().map(|(_, w)| w).collect();
+        assert_eq!(words, ["true", "u12a", "false", "false", "x1y", "true"]);
     }
 }
