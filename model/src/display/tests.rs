@@ -261,6 +261,20 @@ proptest! {
     }
 
     #[test]
+    fn unstored_emissions_after_the_last_stored_one_change_no_message(conversation in conversation()) {
+        // What the simulation's early reads rely on: the model of the rows stored by a read's
+        // time is the model of the conversation cut after its last stored emission (the ones
+        // after it add accepted losses only).
+        let expected = observable(&client_transcript(&conversation));
+        let stored_up_to = (conversation.emissions.iter())
+            .rposition(|e| e.persisted)
+            .map_or(0, |i| i + 1);
+        let mut cut = conversation.clone();
+        cut.emissions.truncate(stored_up_to);
+        prop_assert_eq!(observable(&client_transcript(&cut)), expected);
+    }
+
+    #[test]
     fn non_primary_stops_change_nothing_p6(conversation in conversation(), answer in "[a-z]{0,6}") {
         let expected = observable(&client_transcript(&conversation));
         let mut changed = conversation.clone();
