@@ -10,9 +10,11 @@
 //! world with nothing to do, the part of every step no change outside turmoil takes off.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use sim::display::world::TICK_MS as DISPLAY_TICK_MS;
 use sim::display::{DisplayScenario, DisplayWorkload};
 use sim::run::{run_seed, scenario_of, RunConfig};
 use sim::runs::scenario::{MessageSpec, Op, RunsScenario};
+use sim::runs::world::TICK_MS as RUNS_TICK_MS;
 use sim::runs::RunsWorkload;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -31,10 +33,6 @@ const ROW_BYTES: usize = 400;
 /// What a client request and its answer weigh, about.
 const REQUEST_BYTES: usize = 32;
 const ANSWER_BYTES: usize = 2048;
-
-/// The tick of each world (`TICK_MS` in sim/src/display/world.rs; sim/src/runs/world.rs).
-const DISPLAY_TICK_MS: u64 = 10;
-const RUNS_TICK_MS: u64 = 1;
 
 /// The builder settings both worlds use (sim/src/display/world.rs, sim/src/runs/world.rs).
 fn builder(network_seed: u64, tick_ms: u64) -> turmoil::Builder {

@@ -41,8 +41,9 @@ const LIVENESS_BOUND_MS: u64 = 1_000;
 const POLL_INTERVAL_MS: u64 = 5;
 
 /// One turmoil step. Hosts' timers keep millisecond resolution inside a step; the network delivers
-/// at step boundaries. Larger steps mean fewer host polls per simulated second.
-const TICK_MS: u64 = 10;
+/// at step boundaries. Larger steps mean fewer host polls per simulated second. Public for the
+/// floor bench, whose bare world steps alike.
+pub const TICK_MS: u64 = 10;
 /// Upper bound on simulated time: a world that has not finished by then is a liveness failure.
 const SIMULATION_SECS: u64 = 600;
 

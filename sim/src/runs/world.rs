@@ -253,6 +253,10 @@ fn new_world(
     }
 }
 
+/// One turmoil step, in simulated milliseconds. Public for the floor bench, whose bare world steps
+/// alike.
+pub const TICK_MS: u64 = 1;
+
 /// The turmoil simulation with its worker hosts and the client registered.
 fn build_sim(
     scenario: &RunsScenario,
@@ -263,7 +267,7 @@ fn build_sim(
         .rng_seed(scenario.network_seed)
         .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
         .simulation_duration(Duration::from_secs(SIMULATION_SECS))
-        .tick_duration(Duration::from_millis(1))
+        .tick_duration(Duration::from_millis(TICK_MS))
         .min_message_latency(Duration::from_micros(100))
         .max_message_latency(Duration::from_micros(900))
         .build();
