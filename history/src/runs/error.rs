@@ -50,6 +50,12 @@ pub enum RunStoreError {
         line: u64,
         reason: String,
     },
+    /// Only the planted R24 legacy path: the per-run page looked the run up first and failed
+    /// when the thread had no message row of it (a deleted or unstarted run), where the contract
+    /// answers an empty page.
+    #[cfg(feature = "planted")]
+    #[error("{op}: internal error: no run `{run_id}`")]
+    LegacyNoSuchRun { op: &'static str, run_id: String },
     /// A fault injected by [`super::FaultyRunStore`] (tests and simulation only).
     #[cfg(any(test, feature = "testing"))]
     #[error("injected fault on write call {call}")]
@@ -58,7 +64,12 @@ pub enum RunStoreError {
     /// only its message crosses the boundary.
     #[cfg(any(test, feature = "testing"))]
     #[error("{message}")]
-    Answered { message: String },
+    Answered {
+        /// The refusal's kind on the wire (`invalid`, `conflict`, `unsupported`, `internal`);
+        /// `internal` for what histsim says of a breach or a host that is down.
+        kind: String,
+        message: String,
+    },
 }
 
 impl RunStoreError {

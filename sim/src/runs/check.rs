@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R23.
+//! The invariant checkers of the runs workload, R1 to R24.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -23,6 +23,7 @@
 //! [`super::summary_rules`] (summarized
 //! checkpoints against the contract), [`super::thread_rules`] (thread deletions and eras).
 
+use super::answer_rules::errors_only_where_the_contract_allows;
 use super::context::Context;
 use super::event_rules::{
     filtered_answers_agree, filtered_events_match_the_model, last_answers_match_the_model,
@@ -51,6 +52,9 @@ use std::collections::BTreeMap;
 pub static ATTRIBUTION: Attribution = Attribution {
     priority: &[
         BugId::R12,
+        // An error answer is the store's own word that it failed: nothing narrower explains
+        // it, and the rules below pass over the answers it replaced.
+        BugId::R24,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -90,6 +94,7 @@ pub type Rule = fn(&Context<'_>, &mut Findings);
 /// order of messages within one ID). A rule may name a narrower ID its evidence points at: the
 /// reads rule also R2 and R7, the ratings rule also R8.
 pub const RULES: &[(BugId, Rule)] = &[
+    (BugId::R24, errors_only_where_the_contract_allows),
     (BugId::R12, acknowledged_writes_survive_restarts),
     (BugId::R13, deletions_keep_the_numbering),
     (BugId::R15, deletions_remove_exactly_the_run),

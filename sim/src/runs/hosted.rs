@@ -55,6 +55,7 @@ impl<H: Reopen> Hosted<H> {
         match &*self.store.borrow() {
             Some(store) => f(store),
             None => Err(RunStoreError::Answered {
+                kind: "internal".to_string(),
                 message: "the store's host is down".into(),
             }),
         }

@@ -6,6 +6,7 @@
 //! Seed -> [`generate`] -> [`RunsScenario`] -> [`world::play`] -> [`check::check`] against the
 //! model of the [`truth`] the workers emitted.
 
+pub mod answer_rules;
 pub mod check;
 mod client;
 pub mod context;

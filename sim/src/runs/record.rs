@@ -57,6 +57,20 @@ impl<T> Both<T> {
 /// An answer, or the error it failed with.
 pub type Answer<T> = Result<T, String>;
 
+/// A call of the journals' side that a store answered with an error.
+#[derive(Clone, Debug)]
+pub struct WriteError {
+    pub op: u64,
+    /// The store op (`put_batch`, `insert_numbered`, ...).
+    pub call: &'static str,
+    /// Which store of the pair: `memory` (or `jsonl`) or `sqlite`.
+    pub slot: &'static str,
+    /// A seq conflict: the refusal the contract requires of `insert_numbered` when a racing
+    /// writer took the seq (R5's unique guard), never a defect in itself.
+    pub conflict: bool,
+    pub message: String,
+}
+
 /// One read of the client.
 #[derive(Clone, Debug)]
 pub struct Read {
@@ -259,6 +273,9 @@ pub struct WorldRecord {
     pub written: Vec<Written>,
     /// Writes the two backends answered differently.
     pub write_disagreements: Vec<String>,
+    /// The store calls of the journals' side (writes, and the reads a legacy writer makes)
+    /// that a store answered with an error: R24 judges which the contract allows.
+    pub write_errors: Vec<WriteError>,
     /// Every row the `sqlite` store of the pair acknowledged, with its own seq (kept only in
     /// worlds that crash its host).
     pub durable_acked: Vec<Written>,

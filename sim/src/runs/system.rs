@@ -197,12 +197,16 @@ impl OverProtocolStore {
         match answer {
             Ok(Ok(t)) => Ok(t),
             Ok(Err(refusal)) => Err(RunStoreError::Answered {
+                kind: refusal.kind.as_str().to_string(),
                 message: refusal.message,
             }),
             Err(breach) => {
                 let message = format!("the system under test broke the protocol: {breach}");
                 self.breach.borrow_mut().get_or_insert(breach);
-                Err(RunStoreError::Answered { message })
+                Err(RunStoreError::Answered {
+                    kind: "internal".to_string(),
+                    message,
+                })
             }
         }
     }
@@ -233,7 +237,10 @@ fn seqs_of(answer: Result<Seqs, RunStoreError>, n: usize) -> Result<Vec<u64>, Ru
     let seqs = answer?.seqs;
     if seqs.len() != n {
         let message = format!("put_batch answered {} seqs for {n} events", seqs.len());
-        return Err(RunStoreError::Answered { message });
+        return Err(RunStoreError::Answered {
+            kind: "internal".to_string(),
+            message,
+        });
     }
     Ok(seqs)
 }

@@ -45,6 +45,58 @@ impl Tap {
             .extend(rows.map(|event| Written { op, event }));
     }
 
+    /// Keeps an error a store answered a journal-side call with, for R24 (the journals retry
+    /// or give up on their own, so the error would otherwise leave no mark on the record).
+    fn keep_error<T>(
+        &self,
+        call: &'static str,
+        slot: &'static str,
+        answer: &Result<T, RunStoreError>,
+    ) {
+        let Err(e) = answer else {
+            return;
+        };
+        let conflict = match e {
+            RunStoreError::SeqConflict { .. } => true,
+            RunStoreError::Answered { kind, .. } => kind == "conflict",
+            _ => false,
+        };
+        let error = WriteError {
+            op: self.world.next_op.get(),
+            call,
+            slot,
+            conflict,
+            message: e.to_string(),
+        };
+        self.world.log.borrow_mut().write_errors.push(error);
+    }
+
+    /// Both stores' answers to a journal-side call, their errors kept for R24.
+    fn keep_errors<T>(
+        &self,
+        call: &'static str,
+        (m, s): (&Result<T, RunStoreError>, &Result<T, RunStoreError>),
+    ) {
+        self.keep_error(call, self.world.first_slot, m);
+        self.keep_error(call, "sqlite", s);
+    }
+
+    /// The primary store's answer to a journal-side read, its error kept for R24.
+    fn primary_read<T>(
+        &self,
+        call: &'static str,
+        read: impl FnOnce(&dyn RunEventStore) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        let w = &self.world;
+        let answer = read(w.store(w.primary));
+        let slot = match w.primary {
+            StoreKind::Memory | StoreKind::Jsonl => w.first_slot,
+            StoreKind::Sqlite => "sqlite",
+        };
+        self.keep_error(call, slot, &answer);
+        answer
+    }
+
     pub(super) fn disagree(&self, what: String) {
         self.world.record(format_args!("backends disagree: {what}"));
         self.world.log.borrow_mut().write_disagreements.push(what);
@@ -61,6 +113,7 @@ impl RunEventStore for Tap {
                 w.sqlite.put_batch(events.clone()),
             ),
         };
+        self.keep_errors("put_batch", (&m, &s));
         if m != s {
             self.disagree(format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot));
         }
@@ -95,6 +148,7 @@ impl RunEventStore for Tap {
                 w.sqlite.insert_numbered(events.clone()),
             ),
         };
+        self.keep_errors("insert_numbered", (&m, &s));
         if m != s {
             self.disagree(format!(
                 "insert_numbered: {} {m:?}, sqlite {s:?}",
@@ -120,6 +174,7 @@ impl RunEventStore for Tap {
             Some(pair) => pair.max_seq(thread_id),
             None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
         };
+        self.keep_errors("max_seq", (&m, &s));
         if m != s {
             self.disagree(format!(
                 "max_seq({thread_id}): {} {m:?}, sqlite {s:?}",
@@ -140,25 +195,21 @@ impl RunEventStore for Tap {
         limit: usize,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.world
-            .store(self.world.primary)
-            .list_messages(thread_id, limit, cursor)
+        self.primary_read("list_messages", |s| {
+            s.list_messages(thread_id, limit, cursor)
+        })
     }
 
     fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.world
-            .store(self.world.primary)
-            .count_messages(thread_id)
+        self.primary_read("count_messages", |s| s.count_messages(thread_id))
     }
 
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.world
-            .store(self.world.primary)
-            .list_events(thread_id, run_id)
+        self.primary_read("list_events", |s| s.list_events(thread_id, run_id))
     }
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.world.store(self.world.primary).dump()
+        self.primary_read("dump", |s| s.dump())
     }
 }
 

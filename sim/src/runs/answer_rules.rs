@@ -1,0 +1,123 @@
+//! R24: every store call is answered, and an error only where the contract calls for one.
+//!
+//! The other rules judge what an answer shows and pass over an answer that is an error (they
+//! have nothing to compare). Without this rule a store that answers `internal` to every read
+//! of one op would pass: the op's checks would all be skipped. The runs world injects no fault
+//! into a store's answers (its failing batch writes fail in front of the store, in
+//! `FaultyRunStore`, and never reach it), so the contract allows an error in two places only:
+//! - a read in the default user scope of a request acting for a legacy run, which has no
+//!   current user: the store (or, over the protocol, the caller) must refuse it (R19);
+//! - `insert_numbered` of a seq a racing writer took: the unique guard's `conflict` (R5).
+
+use super::context::Context;
+use super::record::{Answer, Both, ReadKind};
+use crate::outcome::Findings;
+use history::BugId;
+
+/// R24: no store call the contract requires to answer was answered with an error.
+pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings) {
+    let slot = cx.record.first_slot;
+    let mut judge = |what: &str, call: &str, errors: Vec<(&'static str, &String)>| {
+        for (store, message) in errors {
+            f.add(
+                BugId::R24,
+                format!("{what}: the {store} store answered {call} with an error where the contract asks for an answer: {message}"),
+            );
+        }
+    };
+    for read in &cx.record.reads {
+        let what = format!("a read of thread {}", read.thread);
+        for (call, errors) in read_errors(&read.kind, slot) {
+            judge(&what, call, errors);
+        }
+    }
+    for d in &cx.record.deletions {
+        let what = format!("deleting run {}", d.run_id);
+        judge(&what, "max_seq", errors(&d.max_seq_before, slot));
+        judge(&what, "delete_by_run", errors(&d.deleted, slot));
+        judge(&what, "max_seq", errors(&d.max_seq_after, slot));
+        judge(&what, "list_events", errors(&d.events_after, slot));
+        judge(
+            &what,
+            "list_messages_by_run",
+            errors(&d.messages_after, slot),
+        );
+    }
+    for r in &cx.record.receipts {
+        let what = format!("the receipt of run {}", r.event.run_id);
+        judge(&what, "put_if_absent", errors(&r.answer, slot));
+    }
+    for d in &cx.record.thread_deletions {
+        let what = format!("deleting thread {}", d.thread);
+        judge(&what, "delete_by_thread", errors(&d.deleted, slot));
+        judge(&what, "max_seq", errors(&d.max_seq_after, slot));
+        judge(&what, "count_messages", errors(&d.count_after, slot));
+        judge(&what, "list_messages", errors(&d.messages_after, slot));
+        judge(&what, "list_events", errors(&d.events_after, slot));
+    }
+    judge("the final dump", "dump", errors(&cx.record.dumps, slot));
+    for e in cx.record.write_errors.iter().filter(|e| !e.conflict) {
+        judge("a journal's write", e.call, vec![(e.slot, &e.message)]);
+    }
+}
+
+/// The errors of one answer of the pair, each with its store's name.
+fn errors<'a, T>(
+    both: &'a Both<Answer<T>>,
+    first_slot: &'static str,
+) -> Vec<(&'static str, &'a String)> {
+    (both.named(first_slot).into_iter())
+        .filter_map(|(store, answer)| answer.as_ref().err().map(|e| (store, e)))
+        .collect()
+}
+
+/// The errors of one read, by the store op each answer came from. A default-scope read for a
+/// run without a user must be refused: its errors are the contract's (R19 judges an answer).
+fn read_errors<'a>(
+    kind: &'a ReadKind,
+    slot: &'static str,
+) -> Vec<(&'static str, Vec<(&'static str, &'a String)>)> {
+    match kind {
+        ReadKind::Views {
+            count,
+            history,
+            messages,
+        } => vec![
+            ("count_messages", errors(count, slot)),
+            ("list_messages (/history)", errors(history, slot)),
+            ("list_messages (/messages)", errors(messages, slot)),
+        ],
+        ReadKind::Page { rows, .. } => vec![("list_messages", errors(rows, slot))],
+        ReadKind::Paginate { count, rows, .. } => vec![
+            ("count_messages", errors(count, slot)),
+            ("list_messages", errors(rows, slot)),
+        ],
+        ReadKind::Events { rows, .. } => vec![("list_events", errors(rows, slot))],
+        ReadKind::RunMessages { pages, .. } => {
+            vec![("list_messages_by_run", errors(pages, slot))]
+        }
+        ReadKind::FilteredEvents { pages, .. } => {
+            vec![("list_events_filtered", errors(pages, slot))]
+        }
+        ReadKind::UserMessages { rows, count, .. } => vec![
+            ("list_messages_as", errors(rows, slot)),
+            ("count_messages_as", errors(count, slot)),
+        ],
+        ReadKind::LastAnswers {
+            answer, messages, ..
+        } => vec![
+            ("get_last_visible_ai_seq_by_run", errors(answer, slot)),
+            ("list_messages", errors(messages, slot)),
+        ],
+        ReadKind::DefaultScopeMessages { user: None, .. } => Vec::new(),
+        ReadKind::DefaultScopeMessages {
+            rows,
+            count,
+            user: Some(_),
+            ..
+        } => vec![
+            ("list_messages_as", errors(rows, slot)),
+            ("count_messages_as", errors(count, slot)),
+        ],
+    }
+}
