@@ -94,6 +94,12 @@ impl DisplayEventStore for MemoryDisplayStore {
     fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
         let mut inner = self.lock();
         if let Some(&first) = inner.first_with_bytes.get(row) {
+            #[cfg(feature = "planted")]
+            if self.planted.is(crate::BugId::P15) {
+                // planted P15: the legacy table had a unique index on the row, so every copy
+                // after the first (each replica persists every delivery) failed its insert.
+                return Err(StoreError::LegacyDuplicate);
+            }
             inner.push_copy_of(first);
             return Ok(Admission::Stored);
         }

@@ -247,6 +247,19 @@ impl DisplayEventStore for SqliteDisplayStore {
                 Admission::Quarantined { reason }
             }
             Ok(key) => {
+                #[cfg(feature = "planted")]
+                if self.planted.is(crate::BugId::P15) {
+                    // planted P15: the legacy table had a unique index on the row, so every
+                    // copy after the first (each replica persists every delivery) failed.
+                    let copies: i64 = tx
+                        .query_row("SELECT COUNT(*) FROM rows WHERE bytes = ?1", [row], |r| {
+                            r.get(0)
+                        })
+                        .map_err(sqlite("looking for a copy"))?;
+                    if copies > 0 {
+                        return Err(StoreError::LegacyDuplicate);
+                    }
+                }
                 tx.execute(
                     "INSERT INTO rows(thread_id, display_id, agent_class, event_type, bytes) \
                      VALUES (?1, ?2, ?3, ?4, ?5)",

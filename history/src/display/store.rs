@@ -104,6 +104,11 @@ pub enum StoreError {
     /// A value read back from the backend violates the store's own invariants.
     #[error("display store is corrupt: {0}")]
     Corrupt(String),
+    /// Only the planted P15 legacy path: a unique index on the row refused a copy already
+    /// stored (another replica's persister, or a redelivery), where the contract keeps it.
+    #[cfg(feature = "planted")]
+    #[error("duplicate row refused by a unique index")]
+    LegacyDuplicate,
 }
 
 /// The operations every display-event store offers.

@@ -1,4 +1,4 @@
-//! The invariant checkers of the display workload, P1 to P14.
+//! The invariant checkers of the display workload, P1 to P15.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the model's transcript
 //! (what the client must see), and the replicas' answers, and name every difference by its
@@ -11,6 +11,7 @@
 
 use super::context::{overlay_tail, turn_label, Context, EarlyExpectation, Read};
 use super::faults::FaultPlan;
+use super::record::AppendError;
 use super::scenario::DisplayScenario;
 use super::view::{describe_media, media, view_of_projection, warning_named, words, ViewMessage};
 use super::words::{
@@ -26,6 +27,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub static ATTRIBUTION: Attribution = Attribution {
     priority: &[
         BugId::P1,
+        // A store that refused a delivery said so itself: nothing narrower explains it.
+        BugId::P15,
         BugId::P12,
         BugId::P10,
         BugId::P2,
@@ -79,6 +82,7 @@ pub fn check(
     transcript: &m::Transcript,
     reads: &[Read],
     early_expected: &[Option<EarlyExpectation>],
+    append_errors: &[AppendError],
 ) -> Vec<Violation> {
     let cx = Context::new(
         scenario,
@@ -89,10 +93,28 @@ pub fn check(
         early_expected,
     );
     let mut f = Findings::new(&ATTRIBUTION);
+    every_delivery_is_admitted(append_errors, &mut f);
     for (_, rule) in RULES {
         rule(&cx, &mut f);
     }
     f.into_violations()
+}
+
+/// P15: a replica's store admits every delivery, stored or quarantined, copies included. The
+/// display world injects no fault into the store (its faults are the bus's), so an error answer
+/// is the store's own defect, whatever the reads then show: a store that fails every append
+/// leaves a thread without a visible display reading empty, as the model expects, and only
+/// this rule sees it.
+fn every_delivery_is_admitted(append_errors: &[AppendError], f: &mut Findings) {
+    for e in append_errors {
+        f.add(
+            BugId::P15,
+            format!(
+                "replica-{}'s store answered an error to step {} (copy {}), where it must store or quarantine the row: {}",
+                e.replica, e.step, e.copy, e.message
+            ),
+        );
+    }
 }
 
 /// P1: reconstruction never fails.

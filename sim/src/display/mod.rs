@@ -95,6 +95,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
             &model.transcript,
             &record.reads,
             &early_expected,
+            &record.append_errors,
         )
     };
     if record.failure.is_none() && record.converged_after_ms.is_none() {

@@ -13,6 +13,19 @@ pub struct Emitted {
     pub created_at_ns: i64,
 }
 
+/// A delivery a replica's persister handed its store, answered with an error (the whole
+/// batch's `err`, or the row's `failed`).
+#[derive(Clone, Debug)]
+pub struct AppendError {
+    /// Position in the world's total order of store operations.
+    pub op: u64,
+    pub replica: u8,
+    pub step: u32,
+    /// Which copy of the step's delivery (a duplicate is a later copy).
+    pub copy: u8,
+    pub message: String,
+}
+
 /// One answer of a replica.
 #[derive(Clone, Debug)]
 pub struct Read {
@@ -36,6 +49,8 @@ pub struct WorldRecord {
     pub first_stored: BTreeMap<u32, u64>,
     /// Per replica: the position of the first copy of each step its own persister received.
     pub first_received: BTreeMap<(u8, u32), u64>,
+    /// Every delivery a replica's store answered with an error (P15).
+    pub append_errors: Vec<AppendError>,
     pub reads: Vec<Read>,
     pub trace: Trace,
     /// Set when the world did not finish (a hang, a host error).
@@ -59,6 +74,7 @@ impl WorldRecord {
             emissions: Vec::new(),
             first_stored: BTreeMap::new(),
             first_received: BTreeMap::new(),
+            append_errors: Vec::new(),
             reads: Vec::new(),
             trace: Trace::new(false),
             failure: Some(failure),

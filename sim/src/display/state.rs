@@ -31,6 +31,7 @@ pub(super) struct Shared {
     pub(super) next_op: Cell<u64>,
     pub(super) first_stored: RefCell<BTreeMap<u32, u64>>,
     pub(super) first_received: RefCell<BTreeMap<(u8, u32), u64>>,
+    pub(super) append_errors: RefCell<Vec<super::record::AppendError>>,
     pub(super) turns_done: Cell<u32>,
     pub(super) replicas_ready: Cell<u32>,
     /// Notified when `turns_done` or `replicas_ready` grows: the client waits on it.

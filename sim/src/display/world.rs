@@ -15,6 +15,7 @@
 use super::digest::answer_digest;
 use super::faults::FaultPlan;
 use super::live::LiveSteps;
+use super::record::AppendError;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber, LIVE_STOP_WAIT_MS};
 use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
@@ -115,6 +116,7 @@ pub fn play(
         next_op: Cell::new(0),
         first_stored: RefCell::new(BTreeMap::new()),
         first_received: RefCell::new(BTreeMap::new()),
+        append_errors: RefCell::new(Vec::new()),
         turns_done: Cell::new(0),
         replicas_ready: Cell::new(0),
         progress: tokio::sync::Notify::new(),
@@ -153,6 +155,7 @@ pub fn play(
         emissions: shared.emissions.into_inner(),
         first_stored: shared.first_stored.into_inner(),
         first_received: shared.first_received.into_inner(),
+        append_errors: shared.append_errors.into_inner(),
         reads: shared.reads.into_inner(),
         trace: shared.trace.into_inner(),
         failure,
@@ -235,7 +238,17 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
                         "stored".into()
                     }
                     Ok(Delivered::Quarantined) => "quarantined".into(),
-                    Err(e) => format!("error {e}").into(),
+                    Err(e) => {
+                        let error = AppendError {
+                            op,
+                            replica: k,
+                            step,
+                            copy,
+                            message: e.clone(),
+                        };
+                        persister_shared.append_errors.borrow_mut().push(error);
+                        format!("error {e}").into()
+                    }
                 };
                 persister_shared
                     .record_with_at(at_us, |line| persist_line(line, k, step, copy, &outcome));
