@@ -6,6 +6,10 @@
 #
 # Usage: campaign.sh [HISTSIM...]   (default: `cargo run --quiet --release -p sim --`)
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
+# Environment: HISTSIM_SUT_TIMEOUT_MS (each request, default 10000) and
+# HISTSIM_SUT_START_TIMEOUT_MS (start, `hello` and each `open`, default 60000), passed to every
+# histsim command as --sut-timeout-ms and --sut-start-timeout-ms (docs/sut-protocol.md,
+# "Transport": a system still computing is waited for until it used the timeout in CPU time).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,15 +19,18 @@ if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --releas
 SEEDS_CAMPAIGN="${AIHUB_CAMPAIGN_SEEDS:-0..100}"
 SEEDS_DIFF="${AIHUB_DIFF_SEEDS:-0..200}"
 SUT="adapters/aihub/run"
+LIMITS=(--sut-timeout-ms "${HISTSIM_SUT_TIMEOUT_MS:-10000}"
+        --sut-start-timeout-ms "${HISTSIM_SUT_START_TIMEOUT_MS:-60000}")
 
 source "$HERE/../skip_or_setup.sh" "$HERE" "campaign (aihub)"
 
 echo "== campaign: display workload, seeds $SEEDS_CAMPAIGN, through the published projector"
-"${HISTSIM[@]}" run --workload display --sut "$SUT" --seeds "$SEEDS_CAMPAIGN" \
+"${HISTSIM[@]}" run --workload display --sut "$SUT" "${LIMITS[@]}" --seeds "$SEEDS_CAMPAIGN" \
     --check-determinism 5 --quiet --name ci-aihub
 
 echo "== differential: histsim's own components against the published projector, seeds $SEEDS_DIFF"
-"${HISTSIM[@]}" diff --workload display --sut in-process --sut "$SUT" --seeds "$SEEDS_DIFF"
+"${HISTSIM[@]}" diff --workload display --sut in-process --sut "$SUT" "${LIMITS[@]}" \
+    --seeds "$SEEDS_DIFF"
 
 # The planted bugs that live in histsim's projector (history/src/display/{projector,media,family}.rs):
 # each must make histsim's answers differ from the real projector's.
@@ -31,7 +38,7 @@ echo "== every projector-level planted bug is a difference from the published pr
 missed=()
 for bug in P3 P4 P5 P6 P7 P8 P9 P10 P11 P13; do
     set +e
-    out="$("${HISTSIM[@]}" diff --workload display --planted "$bug" --sut in-process --sut "$SUT" \
+    out="$("${HISTSIM[@]}" diff --workload display --planted "$bug" --sut in-process --sut "$SUT" "${LIMITS[@]}" \
         --seeds 0..300 --shrink-cap-s 5 --out "reports/diff-planted/$bug" 2>&1)"
     rc=$?
     set -e

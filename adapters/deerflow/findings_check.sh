@@ -7,6 +7,9 @@
 #
 # Usage: findings_check.sh [HISTSIM...]   (default: `cargo run --quiet --release -p sim --`)
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
+# Environment: HISTSIM_SUT_TIMEOUT_MS (each request, default 60000) and
+# HISTSIM_SUT_START_TIMEOUT_MS (start, `hello` and each `open`, default 60000), passed on as
+# --sut-timeout-ms and --sut-start-timeout-ms (docs/sut-protocol.md, "Transport").
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,5 +18,8 @@ cd "$ROOT"
 if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
 
 source "$HERE/../skip_or_setup.sh" "$HERE" "findings_check (deerflow)"
-# The adapter starts an interpreter per host: allow it the startup a loaded CI machine needs.
-"${HISTSIM[@]}" scenarios scenarios/upstream/deerflow --systems --sut-timeout-ms 60000
+# The adapter starts an interpreter per host, and a scenario's crashes start it again: allow
+# each start and each request what a loaded CI machine needs.
+"${HISTSIM[@]}" scenarios scenarios/upstream/deerflow --systems \
+    --sut-timeout-ms "${HISTSIM_SUT_TIMEOUT_MS:-60000}" \
+    --sut-start-timeout-ms "${HISTSIM_SUT_START_TIMEOUT_MS:-60000}"

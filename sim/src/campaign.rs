@@ -56,6 +56,8 @@ pub struct CampaignResult {
     /// What the checks did not ask of the system under test (an op it does not serve, a crash it
     /// declares no durability for, a known difference it declares), summed.
     pub left_out: Coverage,
+    /// What a system under test answered, op by op, summed ([`crate::sut::tally`]).
+    pub answers: Coverage,
 }
 
 impl CampaignResult {
@@ -110,7 +112,8 @@ struct Shared {
     first_failure: AtomicU64Max,
     lines: Mutex<Vec<SeedLine>>,
     /// Per seed: the probes that fired, and what was left out for the system under test.
-    coverages: Mutex<Vec<(u64, Coverage, Coverage)>>,
+    /// Per seed: its probes, what it left out and what the system under test answered.
+    coverages: Mutex<Vec<(u64, Coverage, Coverage, Coverage)>>,
     failures: Mutex<Vec<SeedReport>>,
 }
 
@@ -145,7 +148,12 @@ fn worker(config: &CampaignConfig, total: u64, shared: &Shared, progress: &Progr
             return;
         }
         let report = run_seed(seed, &config.run);
-        lock(&shared.coverages).push((seed, report.coverage.clone(), report.left_out.clone()));
+        lock(&shared.coverages).push((
+            seed,
+            report.coverage.clone(),
+            report.left_out.clone(),
+            report.answers.clone(),
+        ));
         let line = SeedLine {
             seed,
             workload: report.workload.to_string(),
@@ -187,15 +195,16 @@ fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignR
     lines.sort_by_key(|l| l.seed);
     failures.sort_by_key(|f| f.seed);
     let last_seed = lines.last().map(|l| l.seed).unwrap_or(0);
-    let (mut coverage, mut left_out) = (Coverage::default(), Coverage::default());
+    let (mut coverage, mut left_out, mut answers) = Default::default();
     let coverages = shared
         .coverages
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    for (seed, c, l) in coverages {
+    for (seed, c, l, a) in coverages {
         if seed <= last_seed {
-            coverage.add(&c);
-            left_out.add(&l);
+            Coverage::add(&mut coverage, &c);
+            Coverage::add(&mut left_out, &l);
+            Coverage::add(&mut answers, &a);
         }
     }
     CampaignResult {
@@ -206,6 +215,7 @@ fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignR
         elapsed: start.elapsed(),
         coverage,
         left_out,
+        answers,
     }
 }
 

@@ -25,6 +25,7 @@ pub mod huge_pages;
 pub mod inspect;
 pub mod journal;
 pub mod json_digest;
+pub mod left_out;
 pub mod options_text;
 pub mod outcome;
 pub mod registry;

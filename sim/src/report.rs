@@ -4,16 +4,28 @@
 //! in reports/README.md.
 
 use crate::campaign::{CampaignResult, SeedLine};
+use crate::left_out;
 use crate::outcome::Violation;
 use crate::registry;
 use crate::run::RunConfig;
 use crate::workload::DynWorkload;
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+/// Counts by name, summed over several reports.
+fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+    let mut sum = BTreeMap::new();
+    for (k, v) in maps.flatten() {
+        *sum.entry(k.clone()).or_default() += v;
+    }
+    sum
+}
+
+mod junit;
+pub use junit::junit;
+pub(crate) use junit::junit_xml;
 
 /// The turmoil version seeds are comparable under.
 pub const TURMOIL_VERSION: &str = "0.7.2";
@@ -85,6 +97,16 @@ pub struct Summary {
     /// What the checks did not ask of the system under test, with counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub left_out: BTreeMap<String, u64>,
+    /// The names (`--allow-left-out`) of the left-out work nobody allowed: not covered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out_not_covered: Vec<String>,
+    /// The names of the left-out work the campaign allowed with `--allow-left-out`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out_allowed: Vec<String>,
+    /// What a system under test answered, op by op: `"{op} sent"`, `"{op} ok"`,
+    /// `"{op} err {kind}"`, `"{op} no answer"` ([`crate::sut::tally`]); empty in process.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answers: BTreeMap<String, u64>,
     /// The invariant IDs the campaign's workloads check.
     pub invariants: Vec<String>,
     pub failures: Vec<FailureSummary>,
@@ -123,6 +145,8 @@ fn invariants_of(workloads: impl Iterator<Item = &'static dyn DynWorkload>) -> V
     ids.into_iter().map(|i| i.to_string()).collect()
 }
 
+/// The report of a campaign; every left-out entry not covered until
+/// [`Summary::judge_left_out`] allows it.
 pub fn summary(
     campaign: &str,
     config: &RunConfig,
@@ -130,6 +154,7 @@ pub fn summary(
     shard: Option<(u64, u64)>,
     result: &CampaignResult,
 ) -> Summary {
+    let judged = left_out::Judged::of(&result.left_out.counts, &[]);
     let probes = declared_probes(registered(result.workloads.iter()).into_iter());
     let coverage: BTreeMap<String, u64> = probes
         .iter()
@@ -166,6 +191,9 @@ pub fn summary(
             .collect(),
         coverage,
         left_out: result.left_out.counts.clone(),
+        left_out_not_covered: judged.not_covered,
+        left_out_allowed: judged.allowed,
+        answers: result.answers.counts.clone(),
         invariants: invariants_of(registered(result.workloads.iter()).into_iter()),
         failures: result
             .failures
@@ -186,6 +214,14 @@ pub fn summary(
 }
 
 impl Summary {
+    /// Sorts the left-out work by name into what `allowed` (`--allow-left-out`) names and what
+    /// is not covered.
+    pub fn judge_left_out(&mut self, allowed: &[String]) {
+        let judged = left_out::Judged::of(&self.left_out, allowed);
+        self.left_out_not_covered = judged.not_covered;
+        self.left_out_allowed = judged.allowed;
+    }
+
     /// The report without what depends on the machine or the split: timings, the commit, the
     /// campaign name and the shards. Merged shard reports equal the unsharded report on this.
     pub fn deterministic_view(&self) -> Summary {
@@ -219,16 +255,15 @@ impl Summary {
         let mut failures: Vec<FailureSummary> =
             parts.iter().flat_map(|p| p.failures.clone()).collect();
         failures.sort_by_key(|f| f.seed);
-        let mut coverage: BTreeMap<String, u64> = BTreeMap::new();
-        let mut left_out: BTreeMap<String, u64> = BTreeMap::new();
-        for p in parts {
-            for (k, v) in &p.coverage {
-                *coverage.entry(k.clone()).or_default() += v;
-            }
-            for (k, v) in &p.left_out {
-                *left_out.entry(k.clone()).or_default() += v;
-            }
-        }
+        let coverage = summed(parts.iter().map(|p| &p.coverage));
+        let answers = summed(parts.iter().map(|p| &p.answers));
+        let left_out = summed(parts.iter().map(|p| &p.left_out));
+        // The shards of one campaign share their flags: a name any shard allowed stays allowed.
+        let allowed: Vec<String> = parts
+            .iter()
+            .flat_map(|p| p.left_out_allowed.clone())
+            .collect();
+        let judged = left_out::Judged::of(&left_out, &allowed);
         let mut invariants: Vec<String> = parts.iter().flat_map(|p| p.invariants.clone()).collect();
         // Catalog order, not string order (P2 before P10).
         invariants.sort_by_key(|i| (i.parse::<history::BugId>().ok(), i.clone()));
@@ -262,6 +297,9 @@ impl Summary {
                 .collect(),
             coverage,
             left_out,
+            left_out_not_covered: judged.not_covered,
+            left_out_allowed: judged.allowed,
+            answers,
             invariants,
             failures,
             determinism: None,
@@ -309,26 +347,106 @@ pub fn markdown(s: &Summary) -> String {
         || s.determinism
             .as_ref()
             .is_some_and(|d| !d.mismatches.is_empty());
-    let verdict = if failed { "FAILED" } else { "passed" };
+    // A campaign that ran no seed checked nothing: it never reads as passed.
+    let verdict = if s.seeds_run == 0 {
+        "FAILED: no seed ran"
+    } else if failed {
+        "FAILED"
+    } else {
+        "passed"
+    };
     let _ = writeln!(md, "# histsim campaign `{}`: {verdict}\n", s.campaign);
     markdown_table(&mut md, s);
     markdown_failures(&mut md, s);
-    if !s.left_out.is_empty() {
-        let _ = writeln!(
-            md,
-            "\n## left out\n\nWhat the checks did not ask of the system under test (an op it does \
-             not serve, a known difference it declares), with how often:\n\n| left out | times |\n|---|---|"
-        );
-        for (what, n) in &s.left_out {
-            let _ = writeln!(md, "| {what} | {n} |");
-        }
-    }
+    left_out::markdown(&mut md, &s.left_out, &s.left_out_allowed);
+    markdown_answers(&mut md, s);
     let _ = writeln!(md, "\n## coverage\n\n| probe | fired |\n|---|---|");
     for (probe, n) in &s.coverage {
         let mark = if *n == 0 { " **never**" } else { "" };
         let _ = writeln!(md, "| {probe} | {n}{mark} |");
     }
     md
+}
+
+/// What the system under test answered, op by op (Jepsen's ok/fail/info): every `err` it
+/// answered is counted here whatever the checks made of it, and a request it never answered
+/// (a breach) too.
+fn markdown_answers(md: &mut String, s: &Summary) {
+    if s.answers.is_empty() && s.left_out.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "\n## answers\n\nWhat the system under test answered, op by op (an `err` only where the \
+         contract calls for one, else a violation; no answer is a breach):\n\n\
+         | op | sent | ok | err | no answer | left out |\n|---|---|---|---|---|---|"
+    );
+    for line in answer_rows(&s.answers, &s.left_out) {
+        let _ = writeln!(md, "| {} |", line.join(" | "));
+    }
+}
+
+/// The tally of answers as rows: op, sent, ok, errors by kind (`-` for none), no answer, and
+/// how often work needing the op was left out (an op the system does not serve is never sent,
+/// so it has a row of its own here).
+fn answer_rows(
+    answers: &BTreeMap<String, u64>,
+    left_out: &BTreeMap<String, u64>,
+) -> Vec<[String; 6]> {
+    let mut left_out_by_op: BTreeMap<&str, u64> = BTreeMap::new();
+    for (entry, n) in left_out {
+        if let Some(op) = left_out::op_not_served(entry) {
+            *left_out_by_op.entry(op).or_default() += n;
+        }
+    }
+    let mut figures: BTreeMap<String, crate::sut::tally::OpFigures> =
+        crate::sut::tally::by_op(answers).into_iter().collect();
+    for op in left_out_by_op.keys() {
+        figures.entry(op.to_string()).or_default();
+    }
+    figures
+        .into_iter()
+        .map(|(op, f)| {
+            let left = left_out_by_op.get(op.as_str()).copied().unwrap_or(0);
+            let err = if f.err.is_empty() {
+                "-".to_string()
+            } else {
+                let kinds: Vec<String> = f.err.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                kinds.join(", ")
+            };
+            [
+                op,
+                f.sent.to_string(),
+                f.ok.to_string(),
+                err,
+                f.no_answer.to_string(),
+                left.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// The tally of answers as terminal lines: `answers: OP: sent N, ok N, err N KIND, ...`.
+pub fn answer_lines(
+    answers: &BTreeMap<String, u64>,
+    left_out: &BTreeMap<String, u64>,
+) -> Vec<String> {
+    answer_rows(answers, left_out)
+        .into_iter()
+        .map(|[op, sent, ok, err, none, left]| {
+            let mut line = format!("answers: {op}: sent {sent}, ok {ok}");
+            if err != "-" {
+                line.push_str(&format!(", err {err}"));
+            }
+            if none != "0" {
+                line.push_str(&format!(", no answer {none}"));
+            }
+            if left != "0" {
+                line.push_str(&format!(", left out {left}"));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The campaign's figures, one row each.
@@ -432,93 +550,6 @@ fn markdown_failures(md: &mut String, s: &Summary) {
     }
 }
 
-/// JUnit XML: one test case per invariant ID, plus world failures, determinism and coverage.
-pub fn junit(s: &Summary) -> String {
-    let mut cases: Vec<(String, Option<String>)> = Vec::new();
-    for id in &s.invariants {
-        let hits: Vec<String> = s
-            .failures
-            .iter()
-            .flat_map(|f| {
-                f.violations
-                    .iter()
-                    .filter(|v| v.id.as_str() == id)
-                    .map(move |v| format!("seed {}: {} (replay: {})", f.seed, v.message, f.replay))
-            })
-            .collect();
-        cases.push((id.clone(), (!hits.is_empty()).then(|| hits.join("\n"))));
-    }
-    let world: Vec<String> = s
-        .failures
-        .iter()
-        .filter_map(|f| f.failure.as_ref().map(|e| format!("seed {}: {e}", f.seed)))
-        .collect();
-    cases.push((
-        "world".into(),
-        (!world.is_empty()).then(|| world.join("\n")),
-    ));
-    if let Some(d) = &s.determinism {
-        let m: Vec<String> = d
-            .mismatches
-            .iter()
-            .map(|m| {
-                format!(
-                    "seed {}: {} vs {}: {}",
-                    m.seed, m.hash_here, m.hash_fresh_process, m.first_difference
-                )
-            })
-            .collect();
-        cases.push(("determinism".into(), (!m.is_empty()).then(|| m.join("\n"))));
-    }
-    cases.push((
-        "coverage".into(),
-        (!s.coverage_never_fired.is_empty())
-            .then(|| format!("never fired: {}", s.coverage_never_fired.join(", "))),
-    ));
-    junit_xml(
-        "histsim",
-        format!("histsim.{}", s.campaign),
-        "histsim",
-        s.elapsed_s,
-        cases,
-    )
-}
-
-/// A JUnit report of one suite: each case passes (`None`) or fails with its text, whose first
-/// line is the failure's message. `histsim run`'s and `histsim fuzz run`'s reports both.
-pub(crate) fn junit_xml(
-    report: &str,
-    suite: String,
-    classname: &str,
-    elapsed_s: f64,
-    cases: Vec<(String, Option<String>)>,
-) -> String {
-    let mut suite = TestSuite::new(suite);
-    // A merged or hand-edited summary may carry a time `Duration` cannot hold: report none.
-    if let Ok(elapsed) = Duration::try_from_secs_f64(elapsed_s) {
-        suite.set_time(elapsed);
-    }
-    for (name, failure) in cases {
-        let status = match failure {
-            None => TestCaseStatus::success(),
-            Some(text) => {
-                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                status
-                    .set_message(text.lines().next().unwrap_or(""))
-                    .set_description(text);
-                status
-            }
-        };
-        let mut case = TestCase::new(name, status);
-        case.set_classname(classname.to_string());
-        suite.add_test_case(case);
-    }
-    let mut out = Report::new(report);
-    out.add_test_suite(suite);
-    out.to_string()
-        .expect("a report of strings serializes into a String")
-}
-
 /// The name of the file beside a report that keeps a failing seed's SUT stderr.
 pub fn sut_log_name(seed: u64) -> String {
     format!("seed-{seed}.sut-stderr.log")
@@ -550,7 +581,7 @@ mod tests {
     use super::*;
     use history::BugId;
 
-    fn summary_with_one_failure() -> Summary {
+    pub(super) fn summary_with_one_failure() -> Summary {
         Summary {
             campaign: "c<1>".into(),
             histsim_version: "0".into(),
@@ -574,6 +605,9 @@ mod tests {
             steps_total: 10,
             coverage: BTreeMap::from([("fired".into(), 3), ("idle".into(), 0)]),
             left_out: BTreeMap::new(),
+            left_out_not_covered: Vec::new(),
+            left_out_allowed: Vec::new(),
+            answers: BTreeMap::new(),
             coverage_never_fired: vec!["idle".into()],
             invariants: vec!["P1".into(), "P4".into()],
             failures: vec![FailureSummary {
@@ -623,26 +657,5 @@ mod tests {
         let old: Summary = serde_json::from_value(json).unwrap();
         assert_eq!(old.steps_per_second, 0.0);
         assert_eq!(old.steps_total, 10);
-    }
-
-    #[test]
-    fn junit_has_one_case_per_invariant_plus_world_and_coverage_and_escapes_text() {
-        let xml = junit(&summary_with_one_failure());
-        assert_eq!(xml.matches("<testcase ").count(), 4, "{xml}");
-        for name in ["P1", "P4", "world", "coverage"] {
-            assert!(xml.contains(&format!(r#"name="{name}""#)), "{name}: {xml}");
-        }
-        assert!(
-            xml.contains(r#"tests="4""#) && xml.contains(r#"failures="2""#),
-            "{xml}"
-        );
-        assert!(xml.contains(r#"name="histsim.c&lt;1&gt;""#), "{xml}");
-        assert!(xml.contains("a &amp; &quot;b&quot; &lt;c&gt;"), "{xml}");
-        assert!(xml.contains("replay: histsim replay --seed 1"), "{xml}");
-        assert!(xml.contains("never fired: idle"), "{xml}");
-        assert!(
-            !xml.contains('\u{1}'),
-            "a control character is not XML: {xml}"
-        );
     }
 }

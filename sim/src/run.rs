@@ -121,8 +121,13 @@ impl RunConfig {
         }
         if let Some(sut) = &self.sut {
             args.extend(["--sut".to_string(), sut.command.clone()]);
-            if sut.timeout_ms != SutOptions::new("").timeout_ms {
+            let default = SutOptions::new("");
+            if sut.timeout_ms != default.timeout_ms {
                 args.extend(["--sut-timeout-ms".to_string(), sut.timeout_ms.to_string()]);
+            }
+            if sut.start_timeout_ms != default.start_timeout_ms {
+                let ms = sut.start_timeout_ms.to_string();
+                args.extend(["--sut-start-timeout-ms".to_string(), ms]);
             }
         }
         args
@@ -195,6 +200,9 @@ pub struct SeedReport {
     pub sut_log: Option<String>,
     /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
+    /// What a system under test in a child process answered, op by op
+    /// ([`crate::sut::tally`]).
+    pub answers: crate::coverage::Coverage,
 }
 
 impl SeedReport {
@@ -233,6 +241,7 @@ fn report_of(seed: u64, workload: &'static str, options: String, run: WorkloadRu
         trace_full: run.trace.full().map(<[String]>::to_vec),
         details: run.details,
         sut_log: run.sut_log,
+        answers: run.answers,
         left_out: run.left_out,
         coverage: run.coverage,
         converged_after_ms: run.converged_after_ms,

@@ -26,6 +26,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+mod location;
+
 /// The version this build reads and writes.
 pub const SCENARIO_FORMAT: u32 = 1;
 
@@ -48,25 +50,65 @@ pub struct ScenarioFile {
     pub scenario: AnyScenario,
 }
 
-/// A scenario file that cannot be used, with the file, the field and what was expected.
+/// A scenario file that cannot be used, with the file, the line, the field and what was
+/// expected.
 #[derive(Debug)]
 pub struct ScenarioError {
     pub path: PathBuf,
+    /// The line (from 1) the error is on: the field's own line where the file has the field.
+    /// `None` for a file that could not be read.
+    pub line: Option<usize>,
     pub field: Option<String>,
     pub message: String,
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.field {
-            Some(field) => write!(
-                f,
-                "{}: field `{field}`: {}",
-                self.path.display(),
-                self.message
-            ),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
+        write!(f, "{}", self.path.display())?;
+        match (self.line, &self.field) {
+            (Some(line), Some(field)) => write!(f, ": line {line}, field `{field}`")?,
+            (Some(line), None) => write!(f, ": line {line}")?,
+            (None, Some(field)) => write!(f, ": field `{field}`")?,
+            (None, None) => {}
         }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Builds the errors of one file's text, each with its field's line.
+struct Errors<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Errors<'_> {
+    /// An error at `field` (its line from the text, or `line` where the text lacks it).
+    fn at(&self, field: &str, line: usize, message: String) -> ScenarioError {
+        ScenarioError {
+            path: self.path.to_path_buf(),
+            line: Some(location::line_of(self.text, field).unwrap_or(line)),
+            field: Some(field.to_string()),
+            message,
+        }
+    }
+
+    /// An error of the whole file, at `line`.
+    fn whole(&self, line: usize, message: String) -> ScenarioError {
+        ScenarioError {
+            path: self.path.to_path_buf(),
+            line: Some(line),
+            field: None,
+            message,
+        }
+    }
+
+    /// A header field the file lacks: reported at line 1, where the header goes.
+    fn missing(&self, field: &str) -> ScenarioError {
+        self.at(
+            field,
+            1,
+            "missing field (the header at the top of the file names it)".into(),
+        )
     }
 }
 
@@ -89,30 +131,27 @@ impl ScenarioFile {
 
     /// Parses `text` (the contents of `path`).
     pub fn parse(path: &Path, text: &str) -> Result<ScenarioFile, ScenarioError> {
-        let err = |field: Option<String>, message: String| ScenarioError {
-            path: path.to_path_buf(),
-            field,
-            message,
-        };
-        let raw = parse_raw(path, text)?;
-        let missing = |name: &str| err(Some(name.into()), "missing field".to_string());
-        let format = raw.format.ok_or_else(|| missing("format"))?;
+        let errors = Errors { path, text };
+        let raw = parse_raw(&errors)?;
+        let format = raw.format.ok_or_else(|| errors.missing("format"))?;
         if format != SCENARIO_FORMAT {
-            return Err(err(
-                Some("format".into()),
+            return Err(errors.at(
+                "format",
+                1,
                 format!(
                     "expected format {SCENARIO_FORMAT}, found {format} (written by another version of histsim)"
                 ),
             ));
         }
-        let id = raw.id.ok_or_else(|| missing("id"))?;
-        let title = raw.title.ok_or_else(|| missing("title"))?;
-        let scenario = checked_script(path, raw.scenario)?;
+        let id = raw.id.ok_or_else(|| errors.missing("id"))?;
+        let title = raw.title.ok_or_else(|| errors.missing("title"))?;
+        let scenario = checked_script(&errors, raw.scenario)?;
         let w = scenario.workload();
         if !w.covers(id) {
             let ids: Vec<String> = registry::ids_of(w).iter().map(|i| i.to_string()).collect();
-            return Err(err(
-                Some("id".into()),
+            return Err(errors.at(
+                "id",
+                1,
                 format!(
                     "a [{}] scenario reproduces one of {}, found {id}",
                     w.section(),
@@ -135,8 +174,9 @@ impl ScenarioFile {
     /// difference files `histsim diff` writes reproduce a difference, not a catalog ID).
     pub fn load_script(path: &Path) -> Result<AnyScenario, ScenarioError> {
         let text = read(path)?;
-        let raw = parse_raw(path, &text)?;
-        checked_script(path, raw.scenario)
+        let errors = Errors { path, text: &text };
+        let raw = parse_raw(&errors)?;
+        checked_script(&errors, raw.scenario)
     }
 
     pub fn load(path: &Path) -> Result<ScenarioFile, ScenarioError> {
@@ -172,45 +212,104 @@ impl Serialize for ScenarioFile {
 fn read(path: &Path) -> Result<String, ScenarioError> {
     std::fs::read_to_string(path).map_err(|e| ScenarioError {
         path: path.to_path_buf(),
+        line: None,
         field: None,
         message: format!("cannot read: {e}"),
     })
 }
 
-/// The TOML of `path`, read into its fields, each error located.
-fn parse_raw(path: &Path, text: &str) -> Result<RawFile, ScenarioError> {
-    let err = |field: Option<String>, message: String| ScenarioError {
-        path: path.to_path_buf(),
-        field,
-        message,
-    };
-    let de = toml::de::Deserializer::parse(text).map_err(|e| err(None, locate(text, &e)))?;
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let field = e.path().to_string();
+/// The TOML of a file, read into its fields, each error located at its field's line.
+fn parse_raw(errors: &Errors<'_>) -> Result<RawFile, ScenarioError> {
+    let text = errors.text;
+    if text.trim().is_empty() {
+        return Err(errors.whole(
+            1,
+            format!(
+                "the file is empty: a scenario file holds format, id, title and one of {}",
+                tables()
+            ),
+        ));
+    }
+    let de = toml::de::Deserializer::parse(text).map_err(|e| {
+        let line = e.span().map(|s| location::line_at(text, s.start));
+        errors.whole(line.unwrap_or(1), e.message().trim().to_string())
+    })?;
+    let raw: RawFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
         let inner = e.into_inner();
-        err((field != ".").then_some(field), locate(text, &inner))
-    })
+        // toml ends a message with `in `key`` after a blank line: the field named below says
+        // where, better.
+        let message = inner.message().trim();
+        let message = message
+            .split("\n\nin `")
+            .next()
+            .unwrap_or(message)
+            .trim()
+            .to_string();
+        // The error's own span is often the table being read (its header); the field's path
+        // finds the field's line.
+        let span_line = inner.span().map(|s| location::line_at(text, s.start));
+        let field = field_of_error(&path, &message);
+        match field {
+            Some(field) => errors.at(&field, span_line.unwrap_or(1), message),
+            None => errors.whole(span_line.unwrap_or(1), message),
+        }
+    })?;
+    if let Some(key) = &raw.unknown {
+        return Err(errors.at(
+            key,
+            1,
+            format!(
+                "unknown field `{key}`, expected format, id, title, description, origin, system or one of {}",
+                tables()
+            ),
+        ));
+    }
+    if let Some(key) = &raw.second_table {
+        return Err(errors.at(
+            key,
+            1,
+            format!("expected one workload table, found several of {}", tables()),
+        ));
+    }
+    Ok(raw)
+}
+
+/// The field a deserialization error is about: its path, and for an unknown field the field
+/// itself (serde names it in the message, the path stops at the table that holds it).
+fn field_of_error(path: &str, message: &str) -> Option<String> {
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(name, _)| name);
+    let path = (path != ".").then_some(path);
+    match (path, unknown) {
+        (Some(p), Some(u)) if p != u && !p.ends_with(&format!(".{u}")) => Some(format!("{p}.{u}")),
+        (None, Some(u)) => Some(u.to_string()),
+        (p, _) => p.map(str::to_string),
+    }
 }
 
 /// The one workload table of a file, validated by its workload.
 fn checked_script(
-    path: &Path,
+    errors: &Errors<'_>,
     scenario: Option<AnyScenario>,
 ) -> Result<AnyScenario, ScenarioError> {
-    let err = |field: Option<String>, message: String| ScenarioError {
-        path: path.to_path_buf(),
-        field,
-        message,
-    };
     let Some(scenario) = scenario else {
-        return Err(err(
-            None,
+        let last_line = location::line_at(errors.text, errors.text.trim_end().len());
+        return Err(errors.whole(
+            last_line,
             format!("expected a workload table: one of {}", tables()),
         ));
     };
     let w = scenario.workload();
-    w.validate(&scenario)
-        .map_err(|m| err(Some(format!("{}.{}", w.section(), field_of(&m))), m))?;
+    w.validate(&scenario).map_err(|m| {
+        // A validator's message starts with the field it is about; the error names it already.
+        let field = field_of(&m);
+        let why = m.strip_prefix(field).and_then(|r| r.strip_prefix(": "));
+        let message = why.unwrap_or(&m).to_string();
+        errors.at(&format!("{}.{field}", w.section()), 1, message)
+    })?;
     Ok(scenario)
 }
 
@@ -224,6 +323,10 @@ struct RawFile {
     origin: Option<String>,
     system: Option<String>,
     scenario: Option<AnyScenario>,
+    /// A top-level key that is no field of the format (kept to report it at its line).
+    unknown: Option<String>,
+    /// A second workload table (kept to report it at its line).
+    second_table: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawFile {
@@ -254,19 +357,22 @@ impl<'de> Visitor<'de> for RawFileVisitor {
                 "origin" => file.origin = Some(map.next_value()?),
                 "system" => file.system = Some(map.next_value()?),
                 other => {
-                    let Some(w) = registry::by_section(other) else {
-                        return Err(de::Error::custom(format!(
-                            "unknown field `{other}`, expected format, id, title, description, origin, system or one of {}",
-                            tables()
-                        )));
-                    };
-                    if file.scenario.is_some() {
-                        return Err(de::Error::custom(format!(
-                            "expected one workload table, found several of {}",
-                            tables()
-                        )));
+                    // An unknown key or a second table is skipped here and reported by
+                    // `parse_raw`, which knows the text and so the key's line.
+                    let w = registry::by_section(other);
+                    match w {
+                        Some(w) if file.scenario.is_none() => {
+                            file.scenario = Some(map.next_value_seed(Section(w))?);
+                        }
+                        Some(_) => {
+                            file.second_table.get_or_insert_with(|| other.to_string());
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                        None => {
+                            file.unknown.get_or_insert_with(|| other.to_string());
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
                     }
-                    file.scenario = Some(map.next_value_seed(Section(w))?);
                 }
             }
         }
@@ -290,20 +396,6 @@ impl<'de> DeserializeSeed<'de> for Section {
 
 fn field_of(message: &str) -> &str {
     message.split(':').next().unwrap_or("")
-}
-
-/// A TOML error with its line and column, when it has a span.
-fn locate(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().to_string();
-    match e.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-            format!("line {line}, column {col}: {message}")
-        }
-        None => message,
-    }
 }
 
 /// Every `.toml` file under `path` (or `path` itself), sorted.
@@ -440,10 +532,15 @@ mod tests {
             .to_toml()
             .expect("serializes")
             .replace("replicas = ", "replicas = \"x\" # ");
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("replicas = "))
+            .expect("a replicas line")
+            + 1;
         let e = ScenarioFile::parse(Path::new("bad.toml"), &text).expect_err("must fail");
         let shown = e.to_string();
         assert!(
-            shown.starts_with("bad.toml: field `display.replicas`"),
+            shown.starts_with(&format!("bad.toml: line {line}, field `display.replicas`")),
             "{shown}"
         );
 
@@ -476,7 +573,25 @@ mod tests {
         assert!(e.to_string().contains("unknown field `displays`"), "{e}");
 
         let e = ScenarioFile::parse(Path::new("g.toml"), "format = = 1").expect_err("must fail");
-        assert!(e.to_string().contains("line 1"), "{e}");
+        assert!(e.to_string().starts_with("g.toml: line 1: "), "{e}");
+
+        let e = ScenarioFile::parse(Path::new("e.toml"), " \n").expect_err("must fail");
+        assert!(
+            e.to_string()
+                .starts_with("e.toml: line 1: the file is empty"),
+            "{e}"
+        );
+
+        let e = ScenarioFile::parse(
+            Path::new("t.toml"),
+            "format = 1\ncolour = 2\nid = \"P1\"\ntitle = \"t\"\n",
+        )
+        .expect_err("must fail");
+        assert!(
+            e.to_string()
+                .starts_with("t.toml: line 2, field `colour`: unknown field `colour`"),
+            "{e}"
+        );
     }
 
     #[test]

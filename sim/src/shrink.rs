@@ -3,7 +3,8 @@
 //! Greedy, like proptest's and Hypothesis's shrinkers: take the first candidate simplification
 //! (largest first) that still violates the target ID, repeat until none does or the time cap is
 //! spent. The result is a scenario file under `scenarios/regressions/` that `histsim scenarios`
-//! replays.
+//! replays. A broken world (a hang, a breach of a system under test) is never shrunk: it
+//! violates no ID to keep (`histsim run` and `histsim shrink` say "broken world, not shrunk").
 
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
 use crate::workload::{AnyScenario, WorldConfig};
@@ -29,8 +30,12 @@ pub struct Shrunk {
     pub capped: bool,
 }
 
+/// Whether a candidate still violates the target, in a world that did not break: a candidate
+/// whose world broke (a hang or a breach of a system under test) fails another way, and a
+/// scenario file must reproduce the violation, not the breakdown.
 fn still_fails(s: &AnyScenario, o: &ShrinkOptions) -> bool {
-    s.play(&o.world).violations.iter().any(|v| v.id == o.target)
+    let run = s.play(&o.world);
+    run.failure.is_none() && run.violations.iter().any(|v| v.id == o.target)
 }
 
 /// Minimises `scenario` while it still violates `options.target`.

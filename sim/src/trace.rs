@@ -1,7 +1,8 @@
 //! The trace of one run: every delivery, write and answer, in the order the simulation made them.
 //!
 //! Its hash is the determinism fingerprint: the same seed must give the same `trace-hash`, byte for
-//! byte, in this process or another. The full text is kept only when asked for (`--trace`); a
+//! byte, in this process or another (a system under test's answers by their canonical JSON: see
+//! [`Trace::record_text`]). The full text is kept only when asked for (`--trace`); a
 //! bounded tail is always kept so a failure report can show the last events.
 
 use std::collections::VecDeque;
@@ -57,13 +58,24 @@ impl Trace {
 
     /// Record one event made of `label` and a long `text` (a protocol line): hashed whole, as
     /// [`Trace::record`] would, but the tail a failure report shows keeps only its first
-    /// [`TAIL_TEXT_BYTES_MAX`] bytes, and only a full trace copies all of it.
+    /// [`TAIL_TEXT_BYTES_MAX`] bytes, and only a full trace copies all of it. An answer line
+    /// (`< ` and JSON) is hashed in its canonical form (json_digest's `canonical_xxh3`: keys
+    /// sorted, numbers by value, no whitespace): an answer is the same answer whatever order
+    /// its object's keys came in, while the trace keeps the line as the system wrote it.
     pub fn record_text(&mut self, at_us: u64, label: &str, text: &str) {
         let mut line = self.spare_line();
         push_time(&mut line, at_us);
         line.push_str(label);
         self.hasher.update(line.as_bytes());
-        self.hasher.update(text.as_bytes());
+        let canonical = text.strip_prefix(ANSWER_MARKER).and_then(|json| {
+            crate::json_digest::canonical_xxh3(ANSWER_MARKER.as_bytes(), json.as_bytes())
+        });
+        match canonical {
+            // The answer's canonical hash stands for its text (fixed width, so no two events'
+            // bytes run together).
+            Some(hash) => self.hasher.update(&hash.to_le_bytes()),
+            None => self.hasher.update(text.as_bytes()),
+        }
         self.hasher.update(b"\n");
         self.events += 1;
         if let Some(full) = &mut self.full {
@@ -124,6 +136,9 @@ fn push_time(line: &mut String, at_us: u64) {
     line.push_str(digits);
     line.push_str("us ");
 }
+
+/// What opens a protocol answer line in the transcript (`>` a request, histsim's own text).
+const ANSWER_MARKER: &str = "< ";
 
 /// The columns an event's time is right-aligned in.
 const TIME_COLUMNS: usize = 9;

@@ -20,7 +20,11 @@ pub enum Verdict {
     WorldFailure,
     /// The same seed gave two different traces. Exit 3.
     Nondeterministic,
-    /// Clean, but some probe never fired under `--require-coverage`. Exit 5.
+    /// No seed ran (a budget of zero, a shard or range with no seed in it): nothing was
+    /// checked, so nothing passed. Exit 6.
+    NothingChecked,
+    /// Clean, but some probe never fired, or some work was left out, under `--require-coverage`.
+    /// Exit 5.
     Uncovered,
     /// Nothing wrong. Exit 0.
     Clean,
@@ -35,6 +39,7 @@ impl Verdict {
             Verdict::WorldFailure | Verdict::Nondeterministic => 3,
             Verdict::Liveness => 4,
             Verdict::Uncovered => 5,
+            Verdict::NothingChecked => 6,
         }
     }
 
@@ -115,6 +120,7 @@ mod tests {
             Verdict::Nondeterministic,
             Verdict::Liveness,
             Verdict::Uncovered,
+            Verdict::NothingChecked,
         ]
         .iter()
         .map(|v| (*v, v.exit_code()))
@@ -129,6 +135,7 @@ mod tests {
                 (Verdict::Nondeterministic, 3),
                 (Verdict::Liveness, 4),
                 (Verdict::Uncovered, 5),
+                (Verdict::NothingChecked, 6),
             ]
         );
     }

@@ -105,6 +105,9 @@ pub struct WorkloadRun {
     /// difference it declares), counted: the report and `replay` print them, so no check
     /// weakens in silence.
     pub left_out: Coverage,
+    /// What a system under test in a child process answered, op by op ([`crate::sut::tally`]);
+    /// empty in process.
+    pub answers: Coverage,
 }
 
 impl WorkloadRun {
@@ -126,6 +129,7 @@ impl WorkloadRun {
             details: None,
             sut_log: None,
             left_out: Coverage::default(),
+            answers: Coverage::default(),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
-use super::current::is_visible_ai;
+use super::current::{is_visible_ai, VISIBLE_AI_EVENT_TYPES};
 use super::error::RunStoreError;
 use super::event::{check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL};
 use super::query::{EventFilter, UserScope};
@@ -249,6 +249,12 @@ impl MemoryIndex {
         }
     }
 
+    /// Whether the thread holds a message row of `run_id` (any user's).
+    #[cfg(feature = "planted")]
+    pub(crate) fn has_messages_of(&self, thread_id: &str, run_id: &str) -> bool {
+        (self.message_rows(thread_id).iter()).any(|s| s.event.run_id == run_id)
+    }
+
     pub(crate) fn list_messages_by_run(
         &self,
         thread_id: &str,
@@ -317,14 +323,20 @@ impl MemoryIndex {
         user: Option<&str>,
         planted: Planted,
     ) -> BTreeMap<String, u64> {
-        // planted R18: the legacy read matched every AI message type (`ai_%`), so a run whose
-        // last AI turn called tools answered with that hidden turn's seq.
+        // planted R18: the legacy read matched every AI message type (`ai_%`) and never read
+        // the caller, so a run whose last AI turn called tools, or whose last AI message a
+        // middleware journaled (`metadata.caller` `middleware:title`), answered with that
+        // hidden message's seq.
         let legacy = planted.is(BugId::R18);
         let mut last = BTreeMap::new();
         for s in self.messages_of(thread_id, None, user) {
             let e = &s.event;
-            let visible = is_visible_ai(&e.event_type, &e.metadata)
-                || (legacy && e.event_type == AI_TOOL_CALL);
+            let visible = if legacy {
+                e.event_type == AI_TOOL_CALL
+                    || VISIBLE_AI_EVENT_TYPES.contains(&e.event_type.as_str())
+            } else {
+                is_visible_ai(&e.event_type, &e.metadata)
+            };
             if run_ids.contains(&e.run_id) && visible {
                 let seq = last.entry(e.run_id.clone()).or_insert(e.seq);
                 *seq = (*seq).max(e.seq);
@@ -609,9 +621,17 @@ impl RunEventStore for MemoryRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_messages_by_run")?;
-        Ok(self
-            .lock()
-            .list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
+        let state = self.lock();
+        #[cfg(feature = "planted")]
+        if self.planted.is(BugId::R24) && !state.has_messages_of(thread_id, run_id) {
+            // planted R24: the legacy per-run page looked the run up first and failed on a run
+            // with no message row (deleted, or not started) instead of answering no row.
+            return Err(RunStoreError::LegacyNoSuchRun {
+                op: "list_messages_by_run",
+                run_id: run_id.to_string(),
+            });
+        }
+        Ok(state.list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
     }
 
     fn list_events_filtered(

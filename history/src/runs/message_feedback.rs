@@ -3,9 +3,10 @@
 //! the last AI message of a run nobody (in scope) rated, carries none.
 //!
 //! Which rows are AI messages: the seed-era `ai_message` and the current `llm.ai.response` (the
-//! two event types upstream's `get_last_visible_ai_seq_by_run` accepts). Upstream also skips AI
-//! rows whose metadata names a middleware caller; the `/messages` view carries no metadata, so
-//! that rule is not applied here.
+//! two event types upstream's `get_last_visible_ai_seq_by_run` accepts). Whatever their
+//! `metadata.caller`: upstream's `/messages` attaches a run's feedback to its last AI row even
+//! when a middleware wrote it (only its `/messages/page`, which this crate does not model,
+//! skips middleware rows and attaches through `get_last_visible_ai_seq_by_run`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

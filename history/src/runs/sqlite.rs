@@ -726,6 +726,20 @@ impl RunEventStore for SqliteRunEventStore {
         user: &UserScope,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let user = user.resolve("list_messages_by_run")?;
+        #[cfg(feature = "planted")]
+        if self.planted.is(BugId::R24) {
+            // planted R24: the legacy per-run page looked the run up first and failed on a run
+            // with no message row (deleted, or not started) instead of answering no row.
+            let of_run = Conditions::thread(thread_id)
+                .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+                .and("category = 'message'", []);
+            if count_where(&self.lock(), &of_run)? == 0 {
+                return Err(RunStoreError::LegacyNoSuchRun {
+                    op: "list_messages_by_run",
+                    run_id: run_id.to_string(),
+                });
+            }
+        }
         if self.planted.is(BugId::R16) {
             // planted R16: the legacy read cut the thread's page first, then kept the run's rows.
             let thread = Conditions::thread(thread_id).and_user(user);
@@ -790,9 +804,11 @@ impl RunEventStore for SqliteRunEventStore {
         }
         let runs: Vec<&str> = run_ids.iter().map(String::as_str).collect();
         let mut types = VISIBLE_AI_EVENT_TYPES.to_vec();
-        if self.planted.is(BugId::R18) {
+        let legacy = self.planted.is(BugId::R18);
+        if legacy {
             // planted R18: the legacy read matched every AI message type (`ai_%`), the
-            // tool-calling turn (not shown as an answer) included.
+            // tool-calling turn (not shown as an answer) included, and never read the caller
+            // (below): a middleware's AI message was taken for the run's answer too.
             types.push(AI_TOOL_CALL);
         }
         let mut c = Conditions::thread(thread_id)
@@ -801,14 +817,16 @@ impl RunEventStore for SqliteRunEventStore {
             .and_in("run_id", &runs)
             .and_user(user);
         // Case-sensitive, as `current::is_visible_ai` (LIKE would not be).
-        c = c.and(
-            "NOT (COALESCE(json_type(event_metadata, '$.caller'), '') = 'text' \
-             AND substr(json_extract(event_metadata, '$.caller'), 1, ?) = ?)",
-            [
-                SqlValue::Integer(MIDDLEWARE_PREFIX.len() as i64),
-                SqlValue::Text(MIDDLEWARE_PREFIX.to_string()),
-            ],
-        );
+        if !legacy {
+            c = c.and(
+                "NOT (COALESCE(json_type(event_metadata, '$.caller'), '') = 'text' \
+                 AND substr(json_extract(event_metadata, '$.caller'), 1, ?) = ?)",
+                [
+                    SqlValue::Integer(MIDDLEWARE_PREFIX.len() as i64),
+                    SqlValue::Text(MIDDLEWARE_PREFIX.to_string()),
+                ],
+            );
+        }
         let sql = format!(
             "SELECT run_id, MAX(seq) FROM run_events WHERE {}{} GROUP BY run_id",
             c.sql,

@@ -979,13 +979,16 @@ fn upstream_store_expectations_hold_on_every_backend() {
 #[test]
 fn each_planted_store_bug_breaks_its_expectation_on_every_backend() {
     use history::BugId;
-    let broken: [(BugId, Body); 9] = [
+    let broken: [(BugId, Body); 10] = [
         (BugId::R13, delete_by_run_keeps_the_high_water_mark),
         (BugId::R14, put_if_absent_keys_on_thread_run_and_type),
         (BugId::R15, per_run_reads_follow_delete_by_run),
         (BugId::R16, by_run_matches_the_reference_across_cursors),
         (BugId::R17, task_id_after_seq_paginate),
         (BugId::R18, a_tool_calling_turn_is_no_answer),
+        // The legacy read ignores the caller too: a middleware's answer is taken for the run's
+        // (this case calls no tool, so only the caller rule tells the stores apart).
+        (BugId::R18, last_non_middleware_ai_seq),
         (BugId::R19, user_scopes),
         (BugId::R23, delete_by_thread),
         (BugId::R23, delete_by_thread_empties_only_its_thread),

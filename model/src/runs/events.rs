@@ -96,15 +96,36 @@ pub fn check_filtered_pages(
     Ok(())
 }
 
+/// One message a run emitted, as the last-visible read tells the run's answer apart: its kind,
+/// its text and the `metadata.caller` it was journaled with (`None`: no caller).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmittedMessage {
+    pub kind: MessageKind,
+    pub text: String,
+    pub caller: Option<Value>,
+}
+
+/// The prefix of a middleware's caller (docs/sut-protocol.md, `get_last_visible_ai_seq_by_run`).
+const MIDDLEWARE_CALLER_PREFIX: &str = "middleware:";
+
+/// Whether an AI message's `caller` hides it from being its run's answer: only a string that
+/// starts with `middleware:`, compared case by case as the contract spells it (`Middleware:x`
+/// does not), marks a middleware's own model call (a title, a summary). No caller, a number, an
+/// object or any other string leaves the message a candidate answer.
+pub fn hidden_by_caller(caller: Option<&Value>) -> bool {
+    matches!(caller, Some(Value::String(c)) if c.starts_with(MIDDLEWARE_CALLER_PREFIX))
+}
+
 /// The text of the message a reader may show as the run's answer: the last final AI message
-/// (`Ai`; a tool-calling turn is not an answer) among the first `stored` messages the run
-/// emitted (`messages` in emission order). `None` when there is none.
-pub fn last_visible_answer(messages: &[(MessageKind, String)], stored: usize) -> Option<&str> {
+/// (`Ai`; a tool-calling turn is not an answer) whose caller is not a middleware's, among the
+/// first `stored` messages the run emitted (`messages` in emission order). `None` when there
+/// is none.
+pub fn last_visible_answer(messages: &[EmittedMessage], stored: usize) -> Option<&str> {
     messages[..stored.min(messages.len())]
         .iter()
         .rev()
-        .find(|(kind, _)| *kind == MessageKind::Ai)
-        .map(|(_, text)| text.as_str())
+        .find(|m| m.kind == MessageKind::Ai && !hidden_by_caller(m.caller.as_ref()))
+        .map(|m| m.text.as_str())
 }
 
 #[cfg(test)]
@@ -174,19 +195,54 @@ mod tests {
         ));
     }
 
+    fn m(kind: MessageKind, text: &str, caller: Option<Value>) -> EmittedMessage {
+        EmittedMessage {
+            kind,
+            text: text.to_string(),
+            caller,
+        }
+    }
+
     #[test]
     fn the_answer_is_the_last_final_ai_message_of_what_was_stored() {
-        let m = |k, t: &str| (k, t.to_string());
         let run = vec![
-            m(MessageKind::Human, "q"),
-            m(MessageKind::Ai, "a1"),
-            m(MessageKind::Human, "q2"),
-            m(MessageKind::AiToolCall, "call"),
-            m(MessageKind::Tool, "result"),
+            m(MessageKind::Human, "q", None),
+            m(MessageKind::Ai, "a1", None),
+            m(MessageKind::Human, "q2", None),
+            m(MessageKind::AiToolCall, "call", None),
+            m(MessageKind::Tool, "result", None),
         ];
         assert_eq!(last_visible_answer(&run, run.len()), Some("a1"));
         assert_eq!(last_visible_answer(&run, 1), None);
         assert_eq!(last_visible_answer(&run, 99), Some("a1"));
         assert_eq!(last_visible_answer(&run[3..], 2), None);
+    }
+
+    #[test]
+    fn a_middlewares_answer_is_never_the_runs_and_only_its_exact_prefix_hides() {
+        let run = vec![
+            m(MessageKind::Human, "q", None),
+            m(MessageKind::Ai, "a", Some(json!("lead_agent"))),
+            m(MessageKind::Ai, "title", Some(json!("middleware:title"))),
+        ];
+        // The middleware's message came last; the answer is the lead agent's before it.
+        assert_eq!(last_visible_answer(&run, 3), Some("a"));
+        // A run whose only AI message is a middleware's has no answer.
+        assert_eq!(last_visible_answer(&run[2..], 1), None);
+        for visible in [
+            json!("Middleware:title"),
+            json!("middleware"),
+            json!(" middleware:title"),
+            json!(7),
+            json!({"name": "middleware:title"}),
+            json!(["middleware:title"]),
+        ] {
+            assert!(!hidden_by_caller(Some(&visible)), "{visible}");
+            let mut run = run.clone();
+            run[2].caller = Some(visible);
+            assert_eq!(last_visible_answer(&run, 3), Some("title"));
+        }
+        assert!(hidden_by_caller(Some(&json!("middleware:"))));
+        assert!(!hidden_by_caller(None));
     }
 }

@@ -10,7 +10,8 @@
 //! - [`ReceiptTruth`]: one run-scoped singleton event per (thread, run, event type), the first
 //!   one wins (`put_if_absent`, R14).
 //! - [`check_filtered_pages`] and [`last_visible_answer`]: what one run's filtered event pages
-//!   (R17) and its last visible AI message (R18) must be, from the events it emitted.
+//!   (R17) and its last visible AI message (R18) must be, from the events it emitted (an AI
+//!   message a middleware journaled, [`hidden_by_caller`], is never the run's answer).
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 //!
 //! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
@@ -25,7 +26,8 @@ pub mod summarization;
 mod truth;
 
 pub use events::{
-    check_filtered_pages, last_visible_answer, selected, EventQuery, FilteredMismatch, RunEventKey,
+    check_filtered_pages, hidden_by_caller, last_visible_answer, selected, EmittedMessage,
+    EventQuery, FilteredMismatch, RunEventKey,
 };
 pub use feedback_reads::{attachment_choices, grouped_choices};
 pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};

@@ -37,7 +37,7 @@ impl WorldArgs {
             planted: self.planted,
             replicas: self.replicas,
             keep_trace: false,
-            sut: self.sut.options(),
+            sut: self.sut.checked_options()?,
         };
         check_sut_fits(&config)?;
         if config.store == StoreKind::Jsonl && config.workload.is_none_or(|w| w.name() != "runs") {
@@ -56,10 +56,18 @@ pub(crate) struct SutArgs {
     /// instead of histsim's own components; e.g. `--sut "histsim serve display"`.
     #[arg(long, value_name = "CMD")]
     sut: Option<String>,
-    /// Longest wait for one answer of the system under test, in wall milliseconds.
+    /// Longest wait for one answer of the system under test (not `hello` or `open`), in wall
+    /// milliseconds; a system still computing is waited for until it used as much CPU time
+    /// (docs/sut-protocol.md, "Transport").
     #[arg(long, value_name = "MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     sut_timeout_ms: u64,
+    /// Longest wait for the system under test to start and answer `hello`, and for each `open`,
+    /// in wall milliseconds; a system still computing is waited for until it used as much CPU
+    /// time.
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    sut_start_timeout_ms: u64,
     /// Let the system under test run on any CPU. By default each campaign thread and the
     /// processes it starts share one CPU, as a round trip between CPUs costs several times more
     /// (docs/sut-protocol.md, "Speed"); free them for a system that computes on threads of its own.
@@ -72,12 +80,27 @@ impl SutArgs {
         self.sut_timeout_ms
     }
 
+    pub(crate) fn start_timeout_ms(&self) -> u64 {
+        self.sut_start_timeout_ms
+    }
+
     pub(crate) fn options(&self) -> Option<SutOptions> {
         self.sut.as_ref().map(|command| SutOptions {
             timeout_ms: self.sut_timeout_ms,
+            start_timeout_ms: self.sut_start_timeout_ms,
             share_cpu: !self.sut_any_cpu,
             ..SutOptions::new(command.clone())
         })
+    }
+
+    /// [`SutArgs::options`], `Err` when the command's program is missing or not executable:
+    /// a usage error found before the first seed, not a broken world in every seed.
+    pub(crate) fn checked_options(&self) -> Result<Option<SutOptions>, String> {
+        if let Some(command) = &self.sut {
+            crate::sut::check_command(command)
+                .map_err(|why| format!("--sut `{command}`: {why}"))?;
+        }
+        Ok(self.options())
     }
 }
 
@@ -178,6 +201,43 @@ pub(crate) fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
     }
 }
 
+/// `--jobs`: a count of worker threads, at least one (none would run no seed, and a campaign
+/// that ran no seed checked nothing).
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 worker threads would run no seed: expected 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a number of worker threads")),
+    }
+}
+
+/// `--name`: a campaign's name is the name of its directory under `--report-dir`, so it must be
+/// one plain path component. A `/`, a `..` or an absolute path would put the report (and
+/// overwrite files) outside the report directory.
+pub(crate) fn parse_campaign_name(s: &str) -> Result<String, String> {
+    let why = if s.is_empty() {
+        Some("it is empty")
+    } else if s.contains('/') || s.contains('\\') {
+        Some("it holds a path separator")
+    } else if s.contains("..") {
+        Some("it holds `..`")
+    } else if s == "." {
+        Some("it is `.`, the report directory itself")
+    } else if s.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!(
+            "`{}` is not a plain name ({why}): a campaign's report goes to <report-dir>/<name>/, \
+             e.g. --name nightly-runs",
+            s.escape_debug()
+        )),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// Worker threads when `--jobs` is not given: one a core; two a core with a system under test,
 /// whose seeds spend much of their time waiting for a child's answer rather than computing.
 pub(crate) fn default_jobs(with_sut: bool) -> usize {
@@ -226,6 +286,20 @@ mod tests {
         }
         let e = parse_workload("nope").err().expect("refused");
         assert!(e.contains("display, runs, journal, spool"), "{e}");
+    }
+
+    #[test]
+    fn jobs_and_campaign_names_parse_or_say_why_not() {
+        assert_eq!(parse_jobs("3"), Ok(3));
+        assert!(parse_jobs("0").unwrap_err().contains("no seed"));
+        assert!(parse_jobs("x").unwrap_err().contains("`x`"));
+        assert_eq!(parse_campaign_name("nightly-1"), Ok("nightly-1".into()));
+        for bad in [
+            "", ".", "..", "a/b", "../x", "/tmp/x", "a..b", "a\\b", "a\nb",
+        ] {
+            let e = parse_campaign_name(bad).expect_err(bad);
+            assert!(e.contains("not a plain name"), "{bad}: {e}");
+        }
     }
 
     #[test]

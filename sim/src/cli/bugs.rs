@@ -29,7 +29,7 @@ pub(crate) struct BugsArgs {
     only: Vec<BugId>,
     #[arg(long, value_enum, default_value = "memory")]
     store: StoreKind,
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::parse_jobs)]
     jobs: Option<usize>,
     #[command(flatten)]
     sut: SutArgs,

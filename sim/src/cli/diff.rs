@@ -45,11 +45,18 @@ pub(crate) struct DiffArgs {
     /// (docs/display-projection.md); by default two systems are compared up to those.
     #[arg(long)]
     strict: bool,
-    /// Longest wait for one answer of either system, in wall milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    /// Longest wait for one answer of either system (not `hello` or `open`), in wall
+    /// milliseconds; a system still computing is waited for until it used as much CPU time.
+    #[arg(long, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     sut_timeout_ms: u64,
+    /// Longest wait for either system to start and answer `hello`, and for each `open`, in wall
+    /// milliseconds; a system still computing is waited for until it used as much CPU time.
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    sut_start_timeout_ms: u64,
     /// Worker threads; default: two a core.
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::parse_jobs)]
     jobs: Option<usize>,
     /// Replay a difference file (written by an earlier `histsim diff`) instead of seeds.
     #[arg(long, value_name = "FILE")]
@@ -189,10 +196,17 @@ fn compare(scenario: &AnyScenario, a: &Side, b: &Side, tally: &Tally) -> Option<
     Some(text)
 }
 
-fn side(name: &str, store: StoreKind, timeout_ms: u64, planted: Option<history::BugId>) -> Side {
+/// A side of the comparison; `timeouts` are the request and the start timeout, in ms.
+fn side(
+    name: &str,
+    store: StoreKind,
+    timeouts: (u64, u64),
+    planted: Option<history::BugId>,
+) -> Side {
     let sut = (name != IN_PROCESS).then(|| {
         std::sync::Arc::new(SutOptions {
-            timeout_ms,
+            timeout_ms: timeouts.0,
+            start_timeout_ms: timeouts.1,
             ..SutOptions::new(name)
         })
     });
@@ -225,9 +239,13 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     let [a, b] = args.systems.as_slice() else {
         return Verdict::usage("histsim diff takes exactly two systems: --sut A --sut B");
     };
+    if let Err(why) = commands_found([a, b]) {
+        return Verdict::usage(&why);
+    }
+    let timeouts = (args.sut_timeout_ms, args.sut_start_timeout_ms);
     let (mut a, mut b) = (
-        side(a, args.store, args.sut_timeout_ms, args.planted),
-        side(b, args.store, args.sut_timeout_ms, None),
+        side(a, args.store, timeouts, args.planted),
+        side(b, args.store, timeouts, None),
     );
     if workload.name() == "display" && !args.strict {
         // Compared up to what either system declares: each such difference is documented, and
@@ -257,17 +275,7 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         store: args.store,
         ..RunConfig::new()
     };
-    println!(
-        "histsim diff: seeds {}..{}, workload {}, `{}`{} against `{}`",
-        args.seeds.start,
-        args.seeds.end,
-        workload.name(),
-        a.name,
-        args.planted
-            .map(|p| format!(" (planted {p})"))
-            .unwrap_or_default(),
-        b.name
-    );
+    print_header(&args, workload.name(), (&a, &b));
     let jobs = args.jobs.unwrap_or_else(|| default_jobs(true));
     let tally = Tally::default();
     let first = first_differing_seed(args.seeds.clone(), &config, (&a, &b), jobs, &tally);
@@ -283,6 +291,26 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     println!("DIFFERENT at seed {seed}: {why}");
     write_shrunk(seed, &scenario_of(seed, &config), &a, &b, &args);
     Verdict::Violation
+}
+
+fn print_header(args: &DiffArgs, workload: &str, (a, b): (&Side, &Side)) {
+    let planted = args.planted.map(|p| format!(" (planted {p})"));
+    println!(
+        "histsim diff: seeds {}..{}, workload {workload}, `{}`{} against `{}`",
+        args.seeds.start,
+        args.seeds.end,
+        a.name,
+        planted.unwrap_or_default(),
+        b.name
+    );
+}
+
+/// A system whose program is missing is a usage error before the first seed.
+fn commands_found(names: [&String; 2]) -> Result<(), String> {
+    for name in names.into_iter().filter(|n| *n != IN_PROCESS) {
+        crate::sut::check_command(name).map_err(|why| format!("--sut `{name}`: {why}"))?;
+    }
+    Ok(())
 }
 
 /// The lowest seed of `seeds` whose answers differ, with the difference.

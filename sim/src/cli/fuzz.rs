@@ -98,8 +98,8 @@ pub(crate) struct FuzzRunArgs {
     fuzz_dir: PathBuf,
     #[arg(long, default_value = "scenarios")]
     scenarios: PathBuf,
-    /// Campaign name: the report goes to <report-dir>/<name>/.
-    #[arg(long)]
+    /// Campaign name (a plain name, no path): the report goes to <report-dir>/<name>/.
+    #[arg(long, value_parser = super::args::parse_campaign_name)]
     name: Option<String>,
     #[arg(long, default_value = "reports")]
     report_dir: PathBuf,

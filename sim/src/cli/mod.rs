@@ -4,7 +4,9 @@
 //! Exit codes: 0 clean; 1 a safety invariant was violated (or a planted bug went undetected);
 //! 2 bad usage or input; 3 the simulated world itself broke down (a hang, a host error) or a
 //! seed was nondeterministic; 4 only liveness failed (histories did not converge after healing);
-//! 5 clean, but some coverage probe never fired under `--require-coverage`.
+//! 5 clean, but some coverage probe never fired, or some work was left out that
+//! `--allow-left-out` does not name, under `--require-coverage`; 6 no seed ran, so nothing was
+//! checked (never a pass).
 
 mod args;
 mod bugs;

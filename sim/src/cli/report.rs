@@ -12,8 +12,8 @@ pub(crate) enum ReportAction {
         /// Shard report directories.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        /// Name of the merged campaign.
-        #[arg(long, default_value = "merged")]
+        /// Name of the merged campaign (a plain name: the report goes to <report-dir>/<name>/).
+        #[arg(long, default_value = "merged", value_parser = super::args::parse_campaign_name)]
         name: String,
         #[arg(long, default_value = "reports")]
         report_dir: PathBuf,
@@ -46,6 +46,11 @@ fn merge(dirs: &[PathBuf], name: &str, report_dir: &std::path::Path) -> Verdict 
             return Verdict::Usage;
         }
     };
+    if merged.seeds_run == 0 {
+        // Shards that ran nothing merge into a campaign that checked nothing: never a pass.
+        println!("FAILED: the {n} reports ran no seed: nothing was checked; no report written");
+        return Verdict::NothingChecked;
+    }
     match report::write(report_dir, &merged, &[]) {
         Ok(dir) => println!(
             "merged {n} reports: {} seeds, {} failing -> {}",

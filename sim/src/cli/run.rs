@@ -1,6 +1,6 @@
 //! `histsim run`: a campaign over a range of seeds, its report, and the first failure shrunk.
 
-use super::args::{default_jobs, parse_seeds, WorldArgs};
+use super::args::{default_jobs, parse_campaign_name, parse_jobs, parse_seeds, WorldArgs};
 use super::shard::{parse_shard_spec, Shard, ShardSpec};
 use crate::campaign::{run_campaign, CampaignConfig, CampaignResult};
 use crate::report::{self, DeterminismSummary, Summary};
@@ -22,7 +22,7 @@ pub(crate) struct RunArgs {
     pub(crate) world: WorldArgs,
     /// Worker threads (each runs whole seeds); default: the number of cores, twice that with
     /// `--sut`.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Keep going after the first failing seed.
     #[arg(long)]
@@ -30,8 +30,10 @@ pub(crate) struct RunArgs {
     /// Stop starting seeds after this many seconds of wall time.
     #[arg(long)]
     budget_s: Option<u64>,
-    /// Campaign name: reports go to <report-dir>/<name>/.
-    #[arg(long)]
+    /// Campaign name (a plain name, no path): reports go to <report-dir>/<name>/. Default:
+    /// `run-<start>-<end>-<workload>-<store>[-<planted>][-sut-<digest of the --sut command>]
+    /// [-shard-K-of-N]`, so campaigns of different systems never share a report.
+    #[arg(long, value_parser = parse_campaign_name)]
     name: Option<String>,
     #[arg(long, default_value = "reports")]
     report_dir: PathBuf,
@@ -51,9 +53,17 @@ pub(crate) struct RunArgs {
     /// Replay this percentage of the seeds in fresh processes and compare trace hashes.
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     check_determinism: Option<u8>,
-    /// Fail (exit 5) when some fault or feature probe of the campaign's workloads never fired.
+    /// Fail (exit 5) when some fault or feature probe of the campaign's workloads never fired,
+    /// or when the worlds left work out (an op the system under test does not serve, a crash
+    /// of a store that declares no durability, a known difference it declares) that
+    /// `--allow-left-out` does not name.
     #[arg(long)]
     require_coverage: bool,
+    /// Left-out work `--require-coverage` accepts, by name: an op the system does not serve
+    /// (`list_events_filtered`), `store_crash` (a store that declares no durability), a known
+    /// difference's ID (`D1`). The summary names each left-out entry's name.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    allow_left_out: Vec<String>,
     /// Do not shrink the first failing seed into a regression scenario.
     #[arg(long)]
     no_shrink: bool,
@@ -85,6 +95,13 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         .clone()
         .unwrap_or_else(|| default_name(&args, &config, shard_pair));
     print_header(&args, &config, jobs, shard.as_ref());
+    // Before the campaign, not after it: a report that cannot be written would lose its verdict.
+    if let Err(e) = check_writable(&args.report_dir, &name) {
+        return Verdict::usage(&format!(
+            "--report-dir {}: cannot write the report {name}/ there: {e}",
+            args.report_dir.display()
+        ));
+    }
     let result = run_campaign(&CampaignConfig {
         seeds: args.seeds.clone(),
         shard: shard_pair,
@@ -94,35 +111,77 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         budget: args.budget_s.map(Duration::from_secs),
         run: config.clone(),
     });
+    if result.seeds_run() == 0 {
+        return nothing_checked(&args, shard_pair);
+    }
     for f in &result.failures {
         print_failure(f, &config);
     }
     let mut summary = report::summary(&name, &config, args.seeds.clone(), shard_pair, &result);
+    summary.judge_left_out(&args.allow_left_out);
     if let Some(percent) = args.check_determinism {
         summary.determinism = Some(check_determinism(&result, &config, percent));
     }
-    let uncovered = print_coverage(&summary);
+    print_coverage(&summary);
     print_left_out(&summary.left_out);
-    write_report(&args.report_dir, &summary, &result.failures);
-    let verdict = verdict_of(&result, &summary, args.require_coverage && uncovered);
+    print_not_covered(&summary);
+    for line in report::answer_lines(&summary.answers, &summary.left_out) {
+        println!("{line}");
+    }
+    let mut verdict = verdict_of(&result, &summary, args.require_coverage);
+    if !write_report(&args.report_dir, &summary, &result.failures) {
+        verdict = verdict.worst(Verdict::Usage);
+    }
     if let Some(first) = result.failures.first() {
         if !args.no_shrink {
-            super::shrink::shrink_seed(first.seed, &config, args.shrink_cap_s, &args.shrink_out);
+            super::shrink::shrink_failure(first, &config, args.shrink_cap_s, &args.shrink_out);
         }
     }
     verdict
 }
 
+/// A campaign that ran no seed: it checked nothing, so it never passes, and it writes no report
+/// (an earlier report of the same name stays as it was).
+fn nothing_checked(args: &RunArgs, shard: Option<(u64, u64)>) -> Verdict {
+    let (start, end) = (args.seeds.start, args.seeds.end);
+    let why = match (shard, args.budget_s) {
+        (Some((k, n)), _) if end - start <= k => {
+            format!("shard {k}/{n} of seeds {start}..{end} holds no seed")
+        }
+        (_, Some(budget)) => format!("--budget-s {budget} ended before the first seed"),
+        _ => "no seed was started".to_string(),
+    };
+    println!("FAILED: no seed ran ({why}): nothing was checked; no report written");
+    Verdict::NothingChecked
+}
+
+/// The default campaign name: everything that makes two campaigns' seeds differ, so that a
+/// campaign never overwrites the report of another (another store, bug or system under test).
 fn default_name(args: &RunArgs, config: &RunConfig, shard: Option<(u64, u64)>) -> String {
+    let store = format!("{:?}", config.store).to_lowercase();
     let planted = config.planted.map(|p| format!("-{p}")).unwrap_or_default();
+    let sut = config
+        .sut
+        .as_ref()
+        .map(|s| format!("-sut-{}", command_digest(&s.command)))
+        .unwrap_or_default();
     let shard = shard
         .map(|(k, n)| format!("-shard-{k}-of-{n}"))
         .unwrap_or_default();
     format!(
-        "run-{}-{}-{}{planted}{shard}",
+        "run-{}-{}-{}-{store}{planted}{sut}{shard}",
         args.seeds.start,
         args.seeds.end,
         config.workload_name()
+    )
+}
+
+/// Eight hex digits of a `--sut` command's xxh3 (stable across runs and machines): a command
+/// is no directory name, and two commands must not share one.
+fn command_digest(command: &str) -> String {
+    format!(
+        "{:08x}",
+        xxhash_rust::xxh3::xxh3_64(command.as_bytes()) >> 32
     )
 }
 
@@ -196,8 +255,8 @@ fn check_determinism(
     d
 }
 
-/// Prints the probes that never fired; returns whether there were any.
-fn print_coverage(summary: &Summary) -> bool {
+/// Prints the probes that never fired.
+fn print_coverage(summary: &Summary) {
     let never = &summary.coverage_never_fired;
     if never.is_empty() {
         println!("coverage: all {} probes fired", summary.coverage.len());
@@ -208,7 +267,23 @@ fn print_coverage(summary: &Summary) -> bool {
             never.join(", ")
         );
     }
-    !never.is_empty()
+}
+
+/// Prints the names of the left-out work: not covered, or allowed by `--allow-left-out`.
+fn print_not_covered(summary: &Summary) {
+    if !summary.left_out_not_covered.is_empty() {
+        println!(
+            "not covered (left out): {} (--require-coverage fails on these unless \
+             --allow-left-out names them)",
+            summary.left_out_not_covered.join(", ")
+        );
+    }
+    if !summary.left_out_allowed.is_empty() {
+        println!(
+            "left out, allowed by --allow-left-out: {}",
+            summary.left_out_allowed.join(", ")
+        );
+    }
 }
 
 /// What the checks did not ask of the system under test (an op it does not serve, a known
@@ -219,21 +294,44 @@ pub(crate) fn print_left_out(left_out: &std::collections::BTreeMap<String, u64>)
     }
 }
 
-fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedReport]) {
+/// Whether a report of `campaign` can be written under `dir`: creates `dir` and a file (removed
+/// at once) where the report's files would go. A campaign checks this before it starts, so a
+/// report directory it cannot write is a usage error, not a verdict lost after the work.
+fn check_writable(dir: &std::path::Path, campaign: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let out = dir.join(campaign);
+    // An existing report directory is probed in place and otherwise left untouched: a campaign
+    // that runs no seed must not change it.
+    let probe_in = if out.exists() { out } else { dir.to_path_buf() };
+    tempfile::Builder::new()
+        .prefix(".histsim-write-check-")
+        .tempfile_in(&probe_in)
+        .map(drop)
+}
+
+/// Writes the report; `false` (after an error naming the directory) when it could not be.
+fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedReport]) -> bool {
     match report::write(report_dir, summary, failed) {
-        Ok(dir) => println!(
-            "report: {} (summary.md, summary.json, junit.xml)",
-            dir.display()
-        ),
-        Err(e) => eprintln!(
-            "warning: cannot write the report under {}: {e}",
-            report_dir.display()
-        ),
+        Ok(dir) => {
+            println!(
+                "report: {} (summary.md, summary.json, junit.xml)",
+                dir.display()
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!(
+                "error: --report-dir {}: cannot write the report: {e}",
+                report_dir.display()
+            );
+            false
+        }
     }
 }
 
-/// The campaign's verdict, with its closing line.
-fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Verdict {
+/// The campaign's verdict, with its closing line; `require_coverage`: probes that never fired
+/// and left-out work nobody allowed fail it.
+fn verdict_of(result: &CampaignResult, summary: &Summary, require_coverage: bool) -> Verdict {
     let seeds = result.seeds_run();
     let rate = result.seeds_per_second();
     let steps_rate = result.steps_per_second();
@@ -258,9 +356,23 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, uncovered: bool) -> Ve
         println!("FAILED: {seeds} seeds, 0 violations, but nondeterministic");
         return Verdict::Nondeterministic;
     }
-    if uncovered {
+    let never_fired = summary.coverage_never_fired.len();
+    let not_covered = &summary.left_out_not_covered;
+    if require_coverage && (never_fired > 0 || !not_covered.is_empty()) {
+        let mut why = Vec::new();
+        if never_fired > 0 {
+            why.push(format!("{never_fired} probes never fired"));
+        }
+        if !not_covered.is_empty() {
+            why.push(format!(
+                "left out and not covered: {} (allow with --allow-left-out {})",
+                not_covered.join(", "),
+                not_covered.join(",")
+            ));
+        }
         println!(
-            "FAILED: {seeds} seeds, 0 violations, but some probes never fired (--require-coverage)"
+            "FAILED: {seeds} seeds, 0 violations, but not covered (--require-coverage): {}",
+            why.join("; ")
         );
         return Verdict::Uncovered;
     }
@@ -290,4 +402,70 @@ pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
     }
     println!("trace-hash: {}", report.trace_hash);
     println!("replay: {}", config.replay_command(report.seed));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::SeedLine;
+    use crate::coverage::Coverage;
+
+    /// A campaign of one clean seed of no registered workload (so no probe is declared, and
+    /// none can stay unfired) that left `left_out` out. Built from an empty campaign, so every
+    /// other field is what a campaign gives.
+    fn campaign_leaving_out(left_out: &str) -> CampaignResult {
+        let mut result = run_campaign(&CampaignConfig {
+            seeds: 0..0,
+            shard: None,
+            jobs: 1,
+            stop_at_first: false,
+            progress: false,
+            budget: None,
+            run: RunConfig::new(),
+        });
+        result.lines = vec![SeedLine {
+            seed: 0,
+            workload: "none".into(),
+            trace_hash: "0".into(),
+            passed: true,
+            steps: 1,
+            converged_after_ms: None,
+        }];
+        result.left_out = Coverage::default();
+        result.left_out.hit(left_out);
+        result
+    }
+
+    fn verdict(result: &CampaignResult, allowed: &[&str], require_coverage: bool) -> Verdict {
+        let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+        let config = RunConfig::new();
+        let mut summary = report::summary("t", &config, 0..1, None, result);
+        summary.judge_left_out(&allowed);
+        assert!(summary.coverage_never_fired.is_empty());
+        verdict_of(result, &summary, require_coverage)
+    }
+
+    #[test]
+    fn a_sut_commands_digest_is_eight_hex_digits_that_tell_commands_apart() {
+        let d = command_digest("histsim serve runs");
+        // Pinned: a report's name must not change between runs, machines or histsim builds.
+        assert_eq!(d, "ff1bb4ac");
+        assert_ne!(d, command_digest("histsim serve runs --store sqlite"));
+    }
+
+    #[test]
+    fn left_out_work_fails_require_coverage_unless_allowed_by_name() {
+        let result = campaign_leaving_out(
+            "the client's `events` reads (the system does not serve list_events)",
+        );
+        assert_eq!(verdict(&result, &[], true), Verdict::Uncovered);
+        assert_eq!(verdict(&result, &["list_event"], true), Verdict::Uncovered);
+        assert_eq!(verdict(&result, &["list_events"], true), Verdict::Clean);
+        assert_eq!(verdict(&result, &[], false), Verdict::Clean);
+        let crash = campaign_leaving_out(
+            "store crash: a restart that keeps the store's data (it declares no durability)",
+        );
+        assert_eq!(verdict(&crash, &["list_events"], true), Verdict::Uncovered);
+        assert_eq!(verdict(&crash, &["store_crash"], true), Verdict::Clean);
+    }
 }

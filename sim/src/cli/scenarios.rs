@@ -30,40 +30,78 @@ pub(crate) struct ScenariosArgs {
 }
 
 pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
-    let mut files = Vec::new();
-    for path in &args.paths {
-        match discover(path) {
-            Ok(f) => files.extend(f),
-            Err(e) => {
-                eprintln!("error: cannot read {}: {e}", path.display());
-                return Verdict::Usage;
-            }
-        }
-    }
+    let files = match load_all(&args.paths) {
+        Ok(files) => files,
+        Err(verdict) => return verdict,
+    };
     let world = WorldConfig {
         sut: args.sut.options().map(std::sync::Arc::new),
         ..WorldConfig::new(args.store, Planted::none())
     };
-    let systems = args.systems.then(|| args.sut.timeout_ms());
+    let systems = args
+        .systems
+        .then(|| (args.sut.timeout_ms(), args.sut.start_timeout_ms()));
     let passed = files
         .iter()
-        .filter(|f| check_file(f, &world, systems))
+        .filter(|(path, file)| check_file(path, file, &world, systems))
         .count();
     let failed = files.len() - passed;
     println!("scenarios: {passed} passed, {failed} failed");
     Verdict::clean_or(failed == 0, Verdict::Violation)
 }
 
-/// Plays one file with and without its bug; prints the outcome; returns whether it passed.
-/// `systems`: replay upstream findings against their systems too, with this answer timeout.
-fn check_file(path: &Path, world: &WorldConfig, systems: Option<u64>) -> bool {
-    let scenario = match ScenarioFile::load(path) {
-        Ok(s) => s,
-        Err(e) => {
-            println!("FAIL {}: {e}", path.display());
-            return false;
+/// Every scenario file under `paths`, read. A file that cannot be used is bad input, not a
+/// failing scenario: each is named (file, line, field), none is played, and the verdict is a
+/// usage error. So are paths that hold no scenario file at all: zero files never pass.
+fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, ScenarioFile)>, Verdict> {
+    let mut found = Vec::new();
+    for path in paths {
+        match discover(path) {
+            Ok(f) => found.extend(f),
+            Err(e) => {
+                return Err(Verdict::usage(&format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )))
+            }
         }
-    };
+    }
+    if found.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Verdict::usage(&format!(
+            "no scenario file (*.toml) under {}: nothing to check",
+            shown.join(", ")
+        )));
+    }
+    let mut files = Vec::new();
+    let mut bad = 0;
+    for path in &found {
+        match ScenarioFile::load(path) {
+            Ok(file) => files.push((path.clone(), file)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad += 1;
+            }
+        }
+    }
+    if bad > 0 {
+        return Err(Verdict::usage(&format!(
+            "{bad} of {} scenario files cannot be used; none was played",
+            found.len()
+        )));
+    }
+    Ok(files)
+}
+
+/// Plays one file with and without its bug; prints the outcome; returns whether it passed.
+/// `systems`: replay upstream findings against their systems too, with these request and start
+/// timeouts.
+fn check_file(
+    path: &Path,
+    scenario: &ScenarioFile,
+    world: &WorldConfig,
+    systems: Option<(u64, u64)>,
+) -> bool {
     if world.sut.is_some() && !scenario.scenario.workload().has_sut_boundary() {
         println!(
             "skip {} [{}]: the {} workload has no process boundary for --sut",
@@ -74,14 +112,13 @@ fn check_file(path: &Path, world: &WorldConfig, systems: Option<u64>) -> bool {
         return true;
     }
     if let Some(system) = &scenario.system {
-        let passes_here = check_finding_here(path, &scenario, system, world);
-        let still_fails = systems.is_none_or(|timeout_ms| {
-            check_finding_there(path, &scenario, system, world, timeout_ms)
-        });
+        let passes_here = check_finding_here(path, scenario, system, world);
+        let still_fails = systems
+            .is_none_or(|timeouts| check_finding_there(path, scenario, system, world, timeouts));
         return passes_here && still_fails;
     }
-    let with_bug = run_scenario_file(&scenario, world, Some(scenario.id));
-    let without = run_scenario_file(&scenario, world, None);
+    let with_bug = run_scenario_file(scenario, world, Some(scenario.id));
+    let without = run_scenario_file(scenario, world, None);
     let reproduced = with_bug.violations.iter().any(|v| v.id == scenario.id);
     let fixed = without.violations.is_empty() && without.failure.is_none();
     if reproduced && fixed {
@@ -155,11 +192,12 @@ fn check_finding_there(
     file: &ScenarioFile,
     system: &str,
     world: &WorldConfig,
-    timeout_ms: u64,
+    (timeout_ms, start_timeout_ms): (u64, u64),
 ) -> bool {
     let there = WorldConfig {
         sut: Some(std::sync::Arc::new(SutOptions {
             timeout_ms,
+            start_timeout_ms,
             ..SutOptions::new(system)
         })),
         ..world.clone()

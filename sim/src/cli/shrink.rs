@@ -2,7 +2,7 @@
 //! minimised into a regression scenario file.
 
 use super::args::WorldArgs;
-use crate::run::{run_seed, scenario_of, RunConfig};
+use crate::run::{run_seed, scenario_of, RunConfig, SeedReport};
 use crate::shrink::{regression_file, shrink, ShrinkOptions, Shrunk};
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,30 @@ pub(crate) fn cmd(args: ShrinkArgs) -> Verdict {
 /// that passes is a usage error: there is nothing to shrink.
 pub(crate) fn shrink_seed(seed: u64, config: &RunConfig, time_cap_s: u64, out: &Path) -> Verdict {
     let report = run_seed(seed, config);
+    if report.passed() {
+        println!("seed {seed} passes: nothing to shrink");
+        return Verdict::Usage;
+    }
+    shrink_failure(&report, config, time_cap_s, out)
+}
+
+/// Shrinks the failure `report` shows (a seed played with `config`, not played again) into a
+/// regression scenario under `out`. A broken world (a hang, a crash, a breach of the protocol)
+/// is not shrunk: it violates no catalog ID a shrink could keep, and each candidate would wait
+/// out a timeout again; the seed and its replay are what reproduces it (exit 3).
+pub(crate) fn shrink_failure(
+    report: &SeedReport,
+    config: &RunConfig,
+    time_cap_s: u64,
+    out: &Path,
+) -> Verdict {
+    let seed = report.seed;
+    if let Some(failure) = &report.failure {
+        let first_line = failure.lines().next().unwrap_or_default();
+        println!("seed {seed}: broken world, not shrunk: {first_line}");
+        println!("  replay it: {}", config.replay_command(seed));
+        return Verdict::WorldFailure;
+    }
     let Some(target) = report.first_violation().map(|v| v.id) else {
         println!("seed {seed} passes: nothing to shrink");
         return Verdict::Usage;

@@ -59,6 +59,7 @@ pub type Rule = fn(&Context<'_>, &mut Findings);
 /// Every rule, each tagged with the invariant it checks, in the order they run (which is the
 /// order of messages within one ID).
 pub const RULES: &[(BugId, Rule)] = &[
+    (BugId::P15, every_delivery_is_admitted),
     (BugId::P1, reconstruction_never_fails),
     (BugId::P10, warnings_carry_no_payload),
     (BugId::P2, a_settled_read_exists),
@@ -91,9 +92,9 @@ pub fn check(
         transcript,
         reads,
         early_expected,
+        append_errors,
     );
     let mut f = Findings::new(&ATTRIBUTION);
-    every_delivery_is_admitted(append_errors, &mut f);
     for (_, rule) in RULES {
         rule(&cx, &mut f);
     }
@@ -105,8 +106,8 @@ pub fn check(
 /// is the store's own defect, whatever the reads then show: a store that fails every append
 /// leaves a thread without a visible display reading empty, as the model expects, and only
 /// this rule sees it.
-fn every_delivery_is_admitted(append_errors: &[AppendError], f: &mut Findings) {
-    for e in append_errors {
+fn every_delivery_is_admitted(cx: &Context<'_>, f: &mut Findings) {
+    for e in cx.append_errors {
         f.add(
             BugId::P15,
             format!(

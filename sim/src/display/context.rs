@@ -3,6 +3,7 @@
 
 use super::faults::FaultPlan;
 use super::provenance::{is_decoy_marker, provenance, Kind, Provenance};
+use super::record::AppendError;
 use super::scenario::{DisplayScenario, Event, Step};
 use super::view::{view_of_model, view_of_projection, words, ViewMessage};
 use super::word_diff::WordDiff;
@@ -36,6 +37,8 @@ pub struct Context<'a> {
     pub transcript: &'a m::Transcript,
     pub reads: &'a [Read],
     pub early_expected: &'a [Option<EarlyExpectation>],
+    /// Every delivery a replica's store answered with an error (P15).
+    pub append_errors: &'a [AppendError],
     pub provenance: Provenance<'a>,
     /// Display keys visible per the model.
     pub visible: BTreeSet<String>,
@@ -63,6 +66,7 @@ impl<'a> Context<'a> {
         transcript: &'a m::Transcript,
         reads: &'a [Read],
         early_expected: &'a [Option<EarlyExpectation>],
+        append_errors: &'a [AppendError],
     ) -> Self {
         let visible_ids = m::visible_displays(conversation);
         let user_spoke = |s: &&Step| {
@@ -77,6 +81,7 @@ impl<'a> Context<'a> {
             transcript,
             reads,
             early_expected,
+            append_errors,
             provenance: provenance(scenario, plan),
             visible: scenario
                 .displays

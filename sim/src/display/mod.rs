@@ -113,6 +113,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     WorkloadRun {
         left_out: declared_losses(&model.transcript),
         sut_log: record.sut_log,
+        answers: record.answers,
         converged_after_ms: record.converged_after_ms,
         coverage,
         details,

@@ -63,6 +63,8 @@ pub struct WorldRecord {
     pub converged_after_ms: Option<u64>,
     /// What a system under test in a child process wrote to its stderr.
     pub sut_log: Option<String>,
+    /// What it answered, op by op ([`crate::sut::tally`]); empty in process.
+    pub answers: crate::coverage::Coverage,
     /// The known differences the system declared (docs/display-projection.md).
     pub declared: model::display::Declared,
 }
@@ -82,6 +84,7 @@ impl WorldRecord {
             coverage: Default::default(),
             converged_after_ms: None,
             sut_log: None,
+            answers: Default::default(),
             declared: Default::default(),
         }
     }

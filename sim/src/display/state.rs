@@ -2,13 +2,14 @@
 //! system under test, the trace, and what the world records for the checkers.
 
 use super::faults::FaultPlan;
-use super::record::{Emitted, Read};
+use super::record::{AppendError, Emitted, Read};
 use super::scenario::DisplayScenario;
-use super::system::DisplaySystem;
+use super::system::{Delivered, DisplaySystem};
 use crate::sut::SutError;
 use crate::trace::Trace;
 use history::display::{AgentIdentity, Projection};
 use model::display as m;
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -53,6 +54,42 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// Keeps what replica `k`'s store made of a delivery (copy `copy` of `step`): the op that
+    /// first received and first stored each step, and every error (P15). The outcome's word
+    /// for the trace.
+    pub(super) fn admitted(
+        &self,
+        k: u8,
+        step: u32,
+        copy: u8,
+        admitted: Result<Delivered, String>,
+    ) -> Cow<'static, str> {
+        let op = self.next_op();
+        self.first_received
+            .borrow_mut()
+            .entry((k, step))
+            .or_insert(op);
+        match admitted {
+            Ok(Delivered::Stored) => {
+                self.first_stored.borrow_mut().entry(step).or_insert(op);
+                "stored".into()
+            }
+            Ok(Delivered::Quarantined) => "quarantined".into(),
+            Err(message) => {
+                let outcome = format!("error {message}");
+                let error = AppendError {
+                    op,
+                    replica: k,
+                    step,
+                    copy,
+                    message,
+                };
+                self.append_errors.borrow_mut().push(error);
+                outcome.into()
+            }
+        }
+    }
+
     /// Counts a replica listening or a turn played, and wakes the client to look.
     pub(super) fn progressed(&self, counter: &Cell<u32>) {
         counter.set(counter.get() + 1);

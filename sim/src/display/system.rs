@@ -55,6 +55,10 @@ pub trait DisplaySystem {
         let _ = bytes_max;
         None
     }
+    /// What a system in a child process answered, op by op ([`crate::sut::tally`]).
+    fn answers(&self) -> crate::coverage::Coverage {
+        crate::coverage::Coverage::default()
+    }
 }
 
 type SharedStore = Rc<dyn DisplayEventStore>;
@@ -218,5 +222,9 @@ impl DisplaySystem for OverProtocol {
 
     fn stderr_log(&self, bytes_max: usize) -> Option<String> {
         Some(self.sut.stderr_log(bytes_max))
+    }
+
+    fn answers(&self) -> crate::coverage::Coverage {
+        self.sut.tally().clone()
     }
 }

@@ -15,14 +15,12 @@
 use super::digest::answer_digest;
 use super::faults::FaultPlan;
 use super::live::LiveSteps;
-use super::record::AppendError;
 use super::rows::{encode_row, RowEnvelope};
 use super::scenario::{DisplayScenario, Event, Subscriber, LIVE_STOP_WAIT_MS};
-use super::system::{Delivered, DisplaySystem, InProcess, OverProtocol};
+use super::system::{DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
 use history::display::AgentIdentity;
-use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -148,9 +146,16 @@ pub fn play(
             )
         }
     };
+    record_of(shared, failure, sim_elapsed_ms)
+}
+
+/// What the played world leaves for the checkers.
+fn record_of(shared: Shared, failure: Option<String>, sim_elapsed_ms: u64) -> WorldRecord {
     let sut_log = shared.system.borrow().stderr_log(SUT_LOG_BYTES_MAX);
+    let answers = shared.system.borrow().answers();
     WorldRecord {
         sut_log,
+        answers,
         declared: shared.declared,
         emissions: shared.emissions.into_inner(),
         first_stored: shared.first_stored.into_inner(),
@@ -222,34 +227,7 @@ async fn replica_host(k: u8, shared: Rc<Shared>) -> turmoil::Result {
             // One instant for the batch: nothing below awaits.
             let at_us = now_us();
             for (&(step, copy, _), admitted) in deliveries.iter().zip(answers) {
-                let op = persister_shared.next_op();
-                persister_shared
-                    .first_received
-                    .borrow_mut()
-                    .entry((k, step))
-                    .or_insert(op);
-                let outcome: Cow<'_, str> = match admitted {
-                    Ok(Delivered::Stored) => {
-                        persister_shared
-                            .first_stored
-                            .borrow_mut()
-                            .entry(step)
-                            .or_insert(op);
-                        "stored".into()
-                    }
-                    Ok(Delivered::Quarantined) => "quarantined".into(),
-                    Err(e) => {
-                        let error = AppendError {
-                            op,
-                            replica: k,
-                            step,
-                            copy,
-                            message: e.clone(),
-                        };
-                        persister_shared.append_errors.borrow_mut().push(error);
-                        format!("error {e}").into()
-                    }
-                };
+                let outcome = persister_shared.admitted(k, step, copy, admitted);
                 persister_shared
                     .record_with_at(at_us, |line| persist_line(line, k, step, copy, &outcome));
             }

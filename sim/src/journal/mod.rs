@@ -60,6 +60,7 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
     let details = config.keep_trace.then(|| describe(&record));
     WorkloadRun {
         left_out: Default::default(),
+        answers: Default::default(),
         sut_log: None,
         violations,
         failure,

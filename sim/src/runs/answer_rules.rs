@@ -73,7 +73,7 @@ fn errors<'a, T>(
 
 /// The errors of one read, by the store op each answer came from. A default-scope read for a
 /// run without a user must be refused: its errors are the contract's (R19 judges an answer).
-fn read_errors<'a>(
+pub(super) fn read_errors<'a>(
     kind: &'a ReadKind,
     slot: &'static str,
 ) -> Vec<(&'static str, Vec<(&'static str, &'a String)>)> {

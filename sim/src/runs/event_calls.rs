@@ -116,7 +116,7 @@ impl Client {
         let op = world.next_op();
         let answer =
             world.both(|s| s.get_last_visible_ai_seq_by_run(&tid, &run_ids, &UserScope::All));
-        let messages = world.both(|s| s.list_messages(&tid, usize::MAX, MessageCursor::None));
+        let messages = world.both(|s| s.list_messages(&tid, WHOLE_READ, MessageCursor::None));
         world.record(format_args!(
             "last answers {thread}: {:?} agree={}",
             answer.primary(world.primary),

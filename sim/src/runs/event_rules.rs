@@ -1,20 +1,23 @@
 //! The rules about a run's filtered event reads, R17 and R18, against what the run emitted
 //! ([`model::runs::check_filtered_pages`], [`model::runs::last_visible_answer`]): paging one
 //! run's events through a filter returns exactly the emitted events the filter selects (R17);
-//! the last visible AI message of a run is its last final AI answer, a tool-calling turn never
-//! (R18). Where the two backends answered one of these reads differently, R9.
+//! the last visible AI message of a run is its last final AI answer, a tool-calling turn never,
+//! nor an AI message a middleware journaled (its `metadata.caller` as the script gave it, R18).
+//! Where the two backends answered one of these reads differently, R9.
 //!
 //! The model never sees a seq: a returned seq of R18 is told apart by the thread's message rows
 //! read in the same instant, which the other rules check against the model.
 
 use super::context::{of_row, Context};
 use super::record::ReadKind;
+use super::scenario::MessageSpec;
 use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{task_id_of, EventFilter, RunEvent};
 use history::BugId;
 use model::runs::{
-    check_filtered_pages, last_visible_answer, EventQuery, MessageKind, RunEventKey, RunTruth,
+    check_filtered_pages, hidden_by_caller, last_visible_answer, EmittedMessage, EventQuery,
+    MessageKind, RunEventKey, RunTruth,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -102,13 +105,38 @@ fn query(filter: &EventFilter) -> EventQuery {
     }
 }
 
-/// The messages `run_id` emitted, in order, as the truth knows them.
-fn emitted_messages(truth: &RunTruth, tid: &str, run_id: &str) -> Vec<(MessageKind, String)> {
+/// The messages `run_id` emitted, in order, as the truth knows them, each with the caller its
+/// run's script gave it (texts are unique on a thread, so a text names its script entry).
+fn emitted_messages(
+    cx: &Context<'_>,
+    truth: &RunTruth,
+    tid: &str,
+    run_id: &str,
+) -> Vec<EmittedMessage> {
+    let callers: BTreeMap<&str, &serde_json::Value> = cx
+        .scenario
+        .run_index(run_id)
+        .map(|r| cx.scenario.runs[r].messages.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|m| match m {
+            MessageSpec::Ai {
+                text,
+                caller: Some(c),
+                ..
+            } => Some((text.as_str(), c)),
+            _ => None,
+        })
+        .collect();
     truth
         .expected_history(tid)
         .into_iter()
         .filter(|m| m.run_id == run_id)
-        .map(|m| (m.kind, m.text))
+        .map(|m| EmittedMessage {
+            caller: callers.get(m.text.as_str()).map(|c| (*c).clone()),
+            kind: m.kind,
+            text: m.text,
+        })
         .collect()
 }
 
@@ -132,11 +160,12 @@ pub fn last_answers_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         else {
             continue;
         };
-        check_last_answers(truth, tid, run_ids, answer, messages, f);
+        check_last_answers(cx, truth, tid, run_ids, answer, messages, f);
     }
 }
 
 fn check_last_answers(
+    cx: &Context<'_>,
     truth: &RunTruth,
     tid: &str,
     run_ids: &BTreeSet<String>,
@@ -151,7 +180,7 @@ fn check_last_answers(
         );
     }
     for run_id in run_ids {
-        let emitted = emitted_messages(truth, tid, run_id);
+        let emitted = emitted_messages(cx, truth, tid, run_id);
         let expected = match truth.outcome(tid, run_id) {
             Some(o) if o.is_complete() => last_visible_answer(&emitted, emitted.len()),
             Some(_) => {
@@ -164,9 +193,16 @@ fn check_last_answers(
             messages
                 .iter()
                 .find(|m| m.seq == seq && &m.run_id == run_id)
-                .map(of_row)
-                .map_or(format!("seq {seq}, no message of the run"), |m| {
-                    format!("seq {seq}, {:?} `{}`", m.kind, m.text)
+                .map_or(format!("seq {seq}, no message of the run"), |row| {
+                    let m = of_row(row);
+                    // Say when the row answered is a middleware's: the caller rule's finding.
+                    let by = match row.metadata.get("caller") {
+                        Some(c) if hidden_by_caller(Some(c)) => {
+                            format!(" (a middleware's: caller {c})")
+                        }
+                        _ => String::new(),
+                    };
+                    format!("seq {seq}, {:?} `{}`{by}", m.kind, m.text)
                 })
         });
         let matches = match (expected, answer.get(run_id)) {

@@ -57,7 +57,15 @@ fn weave_wider_calls(
     // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
     // come into the workload at the same time take numbers of their own), none on a thread
     // after its deletion.
-    super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21))
+    let ops = super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21));
+    // Last, the AI messages' callers: the runs may grow by a middleware's messages, which no
+    // draw above saw, so every op and fault of a seed stays what it was.
+    let mut caller_rng = seed.substream(
+        Stream::Workload,
+        super::generate_event_ops::CALLER_SUBSTREAM,
+    );
+    super::generate_event_ops::add_callers(runs, options, &mut caller_rng);
+    ops
 }
 
 /// Builds the scenario of `seed` under `options`.
@@ -217,6 +225,7 @@ impl Generator<'_> {
             messages.push(MessageSpec::Ai {
                 text: format!("{id} answer {t}"),
                 after_ms,
+                caller: None,
             });
         }
         let len = expanded_len(&messages);
@@ -411,6 +420,7 @@ impl Generator<'_> {
                     MessageSpec::Ai {
                         text: format!("{id} answer"),
                         after_ms: 1,
+                        caller: None,
                     },
                 ],
             });
@@ -500,6 +510,48 @@ mod tests {
             a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
             assert!(a.runs.len() >= options.runs as usize);
         }
+    }
+
+    /// The callers come last, from their own sub-stream: stripping the middlewares' messages and
+    /// every caller from a seed's scenario gives the scenario it had with callers switched off.
+    #[test]
+    fn callers_leave_everything_else_of_a_seed_as_it_was() {
+        let (mut middleware, mut lookalike) = (0, 0);
+        for s in 0..200 {
+            let seed = SeedRng::new(s);
+            let options = RunsOptions::from_seed(seed);
+            let mut stripped = generate(seed, &options);
+            for run in &mut stripped.runs {
+                run.messages.retain(|m| {
+                    !matches!(m, MessageSpec::Ai { caller: Some(c), .. }
+                        if crate::runs::script::is_middleware_caller(c))
+                });
+                for m in &mut run.messages {
+                    if let MessageSpec::Ai { caller, .. } = m {
+                        lookalike += usize::from(caller.take().is_some());
+                    }
+                }
+            }
+            middleware += generate(seed, &options)
+                .runs
+                .iter()
+                .map(|r| r.message_count())
+                .sum::<usize>()
+                - stripped
+                    .runs
+                    .iter()
+                    .map(|r| r.message_count())
+                    .sum::<usize>();
+            let without = RunsOptions {
+                middleware_caller_probability: 0.0,
+                ..options
+            };
+            assert_eq!(stripped, generate(seed, &without), "seed {s}");
+        }
+        assert!(
+            middleware > 20 && lookalike > 20,
+            "{middleware} middleware messages, {lookalike} look-alike callers"
+        );
     }
 
     #[test]

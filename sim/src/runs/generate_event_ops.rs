@@ -5,15 +5,79 @@
 //!
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and wider
 //! calls they had before (only the rows a task adds move the seqs after them).
+//!
+//! The callers of AI messages ([`add_callers`]) come from another sub-stream
+//! ([`CALLER_SUBSTREAM`]), drawn after every other part of a scenario: a seed whose runs get
+//! none keeps its scenario exactly; one whose runs get some keeps its ops and faults, its
+//! runs only growing by the middlewares' messages.
 
 use super::options::RunsOptions;
-use super::scenario::{Op, RunSpec};
+use super::scenario::{MessageSpec, Op, RunSpec};
 use super::tasks::{TaskSpec, TASK_STEPS_MAX};
 use crate::rng::chance;
 use history::runs::{current, AI_MESSAGE, HUMAN_MESSAGE, RUN_START, TOOL_RESULT};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
+
+/// The workload sub-stream of the AI messages' callers (numbered after R18, whose caller rule
+/// they reach; unused by any other kind of call).
+pub const CALLER_SUBSTREAM: u64 = 18;
+
+/// Middlewares whose own model calls a run journals (DeerFlow tags them `middleware:<name>`).
+const MIDDLEWARES: [&str; 3] = ["title", "summarize", "guardrail"];
+
+/// A caller of the lead agent's answer, none of them a middleware's by the contract's
+/// case-sensitive `middleware:` prefix: the agent's own name, look-alikes (a capital `M`, no
+/// colon, a leading space), and callers that are not strings (a number, an object naming a
+/// middleware), which a store matching the JSON text or `str()` of the value might take for one.
+fn agent_caller(rng: &mut ChaCha8Rng) -> Value {
+    match rng.random_range(0..6) {
+        0 => json!("lead_agent"),
+        1 => json!("Middleware:title"),
+        2 => json!("middleware"),
+        3 => json!(" middleware:title"),
+        4 => json!(7),
+        _ => json!({ "name": "middleware:title" }),
+    }
+}
+
+/// Gives some ordinary runs callers: a middleware's AI message or two journaled among their
+/// messages (most often right after the run's last answer, where a title middleware runs and
+/// where a store that ignores the caller takes it for the answer), and look-alike callers on
+/// some of the lead agent's answers. The long thread's runs keep their exact message counts.
+pub fn add_callers(runs: &mut [RunSpec], options: &RunsOptions, rng: &mut ChaCha8Rng) {
+    for run in runs.iter_mut().filter(|r| !r.id.starts_with("long-")) {
+        if !chance(rng, options.middleware_caller_probability) {
+            continue;
+        }
+        for m in run.messages.iter_mut() {
+            if let MessageSpec::Ai { caller, .. } = m {
+                if rng.random_bool(0.5) {
+                    *caller = Some(agent_caller(rng));
+                }
+            }
+        }
+        for k in 0..rng.random_range(1..=2) {
+            let name = MIDDLEWARES.choose(rng).copied().unwrap_or("title");
+            let last_answer = run
+                .messages
+                .iter()
+                .rposition(|m| matches!(m, MessageSpec::Ai { .. }));
+            let at = match last_answer {
+                Some(i) if rng.random_bool(0.6) => i + 1,
+                _ => rng.random_range(0..=run.messages.len()),
+            };
+            let message = MessageSpec::Ai {
+                text: format!("{} {name} {k}", run.id),
+                after_ms: u32::from(rng.random_bool(0.3)),
+                caller: Some(json!(format!("middleware:{name}"))),
+            };
+            run.messages.insert(at, message);
+        }
+    }
+}
 
 /// The event types a filter draws from: the task events, the seed-era messages and lifecycle,
 /// and current names no run of this workload writes (a filter that selects nothing).

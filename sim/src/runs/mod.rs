@@ -85,6 +85,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     WorkloadRun {
         sut_log: record.sut_log,
         left_out: record.left_out,
+        answers: record.answers,
         coverage,
         violations,
         failure: record.failure,

@@ -89,6 +89,10 @@ pub struct RunsOptions {
     /// Chance, after a wait, of reading the thread in the default scope of a request acting
     /// for the run (`user_id` AUTO: its user the current one).
     pub default_scope_reads_probability: f64,
+    /// Chance, per ordinary run, that its AI messages carry `metadata.caller` values: a
+    /// middleware's own AI message (`middleware:title`, ...) journaled among them, and callers
+    /// that only look like one (`Middleware:title`, a number) on the lead agent's answers.
+    pub middleware_caller_probability: f64,
     /// The JSONL store (on the world's simulated disk) plays the first slot of the pair, where
     /// the memory store plays otherwise: about a third of seeds.
     pub jsonl_store: bool,
@@ -130,6 +134,7 @@ impl RunsOptions {
             feedback_probability: 0.0,
             thread_delete_probability: 0.0,
             default_scope_reads_probability: 0.0,
+            middleware_caller_probability: 0.0,
             jsonl_store: false,
         }
     }
@@ -160,9 +165,8 @@ impl RunsOptions {
         let receipt_probability = maybe(0.5, 0.3, 0.9);
         let run_pages_probability = maybe(0.5, 0.2, 0.7);
         // Subagent events, the filtered and the user-scoped reads, after everything older.
-        let subagent_probability = maybe(0.5, 0.3, 0.9);
-        let filtered_events_probability = maybe(0.5, 0.3, 0.9);
-        let last_answers_probability = maybe(0.5, 0.3, 0.9);
+        let [subagent_probability, filtered_events_probability, last_answers_probability] =
+            [(); 3].map(|()| maybe(0.5, 0.3, 0.9));
         let user_reads_probability = maybe(0.5, 0.2, 0.7);
         // Thread deletions (rare: an emptied thread ends the long histories the other rules
         // need), then the default-scope reads, drawn after everything older (left to right).
@@ -202,6 +206,7 @@ impl RunsOptions {
             feedback_probability: feedback_probability(seed),
             thread_delete_probability,
             default_scope_reads_probability,
+            middleware_caller_probability: middleware_caller_probability(seed),
             jsonl_store: jsonl_store(seed),
         }
     }
@@ -211,6 +216,12 @@ impl RunsOptions {
 /// changes no other option of any seed, whatever else is drawn after the options above.
 fn feedback_probability(seed: SeedRng) -> f64 {
     swarm_probability(&mut seed.substream(Stream::Options, 21), 0.5, 0.3, 0.9)
+}
+
+/// The callers' probability, from a sub-stream of its own (18, after the catalog ID whose
+/// caller rule it reaches, R18), so every other option of every seed stays what it was.
+fn middleware_caller_probability(seed: SeedRng) -> f64 {
+    swarm_probability(&mut seed.substream(Stream::Options, 18), 0.5, 0.3, 0.9)
 }
 
 /// Whether the JSONL store plays the pair's first slot: from a sub-stream of its own (numbered

@@ -1,10 +1,13 @@
 //! The runs workload's coverage probes: faults that fired and situations the threads reached.
 
+use super::answer_rules::read_errors;
+use super::record::ReadKind;
 use super::scenario::{MessageSpec, Op, RunsScenario, Target};
+use super::script::is_middleware_caller;
 use super::world::{TruthEvent, WorldRecord};
 use crate::coverage::Coverage;
 use model::runs::RunOutcome;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every probe this workload can fire.
 pub const PROBES: &[&str] = &[
@@ -41,6 +44,10 @@ pub const PROBES: &[&str] = &[
     "runs.feature.thread_renumbered",
     "runs.feature.default_scope_reads",
     "runs.feature.default_scope_without_user",
+    "runs.feature.middleware_caller",
+    "runs.feature.lookalike_caller",
+    "runs.feature.middleware_caller_in_views",
+    "runs.feature.events_read",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -56,7 +63,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
     truth_probes(s, record, cov);
     script_probes(s, cov);
+    let mut answered = Answered::of(s, record);
     op_probes(s, cov);
+    store_op_probes(s, &mut answered.clone(), cov);
+    caller_probes(s, &mut answered, cov);
     cov.hit_n(
         "runs.feature.subagent_tasks",
         s.runs.iter().map(|r| r.tasks.len() as u64).sum(),
@@ -116,7 +126,76 @@ fn script_probes(s: &RunsScenario, cov: &mut Coverage) {
     }
 }
 
-/// What the client's ops do.
+/// Whether each store call of the client's ops was answered (every store of the pair answered
+/// what the contract asks, or refused where it must), queued by kind and thread (or run) in the
+/// order the world made them. A probe of work that crosses to the store fires only for a call
+/// the store answered: never for work left out (an op the system does not serve is never
+/// sent) or answered with an error (R24).
+#[derive(Clone)]
+struct Answered<'a> {
+    queues: BTreeMap<(&'static str, &'a str), VecDeque<bool>>,
+}
+
+impl<'a> Answered<'a> {
+    fn of(s: &'a RunsScenario, record: &'a WorldRecord) -> Answered<'a> {
+        let slot = record.first_slot;
+        let mut queues: BTreeMap<(&'static str, &'a str), VecDeque<bool>> = BTreeMap::new();
+        let mut push = |kind, key, ok| queues.entry((kind, key)).or_default().push_back(ok);
+        for read in &record.reads {
+            let ok = read_errors(&read.kind, slot)
+                .iter()
+                .all(|(_, e)| e.is_empty());
+            push(read_kind(&read.kind), read.thread.as_str(), ok);
+        }
+        let run_id = |r: usize| s.runs.get(r).map_or("", |spec| spec.id.as_str());
+        for d in &record.deletions {
+            let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
+            push("delete_run", run_id(d.run), ok);
+        }
+        for r in &record.receipts {
+            let ok = r.answer.memory.is_ok() && r.answer.sqlite.is_ok();
+            push("receipt", run_id(r.run), ok);
+        }
+        for d in &record.thread_deletions {
+            let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
+            push("delete_thread", d.thread.as_str(), ok);
+        }
+        Answered { queues }
+    }
+
+    /// Whether the next call of `kind` on `key` was answered (`false` when none was made).
+    fn next(&mut self, kind: &'static str, key: &str) -> bool {
+        let queue = self
+            .queues
+            .iter_mut()
+            .find(|((k, q), _)| *k == kind && *q == key);
+        queue.and_then(|(_, q)| q.pop_front()).unwrap_or(false)
+    }
+}
+
+/// The kind of a recorded read, as [`Answered`] queues it.
+fn read_kind(kind: &ReadKind) -> &'static str {
+    match kind {
+        ReadKind::Views { .. } => "views",
+        ReadKind::Page { .. } => "page",
+        ReadKind::Paginate { .. } => "paginate",
+        ReadKind::Events { .. } => "events",
+        ReadKind::RunMessages { .. } => "run_messages",
+        ReadKind::FilteredEvents { .. } => "filtered_events",
+        ReadKind::LastAnswers { .. } => "last_answers",
+        ReadKind::UserMessages { .. } => "user_messages",
+        ReadKind::DefaultScopeMessages { .. } => "default_scope_messages",
+    }
+}
+
+/// The thread (key) of run `run` of the scenario.
+fn thread_of<'a>(s: &'a RunsScenario, run: &str) -> &'a str {
+    (s.runs.iter())
+        .find(|r| r.id == run)
+        .map_or("", |r| r.thread.as_str())
+}
+
+/// What the client's ops do on histsim's side: concurrent writers, ratings, feedback.
 fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
     // Two runs of one thread started with no wait for the first in between.
     let mut running: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -140,24 +219,64 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
                 Target::Live => cov.hit("runs.feature.rating_live"),
                 Target::Old(_) => cov.hit("runs.feature.rating_old"),
             },
-            Op::Paginate { backward: true, .. } => cov.hit("runs.feature.paginate_backward"),
-            Op::Page {
-                before: Some(_),
-                after: Some(_),
-                ..
-            } => cov.hit("runs.feature.page_both_cursors"),
-            Op::DeleteRun { .. } => cov.hit("runs.feature.run_deleted"),
-            Op::Receipt { attempt, .. } if *attempt > 0 => cov.hit("runs.feature.receipt_retried"),
-            Op::RunMessages { .. } => cov.hit("runs.feature.run_paged"),
-            Op::FilteredEvents { .. } => cov.hit("runs.feature.events_filtered"),
-            Op::LastAnswers { .. } => cov.hit("runs.feature.last_answers"),
-            Op::UserMessages { .. } => cov.hit("runs.feature.user_reads"),
             Op::RateAnonymously { .. } => cov.hit("runs.feature.rating_anonymous"),
             Op::Withdraw { .. } => cov.hit("runs.feature.feedback_withdrawn"),
             Op::WithdrawRun { .. } => cov.hit("runs.feature.feedback_withdrawn_by_run"),
             Op::FeedbackReads { .. } => cov.hit("runs.feature.feedback_reads"),
-            Op::DeleteThread { .. } => cov.hit("runs.feature.thread_deleted"),
-            Op::DefaultScopeMessages { run, .. } => {
+            _ => {}
+        }
+    }
+    rating_after_deletion(s, cov);
+}
+
+/// What the client's ops that cross to the store do, each only where the store answered it.
+fn store_op_probes(s: &RunsScenario, answered: &mut Answered<'_>, cov: &mut Coverage) {
+    for op in &s.ops {
+        match op {
+            // `next` comes first in each guard: a call is taken off its queue whatever the op's
+            // other fields say.
+            Op::Paginate {
+                thread, backward, ..
+            } if answered.next("paginate", thread) && *backward => {
+                cov.hit("runs.feature.paginate_backward")
+            }
+            Op::Page {
+                thread,
+                before,
+                after,
+                ..
+            } if answered.next("page", thread) && before.is_some() && after.is_some() => {
+                cov.hit("runs.feature.page_both_cursors")
+            }
+            Op::DeleteRun { run } if answered.next("delete_run", run) => {
+                cov.hit("runs.feature.run_deleted")
+            }
+            Op::Receipt { run, attempt } if answered.next("receipt", run) && *attempt > 0 => {
+                cov.hit("runs.feature.receipt_retried")
+            }
+            Op::RunMessages { run, .. } if answered.next("run_messages", thread_of(s, run)) => {
+                cov.hit("runs.feature.run_paged")
+            }
+            Op::Events { run } if answered.next("events", thread_of(s, run)) => {
+                cov.hit("runs.feature.events_read")
+            }
+            Op::FilteredEvents { run, .. }
+                if answered.next("filtered_events", thread_of(s, run)) =>
+            {
+                cov.hit("runs.feature.events_filtered")
+            }
+            Op::LastAnswers { thread } if answered.next("last_answers", thread) => {
+                cov.hit("runs.feature.last_answers")
+            }
+            Op::UserMessages { thread, .. } if answered.next("user_messages", thread) => {
+                cov.hit("runs.feature.user_reads")
+            }
+            Op::DeleteThread { thread } if answered.next("delete_thread", thread) => {
+                cov.hit("runs.feature.thread_deleted")
+            }
+            Op::DefaultScopeMessages { thread, run }
+                if answered.next("default_scope_messages", thread) =>
+            {
                 cov.hit("runs.feature.default_scope_reads");
                 if s.runs.iter().any(|r| &r.id == run && r.user.is_none()) {
                     cov.hit("runs.feature.default_scope_without_user");
@@ -166,7 +285,55 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
             _ => {}
         }
     }
-    rating_after_deletion(s, cov);
+}
+
+/// Reads of a thread with a run started before them whose script journals an AI message with
+/// a middleware's caller or with a caller that only looks like one: last-answer reads (R18:
+/// `middleware_caller`, the contract hides it; `lookalike_caller`, it stays a candidate
+/// answer) and the views (`middleware_caller_in_views`: shown as any message row).
+fn caller_probes(s: &RunsScenario, answered: &mut Answered<'_>, cov: &mut Coverage) {
+    let mut started: BTreeSet<&str> = BTreeSet::new();
+    // Per thread: whether a started run has a middleware's caller, and a look-alike one.
+    let callers_on = |thread: &str, started: &BTreeSet<&str>| {
+        let mut found = (false, false);
+        let runs =
+            (s.runs.iter()).filter(|r| r.thread == thread && started.contains(r.id.as_str()));
+        for m in runs.flat_map(|r| &r.messages) {
+            if let MessageSpec::Ai {
+                caller: Some(c), ..
+            } = m
+            {
+                if is_middleware_caller(c) {
+                    found.0 = true;
+                } else {
+                    found.1 = true;
+                }
+            }
+        }
+        found
+    };
+    for op in &s.ops {
+        match op {
+            Op::Start { run } => {
+                started.insert(run.as_str());
+            }
+            Op::LastAnswers { thread } if answered.next("last_answers", thread) => {
+                let (hidden, lookalike) = callers_on(thread, &started);
+                if hidden {
+                    cov.hit("runs.feature.middleware_caller");
+                }
+                if lookalike {
+                    cov.hit("runs.feature.lookalike_caller");
+                }
+            }
+            Op::Views { thread }
+                if answered.next("views", thread) && callers_on(thread, &started).0 =>
+            {
+                cov.hit("runs.feature.middleware_caller_in_views")
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A rating on a thread after a run of it was deleted.

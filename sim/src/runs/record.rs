@@ -304,6 +304,9 @@ pub struct WorldRecord {
     pub stopped_after_ms: Option<u64>,
     /// What the stores under test in child processes wrote to their stderr.
     pub sut_log: Option<String>,
+    /// What they answered, op by op, both stores summed ([`crate::sut::tally`]); empty in
+    /// process.
+    pub answers: crate::coverage::Coverage,
     /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
     pub thread_deletions: Vec<ThreadDeletionRecord>,

@@ -194,6 +194,13 @@ pub enum MessageSpec {
         text: String,
         #[serde(default, skip_serializing_if = "is_zero")]
         after_ms: u32,
+        /// The `metadata.caller` it is journaled with (absent: none), any JSON value. A string
+        /// starting with `middleware:` makes it a middleware's own model call (a title, a
+        /// summary: [`super::script::is_middleware_caller`]): journaled like any AI message,
+        /// never in the agent's state, and never its run's answer (R18). Other callers
+        /// (`lead_agent`, `Middleware:title`, a number) leave it the lead agent's answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caller: Option<serde_json::Value>,
     },
     /// Filler for long threads: `messages` messages, alternating a one-call `ai_tool_call` and
     /// its `tool_result` (an odd count ends with an `ai_message`), texts `<run_id>#<n> ...`.
@@ -557,6 +564,7 @@ mod tests {
                     MessageSpec::Ai {
                         text: "hi".into(),
                         after_ms: 1,
+                        caller: None,
                     },
                 ],
             }],
@@ -699,6 +707,45 @@ mod tests {
             .validate()
             .unwrap_err()
             .starts_with("ops[2].run: run `run-1` is on thread `t`, not `u`"));
+    }
+
+    /// A caller is any JSON value in a scenario file, and a message without one is written
+    /// without the key, as files were before callers existed.
+    #[test]
+    fn callers_round_trip_through_a_scenario_file() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Messages {
+            messages: Vec<MessageSpec>,
+        }
+        let text = r#"messages = [
+  { kind = "ai", text = "a" },
+  { kind = "ai", text = "b", caller = "middleware:title" },
+  { kind = "ai", text = "c", caller = 7 },
+]
+"#;
+        let read: Messages = toml::from_str(text).expect("parses");
+        let callers: Vec<Option<serde_json::Value>> = read
+            .messages
+            .iter()
+            .map(|m| match m {
+                MessageSpec::Ai { caller, .. } => caller.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            callers,
+            [
+                None,
+                Some(serde_json::json!("middleware:title")),
+                Some(serde_json::json!(7))
+            ]
+        );
+        let written = toml::to_string(&read).expect("writes");
+        assert_eq!(written.matches("caller").count(), 2, "{written}");
+        assert_eq!(
+            toml::from_str::<Messages>(&written).expect("reads back"),
+            read
+        );
     }
 
     #[test]

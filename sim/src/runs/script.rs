@@ -18,6 +18,8 @@ pub struct Emission {
     pub text: String,
     /// Simulated milliseconds before it.
     pub after_ms: u32,
+    /// The `metadata.caller` it is journaled with (only AI messages have one).
+    pub caller: Option<Value>,
 }
 
 impl Emission {
@@ -25,6 +27,23 @@ impl Emission {
     pub fn is_final_ai(&self) -> bool {
         self.kind == MessageKind::Ai
     }
+
+    /// Whether a middleware's own model call produced it (its caller says so): the world
+    /// journals it like any AI message but keeps it out of the agent's state, where LangChain's
+    /// middlewares never put their own calls' answers, and runs no summarization before it.
+    pub fn by_middleware(&self) -> bool {
+        self.caller.as_ref().is_some_and(is_middleware_caller)
+    }
+}
+
+/// Whether a caller names a middleware: a string starting with `middleware:`, as DeerFlow's
+/// journal tags a middleware's model calls (`middleware:title`, `middleware:summarize`). The
+/// simulation's own reading, for what the world does with the message; the model states the
+/// rule a reader applies apart (`model::runs::hidden_by_caller`).
+pub fn is_middleware_caller(caller: &Value) -> bool {
+    caller
+        .as_str()
+        .is_some_and(|c| c.starts_with("middleware:"))
 }
 
 /// The id the model gives the `n`-th message of a run, when it is an AI message.
@@ -36,7 +55,13 @@ fn tool_call_id(run_id: &str, n: usize, j: usize) -> String {
     format!("call_{run_id}_{n}_{j}")
 }
 
-fn ai(text: String, id: String, calls: Vec<ToolCall>, after_ms: u32) -> Emission {
+fn ai(
+    text: String,
+    id: String,
+    calls: Vec<ToolCall>,
+    after_ms: u32,
+    caller: Option<Value>,
+) -> Emission {
     let kind = if calls.is_empty() {
         MessageKind::Ai
     } else {
@@ -53,6 +78,7 @@ fn ai(text: String, id: String, calls: Vec<ToolCall>, after_ms: u32) -> Emission
         kind,
         text,
         after_ms,
+        caller,
     }
 }
 
@@ -62,6 +88,7 @@ fn tool(text: String, call_id: String, after_ms: u32) -> Emission {
         kind: MessageKind::Tool,
         text,
         after_ms,
+        caller: None,
     }
 }
 
@@ -75,14 +102,20 @@ pub fn expand(run: &RunSpec) -> Vec<Emission> {
                 kind: MessageKind::Human,
                 text: text.clone(),
                 after_ms: *after_ms,
+                caller: None,
             }),
-            MessageSpec::Ai { text, after_ms } => {
+            MessageSpec::Ai {
+                text,
+                after_ms,
+                caller,
+            } => {
                 let n = out.len();
                 out.push(ai(
                     text.clone(),
                     ai_message_id(&run.id, n),
                     Vec::new(),
                     *after_ms,
+                    caller.clone(),
                 ));
             }
             MessageSpec::ToolStep {
@@ -106,6 +139,7 @@ pub fn expand(run: &RunSpec) -> Vec<Emission> {
                     ai_message_id(&run.id, n),
                     tool_calls,
                     *after_ms,
+                    None,
                 ));
                 for (c, id) in calls.iter().zip(ids) {
                     out.push(tool(c.result.clone(), id, c.after_ms));
@@ -137,6 +171,7 @@ fn push_bulk(run_id: &str, messages: u32, out: &mut Vec<Emission>) {
                 ai_message_id(run_id, n),
                 Vec::new(),
                 after_ms,
+                None,
             ));
         } else {
             call = tool_call_id(run_id, n, 0);
@@ -150,6 +185,7 @@ fn push_bulk(run_id: &str, messages: u32, out: &mut Vec<Emission>) {
                 ai_message_id(run_id, n),
                 calls,
                 after_ms,
+                None,
             ));
         }
     }
@@ -207,6 +243,7 @@ mod tests {
             MessageSpec::Ai {
                 text: "done".into(),
                 after_ms: 0,
+                caller: None,
             },
         ]));
         let kinds: Vec<MessageKind> = e.iter().map(|m| m.kind).collect();
@@ -225,6 +262,24 @@ mod tests {
         assert_eq!(e[3].after_ms, 2);
         assert_eq!(e[4].message.id.as_deref(), Some("lc_run--r-4"));
         assert_eq!(e[0].message.id, None);
+    }
+
+    #[test]
+    fn an_ai_messages_caller_is_kept_and_only_a_middlewares_marks_it() {
+        let ai = |text: &str, caller: Value| MessageSpec::Ai {
+            text: text.into(),
+            after_ms: 0,
+            caller: Some(caller),
+        };
+        let e = expand(&run(vec![
+            ai("answer", serde_json::json!("Middleware:title")),
+            ai("title", serde_json::json!("middleware:title")),
+            ai("other", serde_json::json!(7)),
+        ]));
+        assert_eq!(e[1].caller, Some(serde_json::json!("middleware:title")));
+        let by: Vec<bool> = e.iter().map(Emission::by_middleware).collect();
+        assert_eq!(by, [false, true, false]);
+        assert!(e.iter().all(Emission::is_final_ai));
     }
 
     #[test]

@@ -33,6 +33,11 @@ pub(super) const STORE_CRASH_LEFT_OUT: &str =
 /// A paginated read gives up after this many pages (a store whose cursor never ends).
 pub(super) const PAGES_MAX: usize = 100_000;
 
+/// The limit of a read of everything (a whole thread, a whole run): above any thread's rows,
+/// and the largest a SQL store binds (SQLite's integers are signed 64-bit; DeerFlow's DB store
+/// passes the limit through, and Python's sqlite3 refuses a larger one with an OverflowError).
+pub(super) const WHOLE_READ: usize = i64::MAX as usize;
+
 #[derive(Default)]
 pub(super) struct Log {
     pub(super) truth: Vec<(u64, usize, TruthEvent)>,

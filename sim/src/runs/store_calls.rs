@@ -75,7 +75,7 @@ impl Client {
             s.list_messages_by_run(
                 &tid,
                 &spec.id,
-                usize::MAX,
+                WHOLE_READ,
                 MessageCursor::None,
                 &UserScope::All,
             )

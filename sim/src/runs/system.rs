@@ -92,6 +92,11 @@ impl OverProtocolStore {
         self.sut.borrow().serves(op)
     }
 
+    /// What the system answered so far, op by op ([`crate::sut::tally`]).
+    pub fn tally(&self) -> crate::coverage::Coverage {
+        self.sut.borrow().tally().clone()
+    }
+
     /// What the system wrote to its stderr (its last `bytes_max` bytes), labelled.
     pub fn stderr_log(&self, bytes_max: usize) -> String {
         format!(

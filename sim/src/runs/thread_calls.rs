@@ -17,8 +17,7 @@ pub const DELETE_THREAD_OPS: [&str; 5] = [
     "list_messages",
     "list_events",
 ];
-/// The limit of a whole-thread read: above any thread's rows, and the largest a SQL store binds.
-const WHOLE_THREAD: usize = i64::MAX as usize;
+const WHOLE_THREAD: usize = WHOLE_READ;
 
 /// `list_events` of each run in `run_ids`, one after another.
 fn events_of_runs(

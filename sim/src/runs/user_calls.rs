@@ -11,9 +11,7 @@ use history::runs::{MessageCursor, UserScope};
 
 pub const LIST_MESSAGES_AS: &str = "list_messages_as";
 pub const COUNT_MESSAGES_AS: &str = "count_messages_as";
-/// The limit of a whole-thread scoped read: above any thread's rows, and the largest a SQL store
-/// binds (SQLite's integers are signed 64-bit; DeerFlow's DB store passes the limit through).
-const WHOLE_THREAD: usize = i64::MAX as usize;
+const WHOLE_THREAD: usize = WHOLE_READ;
 
 impl Client {
     /// The thread's message rows read whole, and their count, in `user`'s scope (`None`:

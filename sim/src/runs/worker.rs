@@ -123,8 +123,9 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         if e.after_ms > 0 {
             sleep_ms(u64::from(e.after_ms)).await;
         }
-        if e.message.kind == Shape::Ai {
-            // The middleware runs before each model call, as LangChain's does.
+        if e.message.kind == Shape::Ai && !e.by_middleware() {
+            // The middleware runs before each model call of the agent, as LangChain's does (a
+            // middleware's own call, a title's, is not one: it does not summarize before it).
             if let Some(m) = &middleware {
                 summarize(&world, &mut journal, run, m, &mut state).await;
             }
@@ -188,7 +189,8 @@ async fn summarize(
 }
 
 /// Adds one scripted message to the state and the journal; an AI message is followed by its
-/// `llm_response` trace event.
+/// `llm_response` trace event. A middleware's own AI message (a title) is journaled with its
+/// caller, as DeerFlow's journal records every model call, but never enters the agent's state.
 async fn emit_message(
     world: &World,
     journal: &mut RunJournal<&JournalStore>,
@@ -196,8 +198,13 @@ async fn emit_message(
     e: &Emission,
     state: &mut Checkpoint,
 ) {
-    state.messages.push(e.message.clone());
-    let entry = JournalEntry::message(&e.message, now_ns());
+    if !e.by_middleware() {
+        state.messages.push(e.message.clone());
+    }
+    let mut entry = JournalEntry::message(&e.message, now_ns());
+    if let Some(caller) = &e.caller {
+        entry.metadata = json!({ "caller": caller });
+    }
     record(world, journal, run, entry, Some(e)).await;
     if e.message.kind == Shape::Ai {
         let trace = JournalEntry::other(

@@ -210,6 +210,7 @@ fn broken_record(failure: String) -> WorldRecord {
         stuck_runs: Vec::new(),
         stopped_after_ms: None,
         sut_log: None,
+        answers: Default::default(),
         left_out: Default::default(),
         thread_deletions: Vec::new(),
         first_slot: "memory",
@@ -372,6 +373,10 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
     let dumps = world.both(|s| s.dump());
     // A breach in the final dumps breaks the world as much as one during the simulation.
     let failure = failure.or_else(|| world.breach.borrow().as_ref().map(|b| b.to_string()));
+    let mut answers = crate::coverage::Coverage::default();
+    for sut in &world.suts {
+        answers.add(&sut.tally());
+    }
     let sut_log = (!world.suts.is_empty()).then(|| {
         let logs: Vec<String> = world
             .suts
@@ -403,6 +408,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         stuck_runs: world.stuck.take(),
         stopped_after_ms: world.stopped_after_ms.get(),
         sut_log,
+        answers,
         left_out: world.left_out.take(),
         thread_deletions: log.thread_deletions,
         first_slot: world.first_slot,

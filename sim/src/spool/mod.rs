@@ -45,6 +45,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
     });
     WorkloadRun {
         left_out: Default::default(),
+        answers: Default::default(),
         sut_log: None,
         violations,
         failure: None,

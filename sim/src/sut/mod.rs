@@ -4,11 +4,17 @@
 
 pub mod affinity;
 mod answer_lines;
+mod command;
+mod liveness;
 pub mod opened;
 pub mod process;
 pub mod protocol;
 pub mod serve;
 pub mod serve_runs;
+pub mod tally;
 
+pub use command::check_command;
 pub use opened::OpenedSut;
-pub use process::{Breach, SutError, SutOptions, SutProcess};
+pub use process::{
+    Breach, SutError, SutOptions, SutProcess, REQUEST_TIMEOUT_FLAG, START_TIMEOUT_FLAG,
+};

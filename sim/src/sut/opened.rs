@@ -41,6 +41,8 @@ pub struct OpenedSut {
     crashes: bool,
     /// Kept alive while the system runs (and across its restarts): its data directory.
     data_dir: tempfile::TempDir,
+    /// Every answer of this session (restarts included), by op and outcome.
+    tally: crate::coverage::Coverage,
 }
 
 /// The bytes of a killed process's stderr kept for the seed's log.
@@ -187,6 +189,7 @@ impl OpenedSut {
             planted,
             crashes,
             data_dir,
+            tally: Default::default(),
         })
     }
 
@@ -266,6 +269,7 @@ impl OpenedSut {
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
         let answer = self.process_mut().receive(sent, request);
+        super::tally::count(&mut self.tally, request.op(), &answer);
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }
@@ -290,6 +294,7 @@ impl OpenedSut {
         request: &Request,
     ) -> Result<Result<T, ErrorBody>, SutError> {
         let answer = read.and_then(|read| self.process_mut().judge(read, request));
+        super::tally::count(&mut self.tally, request.op(), &answer);
         if let Err(breach) = &answer {
             self.poison(breach.clone());
         }
@@ -333,6 +338,11 @@ impl OpenedSut {
     }
 
     /// The request and answer lines since the last call, `hello` and `open` first.
+    /// Every answer of this session so far, by op and outcome ([`super::tally`]).
+    pub fn tally(&self) -> &crate::coverage::Coverage {
+        &self.tally
+    }
+
     pub fn take_transcript(&mut self) -> Vec<String> {
         let mut lines = std::mem::take(&mut self.greeting);
         lines.extend(self.process_mut().take_transcript());

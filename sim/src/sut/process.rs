@@ -5,29 +5,40 @@
 //! it declared but calls unsupported, an exit nobody asked for, an answer over the size bound,
 //! or no answer within the timeout. Never a hang, and never an answer taken for the system's own.
 //!
-//! A missing answer times out ([`AnswerLines`] waits for each with a deadline). The timeout is
-//! wall time by necessity (the child is a real process); it decides only whether a seed fails
-//! as a broken world, never what it shows.
+//! A missing answer times out ([`AnswerLines`] waits for each with a deadline): `hello` and
+//! `open` within the start timeout, every other request within the request timeout, of wall
+//! time for a child asleep and of CPU time for a child still computing ([`super::liveness`]),
+//! within a cap. The timeout is wall time by necessity (the child is a real process); it
+//! decides only whether a seed fails as a broken world, never what it shows.
 
 use super::answer_lines::{AnswerLines, Line};
+use super::liveness;
 use super::protocol::{ErrorBody, ErrorKind, Hello, RawResponseLine, Request, RequestLineOut};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::fmt;
 use std::io::{Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
+
+/// The flag that sets [`SutOptions::timeout_ms`], named in a timeout's message.
+pub const REQUEST_TIMEOUT_FLAG: &str = "--sut-timeout-ms";
+/// The flag that sets [`SutOptions::start_timeout_ms`], named in a timeout's message.
+pub const START_TIMEOUT_FLAG: &str = "--sut-start-timeout-ms";
 
 /// How to start and bound a system under test.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SutOptions {
     /// The command line: run directly when it is plain words, else by `sh -c`.
     pub command: String,
-    /// Longest wait for one answer, in wall milliseconds.
+    /// Longest wait for the answer to one request (not `hello` or `open`), in milliseconds:
+    /// of wall time while the child is asleep, of its CPU time while it computes
+    /// ([`super::liveness`]).
     pub timeout_ms: u64,
-    /// Longest wait for the answer to `hello` of a process just started (an interpreter loading
-    /// its libraries), in wall milliseconds; at least `timeout_ms`.
-    pub startup_timeout_ms: u64,
+    /// Longest wait for the answer to `hello` (sent as the process starts: an interpreter
+    /// loading its libraries) and to each `open` (a store creating its files), in
+    /// milliseconds, counted as [`SutOptions::timeout_ms`] is.
+    pub start_timeout_ms: u64,
     /// Longest answer line accepted, in bytes.
     pub response_bytes_max: usize,
     /// Whether each campaign thread and the children it starts share one CPU
@@ -40,7 +51,7 @@ impl SutOptions {
         SutOptions {
             command: command.into(),
             timeout_ms: 10_000,
-            startup_timeout_ms: 60_000,
+            start_timeout_ms: 60_000,
             response_bytes_max: 64 * 1024 * 1024,
             share_cpu: true,
         }
@@ -54,8 +65,14 @@ pub enum Breach {
     Spawn(String),
     /// It exited (or closed its stdout) when no crash was simulated.
     Exited(String),
-    /// No answer within the timeout.
-    Timeout { ms: u64 },
+    /// No answer within the timeout (`ms`, set by `flag`); `graced` when the child was waited
+    /// for longer as it was still computing; `judged` says what ended the wait.
+    Timeout {
+        ms: u64,
+        flag: &'static str,
+        graced: bool,
+        judged: String,
+    },
     /// An answer line over the bound.
     TooLarge { bytes_max: usize },
     /// An answer that is not a protocol response.
@@ -81,7 +98,17 @@ impl fmt::Display for SutError {
         let what = match &self.breach {
             Breach::Spawn(e) => format!("could not be started: {e}"),
             Breach::Exited(status) => format!("exited ({status}) with no crash simulated"),
-            Breach::Timeout { ms } => format!("gave no answer within {ms} ms"),
+            Breach::Timeout {
+                ms,
+                flag,
+                graced: true,
+                judged,
+            } => format!(
+                "gave no answer within {ms} ms ({flag}), nor after, while it computed: {judged}"
+            ),
+            Breach::Timeout {
+                ms, flag, judged, ..
+            } => format!("gave no answer within {ms} ms ({flag}): {judged}"),
             Breach::TooLarge { bytes_max } => format!("answered over {bytes_max} bytes"),
             Breach::NotAResponse(e) => format!("answered something that is not a response: {e}"),
             Breach::WrongId { expected, got } => {
@@ -103,12 +130,27 @@ impl fmt::Display for SutError {
 
 impl std::error::Error for SutError {}
 
+/// The longest wait for an answer, in timeouts of wall time, however the child computes: a
+/// child that spins forever on a loaded machine still ends its seed. The measured slow case
+/// (the aihub adapter at 8 % of a CPU, docs/sut-protocol.md) needed a bit over two.
+const WALL_CAP_TIMEOUTS: u32 = 6;
+
 /// A request written to a child, its answer not yet read.
 #[must_use = "every request sent is answered, and the answer read"]
 pub struct Sent {
     id: u64,
     /// The request, as `#id op`.
     at: String,
+    /// How long its answer may take, and the flag that says so.
+    wait: Wait,
+}
+
+/// How long an answer may take before the child is judged ([`super::liveness`]): `ms`, the
+/// value of `flag`, of wall time for a child asleep, of CPU time for one computing.
+#[derive(Clone, Copy)]
+struct Wait {
+    ms: u64,
+    flag: &'static str,
 }
 
 /// An answer line read and kept in the transcript, not yet decoded.
@@ -192,7 +234,7 @@ impl SutProcess {
         };
         let stderr = tempfile::NamedTempFile::new().map_err(|e| spawn_error(e.to_string()))?;
         let log = stderr.reopen().map_err(|e| spawn_error(e.to_string()))?;
-        let mut child = command_of(&options.command)
+        let mut child = super::command::command_of(&options.command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
@@ -214,13 +256,9 @@ impl SutProcess {
             transcript: Vec::new(),
             greeting: Vec::new(),
         };
-        let timeout_ms = sut.options.timeout_ms;
-        sut.options.timeout_ms = timeout_ms.max(sut.options.startup_timeout_ms);
         let hello = sut.call(&Request::Hello {
             protocol: super::protocol::PROTOCOL_VERSION,
-        });
-        sut.options.timeout_ms = timeout_ms;
-        let hello = hello?;
+        })?;
         let hello: Hello = match hello {
             Ok(v) => serde_json::from_value(v)
                 .map_err(|e| sut.breach("#1 hello", Breach::Unexpected(e.to_string())))?,
@@ -294,7 +332,21 @@ impl SutProcess {
         Sent {
             id,
             at: format!("#{id} {}", request.op()),
+            wait: self.wait_for(request),
         }
+    }
+
+    /// How long the answer to `request` may take: `hello` and `open` (a process starting: an
+    /// interpreter loading its libraries, a store creating its files) the start timeout, every
+    /// other request the request timeout.
+    fn wait_for(&self, request: &Request) -> Wait {
+        let (ms, flag) = match request {
+            Request::Hello { .. } | Request::Open { .. } => {
+                (self.options.start_timeout_ms, START_TIMEOUT_FLAG)
+            }
+            _ => (self.options.timeout_ms, REQUEST_TIMEOUT_FLAG),
+        };
+        Wait { ms, flag }
     }
 
     /// Waits for the answer to `sent` (the last request sent) and decodes it as `T`, what
@@ -313,9 +365,9 @@ impl SutProcess {
     /// transcript, undecoded: [`SutProcess::judge`] decodes it, later if need be (so the next
     /// request can be sent before the caller wants this answer).
     pub fn read_answer(&mut self, sent: Sent) -> Result<ReadAnswer, SutError> {
-        let Sent { id, at } = sent;
+        let Sent { id, at, wait } = sent;
         assert_eq!(id, self.next_id, "answers are read in request order");
-        let text = self.answer_line(&at)?;
+        let text = self.answer_line(&at, wait)?;
         self.transcript.push(text_of(b"< ", &text));
         Ok(ReadAnswer { id, at, text })
     }
@@ -359,25 +411,81 @@ impl SutProcess {
         }
     }
 
-    /// The next answer line, or the breach of its absence.
-    fn answer_line(&mut self, at: &str) -> Result<Vec<u8>, SutError> {
-        match self
-            .lines
-            .next_line(Duration::from_millis(self.options.timeout_ms))
-        {
-            Line::Text(t) => Ok(t),
+    /// The next answer line, or the breach of its absence. A wait that runs long is judged by
+    /// what the child does ([`super::liveness`]), read from `/proc` at each half of the timeout
+    /// past the first (only a slow answer pays for that): a child that made no progress over
+    /// a half (asleep) is broken, one that computes is waited for until it has used the timeout
+    /// in CPU time since the first reading, or [`WALL_CAP_TIMEOUTS`] timeouts of wall time
+    /// have passed.
+    fn answer_line(&mut self, at: &str, wait: Wait) -> Result<Vec<u8>, SutError> {
+        let full = Duration::from_millis(wait.ms);
+        let half = full / 2;
+        let first = self.lines.next_line(half);
+        if let Some(answer) = self.settled(at, first) {
+            return answer;
+        }
+        let pid = self.child.id();
+        let start = liveness::sample(pid);
+        let (mut last, mut waited, mut alive) = (start, half, None);
+        let breach = loop {
+            let line = self.lines.next_line(half);
+            waited += half;
+            if let Some(answer) = self.settled(at, line) {
+                if let Some(why) = alive.filter(|_| waited > full) {
+                    // Not a failure, but not silent either: a campaign that leans on the
+                    // extension says so, so the timeout can be raised before it runs out too.
+                    eprintln!(
+                        "note: the system under test answered {at} after more than {} ms ({}), \
+                         while alive: {why}",
+                        wait.ms, wait.flag
+                    );
+                }
+                return answer;
+            }
+            let now = liveness::sample(pid);
+            let why = match liveness::progress(last, now) {
+                Ok(why) => why,
+                Err(why) => break (alive.is_some(), why),
+            };
+            let used = start
+                .zip(now)
+                .map_or(Duration::ZERO, |(a, b)| liveness::cpu_between(a, b));
+            if used >= full {
+                break (
+                    true,
+                    format!("it used {} ms of CPU, {why}", used.as_millis()),
+                );
+            }
+            if waited >= full * WALL_CAP_TIMEOUTS {
+                let cap = (full * WALL_CAP_TIMEOUTS).as_millis();
+                break (true, format!("{cap} ms of wall time passed, {why}"));
+            }
+            alive = Some(why);
+            last = now;
+        };
+        let (graced, judged) = breach;
+        let breach = Breach::Timeout {
+            ms: wait.ms,
+            flag: wait.flag,
+            graced,
+            judged,
+        };
+        Err(self.breach(at, breach))
+    }
+
+    /// The answer `line` is, or the breach it stands for; `None` when the wait ran out.
+    fn settled(&mut self, at: &str, line: Line) -> Option<Result<Vec<u8>, SutError>> {
+        match line {
+            Line::Text(t) => Some(Ok(t)),
             Line::TooLong => {
                 let bytes_max = self.options.response_bytes_max;
-                Err(self.breach(at, Breach::TooLarge { bytes_max }))
+                Some(Err(self.breach(at, Breach::TooLarge { bytes_max })))
             }
             Line::Closed => {
                 let status = self.exit_status();
-                Err(self.breach(at, Breach::Exited(status)))
+                Some(Err(self.breach(at, Breach::Exited(status))))
             }
-            Line::Timeout => {
-                let ms = self.options.timeout_ms;
-                Err(self.breach(at, Breach::Timeout { ms }))
-            }
+            Line::Timeout => None,
         }
     }
 
@@ -458,27 +566,6 @@ const PIPE_BYTES: usize = 1 << 20;
 /// `/proc/sys/fs/pipe-max-size`) or none, the pipe keeps its size: only speed depends on it.
 fn widen_pipe(pipe: &impl std::os::fd::AsFd) {
     let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
-}
-
-/// The command line as a process: words split on spaces when it is a plain list of words (one
-/// process fewer a seed), else run by `sh -c` (pipes, quotes, variables, redirections).
-fn command_of(line: &str) -> Command {
-    let plain = line
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b" -_./:,+@".contains(&b));
-    let mut words = line.split_whitespace();
-    match (plain, words.next()) {
-        (true, Some(program)) => {
-            let mut command = Command::new(program);
-            command.args(words);
-            command
-        }
-        _ => {
-            let mut command = Command::new("sh");
-            command.arg("-c").arg(line);
-            command
-        }
-    }
 }
 
 /// A transcript line: `marker` and the line's text (its bytes that are not UTF-8 replaced).

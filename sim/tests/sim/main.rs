@@ -1,19 +1,23 @@
 //! Integration tests of the simulator, grouped by area.
 
+mod bad_input;
 mod campaigns;
 mod catalog;
 mod determinism;
 mod differences;
+mod error_answers;
 mod fuzz;
 mod inspect;
 mod journal;
 mod planted;
 mod project;
+mod rules;
 mod runs;
 mod scenarios;
 mod spool;
 mod store_crash;
 mod sut;
+mod sut_time;
 mod sut_world;
 mod tidy;
 

@@ -1,0 +1,202 @@
+//! A green verdict means the system was checked (issue 46): every wait on a system under test
+//! follows a flag (`hello` and `open` the start timeout), a hung system ends its seed as a broken
+//! world that is never shrunk as if it passed, a command that cannot run is a usage error before
+//! the first seed, and answers are compared by what they mean, not by how their JSON is spelled.
+//!
+//! Only the hang tests depend on time, and only through a system that never answers: any
+//! timeout, with or without its grace, ends them with the same outcome.
+
+use super::histsim_cli;
+use sim::sut::{check_command, Breach, SutOptions, SutProcess, START_TIMEOUT_FLAG};
+
+fn histsim() -> &'static str {
+    env!("CARGO_BIN_EXE_histsim")
+}
+
+/// A system that never answers `hello`: it does not even read it (`exec` leaves no shell
+/// behind whose child would outlive the kill).
+const HANGS_AT_HELLO: &str = "exec sleep 100000 </dev/null";
+
+#[test]
+fn a_hello_that_hangs_is_ended_within_the_start_timeout_whatever_the_request_timeout() {
+    let e = SutProcess::start(SutOptions {
+        start_timeout_ms: 300,
+        // The request timeout does not apply to `hello`: were it waited for, this test would
+        // take a minute and still fail on the flag named below.
+        timeout_ms: 60_000,
+        ..SutOptions::new(HANGS_AT_HELLO)
+    })
+    .err()
+    .expect("a hung hello is a breach");
+    assert_eq!(e.request, "#1 hello");
+    assert!(
+        matches!(&e.breach, Breach::Timeout { ms: 300, flag, .. } if *flag == START_TIMEOUT_FLAG),
+        "{e}"
+    );
+    let shown = e.to_string();
+    assert!(
+        shown.contains("no answer within 300 ms (--sut-start-timeout-ms)"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn an_open_that_hangs_is_ended_within_the_start_timeout() {
+    let hello = r#"read line; echo '{"id":1,"ok":{"system":"slow","version":"0","protocol":1,"ops":["hello","open","close"]}}'"#;
+    let mut sut = SutProcess::start(SutOptions {
+        start_timeout_ms: 300,
+        timeout_ms: 60_000,
+        ..SutOptions::new(format!("{hello}; read line; exec sleep 100000"))
+    })
+    .expect("greets");
+    let e = sut
+        .call(&sim::sut::protocol::Request::Open {
+            data_dir: std::env::temp_dir().display().to_string(),
+            options: sim::sut::protocol::OpenOptions {
+                store: "memory".into(),
+                planted: None,
+                crashes: false,
+            },
+        })
+        .expect_err("a hung open is a breach");
+    assert_eq!(e.request, "#2 open");
+    assert!(
+        matches!(&e.breach, Breach::Timeout { ms: 300, flag, .. } if *flag == START_TIMEOUT_FLAG),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_hung_seed_is_a_broken_world_and_not_shrunk_as_if_it_passed() {
+    let reports = tempfile::tempdir().expect("a temp dir");
+    let (code, text) = histsim_cli(&[
+        "run",
+        "--workload",
+        "display",
+        "--seeds",
+        "0..1",
+        "--quiet",
+        "--sut",
+        HANGS_AT_HELLO,
+        "--sut-start-timeout-ms",
+        "300",
+        "--report-dir",
+        reports.path().to_str().expect("utf-8"),
+        "--shrink-out",
+        reports.path().to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("world failure"), "{text}");
+    assert!(text.contains("--sut-start-timeout-ms"), "{text}");
+    assert!(text.contains("seed 0: broken world, not shrunk"), "{text}");
+    assert!(!text.contains("nothing to shrink"), "{text}");
+    // `histsim shrink` of that seed says the same, with the broken world's exit code.
+    let (code, text) = histsim_cli(&[
+        "shrink",
+        "--seed",
+        "0",
+        "--workload",
+        "display",
+        "--sut",
+        HANGS_AT_HELLO,
+        "--sut-start-timeout-ms",
+        "300",
+        "--out",
+        reports.path().to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("broken world, not shrunk"), "{text}");
+}
+
+#[test]
+fn a_sut_command_that_cannot_run_is_a_usage_error_before_any_seed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let not_executable = dir.path().join("adapter.sh");
+    std::fs::write(&not_executable, "#!/bin/sh\n").expect("written");
+    let missing = dir.path().join("no-such-adapter");
+    let cases = [
+        (missing.display().to_string(), "does not exist"),
+        (not_executable.display().to_string(), "is not executable"),
+        (dir.path().display().to_string(), "is not a file"),
+        (
+            "histsim-no-such-program-46 serve runs".to_string(),
+            "not a program on PATH",
+        ),
+        // Run by `sh -c` (a pipe), its first word plain: still checked.
+        (
+            "histsim-no-such-program-46 serve runs | cat".to_string(),
+            "not a program on PATH",
+        ),
+    ];
+    for (command, why) in cases {
+        for workload in ["display", "runs"] {
+            let (code, text) = histsim_cli(&[
+                "run",
+                "--workload",
+                workload,
+                "--seeds",
+                "0..3",
+                "--quiet",
+                "--sut",
+                &command,
+            ]);
+            assert_eq!(code, Some(2), "{command}: {text}");
+            assert!(text.contains(why), "{command}: {text}");
+            assert!(!text.contains("seed 0"), "no seed ran: {text}");
+        }
+    }
+    let (code, text) = histsim_cli(&[
+        "diff",
+        "--workload",
+        "display",
+        "--sut",
+        "in-process",
+        "--sut",
+        &missing.display().to_string(),
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("does not exist"), "{text}");
+}
+
+#[test]
+fn only_a_plain_first_word_that_is_not_the_shells_own_is_checked() {
+    assert!(check_command(&format!("{} serve runs", histsim())).is_ok());
+    assert!(check_command("sh -c 'exit 0'").is_ok());
+    // The shell's own words and what is not plain are the shell's business.
+    assert!(check_command("read line; echo hi").is_ok());
+    assert!(check_command("exec histsim-no-such-program-46 2>&1").is_ok());
+    assert!(check_command("FOO=1 histsim-no-such-program-46").is_ok());
+    assert!(check_command("'quoted program' x").is_ok());
+    // Run directly (plain words), `exec` would be looked up as a program.
+    assert!(check_command("exec histsim").is_err());
+    assert!(check_command("   ").is_err());
+}
+
+#[test]
+fn a_system_that_spells_its_json_differently_each_time_is_deterministic() {
+    let adapter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/adapters/shuffle_keys.py"
+    );
+    let reports = tempfile::tempdir().expect("a temp dir");
+    for workload in ["runs", "display"] {
+        let sut = format!("python3 {adapter} {} serve {workload}", histsim());
+        let (code, text) = histsim_cli(&[
+            "run",
+            "--workload",
+            workload,
+            "--seeds",
+            "0..6",
+            "--quiet",
+            "--no-shrink",
+            "--check-determinism",
+            "50",
+            "--sut",
+            &sut,
+            "--report-dir",
+            reports.path().to_str().expect("utf-8"),
+        ]);
+        assert_eq!(code, Some(0), "{workload}: {text}");
+        assert!(text.contains("every trace hash matched"), "{text}");
+    }
+}
