@@ -226,7 +226,13 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
     report_of(seed, workload.name(), options, run)
 }
 
-fn report_of(seed: u64, workload: &'static str, options: String, run: WorkloadRun) -> SeedReport {
+/// A played world's report, as seed `seed`'s (a scenario file's plays as seed 0).
+pub fn report_of(
+    seed: u64,
+    workload: &'static str,
+    options: String,
+    run: WorkloadRun,
+) -> SeedReport {
     SeedReport {
         seed,
         workload,

@@ -29,6 +29,15 @@ pub(crate) struct WorldArgs {
 }
 
 impl WorldArgs {
+    /// These flags with the workload `workload` (a scenario file's), whatever `--workload` said.
+    pub(crate) fn with_workload(
+        mut self,
+        workload: &'static dyn crate::workload::DynWorkload,
+    ) -> Self {
+        self.workload = WorkloadArg(Some(workload));
+        self
+    }
+
     /// The config these flags name; `Err` says why they do not fit together.
     pub(crate) fn config(&self) -> Result<RunConfig, String> {
         let config = RunConfig {

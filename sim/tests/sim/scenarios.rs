@@ -343,3 +343,33 @@ fn with_systems_a_finding_the_named_system_passes_is_reported_as_no_longer_repro
     assert!(out.contains("no R13 violation against"), "{out}");
     assert!(out.contains("scenarios: 0 passed, 1 failed"), "{out}");
 }
+
+/// `histsim replay --scenario FILE` plays a scenario file exactly as a seed: its trace with
+/// `--trace`, its violation with the bug planted, a clean verdict without; a file and a `--sut`
+/// whose workload has no process boundary is usage.
+#[test]
+fn replay_plays_a_scenario_file_as_a_seed() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/runs/r24_a_deleted_runs_page_answers_an_internal_error.toml"
+    );
+    let (code, out) =
+        super::histsim_cli(&["replay", "--scenario", file, "--planted", "R24", "--trace"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("trace:") && out.contains("violation [R24]"),
+        "{out}"
+    );
+    let (code, out) = super::histsim_cli(&["replay", "--scenario", file]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("trace-hash: ") && !out.contains("violation"),
+        "{out}"
+    );
+    let journal = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/journal/j01_crash_mid_replacement_shows_a_mix.toml"
+    );
+    let (code, out) = super::histsim_cli(&["replay", "--scenario", journal, "--sut", "true"]);
+    assert_eq!(code, Some(2), "{out}");
+}
