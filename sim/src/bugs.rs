@@ -42,6 +42,19 @@ pub fn planted_ids() -> Vec<BugId> {
         .collect()
 }
 
+/// Whether `id`'s planted switch lives in the system under test when its workload plays through
+/// `--sut` (it crosses in `open`'s `planted`, and only a system that declares `planted` in
+/// `hello` turns it on). Every display bug does: the whole display system (stores, persister,
+/// projector, replicas) is the system. Of the runs bugs, those of the run-event store do (R3's
+/// reads that write and R5's legacy writer included); the rest live in histsim's runs world
+/// around the store (the run journal R4, the views R1 R2 R7 R10, the mapper R6 R8,
+/// summarization R11 R20, feedback R21 R22) and are planted there whatever the system.
+pub fn switch_in_system(id: BugId) -> bool {
+    use BugId::*;
+    let histsims_side = [R1, R2, R4, R6, R7, R8, R10, R11, R20, R21, R22];
+    !histsims_side.contains(&id)
+}
+
 /// Runs seeds `first_seed..first_seed + max_seeds` with `id` planted until the first violation.
 /// Another `first_seed` is another sample of the seeds a bug takes, for expected-time figures
 /// (fuzz/detection_table.sh); from 0 it is the one every closing note compares.

@@ -5,8 +5,8 @@
 //! kernel zeroes whole (`clear_page_erms`). A seed frees most of what it allocated, mimalloc
 //! returns it, and the next seed faults fresh huge pages in again: on this project's 2-core
 //! machines `clear_page_erms` was 44 % of a runs campaign's samples and a third of the journal and
-//! spool campaigns' time went to the kernel (docs/performance.md, eighth round). With 4 KiB pages
-//! only the pages touched are zeroed.
+//! spool campaigns' time went to the kernel (docs/performance.md, "What the build does for
+//! speed"). With 4 KiB pages only the pages touched are zeroed.
 //!
 //! The flag belongs to the process (`prctl(PR_SET_THP_DISABLE)`), is checked at each page fault,
 //! and is inherited by the processes it starts (replays in fresh processes, `histsim serve`).

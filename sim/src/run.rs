@@ -143,10 +143,64 @@ impl RunConfig {
 
     pub fn replay_command(&self, seed: u64) -> String {
         format!(
-            "cargo run --release -p sim -- replay --seed {seed}{}",
+            "{} replay --seed {seed}{}",
+            histsim_command(),
             self.replay_flags()
         )
     }
+}
+
+/// The cargo form of the command, for a histsim run by `cargo run` in this repository.
+pub const CARGO_COMMAND: &str = "cargo run --release -p sim --";
+
+/// How the user runs histsim, for every command line histsim prints for them to run: the cargo
+/// form when this process was started by `cargo run` in this repository, else the name it was
+/// invoked by (an installed `histsim`), so a printed line works where it was printed.
+pub fn histsim_command() -> String {
+    let var = |name: &str| std::env::var_os(name);
+    command_for(
+        var("CARGO").is_some(),
+        var("CARGO_PKG_NAME").as_deref(),
+        std::env::args_os().next().as_deref(),
+    )
+}
+
+/// [`histsim_command`] from what it reads: whether `CARGO` is set, `CARGO_PKG_NAME` and
+/// argv[0]. `cargo run` sets both variables for the program it starts; the package must be
+/// `sim`, as another package's `cargo run` that starts histsim (a test harness) is no cargo
+/// form histsim could print.
+fn command_for(
+    cargo: bool,
+    package: Option<&std::ffi::OsStr>,
+    argv0: Option<&std::ffi::OsStr>,
+) -> String {
+    if cargo && package.is_some_and(|p| p == "sim") {
+        return CARGO_COMMAND.to_string();
+    }
+    // A path in argv[0] (`./target/release/histsim`) would be wrong in another directory: the
+    // file name is what an installed binary is found by on PATH.
+    argv0
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty())
+        .map_or_else(|| "histsim".to_string(), shell_word)
+}
+
+/// The program a `--sut` command line names to run histsim's own reference system
+/// (`PROGRAM serve display`): `histsim` when installed; through cargo, the binary cargo built,
+/// as `cargo run` in a `--sut` command would rebuild-check and start cargo for every seed.
+pub fn histsim_program() -> String {
+    if histsim_command() != CARGO_COMMAND {
+        return histsim_command();
+    }
+    let exe = std::env::current_exe().ok();
+    let cwd = std::env::current_dir().ok();
+    let shown = match (&exe, &cwd) {
+        (Some(exe), Some(cwd)) => exe.strip_prefix(cwd).unwrap_or(exe).to_path_buf(),
+        (Some(exe), None) => exe.clone(),
+        _ => return "histsim".to_string(),
+    };
+    shell_word(&shown.to_string_lossy())
 }
 
 impl Default for RunConfig {
@@ -156,7 +210,7 @@ impl Default for RunConfig {
 }
 
 /// `word` quoted for a POSIX shell when it needs to be.
-fn shell_word(word: &str) -> String {
+pub(crate) fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()
@@ -271,4 +325,33 @@ pub fn run_scenario_file(
         planted: Planted::from_option(planted),
         ..world.clone()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn cargo_run_in_this_repository_prints_the_cargo_form() {
+        let argv0 = Some(OsStr::new("target/release/histsim"));
+        assert_eq!(
+            command_for(true, Some(OsStr::new("sim")), argv0),
+            CARGO_COMMAND
+        );
+    }
+
+    #[test]
+    fn an_installed_binary_prints_the_name_it_was_invoked_by() {
+        let installed = Some(OsStr::new("/home/u/.cargo/bin/histsim"));
+        assert_eq!(command_for(false, None, installed), "histsim");
+        let renamed = Some(OsStr::new("./histsim-0.3"));
+        assert_eq!(command_for(false, None, renamed), "histsim-0.3");
+        // Started from another package's cargo process (a test harness): not `cargo run -p sim`.
+        assert_eq!(
+            command_for(true, Some(OsStr::new("other")), installed),
+            "histsim"
+        );
+        assert_eq!(command_for(false, None, None), "histsim");
+    }
 }

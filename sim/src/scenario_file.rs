@@ -46,6 +46,11 @@ pub struct ScenarioFile {
     /// from the repository root (an upstream finding: the ID fires with no bug planted, and
     /// histsim's own components pass it). `None`: the scenario reproduces histsim's planted bug.
     pub system: Option<String>,
+    /// The user's own system this regression was shrunk from, as the `--sut` command that drove
+    /// it (`histsim run --sut CMD` writes it): nothing is planted, and the file must pass once
+    /// that system is fixed, so it stays in the user's suite as a regression test. Never with
+    /// `system`, whose finding must instead still fail.
+    pub found_in: Option<String>,
     /// The script, in the table its workload owns (`[display]`, `[runs]`, ...).
     pub scenario: AnyScenario,
 }
@@ -145,6 +150,16 @@ impl ScenarioFile {
         }
         let id = raw.id.ok_or_else(|| errors.missing("id"))?;
         let title = raw.title.ok_or_else(|| errors.missing("title"))?;
+        if raw.system.is_some() && raw.found_in.is_some() {
+            return Err(errors.at(
+                "found_in",
+                1,
+                "a file has `system` (an upstream finding, which must still fail there) or \
+                 `found_in` (a regression of your system, which must pass once it is fixed), \
+                 not both"
+                    .into(),
+            ));
+        }
         let scenario = checked_script(&errors, raw.scenario)?;
         let w = scenario.workload();
         if !w.covers(id) {
@@ -166,6 +181,7 @@ impl ScenarioFile {
             description: raw.description.unwrap_or_default(),
             origin: raw.origin,
             system: raw.system,
+            found_in: raw.found_in,
             scenario,
         })
     }
@@ -191,7 +207,7 @@ impl ScenarioFile {
 impl Serialize for ScenarioFile {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let w = self.workload();
-        let mut st = s.serialize_struct("ScenarioFile", 7)?;
+        let mut st = s.serialize_struct("ScenarioFile", 8)?;
         st.serialize_field("format", &self.format)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("title", &self.title)?;
@@ -203,6 +219,10 @@ impl Serialize for ScenarioFile {
         match &self.system {
             Some(system) => st.serialize_field("system", system)?,
             None => st.skip_field("system")?,
+        }
+        match &self.found_in {
+            Some(found_in) => st.serialize_field("found_in", found_in)?,
+            None => st.skip_field("found_in")?,
         }
         st.serialize_field(w.section(), w.serializable(&self.scenario))?;
         st.end()
@@ -260,7 +280,7 @@ fn parse_raw(errors: &Errors<'_>) -> Result<RawFile, ScenarioError> {
             key,
             1,
             format!(
-                "unknown field `{key}`, expected format, id, title, description, origin, system or one of {}",
+                "unknown field `{key}`, expected format, id, title, description, origin, system, found_in or one of {}",
                 tables()
             ),
         ));
@@ -322,6 +342,7 @@ struct RawFile {
     description: Option<String>,
     origin: Option<String>,
     system: Option<String>,
+    found_in: Option<String>,
     scenario: Option<AnyScenario>,
     /// A top-level key that is no field of the format (kept to report it at its line).
     unknown: Option<String>,
@@ -342,7 +363,7 @@ impl<'de> Visitor<'de> for RawFileVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "a scenario file: format, id, title, description, origin, system and one workload table",
+            "a scenario file: format, id, title, description, origin, system, found_in and one workload table",
         )
     }
 
@@ -356,6 +377,7 @@ impl<'de> Visitor<'de> for RawFileVisitor {
                 "description" => file.description = Some(map.next_value()?),
                 "origin" => file.origin = Some(map.next_value()?),
                 "system" => file.system = Some(map.next_value()?),
+                "found_in" => file.found_in = Some(map.next_value()?),
                 other => {
                     // An unknown key or a second table is skipped here and reported by
                     // `parse_raw`, which knows the text and so the key's line.
@@ -438,6 +460,7 @@ mod tests {
             description: "d".into(),
             origin: None,
             system: None,
+            found_in: None,
             scenario: AnyScenario::new::<DisplayWorkload>(generate(
                 seed,
                 &DisplayOptions::from_seed(seed, None),
@@ -465,6 +488,23 @@ mod tests {
                 round_trip(&file, &format!("{} seed {s}", w.name()));
             }
         }
+    }
+
+    #[test]
+    fn a_regression_of_a_users_system_round_trips_and_excludes_system() {
+        let file = ScenarioFile {
+            found_in: Some("./my-adapter --fast".into()),
+            ..sample()
+        };
+        round_trip(&file, "found_in");
+        let both = ScenarioFile {
+            system: Some("upstream".into()),
+            ..file
+        };
+        let e = ScenarioFile::parse(Path::new("b.toml"), &both.to_toml().expect("serializes"))
+            .expect_err("system and found_in together");
+        assert!(e.to_string().contains("field `found_in`"), "{e}");
+        assert!(e.to_string().contains("not both"), "{e}");
     }
 
     #[test]

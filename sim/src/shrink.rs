@@ -2,8 +2,9 @@
 //!
 //! Greedy, like proptest's and Hypothesis's shrinkers: take the first candidate simplification
 //! (largest first) that still violates the target ID, repeat until none does or the time cap is
-//! spent. The result is a scenario file under `scenarios/regressions/` that `histsim scenarios`
-//! replays. A broken world (a hang, a breach of a system under test) is never shrunk: it
+//! spent. The result is a scenario file `histsim scenarios` replays: under `scenarios/regressions/`
+//! for a bug planted in histsim's components, under the user's `--regressions-dir` for a failure
+//! of their own system (`--sut`). A broken world (a hang, a breach of a system under test) is never shrunk: it
 //! violates no ID to keep (`histsim run` and `histsim shrink` say "broken world, not shrunk").
 
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
@@ -120,6 +121,7 @@ impl Shrunk {
             ),
             origin: Some(origin),
             system: None,
+            found_in: None,
             scenario: self.scenario.clone(),
         }
     }

@@ -27,6 +27,7 @@ mod replica;
 mod service;
 mod sqlite_store;
 mod store;
+mod visible;
 mod warning;
 
 pub use chat::{ChatMessage, ContentPart, Role};

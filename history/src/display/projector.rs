@@ -13,7 +13,7 @@
 //! parts side by side, assistant text concatenated.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,7 @@ use super::identity::AgentIdentity;
 use super::json;
 use super::payload::{self, PayloadCell, Reading};
 use super::store::StoredRow;
+use super::visible::{visible_displays, Visible};
 use super::warning::{Warning, WarningCode};
 use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
@@ -165,9 +166,49 @@ fn project_envelopes(
 ) -> Projection {
     let planted = options.planted;
     let visible = visible_displays(parsed, planted);
+    let (ordered, warnings) = admitted_rows(parsed, order, &visible, planted);
+    let mut ordered = deduplicated(ordered, planted);
+    ordered.sort_by(|a, b| {
+        (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
+    });
+    let mut walk = Walk {
+        primary,
+        planted,
+        messages: Vec::new(),
+        streamed: BTreeMap::new(),
+        warnings,
+    };
+    for row in &ordered {
+        walk.apply(row);
+    }
+    // Post-condition: no message comes from a display no `UserAgent` marker made visible (the
+    // rows of step 0 are all local, so a hidden display is always known as such here).
+    if let Visible::Displays(shown) = &visible {
+        debug_assert!(
+            walk.messages
+                .iter()
+                .all(|(_, d)| shown.contains(d.as_str())),
+            "a message from a hidden display"
+        );
+    }
+    Projection {
+        messages: walk.messages.into_iter().map(|(m, _)| m).collect(),
+        warnings: walk.warnings,
+    }
+}
+
+/// Steps 0, 1a and 1b over the rows `order` names: the rows kept for the walk, in input order,
+/// and the warnings of the others (identity warnings of every row before `created_at` ones, the
+/// steps' order).
+fn admitted_rows<'p, 'a>(
+    parsed: &'p [EnvelopeFields<'a>],
+    order: &[usize],
+    visible: &Visible<'_>,
+    planted: Planted,
+) -> (Vec<Ordered<'p, 'a>>, Vec<Warning>) {
     let mut identity_warnings: Vec<Warning> = Vec::new();
     let mut created_at_warnings: Vec<Warning> = Vec::new();
-    let mut ordered: Vec<Ordered<'_, '_>> = Vec::with_capacity(parsed.len());
+    let mut ordered: Vec<Ordered<'p, 'a>> = Vec::with_capacity(parsed.len());
     let mut decided = vec![Decided::Unread; parsed.len()];
     for &index in order {
         // A row whose envelope was read before is decided as that row was: every step here
@@ -213,65 +254,10 @@ fn project_envelopes(
             None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
-    // Identity warnings of every row come before `created_at` warnings (the steps' order).
+    // Post-condition: every kept row lies on a visible display.
+    debug_assert!(ordered.iter().all(|r| visible.admits(r.env)));
     identity_warnings.append(&mut created_at_warnings);
-    let mut ordered = deduplicated(ordered, planted);
-    ordered.sort_by(|a, b| {
-        (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
-    });
-    let mut walk = Walk {
-        primary,
-        planted,
-        messages: Vec::new(),
-        streamed: BTreeMap::new(),
-        warnings: identity_warnings,
-    };
-    for row in &ordered {
-        walk.apply(row);
-    }
-    Projection {
-        messages: walk.messages.into_iter().map(|(m, _)| m).collect(),
-        warnings: walk.warnings,
-    }
-}
-
-/// Step 0: the displays that a `UserAgent` marker among the rows makes visible; `All` when a
-/// planted legacy reader had no such filter.
-enum Visible<'p> {
-    All,
-    Displays(BTreeSet<&'p str>),
-}
-
-impl Visible<'_> {
-    /// Whether the row lies on a visible display.
-    fn admits(&self, env: &EnvelopeFields<'_>) -> bool {
-        match self {
-            Visible::All => true,
-            Visible::Displays(visible) => env
-                .str_field(envelope::DISPLAY_ID)
-                .is_some_and(|d| visible.contains(d)),
-        }
-    }
-}
-
-/// Step 0: rows (those that parse as an envelope with a class chain) count only on a display
-/// that a `UserAgent` marker among them makes visible. A marker counts whatever its payload or
-/// other fields hold (as in the store's first stage).
-fn visible_displays<'p>(parsed: &'p [EnvelopeFields<'_>], planted: Planted) -> Visible<'p> {
-    if planted.is(BugId::P2) || planted.is(BugId::P9) {
-        // planted P2, P9: the legacy reader trusted its query and had no visibility filter.
-        return Visible::All;
-    }
-    Visible::Displays(
-        parsed
-            .iter()
-            .filter(|p| {
-                p.str_field(envelope::AGENT_CLASS) == Some(USER_AGENT_CLASS)
-                    && Family::marks_visible(&p.parents, planted)
-            })
-            .filter_map(|p| p.str_field(envelope::DISPLAY_ID))
-            .collect(),
-    )
+    (ordered, identity_warnings)
 }
 
 /// Step 1a: the family of a row whose identity is complete (8 non-empty strings); `None`, and a
@@ -314,6 +300,8 @@ fn deduplicated<'p, 'a>(
         HashSet::with_capacity_and_hasher(candidates.len(), Default::default());
     let mut candidates = candidates;
     candidates.retain(|c| seen.insert(ByEventId(c.env)));
+    // Post-condition: one row per identity.
+    debug_assert_eq!(seen.len(), candidates.len());
     candidates
 }
 
@@ -589,6 +577,12 @@ impl Walk<'_> {
                 }
             }
         }
+        // Post-condition: the parts went to a message of `role` on `display` (messages of two
+        // displays never merge).
+        debug_assert!(self
+            .messages
+            .last()
+            .is_some_and(|(m, d)| m.role == role && d == display));
     }
 }
 

@@ -122,6 +122,12 @@ pub fn encode_frame(record: &Record) -> Vec<u8> {
     let header_crc = crc32c::crc32c(&frame[0..8]);
     frame.extend_from_slice(&header_crc.to_le_bytes());
     frame.extend_from_slice(&payload);
+    // Post-condition: the header reads back, and its length field matches the payload.
+    debug_assert!({
+        let mut header = [0u8; HEADER_BYTES];
+        header.copy_from_slice(&frame[..HEADER_BYTES]);
+        parse_header(&header).is_ok_and(|h| h.frame_bytes() == frame.len() as u64)
+    });
     frame
 }
 

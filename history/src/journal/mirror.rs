@@ -7,7 +7,7 @@
 //! only the rows of O it removed (J7).
 
 use super::error::JournalError;
-use super::fold::Fold;
+use super::fold::{Entry, Fold};
 use super::record::{DensityReplacement, RowId};
 use super::row::{Origin, Row};
 use super::session::Recorder;
@@ -59,7 +59,7 @@ pub enum MirrorWrite {
 /// The write `mirror` needs for `op`, given the shared history `shared` before `op`.
 pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<MirrorWrite> {
     let ctx = shared.in_context();
-    let accepted = |range: &[super::fold::Entry]| {
+    let accepted = |range: &[Entry]| {
         range
             .iter()
             .filter(|e| mirror.accepts(&e.row.origin))
@@ -118,37 +118,7 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
         SharedOp::Density {
             removed,
             replacements,
-        } => {
-            // Pair each accepted shared row with the mirror row at the same place among O's rows.
-            let mut map = std::collections::BTreeMap::new();
-            let mut k = 0;
-            for e in ctx {
-                if mirror.accepts(&e.row.origin) {
-                    if let Some(m) = own.get(k) {
-                        map.insert(e.id, m.id);
-                    }
-                    k += 1;
-                }
-            }
-            let removed: Vec<RowId> = removed
-                .iter()
-                .filter_map(|id| map.get(id))
-                .copied()
-                .collect();
-            let replacements: Vec<DensityReplacement> = replacements
-                .iter()
-                .filter_map(|r| {
-                    map.get(&r.id).map(|id| DensityReplacement {
-                        id: *id,
-                        row: r.row.clone(),
-                    })
-                })
-                .collect();
-            (!removed.is_empty() || !replacements.is_empty()).then_some(MirrorWrite::Density {
-                removed,
-                replacements,
-            })
-        }
+        } => translate_density(ctx, own, mirror, removed, replacements),
         SharedOp::Restore(rows) => Some(MirrorWrite::Replace(
             rows.iter()
                 .filter(|r| mirror.accepts(&r.origin))
@@ -156,6 +126,47 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
                 .collect(),
         )),
     }
+}
+
+/// [`translate`] of a density mutation: the removed and replaced shared rows of the mirror's
+/// origin, named by the mirror's own ids (`ctx` is the shared history's context, `own` the
+/// mirror's).
+fn translate_density(
+    ctx: &[Entry],
+    own: &[Entry],
+    mirror: &Recorder,
+    removed: &[RowId],
+    replacements: &[DensityReplacement],
+) -> Option<MirrorWrite> {
+    // Pair each accepted shared row with the mirror row at the same place among O's rows.
+    let mut map = std::collections::BTreeMap::new();
+    let mut k = 0;
+    for e in ctx {
+        if mirror.accepts(&e.row.origin) {
+            if let Some(m) = own.get(k) {
+                map.insert(e.id, m.id);
+            }
+            k += 1;
+        }
+    }
+    let removed: Vec<RowId> = removed
+        .iter()
+        .filter_map(|id| map.get(id))
+        .copied()
+        .collect();
+    let replacements: Vec<DensityReplacement> = replacements
+        .iter()
+        .filter_map(|r| {
+            map.get(&r.id).map(|id| DensityReplacement {
+                id: *id,
+                row: r.row.clone(),
+            })
+        })
+        .collect();
+    (!removed.is_empty() || !replacements.is_empty()).then_some(MirrorWrite::Density {
+        removed,
+        replacements,
+    })
 }
 
 /// Writes one mirror's part of a mutation, durably.

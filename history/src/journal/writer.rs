@@ -138,6 +138,8 @@ impl Journal {
             },
         )?;
         self.bytes_read += out.bytes_read;
+        // Post-condition of the scan: it read on from where the good records ended.
+        debug_assert!(out.valid_end >= self.end);
         self.end = out.valid_end;
         self.torn_tail = out.torn_tail;
         if self.opts.planted.is(BugId::J10) {
@@ -422,6 +424,8 @@ impl Journal {
             // the old tail could persist among the new record's and read as corruption.
             self.unsynced = true;
         }
+        // Post-condition: the next record goes right after the good ones, behind no torn tail.
+        debug_assert!(self.torn_tail.is_none());
         Ok(())
     }
 
@@ -465,7 +469,10 @@ impl Journal {
             self.fold
                 .apply(&record)
                 .expect("validated just before the write");
+            debug_assert_eq!(self.fold.last_seq(), record.seq);
         }
+        // Post-condition: the records took consecutive seqs, one each.
+        debug_assert_eq!(self.fold.last_seq() + 1 - first_seq, records as u64);
         if sync {
             self.sync()?;
         }

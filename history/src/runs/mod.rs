@@ -44,6 +44,7 @@ mod event;
 mod faulty;
 mod feedback;
 mod ids;
+mod invariants;
 mod journal;
 mod jsonl;
 mod jsonl_deletion;

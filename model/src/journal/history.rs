@@ -144,17 +144,7 @@ impl<R: Clone + Eq> ModelHistory<R> {
             ModelOp::Density {
                 removed,
                 replacements,
-            } => {
-                let mut kept = Vec::new();
-                for (id, r) in &next.in_context {
-                    match replacements.iter().find(|(rid, _)| rid == id) {
-                        Some((_, new)) => kept.push((*id, new.clone())),
-                        None if removed.contains(id) => {}
-                        None => kept.push((*id, r.clone())),
-                    }
-                }
-                next.in_context = kept;
-            }
+            } => next.densify(removed, replacements),
             ModelOp::Insert { anchor, row } => {
                 let id = next.introduce(row);
                 let at = match anchor {
@@ -171,6 +161,20 @@ impl<R: Clone + Eq> ModelHistory<R> {
             }
         }
         Ok(next)
+    }
+
+    /// A density mutation: each in-context row named in `replacements` takes its new content in
+    /// place, each named in `removed` (and not replaced) leaves the context.
+    fn densify(&mut self, removed: &[u64], replacements: &[(u64, R)]) {
+        let mut kept = Vec::new();
+        for (id, r) in &self.in_context {
+            match replacements.iter().find(|(rid, _)| rid == id) {
+                Some((_, new)) => kept.push((*id, new.clone())),
+                None if removed.contains(id) => {}
+                None => kept.push((*id, r.clone())),
+            }
+        }
+        self.in_context = kept;
     }
 
     fn introduce(&mut self, row: &R) -> u64 {

@@ -3,7 +3,7 @@
 
 use super::args::{default_jobs, truncate, SutArgs};
 use super::run::print_failure;
-use crate::bugs::{hunt, planted_ids, Detection};
+use crate::bugs::{hunt, planted_ids, switch_in_system, Detection};
 use crate::campaign::{run_campaign, CampaignConfig};
 use crate::registry;
 use crate::run::RunConfig;
@@ -42,6 +42,10 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
         Ok(ids) => ids,
         Err(why) => return Verdict::usage(&why),
     };
+    if ids.is_empty() {
+        println!("no planted bug to hunt: nothing was checked");
+        return Verdict::NothingChecked;
+    }
     let base = RunConfig {
         store: args.store,
         sut,
@@ -80,13 +84,14 @@ pub(crate) fn cmd(args: BugsArgs) -> Verdict {
 /// The IDs to hunt: `--only`, or every planted bug; through a system under test, only the bugs
 /// of the workloads whose ops it declares (asked once, by `hello`).
 fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, String> {
-    let served = match sut {
+    let hello = match sut {
         None => None,
         Some(options) => match SutProcess::start(options.clone()) {
-            Ok(process) => Some(process.hello().ops.clone()),
+            Ok(process) => Some(process.hello().clone()),
             Err(e) => return Err(format!("--sut: {e}")),
         },
     };
+    let served = hello.as_ref().map(|h| h.ops.clone());
     let reachable = |id: &BugId| match &served {
         None => true,
         Some(ops) => registry::covering(*id).is_some_and(|w| {
@@ -112,12 +117,53 @@ fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, 
             "--store jsonl: {id} lives in a workload without a JSONL store"
         ));
     }
-    match ids.iter().find(|id| !reachable(id)) {
-        Some(id) => Err(format!(
+    if let Some(id) = ids.iter().find(|id| !reachable(id)) {
+        return Err(format!(
             "--sut: {id} lives in a workload this system under test does not serve"
-        )),
-        None => Ok(ids),
+        ));
     }
+    match (sut, hello) {
+        (Some(sut), Some(hello)) if !hello.planted => {
+            on_histsims_side(ids, &sut.command, !args.only.is_empty())
+        }
+        _ => Ok(ids),
+    }
+}
+
+/// The bugs of `ids` a system without histsim's planted switches can be hunted for: those whose
+/// switch lives in histsim's world. Said at once, as hunting the others would run every seed
+/// of every hunt for a bug that is never planted, and report it undetected. `only`: the user
+/// named the IDs, so one that cannot be planted is bad usage.
+fn on_histsims_side(ids: Vec<BugId>, system: &str, only: bool) -> Result<Vec<BugId>, String> {
+    let (here, there): (Vec<BugId>, Vec<BugId>) =
+        ids.into_iter().partition(|id| !switch_in_system(*id));
+    let spelled = |ids: &[BugId]| {
+        let names: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+        names.join(" ")
+    };
+    if there.is_empty() {
+        return Ok(here);
+    }
+    if only {
+        return Err(format!(
+            "--sut: `{system}` does not declare `planted` in its hello, so {} cannot be planted \
+             in it (the switch lives in the system; docs/sut-protocol.md, `hello`)",
+            spelled(&there)
+        ));
+    }
+    println!(
+        "`{system}` does not declare `planted` in its hello: {} bugs whose switch lives in the \
+         system cannot be planted there ({}); hunting only the {} on histsim's side{}",
+        there.len(),
+        spelled(&there),
+        here.len(),
+        if here.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", spelled(&here))
+        }
+    );
+    Ok(here)
 }
 
 /// The clean campaign: without a planted bug nothing fires. Through a system under test (or

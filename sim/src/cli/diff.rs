@@ -183,10 +183,10 @@ fn compare(scenario: &AnyScenario, a: &Side, b: &Side, tally: &Tally) -> Option<
                 format!("{}... ({} bytes)", &line[..cut], line.len())
             }
             Some(line) => line,
-            None => {
-                "(in this process: put `histsim serve <workload>` in its place to see the lines)"
-                    .into()
-            }
+            None => format!(
+                "(in this process: put `{} serve <workload>` in its place to see the lines)",
+                crate::run::histsim_program()
+            ),
         };
         text.push_str(&format!(
             "\n  the last answer of {} before it: {quote}",
@@ -380,11 +380,12 @@ fn write_shrunk(seed: u64, scenario: &AnyScenario, a: &Side, b: &Side, args: &Di
         .and_then(|_| std::fs::write(&path, toml::to_string_pretty(&table).unwrap_or_default()));
     match written {
         Ok(()) => println!(
-            "shrunk: {} steps, {} faults ({} attempts); difference file: {}\nreplay: histsim diff --workload {} --sut '{}' --sut '{}'{}{} --scenario {}",
+            "shrunk: {} steps, {} faults ({} attempts); difference file: {}\nreplay: {} diff --workload {} --sut '{}' --sut '{}'{}{} --scenario {}",
             shrunk.steps,
             shrunk.faults,
             shrunk.attempts,
             path.display(),
+            crate::run::histsim_command(),
             w.name(),
             a.name,
             b.name,

@@ -207,7 +207,11 @@ fn import_cmd(a: ImportArgs) -> Verdict {
                 i.shrunk.faults
             );
             println!("regression scenario: {}", i.path.display());
-            println!("replay it: histsim scenarios {}", i.path.display());
+            println!(
+                "replay it: {} scenarios {}",
+                crate::run::histsim_command(),
+                i.path.display()
+            );
             Verdict::Clean
         }
         Err(e) => Verdict::usage(&e),

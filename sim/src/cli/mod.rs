@@ -14,6 +14,7 @@ mod crash;
 mod diff;
 mod extended_json;
 mod fuzz;
+mod invoked;
 mod journal;
 mod project;
 mod replay;
@@ -25,7 +26,7 @@ mod serve;
 mod shard;
 mod shrink;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -47,7 +48,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// For every planted bug, run seeds until an invariant fires; it must be the bug's own ID.
     Bugs(bugs::BugsArgs),
-    /// Minimise a failing seed into a scenario file under scenarios/regressions/.
+    /// Minimise a failing seed into a scenario file under `--regressions-dir`
+    /// (scenarios/regressions/, or ./histsim-regressions/ with `--sut`).
     Shrink(shrink::ShrinkArgs),
     /// Work with campaign reports.
     Report {
@@ -89,7 +91,9 @@ enum Command {
 /// Parses the command line, runs the command, and returns its verdict's exit code.
 pub fn main() -> ExitCode {
     end_quietly_when_stdout_closes();
-    let verdict = match Cli::parse().command {
+    let cli = invoked::in_invoked_names(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&cli).unwrap_or_else(|e| e.exit());
+    let verdict = match cli.command {
         Command::Run(a) => run::cmd(a),
         Command::Replay(a) => replay::cmd(a),
         Command::Bugs(a) => bugs::cmd(a),
@@ -134,7 +138,6 @@ fn end_quietly_when_stdout_closes() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn the_command_line_is_well_formed() {
@@ -165,7 +168,7 @@ mod tests {
             a.shard,
             Some(shard::ShardSpec::Fixed { index: 1, count: 3 })
         );
-        assert_eq!(a.shrink_out, std::path::PathBuf::from("out"));
+        assert_eq!(a.shrink_out, Some(std::path::PathBuf::from("out")));
     }
 
     #[test]

@@ -70,9 +70,15 @@ pub(crate) struct RunArgs {
     /// Time cap of the automatic shrink.
     #[arg(long, default_value_t = 30)]
     shrink_cap_s: u64,
-    /// Where the automatic shrink writes its scenario file.
-    #[arg(long, default_value = "scenarios/regressions")]
-    pub(crate) shrink_out: PathBuf,
+    /// Where the automatic shrink writes its scenario file. Default: `./histsim-regressions/`
+    /// in the current directory with `--sut` (a regression of your system), else
+    /// `scenarios/regressions`.
+    #[arg(
+        long = "regressions-dir",
+        visible_alias = "shrink-out",
+        value_name = "DIR"
+    )]
+    pub(crate) shrink_out: Option<PathBuf>,
 }
 
 pub(crate) fn cmd(args: RunArgs) -> Verdict {
@@ -134,7 +140,8 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
     }
     if let Some(first) = result.failures.first() {
         if !args.no_shrink {
-            super::shrink::shrink_failure(first, &config, args.shrink_cap_s, &args.shrink_out);
+            let out = super::shrink::regressions_dir(args.shrink_out.as_deref(), &config);
+            super::shrink::shrink_failure(first, &config, args.shrink_cap_s, &out);
         }
     }
     verdict

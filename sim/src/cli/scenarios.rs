@@ -1,7 +1,10 @@
 //! `histsim scenarios`: every scenario file fails for its ID with that bug planted, and passes
 //! without it. An upstream finding (a file naming the published `system` it fails against) has
 //! no planted bug: histsim's own components must pass it, and with `--systems` the system it
-//! names must still fail it.
+//! names must still fail it. A regression of the user's own system (a file naming the system it
+//! was `found_in`, as `histsim run --sut` writes it) has no planted bug either: it is played
+//! against `--sut` (or, without it, the system it names) and must pass there once that system is
+//! fixed.
 
 use super::args::SutArgs;
 use crate::run::run_scenario_file;
@@ -38,12 +41,14 @@ pub(crate) fn cmd(args: ScenariosArgs) -> Verdict {
         sut: args.sut.options().map(std::sync::Arc::new),
         ..WorldConfig::new(args.store, Planted::none())
     };
-    let systems = args
-        .systems
-        .then(|| (args.sut.timeout_ms(), args.sut.start_timeout_ms()));
+    let timeouts = (args.sut.timeout_ms(), args.sut.start_timeout_ms());
+    let systems = args.systems.then_some(timeouts);
     let passed = files
         .iter()
-        .filter(|(path, file)| check_file(path, file, &world, systems))
+        .filter(|(path, file)| match &file.found_in {
+            Some(found_in) => check_regression(path, file, found_in, &world, timeouts),
+            None => check_file(path, file, &world, systems),
+        })
         .count();
     let failed = files.len() - passed;
     println!("scenarios: {passed} passed, {failed} failed");
@@ -170,7 +175,7 @@ fn check_finding_here(path: &Path, file: &ScenarioFile, system: &str, world: &Wo
     };
     if run.violations.is_empty() && run.failure.is_none() {
         println!(
-            "ok   {} [{}] a finding in `{system}`; {here} pass it",
+            "ok   {} [{}] upstream finding in `{system}`; {here} pass it",
             path.display(),
             file.id
         );
@@ -186,27 +191,84 @@ fn check_finding_here(path: &Path, file: &ScenarioFile, system: &str, world: &Wo
     false
 }
 
+/// A regression of the user's system played against `--sut` (the fixed system), else against the
+/// system it was found in: it passes once the bug is fixed, and fails naming the violation while
+/// it is not.
+fn check_regression(
+    path: &Path,
+    file: &ScenarioFile,
+    found_in: &str,
+    world: &WorldConfig,
+    timeouts: (u64, u64),
+) -> bool {
+    let there = match &world.sut {
+        Some(_) => world.clone(),
+        None => with_system(world, found_in, timeouts),
+    };
+    let system = there.sut.as_ref().map_or(found_in, |s| s.command.as_str());
+    if !file.scenario.workload().has_sut_boundary() {
+        println!(
+            "FAIL {} [{}] a regression of `{found_in}`, but the {} workload has no process boundary",
+            path.display(),
+            file.id,
+            file.scenario.workload().name()
+        );
+        return false;
+    }
+    let run = run_scenario_file(file, &there, None);
+    if run.violations.is_empty() && run.failure.is_none() {
+        println!(
+            "ok   {} [{}] your regression passes against `{system}`: fixed",
+            path.display(),
+            file.id
+        );
+        return true;
+    }
+    println!(
+        "FAIL {} [{}] your regression still fails against `{system}` (passes once fixed): {}",
+        path.display(),
+        file.id,
+        file.title
+    );
+    for v in &run.violations {
+        println!("     {v}");
+    }
+    if let Some(e) = &run.failure {
+        println!("     the world failed: {e}");
+    }
+    false
+}
+
+/// `world` with the system under test `command`, waited for as long as `--sut` would be.
+fn with_system(
+    world: &WorldConfig,
+    command: &str,
+    (timeout_ms, start_timeout_ms): (u64, u64),
+) -> WorldConfig {
+    WorldConfig {
+        sut: Some(std::sync::Arc::new(SutOptions {
+            timeout_ms,
+            start_timeout_ms,
+            ..SutOptions::new(command)
+        })),
+        ..world.clone()
+    }
+}
+
 /// An upstream finding played against the system it names: it must still fail with its ID.
 fn check_finding_there(
     path: &Path,
     file: &ScenarioFile,
     system: &str,
     world: &WorldConfig,
-    (timeout_ms, start_timeout_ms): (u64, u64),
+    timeouts: (u64, u64),
 ) -> bool {
-    let there = WorldConfig {
-        sut: Some(std::sync::Arc::new(SutOptions {
-            timeout_ms,
-            start_timeout_ms,
-            ..SutOptions::new(system)
-        })),
-        ..world.clone()
-    };
+    let there = with_system(world, system, timeouts);
     let run = run_scenario_file(file, &there, None);
     if run.violations.iter().any(|v| v.id == file.id) {
         let first = run.violations.first().map(|v| v.id.to_string());
         println!(
-            "ok   {} [{}] still fails against `{system}` (first: {})",
+            "ok   {} [{}] upstream finding: still fails against `{system}`, as it must until fixed there (first: {})",
             path.display(),
             file.id,
             first.unwrap_or_default()

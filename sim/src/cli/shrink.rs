@@ -1,8 +1,14 @@
 //! `histsim shrink`, and the automatic shrink after a failing `histsim run`: a failing seed
 //! minimised into a regression scenario file.
+//!
+//! Where the file goes depends on whose failure it is. A bug planted in histsim's own
+//! components is histsim's regression (`scenarios/regressions/` in this repository). A failure of
+//! the user's own system (`--sut`, nothing planted) is theirs: it goes to their
+//! `--regressions-dir` (`./histsim-regressions/`), never into histsim's repository, and is
+//! written to pass once their system is fixed.
 
 use super::args::WorldArgs;
-use crate::run::{run_seed, scenario_of, RunConfig, SeedReport};
+use crate::run::{histsim_command, run_seed, scenario_of, shell_word, RunConfig, SeedReport};
 use crate::shrink::{regression_file, shrink, ShrinkOptions, Shrunk};
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
@@ -17,15 +23,39 @@ pub(crate) struct ShrinkArgs {
     /// Give up simplifying after this many seconds (the best so far is written).
     #[arg(long, default_value_t = 30)]
     time_cap_s: u64,
-    /// Where the scenario file goes.
-    #[arg(long, default_value = "scenarios/regressions")]
-    out: PathBuf,
+    /// Where the scenario file goes. Default: `./histsim-regressions/` in the current
+    /// directory with `--sut` (a regression of your system), else `scenarios/regressions`.
+    #[arg(long = "regressions-dir", visible_alias = "out", value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 pub(crate) fn cmd(args: ShrinkArgs) -> Verdict {
     match args.world.config() {
-        Ok(config) => shrink_seed(args.seed, &config, args.time_cap_s, &args.out),
+        Ok(config) => {
+            let out = regressions_dir(args.out.as_deref(), &config);
+            shrink_seed(args.seed, &config, args.time_cap_s, &out)
+        }
         Err(e) => Verdict::usage(&e),
+    }
+}
+
+/// Where a shrunk failure of `config` goes: `explicit` (`--regressions-dir`), else the user's
+/// `./histsim-regressions/` for a failure of their own system, else histsim's
+/// `scenarios/regressions` (relative paths: under the current directory).
+pub(crate) fn regressions_dir(explicit: Option<&Path>, config: &RunConfig) -> PathBuf {
+    match (explicit, users_system(config)) {
+        (Some(dir), _) => dir.to_path_buf(),
+        (None, Some(_)) => PathBuf::from("histsim-regressions"),
+        (None, None) => PathBuf::from("scenarios/regressions"),
+    }
+}
+
+/// The user's own system whose failure `config` plays: a system under test with nothing of
+/// histsim's planted (with a planted bug, the failure reproduces that bug, histsim's).
+fn users_system(config: &RunConfig) -> Option<&str> {
+    match (&config.sut, config.planted) {
+        (Some(sut), None) => Some(&sut.command),
+        _ => None,
     }
 }
 
@@ -72,10 +102,14 @@ pub(crate) fn shrink_failure(
     );
     print_shrunk(&shrunk);
     let mut file = regression_file(&shrunk, target, seed, config.planted);
-    if config.planted.is_none() {
-        // A failure of a system under test with nothing planted is a finding in that system:
-        // the file names it, so `histsim scenarios --systems` replays it there.
-        file.system = config.sut.as_ref().map(|sut| sut.command.clone());
+    // A failure of the user's system is their regression: the file names the system, and
+    // passes once it is fixed.
+    file.found_in = users_system(config).map(str::to_string);
+    if let Some(system) = &file.found_in {
+        file.description.push_str(&format!(
+            " A regression of `{system}`: it fails while that system has this bug and passes \
+             once it is fixed."
+        ));
     }
     let planted = config
         .planted
@@ -95,16 +129,27 @@ pub(crate) fn shrink_failure(
         return Verdict::Usage;
     }
     println!("regression scenario: {}", path.display());
-    let systems = if file.system.is_some() {
-        " --systems"
-    } else {
-        ""
-    };
-    println!(
-        "replay it: cargo run --release -p sim -- scenarios {}{systems}",
-        path.display()
-    );
+    print_follow_up(&path, out, file.found_in.as_deref());
     Verdict::Clean
+}
+
+/// What to run next: for the user's system, the command that fails while it has the bug and
+/// passes once it is fixed (their whole regressions directory); for a planted bug, the file's
+/// replay.
+fn print_follow_up(path: &Path, out: &Path, found_in: Option<&str>) {
+    let histsim = histsim_command();
+    let shown = |p: &Path| shell_word(&p.display().to_string());
+    match found_in {
+        Some(system) => {
+            println!("it fails while `{system}` has this bug, and passes once it is fixed:");
+            println!(
+                "  {histsim} scenarios {} --sut {}",
+                shown(out),
+                shell_word(system)
+            );
+        }
+        None => println!("replay it: {histsim} scenarios {}", shown(path)),
+    }
 }
 
 fn print_shrunk(shrunk: &Shrunk) {

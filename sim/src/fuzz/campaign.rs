@@ -37,7 +37,7 @@ pub struct CampaignOptions {
     pub dev: bool,
     /// Build the target with libFuzzer's comparison tracing (`-sanitizer-coverage-trace-compares`).
     /// Off by default: the hooks were half of an execution, and a generator-mode input's bytes
-    /// seed random streams, whose draws no comparison can steer (docs/fuzz-detection.md).
+    /// seed random streams, whose draws no comparison can steer (docs/fuzzing.md).
     pub trace_compares: bool,
 }
 

@@ -48,6 +48,7 @@ pub const PROBES: &[&str] = &[
     "runs.feature.lookalike_caller",
     "runs.feature.middleware_caller_in_views",
     "runs.feature.events_read",
+    "runs.feature.final_dump",
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -63,6 +64,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
     truth_probes(s, record, cov);
     script_probes(s, cov);
+    // The whole-store comparison at the end, where both stores answered it.
+    if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
+        cov.hit("runs.feature.final_dump");
+    }
     let mut answered = Answered::of(s, record);
     op_probes(s, cov);
     store_op_probes(s, &mut answered.clone(), cov);

@@ -161,8 +161,8 @@ impl Request {
 pub struct OpenOptions {
     /// `memory` or `sqlite`, for a system that has both; others ignore it.
     pub store: String,
-    /// A catalog ID whose legacy behaviour histsim's own reference system switches on; other
-    /// systems ignore it.
+    /// A catalog ID whose legacy behaviour a system that declares `planted` in `hello` (histsim's
+    /// own reference system) switches on; other systems ignore it.
     pub planted: Option<String>,
     /// Whether histsim may crash this system's host in the session: `false` promises it never
     /// will, so a store may then keep its data in memory (and declare the durability it has).
@@ -240,6 +240,11 @@ pub struct Hello {
     /// applies, the model expects the system's documented behaviour and the report says so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<String>,
+    /// It implements histsim's planted switches: `open`'s `planted` turns that catalog ID's
+    /// legacy behaviour on in it (histsim's own `histsim serve` does). Without it, `histsim
+    /// bugs` can plant only the bugs whose switch lives in histsim's world, not in the system.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planted: bool,
 }
 
 /// The answer to `append`: what the store did with each row, in order.

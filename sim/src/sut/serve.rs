@@ -38,6 +38,38 @@ pub struct DisplayServer {
     store_override: Option<String>,
     /// Known differences it emulates and declares (`--emulate-differences`).
     emulated: model::display::Declared,
+    switch: PlantedSwitch,
+}
+
+/// How a served system takes `open`'s planted bug: as histsim's switches (declared in `hello`),
+/// or as another system would, to try histsim's handling of one without it at hand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlantedSwitch {
+    /// `open`'s `planted` switches the bug on; `hello` declares `planted`.
+    #[default]
+    FromOpen,
+    /// A system without histsim's switches (`--without-planted`): `open`'s `planted` is
+    /// ignored and `hello` does not declare it.
+    Ignored,
+    /// A system that has this bug (`--planted ID`), whatever `open` asks: a user's broken
+    /// system, fixed by serving without the flag. It has no switches to declare.
+    Fixed(BugId),
+}
+
+impl PlantedSwitch {
+    /// Whether `hello` declares `planted`.
+    pub(crate) fn declared(self) -> bool {
+        self == PlantedSwitch::FromOpen
+    }
+
+    /// The planted bug of an `open` with `options`.
+    pub(crate) fn of(self, options: &OpenOptions) -> Result<Planted, ErrorBody> {
+        match self {
+            PlantedSwitch::FromOpen => planted_of(options),
+            PlantedSwitch::Ignored => Ok(Planted::none()),
+            PlantedSwitch::Fixed(id) => Ok(Planted::only(id)),
+        }
+    }
 }
 
 /// An answer's JSON text, serialized once: no `Value` tree is built and taken apart again on
@@ -92,7 +124,13 @@ impl DisplayServer {
             open: None,
             store_override,
             emulated,
+            switch: PlantedSwitch::FromOpen,
         }
+    }
+
+    /// This server, taking `open`'s planted bug as `switch` says.
+    pub fn with_planted(self, switch: PlantedSwitch) -> Self {
+        DisplayServer { switch, ..self }
     }
 
     /// An answer of histsim's projection, less the warnings the emulated differences cover.
@@ -161,6 +199,7 @@ impl Served for DisplayServer {
             Request::Hello { protocol } => {
                 let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
                 greeting.differences = self.emulated.iter().map(|d| d.id().into()).collect();
+                greeting.planted = self.switch.declared();
                 greeting_answer(&greeting)
             }
             Request::Open { data_dir, options } => self.open(&data_dir, options),
@@ -194,7 +233,7 @@ impl Served for DisplayServer {
 
 impl DisplayServer {
     fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
-        let planted = planted_of(&options)?;
+        let planted = self.switch.of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
         let store: SharedStore = match kind.as_str() {
             "memory" => Rc::new(MemoryDisplayStore::new(planted)),
@@ -272,6 +311,7 @@ pub(crate) fn hello(system: &str, ops: &[&str], protocol: u32) -> Result<Hello, 
         protocol: PROTOCOL_VERSION,
         ops: ops.iter().map(|o| o.to_string()).collect(),
         differences: Vec::new(),
+        planted: false,
     })
 }
 
@@ -345,6 +385,28 @@ mod tests {
         );
         let projection = read.ok.expect("ok");
         assert_eq!(projection["messages"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn hello_declares_planted_only_where_open_switches_it() {
+        let greeting = |switch| {
+            let mut s = DisplayServer::new(None, Default::default()).with_planted(switch);
+            exchange(&mut s, r#"{"id":1,"op":"hello","protocol":1}"#)
+                .ok
+                .expect("greets")
+        };
+        assert_eq!(greeting(PlantedSwitch::FromOpen)["planted"], true);
+        for other in [PlantedSwitch::Ignored, PlantedSwitch::Fixed(BugId::P4)] {
+            assert!(greeting(other).get("planted").is_none(), "{other:?}");
+        }
+        let open = OpenOptions {
+            store: "memory".into(),
+            planted: Some("P4".into()),
+            crashes: false,
+        };
+        assert_eq!(PlantedSwitch::Ignored.of(&open), Ok(Planted::none()));
+        let fixed = PlantedSwitch::Fixed(BugId::P2).of(&open);
+        assert_eq!(fixed, Ok(Planted::only(BugId::P2)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::protocol::{
     Count, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions, Opened,
     Request, Seqs,
 };
-use super::serve::{done, greeting_answer, hello, ok, planted_of, refuse, Answer, Served};
+use super::serve::{done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, Served};
 use history::journal::MemStorage;
 use history::runs::{
     EventFilter, JsonlRunEventStore, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore,
@@ -51,6 +51,7 @@ pub struct RunsServer {
     open: Option<Open>,
     /// `store` of the command line, when given: overrides `open`'s.
     store_override: Option<String>,
+    switch: PlantedSwitch,
 }
 
 /// A store's refusal, by kind: a seq conflict is a conflict, a rejected event is invalid.
@@ -136,11 +137,24 @@ impl RunsServer {
         RunsServer {
             open: None,
             store_override,
+            switch: PlantedSwitch::FromOpen,
         }
     }
 
+    /// The answer to `hello`: `planted` declared when `open` switches it.
+    fn greet(&self, protocol: u32) -> Answer {
+        let mut greeting = hello("histsim-runs", &RUNS_OPS, protocol)?;
+        greeting.planted = self.switch.declared();
+        greeting_answer(&greeting)
+    }
+
+    /// This server, taking `open`'s planted bug as `switch` says.
+    pub fn with_planted(self, switch: PlantedSwitch) -> Self {
+        RunsServer { switch, ..self }
+    }
+
     fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
-        let planted = planted_of(&options)?;
+        let planted = self.switch.of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
         let (store, durability) = open_store(&kind, data_dir, options.crashes, planted)?;
         self.open = Some(Open { store, planted });
@@ -287,9 +301,7 @@ impl RunsServer {
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
-            Request::Hello { protocol } => {
-                greeting_answer(&hello("histsim-runs", &RUNS_OPS, protocol)?)
-            }
+            Request::Hello { protocol } => self.greet(protocol),
             Request::Open { data_dir, options } => self.open(&data_dir, options),
             Request::Close {} => {
                 self.open = None;

@@ -6,6 +6,7 @@ mod catalog;
 mod determinism;
 mod differences;
 mod error_answers;
+mod examples;
 mod fuzz;
 mod inspect;
 mod journal;
@@ -20,6 +21,7 @@ mod sut;
 mod sut_time;
 mod sut_world;
 mod tidy;
+mod user_workflow;
 
 /// Runs the `histsim` binary with `args`: its exit code, and its stdout then stderr.
 fn histsim_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Option<i32>, String) {

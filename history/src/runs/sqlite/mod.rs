@@ -5,72 +5,28 @@
 //! cannot race; the unique constraint is the second line of defence (R5). Every read returns the
 //! same rows as the in-memory store, NULL `user_id` rows included (R9).
 
+mod reads;
+mod schema;
+mod writes;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
-use serde_json::Value;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params_from_iter, Connection};
+
+use super::invariants::seqs_follow;
+use reads::{count_where, max_seq_in, query, query_where, seq_arg, Conditions};
+use schema::COLUMNS;
+use writes::{delete_keeping_mark, insert_row};
 
 use super::current::{MIDDLEWARE_PREFIX, VISIBLE_AI_EVENT_TYPES};
 use super::error::RunStoreError;
-use super::event::{
-    check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL, SEQ_MAX,
-};
+use super::event::{check_room, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
-
-const SCHEMA_UNIQUE: &str = "
-CREATE TABLE IF NOT EXISTS run_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    thread_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    user_id TEXT,
-    event_type TEXT NOT NULL,
-    category TEXT NOT NULL,
-    content TEXT NOT NULL,
-    event_metadata TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    UNIQUE (thread_id, seq)
-);";
-
-// planted R5: the legacy table had no unique guard on (thread_id, seq).
-const SCHEMA_NO_UNIQUE: &str = "
-CREATE TABLE IF NOT EXISTS run_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    thread_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    user_id TEXT,
-    event_type TEXT NOT NULL,
-    category TEXT NOT NULL,
-    content TEXT NOT NULL,
-    event_metadata TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    created_at INTEGER NOT NULL
-);";
-
-// A thread's high-water mark, written when a deletion removes rows: `delete_by_run` must not let
-// the next write reuse a deleted run's seqs (R13), and `MAX(seq)` of the remaining rows would.
-const SEQ_MARKS: &str = "
-CREATE TABLE IF NOT EXISTS run_event_seq_marks (
-    thread_id TEXT PRIMARY KEY,
-    max_seq INTEGER NOT NULL
-);";
-
-const INDEXES: &str = "
-CREATE INDEX IF NOT EXISTS ix_run_events_thread_category_seq
-    ON run_events (thread_id, category, seq);
-CREATE INDEX IF NOT EXISTS ix_run_events_thread_run_seq
-    ON run_events (thread_id, run_id, seq);";
-
-const COLUMNS: &str =
-    "thread_id, run_id, user_id, event_type, category, content, event_metadata, seq, created_at";
-
-const INSERT: &str = "INSERT INTO run_events (thread_id, run_id, user_id, event_type, category, \
-     content, event_metadata, seq, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
 /// The SQLite backend (one connection behind a mutex).
 #[derive(Debug)]
@@ -155,17 +111,7 @@ impl SqliteRunEventStore {
         conn: Connection,
         planted: Planted,
     ) -> Result<SqliteRunEventStore, RunStoreError> {
-        let table = if planted.is(BugId::R5) {
-            SCHEMA_NO_UNIQUE
-        } else {
-            SCHEMA_UNIQUE
-        };
-        crate::sqlite_setup::plan_statements_once(&conn)
-            .map_err(|e| RunStoreError::sqlite("set up the connection", e))?;
-        conn.execute_batch(table)
-            .and_then(|_| conn.execute_batch(SEQ_MARKS))
-            .and_then(|_| conn.execute_batch(INDEXES))
-            .map_err(|e| RunStoreError::sqlite("create schema", e))?;
+        schema::create(&conn, planted)?;
         Ok(SqliteRunEventStore {
             conn: Mutex::new(conn),
             planted,
@@ -195,370 +141,6 @@ impl SqliteRunEventStore {
     }
 }
 
-fn to_sql_seq(seq: u64) -> i64 {
-    // Callers validate seq <= SEQ_MAX; cursors beyond it are clamped (no row is above it).
-    seq.min(SEQ_MAX) as i64
-}
-
-/// `seq < before` as the inclusive bound `seq <= before - 1` (SQLite integers are signed).
-fn below(before: u64) -> i64 {
-    if before == 0 {
-        -1
-    } else {
-        to_sql_seq(before - 1)
-    }
-}
-
-fn json_text(v: &Value) -> String {
-    // Serializing a `Value` cannot fail: its map keys are strings.
-    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
-}
-
-/// Column `index` as text borrowed from the row, with the errors `row.get::<_, String>` gives:
-/// the JSON columns are parsed from SQLite's own buffer, not from a copy of it (a long thread's
-/// full read copied every row's content and metadata once more).
-fn text<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<&'r str> {
-    match row.get_ref(index)? {
-        ValueRef::Text(bytes) => {
-            std::str::from_utf8(bytes).map_err(|e| rusqlite::Error::Utf8Error(index, e))
-        }
-        other => Err(rusqlite::Error::InvalidColumnType(
-            index,
-            row.as_ref().column_name(index)?.to_string(),
-            other.data_type(),
-        )),
-    }
-}
-
-fn decode_row(row: &Row<'_>) -> Result<RunEvent, RunStoreError> {
-    let sql = |e| RunStoreError::sqlite("read row", e);
-    let thread_id: String = row.get(0).map_err(sql)?;
-    let seq: i64 = row.get(7).map_err(sql)?;
-    let bad = |field: &'static str, reason: String| RunStoreError::Decode {
-        thread_id: thread_id.clone(),
-        seq,
-        field,
-        reason,
-    };
-    let category = text(row, 4).map_err(sql)?;
-    let category = Category::parse(category)
-        .ok_or_else(|| bad("category", format!("unknown category `{category}`")))?;
-    let content = text(row, 5).map_err(sql)?;
-    let content = serde_json::from_str(content).map_err(|e| bad("content", e.to_string()))?;
-    let metadata = text(row, 6).map_err(sql)?;
-    let metadata =
-        serde_json::from_str(metadata).map_err(|e| bad("event_metadata", e.to_string()))?;
-    let seq_u = u64::try_from(seq).map_err(|_| bad("seq", "negative".to_string()))?;
-    Ok(RunEvent {
-        thread_id: thread_id.clone(),
-        run_id: row.get(1).map_err(sql)?,
-        user_id: row.get(2).map_err(sql)?,
-        event_type: row.get(3).map_err(sql)?,
-        category,
-        content,
-        metadata,
-        seq: seq_u,
-        created_at_ns: row.get(8).map_err(sql)?,
-    })
-}
-
-fn query(
-    conn: &Connection,
-    sql: &str,
-    params: &[&dyn rusqlite::ToSql],
-) -> Result<Vec<RunEvent>, RunStoreError> {
-    let mut stmt = conn
-        .prepare_cached(sql)
-        .map_err(|e| RunStoreError::sqlite("prepare", e))?;
-    let mut rows = stmt
-        .query(params)
-        .map_err(|e| RunStoreError::sqlite("query", e))?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(|e| RunStoreError::sqlite("step", e))? {
-        out.push(decode_row(row)?);
-    }
-    Ok(out)
-}
-
-fn max_seq_in(conn: &Connection, thread_id: &str) -> Result<u64, RunStoreError> {
-    let max: Option<i64> = conn
-        .prepare_cached(
-            "SELECT MAX(COALESCE((SELECT MAX(seq) FROM run_events WHERE thread_id = ?1), 0), \
-             COALESCE((SELECT max_seq FROM run_event_seq_marks WHERE thread_id = ?1), 0))",
-        )
-        .and_then(|mut stmt| stmt.query_row([thread_id], |r| r.get(0)).optional())
-        .map_err(|e| RunStoreError::sqlite("max seq", e))?
-        .flatten();
-    Ok(max.map_or(0, |m| u64::try_from(m).unwrap_or(0)))
-}
-
-/// Keeps `mark` as the thread's high-water mark (after a deletion removed rows).
-fn keep_mark(conn: &Connection, thread_id: &str, mark: u64) -> Result<(), RunStoreError> {
-    conn.prepare_cached(
-        "INSERT INTO run_event_seq_marks (thread_id, max_seq) VALUES (?1, ?2) \
-         ON CONFLICT (thread_id) DO UPDATE SET max_seq = MAX(max_seq, excluded.max_seq)",
-    )
-    .and_then(|mut stmt| stmt.execute(params![thread_id, to_sql_seq(mark)]))
-    .map_err(|e| RunStoreError::sqlite("keep the seq mark", e))?;
-    Ok(())
-}
-
-/// A WHERE clause under construction, with its positional arguments in order.
-struct Conditions {
-    sql: String,
-    args: Vec<SqlValue>,
-}
-
-impl Conditions {
-    fn thread(thread_id: &str) -> Conditions {
-        Conditions {
-            sql: "thread_id = ?".to_string(),
-            args: vec![SqlValue::Text(thread_id.to_string())],
-        }
-    }
-
-    /// Adds `cond`, whose `?`s take `args` in order.
-    fn and(mut self, cond: &str, args: impl IntoIterator<Item = SqlValue>) -> Conditions {
-        self.sql.push_str(" AND ");
-        self.sql.push_str(cond);
-        self.args.extend(args);
-        self
-    }
-
-    /// [`Conditions::and_user`], or planted R19's legacy condition: rows without a user were
-    /// taken for everybody's (`user_id = ? OR user_id IS NULL`).
-    fn and_user_or_shared(self, user: Option<&str>, legacy: bool) -> Conditions {
-        match user {
-            Some(u) if legacy => self.and(
-                "(user_id = ? OR user_id IS NULL)",
-                [SqlValue::Text(u.to_string())],
-            ),
-            _ => self.and_user(user),
-        }
-    }
-
-    fn and_user(self, user: Option<&str>) -> Conditions {
-        match user {
-            Some(u) => self.and("user_id = ?", [SqlValue::Text(u.to_string())]),
-            None => self,
-        }
-    }
-
-    fn and_in(self, column: &str, values: &[&str]) -> Conditions {
-        if values.is_empty() {
-            return self.and("0", []);
-        }
-        let marks = vec!["?"; values.len()].join(", ");
-        self.and(
-            &format!("{column} IN ({marks})"),
-            values.iter().map(|v| SqlValue::Text(v.to_string())),
-        )
-    }
-}
-
-fn seq_arg(seq: u64) -> SqlValue {
-    SqlValue::Integer(to_sql_seq(seq))
-}
-
-fn query_where(
-    conn: &Connection,
-    sql: &str,
-    args: Vec<SqlValue>,
-) -> Result<Vec<RunEvent>, RunStoreError> {
-    let mut stmt = conn
-        .prepare_cached(sql)
-        .map_err(|e| RunStoreError::sqlite("prepare", e))?;
-    let mut rows = stmt
-        .query(params_from_iter(args))
-        .map_err(|e| RunStoreError::sqlite("query", e))?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(|e| RunStoreError::sqlite("step", e))? {
-        out.push(decode_row(row)?);
-    }
-    Ok(out)
-}
-
-fn count_where(conn: &Connection, c: &Conditions) -> Result<u64, RunStoreError> {
-    let sql = format!("SELECT COUNT(*) FROM run_events WHERE {}", c.sql);
-    let n: i64 = conn
-        .prepare_cached(&sql)
-        .and_then(|mut stmt| stmt.query_row(params_from_iter(c.args.iter()), |r| r.get(0)))
-        .map_err(|e| RunStoreError::sqlite("count", e))?;
-    Ok(u64::try_from(n).unwrap_or(0))
-}
-
-fn insert_row(conn: &Connection, e: &RunEvent) -> Result<(), RunStoreError> {
-    let mut stmt = conn
-        .prepare_cached(INSERT)
-        .map_err(|err| RunStoreError::sqlite("prepare insert", err))?;
-    stmt.execute(params![
-        e.thread_id,
-        e.run_id,
-        e.user_id,
-        e.event_type,
-        e.category.as_str(),
-        json_text(&e.content),
-        json_text(&e.metadata),
-        to_sql_seq(e.seq),
-        e.created_at_ns,
-    ])
-    .map_err(|err| match err {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
-            RunStoreError::SeqConflict {
-                thread_id: e.thread_id.clone(),
-                seq: e.seq,
-                max_seq: e.seq,
-            }
-        }
-        other => RunStoreError::sqlite("insert", other),
-    })?;
-    Ok(())
-}
-
-/// planted R12: the legacy write-behind buffer. A batch was acknowledged while its transaction
-/// was still open, and committed only when the next write came; reads on the same connection
-/// see it, so nothing shows until the process dies: a kill (or any close) rolls it back.
-fn commit_pending(conn: &Connection) -> Result<(), RunStoreError> {
-    if conn.is_autocommit() {
-        return Ok(());
-    }
-    run_cached(conn, "COMMIT").map_err(|e| RunStoreError::sqlite("commit the pending batch", e))
-}
-
-/// Runs a statement without parameters or rows through the connection's statement cache.
-fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(|_| ())
-}
-
-/// A write's IMMEDIATE transaction. rusqlite's `Transaction` runs `BEGIN` and `COMMIT` through
-/// `execute_batch`, which parses them again at every write; these are cached statements,
-/// prepared once a connection. Like a `Transaction`, it rolls back if it is dropped still open
-/// (the write's body failed, or its commit did).
-struct WriteTx<'c> {
-    conn: &'c Connection,
-    /// planted R12 leaves the transaction open for the next write to commit.
-    left_open: bool,
-}
-
-impl<'c> WriteTx<'c> {
-    fn begin(conn: &'c Connection) -> Result<WriteTx<'c>, RunStoreError> {
-        run_cached(conn, "BEGIN IMMEDIATE").map_err(|e| RunStoreError::sqlite("begin", e))?;
-        Ok(WriteTx {
-            conn,
-            left_open: false,
-        })
-    }
-
-    /// Ends the write: commits it, or (planted R12) leaves it open for the next write.
-    fn finish(mut self, planted: Planted) -> Result<(), RunStoreError> {
-        if planted.is(BugId::R12) {
-            // planted R12: acknowledged now, committed at the next write.
-            self.left_open = true;
-            return Ok(());
-        }
-        run_cached(self.conn, "COMMIT").map_err(|e| RunStoreError::sqlite("commit", e))
-    }
-}
-
-impl Drop for WriteTx<'_> {
-    fn drop(&mut self) {
-        if !self.left_open && !self.conn.is_autocommit() {
-            // Nothing to report to: the write already failed, and its error says why.
-            let _ = run_cached(self.conn, "ROLLBACK");
-        }
-    }
-}
-
-impl SqliteRunEventStore {
-    /// A message page of the rows `c` selects, per the semantics of [`MessageCursor`].
-    fn message_page(
-        &self,
-        c: Conditions,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let limit = SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX));
-        let c = c.and("category = 'message'", []);
-        // Pages taken from the end are selected newest-first, then put back in ascending order.
-        let (c, newest_first) = match cursor {
-            MessageCursor::None => (c, true),
-            MessageCursor::Before(b) => (c.and("seq <= ?", [SqlValue::Integer(below(b))]), true),
-            MessageCursor::After(a) => (c.and("seq > ?", [seq_arg(a)]), false),
-            MessageCursor::Both { before, after } => (
-                c.and(
-                    "seq > ? AND seq <= ?",
-                    [seq_arg(after), SqlValue::Integer(below(before))],
-                ),
-                // planted R9: the DB store let before_seq win, paging backwards from it.
-                self.planted.is(BugId::R9),
-            ),
-        };
-        let base = format!(
-            "SELECT {COLUMNS}, id FROM run_events WHERE {}{}",
-            c.sql,
-            self.user_filter()
-        );
-        let sql = if newest_first {
-            format!(
-                "SELECT {COLUMNS} FROM ({base} ORDER BY seq DESC, id DESC LIMIT ?) \
-                 ORDER BY seq ASC, id ASC"
-            )
-        } else {
-            format!("SELECT {COLUMNS} FROM ({base} ORDER BY seq ASC, id ASC LIMIT ?)")
-        };
-        let mut args = c.args;
-        args.push(limit);
-        query_where(&self.lock(), &sql, args)
-    }
-
-    /// The first `limit` rows matching `c`, ascending by seq (write order among equal seqs).
-    fn event_page(&self, c: Conditions, limit: usize) -> Result<Vec<RunEvent>, RunStoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM run_events WHERE {}{} ORDER BY seq ASC, id ASC LIMIT ?",
-            c.sql,
-            self.user_filter()
-        );
-        let mut args = c.args;
-        args.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
-        query_where(&self.lock(), &sql, args)
-    }
-
-    /// Runs `body` in one IMMEDIATE write transaction ([`WriteTx`]), after committing a
-    /// pending one (planted R12).
-    fn write<T>(
-        &self,
-        body: impl FnOnce(&Connection) -> Result<T, RunStoreError>,
-    ) -> Result<T, RunStoreError> {
-        let conn = self.lock();
-        commit_pending(&conn)?;
-        let tx = WriteTx::begin(&conn)?;
-        let out = body(tx.conn)?;
-        tx.finish(self.planted)?;
-        Ok(out)
-    }
-}
-
-/// Deletes the rows `c` selects, keeping the thread's high-water mark; returns how many.
-fn delete_keeping_mark(
-    conn: &Connection,
-    thread_id: &str,
-    c: &Conditions,
-    planted: Planted,
-) -> Result<u64, RunStoreError> {
-    let mark = max_seq_in(conn, thread_id)?;
-    let sql = format!("DELETE FROM run_events WHERE {}", c.sql);
-    let n = conn
-        .execute(&sql, params_from_iter(c.args.iter()))
-        .map_err(|e| RunStoreError::sqlite("delete", e))?;
-    // planted R13: the legacy DB store kept no mark and numbered from MAX(seq) of what was left.
-    if n > 0 && mark > 0 && !planted.is(BugId::R13) {
-        keep_mark(conn, thread_id, mark)?;
-    }
-    Ok(n as u64)
-}
-
 impl RunEventStore for SqliteRunEventStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         for e in &events {
@@ -567,16 +149,31 @@ impl RunEventStore for SqliteRunEventStore {
         self.write(|tx| {
             check_room(&events, |t| max_seq_in(tx, t))?;
             let mut next: BTreeMap<String, u64> = BTreeMap::new();
+            // Each thread's maximum before the write, for the post-condition.
+            let mut prior: BTreeMap<String, u64> = BTreeMap::new();
+            let threads: Vec<String> = events.iter().map(|e| e.thread_id.clone()).collect();
             let mut seqs = Vec::with_capacity(events.len());
             for e in events {
                 let seq = match next.get(&e.thread_id) {
                     Some(s) => *s,
-                    None => max_seq_in(tx, &e.thread_id)? + 1,
+                    None => {
+                        let max = max_seq_in(tx, &e.thread_id)?;
+                        prior.insert(e.thread_id.clone(), max);
+                        max + 1
+                    }
                 };
                 next.insert(e.thread_id.clone(), seq + 1);
                 insert_row(tx, &e.with_seq(seq))?;
                 seqs.push(seq);
             }
+            debug_assert!(
+                seqs_follow(
+                    &threads.iter().map(String::as_str).collect::<Vec<_>>(),
+                    &seqs,
+                    |t| prior[t]
+                ),
+                "seqs {seqs:?} of threads {threads:?} do not follow the maxima {prior:?}"
+            );
             Ok(seqs)
         })
     }
@@ -673,6 +270,7 @@ impl RunEventStore for SqliteRunEventStore {
                     [thread_id],
                 )
                 .map_err(|e| RunStoreError::sqlite("forget the seq mark", e))?;
+                debug_assert_eq!(max_seq_in(tx, thread_id).ok(), Some(0));
             }
             Ok(n)
         })
@@ -858,6 +456,7 @@ impl RunEventStore for SqliteRunEventStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::event::Category;
     use serde_json::json;
 
     fn ev(thread: &str, user: Option<&str>) -> NewRunEvent {

@@ -1,0 +1,43 @@
+//! Predicates the run-event stores assert (in debug builds) of what they answer: the invariants
+//! every backend keeps, planted legacy paths included.
+
+use std::collections::BTreeMap;
+
+use super::event::RunEvent;
+
+/// Whether `rows` can be a page of at most `limit` rows: no more than `limit`, ascending by seq
+/// (equal seqs only where a missing unique guard let them in, R5).
+pub(crate) fn is_page(rows: &[RunEvent], limit: usize) -> bool {
+    rows.len() <= limit && rows.windows(2).all(|w| w[0].seq <= w[1].seq)
+}
+
+/// Whether `seqs`, assigned in order to events of `threads`, rise strictly within each thread and
+/// start above the thread's maximum before the write (`prior`).
+pub(crate) fn seqs_follow(threads: &[&str], seqs: &[u64], prior: impl Fn(&str) -> u64) -> bool {
+    if threads.len() != seqs.len() {
+        return false;
+    }
+    let mut last: BTreeMap<&str, u64> = BTreeMap::new();
+    for (&thread, &seq) in threads.iter().zip(seqs) {
+        let floor = last.get(thread).copied().unwrap_or_else(|| prior(thread));
+        if seq <= floor {
+            return false;
+        }
+        last.insert(thread, seq);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seqs_follow_per_thread_from_the_prior_maximum() {
+        let prior = |t: &str| if t == "a" { 3 } else { 0 };
+        assert!(seqs_follow(&["a", "b", "a"], &[4, 1, 5], prior));
+        assert!(!seqs_follow(&["a"], &[3], prior));
+        assert!(!seqs_follow(&["b", "b"], &[2, 2], prior));
+        assert!(!seqs_follow(&["b"], &[], prior));
+    }
+}

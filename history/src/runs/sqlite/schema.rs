@@ -1,0 +1,73 @@
+//! The schema of the SQLite run-event store: the `run_events` table (with or without the unique
+//! guard of planted R5), the high-water marks, the indexes the reads need, and their creation.
+
+use rusqlite::Connection;
+
+use crate::planted::{BugId, Planted};
+use crate::runs::error::RunStoreError;
+
+const SCHEMA_UNIQUE: &str = "
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    user_id TEXT,
+    event_type TEXT NOT NULL,
+    category TEXT NOT NULL,
+    content TEXT NOT NULL,
+    event_metadata TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (thread_id, seq)
+);";
+
+// planted R5: the legacy table had no unique guard on (thread_id, seq).
+const SCHEMA_NO_UNIQUE: &str = "
+CREATE TABLE IF NOT EXISTS run_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    user_id TEXT,
+    event_type TEXT NOT NULL,
+    category TEXT NOT NULL,
+    content TEXT NOT NULL,
+    event_metadata TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);";
+
+// A thread's high-water mark, written when a deletion removes rows: `delete_by_run` must not let
+// the next write reuse a deleted run's seqs (R13), and `MAX(seq)` of the remaining rows would.
+const SEQ_MARKS: &str = "
+CREATE TABLE IF NOT EXISTS run_event_seq_marks (
+    thread_id TEXT PRIMARY KEY,
+    max_seq INTEGER NOT NULL
+);";
+
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS ix_run_events_thread_category_seq
+    ON run_events (thread_id, category, seq);
+CREATE INDEX IF NOT EXISTS ix_run_events_thread_run_seq
+    ON run_events (thread_id, run_id, seq);";
+
+pub(super) const COLUMNS: &str =
+    "thread_id, run_id, user_id, event_type, category, content, event_metadata, seq, created_at";
+
+pub(super) const INSERT: &str =
+    "INSERT INTO run_events (thread_id, run_id, user_id, event_type, category, \
+     content, event_metadata, seq, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// Creates the tables and indexes `conn` lacks, after setting the connection up once.
+pub(super) fn create(conn: &Connection, planted: Planted) -> Result<(), RunStoreError> {
+    let table = if planted.is(BugId::R5) {
+        SCHEMA_NO_UNIQUE
+    } else {
+        SCHEMA_UNIQUE
+    };
+    crate::sqlite_setup::plan_statements_once(conn)
+        .map_err(|e| RunStoreError::sqlite("set up the connection", e))?;
+    conn.execute_batch(table)
+        .and_then(|_| conn.execute_batch(SEQ_MARKS))
+        .and_then(|_| conn.execute_batch(INDEXES))
+        .map_err(|e| RunStoreError::sqlite("create schema", e))
+}

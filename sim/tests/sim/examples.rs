@@ -1,0 +1,128 @@
+//! The examples people copy (`examples/`): the sample-data commands of their READMEs work on
+//! `examples/data/`, and the Python run-event store passes a short campaign.
+
+use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+/// The repository's `examples/` directory.
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+/// `histsim ARGS` run from the repository's root: exit code, stdout, stderr.
+fn histsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args(args)
+        .current_dir(examples().join(".."))
+        .output()
+        .expect("histsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn histsim_project_reads_the_sample_display_rows() {
+    let (code, out, err) = histsim(&[
+        "project",
+        "examples/data/display-rows.jsonl",
+        "--thread",
+        "665f1c0a0000000000000001",
+        "--primary",
+        "LeadAgent:LeadAgent-1",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("4 messages, 1 warnings"), "{out}");
+    // The chunk that never reached the store is recovered from the primary agent's stop.
+    assert!(
+        out.contains("assistant: The capital of France is Paris."),
+        "{out}"
+    );
+    assert!(
+        !out.contains("atlas"),
+        "a hidden display's text was shown: {out}"
+    );
+    assert!(out.contains("bad_created_at"), "{out}");
+}
+
+#[test]
+fn histsim_runs_inspect_finds_the_sample_jsonl_store_clean() {
+    let (code, out, err) = histsim(&["runs", "inspect", "examples/data/runs-store", "--all"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("JSONL store, 2 threads, 12 events"), "{out}");
+    assert!(out.contains("clean: nothing found in 2 threads"), "{out}");
+}
+
+#[test]
+fn histsim_journal_dump_prints_the_sample_journal() {
+    let (code, out, err) = histsim(&["journal", "dump", "examples/data/sample.journal"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let kinds: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["kind"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["start", "append", "append", "append"], "{out}");
+}
+
+/// Writes `examples/data/sample.journal` again with histsim's own journal code:
+/// `cargo test -p sim --test sim regenerate_the_sample_journal -- --ignored`.
+#[test]
+#[ignore]
+fn regenerate_the_sample_journal() {
+    let storage = Arc::new(MemStorage::new());
+    let mut j =
+        Journal::create(storage.clone(), "j", JournalOptions::default(), None).expect("create");
+    let turns = [
+        (Speaker::Human, "What is the capital of France?"),
+        (Speaker::Ai, "Paris."),
+        (Speaker::Human, "Thanks!"),
+    ];
+    for (speaker, text) in turns {
+        j.append(Origin::Main, vec![Row::text(speaker, Origin::Main, text)])
+            .expect("append");
+    }
+    std::fs::write(examples().join("data/sample.journal"), storage.bytes("j")).expect("write");
+}
+
+/// Whether `python3` can be started; the Python examples are skipped (with a note) without it.
+fn python3() -> bool {
+    let found = Command::new("python3").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("python3 not found: the Python example is not run");
+    }
+    found
+}
+
+#[test]
+fn the_python_examples_pass_a_short_campaign() {
+    if !python3() {
+        return;
+    }
+    for (workload, sut) in [
+        ("runs", "python3 examples/python-runs-store/store.py"),
+        ("display", "python3 examples/python-display/display.py"),
+    ] {
+        let (code, out, err) = histsim(&[
+            "run",
+            "--workload",
+            workload,
+            "--seeds",
+            "0..4",
+            "--sut",
+            sut,
+            "--quiet",
+            "--no-shrink",
+            "--jobs",
+            "2",
+        ]);
+        assert_eq!(code, 0, "{workload}: {out}{err}");
+        assert!(out.contains("0 violations"), "{workload}: {out}");
+    }
+}
