@@ -36,7 +36,11 @@ pub(crate) struct BugsArgs {
 }
 
 pub(crate) fn cmd(args: BugsArgs) -> Verdict {
-    let sut = args.sut.options();
+    // A missing program is usage before the first hunt, as for `run`.
+    let sut = match args.sut.checked_options() {
+        Ok(sut) => sut,
+        Err(why) => return Verdict::usage(&why),
+    };
     let jobs = args.jobs.unwrap_or_else(|| default_jobs(sut.is_some()));
     let ids = match ids_to_hunt(&args, sut.as_ref()) {
         Ok(ids) => ids,

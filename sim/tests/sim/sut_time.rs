@@ -144,6 +144,9 @@ fn a_sut_command_that_cannot_run_is_a_usage_error_before_any_seed() {
             assert!(text.contains(why), "{command}: {text}");
             assert!(!text.contains("seed 0"), "no seed ran: {text}");
         }
+        let (code, text) = histsim_cli(&["bugs", "--max-seeds", "3", "--sut", &command]);
+        assert_eq!(code, Some(2), "bugs --sut {command}: {text}");
+        assert!(text.contains(why), "bugs --sut {command}: {text}");
     }
     let (code, text) = histsim_cli(&[
         "diff",
