@@ -289,7 +289,14 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         return Verdict::Clean;
     };
     println!("DIFFERENT at seed {seed}: {why}");
-    write_shrunk(seed, &scenario_of(seed, &config), &a, &b, &args);
+    let scenario = scenario_of(seed, &config);
+    if let Some(broken) = broken_side(&scenario, (&a, &b)) {
+        // A world that broke shows no answer to compare: shrinking it would keep whatever
+        // still breaks, or nothing (as `histsim run` never shrinks a broken world).
+        println!("seed {seed}: broken world, not shrunk: {broken}");
+        return Verdict::WorldFailure;
+    }
+    write_shrunk(seed, &scenario, &a, &b, &args);
     Verdict::Violation
 }
 
@@ -349,6 +356,15 @@ fn first_differing_seed(
         }
     });
     found.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The side whose world broke on `scenario` (a hang, a breach, a host error), with why.
+fn broken_side(scenario: &AnyScenario, (a, b): (&Side, &Side)) -> Option<String> {
+    [a, b].into_iter().find_map(|side| {
+        let shown = show(scenario, side);
+        (shown.verdict.starts_with("world failure"))
+            .then(|| format!("`{}`: {}", side.name, shown.verdict))
+    })
 }
 
 /// Shrinks the difference of `seed` and writes it as a difference file under `args.out`.

@@ -108,6 +108,32 @@ fn a_hung_seed_is_a_broken_world_and_not_shrunk_as_if_it_passed() {
     assert!(text.contains("broken world, not shrunk"), "{text}");
 }
 
+/// `histsim diff` against a system that never answers: the difference is a broken world, which
+/// is said as such (exit 3) and never shrunk into a difference file.
+#[test]
+fn a_diff_with_a_broken_world_is_not_shrunk() {
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let (code, text) = histsim_cli(&[
+        "diff",
+        "--workload",
+        "runs",
+        "--seeds",
+        "0..1",
+        "--sut",
+        "in-process",
+        "--sut",
+        "sleep 100",
+        "--sut-start-timeout-ms",
+        "300",
+        "--out",
+        out.path().to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("broken world, not shrunk"), "{text}");
+    let written = std::fs::read_dir(out.path()).expect("readable").count();
+    assert_eq!(written, 0, "no difference file for a broken world: {text}");
+}
+
 #[test]
 fn a_sut_command_that_cannot_run_is_a_usage_error_before_any_seed() {
     let dir = tempfile::tempdir().expect("a temp dir");
