@@ -169,12 +169,9 @@ impl<'a> Answered<'a> {
     }
 
     /// Whether the next call of `kind` on `key` was answered (`false` when none was made).
-    fn next(&mut self, kind: &'static str, key: &str) -> bool {
-        let queue = self
-            .queues
-            .iter_mut()
-            .find(|((k, q), _)| *k == kind && *q == key);
-        queue.and_then(|(_, q)| q.pop_front()).unwrap_or(false)
+    fn next(&mut self, kind: &'static str, key: &'a str) -> bool {
+        let queue = self.queues.get_mut(&(kind, key));
+        queue.and_then(VecDeque::pop_front).unwrap_or(false)
     }
 }
 
@@ -235,7 +232,7 @@ fn op_probes(s: &RunsScenario, cov: &mut Coverage) {
 }
 
 /// What the client's ops that cross to the store do, each only where the store answered it.
-fn store_op_probes(s: &RunsScenario, answered: &mut Answered<'_>, cov: &mut Coverage) {
+fn store_op_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &mut Coverage) {
     for op in &s.ops {
         match op {
             // `next` comes first in each guard: a call is taken off its queue whatever the op's
@@ -296,7 +293,7 @@ fn store_op_probes(s: &RunsScenario, answered: &mut Answered<'_>, cov: &mut Cove
 /// a middleware's caller or with a caller that only looks like one: last-answer reads (R18:
 /// `middleware_caller`, the contract hides it; `lookalike_caller`, it stays a candidate
 /// answer) and the views (`middleware_caller_in_views`: shown as any message row).
-fn caller_probes(s: &RunsScenario, answered: &mut Answered<'_>, cov: &mut Coverage) {
+fn caller_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &mut Coverage) {
     let mut started: BTreeSet<&str> = BTreeSet::new();
     // Per thread: whether a started run has a middleware's caller, and a look-alike one.
     let callers_on = |thread: &str, started: &BTreeSet<&str>| {
