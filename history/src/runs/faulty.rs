@@ -2,17 +2,17 @@
 //! simulation (it only injects; checking is someone else's job). Compiled with the `testing`
 //! feature only: production code has no use for a store that fails on purpose.
 //!
-//! Write calls (`put_batch`, `insert_numbered`, `put_if_absent` and the two deletions) are
-//! numbered from 0 in the order they arrive.
+//! Write calls (the operations of kind [`OpKind::Write`]: `put_batch`, `insert_numbered`,
+//! `put_if_absent` and the two deletions; and `put_batch_records`, `put`) are numbered from 0 in
+//! the order they arrive.
 //! A failing call writes nothing and returns [`RunStoreError::Injected`]; reads always pass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::RunStoreError;
-use super::event::{MessageCursor, NewRunEvent, RunEvent};
-use super::query::{EventFilter, UserScope};
-use super::store::RunEventStore;
+use super::ops::OpKind;
+use super::store::{ForwardRunStore, RunEventStore};
 
 /// Which write calls fail.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,115 +66,24 @@ impl<S: RunEventStore> FaultyRunStore<S> {
     }
 }
 
-impl<S: RunEventStore> RunEventStore for FaultyRunStore<S> {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        self.next_write()?;
-        self.inner.put_batch(events)
-    }
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.next_write()?;
-        self.inner.insert_numbered(events)
-    }
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.inner.max_seq(thread_id)
-    }
-    fn list_messages(
+impl<S: RunEventStore> ForwardRunStore for FaultyRunStore<S> {
+    type Inner = S;
+    fn forward<T>(
         &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner.list_messages(thread_id, limit, cursor)
-    }
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.inner.count_messages(thread_id)
-    }
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner.list_events(thread_id, run_id)
-    }
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner.dump()
-    }
-    fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.next_write()?;
-        self.inner.put_batch_records(events)
-    }
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.next_write()?;
-        self.inner.put_if_absent(event)
-    }
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.next_write()?;
-        self.inner.delete_by_thread(thread_id, user)
-    }
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        self.next_write()?;
-        self.inner.delete_by_run(thread_id, run_id, user)
-    }
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner.list_messages_as(thread_id, limit, cursor, user)
-    }
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.inner.count_messages_as(thread_id, user)
-    }
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner
-            .list_messages_by_run(thread_id, run_id, limit, cursor, user)
-    }
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.inner
-            .list_events_filtered(thread_id, run_id, filter, user)
-    }
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        self.inner
-            .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
-    }
-    #[cfg(feature = "planted")]
-    fn legacy_edit_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        edit: &mut dyn FnMut(&mut RunEvent),
-    ) -> Result<bool, RunStoreError> {
-        self.inner
-            .legacy_edit_messages(thread_id, limit, cursor, edit)
+        kind: OpKind,
+        call: impl FnOnce(&S) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        if kind == OpKind::Write {
+            self.next_write()?;
+        }
+        call(&self.inner)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::{Category, MemoryRunEventStore};
+    use crate::runs::{Category, MemoryRunEventStore, NewRunEvent};
     use crate::Planted;
     use serde_json::json;
 

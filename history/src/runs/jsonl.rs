@@ -42,7 +42,7 @@ use super::jsonl_deletion::{deletions_file, Deletion};
 use super::jsonl_line::{encode, run_file, THREADS_DIR};
 use super::jsonl_load::{load, segment_of, storage_error, DroppedTail};
 use super::memory::MemoryRunEventStore;
-use super::query::{EventFilter, UserScope};
+use super::query::UserScope;
 use super::store::RunEventStore;
 use crate::journal::{FsStorage, SharedStorage, Storage};
 use crate::planted::{BugId, Planted};
@@ -359,7 +359,28 @@ impl JsonlRunEventStore {
     }
 }
 
+/// The JSONL store's reads, every one answered by its index.
+macro_rules! reads_from_index {
+    ({} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        $(read_from_index! { $kind $name($($arg: $ty),*) -> $ret })*
+    };
+}
+
+/// One read of the JSONL store (a write is written out by hand).
+macro_rules! read_from_index {
+    (write $($write:tt)*) => {};
+    ($kind:ident $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError> {
+            self.usable()?.index.$name($($arg),*)
+        }
+    };
+}
+
 impl RunEventStore for JsonlRunEventStore {
+    crate::run_store_ops!(reads_from_index {});
+
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         self.write(|index| {
             let seqs = index.put_batch(events.clone())?;
@@ -377,31 +398,6 @@ impl RunEventStore for JsonlRunEventStore {
             index.insert_numbered(events.clone())?;
             Ok(((), events))
         })
-    }
-
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.usable()?.index.max_seq(thread_id)
-    }
-
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?.index.list_messages(thread_id, limit, cursor)
-    }
-
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.usable()?.index.count_messages(thread_id)
-    }
-
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?.index.list_events(thread_id, run_id)
-    }
-
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?.index.dump()
     }
 
     fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
@@ -427,58 +423,6 @@ impl RunEventStore for JsonlRunEventStore {
         user: &UserScope,
     ) -> Result<u64, RunStoreError> {
         self.delete(thread_id, Some(run_id), user, "delete_by_run")
-    }
-
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?
-            .index
-            .list_messages_as(thread_id, limit, cursor, user)
-    }
-
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.usable()?.index.count_messages_as(thread_id, user)
-    }
-
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?
-            .index
-            .list_messages_by_run(thread_id, run_id, limit, cursor, user)
-    }
-
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.usable()?
-            .index
-            .list_events_filtered(thread_id, run_id, filter, user)
-    }
-
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        self.usable()?
-            .index
-            .get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
     }
 
     /// planted R3, as the memory store has it: the legacy read hands the index's own rows out,

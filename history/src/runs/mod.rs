@@ -54,6 +54,7 @@ mod mapper;
 mod memory;
 mod message;
 mod message_feedback;
+mod ops;
 mod paging;
 mod query;
 mod sqlite;
@@ -85,10 +86,11 @@ pub use message::{content_text, ChatMessage, MessageError, MessageKind, ToolCall
 pub use message_feedback::{
     attach_feedback, thread_messages_with_feedback, AttachedFeedback, MessageWithFeedback,
 };
+pub use ops::{run_store_op, ContractErrors, OpKind, RunStoreOp, RUN_STORE_OPS};
 pub use paging::read_all_messages;
 pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;
-pub use store::RunEventStore;
+pub use store::{ForwardRunStore, RunEventStore};
 pub use summarization::{
     orphaned_tool_results, safe_cut, SummarizationMiddleware, SummarizationOptions, SUMMARY_PREFIX,
 };

@@ -19,49 +19,62 @@
 //! offer one says so instead of deriving an answer that would test the derivation. Both of
 //! this crate's backends implement all of them, with identical answers (R9).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::error::RunStoreError;
-use super::event::{MessageCursor, NewRunEvent, RunEvent};
-use super::query::{EventFilter, UserScope};
+#[cfg(feature = "planted")]
+use super::event::MessageCursor;
+use super::event::{NewRunEvent, RunEvent};
+use super::ops::OpKind;
+use super::query::UserScope;
 
-/// A run-event store. Synchronous, `&self` everywhere (backends use interior mutability), so that
-/// several journals and readers can share one store.
-pub trait RunEventStore {
-    /// Writes a batch atomically and returns the `seq` assigned to each event, in batch order.
-    /// Events of one thread get consecutive numbers above the thread's maximum, in batch order.
-    /// On error nothing is written.
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError>;
+// The trait: the table's operations, plus the helpers below that no protocol carries.
+macro_rules! run_store_trait {
+    ({$($extra:tt)*} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        /// A run-event store. Synchronous, `&self` everywhere (backends use interior
+        /// mutability), so that several journals and readers can share one store. The
+        /// operations are the table of [`run_store_ops!`](crate::run_store_ops).
+        pub trait RunEventStore {
+            $(trait_method! { $(#[$doc])* $name($($arg: $ty),*) -> $ret, $default })*
+            $($extra)*
+        }
+    };
+}
 
-    /// Writes events the caller has numbered itself (imports, and the legacy journal of R5).
-    /// Atomic; every `seq` must be above its thread's stored maximum (and above the batch's
-    /// earlier events of that thread), otherwise [`RunStoreError::SeqConflict`]: the unique guard.
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError>;
+/// One method of [`RunEventStore`], with the default its table row names.
+macro_rules! trait_method {
+    ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty, required) => {
+        $(#[$doc])*
+        fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError>;
+    };
+    ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty, unsupported) => {
+        $(#[$doc])*
+        fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError> {
+            let _ = ($($arg,)*);
+            Err(RunStoreError::Unsupported {
+                op: stringify!($name),
+            })
+        }
+    };
+    (
+        $(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty,
+        ($user:ident => $base:ident($($base_arg:ident),*))
+    ) => {
+        $(#[$doc])*
+        fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError> {
+            match $user {
+                UserScope::All => self.$base($($base_arg),*),
+                _ => Err(RunStoreError::Unsupported {
+                    op: stringify!($name),
+                }),
+            }
+        }
+    };
+}
 
-    /// The thread's high-water mark: the largest `seq` it has held since it was last emptied by
-    /// `delete_by_thread` (0 for a new thread). `delete_by_run` never lowers it (R13).
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError>;
-
-    /// Message rows (`category == Message`) of a thread, ascending by `seq`, at most `limit` of
-    /// them, starting where `cursor` says (see [`MessageCursor`] for the exact semantics).
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError>;
-
-    /// The number of message rows of a thread.
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError>;
-
-    /// Every event of one run, all categories, ascending by `seq`.
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError>;
-
-    /// Every stored row, ordered by (thread_id, seq, write order): what before/after comparisons
-    /// of the whole store use (R3, R5, R9).
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError>;
-
+crate::run_store_ops!(run_store_trait {
     /// [`RunEventStore::put_batch`] returning the stored records (upstream's `put_batch`), in
     /// batch order. The default numbers the events with the seqs `put_batch` answered.
     fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
@@ -88,111 +101,6 @@ pub trait RunEventStore {
         })
     }
 
-    /// Writes `event` unless its run already has an event of the same type: the key is
-    /// (`thread_id`, `run_id`, `event_type`), whatever the user, category or content. Returns
-    /// the stored record and whether it was written now; when it was not, the record is the
-    /// run's FIRST event of that type (lowest seq), unchanged (R14). Atomic with every other
-    /// write of the thread, so two callers never both write.
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        let _ = event;
-        Err(RunStoreError::Unsupported {
-            op: "put_if_absent",
-        })
-    }
-
-    /// Deletes the thread's rows in `user`'s scope; returns how many. See the module doc for
-    /// what it does to `seq`.
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let _ = (thread_id, user);
-        Err(RunStoreError::Unsupported {
-            op: "delete_by_thread",
-        })
-    }
-
-    /// Deletes one run's rows in `user`'s scope; returns how many. `max_seq` does not go down.
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        let _ = (thread_id, run_id, user);
-        Err(RunStoreError::Unsupported {
-            op: "delete_by_run",
-        })
-    }
-
-    /// [`RunEventStore::list_messages`] over the rows in `user`'s scope only.
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        match user {
-            UserScope::All => self.list_messages(thread_id, limit, cursor),
-            _ => Err(RunStoreError::Unsupported {
-                op: "list_messages_as",
-            }),
-        }
-    }
-
-    /// [`RunEventStore::count_messages`] over the rows in `user`'s scope only.
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        match user {
-            UserScope::All => self.count_messages(thread_id),
-            _ => Err(RunStoreError::Unsupported {
-                op: "count_messages_as",
-            }),
-        }
-    }
-
-    /// Message rows of one run, with exactly the window semantics of
-    /// [`RunEventStore::list_messages`] applied to that run's messages.
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let _ = (thread_id, run_id, limit, cursor, user);
-        Err(RunStoreError::Unsupported {
-            op: "list_messages_by_run",
-        })
-    }
-
-    /// The events of one run that pass `filter` (see [`EventFilter`]: conditions first, then the
-    /// limit), ascending by `seq`.
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let _ = (thread_id, run_id, filter, user);
-        Err(RunStoreError::Unsupported {
-            op: "list_events_filtered",
-        })
-    }
-
-    /// For each of `run_ids` that has one, the `seq` of its last message row that
-    /// [`super::current::is_visible_ai`] admits; runs without one are absent.
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        let _ = (thread_id, run_ids, user);
-        Err(RunStoreError::Unsupported {
-            op: "get_last_visible_ai_seq_by_run",
-        })
-    }
-
     /// The legacy read of planted R3: hands each selected message row ITSELF to `edit` (the
     /// in-memory store of the seed returned live dicts). Returns `Ok(false)` when the backend can
     /// only hand out copies (nothing is edited then). Production code never calls it.
@@ -207,131 +115,75 @@ pub trait RunEventStore {
         let _ = (thread_id, limit, cursor, edit);
         Ok(false)
     }
+});
+
+/// A store that hands every call to another one (a reference, an `Arc`, a `Box`, a fault
+/// injector, a host that may be down): implementing [`ForwardRunStore::forward`] gives the whole
+/// [`RunEventStore`], every operation of the table forwarded through it.
+pub trait ForwardRunStore {
+    /// The store the calls go to.
+    type Inner: RunEventStore + ?Sized;
+    /// Hands one call of kind `kind` to the inner store (or answers it itself, e.g. with an
+    /// injected fault).
+    fn forward<T>(
+        &self,
+        kind: OpKind,
+        call: impl FnOnce(&Self::Inner) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError>;
 }
 
-macro_rules! forward_store {
-    () => {
-        fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-            (**self).put_batch(events)
-        }
-        fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-            (**self).insert_numbered(events)
-        }
-        fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-            (**self).max_seq(thread_id)
-        }
-        fn list_messages(
-            &self,
-            thread_id: &str,
-            limit: usize,
-            cursor: MessageCursor,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).list_messages(thread_id, limit, cursor)
-        }
-        fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-            (**self).count_messages(thread_id)
-        }
-        fn list_events(
-            &self,
-            thread_id: &str,
-            run_id: &str,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).list_events(thread_id, run_id)
-        }
-        fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).dump()
-        }
-        fn put_batch_records(
-            &self,
-            events: Vec<NewRunEvent>,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).put_batch_records(events)
-        }
-        fn put(&self, event: NewRunEvent) -> Result<RunEvent, RunStoreError> {
-            (**self).put(event)
-        }
-        fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-            (**self).put_if_absent(event)
-        }
-        fn delete_by_thread(
-            &self,
-            thread_id: &str,
-            user: &UserScope,
-        ) -> Result<u64, RunStoreError> {
-            (**self).delete_by_thread(thread_id, user)
-        }
-        fn delete_by_run(
-            &self,
-            thread_id: &str,
-            run_id: &str,
-            user: &UserScope,
-        ) -> Result<u64, RunStoreError> {
-            (**self).delete_by_run(thread_id, run_id, user)
-        }
-        fn list_messages_as(
-            &self,
-            thread_id: &str,
-            limit: usize,
-            cursor: MessageCursor,
-            user: &UserScope,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).list_messages_as(thread_id, limit, cursor, user)
-        }
-        fn count_messages_as(
-            &self,
-            thread_id: &str,
-            user: &UserScope,
-        ) -> Result<u64, RunStoreError> {
-            (**self).count_messages_as(thread_id, user)
-        }
-        fn list_messages_by_run(
-            &self,
-            thread_id: &str,
-            run_id: &str,
-            limit: usize,
-            cursor: MessageCursor,
-            user: &UserScope,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).list_messages_by_run(thread_id, run_id, limit, cursor, user)
-        }
-        fn list_events_filtered(
-            &self,
-            thread_id: &str,
-            run_id: &str,
-            filter: &EventFilter,
-            user: &UserScope,
-        ) -> Result<Vec<RunEvent>, RunStoreError> {
-            (**self).list_events_filtered(thread_id, run_id, filter, user)
-        }
-        fn get_last_visible_ai_seq_by_run(
-            &self,
-            thread_id: &str,
-            run_ids: &BTreeSet<String>,
-            user: &UserScope,
-        ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-            (**self).get_last_visible_ai_seq_by_run(thread_id, run_ids, user)
-        }
-        #[cfg(feature = "planted")]
-        fn legacy_edit_messages(
-            &self,
-            thread_id: &str,
-            limit: usize,
-            cursor: MessageCursor,
-            edit: &mut dyn FnMut(&mut RunEvent),
-        ) -> Result<bool, RunStoreError> {
-            (**self).legacy_edit_messages(thread_id, limit, cursor, edit)
+macro_rules! forwarded_store {
+    ({} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        impl<W: ForwardRunStore> RunEventStore for W {
+            $(fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError> {
+                self.forward(crate::__run_store_kind!($kind), |s| s.$name($($arg),*))
+            })*
+
+            fn put_batch_records(
+                &self,
+                events: Vec<NewRunEvent>,
+            ) -> Result<Vec<RunEvent>, RunStoreError> {
+                self.forward(OpKind::Write, |s| s.put_batch_records(events))
+            }
+
+            fn put(&self, event: NewRunEvent) -> Result<RunEvent, RunStoreError> {
+                self.forward(OpKind::Write, |s| s.put(event))
+            }
+
+            #[cfg(feature = "planted")]
+            fn legacy_edit_messages(
+                &self,
+                thread_id: &str,
+                limit: usize,
+                cursor: MessageCursor,
+                edit: &mut dyn FnMut(&mut RunEvent),
+            ) -> Result<bool, RunStoreError> {
+                self.forward(OpKind::Read, |s| {
+                    s.legacy_edit_messages(thread_id, limit, cursor, edit)
+                })
+            }
         }
     };
 }
 
-impl<S: RunEventStore + ?Sized> RunEventStore for &S {
-    forward_store!();
+crate::run_store_ops!(forwarded_store {});
+
+/// A pointer to a store forwards every call to it.
+macro_rules! forward_through_pointer {
+    ($($pointer:ty),*) => {$(
+        impl<S: RunEventStore + ?Sized> ForwardRunStore for $pointer {
+            type Inner = S;
+            fn forward<T>(
+                &self,
+                _: OpKind,
+                call: impl FnOnce(&S) -> Result<T, RunStoreError>,
+            ) -> Result<T, RunStoreError> {
+                call(self)
+            }
+        }
+    )*};
 }
 
-impl<S: RunEventStore + ?Sized> RunEventStore for Arc<S> {
-    forward_store!();
-}
-
-impl<S: RunEventStore + ?Sized> RunEventStore for Box<S> {
-    forward_store!();
-}
+forward_through_pointer!(&S, Arc<S>, Box<S>);

@@ -9,17 +9,17 @@
 
 use super::host::StoreHost;
 use crate::sut::process::{ReadAnswer, Sent};
-use crate::sut::protocol::{Count, Durability, Events, Kept, LastSeqs, MaxSeq, Request, Seqs};
+use crate::sut::protocol::{
+    Count, Done, Durability, Events, Kept, LastSeqs, MaxSeq, Request, Seqs, StoreAnswer,
+};
 use crate::sut::{OpenedSut, SutError, SutOptions};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
-use history::runs::{
-    EventFilter, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, UserScope,
-};
+use history::runs::{NewRunEvent, RunEvent, RunEventStore, RunStoreError};
 use history::Planted;
 use serde::de::DeserializeOwned;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// The ops every seed of the runs workload needs of a system under test: the journals' writes,
@@ -117,9 +117,10 @@ impl OverProtocolStore {
         }
     }
 
-    fn call<T: DeserializeOwned>(&self, request: Request) -> Result<T, RunStoreError> {
+    /// Asks `request` and makes its answer the method's.
+    fn ask<A: StoreAnswer>(&self, request: Request) -> Result<A::Output, RunStoreError> {
         let sent = self.send(&request);
-        self.finish(sent, &request)
+        self.finish::<A>(sent, &request)?.output(&request)
     }
 
     /// Sends `request`, or takes it as sent when the twin sent it ahead; and sends it to the
@@ -237,19 +238,6 @@ impl StoreHost for OverProtocolStore {
     }
 }
 
-/// `put_batch`'s answer for `n` events.
-fn seqs_of(answer: Result<Seqs, RunStoreError>, n: usize) -> Result<Vec<u64>, RunStoreError> {
-    let seqs = answer?.seqs;
-    if seqs.len() != n {
-        let message = format!("put_batch answered {} seqs for {n} events", seqs.len());
-        return Err(RunStoreError::Answered {
-            kind: "internal".to_string(),
-            message,
-        });
-    }
-    Ok(seqs)
-}
-
 /// Two answers to one store call: the `memory` store's and the `sqlite` store's.
 pub type Paired<T> = (Result<T, RunStoreError>, Result<T, RunStoreError>);
 
@@ -305,208 +293,47 @@ impl<'a> ProtocolPair<'a> {
         }
     }
 
-    fn call<T: DeserializeOwned>(&self, request: Request) -> Paired<T> {
+    /// Asks both stores `request` (an encoding error answered by both alike).
+    fn ask<A: StoreAnswer>(&self, request: Result<Request, RunStoreError>) -> Paired<A::Output> {
+        let request = match request {
+            Ok(request) => request,
+            Err(e) => return (Err(e.clone()), Err(e)),
+        };
         let to_memory = self.memory.send(&request);
         let to_sqlite = self.sqlite.send(&request);
-        let memory = self.memory.finish(to_memory, &request);
-        (memory, self.sqlite.finish(to_sqlite, &request))
+        let memory = self.memory.finish::<A>(to_memory, &request);
+        let sqlite = self.sqlite.finish::<A>(to_sqlite, &request);
+        let output = |answer: Result<A, RunStoreError>| answer?.output(&request);
+        (output(memory), output(sqlite))
     }
 
     pub fn put_batch(&self, events: Vec<NewRunEvent>) -> Paired<Vec<u64>> {
-        let n = events.len();
-        let (m, s) = self.call::<Seqs>(Request::PutBatch { events });
-        (seqs_of(m, n), seqs_of(s, n))
+        self.ask::<Seqs>(Request::put_batch(events))
     }
 
     pub fn insert_numbered(&self, events: Vec<RunEvent>) -> Paired<()> {
-        let (m, s) = self.call::<serde_json::Value>(Request::InsertNumbered { events });
-        (m.map(|_| ()), s.map(|_| ()))
+        self.ask::<Done>(Request::insert_numbered(events))
     }
 
     pub fn max_seq(&self, thread_id: &str) -> Paired<u64> {
-        let thread_id = thread_id.to_string();
-        let (m, s) = self.call::<MaxSeq>(Request::MaxSeq { thread_id });
-        (m.map(|a| a.max_seq), s.map(|a| a.max_seq))
+        self.ask::<MaxSeq>(Request::max_seq(thread_id))
     }
 }
 
-impl RunEventStore for OverProtocolStore {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        let n = events.len();
-        seqs_of(self.call(Request::PutBatch { events }), n)
-    }
-
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.call::<serde_json::Value>(Request::InsertNumbered { events })
-            .map(|_| ())
-    }
-
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let thread_id = thread_id.to_string();
-        Ok(self.call::<MaxSeq>(Request::MaxSeq { thread_id })?.max_seq)
-    }
-
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let (before, after) = before_after(cursor);
-        let request = Request::ListMessages {
-            thread_id: thread_id.to_string(),
-            limit: limit as u64,
-            before,
-            after,
-        };
-        Ok(self.call::<Events>(request)?.events)
-    }
-
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let thread_id = thread_id.to_string();
-        Ok(self
-            .call::<Count>(Request::CountMessages { thread_id })?
-            .count)
-    }
-
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        let request = Request::ListEvents {
-            thread_id: thread_id.to_string(),
-            run_id: run_id.to_string(),
-        };
-        Ok(self.call::<Events>(request)?.events)
-    }
-
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self.call::<Events>(Request::Dump {})?.events)
-    }
-
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        every_user(user, "delete_by_run")?;
-        let request = Request::DeleteByRun {
-            thread_id: thread_id.to_string(),
-            run_id: run_id.to_string(),
-        };
-        Ok(self.call::<Count>(request)?.count)
-    }
-
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        every_user(user, "delete_by_thread")?;
-        let request = Request::DeleteByThread {
-            thread_id: thread_id.to_string(),
-        };
-        Ok(self.call::<Count>(request)?.count)
-    }
-
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        let kept = self.call::<Kept>(Request::PutIfAbsent { event })?;
-        Ok((kept.event, kept.created))
-    }
-
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        every_user(user, "list_messages_by_run")?;
-        let (before, after) = before_after(cursor);
-        let request = Request::ListMessagesByRun {
-            thread_id: thread_id.to_string(),
-            run_id: run_id.to_string(),
-            limit: limit as u64,
-            before,
-            after,
-        };
-        Ok(self.call::<Events>(request)?.events)
-    }
-
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user_id = user.resolve("list_messages_as")?.map(str::to_string);
-        let (before, after) = before_after(cursor);
-        let request = Request::ListMessagesAs {
-            thread_id: thread_id.to_string(),
-            limit: limit as u64,
-            before,
-            after,
-            user_id,
-        };
-        Ok(self.call::<Events>(request)?.events)
-    }
-
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let request = Request::CountMessagesAs {
-            thread_id: thread_id.to_string(),
-            user_id: user.resolve("count_messages_as")?.map(str::to_string),
-        };
-        Ok(self.call::<Count>(request)?.count)
-    }
-
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        every_user(user, "list_events_filtered")?;
-        let request = Request::ListEventsFiltered {
-            thread_id: thread_id.to_string(),
-            run_id: run_id.to_string(),
-            event_types: filter.event_types.clone(),
-            task_id: filter.task_id.clone(),
-            after_seq: filter.after_seq,
-            limit: filter.limit as u64,
-        };
-        Ok(self.call::<Events>(request)?.events)
-    }
-
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        every_user(user, "get_last_visible_ai_seq_by_run")?;
-        let request = Request::GetLastVisibleAiSeqByRun {
-            thread_id: thread_id.to_string(),
-            run_ids: run_ids.iter().cloned().collect(),
-        };
-        Ok(self.call::<LastSeqs>(request)?.seqs)
-    }
+/// The store's operations, each one request of the protocol (generated from the table).
+macro_rules! over_protocol {
+    ({} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        impl RunEventStore for OverProtocolStore {
+            $(fn $name(&self, $($arg: $ty),*) -> Result<$ret, RunStoreError> {
+                self.ask::<$answer>(Request::$name($($arg),*)?)
+            })*
+        }
+    };
 }
 
-/// The protocol's reads and deletions other than `list_messages_as` and `count_messages_as`
-/// take every user's rows: another scope does not cross it.
-fn every_user(user: &UserScope, op: &'static str) -> Result<(), RunStoreError> {
-    match user {
-        UserScope::All => Ok(()),
-        _ => Err(RunStoreError::Unsupported { op }),
-    }
-}
-
-/// `list_messages`' cursor as the protocol's `before` and `after`.
-fn before_after(cursor: MessageCursor) -> (Option<u64>, Option<u64>) {
-    match cursor {
-        MessageCursor::None => (None, None),
-        MessageCursor::Before(b) => (Some(b), None),
-        MessageCursor::After(a) => (None, Some(a)),
-        MessageCursor::Both { before, after } => (Some(before), Some(after)),
-    }
-}
+history::run_store_ops!(over_protocol {});
 
 #[cfg(test)]
 mod tests {

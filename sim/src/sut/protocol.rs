@@ -7,16 +7,52 @@
 //! is left to it: requests carry every such value.
 
 use history::display::AgentIdentity;
-use history::runs::{NewRunEvent, RunEvent};
+use history::runs::{
+    run_store_op, MessageCursor, OpKind, RunEvent, RunStoreError, RunStoreOp, UserScope,
+};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// A request, tagged by `op`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Request {
+/// The protocol's messages: the run-event store's requests are generated from its operation
+/// table ([`history::run_store_ops!`]), the others are listed here.
+macro_rules! protocol_requests {
+    ({$($extra:tt)*} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        /// A request, tagged by `op`. The run-event store's are its operations
+        /// ([`history::runs::RunEventStore`]), each `op` named as its method.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+        pub enum Request {
+            $($extra)*
+            $($(#[$doc])* $variant { $($field: $fty),* },)*
+        }
+
+        impl Request {
+            /// The run-event store operation this request asks, if it asks one.
+            pub fn run_store_op(&self) -> Option<&'static RunStoreOp> {
+                match self {
+                    $(Request::$variant { .. } => run_store_op(stringify!($name)),)*
+                    _ => None,
+                }
+            }
+
+            $(
+                #[doc = concat!("The request of `RunEventStore::", stringify!($name), "`.")]
+                pub fn $name($($arg: $ty),*) -> Result<Request, RunStoreError> {
+                    $(every_user($all, stringify!($name))?;)?
+                    Ok(Request::$variant { $($field: $enc),* })
+                }
+            )*
+        }
+    };
+}
+
+history::run_store_ops!(protocol_requests {
     /// First request: which protocol histsim speaks. The answer is [`Hello`].
     Hello { protocol: u32 },
     /// Open the system on `data_dir` (created by histsim, kept across a simulated crash).
@@ -39,92 +75,15 @@ pub enum Request {
         rows: Vec<String>,
         primary: Option<AgentIdentity>,
     },
-    /// Runs: write a batch atomically; the store numbers it. The answer is [`Seqs`].
-    PutBatch { events: Vec<NewRunEvent> },
-    /// Runs: write events the caller numbered (imports, the legacy journal). The answer is `{}`.
-    InsertNumbered { events: Vec<RunEvent> },
-    /// Runs: the largest `seq` of a thread, 0 when empty. The answer is [`MaxSeq`].
-    MaxSeq { thread_id: String },
-    /// Runs: message rows of a thread ascending by seq, at most `limit`, from the cursor
-    /// (`before` and `after` exclusive, each `null` when not set). The answer is [`Events`].
-    ListMessages {
-        thread_id: String,
-        limit: u64,
-        before: Option<u64>,
-        after: Option<u64>,
-    },
-    /// Runs: the number of message rows of a thread. The answer is [`Count`].
-    CountMessages { thread_id: String },
-    /// Runs: every event of one run, ascending by seq. The answer is [`Events`].
-    ListEvents { thread_id: String, run_id: String },
-    /// Runs: every stored row by (thread_id, seq, write order). The answer is [`Events`].
-    Dump {},
-    /// Runs: delete every row of one run, every user's. The answer is [`Count`] (rows deleted).
-    DeleteByRun { thread_id: String, run_id: String },
-    /// Runs: write `event` unless its run has an event of its type. The answer is [`Kept`].
-    PutIfAbsent { event: NewRunEvent },
-    /// Runs: message rows of one run, with `list_messages`' cursor semantics. The answer is
-    /// [`Events`].
-    ListMessagesByRun {
-        thread_id: String,
-        run_id: String,
-        limit: u64,
-        before: Option<u64>,
-        after: Option<u64>,
-    },
-    /// Runs: the events of one run that pass every condition given (`event_types`, `task_id`
-    /// matched on `metadata.task_id`, `after_seq`), ascending by seq, then the first `limit`.
-    /// The answer is [`Events`].
-    ListEventsFiltered {
-        thread_id: String,
-        run_id: String,
-        event_types: Option<Vec<String>>,
-        task_id: Option<String>,
-        after_seq: Option<u64>,
-        limit: u64,
-    },
-    /// Runs: `list_messages` over the rows of one user's scope: `user_id` a user (only rows
-    /// whose `user_id` is exactly it) or `null` (every user's, rows without a user included).
-    /// The answer is [`Events`].
-    ListMessagesAs {
-        thread_id: String,
-        limit: u64,
-        before: Option<u64>,
-        after: Option<u64>,
-        user_id: Option<String>,
-    },
-    /// Runs: `count_messages` over the rows of `user_id`'s scope (as `list_messages_as`). The
-    /// answer is [`Count`].
-    CountMessagesAs {
-        thread_id: String,
-        user_id: Option<String>,
-    },
-    /// Runs: per run of `run_ids` that has one, the seq of its last visible AI message. The
-    /// answer is [`LastSeqs`].
-    GetLastVisibleAiSeqByRun {
-        thread_id: String,
-        run_ids: Vec<String>,
-    },
-    /// Runs: delete every row of one thread, every user's. The answer is [`Count`] (rows
-    /// deleted). A thread left empty starts over: its next row is numbered 1.
-    DeleteByThread { thread_id: String },
-}
+});
 
 impl Request {
-    /// Whether the request only reads (asking it once more changes nothing the store holds,
-    /// unless the store is faulty, e.g. planted R3's reads that write).
+    /// Whether the request only reads and may be sent to the twin store ahead of its own call
+    /// (asking it once more changes nothing the store holds, unless the store is faulty, e.g.
+    /// planted R3's reads that write).
     pub fn reads_only(&self) -> bool {
-        matches!(
-            self,
-            Request::MaxSeq { .. }
-                | Request::ListMessages { .. }
-                | Request::CountMessages { .. }
-                | Request::ListEvents { .. }
-                | Request::Dump {}
-                | Request::ListMessagesByRun { .. }
-                | Request::ListMessagesAs { .. }
-                | Request::CountMessagesAs { .. }
-        )
+        self.run_store_op()
+            .is_some_and(|op| op.kind == OpKind::Read)
     }
 
     /// The `op` name, as capabilities list it.
@@ -136,23 +95,44 @@ impl Request {
             Request::Append { .. } => "append",
             Request::Reconstruct { .. } => "reconstruct",
             Request::Project { .. } => "project",
-            Request::PutBatch { .. } => "put_batch",
-            Request::InsertNumbered { .. } => "insert_numbered",
-            Request::MaxSeq { .. } => "max_seq",
-            Request::ListMessages { .. } => "list_messages",
-            Request::CountMessages { .. } => "count_messages",
-            Request::ListEvents { .. } => "list_events",
-            Request::Dump {} => "dump",
-            Request::DeleteByRun { .. } => "delete_by_run",
-            Request::PutIfAbsent { .. } => "put_if_absent",
-            Request::ListMessagesByRun { .. } => "list_messages_by_run",
-            Request::ListEventsFiltered { .. } => "list_events_filtered",
-            Request::ListMessagesAs { .. } => "list_messages_as",
-            Request::CountMessagesAs { .. } => "count_messages_as",
-            Request::GetLastVisibleAiSeqByRun { .. } => "get_last_visible_ai_seq_by_run",
-            Request::DeleteByThread { .. } => "delete_by_thread",
+            store => store.run_store_op().map_or("", |op| op.name),
         }
     }
+}
+
+/// The protocol's reads and deletions other than `list_messages_as` and `count_messages_as`
+/// take every user's rows: another scope does not cross it.
+fn every_user(user: &UserScope, op: &'static str) -> Result<(), RunStoreError> {
+    match user {
+        UserScope::All => Ok(()),
+        _ => Err(RunStoreError::Unsupported { op }),
+    }
+}
+
+/// A user-scoped op's `user_id`: the scope's user, `null` for every user's.
+fn resolved(user: &UserScope, op: &'static str) -> Result<Option<String>, RunStoreError> {
+    Ok(user.resolve(op)?.map(str::to_string))
+}
+
+/// `list_messages`' cursor as the protocol's `before` and `after`.
+fn before_after(cursor: MessageCursor) -> (Option<u64>, Option<u64>) {
+    match cursor {
+        MessageCursor::None => (None, None),
+        MessageCursor::Before(b) => (Some(b), None),
+        MessageCursor::After(a) => (None, Some(a)),
+        MessageCursor::Both { before, after } => (Some(before), Some(after)),
+    }
+}
+
+/// The answer to a run-event store operation: made of the method's answer (the server's
+/// side), and made into it again (the client's).
+pub trait StoreAnswer: Serialize + DeserializeOwned {
+    /// The method's answer.
+    type Output;
+    fn of(output: Self::Output) -> Self;
+    /// The method's answer to `request`; `Err` when the answer cannot be one (an `internal`
+    /// error naming why).
+    fn output(self, request: &Request) -> Result<Self::Output, RunStoreError>;
 }
 
 /// `open`'s options: every one is always sent (no default crosses the boundary).
@@ -270,22 +250,93 @@ pub struct Seqs {
     pub seqs: Vec<u64>,
 }
 
-/// The answer to `max_seq`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MaxSeq {
-    pub max_seq: u64,
+impl StoreAnswer for Seqs {
+    type Output = Vec<u64>;
+    fn of(seqs: Vec<u64>) -> Self {
+        Seqs { seqs }
+    }
+    /// One seq for each event of the batch.
+    fn output(self, request: &Request) -> Result<Vec<u64>, RunStoreError> {
+        let n = match request {
+            Request::PutBatch { events } => events.len(),
+            _ => self.seqs.len(),
+        };
+        if self.seqs.len() != n {
+            let message = format!("put_batch answered {} seqs for {n} events", self.seqs.len());
+            return Err(RunStoreError::Answered {
+                kind: "internal".to_string(),
+                message,
+            });
+        }
+        Ok(self.seqs)
+    }
 }
 
-/// The answer to `count_messages`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Count {
-    pub count: u64,
+/// The answer `{}` of a write that answers nothing else (`insert_numbered`); the client takes
+/// any JSON value for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Done;
+
+impl Serialize for Done {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        s.serialize_map(Some(0))?.end()
+    }
 }
 
-/// The answer to `list_messages`, `list_events` and `dump`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Events {
-    pub events: Vec<RunEvent>,
+impl<'de> Deserialize<'de> for Done {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Done)
+    }
+}
+
+/// An answer that is one field holding the method's answer.
+macro_rules! one_field_answer {
+    ($(#[$doc:meta])* $answer:ident { $field:ident: $output:ty }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        pub struct $answer {
+            pub $field: $output,
+        }
+
+        impl StoreAnswer for $answer {
+            type Output = $output;
+            fn of($field: $output) -> Self {
+                $answer { $field }
+            }
+            fn output(self, _: &Request) -> Result<$output, RunStoreError> {
+                Ok(self.$field)
+            }
+        }
+    };
+}
+
+one_field_answer! {
+    /// The answer to `max_seq`.
+    MaxSeq { max_seq: u64 }
+}
+one_field_answer! {
+    /// The answer to the counts (`count_messages`, `count_messages_as`) and the deletions (rows
+    /// deleted).
+    Count { count: u64 }
+}
+one_field_answer! {
+    /// The answer to the reads of rows (`list_messages`, `list_events`, `dump`, ...).
+    Events { events: Vec<RunEvent> }
+}
+one_field_answer! {
+    /// The answer to `get_last_visible_ai_seq_by_run`: run id to seq, runs without one absent.
+    LastSeqs { seqs: BTreeMap<String, u64> }
+}
+
+impl StoreAnswer for Done {
+    type Output = ();
+    fn of((): ()) -> Self {
+        Done
+    }
+    fn output(self, _: &Request) -> Result<(), RunStoreError> {
+        Ok(())
+    }
 }
 
 /// The answer to `put_if_absent`: the record the store holds for the key, and whether this
@@ -296,10 +347,14 @@ pub struct Kept {
     pub created: bool,
 }
 
-/// The answer to `get_last_visible_ai_seq_by_run`: run id to seq, runs without one absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LastSeqs {
-    pub seqs: std::collections::BTreeMap<String, u64>,
+impl StoreAnswer for Kept {
+    type Output = (RunEvent, bool);
+    fn of((event, created): (RunEvent, bool)) -> Self {
+        Kept { event, created }
+    }
+    fn output(self, _: &Request) -> Result<(RunEvent, bool), RunStoreError> {
+        Ok((self.event, self.created))
+    }
 }
 
 /// Why the system refused a request.

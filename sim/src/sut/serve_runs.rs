@@ -5,40 +5,27 @@
 //! answers R9 compares.
 
 use super::protocol::{
-    Count, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions, Opened,
-    Request, Seqs,
+    Count, Done, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions,
+    Opened, Request, Seqs, StoreAnswer,
 };
 use super::serve::{done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, Served};
 use history::journal::MemStorage;
 use history::runs::{
-    EventFilter, JsonlRunEventStore, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore,
-    RunStoreError, SqliteRunEventStore, UserScope,
+    JsonlRunEventStore, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
+    SqliteRunEventStore, UserScope, RUN_STORE_OPS,
 };
 use history::{BugId, Planted};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The runs ops histsim's run-event store serves.
-pub const RUNS_OPS: [&str; 18] = [
-    "hello",
-    "open",
-    "close",
-    "put_batch",
-    "insert_numbered",
-    "max_seq",
-    "list_messages",
-    "count_messages",
-    "list_events",
-    "dump",
-    "delete_by_run",
-    "put_if_absent",
-    "list_messages_by_run",
-    "list_events_filtered",
-    "get_last_visible_ai_seq_by_run",
-    "list_messages_as",
-    "count_messages_as",
-    "delete_by_thread",
-];
+/// The ops of the protocol's session (the run-event store's are its table's).
+const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
+
+/// The runs ops histsim's run-event store serves: the session's and every store operation.
+pub fn runs_ops() -> Vec<&'static str> {
+    let store_ops = RUN_STORE_OPS.iter().map(|op| op.name);
+    SESSION_OPS.into_iter().chain(store_ops).collect()
+}
 
 struct Open {
     store: Box<dyn RunEventStore>,
@@ -67,6 +54,11 @@ fn refused(e: RunStoreError) -> ErrorBody {
 /// The scope of a user-scoped op's `user_id`: that user's rows, or every user's for `null`.
 fn scope(user_id: Option<String>) -> UserScope {
     user_id.map_or(UserScope::All, UserScope::Only)
+}
+
+/// A `limit` of the wire as the store takes it.
+fn usize_of(limit: u64) -> usize {
+    usize::try_from(limit).unwrap_or(usize::MAX)
 }
 
 /// The cursor of `list_messages`' `before` and `after`.
@@ -143,7 +135,7 @@ impl RunsServer {
 
     /// The answer to `hello`: `planted` declared when `open` switches it.
     fn greet(&self, protocol: u32) -> Answer {
-        let mut greeting = hello("histsim-runs", &RUNS_OPS, protocol)?;
+        let mut greeting = hello("histsim-runs", &runs_ops(), protocol)?;
         greeting.planted = self.switch.declared();
         greeting_answer(&greeting)
     }
@@ -167,28 +159,26 @@ impl RunsServer {
             .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))
     }
 
-    fn list_messages(
+    /// planted R3 across the boundary: the legacy read helper wrote ids into the rows the
+    /// store handed out, so this read changes what the store holds.
+    fn legacy_list_messages(
         &self,
         thread_id: &str,
         limit: u64,
         cursor: MessageCursor,
     ) -> Result<Vec<RunEvent>, ErrorBody> {
         let open = self.store()?;
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        if open.planted.is(BugId::R3) {
-            // planted R3 across the boundary: the legacy read helper wrote ids into the rows
-            // the store handed out, so this read changes what the store holds.
-            let mut page = Vec::new();
-            let live = open
-                .store
-                .legacy_edit_messages(thread_id, limit, cursor, &mut |row| {
-                    history::runs::legacy_fill_ids(row);
-                    page.push(row.clone());
-                })
-                .map_err(refused)?;
-            if live {
-                return Ok(page);
-            }
+        let limit = usize_of(limit);
+        let mut page = Vec::new();
+        let live = open
+            .store
+            .legacy_edit_messages(thread_id, limit, cursor, &mut |row| {
+                history::runs::legacy_fill_ids(row);
+                page.push(row.clone());
+            })
+            .map_err(refused)?;
+        if live {
+            return Ok(page);
         }
         open.store
             .list_messages(thread_id, limit, cursor)
@@ -196,107 +186,37 @@ impl RunsServer {
     }
 }
 
-impl RunsServer {
-    /// The ops of the store's wider API (deletion, receipts, per-run pages, filtered event
-    /// reads), every user's rows.
-    fn wider(&self, request: Request) -> Answer {
-        let store = &self.store()?.store;
-        match request {
-            Request::DeleteByRun { thread_id, run_id } => {
-                let count = store
-                    .delete_by_run(&thread_id, &run_id, &UserScope::All)
-                    .map_err(refused)?;
-                ok(&Count { count })
-            }
-            Request::DeleteByThread { thread_id } => {
-                let count = store
-                    .delete_by_thread(&thread_id, &UserScope::All)
-                    .map_err(refused)?;
-                ok(&Count { count })
-            }
-            Request::PutIfAbsent { event } => {
-                let (event, created) = store.put_if_absent(event).map_err(refused)?;
-                ok(&Kept { event, created })
-            }
-            Request::ListMessagesByRun {
-                thread_id,
-                run_id,
-                limit,
-                before,
-                after,
-            } => {
-                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-                let cursor = cursor_of(before, after);
-                let events = store
-                    .list_messages_by_run(&thread_id, &run_id, limit, cursor, &UserScope::All)
-                    .map_err(refused)?;
-                ok(&Events { events })
-            }
-            Request::ListEventsFiltered {
-                thread_id,
-                run_id,
-                event_types,
-                task_id,
-                after_seq,
-                limit,
-            } => {
-                let filter = EventFilter {
-                    event_types,
-                    task_id,
-                    after_seq,
-                    limit: usize::try_from(limit).unwrap_or(usize::MAX),
-                };
-                let events = store
-                    .list_events_filtered(&thread_id, &run_id, &filter, &UserScope::All)
-                    .map_err(refused)?;
-                ok(&Events { events })
-            }
-            Request::GetLastVisibleAiSeqByRun { thread_id, run_ids } => {
-                let run_ids = run_ids.into_iter().collect();
-                let seqs = store
-                    .get_last_visible_ai_seq_by_run(&thread_id, &run_ids, &UserScope::All)
-                    .map_err(refused)?;
-                ok(&LastSeqs { seqs })
-            }
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a runs op", other.op()),
-            )),
-        }
-    }
+/// The refusal of a request that is no runs op.
+fn not_a_runs_op(request: &Request) -> ErrorBody {
+    refuse(
+        ErrorKind::Unsupported,
+        format!("`{}` is not a runs op", request.op()),
+    )
 }
 
-impl RunsServer {
-    /// The user-scoped message reads, in the scope asked.
-    fn user_scoped(&self, request: Request) -> Answer {
-        let store = &self.store()?.store;
-        match request {
-            Request::ListMessagesAs {
-                thread_id,
-                limit,
-                before,
-                after,
-                user_id,
-            } => {
-                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-                let events = store
-                    .list_messages_as(&thread_id, limit, cursor_of(before, after), &scope(user_id))
-                    .map_err(refused)?;
-                ok(&Events { events })
-            }
-            Request::CountMessagesAs { thread_id, user_id } => {
-                let count = store
-                    .count_messages_as(&thread_id, &scope(user_id))
-                    .map_err(refused)?;
-                ok(&Count { count })
-            }
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a user-scoped op", other.op()),
-            )),
+/// `serve runs`' answer to each operation of the store: the request's fields decoded into the
+/// method's arguments, its answer encoded (generated from the table).
+macro_rules! serve_store_op {
+    ({} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        /// The store's answer to `request`; `Err(request)` when it is no store operation.
+        fn serve_store_op(
+            store: &dyn RunEventStore,
+            request: Request,
+        ) -> Result<Answer, Request> {
+            Ok(match request {
+                $(Request::$variant { $($field),* } => match store.$name($($dec),*) {
+                    Ok(output) => ok(&<$answer as StoreAnswer>::of(output)),
+                    Err(e) => Err(refused(e)),
+                },)*
+                other => return Err(other),
+            })
         }
-    }
+    };
 }
+
+history::run_store_ops!(serve_store_op {});
 
 impl Served for RunsServer {
     fn answer(&mut self, request: Request) -> Answer {
@@ -307,63 +227,19 @@ impl Served for RunsServer {
                 self.open = None;
                 done()
             }
-            Request::PutBatch { events } => {
-                let seqs = self.store()?.store.put_batch(events).map_err(refused)?;
-                ok(&Seqs { seqs })
-            }
-            Request::InsertNumbered { events } => {
-                self.store()?
-                    .store
-                    .insert_numbered(events)
-                    .map_err(refused)?;
-                done()
-            }
-            Request::MaxSeq { thread_id } => {
-                let max_seq = self.store()?.store.max_seq(&thread_id).map_err(refused)?;
-                ok(&MaxSeq { max_seq })
-            }
             Request::ListMessages {
                 thread_id,
                 limit,
                 before,
                 after,
-            } => {
-                let events = self.list_messages(&thread_id, limit, cursor_of(before, after))?;
+            } if self.store()?.planted.is(BugId::R3) => {
+                let events =
+                    self.legacy_list_messages(&thread_id, limit, cursor_of(before, after))?;
                 ok(&Events { events })
             }
-            Request::CountMessages { thread_id } => {
-                let count = self
-                    .store()?
-                    .store
-                    .count_messages(&thread_id)
-                    .map_err(refused)?;
-                ok(&Count { count })
-            }
-            Request::ListEvents { thread_id, run_id } => {
-                let events = self
-                    .store()?
-                    .store
-                    .list_events(&thread_id, &run_id)
-                    .map_err(refused)?;
-                ok(&Events { events })
-            }
-            Request::Dump {} => {
-                let events = self.store()?.store.dump().map_err(refused)?;
-                ok(&Events { events })
-            }
-            other @ (Request::DeleteByRun { .. }
-            | Request::PutIfAbsent { .. }
-            | Request::ListMessagesByRun { .. }
-            | Request::ListEventsFiltered { .. }
-            | Request::GetLastVisibleAiSeqByRun { .. }
-            | Request::DeleteByThread { .. }) => self.wider(other),
-            other @ (Request::ListMessagesAs { .. } | Request::CountMessagesAs { .. }) => {
-                self.user_scoped(other)
-            }
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a runs op", other.op()),
-            )),
+            other if other.run_store_op().is_none() => Err(not_a_runs_op(&other)),
+            store_op => serve_store_op(&*self.store()?.store, store_op)
+                .unwrap_or_else(|other| Err(not_a_runs_op(&other))),
         }
     }
 }
