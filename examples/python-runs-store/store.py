@@ -13,7 +13,7 @@ SEQ_MAX = 2**63 - 1  # the largest seq a SQL store can hold; every backend accep
 OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
        "count_messages", "list_events", "dump", "delete_by_run", "put_if_absent",
        "list_messages_by_run", "list_events_filtered", "get_last_visible_ai_seq_by_run",
-       "list_messages_as", "count_messages_as", "delete_by_thread"]
+       "list_messages_as", "count_messages_as", "delete_by_thread", "count_events"]
 
 
 class Refused(Exception):
@@ -164,6 +164,7 @@ HANDLERS = {
         "events": page(s.messages(q["thread_id"], user_id=q["user_id"], scoped=True), q)},
     "count_messages_as": lambda s, q: {
         "count": len(s.messages(q["thread_id"], user_id=q["user_id"], scoped=True))},
+    "count_events": lambda s, q: {"count": len(s.rows(q["thread_id"]))},
 }
 
 

@@ -315,5 +315,12 @@ macro_rules! run_store_ops {
             wire DeleteByThread { thread_id: String = thread_id.to_string() } every user (user);
             serve (&thread_id, &$crate::runs::UserScope::All) answer Count;
             errors Never;
+
+        /// The number of rows a thread holds, every category and every user's: what its
+        /// `dump` rows would number. Deleted rows are not counted.
+        read fn count_events(thread_id: &str) -> u64, default unsupported;
+            wire CountEvents { thread_id: String = thread_id.to_string() };
+            serve (&thread_id) answer Count;
+            errors Never;
     } };
 }

@@ -56,6 +56,13 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
         judge(&what, "list_events", errors(&d.events_after, slot));
     }
     judge("the final dump", "dump", errors(&cx.record.dumps, slot));
+    if let Some(counts) = &cx.record.event_counts {
+        judge(
+            "the final event counts",
+            "count_events",
+            errors(counts, slot),
+        );
+    }
     for e in cx.record.write_errors.iter().filter(|e| !e.conflict) {
         judge("a journal's write", e.call, vec![(e.slot, &e.message)]);
     }
@@ -119,5 +126,30 @@ pub(super) fn read_errors<'a>(
             ("list_messages_as", errors(rows, slot)),
             ("count_messages_as", errors(count, slot)),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use history::runs::{ContractErrors, RUN_STORE_OPS};
+
+    /// The operation table says where an error answer is the contract's; these rules let
+    /// exactly those through (a conflict of `insert_numbered`, the refused default scope of the
+    /// user-scoped reads) and judge every other.
+    #[test]
+    fn the_operation_table_allows_errors_where_these_rules_do() {
+        let allowed: Vec<(&str, ContractErrors)> = RUN_STORE_OPS
+            .iter()
+            .filter(|op| op.errors != ContractErrors::Never)
+            .map(|op| (op.name, op.errors))
+            .collect();
+        assert_eq!(
+            allowed,
+            [
+                ("insert_numbered", ContractErrors::Conflict),
+                ("list_messages_as", ContractErrors::NoUser),
+                ("count_messages_as", ContractErrors::NoUser),
+            ]
+        );
     }
 }

@@ -292,6 +292,9 @@ pub struct WorldRecord {
     pub feedback_log: Vec<super::feedback_record::FeedbackEntry>,
     /// Both stores' rows at the end.
     pub dumps: Both<Answer<Vec<RunEvent>>>,
+    /// Each thread's `count_events` at the end, as (thread id, count) in the scenario's order of
+    /// threads; `None` when the system does not serve it (left out, counted).
+    pub event_counts: Option<Both<Answer<Vec<(String, u64)>>>>,
     pub trace: Trace,
     /// Set when the world did not finish (a hang, a host error).
     pub failure: Option<String>,

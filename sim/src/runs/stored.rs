@@ -46,6 +46,7 @@ fn changed_fields(a: &Value, b: &Value) -> String {
 /// R3: the store holds exactly what was written; reads never change it.
 pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     let written = written_in_dump_order(cx.record);
+    event_counts_match_written(cx, &written, f);
     let backends = [
         (
             cx.primary != StoreKind::Sqlite,
@@ -86,6 +87,41 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
                     changed_fields(&w.content, &stored.content)
                 ),
             );
+        }
+    }
+}
+
+/// R3, counted: each thread's `count_events` at the end is the number of its rows written and
+/// not deleted, on every backend R3 judges (an error answer is R24's).
+fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut Findings) {
+    let Some(counts) = &cx.record.event_counts else {
+        return;
+    };
+    let mut expected: BTreeMap<&str, u64> = BTreeMap::new();
+    for row in written {
+        *expected.entry(row.thread_id.as_str()).or_default() += 1;
+    }
+    let backends = [
+        (
+            cx.primary != StoreKind::Sqlite,
+            cx.record.first_slot,
+            &counts.memory,
+        ),
+        (cx.primary == StoreKind::Sqlite, "sqlite", &counts.sqlite),
+    ];
+    for (is_primary, name, answer) in backends {
+        if !is_primary && !cx.record.write_disagreements.is_empty() {
+            continue;
+        }
+        let Ok(counts) = answer else { continue };
+        for (thread_id, count) in counts {
+            let want = expected.get(thread_id.as_str()).copied().unwrap_or(0);
+            if *count != want {
+                f.add(
+                    BugId::R3,
+                    format!("the {name} store counts {count} events in thread {thread_id} but {want} were written and not deleted"),
+                );
+            }
         }
     }
 }

@@ -204,6 +204,7 @@ fn broken_record(failure: String) -> WorldRecord {
         feedback: Vec::new(),
         feedback_log: Vec::new(),
         dumps: Both::new(Ok(Vec::new()), Ok(Vec::new())),
+        event_counts: None,
         trace: Trace::new(false),
         failure: Some(failure),
         sim_elapsed_ms: 0,
@@ -362,6 +363,22 @@ fn store_crash_schedule(scenario: &RunsScenario) -> Vec<u64> {
     at
 }
 
+/// Each thread's `count_events` at the end (R3 compares them with the rows written), or, when
+/// the system does not serve it, `None` and the count left out.
+fn final_event_counts(world: &World) -> Option<Both<Answer<Vec<(String, u64)>>>> {
+    const COUNT_EVENTS: &str = "count_events";
+    if !world.serves(COUNT_EVENTS) {
+        let left_out = format!("the final event counts (the system does not serve {COUNT_EVENTS})");
+        world.left_out.borrow_mut().hit(&left_out);
+        return None;
+    }
+    let threads: Vec<&String> = world.scenario.threads.values().collect();
+    Some(world.both(|s| {
+        let count = |t: &&String| Ok(((*t).clone(), s.count_events(t)?));
+        threads.iter().map(count).collect()
+    }))
+}
+
 /// What the world recorded, taken out of it once the simulation is over.
 fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> WorldRecord {
     let feedback: Vec<Feedback> = world
@@ -371,6 +388,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         .flat_map(|t| world.feedback.list_thread(t))
         .collect();
     let dumps = world.both(|s| s.dump());
+    let event_counts = final_event_counts(world);
     // A breach in the final dumps breaks the world as much as one during the simulation.
     let failure = failure.or_else(|| world.breach.borrow().as_ref().map(|b| b.to_string()));
     let mut answers = crate::coverage::Coverage::default();
@@ -402,6 +420,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         feedback,
         feedback_log: log.feedback,
         dumps,
+        event_counts,
         trace: world.trace.replace(Trace::new(false)),
         failure,
         sim_elapsed_ms,

@@ -124,17 +124,6 @@ fn before_after(cursor: MessageCursor) -> (Option<u64>, Option<u64>) {
     }
 }
 
-/// The answer to a run-event store operation: made of the method's answer (the server's
-/// side), and made into it again (the client's).
-pub trait StoreAnswer: Serialize + DeserializeOwned {
-    /// The method's answer.
-    type Output;
-    fn of(output: Self::Output) -> Self;
-    /// The method's answer to `request`; `Err` when the answer cannot be one (an `internal`
-    /// error naming why).
-    fn output(self, request: &Request) -> Result<Self::Output, RunStoreError>;
-}
-
 /// `open`'s options: every one is always sent (no default crosses the boundary).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -242,6 +231,17 @@ pub enum Admitted {
     Stored,
     Quarantined,
     Failed(String),
+}
+
+/// The answer to a run-event store operation: made of the method's answer (the server's
+/// side), and made into it again (the client's).
+pub trait StoreAnswer: Serialize + DeserializeOwned {
+    /// The method's answer.
+    type Output;
+    fn of(output: Self::Output) -> Self;
+    /// The method's answer to `request`; `Err` when the answer cannot be one (an `internal`
+    /// error naming why).
+    fn output(self, request: &Request) -> Result<Self::Output, RunStoreError>;
 }
 
 /// The answer to `put_batch`: the seq given to each event, in batch order.

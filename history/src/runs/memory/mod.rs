@@ -80,6 +80,12 @@ impl RunEventStore for MemoryRunEventStore {
         Ok(self.lock().count_messages(thread_id, None))
     }
 
+    fn count_events(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        let state = self.lock();
+        let rows = state.threads.get(thread_id);
+        Ok(rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64))
+    }
+
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
         Ok(self.lock().list_events(
             thread_id,

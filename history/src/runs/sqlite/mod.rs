@@ -221,6 +221,10 @@ impl RunEventStore for SqliteRunEventStore {
         self.count_messages_as(thread_id, &UserScope::All)
     }
 
+    fn count_events(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        count_where(&self.lock(), &Conditions::thread(thread_id))
+    }
+
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
         self.list_events_filtered(
             thread_id,
