@@ -447,6 +447,7 @@ mod tests {
     use super::*;
     use crate::journal::MemStorage;
     use crate::runs::event::Category;
+    use crate::runs::EventFilter;
     use serde_json::json;
 
     fn ev(thread: &str, run: &str) -> NewRunEvent {

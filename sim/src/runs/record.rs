@@ -294,7 +294,7 @@ pub struct WorldRecord {
     pub dumps: Both<Answer<Vec<RunEvent>>>,
     /// Each thread's `count_events` at the end, as (thread id, count) in the scenario's order of
     /// threads; `None` when the system does not serve it (left out, counted).
-    pub event_counts: Option<Both<Answer<Vec<(String, u64)>>>>,
+    pub event_counts: Option<EventCounts>,
     pub trace: Trace,
     /// Set when the world did not finish (a hang, a host error).
     pub failure: Option<String>,
@@ -317,6 +317,9 @@ pub struct WorldRecord {
     /// answers and dump of that slot are `Both::memory`).
     pub first_slot: &'static str,
 }
+
+/// Both stores' `count_events` of each thread, as (thread id, count).
+pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
 
 /// One `delete_by_thread` the client made, and what it read right after.
 #[derive(Clone, Debug)]

@@ -365,7 +365,7 @@ fn store_crash_schedule(scenario: &RunsScenario) -> Vec<u64> {
 
 /// Each thread's `count_events` at the end (R3 compares them with the rows written), or, when
 /// the system does not serve it, `None` and the count left out.
-fn final_event_counts(world: &World) -> Option<Both<Answer<Vec<(String, u64)>>>> {
+fn final_event_counts(world: &World) -> Option<super::record::EventCounts> {
     const COUNT_EVENTS: &str = "count_events";
     if !world.serves(COUNT_EVENTS) {
         let left_out = format!("the final event counts (the system does not serve {COUNT_EVENTS})");

@@ -200,18 +200,15 @@ macro_rules! serve_store_op {
     ({} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
         default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
         $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
-        /// The store's answer to `request`; `Err(request)` when it is no store operation.
-        fn serve_store_op(
-            store: &dyn RunEventStore,
-            request: Request,
-        ) -> Result<Answer, Request> {
-            Ok(match request {
+        /// The store's answer to `request` (refused when it is no store operation).
+        fn serve_store_op(store: &dyn RunEventStore, request: Request) -> Answer {
+            match request {
                 $(Request::$variant { $($field),* } => match store.$name($($dec),*) {
                     Ok(output) => ok(&<$answer as StoreAnswer>::of(output)),
                     Err(e) => Err(refused(e)),
                 },)*
-                other => return Err(other),
-            })
+                other => Err(not_a_runs_op(&other)),
+            }
         }
     };
 }
@@ -238,8 +235,7 @@ impl Served for RunsServer {
                 ok(&Events { events })
             }
             other if other.run_store_op().is_none() => Err(not_a_runs_op(&other)),
-            store_op => serve_store_op(&*self.store()?.store, store_op)
-                .unwrap_or_else(|other| Err(not_a_runs_op(&other))),
+            store_op => serve_store_op(&*self.store()?.store, store_op),
         }
     }
 }
