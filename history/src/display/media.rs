@@ -74,7 +74,10 @@ pub(crate) fn convert_block(
     match block_type.as_ref() {
         "text" => {
             let text = text.and_then(json::as_str).ok_or("text")?;
-            Ok((!text.is_empty()).then(|| ContentPart::Text {
+            // planted P13: the legacy reader kept an empty text block as an empty text part,
+            // which the chat shape never holds.
+            let kept = !text.is_empty() || planted.is(BugId::P13);
+            Ok(kept.then(|| ContentPart::Text {
                 text: text.into_owned(),
             }))
         }

@@ -92,6 +92,24 @@ impl EventFilter {
                 .is_none_or(|task| task_id_of(&row.metadata) == Some(task.as_str()))
             && self.after_seq.is_none_or(|after| row.seq > after)
     }
+
+    /// The legacy reads' conditions (planted R17): a task matched by its text, so the number 5
+    /// passed a filter by `"5"`.
+    pub(crate) fn admits_by_text(&self, row: &RunEvent) -> bool {
+        let text = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let by_text = EventFilter {
+            task_id: None,
+            ..self.clone()
+        };
+        by_text.admits(row)
+            && self.task_id.as_ref().is_none_or(|task| {
+                row.metadata.get("task_id").and_then(text).as_ref() == Some(task)
+            })
+    }
 }
 
 /// `metadata.task_id` when it is a string.

@@ -21,6 +21,22 @@ pub struct RunEventKey {
     pub content: Value,
 }
 
+impl RunEventKey {
+    /// An event as its type, metadata and content show it. A `metadata.task_id` that is not a
+    /// string (the number 5, say) names no task a filter can ask for: the contract matches
+    /// strings only.
+    pub fn of(event_type: &str, metadata: &Value, content: &Value) -> RunEventKey {
+        RunEventKey {
+            event_type: event_type.to_string(),
+            task_id: match metadata.get("task_id") {
+                Some(Value::String(task)) => Some(task.clone()),
+                _ => None,
+            },
+            content: content.clone(),
+        }
+    }
+}
+
 /// The conditions of a filtered read, its page size aside: the rows it selects pass both.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventQuery {

@@ -11,7 +11,7 @@
 
 use super::context::{overlay_tail, turn_label, Context, EarlyExpectation, Read};
 use super::faults::FaultPlan;
-use super::record::AppendError;
+use super::record::WorldRecord;
 use super::scenario::DisplayScenario;
 use super::view::{describe_media, media, view_of_projection, warning_named, words, ViewMessage};
 use super::words::{
@@ -19,6 +19,7 @@ use super::words::{
     same_words_in_order,
 };
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
+use history::display::ContentPart;
 use history::BugId;
 use model::display as m;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,9 +71,11 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::P2, missing_words),
     (BugId::P8, same_words_in_order),
     (BugId::P13, media_parts_match),
+    (BugId::P13, answers_hold_no_empty_text_part),
     (BugId::P10, skipped_rows_are_warned_about),
     (BugId::P14, early_reads_show_the_stored_rows),
     (BugId::P2, settled_history_matches),
+    (BugId::P2, project_matches_the_model),
 ];
 
 /// Checks one played world.
@@ -81,18 +84,16 @@ pub fn check(
     plan: &FaultPlan,
     conversation: &m::Conversation,
     transcript: &m::Transcript,
-    reads: &[Read],
+    record: &WorldRecord,
     early_expected: &[Option<EarlyExpectation>],
-    append_errors: &[AppendError],
 ) -> Vec<Violation> {
     let cx = Context::new(
         scenario,
         plan,
         conversation,
         transcript,
-        reads,
+        record,
         early_expected,
-        append_errors,
     );
     let mut f = Findings::new(&ATTRIBUTION);
     for (_, rule) in RULES {
@@ -318,6 +319,33 @@ fn media_parts_match(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
+/// P13: every answer is in the OpenAI chat shape, where a text part is never empty
+/// (docs/display-projection.md, "Projection" 5): an empty text block becomes nothing.
+fn answers_hold_no_empty_text_part(cx: &Context<'_>, f: &mut Findings) {
+    let reads = cx.reads.iter().filter_map(|r| {
+        let at = format!("replica-{}'s answer at {}", r.replica, turn_label(r));
+        r.result.as_ref().ok().map(|p| (at, p))
+    });
+    let projected = cx
+        .projected
+        .and_then(|p| p.as_ref().ok())
+        .map(|p| ("`project`'s answer".to_string(), p));
+    for (at, projection) in reads.chain(projected) {
+        let empty = projection.messages.iter().position(|m| {
+            m.content
+                .iter()
+                .any(|p| matches!(p, ContentPart::Text { text } if text.is_empty()))
+        });
+        if let Some(m) = empty {
+            f.add(
+                BugId::P13,
+                format!("{at}: message {m} holds an empty text part"),
+            );
+            return;
+        }
+    }
+}
+
 /// P10: every skipped malformed row is warned about. Secondary: most defects also stop a row
 /// from being skipped, and so from being warned about.
 fn skipped_rows_are_warned_about(cx: &Context<'_>, f: &mut Findings) {
@@ -438,6 +466,34 @@ fn settled_history_matches(cx: &Context<'_>, f: &mut Findings) {
                 cx.expected.len()
             ),
         );
+    }
+}
+
+/// `project` (docs/sut-protocol.md): the system's pure projector, given exactly the rows the
+/// store holds once the world ended, answers the model's settled history; an error is a failed
+/// reconstruction (P1). Compared only where no other rule found anything: a projector bug shows
+/// in every read, and the reads' rules name it more narrowly.
+fn project_matches_the_model(cx: &Context<'_>, f: &mut Findings) {
+    match cx.projected {
+        None => {}
+        Some(Err(e)) => f.add(
+            BugId::P1,
+            format!("`project` of the rows the store holds answered an error: {e}"),
+        ),
+        Some(Ok(p)) if f.is_empty() => {
+            let view = view_of_projection(&p.messages);
+            if view != cx.expected {
+                f.unexplained(
+                    BugId::P2,
+                    format!(
+                        "`project` of the rows the store holds differs from the model: answered {} messages, expected {}",
+                        view.len(),
+                        cx.expected.len()
+                    ),
+                );
+            }
+        }
+        Some(Ok(_)) => {}
     }
 }
 

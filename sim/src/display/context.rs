@@ -3,7 +3,7 @@
 
 use super::faults::FaultPlan;
 use super::provenance::{is_decoy_marker, provenance, Kind, Provenance};
-use super::record::AppendError;
+use super::record::{AppendError, WorldRecord};
 use super::scenario::{DisplayScenario, Event, Step};
 use super::view::{view_of_model, view_of_projection, words, ViewMessage};
 use super::word_diff::WordDiff;
@@ -39,6 +39,8 @@ pub struct Context<'a> {
     pub early_expected: &'a [Option<EarlyExpectation>],
     /// Every delivery a replica's store answered with an error (P15).
     pub append_errors: &'a [AppendError],
+    /// What the system's `project` made of the rows the store holds, once the world ended.
+    pub projected: Option<&'a Result<Projection, String>>,
     pub provenance: Provenance<'a>,
     /// Display keys visible per the model.
     pub visible: BTreeSet<String>,
@@ -64,10 +66,10 @@ impl<'a> Context<'a> {
         plan: &FaultPlan,
         conversation: &'a m::Conversation,
         transcript: &'a m::Transcript,
-        reads: &'a [Read],
+        record: &'a WorldRecord,
         early_expected: &'a [Option<EarlyExpectation>],
-        append_errors: &'a [AppendError],
     ) -> Self {
+        let reads = &record.reads[..];
         let visible_ids = m::visible_displays(conversation);
         let user_spoke = |s: &&Step| {
             matches!(
@@ -81,7 +83,8 @@ impl<'a> Context<'a> {
             transcript,
             reads,
             early_expected,
-            append_errors,
+            append_errors: &record.append_errors,
+            projected: record.projected.as_ref(),
             provenance: provenance(scenario, plan),
             visible: scenario
                 .displays

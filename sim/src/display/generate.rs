@@ -247,6 +247,10 @@ impl Generator<'_> {
                 };
                 Block::Audio { format, data }
             }
+            // An empty text block: nothing in the history, never an empty text part.
+            _ if self.rng.random_bool(0.5) => Block::Text {
+                text: String::new(),
+            },
             _ => Block::Other {
                 name: "video".to_string(),
             },

@@ -93,9 +93,8 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
             &plan,
             &model.conversation,
             &model.transcript,
-            &record.reads,
+            &record,
             &early_expected,
-            &record.append_errors,
         )
     };
     if record.failure.is_none() && record.converged_after_ms.is_none() {
@@ -109,6 +108,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         .then(|| describe(&record.reads, &model.transcript));
     let mut coverage = record.coverage.clone();
     probes::scenario_probes(scenario, &mut coverage);
+    probes::record_probes(&record, &mut coverage);
     probes::model_probes(&model.transcript, &mut coverage);
     WorkloadRun {
         left_out: declared_losses(&model.transcript),

@@ -26,13 +26,23 @@ pub const PROBES: &[&str] = &[
     "display.feature.defect_payload",
     "display.feature.media_legacy_bytes",
     "display.feature.media_rejected",
+    "display.feature.empty_text_block",
     "display.feature.tied_timestamp",
     "display.feature.marker_less_thread",
     "display.feature.stop_only_run",
     "display.feature.replicas_3_or_more",
     "display.model.suffix_recovered",
     "display.model.chunk_lost",
+    "display.feature.project_answered",
 ];
+
+/// Probes of what the world recorded: the system's `project` answered the history of the rows
+/// the store holds.
+pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
+    if matches!(record.projected, Some(Ok(_))) {
+        cov.hit("display.feature.project_answered");
+    }
+}
 
 /// Probes of the scenario as played: what the bus did (from the trace counters the world keeps)
 /// and what the conversation contained.
@@ -123,6 +133,7 @@ fn block_probes(blocks: &[Block], cov: &mut Coverage) {
             Block::Image { url: None } | Block::Other { .. } => {
                 cov.hit("display.feature.media_rejected")
             }
+            Block::Text { text } if text.is_empty() => cov.hit("display.feature.empty_text_block"),
             _ => {}
         }
     }

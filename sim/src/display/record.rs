@@ -67,6 +67,9 @@ pub struct WorldRecord {
     pub answers: crate::coverage::Coverage,
     /// The known differences the system declared (docs/display-projection.md).
     pub declared: model::display::Declared,
+    /// Once the world ended: what the system's pure projector (`project`) made of exactly the
+    /// rows the store holds; `None` for a system without `project`, or a world that broke.
+    pub projected: Option<Result<Projection, String>>,
 }
 
 impl WorldRecord {
@@ -86,6 +89,7 @@ impl WorldRecord {
             sut_log: None,
             answers: Default::default(),
             declared: Default::default(),
+            projected: None,
         }
     }
 }

@@ -40,6 +40,12 @@ pub trait DisplaySystem {
         thread_id: &str,
         primary: &AgentIdentity,
     ) -> Answer<Projection>;
+    /// The system's pure projector: the history of exactly `rows` (docs/sut-protocol.md,
+    /// `project`); `None` when it serves no `project`.
+    fn project(&mut self, rows: &[&[u8]], primary: &AgentIdentity) -> Option<Answer<Projection>> {
+        let _ = (rows, primary);
+        None
+    }
     /// The request and answer lines exchanged since the last call, for the trace (a system in
     /// this process exchanges none).
     fn take_transcript(&mut self) -> Vec<String> {
@@ -66,6 +72,7 @@ type SharedStore = Rc<dyn DisplayEventStore>;
 /// histsim's own replicas over one shared store, in this process.
 pub struct InProcess {
     nodes: Vec<ReplicaNode<SharedStore>>,
+    options: ProjectorOptions,
 }
 
 impl InProcess {
@@ -87,7 +94,7 @@ impl InProcess {
         let nodes = (0..replicas)
             .map(|_| ReplicaNode::new(store.clone(), options))
             .collect();
-        Ok(InProcess { nodes })
+        Ok(InProcess { nodes, options })
     }
 
     fn node(&mut self, node: u8) -> &mut ReplicaNode<SharedStore> {
@@ -125,6 +132,14 @@ impl DisplaySystem for InProcess {
             .node(node)
             .reconstruct(thread_id, Some(primary))
             .map_err(|e| e.to_string()))
+    }
+
+    fn project(&mut self, rows: &[&[u8]], primary: &AgentIdentity) -> Option<Answer<Projection>> {
+        Some(Ok(Ok(history::display::project(
+            rows,
+            Some(primary),
+            &self.options,
+        ))))
     }
 }
 
@@ -214,6 +229,24 @@ impl DisplaySystem for OverProtocol {
             primary: Some(primary.clone()),
         };
         Ok(self.sut.call_for(&request)?.map_err(|e| e.message))
+    }
+
+    fn project(&mut self, rows: &[&[u8]], primary: &AgentIdentity) -> Option<Answer<Projection>> {
+        if !self.sut.serves("project") {
+            return None;
+        }
+        let request = Request::Project {
+            rows: rows
+                .iter()
+                .map(|row| String::from_utf8_lossy(row).into_owned())
+                .collect(),
+            primary: Some(primary.clone()),
+        };
+        Some(
+            self.sut
+                .call_for(&request)
+                .map(|a| a.map_err(|e| e.message)),
+        )
     }
 
     fn take_transcript(&mut self) -> Vec<String> {

@@ -16,11 +16,11 @@ use super::digest::answer_digest;
 use super::faults::FaultPlan;
 use super::live::LiveSteps;
 use super::rows::{encode_row, RowEnvelope};
-use super::scenario::{DisplayScenario, Event, Subscriber, LIVE_STOP_WAIT_MS};
+use super::scenario::{DisplayScenario, Event, Step, Subscriber, LIVE_STOP_WAIT_MS};
 use super::system::{DisplaySystem, InProcess, OverProtocol};
 use super::wire::{read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT};
 use crate::trace::Trace;
-use history::display::AgentIdentity;
+use history::display::{AgentIdentity, Projection};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -137,6 +137,11 @@ pub fn play(
         .or(failure);
     let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
     drop(sim);
+    let projected = match failure {
+        None => project_stored(&shared, sim_elapsed_ms * 1000),
+        Some(_) => None,
+    };
+    let failure = failure.or_else(|| shared.breach.borrow().as_ref().map(|b| b.to_string()));
     let shared = match Rc::try_unwrap(shared) {
         Ok(s) => s,
         Err(_) => {
@@ -146,7 +151,9 @@ pub fn play(
             )
         }
     };
-    record_of(shared, failure, sim_elapsed_ms)
+    let mut record = record_of(shared, failure, sim_elapsed_ms);
+    record.projected = projected;
+    record
 }
 
 /// What the played world leaves for the checkers.
@@ -167,6 +174,7 @@ fn record_of(shared: Shared, failure: Option<String>, sim_elapsed_ms: u64) -> Wo
         sim_elapsed_ms,
         coverage: shared.coverage.into_inner(),
         converged_after_ms: shared.converged_after_ms.get(),
+        projected: None,
     }
 }
 
@@ -420,22 +428,7 @@ async fn play_turn(turn: u32, shared: &Shared, bus: &mpsc::UnboundedSender<Frame
         let created_at_ns = turmoil::since_epoch()
             .map(|d| d.as_nanos() as i64)
             .unwrap_or(0);
-        let agent = scenario.agents.get(&step.agent);
-        let display_id = scenario
-            .displays
-            .get(&step.display)
-            .map(String::as_str)
-            .unwrap_or("");
-        let env = RowEnvelope {
-            agent_class: agent.map(|a| a.class.as_str()).unwrap_or(""),
-            agent_id: agent.map(|a| a.id.as_str()).unwrap_or(""),
-            thread_id: &scenario.thread_id,
-            display_id,
-            run_id: &step.run,
-            event_id: &event_id,
-            created_at_ns,
-        };
-        let row = encode_row(&env, &step.event, step.defect.as_ref());
+        let row = row_of(scenario, step, &event_id, created_at_ns);
         shared.emissions.borrow_mut().push(Emitted {
             step: step.id,
             event_id: event_id.clone(),
@@ -449,6 +442,71 @@ async fn play_turn(turn: u32, shared: &Shared, bus: &mpsc::UnboundedSender<Frame
             subject,
             row,
         });
+    }
+}
+
+/// The row agents publish for `step`, emitted as `event_id` at `created_at_ns`.
+fn row_of(scenario: &DisplayScenario, step: &Step, event_id: &str, created_at_ns: i64) -> Vec<u8> {
+    let agent = scenario.agents.get(&step.agent);
+    let display_id = scenario
+        .displays
+        .get(&step.display)
+        .map(String::as_str)
+        .unwrap_or("");
+    let env = RowEnvelope {
+        agent_class: agent.map(|a| a.class.as_str()).unwrap_or(""),
+        agent_id: agent.map(|a| a.id.as_str()).unwrap_or(""),
+        thread_id: &scenario.thread_id,
+        display_id,
+        run_id: &step.run,
+        event_id,
+        created_at_ns,
+    };
+    encode_row(&env, &step.event, step.defect.as_ref())
+}
+
+/// Once the world has ended: the system's pure projector asked for the history of exactly the
+/// rows the shared store holds (each stored step's first copy, in the order they were stored),
+/// which must be the model's settled history. `None` for a system without `project`. The
+/// exchange is traced at the world's last instant; histsim's own projector exchanges no line,
+/// so an in-process trace is the same with or without this read.
+fn project_stored(shared: &Shared, at_us: u64) -> Option<Result<Projection, String>> {
+    let scenario = &shared.scenario;
+    let steps: BTreeMap<u32, &Step> = scenario.steps().map(|s| (s.id, s)).collect();
+    let emissions = shared.emissions.borrow();
+    let emitted: BTreeMap<u32, &Emitted> = emissions.iter().map(|e| (e.step, e)).collect();
+    let mut stored: Vec<(u64, u32)> = shared
+        .first_stored
+        .borrow()
+        .iter()
+        .map(|(step, op)| (*op, *step))
+        .collect();
+    stored.sort_unstable();
+    let rows: Vec<Vec<u8>> = stored
+        .iter()
+        .filter_map(|(_, step)| {
+            let e = emitted.get(step)?;
+            Some(row_of(
+                scenario,
+                steps.get(step)?,
+                &e.event_id,
+                e.created_at_ns,
+            ))
+        })
+        .collect();
+    let refs: Vec<&[u8]> = rows.iter().map(Vec::as_slice).collect();
+    let mut system = shared.system.borrow_mut();
+    let answer = system.project(&refs, &shared.primary);
+    let mut trace = shared.trace.borrow_mut();
+    for line in system.take_transcript() {
+        trace.record_text(at_us, "sut ", &line);
+    }
+    match answer? {
+        Ok(answer) => Some(answer),
+        Err(breach) => {
+            shared.breach.borrow_mut().get_or_insert(breach);
+            None
+        }
     }
 }
 

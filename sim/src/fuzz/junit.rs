@@ -52,7 +52,7 @@ fn describe(v: &FuzzViolation) -> String {
         .as_deref()
         .unwrap_or("(no panic message in the log)");
     let replay = match (&v.scenario_file, &v.import_error) {
-        (Some(f), _) => format!("replay: histsim scenarios {f}"),
+        (Some(f), _) => format!("replay: {} scenarios {f}", crate::run::histsim_command()),
         (None, Some(e)) => format!("not imported: {e}"),
         (None, None) => String::new(),
     };
@@ -107,7 +107,7 @@ mod tests {
         };
         let xml = junit(&summary(vec![found, panicked], None));
         assert!(xml.contains("<testcase name=\"P4\""), "{xml}");
-        assert!(xml.contains("replay: histsim scenarios scenarios/regressions/p4.toml"));
+        assert!(xml.contains(" scenarios scenarios/regressions/p4.toml"));
         assert!(
             xml.contains("two copies &lt;of&gt; one row"),
             "escaped: {xml}"

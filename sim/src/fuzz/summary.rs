@@ -107,7 +107,8 @@ pub fn markdown(s: &FuzzSummary) -> String {
         }
         match (&v.scenario_file, &v.import_error) {
             (Some(f), _) => md.push_str(&format!(
-                "scenario file: `{f}`; replay it: `histsim scenarios {f}`\n\n"
+                "scenario file: `{f}`; replay it: `{} scenarios {f}`\n\n",
+                crate::run::histsim_command()
             )),
             (None, Some(e)) => md.push_str(&format!("import failed: {e}\n\n")),
             (None, None) => {}
@@ -131,7 +132,8 @@ fn replay_section(text: Option<&ReplayText>) -> String {
         ),
         Some(ReplayText::ScenarioFile(t)) => format!(
             "The scenario file, to replay it where the report is gone (save it as `found.toml`, \
-             then `histsim scenarios found.toml`):\n\n```toml\n{}\n```\n\n",
+             then `{} scenarios found.toml`):\n\n```toml\n{}\n```\n\n",
+            crate::run::histsim_command(),
             t.trim_end()
         ),
         Some(ReplayText::InputHex(h)) => format!(
@@ -250,7 +252,7 @@ mod tests {
         let file = "format = 1\nid = \"P11\"\n[display]\nprimary = \"lead\"\n";
         let md = replay_section(Some(&ReplayText::ScenarioFile(file.into())));
         assert!(md.contains(&format!("```toml\n{file}```")), "{md}");
-        assert!(md.contains("histsim scenarios found.toml"), "{md}");
+        assert!(md.contains(" scenarios found.toml`"), "{md}");
         let long = "x".repeat(REPLAY_TEXT_BYTES_MAX + 1);
         let md = replay_section(Some(&ReplayText::ScenarioFile(long)));
         assert!(md.contains("65537 bytes") && !md.contains("xxx"), "{md}");

@@ -13,7 +13,7 @@ use super::record::ReadKind;
 use super::scenario::MessageSpec;
 use super::truth::Snapshots;
 use crate::outcome::Findings;
-use history::runs::{task_id_of, EventFilter, RunEvent};
+use history::runs::{EventFilter, RunEvent};
 use history::BugId;
 use model::runs::{
     check_filtered_pages, hidden_by_caller, last_visible_answer, EmittedMessage, EventQuery,
@@ -23,11 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A stored or emitted event as the model tells events apart.
 fn key(event_type: &str, metadata: &serde_json::Value, content: &serde_json::Value) -> RunEventKey {
-    RunEventKey {
-        event_type: event_type.to_string(),
-        task_id: task_id_of(metadata).map(str::to_string),
-        content: content.clone(),
-    }
+    RunEventKey::of(event_type, metadata, content)
 }
 
 /// R17: paging one run's events through a filter with `after_seq` cursors returns, at most

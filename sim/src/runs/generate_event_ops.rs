@@ -20,6 +20,7 @@ use rand::seq::IndexedRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 
 /// The workload sub-stream of the AI messages' callers (numbered after R18, whose caller rule
 /// they reach; unused by any other kind of call).
@@ -99,14 +100,33 @@ pub fn add_tasks(runs: &mut [RunSpec], options: &RunsOptions, rng: &mut ChaCha8R
             continue;
         }
         let messages = run.message_count() as u32;
+        let digits = rng.random_bool(DIGIT_IDS_PROBABILITY);
         run.tasks = (0..rng.random_range(1..=3))
             .map(|t| TaskSpec {
                 id: format!("task-{t}"),
                 after: rng.random_range(0..=messages),
                 steps: rng.random_range(1..=TASK_STEPS_MAX.min(4)),
+                numeric_id: false,
             })
             .collect();
+        if digits {
+            give_digit_ids(&mut run.tasks, rng);
+        }
     }
+}
+
+/// How often a run's tasks have ids of decimal digits, some of them JSON numbers.
+const DIGIT_IDS_PROBABILITY: f64 = 0.3;
+
+/// Ids `0` and `1`, each a string or a number: a run may hold the string `"1"` beside the number
+/// `1`, and a filter by `"1"` must select the string's events only.
+fn give_digit_ids(tasks: &mut Vec<TaskSpec>, rng: &mut ChaCha8Rng) {
+    let mut taken = BTreeSet::new();
+    for task in tasks.iter_mut() {
+        task.id = rng.random_range(0..2u32).to_string();
+        task.numeric_id = rng.random_bool(0.5);
+    }
+    tasks.retain(|t| taken.insert((t.id.clone(), t.numeric_id)));
 }
 
 /// A filter over one run's events: its task, some types, or both.

@@ -2,7 +2,7 @@
 
 use super::answer_rules::read_errors;
 use super::record::ReadKind;
-use super::scenario::{MessageSpec, Op, RunsScenario, Target};
+use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use super::script::is_middleware_caller;
 use super::world::{TruthEvent, WorldRecord};
 use crate::coverage::Coverage;
@@ -33,6 +33,7 @@ pub const PROBES: &[&str] = &[
     "runs.feature.run_paged",
     "runs.feature.subagent_tasks",
     "runs.feature.events_filtered",
+    "runs.feature.task_filter_on_a_numeric_id",
     "runs.feature.last_answers",
     "runs.feature.user_reads",
     "runs.feature.rating_anonymous",
@@ -262,10 +263,19 @@ fn store_op_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &m
             Op::Events { run } if answered.next("events", thread_of(s, run)) => {
                 cov.hit("runs.feature.events_read")
             }
-            Op::FilteredEvents { run, .. }
+            Op::FilteredEvents { run, task, .. }
                 if answered.next("filtered_events", thread_of(s, run)) =>
             {
-                cov.hit("runs.feature.events_filtered")
+                cov.hit("runs.feature.events_filtered");
+                // A filter by `"1"` over a run whose task 1 carries the number 1.
+                let numeric = |r: &&RunSpec| {
+                    r.tasks
+                        .iter()
+                        .any(|t| t.numeric_id && Some(&t.id) == task.as_ref())
+                };
+                if s.runs.iter().filter(|r| &r.id == run).any(|r| numeric(&r)) {
+                    cov.hit("runs.feature.task_filter_on_a_numeric_id")
+                }
             }
             Op::LastAnswers { thread } if answered.next("last_answers", thread) => {
                 cov.hit("runs.feature.last_answers")

@@ -1,7 +1,8 @@
 //! A system under test that answers `err` where the contract asks for an answer is caught, op
 //! by op: histsim's reference adapter behind `sim/tests/adapters/err_on.py`, which answers
 //! `internal` to every request of one op, must fail a short campaign under that op's catalog ID
-//! (R24 for every run-event store op, P15 for a display append, P1 for a reconstruction). A
+//! (R24 for every run-event store op, P15 for a display append, P1 for a reconstruction or a
+//! `project`). A
 //! check that passed over error answers would let such a store through with "ok".
 
 use super::histsim_cli;
@@ -102,6 +103,46 @@ fn internal_errors_on_display_ops_are_caught() {
     }
     assert_caught("display", "append", "0..4", "P15");
     assert_caught("display", "reconstruct", "0..4", "P1");
+    assert_caught("display", "project", "0..4", "P1");
+}
+
+/// `project` answers the history of exactly the rows given: a projector that leaves one out
+/// (`sim/tests/adapters/project_drops_a_row.py`) is found, though every reconstruction is right.
+#[test]
+fn a_project_of_other_rows_than_given_is_p2() {
+    if !python_found() {
+        eprintln!("skipped: no python3 to run the misbehaving adapter");
+        return;
+    }
+    let histsim = env!("CARGO_BIN_EXE_histsim");
+    let sut = format!(
+        "python3 {}/tests/adapters/project_drops_a_row.py -- {histsim} serve display",
+        env!("CARGO_MANIFEST_DIR").trim_end_matches('/')
+    );
+    let reports = tempfile::tempdir().expect("a temporary directory");
+    let (code, out) = histsim_cli(&[
+        "run",
+        "--workload",
+        "display",
+        "--seeds",
+        "0..8",
+        "--sut",
+        &sut,
+        "--no-shrink",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--name",
+        "project-drops-a-row",
+        "--report-dir",
+        reports.path().to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("invariant: P2"), "{out}");
+    assert!(
+        out.contains("`project` of the rows the store holds differs"),
+        "{out}"
+    );
 }
 
 /// The report counts every answer op by op: the errors of a store answering `internal` to every

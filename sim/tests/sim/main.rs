@@ -12,6 +12,7 @@ mod inspect;
 mod journal;
 mod planted;
 mod project;
+mod readme;
 mod rules;
 mod runs;
 mod scenarios;

@@ -279,11 +279,11 @@ impl MemoryIndex {
             // planted R17: the legacy read cut the page of `limit` rows after the cursor first
             // and filtered it afterwards, so a page holds fewer than `limit` matches (none, when
             // other events come first) and a reader paging one task stops early (upstream
-            // issue #3779).
+            // issue #3779); and it matched a task by its text, the number 5 for `"5"`.
             return of_run
                 .filter(|e| filter.after_seq.is_none_or(|after| e.seq > after))
                 .take(filter.limit)
-                .filter(|e| filter.admits(e))
+                .filter(|e| filter.admits_by_text(e))
                 .cloned()
                 .collect();
         }
