@@ -133,9 +133,16 @@ fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
 /// Where the bus comes from: `--nats-url`, `--nats-server`, the PATH, or the install script's.
 fn nats_source(args: &LiveArgs) -> Result<Nats, String> {
     if let Some(url) = &args.nats_url {
-        let loopback = ["nats://127.0.0.1:", "nats://localhost:", "127.0.0.1:", "localhost:"];
+        let loopback = [
+            "nats://127.0.0.1:",
+            "nats://localhost:",
+            "127.0.0.1:",
+            "localhost:",
+        ];
         if !loopback.iter().any(|p| url.starts_with(p)) {
-            return Err(format!("--nats-url {url}: live mode uses loopback only (nats://127.0.0.1:PORT)"));
+            return Err(format!(
+                "--nats-url {url}: live mode uses loopback only (nats://127.0.0.1:PORT)"
+            ));
         }
         return Ok(Nats::Url(url.clone()));
     }
@@ -203,7 +210,10 @@ fn replica_command(setup: &LiveSetup, k: u8, url: &str) -> ReplicaCommand {
         format!("--subject={}.*", setup.subject),
         format!("--store={}", setup.store().display()),
         format!("--thread={}", setup.scenario.thread_id),
-        format!("--primary-class={}", primary.map_or("", |a| a.class.as_str())),
+        format!(
+            "--primary-class={}",
+            primary.map_or("", |a| a.class.as_str())
+        ),
         format!("--primary-id={}", primary.map_or("", |a| a.id.as_str())),
     ];
     if let Some(bug) = setup.planted.active() {

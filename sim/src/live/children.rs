@@ -26,7 +26,9 @@ impl Tracked {
 
     /// Sends `signal` (SIGSTOP, SIGCONT) to the child.
     pub fn signal(&self, signal: rustix::process::Signal) -> std::io::Result<()> {
-        let pid = self.pid().and_then(|p| rustix::process::Pid::from_raw(p as i32));
+        let pid = self
+            .pid()
+            .and_then(|p| rustix::process::Pid::from_raw(p as i32));
         let pid = pid.ok_or_else(|| std::io::Error::other(format!("{} has exited", self.what)))?;
         rustix::process::kill_process(pid, signal).map_err(std::io::Error::from)
     }

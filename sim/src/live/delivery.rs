@@ -145,3 +145,135 @@ fn disconnect(replica: u8, from_step: u32, to_step: u32) -> Fault {
         to_step,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::record::Emitted;
+    use crate::live::recording::Published;
+
+    fn scenario() -> DisplayScenario {
+        toml::from_str(
+            r#"
+thread_id = "t"
+primary = "a"
+replicas = 2
+[agents.a]
+class = "A"
+id = "a1"
+[displays]
+main = "d1"
+[[turns]]
+steps = [
+  { id = 1, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "x" } },
+  { id = 2, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "y" } },
+  { id = 3, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "z" } },
+]
+[[faults]]
+kind = "drop"
+step = 2
+"#,
+        )
+        .expect("a scenario")
+    }
+
+    fn recording(lines: Vec<(u8, ReplicaLine)>) -> Recording {
+        let published = (1..=3)
+            .map(|step| Published {
+                emitted: Emitted {
+                    step,
+                    event_id: format!("e{step}"),
+                    created_at_ns: 0,
+                },
+                at_us: u64::from(step) * 1000,
+                refused: None,
+            })
+            .collect();
+        Recording {
+            published,
+            lines,
+            us_per_scenario_ms: 1000.0,
+            ..Recording::default()
+        }
+    }
+
+    fn got(r: u8, step: u32, at_us: u64) -> (u8, ReplicaLine) {
+        (r, ReplicaLine::Got { at_us, step })
+    }
+
+    fn stored(r: u8, step: u32) -> (u8, ReplicaLine) {
+        let line = ReplicaLine::Stored {
+            at_us: 0,
+            step,
+            quarantined: false,
+        };
+        (r, line)
+    }
+
+    #[test]
+    fn the_recorded_delivery_replaces_the_generated_faults() {
+        // Replica 0 got every step, step 2 twice; replica 1 was down for steps 2 and 3.
+        let rec = recording(vec![
+            got(0, 1, 1100),
+            stored(0, 1),
+            got(1, 1, 1100),
+            stored(1, 1),
+            got(0, 2, 2100),
+            stored(0, 2),
+            got(0, 2, 2200),
+            stored(0, 2),
+            got(0, 3, 3100),
+            stored(0, 3),
+        ]);
+        let copies = BTreeMap::from([(1, 2), (2, 2), (3, 1)]);
+        let fates = fates(&rec, &copies);
+        let replay = replay_scenario(&scenario(), &rec, &fates);
+        assert_eq!(
+            replay.faults,
+            vec![
+                Fault::Duplicate {
+                    step: 2,
+                    to: "replica-0".into(),
+                    copies: 1
+                },
+                disconnect(1, 2, 3),
+            ]
+        );
+        assert_eq!(replay.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_step_committed_by_a_replica_killed_before_saying_so_counts_as_received() {
+        let rec = recording(vec![got(1, 1, 1100), stored(0, 3)]);
+        let committed = fates(&rec, &BTreeMap::from([(1, 1), (3, 1)]));
+        assert_eq!(committed[&1].received_by(), BTreeSet::from([1]));
+        // Received but never committed: lost, and the model is told so.
+        let rec = recording(vec![got(1, 1, 1100)]);
+        let lost = fates(&rec, &BTreeMap::new());
+        assert!(!lost[&1].persisted());
+    }
+
+    #[test]
+    fn an_overtaken_delivery_is_a_delay() {
+        let rec = recording(vec![
+            got(0, 2, 2100),
+            stored(0, 2),
+            got(0, 1, 2500),
+            stored(0, 1),
+            got(0, 3, 3100),
+            stored(0, 3),
+        ]);
+        let copies = BTreeMap::from([(1, 1), (2, 1), (3, 1)]);
+        let mut s = scenario();
+        s.replicas = 1;
+        let replay = replay_scenario(&s, &rec, &fates(&rec, &copies));
+        assert_eq!(
+            replay.faults,
+            vec![Fault::Delay {
+                step: 1,
+                to: "replica-0".into(),
+                ms: 2
+            }]
+        );
+    }
+}

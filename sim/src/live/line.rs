@@ -38,7 +38,11 @@ impl fmt::Display for ReplicaLine {
                 step,
                 quarantined,
             } => {
-                let how = if *quarantined { "quarantined" } else { "admitted" };
+                let how = if *quarantined {
+                    "quarantined"
+                } else {
+                    "admitted"
+                };
                 write!(f, "stored {at_us} {step} {how}")
             }
             ReplicaLine::Error {

@@ -20,6 +20,6 @@ pub mod regression;
 pub mod replica;
 pub mod report;
 pub mod run;
-mod settle;
 pub mod schedule;
+mod settle;
 pub mod store_rows;

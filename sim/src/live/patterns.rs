@@ -103,7 +103,10 @@ pub fn of_recording(
     p.server_restarts = restarts.len();
     for published in &recording.published {
         let at = published.at_us;
-        if restarts.iter().any(|f| f.from_us <= at && at <= f.healed_us) {
+        if restarts
+            .iter()
+            .any(|f| f.from_us <= at && at <= f.healed_us)
+        {
             p.exposed += 1;
         }
         if fates

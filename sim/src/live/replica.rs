@@ -42,7 +42,12 @@ pub fn serve(setup: ReplicaSetup) -> Result<(), String> {
         StoreOptions::planted(setup.planted),
         BUSY_TIMEOUT_MS,
     )
-    .map_err(|e| format!("cannot open the shared store {}: {e}", setup.store.display()))?;
+    .map_err(|e| {
+        format!(
+            "cannot open the shared store {}: {e}",
+            setup.store.display()
+        )
+    })?;
     let node: Node = Arc::new(Mutex::new(ReplicaNode::new(
         store,
         ProjectorOptions {
@@ -131,7 +136,10 @@ fn deliver(node: &Node, subject: &str, payload: &[u8]) {
         at_us: wall_us(),
         step,
     });
-    let admitted = node.lock().unwrap_or_else(|e| e.into_inner()).deliver(payload);
+    let admitted = node
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .deliver(payload);
     say(&match admitted {
         Ok(admission) => ReplicaLine::Stored {
             at_us: wall_us(),

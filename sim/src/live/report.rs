@@ -59,10 +59,14 @@ fn losses(o: &LiveOutcome, out: &mut String) {
         p.lost_explained, p.published, p.exposed, p.server_restarts, p.lost_in_restarts
     );
     for published in &o.recording.published {
-        let lost = (o.expectation.fates.get(&published.emitted.step)).is_none_or(|f| !f.persisted());
+        let lost =
+            (o.expectation.fates.get(&published.emitted.step)).is_none_or(|f| !f.persisted());
         if lost {
             let why = match fault_of(&o.recording, published.at_us) {
-                Some(fault) => format!("accepted: NATS Core is at-most-once, published during {}", fault.name()),
+                Some(fault) => format!(
+                    "accepted: NATS Core is at-most-once, published during {}",
+                    fault.name()
+                ),
                 None => "NOT explained by any fault".to_string(),
             };
             let _ = writeln!(
@@ -74,14 +78,21 @@ fn losses(o: &LiveOutcome, out: &mut String) {
         }
     }
     for loss in &o.expectation.transcript.accepted_losses {
-        let _ = writeln!(out, "  the model accepts [{}] emission {}: {}", loss.rule, loss.emission, loss.why);
+        let _ = writeln!(
+            out,
+            "  the model accepts [{}] emission {}: {}",
+            loss.rule, loss.emission, loss.why
+        );
     }
 }
 
 fn reads(o: &LiveOutcome, out: &mut String) {
     let reads = &o.recording.reads;
     let answered = reads.iter().filter(|r| r.answer.is_ok()).count();
-    let settled = reads.iter().filter(|r| r.settled && r.answer.is_ok()).count();
+    let settled = reads
+        .iter()
+        .filter(|r| r.settled && r.answer.is_ok())
+        .count();
     let _ = writeln!(
         out,
         "reads checked: {answered} answered ({settled} settled, {} during the run), {} unanswered (replica down or paused), {} answered with an error",

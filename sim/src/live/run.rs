@@ -252,7 +252,12 @@ async fn publish(live: &Live, publisher: &async_nats::Client, started_us: u64) {
             event_id: event_id(counter as u64 + 1),
             created_at_ns: created_at_ns(scheduled.at_scenario_ms),
         };
-        let bytes = row(scenario, scheduled.step, &emitted.event_id, emitted.created_at_ns);
+        let bytes = row(
+            scenario,
+            scheduled.step,
+            &emitted.event_id,
+            emitted.created_at_ns,
+        );
         let subject = format!("{}.{}", live.setup.subject, emitted.step);
         let at_us = wall_us();
         let refused = (publisher.publish(subject, bytes.into()).await).err();

@@ -38,20 +38,34 @@ pub(super) async fn settle(live: &Live) -> Result<(), String> {
             read_once(live, k, None, false).await;
         }
         let waited_ms = (wall_us() - quiet_us) / 1000;
-        let mut recording = live.recording.borrow_mut();
-        let round = &mut recording.reads[round_start..];
-        let converged = round
-            .iter()
-            .all(|r| matches!(&r.answer, Ok(Ok(p)) if expectation.matches(p)));
         let quiet = (wall_us() - quiet_since_us) / 1000 >= QUIET_MS;
-        if converged || quiet || waited_ms >= SETTLE_BOUND_MS {
-            for read in round.iter_mut() {
-                read.settled = true;
-            }
-            recording.converged_after_ms = converged.then_some(waited_ms);
+        if settled_round(live, round_start, &expectation, waited_ms, quiet) {
             return Ok(());
         }
-        drop(recording);
         tokio::time::sleep(Duration::from_millis(POLL_INTERVAL_MS)).await;
     }
+}
+
+/// Whether the round of reads from `round_start` ends the polling: all answered the model's
+/// history, or nothing changes any more, or time is up. If so, it is marked as the settled one.
+fn settled_round(
+    live: &Live,
+    round_start: usize,
+    expectation: &Expectation,
+    waited_ms: u64,
+    quiet: bool,
+) -> bool {
+    let mut recording = live.recording.borrow_mut();
+    let round = &mut recording.reads[round_start..];
+    let converged = round
+        .iter()
+        .all(|r| matches!(&r.answer, Ok(Ok(p)) if expectation.matches(p)));
+    if !(converged || quiet || waited_ms >= SETTLE_BOUND_MS) {
+        return false;
+    }
+    for read in round.iter_mut() {
+        read.settled = true;
+    }
+    recording.converged_after_ms = converged.then_some(waited_ms);
+    true
 }
