@@ -22,4 +22,6 @@ pub mod report;
 pub mod run;
 pub mod schedule;
 mod settle;
+pub mod setup;
+pub mod state;
 pub mod store_rows;

@@ -3,68 +3,17 @@
 //! reading through random replicas during and after; everything recorded. Every child is stopped
 //! and reaped at the end, on a failure, and on Ctrl-C or SIGTERM.
 
-use super::children::{free_port, start_nats, start_replica, ReplicaCommand, Tracked};
 use super::line::wall_us;
-use super::plan::{LiveFault, LivePlan};
-use super::read::read_through;
-use super::recording::{InjectedFault, LiveRead, Published, Recording};
+use super::plan::LiveFault;
+use super::recording::{InjectedFault, Published, Recording};
 use super::schedule::{created_at_ns, event_id, row, schedule};
 use super::settle::settle;
+pub use super::setup::{LiveSetup, Nats};
+use super::state::{connect, read_once, Live};
 use crate::display::record::Emitted;
-use crate::display::scenario::DisplayScenario;
 use rand::{Rng, SeedableRng};
-use std::cell::RefCell;
-use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::task::JoinHandle;
-
-/// Where the bus comes from.
-#[derive(Clone, Debug)]
-pub enum Nats {
-    /// Start this nats-server binary (and restart it as the plan says).
-    Server(PathBuf),
-    /// Use the server at this URL (never restarted).
-    Url(String),
-}
-
-/// What a live run is asked to do.
-#[derive(Clone, Debug)]
-pub struct LiveSetup {
-    pub seed: u64,
-    pub scenario: DisplayScenario,
-    pub plan: LivePlan,
-    pub nats: Nats,
-    /// The run's directory: the shared store and every child's log.
-    pub dir: PathBuf,
-    /// How to start a replica, given its index.
-    pub replica_args: fn(&LiveSetup, u8, &str) -> ReplicaCommand,
-    pub planted: history::Planted,
-    /// The subject prefix of this run.
-    pub subject: String,
-}
-
-impl LiveSetup {
-    pub fn store(&self) -> PathBuf {
-        self.dir.join("display.sqlite")
-    }
-}
-
-/// A read gets no answer after this long (a paused replica).
-pub const READ_TIMEOUT_MS: u64 = 3_000;
-
-/// The run's shared state: the setup, the processes, and the recording.
-pub(super) struct Live {
-    pub setup: LiveSetup,
-    pub url: String,
-    nats_port: u16,
-    pub recording: Rc<RefCell<Recording>>,
-    nats: RefCell<Option<Tracked>>,
-    replicas: RefCell<Vec<Option<Tracked>>>,
-    /// Each replica's read port while it is up and running (not while killed or paused).
-    pub ports: RefCell<Vec<Option<u16>>>,
-    readers: RefCell<Vec<JoinHandle<()>>>,
-}
 
 /// Why a run ended early.
 #[derive(Debug)]
@@ -83,7 +32,7 @@ pub fn run(setup: LiveSetup) -> Result<Recording, Ended> {
         .map_err(|e| Ended::Broken(e.to_string()))?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let live = Rc::new(Live::new(setup)?);
+        let live = Rc::new(Live::new(setup).map_err(Ended::Broken)?);
         let ended = tokio::select! {
             played = play(live.clone()) => played.map_err(Ended::Broken),
             () = interrupted() => Err(Ended::Interrupted),
@@ -107,89 +56,6 @@ async fn interrupted() {
     }
 }
 
-impl Live {
-    fn new(setup: LiveSetup) -> Result<Self, Ended> {
-        let (url, nats_port) = match &setup.nats {
-            Nats::Server(_) => {
-                let port = free_port().map_err(|e| Ended::Broken(e.to_string()))?;
-                (format!("nats://127.0.0.1:{port}"), port)
-            }
-            Nats::Url(url) => (url.clone(), 0),
-        };
-        let replicas = usize::from(setup.scenario.replicas);
-        Ok(Live {
-            setup,
-            url,
-            nats_port,
-            recording: Rc::default(),
-            nats: RefCell::default(),
-            replicas: RefCell::new((0..replicas).map(|_| None).collect()),
-            ports: RefCell::new(vec![None; replicas]),
-            readers: RefCell::default(),
-        })
-    }
-
-    async fn start_server(&self) -> Result<(), String> {
-        if let Nats::Server(program) = &self.setup.nats {
-            let server = start_nats(program, self.nats_port, &self.setup.dir).await?;
-            *self.nats.borrow_mut() = Some(server);
-        }
-        Ok(())
-    }
-
-    async fn start_replica(&self, k: u8) -> Result<(), String> {
-        let command = (self.setup.replica_args)(&self.setup, k, &self.url);
-        let started = start_replica(k, &command, &self.setup.dir).await?;
-        {
-            let mut recording = self.recording.borrow_mut();
-            for line in started.early {
-                recording.lines.push((k, line));
-            }
-        }
-        self.ports.borrow_mut()[usize::from(k)] = Some(started.port);
-        self.replicas.borrow_mut()[usize::from(k)] = Some(started.tracked);
-        let mut lines = started.lines;
-        let recording = self.recording.clone();
-        let reader = tokio::task::spawn_local(async move {
-            while let Ok(Some(text)) = lines.next_line().await {
-                recording.borrow_mut().replica_said(k, &text);
-            }
-        });
-        self.readers.borrow_mut().push(reader);
-        Ok(())
-    }
-
-    async fn stop_replica(&self, k: u8) {
-        self.ports.borrow_mut()[usize::from(k)] = None;
-        let taken = self.replicas.borrow_mut()[usize::from(k)].take();
-        if let Some(tracked) = taken {
-            tracked.stop().await;
-        }
-    }
-
-    fn signal_replica(&self, k: u8, signal: rustix::process::Signal) -> Result<(), String> {
-        match &self.replicas.borrow()[usize::from(k)] {
-            Some(tracked) => tracked.signal(signal).map_err(|e| e.to_string()),
-            None => Err(format!("replica-{k} is not running")),
-        }
-    }
-
-    /// Stops and reaps every child, then lets each replica's reader take the lines left.
-    async fn stop_everything(&self) {
-        for k in 0..self.setup.scenario.replicas {
-            self.stop_replica(k).await;
-        }
-        let server = self.nats.borrow_mut().take();
-        if let Some(server) = server {
-            server.stop().await;
-        }
-        let readers: Vec<_> = self.readers.borrow_mut().drain(..).collect();
-        for reader in readers {
-            let _ = tokio::time::timeout(Duration::from_secs(5), reader).await;
-        }
-    }
-}
-
 /// The whole run: start everything, publish under faults, settle; the caller stops everything.
 async fn play(live: Rc<Live>) -> Result<(), String> {
     live.start_server().await?;
@@ -209,17 +75,6 @@ async fn play(live: Rc<Live>) -> Result<(), String> {
     // Everything published is handed to the server before the replicas are asked to settle.
     let _ = tokio::time::timeout(Duration::from_secs(10), publisher.flush()).await;
     settle(&live).await
-}
-
-/// A client of the bus that reconnects at once and for ever.
-pub(super) async fn connect(url: &str) -> Result<async_nats::Client, String> {
-    async_nats::ConnectOptions::new()
-        .retry_on_initial_connect()
-        .max_reconnects(None)
-        .reconnect_delay_callback(|_| Duration::from_millis(50))
-        .connect(url)
-        .await
-        .map_err(|e| format!("cannot connect to {url}: {e}"))
 }
 
 async fn sleep_until_ms(started_us: u64, at_ms: u64) {
@@ -268,24 +123,6 @@ async fn publish(live: &Live, publisher: &async_nats::Client, started_us: u64) {
         });
     }
     sleep_until_ms(started_us, live.setup.plan.publish_ms).await;
-}
-
-/// One read through replica `k`, recorded (an unanswered one too).
-pub(super) async fn read_once(live: &Live, k: u8, turn: Option<u32>, settled: bool) {
-    let port = live.ports.borrow().get(usize::from(k)).copied().flatten();
-    let started_us = wall_us();
-    let answer = match port {
-        Some(port) => read_through(port, READ_TIMEOUT_MS).await.map_err(|e| e.0),
-        None => Err(format!("replica-{k} is down or paused")),
-    };
-    live.recording.borrow_mut().reads.push(LiveRead {
-        replica: k,
-        turn,
-        started_us,
-        ended_us: wall_us(),
-        answer,
-        settled,
-    });
 }
 
 /// A client reading through a random replica every few hundred milliseconds, while writes land.

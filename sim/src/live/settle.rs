@@ -4,7 +4,7 @@
 
 use super::judge::Expectation;
 use super::line::wall_us;
-use super::run::{read_once, Live};
+use super::state::{read_once, Live};
 use super::store_rows::stored_steps;
 use std::collections::BTreeMap;
 use std::time::Duration;
