@@ -473,8 +473,14 @@ const BUS_RESTART_STEPS_MAX: usize = 16;
 /// draw before it is as it was.
 fn bus_restart(seed: SeedRng, options: &DisplayOptions, turns: &[Turn]) -> Vec<Fault> {
     let mut rng = seed.substream(Stream::Faults, 1);
-    let ids: Vec<u32> = turns.iter().flat_map(|t| t.steps.iter().map(|s| s.id)).collect();
-    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "step ids rise in order");
+    let ids: Vec<u32> = turns
+        .iter()
+        .flat_map(|t| t.steps.iter().map(|s| s.id))
+        .collect();
+    debug_assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "step ids rise in order"
+    );
     if ids.is_empty() || !rng.random_bool(BUS_RESTART_PROBABILITY) {
         return Vec::new();
     }
