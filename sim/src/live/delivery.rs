@@ -79,13 +79,12 @@ pub fn replay_scenario(
         .collect();
     for replica in 0..scenario.replicas {
         faults.extend(cut_off_ranges(scenario, fates, replica));
-        let mut latest_got: Option<u64> = None;
+        let to = format!("replica-{replica}");
+        let got_of = |step: u32| -> &[u64] {
+            (fates.get(&step).and_then(|f| f.got_us.get(&replica))).map_or(&[], Vec::as_slice)
+        };
         for step in scenario.steps().map(|s| s.id) {
-            let Some(fate) = fates.get(&step) else {
-                continue;
-            };
-            let to = format!("replica-{replica}");
-            let got = fate.got_us.get(&replica).map(Vec::as_slice).unwrap_or(&[]);
+            let got = got_of(step);
             if got.len() > 1 {
                 faults.push(Fault::Duplicate {
                     step,
@@ -93,19 +92,32 @@ pub fn replay_scenario(
                     copies: u8::try_from(got.len() - 1).unwrap_or(u8::MAX),
                 });
             }
-            let Some(&first) = got.first() else { continue };
-            // Overtaken: an earlier-published step reached this replica later.
-            if latest_got.is_some_and(|latest| first < latest) {
+        }
+        // Late: a step published later reached this replica first.
+        let mut earliest_later: Option<u64> = None;
+        let mut delays = Vec::new();
+        for step in scenario
+            .steps()
+            .map(|s| s.id)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let Some(&first) = got_of(step).first() else {
+                continue;
+            };
+            if earliest_later.is_some_and(|later| later < first) {
                 let late_us = first.saturating_sub(published_us.get(&step).copied().unwrap_or(0));
                 let ms = (late_us as f64 / recording.us_per_scenario_ms.max(1.0)).ceil();
-                faults.push(Fault::Delay {
+                delays.push(Fault::Delay {
                     step,
-                    to,
+                    to: to.clone(),
                     ms: (ms as u32).max(1),
                 });
             }
-            latest_got = latest_got.max(Some(first));
+            earliest_later = Some(earliest_later.map_or(first, |e| e.min(first)));
         }
+        faults.extend(delays.into_iter().rev());
     }
     DisplayScenario {
         faults,
