@@ -26,6 +26,7 @@ pub mod inspect;
 pub mod journal;
 pub mod json_digest;
 pub mod left_out;
+pub mod live;
 pub mod options_text;
 pub mod outcome;
 pub mod registry;

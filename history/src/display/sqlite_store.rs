@@ -72,6 +72,23 @@ impl SqliteDisplayStore {
         Self::with_connection(conn, options)
     }
 
+    /// Opens (creating if needed) the store in the file at `path` for several processes writing
+    /// it at once: write-ahead logging, so readers never block the writer, and a busy timeout of
+    /// `busy_timeout_ms`, so a writer waits for another's transaction instead of failing with
+    /// `SQLITE_BUSY`.
+    pub fn open_shared(
+        path: &Path,
+        options: StoreOptions,
+        busy_timeout_ms: u64,
+    ) -> Result<Self, StoreError> {
+        let conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
+        conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms))
+            .map_err(sqlite("setting the busy timeout"))?;
+        conn.pragma_update(None, "journal_mode", "wal")
+            .map_err(sqlite("switching to write-ahead logging"))?;
+        Self::with_connection(conn, options)
+    }
+
     /// A fresh store in memory.
     pub fn open_in_memory(planted: Planted) -> Result<Self, StoreError> {
         Self::open_in_memory_with_options(StoreOptions::planted(planted))

@@ -16,6 +16,7 @@ mod extended_json;
 mod fuzz;
 mod invoked;
 mod journal;
+mod live;
 mod project;
 mod replay;
 mod report;
@@ -81,6 +82,13 @@ enum Command {
         #[command(subcommand)]
         action: runs::RunsAction,
     },
+    /// Run a seed's display scenario live on this machine: a real nats-server fanning out to
+    /// replica processes that share one SQLite file, real process faults; judged by the same
+    /// model and checks (docs/live.md).
+    Live(live::LiveArgs),
+    /// One replica process of `histsim live` (started by it).
+    #[command(hide = true)]
+    LiveReplica(live::LiveReplicaArgs),
     /// Coverage-guided simulation: libFuzzer chooses the scenario (targets in fuzz/).
     Fuzz {
         #[command(subcommand)]
@@ -106,6 +114,8 @@ pub fn main() -> ExitCode {
         Command::Diff(a) => diff::cmd(a),
         Command::Project(a) => project::cmd(a),
         Command::Runs { action } => runs::cmd(action),
+        Command::Live(a) => live::cmd(a),
+        Command::LiveReplica(a) => live::replica_cmd(a),
         Command::Fuzz { action } => fuzz::cmd(action),
     };
     verdict.into()

@@ -462,7 +462,41 @@ fn faults(
             });
         }
     }
+    faults.extend(bus_restart(seed, options, turns));
     faults
+}
+
+/// Of the seeds, the share whose bus server restarts once.
+const BUS_RESTART_PROBABILITY: f64 = 0.1;
+/// The most consecutive steps a restart costs (`histsim live` lost up to 15 in one).
+const BUS_RESTART_STEPS_MAX: usize = 16;
+
+/// A restart of the bus's server, as live runs showed it (docs/live.md): every replica misses
+/// the same run of consecutive steps, of any kind and across turns (NATS Core keeps nothing for
+/// a subscriber that is not connected). Drawn from a fault sub-stream of its own, so every
+/// draw before it is as it was.
+fn bus_restart(seed: SeedRng, options: &DisplayOptions, turns: &[Turn]) -> Vec<Fault> {
+    let mut rng = seed.substream(Stream::Faults, 1);
+    let ids: Vec<u32> = turns
+        .iter()
+        .flat_map(|t| t.steps.iter().map(|s| s.id))
+        .collect();
+    debug_assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "step ids rise in order"
+    );
+    if ids.is_empty() || !rng.random_bool(BUS_RESTART_PROBABILITY) {
+        return Vec::new();
+    }
+    let from = rng.random_range(0..ids.len());
+    let to = (from + rng.random_range(0..BUS_RESTART_STEPS_MAX)).min(ids.len() - 1);
+    (0..options.replicas)
+        .map(|replica| Fault::Disconnect {
+            replica,
+            from_step: ids[from],
+            to_step: ids[to],
+        })
+        .collect()
 }
 
 /// Standard padded base64.

@@ -1,0 +1,264 @@
+//! `histsim live`: a seed's display scenario run live on this machine (docs/live.md), and the
+//! hidden `histsim live-replica`, one replica process of such a run.
+
+use super::args::parse_seeds;
+use crate::display::{DisplayScenario, DisplayWorkload};
+use crate::live::children::ReplicaCommand;
+use crate::live::outcome::{live_run, LiveOutcome};
+use crate::live::plan::LivePlan;
+use crate::live::replica::{serve, ReplicaSetup};
+use crate::live::run::{Ended, LiveSetup, Nats};
+use crate::live::{compare, regression, report::report};
+use crate::rng::SeedRng;
+use crate::verdict::Verdict;
+use crate::workload::OptionOverrides;
+use history::display::AgentIdentity;
+use history::{BugId, Planted};
+use std::ops::Range;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub(crate) struct LiveArgs {
+    /// The workload to run live (only `display` has a live mode).
+    #[arg(long, default_value = "display", value_parser = ["display"])]
+    workload: String,
+    /// How long the run publishes under faults and settles, in seconds (publishing takes two
+    /// thirds of it).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(3..=3600))]
+    seconds: u64,
+    /// Replica processes.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=5))]
+    replicas: u8,
+    /// The seed whose scenario and fault plan the run plays.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Switch on one planted (legacy) bug in the replicas, e.g. P4.
+    #[arg(long)]
+    planted: Option<BugId>,
+    /// The nats-server binary to start (default: `nats-server` on the PATH, or the one
+    /// scripts/install-nats-server.sh put under target/).
+    #[arg(long, value_name = "PATH", conflicts_with = "nats_url")]
+    nats_server: Option<PathBuf>,
+    /// Use a running server on loopback instead (it is never restarted).
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// Where a failing run writes its scenario file.
+    #[arg(long, default_value = "histsim-live", value_name = "DIR")]
+    regressions_dir: PathBuf,
+    /// Run the seeds of `--seeds` live and in the simulation and print their delivery patterns
+    /// side by side.
+    #[arg(long)]
+    compare_sim: bool,
+    /// The seeds of `--compare-sim`.
+    #[arg(long, default_value = "0..20", value_parser = parse_seeds)]
+    seeds: Range<u64>,
+}
+
+pub(crate) fn cmd(args: LiveArgs) -> Verdict {
+    let nats = match nats_source(&args) {
+        Ok(n) => n,
+        Err(e) => return Verdict::usage(&e),
+    };
+    if args.compare_sim {
+        return compare::cmd(args.seeds.clone(), |seed| setup(&args, seed, &nats));
+    }
+    let setup = match setup(&args, args.seed, &nats) {
+        Ok(s) => s,
+        Err(e) => return Verdict::usage(&e),
+    };
+    println!(
+        "live seed {}: {} replicas, {} events in {} turns, {} faults, run directory {}",
+        args.seed,
+        setup.scenario.replicas,
+        setup.scenario.steps().count(),
+        setup.scenario.turns.len(),
+        setup.plan.faults.len(),
+        setup.dir.display()
+    );
+    match live_run(setup) {
+        Ok(outcome) => verdict_of(&outcome, &args),
+        Err(Ended::Interrupted) => {
+            eprintln!("interrupted: every child process was stopped");
+            Verdict::WorldFailure
+        }
+        Err(Ended::Broken(why)) => {
+            eprintln!("error: the live run broke: {why}");
+            Verdict::WorldFailure
+        }
+    }
+}
+
+/// Prints the report and the violations; a failing run's scenario file is written and played.
+fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
+    print!("{}", report(outcome));
+    for v in &outcome.violations {
+        println!("violation {v}");
+    }
+    if !outcome.violations.is_empty() {
+        match regression::write(outcome, &args.regressions_dir) {
+            Ok(path) => {
+                println!("the recorded delivery as a scenario: {}", path.display());
+                match regression::replay_in_simulation(&path, outcome) {
+                    Ok(ids) => println!("the simulation playing it finds: {ids:?}"),
+                    Err(e) => println!("the simulation could not play it: {e}"),
+                }
+            }
+            Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
+        }
+    }
+    if outcome.unexplained_losses() > 0 {
+        eprintln!(
+            "error: {} events reached no replica with no fault to explain it: the live environment misbehaved",
+            outcome.unexplained_losses()
+        );
+    }
+    let verdict = if outcome.unsafe_run() {
+        Verdict::Violation
+    } else if !outcome.violations.is_empty() {
+        Verdict::Liveness
+    } else if outcome.unexplained_losses() > 0 {
+        Verdict::WorldFailure
+    } else {
+        Verdict::Clean
+    };
+    if verdict.is_clean() {
+        // A clean run's directory is not needed.
+        let _ = std::fs::remove_dir_all(&outcome.setup.dir);
+    } else {
+        println!("run directory kept: {}", outcome.setup.dir.display());
+    }
+    verdict
+}
+
+/// Where the bus comes from: `--nats-url`, `--nats-server`, the PATH, or the install script's.
+fn nats_source(args: &LiveArgs) -> Result<Nats, String> {
+    if let Some(url) = &args.nats_url {
+        let loopback = [
+            "nats://127.0.0.1:",
+            "nats://localhost:",
+            "127.0.0.1:",
+            "localhost:",
+        ];
+        if !loopback.iter().any(|p| url.starts_with(p)) {
+            return Err(format!(
+                "--nats-url {url}: live mode uses loopback only (nats://127.0.0.1:PORT)"
+            ));
+        }
+        return Ok(Nats::Url(url.clone()));
+    }
+    if let Some(path) = &args.nats_server {
+        return Ok(Nats::Server(path.clone()));
+    }
+    find_nats_server().map(Nats::Server).ok_or_else(|| {
+        "nats-server not found: run scripts/install-nats-server.sh, or pass --nats-server PATH or --nats-url URL".to_string()
+    })
+}
+
+/// `nats-server` on the PATH, or where scripts/install-nats-server.sh's pip fallback put it.
+pub(crate) fn find_nats_server() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| {
+        std::env::split_paths(&p)
+            .map(|dir| dir.join("nats-server"))
+            .collect::<Vec<_>>()
+    });
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/nats-server-venv/bin/nats-server");
+    on_path.chain([venv]).find(|p| p.is_file())
+}
+
+/// The seed's scenario (with `--replicas`), its live fault plan, and a fresh run directory.
+fn setup(args: &LiveArgs, seed: u64, nats: &Nats) -> Result<LiveSetup, String> {
+    let scenario = display_scenario(seed, args.replicas)?;
+    let server_faults = matches!(nats, Nats::Server(_));
+    let dir = tempfile::Builder::new()
+        .prefix("histsim-live-")
+        .tempdir()
+        .map_err(|e| format!("cannot make the run directory: {e}"))?
+        .keep();
+    Ok(LiveSetup {
+        seed,
+        plan: LivePlan::of_seed(seed, args.seconds, scenario.replicas, server_faults),
+        scenario,
+        nats: nats.clone(),
+        dir,
+        replica_args: replica_command,
+        planted: Planted::from_option(args.planted),
+        subject: format!("histsim.live.{}.{seed}", std::process::id()),
+    })
+}
+
+fn display_scenario(seed: u64, replicas: u8) -> Result<DisplayScenario, String> {
+    let workload = crate::registry::by_name("display").ok_or("no display workload")?;
+    let overrides = OptionOverrides {
+        replicas: Some(replicas),
+    };
+    let scenario = workload.scenario_of(SeedRng::new(seed), &overrides);
+    scenario
+        .get::<DisplayWorkload>()
+        .cloned()
+        .ok_or_else(|| "the display workload made another workload's scenario".into())
+}
+
+/// `histsim live-replica ...` for replica `k` of `setup`.
+fn replica_command(setup: &LiveSetup, k: u8, url: &str) -> ReplicaCommand {
+    let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("histsim"));
+    let primary = setup.scenario.agents.get(&setup.scenario.primary);
+    let mut args: Vec<String> = vec![
+        "live-replica".into(),
+        format!("--index={k}"),
+        format!("--nats-url={url}"),
+        format!("--subject={}.*", setup.subject),
+        format!("--store={}", setup.store().display()),
+        format!("--thread={}", setup.scenario.thread_id),
+        format!(
+            "--primary-class={}",
+            primary.map_or("", |a| a.class.as_str())
+        ),
+        format!("--primary-id={}", primary.map_or("", |a| a.id.as_str())),
+    ];
+    if let Some(bug) = setup.planted.active() {
+        args.push(format!("--planted={bug}"));
+    }
+    ReplicaCommand { program, args }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LiveReplicaArgs {
+    #[arg(long)]
+    index: u8,
+    #[arg(long)]
+    nats_url: String,
+    #[arg(long)]
+    subject: String,
+    #[arg(long)]
+    store: PathBuf,
+    #[arg(long, allow_hyphen_values = true)]
+    thread: String,
+    #[arg(long, allow_hyphen_values = true)]
+    primary_class: String,
+    #[arg(long, allow_hyphen_values = true)]
+    primary_id: String,
+    #[arg(long)]
+    planted: Option<BugId>,
+}
+
+pub(crate) fn replica_cmd(args: LiveReplicaArgs) -> Verdict {
+    let setup = ReplicaSetup {
+        nats_url: args.nats_url,
+        subject: args.subject,
+        store: args.store,
+        thread_id: args.thread,
+        primary: AgentIdentity {
+            agent_class: args.primary_class,
+            agent_id: args.primary_id,
+        },
+        planted: Planted::from_option(args.planted),
+    };
+    match serve(setup) {
+        Ok(()) => Verdict::Clean,
+        Err(e) => {
+            eprintln!("replica-{}: {e}", args.index);
+            Verdict::WorldFailure
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `histsim live` end to end on this machine: a clean run, a planted bug found and written as a
+//! scenario the simulation plays, and an interrupted run that leaves no child behind. Each test
+//! needs nats-server (scripts/install-nats-server.sh) and is skipped, saying so, without it.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn nats_server() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/nats-server-venv/bin");
+    let found = (on_path.into_iter().chain([venv]))
+        .map(|dir| dir.join("nats-server"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        println!("skipped: nats-server not found (run scripts/install-nats-server.sh)");
+    }
+    found
+}
+
+fn live(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .arg("live")
+        .args(args)
+        .output()
+        .expect("histsim runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn a_clean_live_run_exits_0_with_its_report() {
+    let Some(server) = nats_server() else { return };
+    let server = server.to_string_lossy().into_owned();
+    let (code, out) = live(&["--seconds", "8", "--seed", "1", "--nats-server", &server]);
+    assert_eq!(code, Some(0), "{out}");
+    for part in [
+        "deliveries: 39 events published",
+        "faults: 1 injected",
+        "losses accepted:",
+        "reads checked:",
+        "converged: every replica answered the model's history",
+    ] {
+        assert!(out.contains(part), "{part} missing from:\n{out}");
+    }
+    assert!(!out.contains("violation"), "{out}");
+}
+
+#[test]
+fn planted_p4_fails_the_live_run_and_the_simulation_replays_it() {
+    let Some(server) = nats_server() else { return };
+    let server = server.to_string_lossy().into_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let regressions = dir.path().to_string_lossy().into_owned();
+    let (code, out) = live(&[
+        "--seconds",
+        "6",
+        "--seed",
+        "1",
+        "--planted",
+        "P4",
+        "--nats-server",
+        &server,
+        "--regressions-dir",
+        &regressions,
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("violation [P4]"), "{out}");
+    let file = dir.path().join("live-seed-1-P4.toml");
+    assert!(file.is_file(), "{out}");
+    assert!(
+        out.contains("the simulation playing it finds: [\"P4\""),
+        "{out}"
+    );
+    // The file is an ordinary scenario: replayed without the bug it passes.
+    let (code, replayed) = crate::histsim_cli(&[
+        "replay",
+        "--scenario",
+        &file.to_string_lossy(),
+        "--store",
+        "sqlite",
+    ]);
+    assert_eq!(code, Some(0), "{replayed}");
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // The fields after the command's closing parenthesis: state, ppid, ...
+        let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+            after.split_whitespace().next() != Some("Z")
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn ctrl_c_mid_run_leaves_no_child_process() {
+    let Some(server) = nats_server() else { return };
+    let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args(["live", "--seconds", "60", "--seed", "0", "--nats-server"])
+        .arg(&server)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = histsim.id();
+    // nats-server and three replicas.
+    let started = Instant::now();
+    let mut children = Vec::new();
+    while children.len() < 4 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+        children = children_of(pid);
+    }
+    assert_eq!(children.len(), 4, "children of histsim live: {children:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
+    rustix::process::kill_process(pid_raw, rustix::process::Signal::INT).unwrap();
+    let status = histsim.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
+    assert!(left.is_empty(), "children left running: {left:?}");
+}
