@@ -20,6 +20,7 @@
 use super::corrupt_rules::corrupted_restart;
 use super::crash_rules::{check_image, restart};
 use super::expect::{OpSeen, SessionCheck};
+use super::picture::ModelsAtRestarts;
 use super::op_rules::{
     copies_start_outside_transactions, disposal_reports_its_failures,
     incremental_reads_touch_only_what_was_appended, mutations_read_nothing_back,
@@ -91,18 +92,37 @@ pub const OP_RULES: &[(BugId, OpRule)] = &[
 
 /// Checks every session of a played scenario.
 pub fn check(scenario: &JournalScenario, record: &WorldRecord) -> Vec<Violation> {
+    check_keeping(scenario, record, None)
+}
+
+/// [`check`], keeping in `models` (when given) the model's history at each restart, for the
+/// seed's page.
+pub fn check_keeping(
+    scenario: &JournalScenario,
+    record: &WorldRecord,
+    mut models: Option<&mut ModelsAtRestarts>,
+) -> Vec<Violation> {
     let mut found = Findings::new(&ATTRIBUTION);
     for (s, (script, record)) in scenario.sessions.iter().zip(&record.sessions).enumerate() {
-        session(SessionCheck::new(s, script), record, &mut found);
+        let models = models.as_deref_mut();
+        session(SessionCheck::new(s, script), record, &mut found, models);
     }
     found.into_violations()
 }
 
 /// J18 at every start, then every operation, crash and restart in the order they happened, then
 /// the disk at the end (J10, J16, J3).
-fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Findings) {
+fn session(
+    mut sc: SessionCheck<'_>,
+    record: &SessionRecord,
+    found: &mut Findings,
+    mut models: Option<&mut ModelsAtRestarts>,
+) {
     let s = sc.s;
-    for h in &record.happened {
+    for (i, h) in record.happened.iter().enumerate() {
+        if let (Happened::Restart { solo, .. }, Some(m)) = (h, models.as_deref_mut()) {
+            m.insert((s, i), sc.latest_ref(&solo.journal).rows());
+        }
         match h {
             Happened::Started {
                 incarnation,
