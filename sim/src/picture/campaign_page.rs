@@ -6,6 +6,8 @@ use super::html::{escape, page};
 use crate::report::Summary;
 use std::fmt::Write as _;
 
+/// The longest violation message the table of failing seeds shows.
+const MESSAGE_CHARS_MAX: usize = 200;
 /// How many bars the convergence histogram has at most.
 const BINS_MAX: u64 = 20;
 
@@ -43,8 +45,8 @@ pub fn campaign_page(c: &CampaignPicture<'_>) -> String {
         "<h2>Speed</h2><p id=\"speed\">{:.1} seeds/s, {:.0} steps/s over {:.1} s (wall clock: varies with the machine's load; the report keeps no per-seed times, so no curve over time)</p>",
         s.seeds_per_second, s.steps_per_second, s.elapsed_s
     );
-    body.push_str(&failures_html(c));
     body.push_str(&histogram_html(s));
+    body.push_str(&failures_html(c));
     body.push_str(&coverage_html(s));
     page(&format!("histsim campaign {}", s.campaign), &body)
 }
@@ -63,6 +65,10 @@ fn failures_html(c: &CampaignPicture<'_>) -> String {
             .map(|v| v.to_string())
             .or_else(|| f.failure.clone())
             .unwrap_or_default();
+        let mut first: String = first.chars().take(MESSAGE_CHARS_MAX).collect();
+        if first.len() < f.violations.first().map_or(0, |v| v.to_string().len()) {
+            first.push_str(" …");
+        }
         let link = if c.pages.contains(&f.seed) {
             format!("<a href=\"seed-{0}.html\">seed-{0}.html</a>", f.seed)
         } else {

@@ -16,7 +16,7 @@ pub fn diff_page(
 ) -> String {
     let [(a, reads_a), (b, reads_b)] = sides;
     let mut body = format!(
-        "<h1>histsim diff: seed {seed} ({} workload)</h1><div class=\"verdict fail\" id=\"verdict\"><b>different</b>: {}</div>\
+        "<h1>histsim diff: seed {seed} ({} workload)</h1><div class=\"verdict fail\" id=\"verdict\"><b>different</b>:<pre>{}</pre></div>\
          <h2>Replay</h2><code class=\"cmd\" id=\"replay\">{}</code><h2>Answers</h2>",
         escape(workload),
         escape(why),

@@ -196,13 +196,15 @@ fn row_html(k: usize, row: &Row, t: &Timeline, width: usize) -> String {
         escape(&t.lanes[row.lane]),
         ms(row.at_us)
     );
-    if let Some(to) = row.to.filter(|&to| to != row.lane) {
+    if let Some((from, to)) = row.arrow.filter(|(from, to)| from != to) {
         let _ = write!(
             out,
-            "<svg class=\"arrow\" data-to=\"{}\" width=\"{width}\" height=\"18\"><line x1=\"{}\" y1=\"9\" x2=\"{}\" y2=\"9\" stroke=\"#333\" marker-end=\"url(#ah)\"/></svg>",
+            "<svg class=\"arrow\" data-from=\"{}\" data-to=\"{}\" width=\"{width}\" height=\"18\"><line x1=\"{}\" y1=\"16\" x2=\"{}\" y2=\"16\" stroke=\"{}\" marker-end=\"url(#ah)\"/></svg>",
+            escape(&t.lanes[from]),
             escape(&t.lanes[to]),
-            x(row.lane),
-            x(to)
+            x(from),
+            x(to),
+            if row.kind == super::timeline::Kind::Duplicate { "#7b1fa2" } else { "#999" }
         );
     }
     let text: String = row.text.chars().take(LABEL_CHARS_MAX).collect();

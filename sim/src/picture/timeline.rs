@@ -40,8 +40,8 @@ pub struct Row {
     pub at_us: u64,
     pub last_us: u64,
     pub lane: usize,
-    /// The lane a message went to.
-    pub to: Option<usize>,
+    /// A message: the lanes it went from and to.
+    pub arrow: Option<(usize, usize)>,
     pub text: String,
     pub kind: Kind,
     /// How many events this row stands for.
@@ -96,7 +96,14 @@ impl Timeline {
         self.events += 1;
         let (host, what) = host_and_text(rest);
         let lane = self.lane(&host);
-        let to = target(what).map(|name| self.lane(name));
+        let arrow = match target(what) {
+            Some(name) => Some((lane, self.lane(name))),
+            // A copy of a delivery (`copy=0`) came over the bus.
+            None if what.split_whitespace().any(|w| w.starts_with("copy=")) => {
+                Some((self.lane("bus"), lane))
+            }
+            None => None,
+        };
         let kind = kind_of(what);
         if kind != Kind::Fault {
             let start = self.rows.len().saturating_sub(FOLD_WINDOW);
@@ -110,7 +117,7 @@ impl Timeline {
             at_us,
             last_us: at_us,
             lane,
-            to,
+            arrow,
             text: what.to_string(),
             kind,
             count: 1,
@@ -253,7 +260,8 @@ mod tests {
             "      30us replica-1 persist step=0 copy=0 ok",
         ]));
         assert_eq!(t.lanes, ["agents", "bus", "replica-1"]);
-        assert_eq!(t.rows[1].to, Some(2));
+        assert_eq!(t.rows[2].arrow, Some((1, 2)), "a copy comes over the bus");
+        assert_eq!(t.rows[1].arrow, Some((1, 2)));
         assert_eq!(t.rows[1].kind, Kind::Fault);
         assert_eq!(t.rows[2].kind, Kind::Plain);
     }
@@ -267,7 +275,7 @@ mod tests {
         ]));
         assert_eq!(t.lanes, ["worker-1", "store", "client"]);
         assert_eq!(t.rows[1].text, "write 34973 run-0 n=23 seqs=1..23");
-        assert_eq!(t.rows[2].to, Some(0));
+        assert_eq!(t.rows[2].arrow, Some((2, 0)));
     }
 
     #[test]
