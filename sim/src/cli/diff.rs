@@ -303,7 +303,13 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
 
 /// Writes the diverging seed's page, `seed-N.html` under `--out`: each system a lane, each
 /// read with both answers.
-fn write_page(seed: u64, scenario: &AnyScenario, (a, b): (&Side, &Side), why: &str, args: &DiffArgs) {
+fn write_page(
+    seed: u64,
+    scenario: &AnyScenario,
+    (a, b): (&Side, &Side),
+    why: &str,
+    args: &DiffArgs,
+) {
     let reads = |side: &Side| {
         let world = WorldConfig {
             keep_trace: true,
@@ -318,7 +324,9 @@ fn write_page(seed: u64, scenario: &AnyScenario, (a, b): (&Side, &Side), why: &s
         args.workload,
         a.name,
         b.name,
-        args.planted.map(|p| format!(" --planted {p}")).unwrap_or_default()
+        args.planted
+            .map(|p| format!(" --planted {p}"))
+            .unwrap_or_default()
     );
     let html = crate::picture::diff_page(
         seed,

@@ -75,7 +75,10 @@ pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
         crate::run::shell_word(&path.to_string_lossy()),
         config.replay_flags()
     );
-    let page = (format!("scenario {} [{}]", path.display(), file.id), command);
+    let page = (
+        format!("scenario {} [{}]", path.display(), file.id),
+        command,
+    );
     if let Err(v) = write_html(args.html.as_deref(), &mut report, page, args.trace) {
         return v;
     }

@@ -9,7 +9,11 @@ use crate::picture::{Facts, ReadBox};
 use model::display as m;
 
 /// The facts of a played display world; `early` is empty when the world broke.
-pub fn facts(reads: &[Read], early: &[Option<EarlyExpectation>], transcript: &m::Transcript) -> Facts {
+pub fn facts(
+    reads: &[Read],
+    early: &[Option<EarlyExpectation>],
+    transcript: &m::Transcript,
+) -> Facts {
     let settled = lines(&view_of_model(&transcript.messages));
     let reads = reads
         .iter()

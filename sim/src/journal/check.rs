@@ -20,13 +20,13 @@
 use super::corrupt_rules::corrupted_restart;
 use super::crash_rules::{check_image, restart};
 use super::expect::{OpSeen, SessionCheck};
-use super::picture::ModelsAtRestarts;
 use super::op_rules::{
     copies_start_outside_transactions, disposal_reports_its_failures,
     incremental_reads_touch_only_what_was_appended, mutations_read_nothing_back,
     recording_follows_the_model, resuming_again_changes_nothing, single_record_mutations,
     switching_keeps_the_recording, token_counters_are_independent, truncation_visits_each_row_once,
 };
+use super::picture::ModelsAtRestarts;
 use super::record::{Happened, SessionRecord};
 use super::scenario::JournalScenario;
 use super::shared_rules::{

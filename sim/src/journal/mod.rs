@@ -72,9 +72,7 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
         converged_after_ms: None,
         coverage,
         details,
-        picture: config
-            .keep_trace
-            .then(|| picture::facts(&record, &models)),
+        picture: config.keep_trace.then(|| picture::facts(&record, &models)),
         trace: record.trace,
     }
 }

@@ -35,7 +35,9 @@ fn session_facts(s: usize, session: &SessionRecord, models: &ModelsAtRestarts, f
                 ..
             } => {
                 // A journal's bytes: scratch files hold no records.
-                let journals = written.iter().filter(|(f, &n)| n > 0 && f.ends_with(".journal"));
+                let journals = written
+                    .iter()
+                    .filter(|(f, &n)| n > 0 && f.ends_with(".journal"));
                 for (file, &length) in journals {
                     let kept = image.get(file).map_or(&[][..], Vec::as_slice);
                     let synced = synced.get(file).copied().unwrap_or(0);
@@ -51,7 +53,9 @@ fn session_facts(s: usize, session: &SessionRecord, models: &ModelsAtRestarts, f
                 label: format!("{} reopened after the crash", solo.journal),
                 recovered: shown(solo.shown.as_ref().map_err(Clone::clone)),
                 model_label: "the model's last durable history".to_string(),
-                model: models.get(&(s, i)).map_or_else(Vec::new, |rows| rows.iter().map(row_line).collect()),
+                model: models
+                    .get(&(s, i))
+                    .map_or_else(Vec::new, |rows| rows.iter().map(row_line).collect()),
             }),
             Happened::Corrupted { restart, .. } => {
                 let mut r = corrupted(at_us, &lane, restart);

@@ -22,7 +22,9 @@ pub struct CampaignPicture<'a> {
 pub fn campaign_page(c: &CampaignPicture<'_>) -> String {
     let s = c.summary;
     let failed = s.seeds_failed > 0
-        || s.determinism.as_ref().is_some_and(|d| !d.mismatches.is_empty());
+        || s.determinism
+            .as_ref()
+            .is_some_and(|d| !d.mismatches.is_empty());
     let verdict = match (s.seeds_run, failed) {
         (0, _) => "FAILED: no seed ran",
         (_, true) => "FAILED",
@@ -88,7 +90,11 @@ fn failures_html(c: &CampaignPicture<'_>) -> String {
 
 /// Convergence after healing (simulated ms), one bar per bin, as an SVG.
 fn histogram_html(s: &Summary) -> String {
-    let times: Vec<u64> = s.seeds.iter().filter_map(|l| l.converged_after_ms).collect();
+    let times: Vec<u64> = s
+        .seeds
+        .iter()
+        .filter_map(|l| l.converged_after_ms)
+        .collect();
     let mut out = String::from("<h2>Convergence after healing (liveness)</h2>");
     if times.is_empty() {
         out.push_str("<p id=\"liveness\">no seed of this campaign has a healing phase (display and runs seeds do)</p>");

@@ -55,7 +55,12 @@ fn pair_html(i: usize, a: Option<&ReadBox>, b: Option<&ReadBox>, differ: bool) -
     let la = a.map_or(&empty, |r| &r.answer);
     let lb = b.map_or(&empty, |r| &r.answer);
     let head = a.or(b).map_or(String::new(), |r| {
-        format!("{} {} at {}", escape(&r.lane), escape(&r.label), ms(r.at_us))
+        format!(
+            "{} {} at {}",
+            escape(&r.lane),
+            escape(&r.label),
+            ms(r.at_us)
+        )
     });
     format!(
         "<div class=\"box read{}\" id=\"read-{i}\"><h4>{head}{}</h4><div class=\"pair\"><div class=\"answer side-a\">{}</div><div class=\"answer side-b\">{}</div></div></div>",

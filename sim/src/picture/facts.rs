@@ -62,7 +62,10 @@ pub enum StripPart {
 impl StripPart {
     pub fn bytes(self) -> u64 {
         match self {
-            StripPart::Synced(n) | StripPart::Unsynced(n) | StripPart::Torn(n) | StripPart::Lost(n) => n,
+            StripPart::Synced(n)
+            | StripPart::Unsynced(n)
+            | StripPart::Torn(n)
+            | StripPart::Lost(n) => n,
         }
     }
 

@@ -58,7 +58,8 @@ pub fn lines_block(lines: &[String], highlight: &dyn Fn(usize) -> bool, class: &
         let near = i < LINES_AT_ENDS
             || i + LINES_AT_ENDS >= n
             || first.is_some_and(|f| i.abs_diff(f) <= LINES_AROUND_MARK);
-        if !near && !(mark && marked < MARKED_LINES_MAX) {
+        let shown = near || (mark && marked < MARKED_LINES_MAX);
+        if !shown {
             skipped += 1;
             continue;
         }

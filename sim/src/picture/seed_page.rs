@@ -93,9 +93,17 @@ fn verdict_html(p: &SeedPicture<'_>, first: Option<usize>) -> String {
         );
     }
     if let Some(f) = p.failure {
-        let _ = write!(out, "<div class=\"failure\"><b>broken world</b>: {}</div>", escape(f));
+        let _ = write!(
+            out,
+            "<div class=\"failure\"><b>broken world</b>: {}</div>",
+            escape(f)
+        );
     }
-    let first_recovered = p.facts.recovered.iter().position(|r| r.recovered != r.model);
+    let first_recovered = p
+        .facts
+        .recovered
+        .iter()
+        .position(|r| r.recovered != r.model);
     match first {
         None if first_recovered.is_some() => {
             let i = first_recovered.unwrap_or_default();
@@ -129,7 +137,7 @@ fn verdict_html(p: &SeedPicture<'_>, first: Option<usize>) -> String {
 /// The lane heads and every row, with the facts placed by their time.
 fn timeline_html(t: Timeline, facts: &Facts, first: Option<usize>) -> String {
     let width = t.lanes.len().max(1) * LANE_PX;
-    let mut out = format!("<div class=\"lanes\"><span class=\"t\">sim time</span>");
+    let mut out = String::from("<div class=\"lanes\"><span class=\"t\">sim time</span>");
     for (i, lane) in t.lanes.iter().enumerate() {
         let _ = write!(
             out,
@@ -161,6 +169,9 @@ struct Placed {
     reads: usize,
     strips: usize,
     recovered: usize,
+    /// Per lane, the last read drawn in full: a read answering and expecting the same is
+    /// drawn as one line (polling repeats its answer).
+    last_read: std::collections::BTreeMap<String, usize>,
 }
 
 impl Placed {
@@ -172,10 +183,17 @@ impl Placed {
             (Some(row), None) => at_us <= row.at_us,
         };
         while let Some(r) = facts.reads.get(self.reads).filter(|r| due(r.at_us, None)) {
-            out.push_str(&read_html(self.reads, r, first == Some(self.reads)));
+            let last = self.last_read.get(&r.lane).map(|&i| &facts.reads[i]);
+            if last.is_some_and(|l| l.answer == r.answer && l.expected == r.expected) {
+                out.push_str(&repeated_read_html(self.reads, r));
+            } else {
+                out.push_str(&read_html(self.reads, r, first == Some(self.reads)));
+                self.last_read.insert(r.lane.clone(), self.reads);
+            }
             self.reads += 1;
         }
-        while let Some(s) = (facts.strips.get(self.strips)).filter(|s| due(s.at_us, s.after_events)) {
+        while let Some(s) = (facts.strips.get(self.strips)).filter(|s| due(s.at_us, s.after_events))
+        {
             out.push_str(&strip_html(self.strips, s));
             self.strips += 1;
         }
@@ -209,7 +227,11 @@ fn row_html(k: usize, row: &Row, t: &Timeline, width: usize) -> String {
     }
     let text: String = row.text.chars().take(LABEL_CHARS_MAX).collect();
     let repeat = if row.count > 1 {
-        format!(" <span class=\"rep\">×{} until {}</span>", row.count, ms(row.last_us))
+        format!(
+            " <span class=\"rep\">×{} until {}</span>",
+            row.count,
+            ms(row.last_us)
+        )
     } else {
         String::new()
     };
@@ -246,6 +268,18 @@ fn read_html(i: usize, r: &ReadBox, first: bool) -> String {
     )
 }
 
+/// A read that answered and expected what the lane's previous read did: one line.
+fn repeated_read_html(i: usize, r: &ReadBox) -> String {
+    format!(
+        "<div class=\"row read-again\" id=\"read-{i}\" data-lane=\"{}\"><span class=\"t\">{}</span><span class=\"rep\">{} {}: the same answer and expectation as its previous read{}</span></div>",
+        escape(&r.lane),
+        ms(r.at_us),
+        escape(&r.lane),
+        escape(&r.label),
+        if r.departs() { " (departs from the model)" } else { "" }
+    )
+}
+
 /// A history a restart recovered beside the model's.
 fn recovered_html(i: usize, r: &Recovered) -> String {
     let differs = |mine: &[String], other: &[String], k: usize| other.get(k) != mine.get(k);
@@ -262,4 +296,97 @@ fn recovered_html(i: usize, r: &Recovered) -> String {
         escape(&r.model_label),
         lines_block(&r.model, &|k| differs(&r.model, &r.recovered, k), "expected"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(at_us: u64, lane: &str, answer: &[&str], expected: &[&str]) -> ReadBox {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        ReadBox {
+            at_us,
+            lane: lane.into(),
+            label: format!("read at {at_us}"),
+            answer: lines(answer),
+            expected_label: "the model".into(),
+            expected: lines(expected),
+            departs: answer != expected,
+        }
+    }
+
+    fn picture<'a>(trace: &'a [String], facts: &'a Facts) -> SeedPicture<'a> {
+        SeedPicture {
+            title: "seed 1".into(),
+            workload: "display",
+            options: "replicas = 3\n",
+            violations: &[],
+            failure: None,
+            replay_command: "histsim replay --seed 1".into(),
+            trace,
+            facts,
+        }
+    }
+
+    #[test]
+    fn the_link_lands_on_the_first_departing_read_and_repeats_are_one_line() {
+        let trace = vec!["      10us client poll".to_string(); 3];
+        let facts = Facts {
+            reads: vec![
+                read(10, "replica-0", &["user a"], &["user a"]),
+                read(20, "replica-0", &["user a", "user a"], &["user a"]),
+                read(30, "replica-0", &["user a", "user a"], &["user a"]),
+            ],
+            ..Facts::default()
+        };
+        let html = seed_page(&picture(&trace, &facts));
+        assert!(html.contains("href=\"#read-1\" id=\"first-departure-link\""));
+        assert!(html.contains("class=\"box read departs first\" id=\"read-1\""));
+        assert!(html.contains("class=\"row read-again\" id=\"read-2\""));
+        assert!(
+            html.contains("<mark>user a</mark>"),
+            "the extra line is marked"
+        );
+    }
+
+    #[test]
+    fn a_ten_thousand_event_seed_with_long_polled_answers_stays_under_5_mb() {
+        let trace: Vec<String> = (0..10_000u64)
+            .map(|i| match i % 4 {
+                0 => format!(
+                    "{:>9}us agents emit step={i} event_id=6553f{i:019x} bytes=500",
+                    i * 100
+                ),
+                1 => format!(
+                    "{:>9}us replica-{} persist step={i} copy={} stored",
+                    i * 100,
+                    i % 5,
+                    i % 3
+                ),
+                _ => format!(
+                    "{:>9}us replica-{} answer turn=settled ok=true shows=e492dd32",
+                    i * 100,
+                    i % 5
+                ),
+            })
+            .collect();
+        let answer: Vec<String> = (0..400).map(|k| format!("assistant c{k}a c{k}b")).collect();
+        let answer: Vec<&str> = answer.iter().map(String::as_str).collect();
+        let reads = (0..2_000u64)
+            .map(|i| {
+                read(
+                    i * 500,
+                    &format!("replica-{}", i % 5),
+                    &answer,
+                    &answer[1..],
+                )
+            })
+            .collect();
+        let facts = Facts {
+            reads,
+            ..Facts::default()
+        };
+        let html = seed_page(&picture(&trace, &facts));
+        assert!(html.len() < 5_000_000, "{} bytes", html.len());
+    }
 }

@@ -154,7 +154,15 @@ fn host_and_text(rest: &str) -> (String, &str) {
 /// Whether `word` names a host of some world: `agents`, `bus`, `client`, `replica-2`,
 /// `worker-0`, `s1` (a journal session), ...
 fn is_host(word: &str) -> bool {
-    const HOSTS: &[&str] = &["agents", "bus", "client", "sut", "store", "responder", "spool"];
+    const HOSTS: &[&str] = &[
+        "agents",
+        "bus",
+        "client",
+        "sut",
+        "store",
+        "responder",
+        "spool",
+    ];
     const NUMBERED: &[&str] = &["replica-", "worker-", "session-", "s"];
     HOSTS.contains(&word)
         || NUMBERED.iter().any(|p| {

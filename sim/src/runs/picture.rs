@@ -22,13 +22,21 @@ pub fn facts(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) 
                 });
                 (format!("/history of {}", read.thread), observed)
             }
-            ReadKind::Paginate { limit, backward, rows, .. } => {
+            ReadKind::Paginate {
+                limit,
+                backward,
+                rows,
+                ..
+            } => {
                 let observed = rows
                     .primary(primary)
                     .as_ref()
                     .map(|rows| rows.iter().map(of_row).collect::<Vec<_>>());
                 let how = if *backward { "backward" } else { "forward" };
-                (format!("paging {} by {limit} ({how})", read.thread), observed)
+                (
+                    format!("paging {} by {limit} ({how})", read.thread),
+                    observed,
+                )
             }
             _ => continue,
         };
@@ -53,7 +61,10 @@ fn read_box(
 ) -> ReadBox {
     let expected = truth.expected_history(tid).iter().map(line).collect();
     let (answer, departs) = match observed {
-        Ok(o) => (o.iter().map(line).collect(), truth.check_history(tid, &o).is_err()),
+        Ok(o) => (
+            o.iter().map(line).collect(),
+            truth.check_history(tid, &o).is_err(),
+        ),
         Err(e) => (vec![format!("error {e}")], true),
     };
     ReadBox {
@@ -68,5 +79,10 @@ fn read_box(
 }
 
 fn line(m: &ExpectedMessage) -> String {
-    format!("{:<10} {:<10} {}", format!("{:?}", m.kind), m.run_id, m.text)
+    format!(
+        "{:<10} {:<10} {}",
+        format!("{:?}", m.kind),
+        m.run_id,
+        m.text
+    )
 }

@@ -39,7 +39,10 @@ struct Opened {
 
 /// Opens `page` headless: dumps its DOM (with console logging on stderr) and screenshots it.
 fn open(browser: &Path, page: &Path, screenshot: &Path) -> Opened {
-    let url = format!("file://{}", page.canonicalize().expect("page written").display());
+    let url = format!(
+        "file://{}",
+        page.canonicalize().expect("page written").display()
+    );
     let base = [
         "--headless",
         "--no-sandbox",
@@ -96,7 +99,10 @@ fn read_box(dom: &str, id: &str) -> String {
 /// The id the violation's link points to (`read-3`).
 fn first_departure(dom: &str) -> String {
     let link = element(dom, "first-departure-link");
-    let href = link.split("href=\"#").nth(1).expect("the link has a target");
+    let href = link
+        .split("href=\"#")
+        .nth(1)
+        .expect("the link has a target");
     href[..href.find('"').expect("a quoted href")].to_string()
 }
 
@@ -126,7 +132,11 @@ fn check_seed_page(name: &str, o: &Opened, id: &str, lanes_min: usize) {
         marked.contains("class=\"answer\"") && marked.contains("class=\"expected\""),
         "{name}: #{target} shows the system's and the model's answers"
     );
-    assert!(o.console_errors.is_empty(), "{name}: {:?}", o.console_errors);
+    assert!(
+        o.console_errors.is_empty(),
+        "{name}: {:?}",
+        o.console_errors
+    );
 }
 
 #[test]
@@ -138,6 +148,21 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
     let shots = screenshots_dir();
     std::fs::create_dir_all(&shots).expect("screenshots directory");
     let dir = tempfile::tempdir().expect("temp dir");
+    // The console check sees an error where there is one.
+    let broken = dir.path().join("broken.html");
+    std::fs::write(
+        &broken,
+        "<body><script>undefinedFunction();</script></body>",
+    )
+    .expect("page");
+    let o = open(&browser, &broken, &dir.path().join("broken.png"));
+    assert!(
+        o.console_errors
+            .iter()
+            .any(|e| e.contains("undefinedFunction")),
+        "a script error is caught: {:?}",
+        o.console_errors
+    );
     for (id, lanes_min) in [("P4", 4), ("R2", 3), ("J10", 2)] {
         let seed = failing_seed(id).to_string();
         let page = dir.path().join(format!("{id}.html"));
@@ -145,11 +170,20 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
         let (code, out) = histsim_cli(&[&args[..], &[page.to_str().expect("utf-8")]].concat());
         assert_eq!(code, Some(1), "{out}");
         let html = std::fs::read_to_string(&page).expect("page");
-        assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"));
-        let opened = open(&browser, &page, &shots.join(format!("{id}-seed-{seed}.png")));
+        assert!(
+            !html.contains("http://") && !html.contains("https://") && !html.contains("<script")
+        );
+        let opened = open(
+            &browser,
+            &page,
+            &shots.join(format!("{id}-seed-{seed}.png")),
+        );
         check_seed_page(id, &opened, id, lanes_min);
         if id == "J10" {
-            assert!(opened.dom.contains("class=\"box crash-strip\""), "J10: crash strips");
+            assert!(
+                opened.dom.contains("class=\"box crash-strip\""),
+                "J10: crash strips"
+            );
         }
     }
     diff_page(&browser, dir.path(), &shots);
@@ -162,8 +196,21 @@ fn diff_page(browser: &Path, dir: &Path, shots: &Path) {
     let out = dir.join("diff");
     let serve = format!("{} serve display", env!("CARGO_BIN_EXE_histsim"));
     let (code, text) = histsim_cli(&[
-        "diff", "--workload", "display", "--sut", "in-process", "--sut", &serve, "--planted", "P4",
-        "--seeds", "0..20", "--shrink-cap-s", "5", "--out", out.to_str().expect("utf-8"),
+        "diff",
+        "--workload",
+        "display",
+        "--sut",
+        "in-process",
+        "--sut",
+        &serve,
+        "--planted",
+        "P4",
+        "--seeds",
+        "0..20",
+        "--shrink-cap-s",
+        "5",
+        "--out",
+        out.to_str().expect("utf-8"),
     ]);
     assert_eq!(code, Some(1), "{text}");
     let page = std::fs::read_dir(&out)
@@ -173,7 +220,11 @@ fn diff_page(browser: &Path, dir: &Path, shots: &Path) {
         .find(|p| p.extension().is_some_and(|e| e == "html"))
         .expect("a seed page");
     let o = open(browser, &page, &shots.join("diff-P4.png"));
-    assert_eq!(o.dom.matches("class=\"lane-head\"").count(), 2, "two systems, two lanes");
+    assert_eq!(
+        o.dom.matches("class=\"lane-head\"").count(),
+        2,
+        "two systems, two lanes"
+    );
     assert!(o.dom.contains("data-lane=\"in-process\""));
     let marked = read_box(&o.dom, &first_departure(&o.dom));
     assert!(marked.contains("side-a") && marked.contains("side-b") && marked.contains("<mark>"));
@@ -185,12 +236,28 @@ fn diff_page(browser: &Path, dir: &Path, shots: &Path) {
 fn campaign_page(browser: &Path, dir: &Path, shots: &Path) {
     let reports = dir.join("reports");
     let (code, text) = histsim_cli(&[
-        "run", "--workload", "display", "--planted", "P5", "--seeds", "0..30", "--keep-going",
-        "--quiet", "--no-shrink", "--name", "p5", "--report-dir", reports.to_str().expect("utf-8"),
+        "run",
+        "--workload",
+        "display",
+        "--planted",
+        "P5",
+        "--seeds",
+        "0..12",
+        "--keep-going",
+        "--quiet",
+        "--no-shrink",
+        "--name",
+        "p5",
+        "--report-dir",
+        reports.to_str().expect("utf-8"),
     ]);
     assert_eq!(code, Some(1), "{text}");
     let campaign = reports.join("p5");
-    let o = open(browser, &campaign.join("index.html"), &shots.join("campaign-P5.png"));
+    let o = open(
+        browser,
+        &campaign.join("index.html"),
+        &shots.join("campaign-P5.png"),
+    );
     assert!(element(&o.dom, "verdict").contains("FAILED"));
     let bins = o.dom.matches("class=\"bin\"").count();
     assert!(bins > 0, "the liveness histogram has bars");
@@ -206,7 +273,10 @@ fn campaign_page(browser: &Path, dir: &Path, shots: &Path) {
     assert!(!linked.is_empty(), "failing seeds are linked");
     for page in &linked {
         assert!(campaign.join(page).is_file(), "{page} exists");
-        assert!(summary.contains(&format!("]({page})")), "summary.md links {page}");
+        assert!(
+            summary.contains(&format!("]({page})")),
+            "summary.md links {page}"
+        );
     }
     assert!(o.console_errors.is_empty(), "index: {:?}", o.console_errors);
 }
