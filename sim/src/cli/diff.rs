@@ -296,9 +296,20 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         println!("seed {seed}: broken world, not shrunk: {broken}");
         return Verdict::WorldFailure;
     }
-    write_page(seed, &scenario, (&a, &b), &why, &args);
-    write_shrunk(seed, &scenario, &a, &b, &args);
+    write_difference(seed, &scenario, (&a, &b), &why, &args);
     Verdict::Violation
+}
+
+/// What the first difference leaves under `--out`: its page and its shrunk scenario file.
+fn write_difference(
+    seed: u64,
+    scenario: &AnyScenario,
+    (a, b): (&Side, &Side),
+    why: &str,
+    args: &DiffArgs,
+) {
+    write_page(seed, scenario, (a, b), why, args);
+    write_shrunk(seed, scenario, a, b, args);
 }
 
 /// Writes the diverging seed's page, `seed-N.html` under `--out`: each system a lane, each
