@@ -11,8 +11,10 @@ use std::fmt::Write as _;
 
 /// The width of one lane, in CSS pixels.
 pub(super) const LANE_PX: usize = 150;
-/// The longest event text a row shows (the whole text is its tooltip).
+/// The longest event text a row shows; its tooltip shows more, up to the second bound (a
+/// protocol line may carry a thousand rows).
 const LABEL_CHARS_MAX: usize = 110;
+const TOOLTIP_CHARS_MAX: usize = 1000;
 
 /// What a seed's page shows.
 pub struct SeedPicture<'a> {
@@ -226,6 +228,7 @@ fn row_html(k: usize, row: &Row, t: &Timeline, width: usize) -> String {
         );
     }
     let text: String = row.text.chars().take(LABEL_CHARS_MAX).collect();
+    let tooltip: String = row.text.chars().take(TOOLTIP_CHARS_MAX).collect();
     let repeat = if row.count > 1 {
         format!(
             " <span class=\"rep\">×{} until {}</span>",
@@ -239,7 +242,7 @@ fn row_html(k: usize, row: &Row, t: &Timeline, width: usize) -> String {
         out,
         "<span class=\"lbl\" style=\"left:{}px\" title=\"{}\">{}{repeat}</span></div></div>",
         row.lane * LANE_PX + 4,
-        escape(&row.text),
+        escape(&tooltip),
         escape(&text)
     );
     out

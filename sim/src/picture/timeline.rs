@@ -98,6 +98,17 @@ impl Timeline {
         let lane = self.lane(&host);
         let arrow = match target(what) {
             Some(name) => Some((lane, self.lane(name))),
+            // A protocol line: a request to the system under test, or its answer.
+            None if host.starts_with("sut")
+                && (what.starts_with("> ") || what.starts_with("< ")) =>
+            {
+                let caller = self.lane(sut_caller(&host));
+                Some(if what.starts_with('>') {
+                    (caller, lane)
+                } else {
+                    (lane, caller)
+                })
+            }
             // A copy of a delivery (`copy=0`) came over the bus.
             None if what.split_whitespace().any(|w| w.starts_with("copy=")) => {
                 Some((self.lane("bus"), lane))
@@ -142,6 +153,12 @@ fn host_and_text(rest: &str) -> (String, &str) {
     if is_host(first) {
         return (first.to_string(), what);
     }
+    // A fault happens on the host it names (`crash worker-1 kills 2 runs`).
+    if is_fault_word(first) {
+        if let Some(host) = what.split_whitespace().find(|w| is_host(w)) {
+            return (host.to_string(), rest);
+        }
+    }
     let lane = match first {
         "write" => "store",
         "stop" | "start" => "workers",
@@ -151,9 +168,23 @@ fn host_and_text(rest: &str) -> (String, &str) {
     (lane.to_string(), rest)
 }
 
+/// The lane that speaks to a system under test: the host its name holds (`sut[replica-1]`),
+/// else the store side (`sut[sqlite]`, `sut` of the display world's replicas).
+fn sut_caller(sut: &str) -> &str {
+    let inner = sut.strip_prefix("sut[").and_then(|s| s.strip_suffix(']'));
+    match inner {
+        Some(host) if is_host(host) => host,
+        Some(_) => "store",
+        None => "replicas",
+    }
+}
+
 /// Whether `word` names a host of some world: `agents`, `bus`, `client`, `replica-2`,
-/// `worker-0`, `s1` (a journal session), ...
+/// `worker-0`, `s1` (a journal session), `sut[sqlite]` (a system under test), ...
 fn is_host(word: &str) -> bool {
+    if word.starts_with("sut[") && word.ends_with(']') {
+        return true;
+    }
     const HOSTS: &[&str] = &[
         "agents",
         "bus",
@@ -280,8 +311,17 @@ mod tests {
             "    2000us worker-1 start run-0",
             "    2000us write 34973 run-0 n=23 seqs=1..23",
             "    3000us dispatch run-0 to worker-1 ok",
+            "    4000us crash worker-1 kills 2 runs",
+            "    5000us sut[sqlite] > {\"id\":3}",
+            "    5000us sut[sqlite] < {\"id\":3,\"ok\":{}}",
         ]));
         assert_eq!(t.lanes, ["worker-1", "store", "client"]);
+        assert_eq!((t.rows[3].lane, t.rows[3].kind), (0, Kind::Fault));
+        assert_eq!(t.lanes[3..], ["sut[sqlite]", "store"]);
+        assert_eq!(
+            (t.rows[4].arrow, t.rows[5].arrow),
+            (Some((4, 3)), Some((3, 4)))
+        );
         assert_eq!(t.rows[1].text, "write 34973 run-0 n=23 seqs=1..23");
         assert_eq!(t.rows[2].arrow, Some((2, 0)));
     }
