@@ -315,12 +315,12 @@ mod tests {
             "    5000us sut[sqlite] > {\"id\":3}",
             "    5000us sut[sqlite] < {\"id\":3,\"ok\":{}}",
         ]));
-        assert_eq!(t.lanes, ["worker-1", "store", "client"]);
+        assert_eq!(t.lanes, ["worker-1", "store", "client", "sut[sqlite]"]);
         assert_eq!((t.rows[3].lane, t.rows[3].kind), (0, Kind::Fault));
-        assert_eq!(t.lanes[3..], ["sut[sqlite]", "store"]);
+        // The store side calls the system under test, which answers it.
         assert_eq!(
             (t.rows[4].arrow, t.rows[5].arrow),
-            (Some((4, 3)), Some((3, 4)))
+            (Some((1, 3)), Some((3, 1)))
         );
         assert_eq!(t.rows[1].text, "write 34973 run-0 n=23 seqs=1..23");
         assert_eq!(t.rows[2].arrow, Some((2, 0)));
