@@ -24,6 +24,7 @@ fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap
 }
 
 mod junit;
+pub mod pages;
 pub use junit::junit;
 pub(crate) use junit::junit_xml;
 

@@ -249,6 +249,9 @@ pub struct SeedReport {
     /// With `keep_trace`: the answers and the model's expectation, as text.
     #[serde(skip)]
     pub details: Option<String>,
+    /// With `keep_trace`: what the seed's page shows beside its trace.
+    #[serde(skip)]
+    pub picture: Option<crate::picture::Facts>,
     /// What a system under test in a child process wrote to its stderr.
     #[serde(skip)]
     pub sut_log: Option<String>,
@@ -300,6 +303,7 @@ pub fn report_of(
         trace_tail: run.trace.tail(),
         trace_full: run.trace.full().map(<[String]>::to_vec),
         details: run.details,
+        picture: run.picture,
         sut_log: run.sut_log,
         answers: run.answers,
         left_out: run.left_out,

@@ -98,6 +98,8 @@ pub struct WorkloadRun {
     pub coverage: Coverage,
     /// With `keep_trace`: the answers beside the model's expectation, as text, for people.
     pub details: Option<String>,
+    /// With `keep_trace`: what a page of this world shows beside its trace (`--html`).
+    pub picture: Option<crate::picture::Facts>,
     /// What a system under test in a child process wrote to its stderr: kept beside the report
     /// of a failing seed.
     pub sut_log: Option<String>,
@@ -127,6 +129,7 @@ impl WorkloadRun {
             converged_after_ms: None,
             coverage: Coverage::default(),
             details: None,
+            picture: None,
             sut_log: None,
             left_out: Coverage::default(),
             answers: Coverage::default(),

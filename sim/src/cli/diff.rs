@@ -296,8 +296,62 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         println!("seed {seed}: broken world, not shrunk: {broken}");
         return Verdict::WorldFailure;
     }
-    write_shrunk(seed, &scenario, &a, &b, &args);
+    write_difference(seed, &scenario, (&a, &b), &why, &args);
     Verdict::Violation
+}
+
+/// What the first difference leaves under `--out`: its page and its shrunk scenario file.
+fn write_difference(
+    seed: u64,
+    scenario: &AnyScenario,
+    (a, b): (&Side, &Side),
+    why: &str,
+    args: &DiffArgs,
+) {
+    write_page(seed, scenario, (a, b), why, args);
+    write_shrunk(seed, scenario, a, b, args);
+}
+
+/// Writes the diverging seed's page, `seed-N.html` under `--out`: each system a lane, each
+/// read with both answers.
+fn write_page(
+    seed: u64,
+    scenario: &AnyScenario,
+    (a, b): (&Side, &Side),
+    why: &str,
+    args: &DiffArgs,
+) {
+    let reads = |side: &Side| {
+        let world = WorldConfig {
+            keep_trace: true,
+            ..side.world.clone()
+        };
+        scenario.play(&world).picture.unwrap_or_default().reads
+    };
+    let (reads_a, reads_b) = (reads(a), reads(b));
+    let command = format!(
+        "{} diff --workload {} --sut '{}' --sut '{}' --seeds {seed}{}",
+        crate::run::histsim_command(),
+        args.workload,
+        a.name,
+        b.name,
+        args.planted
+            .map(|p| format!(" --planted {p}"))
+            .unwrap_or_default()
+    );
+    let html = crate::picture::diff_page(
+        seed,
+        &args.workload,
+        why,
+        &command,
+        [(&a.name, &reads_a), (&b.name, &reads_b)],
+    );
+    let path = args.out.join(format!("seed-{seed}.html"));
+    let written = std::fs::create_dir_all(&args.out).and_then(|_| std::fs::write(&path, html));
+    match written {
+        Ok(()) => println!("page: {}", path.display()),
+        Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),
+    }
 }
 
 fn print_header(args: &DiffArgs, workload: &str, (a, b): (&Side, &Side)) {

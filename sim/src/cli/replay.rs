@@ -25,6 +25,10 @@ pub(crate) struct ReplayArgs {
     /// Print every event of the trace.
     #[arg(long)]
     trace: bool,
+    /// Also write the seed as one self-contained HTML page (docs/pictures.md): a lane per host,
+    /// time down the page, every read beside the model's expectation, the violation on top.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
@@ -33,11 +37,15 @@ pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
             Ok(c) => c,
             Err(e) => return Verdict::usage(&e),
         };
-        config.keep_trace = args.trace;
+        config.keep_trace = args.trace || args.html.is_some();
         let seed = args.seed.expect("clap requires --seed without --scenario");
-        let report = run_seed(seed, &config);
+        let mut report = run_seed(seed, &config);
         println!("seed {seed}: {} workload", report.workload);
         println!("options derived from the seed:\n{}", report.options);
+        let page = (format!("seed {seed}"), config.replay_command(seed));
+        if let Err(v) = write_html(args.html.as_deref(), &mut report, page, args.trace) {
+            return v;
+        }
         return print_report(&report);
     };
     let file = match ScenarioFile::load(path) {
@@ -51,7 +59,7 @@ pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
         Ok(c) => c,
         Err(e) => return Verdict::usage(&format!("{}: {e}", path.display())),
     };
-    config.keep_trace = args.trace;
+    config.keep_trace = args.trace || args.html.is_some();
     let run = file.scenario.play(&config.world());
     let planted = config.planted.map_or("none".to_string(), |p| p.to_string());
     println!(
@@ -60,7 +68,55 @@ pub(crate) fn cmd(args: ReplayArgs) -> Verdict {
         file.id,
         workload.name()
     );
-    print_report(&report_of(0, workload.name(), String::new(), run))
+    let mut report = report_of(0, workload.name(), String::new(), run);
+    let command = format!(
+        "{} replay --scenario {}{}",
+        crate::run::histsim_command(),
+        crate::run::shell_word(&path.to_string_lossy()),
+        config.replay_flags()
+    );
+    let page = (
+        format!("scenario {} [{}]", path.display(), file.id),
+        command,
+    );
+    if let Err(v) = write_html(args.html.as_deref(), &mut report, page, args.trace) {
+        return v;
+    }
+    print_report(&report)
+}
+
+/// Writes the page of `report` to `path` (when asked), titled and with the replay command of
+/// `page`; then forgets the trace and the answers unless `--trace` asked to print them.
+fn write_html(
+    path: Option<&std::path::Path>,
+    report: &mut SeedReport,
+    (title, replay_command): (String, String),
+    print_trace: bool,
+) -> Result<(), Verdict> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let facts = report.picture.take().unwrap_or_default();
+    let picture = crate::picture::SeedPicture {
+        title,
+        workload: report.workload,
+        options: &report.options,
+        violations: &report.violations,
+        failure: report.failure.as_deref(),
+        replay_command,
+        trace: report.trace_full.as_deref().unwrap_or_default(),
+        facts: &facts,
+    };
+    let html = crate::picture::seed_page(&picture);
+    if let Err(e) = std::fs::write(path, &html) {
+        return Err(Verdict::usage(&format!("--html {}: {e}", path.display())));
+    }
+    println!("page: {} ({} bytes)", path.display(), html.len());
+    if !print_trace {
+        report.trace_full = None;
+        report.details = None;
+    }
+    Ok(())
 }
 
 /// What a played world showed, and its verdict.

@@ -135,7 +135,7 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
         println!("{line}");
     }
     let mut verdict = verdict_of(&result, &summary, args.require_coverage);
-    if !write_report(&args.report_dir, &summary, &result.failures) {
+    if !write_report(&args.report_dir, &summary, &result.failures, &config) {
         verdict = verdict.worst(Verdict::Usage);
     }
     if let Some(first) = result.failures.first() {
@@ -317,12 +317,20 @@ fn check_writable(dir: &std::path::Path, campaign: &str) -> std::io::Result<()> 
 }
 
 /// Writes the report; `false` (after an error naming the directory) when it could not be.
-fn write_report(report_dir: &std::path::Path, summary: &Summary, failed: &[SeedReport]) -> bool {
-    match report::write(report_dir, summary, failed) {
-        Ok(dir) => {
+fn write_report(
+    report_dir: &std::path::Path,
+    summary: &Summary,
+    failed: &[SeedReport],
+    config: &RunConfig,
+) -> bool {
+    let written = report::write(report_dir, summary, failed)
+        .and_then(|dir| report::pages::write(&dir, summary, config).map(|pages| (dir, pages)));
+    match written {
+        Ok((dir, pages)) => {
             println!(
-                "report: {} (summary.md, summary.json, junit.xml)",
-                dir.display()
+                "report: {} (summary.md, summary.json, junit.xml, index.html, {} seed pages)",
+                dir.display(),
+                pages.len()
             );
             true
         }

@@ -14,6 +14,7 @@ pub mod faults;
 pub mod generate;
 mod live;
 pub mod options;
+mod picture;
 pub mod probes;
 pub mod provenance;
 pub mod record;
@@ -84,10 +85,14 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         Some(model) => model,
         None => Model::of(scenario, &plan, &record.emissions, &record.declared),
     };
+    let early_expected = if record.failure.is_some() {
+        Vec::new()
+    } else {
+        early_expectations(&record, &mut model.conversation)
+    };
     let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
-        let early_expected = early_expectations(&record, &mut model.conversation);
         check::check(
             scenario,
             &plan,
@@ -106,6 +111,9 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
     let details = config
         .keep_trace
         .then(|| describe(&record.reads, &model.transcript));
+    let picture = config
+        .keep_trace
+        .then(|| picture::facts(&record.reads, &early_expected, &model.transcript));
     let mut coverage = record.coverage.clone();
     probes::scenario_probes(scenario, &mut coverage);
     probes::record_probes(&record, &mut coverage);
@@ -117,6 +125,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         converged_after_ms: record.converged_after_ms,
         coverage,
         details,
+        picture,
         violations,
         failure: record.failure,
         steps: record.emissions.len(),

@@ -26,6 +26,7 @@ use super::op_rules::{
     recording_follows_the_model, resuming_again_changes_nothing, single_record_mutations,
     switching_keeps_the_recording, token_counters_are_independent, truncation_visits_each_row_once,
 };
+use super::picture::ModelsAtRestarts;
 use super::record::{Happened, SessionRecord};
 use super::scenario::JournalScenario;
 use super::shared_rules::{
@@ -91,18 +92,37 @@ pub const OP_RULES: &[(BugId, OpRule)] = &[
 
 /// Checks every session of a played scenario.
 pub fn check(scenario: &JournalScenario, record: &WorldRecord) -> Vec<Violation> {
+    check_keeping(scenario, record, None)
+}
+
+/// [`check`], keeping in `models` (when given) the model's history at each restart, for the
+/// seed's page.
+pub fn check_keeping(
+    scenario: &JournalScenario,
+    record: &WorldRecord,
+    mut models: Option<&mut ModelsAtRestarts>,
+) -> Vec<Violation> {
     let mut found = Findings::new(&ATTRIBUTION);
     for (s, (script, record)) in scenario.sessions.iter().zip(&record.sessions).enumerate() {
-        session(SessionCheck::new(s, script), record, &mut found);
+        let models = models.as_deref_mut();
+        session(SessionCheck::new(s, script), record, &mut found, models);
     }
     found.into_violations()
 }
 
 /// J18 at every start, then every operation, crash and restart in the order they happened, then
 /// the disk at the end (J10, J16, J3).
-fn session(mut sc: SessionCheck<'_>, record: &SessionRecord, found: &mut Findings) {
+fn session(
+    mut sc: SessionCheck<'_>,
+    record: &SessionRecord,
+    found: &mut Findings,
+    mut models: Option<&mut ModelsAtRestarts>,
+) {
     let s = sc.s;
-    for h in &record.happened {
+    for (i, h) in record.happened.iter().enumerate() {
+        if let (Happened::Restart { solo, .. }, Some(m)) = (h, models.as_deref_mut()) {
+            m.insert((s, i), sc.latest_ref(&solo.journal).rows());
+        }
         match h {
             Happened::Started {
                 incarnation,

@@ -20,6 +20,7 @@ pub mod meaning;
 mod op_rules;
 mod ops;
 pub mod options;
+mod picture;
 pub mod probes;
 mod process;
 pub mod record;
@@ -54,7 +55,9 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
     });
     // What the world saw before it broke down is still checked: a planted bug can make the code
     // under test panic later, and the violation it caused first is the finding.
-    let violations = check::check(scenario, &record);
+    let mut models = picture::ModelsAtRestarts::new();
+    let keep_models = config.keep_trace.then_some(&mut models);
+    let violations = check::check_keeping(scenario, &record, keep_models);
     let mut coverage = record.coverage.clone();
     probes::probes(scenario, &record, &mut coverage);
     let details = config.keep_trace.then(|| describe(&record));
@@ -69,6 +72,7 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
         converged_after_ms: None,
         coverage,
         details,
+        picture: config.keep_trace.then(|| picture::facts(&record, &models)),
         trace: record.trace,
     }
 }

@@ -167,6 +167,8 @@ pub enum Happened {
         /// Per file, the length that was synced and unchanged when the host crashed: bytes past
         /// it were written since.
         synced: BTreeMap<String, u64>,
+        /// Per file, its length just before the crash (what a page shows as lost).
+        written: BTreeMap<String, u64>,
     },
     Restart {
         solo: SoloRestart,
@@ -203,4 +205,7 @@ pub struct SessionRecord {
     pub final_recording: Option<(String, u64)>,
     /// The script ran to its end.
     pub finished: bool,
+    /// When each of `happened` happened: simulated microseconds, and how many trace events
+    /// were recorded by then (for its page).
+    pub happened_at: Vec<(u64, u64)>,
 }

@@ -78,7 +78,10 @@ impl World {
     }
 
     pub(super) fn happened(&self, s: usize, h: Happened) {
-        self.slots[s].record.borrow_mut().happened.push(h);
+        let events = self.trace.borrow().events();
+        let mut record = self.slots[s].record.borrow_mut();
+        record.happened.push(h);
+        record.happened_at.push((now_us(), events));
     }
 
     pub(super) fn push_event(&self, s: usize, journal: &str, seq: u64) {

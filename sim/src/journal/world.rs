@@ -212,6 +212,9 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
             during: c.during,
             image: image.clone(),
             synced: disk.synced_prefixes(),
+            written: (disk.image().into_iter())
+                .map(|(name, bytes)| (name, bytes.len() as u64))
+                .collect(),
         },
     );
     sim.crash(host_name(s));

@@ -26,6 +26,7 @@ pub mod hosted;
 pub mod jsonl_host;
 mod op_validation;
 pub mod options;
+mod picture;
 pub mod probes;
 pub mod reads;
 pub mod record;
@@ -80,6 +81,9 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     let details = config
         .keep_trace
         .then(|| describe(scenario, &record, config.store));
+    let picture = config
+        .keep_trace
+        .then(|| picture::facts(scenario, &record, config.store));
     let mut coverage = crate::coverage::Coverage::default();
     probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
@@ -94,6 +98,7 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
         converged_after_ms: record.stopped_after_ms,
         trace: record.trace,
         details,
+        picture,
     }
 }
 

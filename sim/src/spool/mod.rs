@@ -54,6 +54,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
         converged_after_ms: None,
         coverage,
         details,
+        picture: None,
         trace: record.trace,
     }
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the simulator, grouped by area.
 
 mod bad_input;
+mod browser;
 mod campaigns;
 mod catalog;
 mod determinism;

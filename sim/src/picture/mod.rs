@@ -1,0 +1,21 @@
+//! Pictures of a played world: one self-contained HTML page per seed (`histsim replay --html`,
+//! the failing seeds of a report), a page per diverging seed of `histsim diff`, and a campaign's
+//! `index.html`. No network and no script: inline SVG and CSS only.
+//!
+//! A page is drawn from what the world already records: the full trace (`keep_trace`), the
+//! options, the violations, and the [`Facts`] a workload hands over beside its `details` (reads
+//! with the model's expectation, the journal's record bytes at a crash, recovered histories).
+//! Drawing reads nothing the trace hash covers and decides nothing: it only shows.
+
+mod campaign_page;
+mod diff_page;
+mod facts;
+mod html;
+mod seed_page;
+mod strip;
+mod timeline;
+
+pub use campaign_page::{campaign_page, CampaignPicture};
+pub use diff_page::diff_page;
+pub use facts::{Facts, ReadBox, Recovered, Strip, StripPart};
+pub use seed_page::{seed_page, SeedPicture};
