@@ -73,6 +73,17 @@ pub struct WorldRecord {
 }
 
 impl WorldRecord {
+    /// The record of answers judged apart from a simulated world (a live run's recording):
+    /// the reads and refused deliveries, nothing else.
+    pub fn of_answers(reads: Vec<Read>, append_errors: Vec<AppendError>) -> Self {
+        WorldRecord {
+            reads,
+            append_errors,
+            failure: None,
+            ..WorldRecord::broken(String::new(), 0)
+        }
+    }
+
     /// The record of a world that did not finish: nothing but why.
     pub fn broken(failure: String, sim_elapsed_ms: u64) -> Self {
         WorldRecord {

@@ -9,7 +9,7 @@ use super::recording::Recording;
 use super::store_rows::StoredSteps;
 use crate::display::context::EarlyExpectation;
 use crate::display::faults::FaultPlan;
-use crate::display::record::{AppendError, Emitted, Read};
+use crate::display::record::{AppendError, Emitted, Read, WorldRecord};
 use crate::display::scenario::DisplayScenario;
 use crate::display::view::{view_of_model, view_of_projection, ViewMessage};
 use crate::display::{check, truth};
@@ -173,14 +173,14 @@ pub fn judge(
     let expectation = Expectation::of(scenario, recording, stored);
     let reads = answered_reads(recording);
     let early = early_expectations(&expectation, stored, recording, &reads);
+    let record = WorldRecord::of_answers(reads, append_errors(recording));
     let mut violations = check::check(
         &expectation.replay,
         &expectation.plan,
         &expectation.conversation,
         &expectation.transcript,
-        &reads,
+        &record,
         &early,
-        &append_errors(recording),
     );
     if recording.converged_after_ms.is_none() {
         violations.push(Violation::liveness(
