@@ -28,6 +28,7 @@ pub mod json_digest;
 pub mod left_out;
 pub mod options_text;
 pub mod outcome;
+pub mod pace;
 pub mod picture;
 pub mod registry;
 pub mod report;
