@@ -6,6 +6,7 @@
 //! number of threads.
 
 use crate::coverage::Coverage;
+use crate::pace::SeedsOverTime;
 use crate::run::{run_seed, RunConfig, SeedReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -58,6 +59,9 @@ pub struct CampaignResult {
     pub left_out: Coverage,
     /// What a system under test answered, op by op, summed ([`crate::sut::tally`]).
     pub answers: Coverage,
+    /// Seeds finished per second of wall time, over the campaign: a figure to look at, never a
+    /// verdict (it varies with the machine's load).
+    pub seeds_over_time: SeedsOverTime,
 }
 
 impl CampaignResult {
@@ -115,6 +119,8 @@ struct Shared {
     /// Per seed: its probes, what it left out and what the system under test answered.
     coverages: Mutex<Vec<(u64, Coverage, Coverage, Coverage)>>,
     failures: Mutex<Vec<SeedReport>>,
+    /// Per seed: the wall ms from the campaign's start until it finished.
+    finished_ms: Mutex<Vec<(u64, u64)>>,
 }
 
 /// An `AtomicU64` that starts at `u64::MAX`.
@@ -148,6 +154,8 @@ fn worker(config: &CampaignConfig, total: u64, shared: &Shared, progress: &Progr
             return;
         }
         let report = run_seed(seed, &config.run);
+        let finished_ms = progress.start.elapsed().as_millis() as u64;
+        lock(&shared.finished_ms).push((seed, finished_ms));
         lock(&shared.coverages).push((
             seed,
             report.coverage.clone(),
@@ -178,7 +186,7 @@ fn worker(config: &CampaignConfig, total: u64, shared: &Shared, progress: &Progr
     }
 }
 
-/// The campaign's result, independent of thread timing.
+/// The campaign's result, independent of thread timing but for its wall-time figures.
 fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignResult {
     let mut lines = shared.lines.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut failures = shared
@@ -207,7 +215,14 @@ fn collect(config: &CampaignConfig, shared: Shared, start: Instant) -> CampaignR
             Coverage::add(&mut answers, &a);
         }
     }
+    let finished_ms: Vec<u64> = (shared.finished_ms.into_inner())
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .filter(|(seed, _)| lines.binary_search_by_key(seed, |l| l.seed).is_ok())
+        .map(|(_, ms)| ms)
+        .collect();
     CampaignResult {
+        seeds_over_time: SeedsOverTime::of(&finished_ms),
         steps_total: lines.iter().map(|l| l.steps as u64).sum(),
         workloads: lines.iter().map(|l| l.workload.clone()).collect(),
         lines,

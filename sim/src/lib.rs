@@ -29,6 +29,7 @@ pub mod left_out;
 pub mod live;
 pub mod options_text;
 pub mod outcome;
+pub mod pace;
 pub mod picture;
 pub mod registry;
 pub mod report;

@@ -6,6 +6,7 @@
 use crate::campaign::{CampaignResult, SeedLine};
 use crate::left_out;
 use crate::outcome::Violation;
+use crate::pace::SeedsOverTime;
 use crate::registry;
 use crate::run::RunConfig;
 use crate::workload::DynWorkload;
@@ -113,6 +114,10 @@ pub struct Summary {
     pub failures: Vec<FailureSummary>,
     pub determinism: Option<DeterminismSummary>,
     pub seeds: Vec<SeedLine>,
+    /// Seeds finished per bucket of wall seconds (at most [`crate::pace::BUCKETS_MAX`]
+    /// buckets): the campaign page's chart. Wall time: shown, never compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds_over_time: Option<SeedsOverTime>,
 }
 
 /// The project's commit, when the binary runs inside its git checkout.
@@ -211,6 +216,7 @@ pub fn summary(
             .collect(),
         determinism: None,
         seeds: result.lines.clone(),
+        seeds_over_time: Some(result.seeds_over_time.clone()),
     }
 }
 
@@ -234,6 +240,7 @@ impl Summary {
             seeds_per_second: 0.0,
             steps_per_second: 0.0,
             determinism: None,
+            seeds_over_time: None,
             ..self.clone()
         }
     }
@@ -305,6 +312,7 @@ impl Summary {
             failures,
             determinism: None,
             seeds,
+            seeds_over_time: merged_pace(parts),
         })
     }
 
@@ -340,6 +348,15 @@ impl Summary {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// The shards' seeds over time summed, where any shard kept them.
+fn merged_pace(parts: &[Summary]) -> Option<SeedsOverTime> {
+    let kept: Vec<&SeedsOverTime> = parts
+        .iter()
+        .filter_map(|p| p.seeds_over_time.as_ref())
+        .collect();
+    (!kept.is_empty()).then(|| SeedsOverTime::merged(&kept))
 }
 
 pub fn markdown(s: &Summary) -> String {
@@ -622,6 +639,7 @@ mod tests {
             }],
             determinism: None,
             seeds: Vec::new(),
+            seeds_over_time: None,
         }
     }
 

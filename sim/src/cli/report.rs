@@ -51,7 +51,16 @@ fn merge(dirs: &[PathBuf], name: &str, report_dir: &std::path::Path) -> Verdict 
         println!("FAILED: the {n} reports ran no seed: nothing was checked; no report written");
         return Verdict::NothingChecked;
     }
-    match report::write(report_dir, &merged, &[]) {
+    // The merged campaign's page; its failing seeds' pages stay with their shards (drawing
+    // them plays each seed again: `histsim replay --seed N --html FILE`).
+    let written = report::write(report_dir, &merged, &[]).and_then(|dir| {
+        let index = crate::picture::campaign_page(&crate::picture::CampaignPicture {
+            summary: &merged,
+            pages: &[],
+        });
+        std::fs::write(dir.join("index.html"), index).map(|()| dir)
+    });
+    match written {
         Ok(dir) => println!(
             "merged {n} reports: {} seeds, {} failing -> {}",
             merged.seeds_run,

@@ -63,16 +63,8 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let resumed_inputs = earlier_inputs(name, o, &corpus)?;
-    let mut build_args = vec!["build".to_string()];
-    build_args.extend(build_flags(o));
-    build_args.push(target.clone());
+    let build_args = build(o, &target)?;
     let build_args: Vec<&str> = build_args.iter().map(String::as_str).collect();
-    let build = cargo_fuzz(&o.fuzz_dir, &build_args)
-        .status()
-        .map_err(|e| format!("cargo fuzz build: {e} (is cargo-fuzz installed?)"))?;
-    if !build.success() {
-        return Err(format!("cargo fuzz build {target} failed ({build})"));
-    }
     let libfuzzer_args = libfuzzer_args(o, &corpus, &artifacts)?;
     let log_path = o.run_dir.join("libfuzzer.log");
     let log =
@@ -92,11 +84,14 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
     let progress = FuzzProgress::start(log_path.clone(), o.budget_s);
     let status = child.wait().map_err(|e| format!("{command}: {e}"));
     let elapsed_s = start.elapsed().as_secs_f64();
-    progress.finish();
+    let mut coverage_over_time = progress.finish();
     let status = status?;
     let cpu_s = cpu_before.zip(children_cpu_s()).map(|(b, a)| a - b);
     let output = std::fs::read_to_string(&log_path).unwrap_or_default();
     let libfuzzer = parse(&output);
+    if let Some(end) = super::progress::point_of(&libfuzzer, elapsed_s.ceil() as u64) {
+        coverage_over_time.finish(end);
+    }
     let violations = violations(o, &output, &libfuzzer);
     let failure = (!status.success() && violations.is_empty()).then(|| {
         format!(
@@ -119,11 +114,27 @@ pub fn run(name: &str, o: &CampaignOptions) -> Result<FuzzSummary, String> {
         exec_per_cpu_s,
         played_per_cpu_s: super::summary::played_per_cpu_second(exec_per_cpu_s, &libfuzzer),
         libfuzzer,
+        coverage_over_time: coverage_over_time.points,
         corpus_files: count_files(&corpus),
         violations,
         failure,
         command,
     })
+}
+
+/// Builds `target`; returns the `cargo fuzz` arguments that did.
+fn build(o: &CampaignOptions, target: &str) -> Result<Vec<String>, String> {
+    let mut build_args = vec!["build".to_string()];
+    build_args.extend(build_flags(o));
+    build_args.push(target.to_string());
+    let args: Vec<&str> = build_args.iter().map(String::as_str).collect();
+    let build = cargo_fuzz(&o.fuzz_dir, &args)
+        .status()
+        .map_err(|e| format!("cargo fuzz build: {e} (is cargo-fuzz installed?)"))?;
+    if !build.success() {
+        return Err(format!("cargo fuzz build {target} failed ({build})"));
+    }
+    Ok(build_args)
 }
 
 /// Where `cargo fuzz build` puts its binaries: `CARGO_TARGET_DIR` (relative to the fuzz crate,
@@ -336,12 +347,13 @@ fn count_files(dir: &Path) -> usize {
         .unwrap_or(0)
 }
 
-/// Writes `summary.json`, `summary.md` and `junit.xml` into `dir`.
+/// Writes `summary.json`, `summary.md`, `junit.xml` and the page `index.html` into `dir`.
 pub fn write(dir: &Path, s: &FuzzSummary) -> Result<(), String> {
     let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("summary.json"), json + "\n").map_err(|e| e.to_string())?;
     std::fs::write(dir.join("summary.md"), markdown(s)).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("junit.xml"), super::junit::junit(s)).map_err(|e| e.to_string())
+    std::fs::write(dir.join("junit.xml"), super::junit::junit(s)).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("index.html"), crate::picture::fuzz_page(s)).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

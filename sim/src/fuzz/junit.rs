@@ -79,6 +79,7 @@ mod tests {
             exec_per_cpu_s: Some(3_103),
             played_per_cpu_s: None,
             libfuzzer: LibFuzzerStats::default(),
+            coverage_over_time: Vec::new(),
             corpus_files: 3,
             resumed_inputs: 0,
             violations,

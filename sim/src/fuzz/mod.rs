@@ -7,11 +7,12 @@
 //! crash, and hands the workload's coverage probes to libFuzzer as extra counters ([`probes`]).
 //! [`corpus`] turns the repository's scenario files into seed inputs, [`import`] turns a
 //! crash input into a shrunk scenario file, and [`campaign`] runs `cargo fuzz` for a time budget
-//! and reads libFuzzer's figures ([`stats`]) and its CPU time ([`cpu`]), showing its progress ([`progress`]), written as a report with [`junit`]; [`reach`]
+//! and reads libFuzzer's figures ([`stats`]) and its CPU time ([`cpu`]), showing its progress ([`progress`]) and sampling its coverage over time ([`coverage_series`]), written as a report with [`junit`]; [`reach`]
 //! plays a corpus (or random seeds) again to say which probes and pairs of probes it reaches. The targets themselves are in `fuzz/`.
 
 pub mod campaign;
 pub mod corpus;
+pub mod coverage_series;
 pub mod cpu;
 pub mod import;
 pub mod input;

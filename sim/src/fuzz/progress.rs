@@ -1,7 +1,8 @@
 //! Progress of a fuzzing campaign while the target runs: libFuzzer's log, followed as it grows,
 //! shown as a bar on a terminal and as a line every [`PROGRESS_LINE_S`] seconds elsewhere (a CI
-//! log). A thread of `histsim fuzz run`, outside any simulated world; it only reads the log.
+//! log), and its coverage sampled every [`SAMPLE_S`] seconds for the report's page. A thread of `histsim fuzz run`, outside any simulated world; it only reads the log.
 
+use super::coverage_series::{CoveragePoint, CoverageSeries};
 use super::stats::{parse, LibFuzzerStats};
 use super::target::COUNTS_PREFIX;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,10 +15,14 @@ use std::time::{Duration, Instant};
 /// Seconds between progress lines when stderr is not a terminal.
 const PROGRESS_LINE_S: u64 = 60;
 
-/// The progress thread of one run; [`FuzzProgress::finish`] ends it at once.
+/// Seconds between samples of the log (coverage over time, the terminal's bar).
+const SAMPLE_S: u64 = 1;
+
+/// The progress thread of one run; [`FuzzProgress::finish`] ends it at once and hands back the
+/// coverage it sampled.
 pub struct FuzzProgress {
     stop: Sender<()>,
-    thread: JoinHandle<()>,
+    thread: JoinHandle<CoverageSeries>,
 }
 
 impl FuzzProgress {
@@ -37,30 +42,48 @@ impl FuzzProgress {
             } else {
                 ProgressBar::hidden()
             };
-            let every = Duration::from_secs(if terminal { 1 } else { PROGRESS_LINE_S });
             let start = Instant::now();
             let mut log = LogFollower::new(log);
+            let mut series = CoverageSeries::default();
+            let mut printed_s = 0;
             // A message or a closed channel both mean the run is over.
-            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+            while let Err(RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(Duration::from_secs(SAMPLE_S))
+            {
                 let elapsed_s = start.elapsed().as_secs();
-                let line = status_text(&log.read_new(), elapsed_s, budget_s);
+                let stats = log.read_new();
+                if let Some(point) = point_of(&stats, elapsed_s) {
+                    series.offer(point);
+                }
+                let line = status_text(&stats, elapsed_s, budget_s);
                 if terminal {
                     bar.set_position(elapsed_s.min(budget_s));
                     bar.set_message(line);
-                } else {
+                } else if elapsed_s >= printed_s + PROGRESS_LINE_S {
+                    printed_s = elapsed_s;
                     eprintln!("progress: {line}");
                 }
             }
             bar.finish_and_clear();
+            series
         });
         FuzzProgress { stop, thread }
     }
 
-    /// Stops the thread and clears the bar.
-    pub fn finish(self) {
+    /// Stops the thread and clears the bar; returns the coverage sampled so far.
+    pub fn finish(self) -> CoverageSeries {
         let _ = self.stop.send(());
-        let _ = self.thread.join();
+        self.thread.join().unwrap_or_default()
     }
+}
+
+/// The coverage `stats` show at `at_s`, once the log has shown edges and features.
+pub fn point_of(stats: &LibFuzzerStats, at_s: u64) -> Option<CoveragePoint> {
+    Some(CoveragePoint {
+        at_s,
+        edges: stats.edges?,
+        features: stats.features?,
+    })
 }
 
 /// Reads what a log gained since the last read, keeping its last libFuzzer status line and

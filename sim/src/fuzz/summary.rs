@@ -61,6 +61,9 @@ pub struct FuzzSummary {
     /// `histsim run`'s seeds a second.
     pub played_per_cpu_s: Option<u64>,
     pub libfuzzer: LibFuzzerStats,
+    /// Edges and features over the run, sampled from libFuzzer's log on the wall clock (at most
+    /// [`super::coverage_series::POINTS_MAX`] points): the page's chart, never judged.
+    pub coverage_over_time: Vec<super::coverage_series::CoveragePoint>,
     /// Inputs in the grown corpus folder at the end.
     pub corpus_files: usize,
     pub violations: Vec<FuzzViolation>,
@@ -221,6 +224,7 @@ mod tests {
                 rejected_inputs: Some(4_096),
                 ..LibFuzzerStats::default()
             },
+            coverage_over_time: Vec::new(),
             corpus_files: 3,
             resumed_inputs: 0,
             violations: Vec::new(),

@@ -1,6 +1,6 @@
-//! A campaign as a page (`reports/<name>/index.html`): the verdict, the speed, every coverage
-//! probe with its count, the convergence times after healing as a histogram, and the failing
-//! seeds with their pages.
+//! A campaign as a page (`reports/<name>/index.html`): the verdict, the speed and seeds a
+//! second over time, every coverage probe with its count, the convergence times after healing
+//! as a histogram, and the failing seeds with their pages.
 
 use super::html::{escape, page};
 use crate::report::Summary;
@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 const MESSAGE_CHARS_MAX: usize = 200;
 /// How many bars the convergence histogram has at most.
 const BINS_MAX: u64 = 20;
+/// About how wide the chart of seeds over time is, in CSS pixels.
+const CHART_PX: u64 = 800;
 
 /// What the page shows of a campaign: its summary and which failing seeds have a page.
 pub struct CampaignPicture<'a> {
@@ -44,9 +46,10 @@ pub fn campaign_page(c: &CampaignPicture<'_>) -> String {
     );
     let _ = write!(
         body,
-        "<h2>Speed</h2><p id=\"speed\">{:.1} seeds/s, {:.0} steps/s over {:.1} s (wall clock: varies with the machine's load; the report keeps no per-seed times, so no curve over time)</p>",
+        "<h2>Speed</h2><p id=\"speed\">{:.1} seeds/s, {:.0} steps/s over {:.1} s (wall clock: varies with the machine's load)</p>",
         s.seeds_per_second, s.steps_per_second, s.elapsed_s
     );
+    body.push_str(&seeds_over_time_html(s));
     body.push_str(&histogram_html(s));
     body.push_str(&failures_html(c));
     body.push_str(&coverage_html(s));
@@ -134,6 +137,46 @@ fn histogram_html(s: &Summary) -> String {
         );
     }
     out.push_str("</svg>");
+    out
+}
+
+/// Seeds a second over the campaign, one bar per bucket of wall time, as an SVG.
+fn seeds_over_time_html(s: &Summary) -> String {
+    let Some(pace) = s.seeds_over_time.as_ref().filter(|p| !p.seeds.is_empty()) else {
+        return "<p id=\"seeds-per-second\">no seeds over time: this report keeps none (written before they were kept)</p>".to_string();
+    };
+    let rates: Vec<f64> = pace.per_second().collect();
+    let top = rates.iter().copied().fold(0.0, f64::max).max(1e-9);
+    let bar = (CHART_PX / rates.len() as u64).clamp(3, 36);
+    let height = 120u64;
+    let mut out = format!(
+        "<p>Seeds finished a second, in buckets of {} s of wall time (highest {top:.1} seeds/s).</p>\
+         <svg class=\"hist pace\" id=\"seeds-per-second\" width=\"{}\" height=\"{}\" role=\"img\">",
+        pace.bucket_s,
+        rates.len() as u64 * bar + 60,
+        height + 30
+    );
+    for (i, (rate, n)) in rates.iter().zip(&pace.seeds).enumerate() {
+        let h = ((rate / top) * height as f64).round() as u64;
+        let from_s = i as u64 * pace.bucket_s;
+        let _ = write!(
+            out,
+            "<rect class=\"pace-bar\" data-seeds=\"{n}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{h}\"><title>{from_s}–{} s: {n} seeds, {rate:.1} seeds/s</title></rect>",
+            i as u64 * bar + 50,
+            height + 5 - h,
+            bar.saturating_sub(1).max(1),
+            from_s + pace.bucket_s
+        );
+    }
+    let _ = write!(
+        out,
+        "<text x=\"0\" y=\"14\">{top:.1}/s</text><text x=\"0\" y=\"{}\">0</text><text x=\"50\" y=\"{}\">0 s</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{} s</text></svg>",
+        height + 5,
+        height + 22,
+        rates.len() as u64 * bar + 50,
+        height + 22,
+        rates.len() as u64 * pace.bucket_s
+    );
     out
 }
 

@@ -97,6 +97,8 @@ details{margin:6px 0}
 .row .cells svg{position:absolute;top:0;left:0;overflow:visible}
 .lbl{position:absolute;top:1px;white-space:nowrap;font-size:11px}
 .row.fault{background:repeating-linear-gradient(45deg,#fff0d8,#fff0d8 6px,#ffe2b0 6px,#ffe2b0 12px)}
+.row .band{position:absolute;top:0;bottom:0;background:repeating-linear-gradient(45deg,#fff0d8,#fff0d8 6px,#ffe2b0 6px,#ffe2b0 12px)}
+.line-chart text{font-size:10px}
 .row.drop .lbl{color:#b00020}.row.dup .lbl{color:#7b1fa2}.row.held .lbl{color:#8d6e00}
 .rep{color:#555;font-style:italic}
 .box{margin:4px 0 4px 104px;border:1px solid #888;border-radius:4px;padding:4px;background:#fafafa}

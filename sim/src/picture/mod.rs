@@ -1,6 +1,6 @@
 //! Pictures of a played world: one self-contained HTML page per seed (`histsim replay --html`,
-//! the failing seeds of a report), a page per diverging seed of `histsim diff`, and a campaign's
-//! `index.html`. No network and no script: inline SVG and CSS only.
+//! the failing seeds of a report), a page per diverging seed of `histsim diff`, a campaign's
+//! `index.html`, and a fuzzing campaign's `index.html` (coverage over time). No network and no script: inline SVG and CSS only.
 //!
 //! A page is drawn from what the world already records: the full trace (`keep_trace`), the
 //! options, the violations, and the [`Facts`] a workload hands over beside its `details` (reads
@@ -10,6 +10,7 @@
 mod campaign_page;
 mod diff_page;
 mod facts;
+mod fuzz_page;
 mod html;
 mod seed_page;
 mod strip;
@@ -18,4 +19,5 @@ mod timeline;
 pub use campaign_page::{campaign_page, CampaignPicture};
 pub use diff_page::diff_page;
 pub use facts::{Facts, ReadBox, Recovered, Strip, StripPart};
+pub use fuzz_page::fuzz_page;
 pub use seed_page::{seed_page, SeedPicture};

@@ -210,12 +210,25 @@ impl Placed {
 
 fn row_html(k: usize, row: &Row, t: &Timeline, width: usize) -> String {
     let x = |lane: usize| lane * LANE_PX + LANE_PX / 2;
+    // A fault that names its hosts is a band across their lanes only; else across the row.
+    let class = if row.fault_lanes.is_empty() {
+        row.kind.class()
+    } else {
+        "fault-lanes"
+    };
     let mut out = format!(
-        "<div class=\"row {}\" id=\"e{k}\" data-lane=\"{}\"><span class=\"t\">{}</span><div class=\"cells\" style=\"width:{width}px\">",
-        row.kind.class(),
+        "<div class=\"row {class}\" id=\"e{k}\" data-lane=\"{}\"><span class=\"t\">{}</span><div class=\"cells\" style=\"width:{width}px\">",
         escape(&t.lanes[row.lane]),
         ms(row.at_us)
     );
+    for lane in &row.fault_lanes {
+        let _ = write!(
+            out,
+            "<div class=\"band\" data-lane=\"{}\" style=\"left:{}px;width:{LANE_PX}px\"></div>",
+            escape(&t.lanes[*lane]),
+            lane * LANE_PX
+        );
+    }
     if let Some((from, to)) = row.arrow.filter(|(from, to)| from != to) {
         let _ = write!(
             out,

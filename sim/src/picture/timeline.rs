@@ -46,6 +46,9 @@ pub struct Row {
     pub kind: Kind,
     /// How many events this row stands for.
     pub count: u32,
+    /// A fault's band: the lanes of the hosts its event names (empty: it names none, and the
+    /// band spans the whole row).
+    pub fault_lanes: Vec<usize>,
     /// The index of its first event in the trace.
     pub first_event: u64,
     shape: String,
@@ -91,6 +94,23 @@ impl Timeline {
         }
     }
 
+    /// The lanes of the hosts `text` names (`partition replica-0 replica-2`, `to=worker-1`),
+    /// in lane order.
+    fn named_lanes(&mut self, text: &str) -> Vec<usize> {
+        let mut lanes: Vec<usize> = text
+            .split_whitespace()
+            .map(|w| {
+                w.trim_start_matches("to=")
+                    .trim_matches([',', ';', ':', '(', ')'])
+            })
+            .filter(|w| is_host(w))
+            .map(|w| self.lane(w))
+            .collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        lanes
+    }
+
     fn push(&mut self, at_us: u64, rest: &str, shape: String) {
         let first_event = self.events as u64;
         self.events += 1;
@@ -124,7 +144,13 @@ impl Timeline {
                 return;
             }
         }
+        let fault_lanes = if kind == Kind::Fault {
+            self.named_lanes(rest)
+        } else {
+            Vec::new()
+        };
         self.rows.push(Row {
+            fault_lanes,
             at_us,
             last_us: at_us,
             lane,
@@ -324,6 +350,43 @@ mod tests {
         );
         assert_eq!(t.rows[1].text, "write 34973 run-0 n=23 seqs=1..23");
         assert_eq!(t.rows[2].arrow, Some((2, 0)));
+    }
+
+    #[test]
+    fn a_fault_band_spans_the_lanes_of_the_hosts_it_names() {
+        let t = Timeline::of_trace(&lines(&[
+            "      10us agents emit step=0",
+            "      20us replica-0 persist step=0 copy=0 ok",
+            "      30us partition replica-0, replica-2 (healed at 90us)",
+            "      40us bus cut step=0 to=replica-1",
+            "      50us fault injected",
+        ]));
+        assert_eq!(
+            t.lanes,
+            [
+                "agents",
+                "replica-0",
+                "bus",
+                "replica-2",
+                "replica-1",
+                "client"
+            ]
+        );
+        assert_eq!(
+            t.rows[2].fault_lanes,
+            [1, 3],
+            "the partition's two replicas"
+        );
+        assert_eq!(
+            t.rows[3].fault_lanes,
+            [2, 4],
+            "the bus and the replica it cut"
+        );
+        assert!(
+            t.rows[4].fault_lanes.is_empty(),
+            "no host named: the whole row"
+        );
+        assert!(t.rows[0].fault_lanes.is_empty() && t.rows[1].fault_lanes.is_empty());
     }
 
     #[test]

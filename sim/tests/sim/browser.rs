@@ -1,6 +1,7 @@
 //! The pages histsim draws, opened in a real browser: headless Chromium (Debian's `chromium`,
 //! `scripts/install-chromium.sh`) loads a failing seed's page of each workload (P4 display, R2
-//! runs, J10 journal), a `histsim diff` seed's page and a failing campaign's `index.html`,
+//! runs, J10 journal), a `histsim diff` seed's page, a failing campaign's `index.html` (with
+//! its chart of seeds a second) and a fuzzing campaign's page (coverage over time),
 //! takes a screenshot of each (kept under `reports/screenshots/`, or `HISTSIM_SCREENSHOTS`),
 //! and the test asserts on the DOM Chromium built: the lanes, the violation's link landing on
 //! the first read that departed from the model, both answers, and no console error.
@@ -195,6 +196,53 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
     }
     diff_page(&browser, dir.path(), &shots);
     campaign_page(&browser, dir.path(), &shots);
+    fuzz_page(&browser, dir.path(), &shots);
+}
+
+/// A fuzzing campaign's page, drawn from a summary (a real `fuzz run` needs cargo-fuzz and a
+/// nightly toolchain): its edges and features over time are two lines with every point.
+fn fuzz_page(browser: &Path, dir: &Path, shots: &Path) {
+    use sim::fuzz::coverage_series::CoveragePoint;
+    let coverage_over_time: Vec<CoveragePoint> = (0..30)
+        .map(|s| CoveragePoint {
+            at_s: s * 2,
+            edges: 900 + 400 * s / (s + 5),
+            features: 1500 + 90 * s,
+        })
+        .collect();
+    let summary = sim::fuzz::summary::FuzzSummary {
+        name: "fuzz-display".into(),
+        workload: "display".into(),
+        target: "sim_display".into(),
+        planted: Some(history::BugId::P4),
+        budget_s: 60,
+        jobs: 1,
+        seeds: None,
+        resumed_inputs: 0,
+        elapsed_s: 60.3,
+        cpu_s: Some(58.0),
+        exec_per_cpu_s: Some(1_000),
+        played_per_cpu_s: None,
+        libfuzzer: sim::fuzz::stats::LibFuzzerStats::default(),
+        coverage_over_time,
+        corpus_files: 40,
+        violations: Vec::new(),
+        failure: None,
+        command: "sim_display <corpus>".into(),
+    };
+    let page = dir.join("fuzz-index.html");
+    std::fs::write(&page, sim::picture::fuzz_page(&summary)).expect("page");
+    let o = open(browser, &page, Some(&shots.join("fuzz-coverage.png")));
+    for chart in ["edges-over-time", "features-over-time"] {
+        let svg = element(&o.dom, chart);
+        assert!(
+            svg.starts_with("<svg")
+                && svg.contains("<polyline")
+                && svg.contains("data-points=\"30\""),
+            "{chart}: a line of 30 points"
+        );
+    }
+    assert!(o.console_errors.is_empty(), "fuzz: {:?}", o.console_errors);
 }
 
 /// `histsim diff` of histsim with P4 planted against `histsim serve display`: the diverging
@@ -269,6 +317,20 @@ fn campaign_page(browser: &Path, dir: &Path, shots: &Path) {
     let bins = o.dom.matches("class=\"bin\"").count();
     assert!(bins > 0, "the liveness histogram has bars");
     assert!(element(&o.dom, "coverage").contains("display.fault.duplicate"));
+    let pace = element(&o.dom, "seeds-per-second");
+    assert!(
+        pace.starts_with("<svg") && pace.contains("class=\"pace-bar\""),
+        "the chart of seeds a second has bars"
+    );
+    let summary_json = std::fs::read_to_string(campaign.join("summary.json")).expect("json");
+    let json: serde_json::Value = serde_json::from_str(&summary_json).expect("summary.json");
+    let counted: u64 = json["seeds_over_time"]["seeds"]
+        .as_array()
+        .expect("summary.json keeps seeds over time")
+        .iter()
+        .map(|n| n.as_u64().expect("a count"))
+        .sum();
+    assert_eq!(counted, 12, "every seed run is in the series");
     let summary = std::fs::read_to_string(campaign.join("summary.md")).expect("summary.md");
     let linked: Vec<&str> = o
         .dom

@@ -219,6 +219,14 @@ fn shard_processes_of_a_kubernetes_indexed_job_merge_into_the_unsharded_report()
     let (whole, merged) = (read("whole"), read("merged"));
     assert_eq!(merged.seeds.len(), 24);
     assert_eq!(merged.deterministic_view(), whole.deterministic_view());
+    // Every shard's seeds are in the merged series of seeds over time, drawn on its page.
+    let over_time = merged.seeds_over_time.as_ref().expect("seeds over time");
+    assert_eq!(over_time.total(), 24);
+    let index = std::fs::read_to_string(dir.path().join("merged/index.html")).expect("index");
+    assert!(
+        index.contains("id=\"seeds-per-second\""),
+        "the merged page's chart"
+    );
 }
 
 #[test]
