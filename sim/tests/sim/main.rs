@@ -16,6 +16,7 @@ mod readme;
 mod rules;
 mod runs;
 mod scenarios;
+mod shrinking;
 mod spool;
 mod store_crash;
 mod sut;
