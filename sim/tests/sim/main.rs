@@ -10,6 +10,7 @@ mod examples;
 mod fuzz;
 mod inspect;
 mod journal;
+mod plain_messages;
 mod planted;
 mod project;
 mod readme;
