@@ -1,16 +1,25 @@
-//! Shrinking: a failing run minimised, step by step, while the same invariant still fails.
+//! Shrinking: a failing run minimised while the same invariant still fails.
 //!
-//! Greedy, like proptest's and Hypothesis's shrinkers: take the first candidate simplification
-//! (largest first) that still violates the target ID, repeat until none does or the time cap is
-//! spent. The result is a scenario file `histsim scenarios` replays: under `scenarios/regressions/`
-//! for a bug planted in histsim's components, under the user's `--regressions-dir` for a failure
-//! of their own system (`--sut`). A broken world (a hang, a breach of a system under test) is never shrunk: it
+//! Like proptest's and Hypothesis's shrinkers: cuts (a run, a block of operations, a fault, a
+//! plainer step) are tried the largest first and kept when the candidate still violates the
+//! target ID, and every integer of the scenario (a message count, a page's limit, a latency, a
+//! fault's time) is bisected toward its smallest failing value ([`search`] says in what order,
+//! so that a slow system's budget goes to the moves that remove most). The result is a scenario
+//! file `histsim scenarios` replays: under `scenarios/regressions/` for a bug planted in
+//! histsim's components, under the user's `--regressions-dir` for a failure of their own system
+//! (`--sut`). A broken world (a hang, a breach of a system under test) is never shrunk: it
 //! violates no ID to keep (`histsim run` and `histsim shrink` say "broken world, not shrunk").
+
+pub mod catalog;
+mod search;
+
+pub use search::Budget;
 
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
 use crate::workload::{AnyScenario, WorldConfig};
 use history::BugId;
-use std::time::{Duration, Instant};
+use search::Search;
+use std::time::Duration;
 
 pub struct ShrinkOptions {
     pub target: BugId,
@@ -41,7 +50,24 @@ fn still_fails(s: &AnyScenario, o: &ShrinkOptions) -> bool {
 
 /// Minimises `scenario` while it still violates `options.target`.
 pub fn shrink(scenario: &AnyScenario, options: &ShrinkOptions) -> Shrunk {
-    shrink_while(scenario, options.time_cap, |c| still_fails(c, options))
+    shrink_within(scenario, Budget::time(options.time_cap), |c| {
+        still_fails(c, options)
+    })
+}
+
+/// Minimises `scenario` while it still violates `target` in `world`, within `budget`.
+pub fn shrink_failure(
+    scenario: &AnyScenario,
+    target: BugId,
+    world: &WorldConfig,
+    budget: Budget,
+) -> Shrunk {
+    let options = ShrinkOptions {
+        target,
+        world: world.clone(),
+        time_cap: budget.time_cap,
+    };
+    shrink_within(scenario, budget, |c| still_fails(c, &options))
 }
 
 /// Minimises `scenario` while `keeps` holds for the candidate (a failure of some kind, or a
@@ -49,37 +75,30 @@ pub fn shrink(scenario: &AnyScenario, options: &ShrinkOptions) -> Shrunk {
 pub fn shrink_while(
     scenario: &AnyScenario,
     time_cap: Duration,
-    mut keeps: impl FnMut(&AnyScenario) -> bool,
+    keeps: impl FnMut(&AnyScenario) -> bool,
 ) -> Shrunk {
-    let start = Instant::now();
+    shrink_within(scenario, Budget::time(time_cap), keeps)
+}
+
+/// Minimises `scenario` while `keeps` holds for the candidate, within `budget`.
+pub fn shrink_within(
+    scenario: &AnyScenario,
+    budget: Budget,
+    keeps: impl FnMut(&AnyScenario) -> bool,
+) -> Shrunk {
     let before = scenario.size();
-    let mut current = scenario.clone();
-    let mut attempts = 0;
-    let mut capped = false;
-    'outer: loop {
-        for candidate in current.workload().shrink_candidates(&current) {
-            if start.elapsed() >= time_cap {
-                capped = true;
-                break 'outer;
-            }
-            attempts += 1;
-            if keeps(&candidate) {
-                current = candidate;
-                continue 'outer;
-            }
-        }
-        break;
-    }
-    let after = current.size();
+    let mut search = Search::new(scenario, budget, keeps);
+    search.run();
+    let after = search.current.size();
     Shrunk {
-        scenario: current,
+        elapsed: search.elapsed(),
         steps_before: before.steps,
         faults_before: before.faults,
         steps: after.steps,
         faults: after.faults,
-        attempts,
-        elapsed: start.elapsed(),
-        capped,
+        attempts: search.attempts,
+        capped: search.capped,
+        scenario: search.current,
     }
 }
 

@@ -158,6 +158,56 @@ pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S
     })
 }
 
+/// An integer of a scenario (a limit, a message count, a latency, a fault's time) that the
+/// shrinker bisects toward its smallest value still failing, as proptest shrinks integers.
+pub struct Integer<S> {
+    /// Where it is, for people (`ops[3].limit`).
+    pub path: String,
+    pub value: u64,
+    /// The smallest value the scenario's validation accepts there.
+    pub min: u64,
+    /// Whether it scales the work the scenario does (a message count, a page's size or limit):
+    /// its smallest value is tried with the large cuts, where a time's or an index's is tried
+    /// after the small ones.
+    pub scales: bool,
+    /// The scenario with this integer set to the value given.
+    pub set: SetInteger<S>,
+}
+
+/// How an [`Integer`] is set: the scenario with it at the value given.
+pub type SetInteger<S> = Box<dyn Fn(&S, u64) -> S>;
+
+impl<S> Integer<S> {
+    /// This integer, marked as one that scales the work ([`Integer::scales`]).
+    pub fn scaling(self) -> Self {
+        Integer {
+            scales: true,
+            ..self
+        }
+    }
+}
+
+/// The integer at `path` of a scenario, now `value`, at least `min`, written by `write`; `None`
+/// when it is already at its smallest.
+pub fn integer<S: Clone + 'static>(
+    path: String,
+    value: u64,
+    min: u64,
+    write: impl Fn(&mut S, u64) + 'static,
+) -> Option<Integer<S>> {
+    (value > min).then(|| Integer {
+        path,
+        value,
+        min,
+        scales: false,
+        set: Box::new(move |s: &S, v: u64| {
+            let mut c = s.clone();
+            write(&mut c, v);
+            c
+        }),
+    })
+}
+
 /// One workload: seed -> options -> scenario -> played and checked.
 pub trait Workload: 'static {
     /// The options a seed derives; printed before a run, one `name = value` a line.
@@ -204,6 +254,11 @@ pub trait Workload: 'static {
             .map(|m| m(scenario))
             .filter(|c| Self::validate(c).is_ok() && c != scenario)
             .collect()
+    }
+    /// The integers of `scenario` above their smallest value, for the shrinker to bisect
+    /// (sizes first: a block's message count before a page's limit). None by default.
+    fn shrink_integers(_scenario: &Self::Scenario) -> Vec<Integer<Self::Scenario>> {
+        Vec::new()
     }
     fn size(scenario: &Self::Scenario) -> ScenarioSize;
     /// About how much work playing `scenario` is, in steps of the usual cost: what a fuzz input's
@@ -299,6 +354,8 @@ pub trait DynWorkload: Sync {
     /// [`Workload::shrink_moves`]: a fuzz input's edit makes and validates only the move it
     /// picks.
     fn shrink_moves(&self, scenario: &AnyScenario) -> Vec<Move<AnyScenario>>;
+    /// [`Workload::shrink_integers`].
+    fn shrink_integers(&self, scenario: &AnyScenario) -> Vec<Integer<AnyScenario>>;
     fn size(&self, scenario: &AnyScenario) -> ScenarioSize;
     fn play_cost(&self, scenario: &AnyScenario) -> usize;
     /// Reads this workload's table of a scenario file.
@@ -394,6 +451,23 @@ impl<W: Workload> DynWorkload for Registered<W> {
             .map(|m| {
                 Box::new(move |s: &AnyScenario| AnyScenario::new::<W>(m(Self::of(s))))
                     as Move<AnyScenario>
+            })
+            .collect()
+    }
+    fn shrink_integers(&self, scenario: &AnyScenario) -> Vec<Integer<AnyScenario>> {
+        W::shrink_integers(Self::of(scenario))
+            .into_iter()
+            .map(|i| {
+                let set = i.set;
+                Integer {
+                    path: i.path,
+                    value: i.value,
+                    min: i.min,
+                    scales: i.scales,
+                    set: Box::new(move |s: &AnyScenario, v: u64| {
+                        AnyScenario::new::<W>(set(Self::of(s), v))
+                    }),
+                }
             })
             .collect()
     }

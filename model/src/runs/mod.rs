@@ -24,6 +24,7 @@ mod ratings;
 mod receipts;
 pub mod summarization;
 mod truth;
+mod wording;
 
 pub use events::{
     check_filtered_pages, hidden_by_caller, last_visible_answer, selected, EmittedMessage,
@@ -33,3 +34,4 @@ pub use feedback_reads::{attachment_choices, grouped_choices};
 pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
+pub use wording::{brief, brief_json, SHOWN_CHARS};

@@ -9,20 +9,28 @@
 
 use super::args::WorldArgs;
 use crate::run::{histsim_command, run_seed, scenario_of, shell_word, RunConfig, SeedReport};
-use crate::shrink::{regression_file, shrink, ShrinkOptions, Shrunk};
+use crate::shrink::{catalog, regression_file, shrink, Budget, ShrinkOptions, Shrunk};
 use crate::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(clap::Args)]
 pub(crate) struct ShrinkArgs {
-    #[arg(long)]
-    seed: u64,
+    #[arg(long, required_unless_present = "every_planted")]
+    seed: Option<u64>,
     #[command(flatten)]
     world: WorldArgs,
     /// Give up simplifying after this many seconds (the best so far is written).
     #[arg(long, default_value_t = 30)]
     time_cap_s: u64,
+    /// Instead of one seed: for every planted bug (or those of `--only`), the first seed from 0
+    /// that fails with it, shrunk; prints a table of the steps before and after, writes no
+    /// file.
+    #[arg(long, conflicts_with = "seed")]
+    every_planted: bool,
+    /// With `--every-planted`: only these catalog IDs (comma-separated).
+    #[arg(long, value_delimiter = ',', requires = "every_planted")]
+    only: Vec<history::BugId>,
     /// Where the scenario file goes. Default: `./histsim-regressions/` in the current
     /// directory with `--sut` (a regression of your system), else `scenarios/regressions`.
     #[arg(long = "regressions-dir", visible_alias = "out", value_name = "DIR")]
@@ -30,12 +38,40 @@ pub(crate) struct ShrinkArgs {
 }
 
 pub(crate) fn cmd(args: ShrinkArgs) -> Verdict {
-    match args.world.config() {
-        Ok(config) => {
+    let config = match args.world.config() {
+        Ok(config) => config,
+        Err(e) => return Verdict::usage(&e),
+    };
+    match args.seed {
+        Some(seed) => {
             let out = regressions_dir(args.out.as_deref(), &config);
-            shrink_seed(args.seed, &config, args.time_cap_s, &out)
+            shrink_seed(seed, &config, args.time_cap_s, &out)
         }
-        Err(e) => Verdict::usage(&e),
+        None => every_planted(&args.only, &config, args.time_cap_s),
+    }
+}
+
+/// `--every-planted`: each planted bug's first failing seed shrunk, one line a bug, then how
+/// many shrank to 8 steps or fewer.
+fn every_planted(only: &[history::BugId], config: &RunConfig, time_cap_s: u64) -> Verdict {
+    const SMALL_STEPS: usize = 8;
+    let budget = Budget::time(Duration::from_secs(time_cap_s));
+    println!("every planted bug's first failing seed, shrunk (at most {time_cap_s} s each)");
+    println!("{}", catalog::header());
+    let rows = catalog::shrink_every_planted(only, config, 10_000, 2, budget, |row| {
+        println!("{}", row.line())
+    });
+    let shrunk: Vec<&Shrunk> = rows.iter().filter_map(|r| r.shrunk.as_ref()).collect();
+    let small = shrunk.iter().filter(|s| s.steps <= SMALL_STEPS).count();
+    println!(
+        "{small} of {} planted bugs shrank to {SMALL_STEPS} steps or fewer ({} shrunk)",
+        rows.len(),
+        shrunk.len()
+    );
+    if shrunk.len() == rows.len() {
+        Verdict::Clean
+    } else {
+        Verdict::Violation
     }
 }
 

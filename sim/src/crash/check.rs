@@ -33,6 +33,28 @@ pub struct ImageFacts {
     pub last_seq: u64,
 }
 
+/// The facts as a message shows them: `5 good records up to seq 5, transaction 4 open, a torn
+/// tail, corrupt at byte 302`.
+impl std::fmt::Display for ImageFacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} good records up to seq {}",
+            self.records, self.last_seq
+        )?;
+        if let Some(txn) = self.open_txn {
+            write!(f, ", transaction {txn} open")?;
+        }
+        if self.torn_tail {
+            f.write_str(", a torn tail")?;
+        }
+        if let Some(offset) = self.corrupt_at {
+            write!(f, ", corrupt at byte {offset}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Reads the facts of a journal image.
 pub fn classify_image(bytes: &[u8]) -> ImageFacts {
     classify_lines(&dump_lines(bytes))
@@ -130,7 +152,7 @@ fn reopen_within_the_model(
         let j = Journal::open(disk.clone(), JOURNAL, opts.clone()).map_err(|e| {
             (
                 BugId::J10,
-                format!("the crash image does not reopen: {e} ({facts:?})"),
+                format!("the crash image does not reopen: {e} (image: {facts})"),
             )
         })?;
         model_view(j.fold())
@@ -148,7 +170,7 @@ fn reopen_within_the_model(
                 BugId::J10
             };
             let message = format!(
-                "reopened as {} but the model allows states {}..={} ({}); {facts:?}",
+                "reopened as {} but the model allows states {}..={} ({}); image: {facts}",
                 describe(&shown),
                 window.durable,
                 window.issued,

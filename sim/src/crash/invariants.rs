@@ -91,7 +91,13 @@ pub fn check_swept(dead_owners: &[String], scratch: &[String]) -> Result<(), Vio
     if !left.is_empty() {
         return fail(
             BugId::J18,
-            format!("scratch of dead processes survived a start: {left:?}"),
+            format!(
+                "scratch of dead processes survived a start: {}",
+                left.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         );
     }
     Ok(())

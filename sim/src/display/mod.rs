@@ -22,6 +22,7 @@ pub mod rows;
 pub mod scenario;
 pub mod shrink;
 mod state;
+mod stored_rows;
 pub mod system;
 pub mod truth;
 pub mod view;
@@ -34,7 +35,7 @@ pub use crate::workload::{StoreKind, WorldConfig};
 pub use options::DisplayOptions;
 pub use scenario::DisplayScenario;
 
-use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use model::display as m;
 use std::cell::OnceCell;
@@ -315,6 +316,9 @@ impl Workload for DisplayWorkload {
     }
     fn shrink_moves(scenario: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
         shrink::moves(scenario)
+    }
+    fn shrink_integers(scenario: &DisplayScenario) -> Vec<Integer<DisplayScenario>> {
+        shrink::integers(scenario)
     }
     fn size(scenario: &DisplayScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -5,7 +5,7 @@
 //! the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
-use crate::workload::{move_by, Move};
+use crate::workload::{integer, move_by, Integer, Move};
 
 /// The size the shrinker minimises: steps first, then faults.
 pub fn size(s: &DisplayScenario) -> (usize, usize) {
@@ -32,6 +32,59 @@ pub fn moves(s: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
     plainer_turns(s, &mut out);
     shorter_delays(s, &mut out);
     out
+}
+
+/// The integers the shrinker bisects: redelivered copies, then the client's waits, the pauses
+/// between steps and the bus's delays.
+pub fn integers(s: &DisplayScenario) -> Vec<Integer<DisplayScenario>> {
+    let mut out = Vec::new();
+    for (f, fault) in s.faults.iter().enumerate() {
+        match fault {
+            Fault::Duplicate { copies, .. } => {
+                let path = format!("faults[{f}].copies");
+                out.extend(int(path, (*copies).into(), 1, move |c, v| {
+                    if let Fault::Duplicate { copies, .. } = &mut c.faults[f] {
+                        *copies = v as u8;
+                    }
+                }));
+            }
+            Fault::Delay { ms, .. } => {
+                let path = format!("faults[{f}].ms");
+                out.extend(int(path, (*ms).into(), 1, move |c, v| {
+                    if let Fault::Delay { ms, .. } = &mut c.faults[f] {
+                        *ms = v as u32;
+                    }
+                }));
+            }
+            Fault::Drop { .. } | Fault::Disconnect { .. } => {}
+        }
+    }
+    for (t, turn) in s.turns.iter().enumerate() {
+        if let Some(wait) = turn.wait_ms {
+            let path = format!("turns[{t}].wait_ms");
+            out.extend(int(path, wait.into(), 1, move |c, v| {
+                c.turns[t].wait_ms = Some(v as u32)
+            }));
+        }
+        for (i, step) in turn.steps.iter().enumerate() {
+            // Toward 1, not 0: a pause of 0 ties the step's timestamp to the previous one's.
+            let path = format!("turns[{t}].steps[{i}].after_ms");
+            out.extend(int(path, step.after_ms.into(), 1, move |c, v| {
+                c.turns[t].steps[i].after_ms = v as u32
+            }));
+        }
+    }
+    out
+}
+
+/// An integer of a display scenario ([`integer`], its type named for the closure).
+fn int(
+    path: String,
+    value: u64,
+    min: u64,
+    write: impl Fn(&mut DisplayScenario, u64) + 'static,
+) -> Option<Integer<DisplayScenario>> {
+    integer(path, value, min, write)
 }
 
 /// A move that changes a copy of the scenario in place.

@@ -194,7 +194,7 @@ fn at_the_end(s: usize, record: &SessionRecord, found: &mut Findings) {
             found.add(
                 BugId::J10,
                 format!(
-                    "session {s} at the end: the writer wrote {journal} up to record {written} but it reads back only to record {} ({facts:?})",
+                    "session {s} at the end: the writer wrote {journal} up to record {written} but it reads back only to record {} (image: {facts})",
                     facts.last_seq
                 ),
             );

@@ -3,7 +3,7 @@
 //! J16, J3).
 
 use super::expect::{holds, short, with_arrivals, SessionCheck};
-use super::op_rules::classify_resume;
+use super::op_rules::{classify_resume, open_txn_words};
 use super::record::SoloRestart;
 use crate::crash::classify_lines;
 use crate::crash::invariants::density_bounds_of;
@@ -51,8 +51,9 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
         found.add(
             id,
             format!(
-                "{at}: after the resume {} still has transaction {txn} open (the writer sees {:?})",
-                r.journal, r.writer_open_txn
+                "{at}: after the resume {} still has transaction {txn} open (the writer sees {})",
+                r.journal,
+                open_txn_words(r.writer_open_txn)
             ),
         );
     }
@@ -79,7 +80,7 @@ fn reopened_as_durable(
     match &r.shown {
         Ok(shown) if !holds(state, shown) => {
             let message = format!(
-                "{at}: {} reopened as {}; the last durable history is {} (image: {:?})",
+                "{at}: {} reopened as {}; the last durable history is {} (image: {})",
                 r.journal,
                 short(shown),
                 short(&state.rows()),
@@ -107,7 +108,7 @@ fn reopened_as_durable(
             found.add(
                 id,
                 format!(
-                    "{at}: {} does not reopen: {e} (image: {:?}, {synced} bytes synced)",
+                    "{at}: {} does not reopen: {e} (image: {}, {synced} bytes synced)",
                     r.journal, r.facts_before
                 ),
             )

@@ -35,7 +35,7 @@ pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
 
-use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -160,6 +160,9 @@ impl Workload for JournalWorkload {
     }
     fn shrink_moves(scenario: &JournalScenario) -> Vec<Move<JournalScenario>> {
         shrink::moves(scenario)
+    }
+    fn shrink_integers(scenario: &JournalScenario) -> Vec<Integer<JournalScenario>> {
+        shrink::integers(scenario)
     }
     fn size(scenario: &JournalScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

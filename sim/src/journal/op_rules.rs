@@ -5,7 +5,7 @@ use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSe
 use super::record::{Outcome, Seen};
 use super::scenario::Action;
 use crate::outcome::Findings;
-use history::journal::{Row, Tokenizer};
+use history::journal::{Row, Statistics, Tokenizer};
 use history::BugId;
 
 /// J12: a mutation reads nothing back from its journals.
@@ -144,7 +144,11 @@ pub fn incremental_reads_touch_only_what_was_appended(
     match (result, writer) {
         (Ok(read), Some(w)) if read != w => found.add(
             BugId::J11,
-            format!("{at}: incremental statistics {read:?} differ from the writer's {w:?}"),
+            format!(
+                "{at}: incremental statistics {} differ from the writer's {}",
+                statistics(read),
+                statistics(w)
+            ),
         ),
         (Ok(read), _) => {
             let want = sc.latest_ref(&sc.current).in_context.len() as u64;
@@ -179,7 +183,11 @@ pub fn token_counters_are_independent(
         if *counts != alone {
             found.add(
                 BugId::J17,
-                format!("{at}: counters fed concurrently counted {counts:?} tokens; each text alone has {alone:?}"),
+                format!(
+                    "{at}: counters fed concurrently counted {} tokens; each text alone has {}",
+                    numbers(counts),
+                    numbers(&alone)
+                ),
             );
         }
     }
@@ -254,7 +262,10 @@ pub fn copies_start_outside_transactions(
         };
         found.add(
             id,
-            format!("{at}: the copy {journal} starts with transaction {txn} open (its writer sees {open_txn:?})"),
+            format!(
+                "{at}: the copy {journal} starts with transaction {txn} open (its writer sees {})",
+                open_txn_words(*open_txn)
+            ),
         );
     }
     let state = state.unwrap_or_default();
@@ -294,7 +305,10 @@ pub fn switching_keeps_the_recording(
             if recording.as_deref() != Some(previous.as_str()) {
                 found.add(
                     BugId::J4,
-                    format!("{at}: resuming {to} failed after publishing and the session's recording is {recording:?}, not the previous {previous}"),
+                    format!(
+                        "{at}: resuming {to} failed after publishing and the session's recording is {}, not the previous {previous}",
+                        recording.as_deref().unwrap_or("none")
+                    ),
                 );
             }
             return;
@@ -393,7 +407,10 @@ pub fn disposal_reports_its_failures(
         ),
         Ok(()) if !scratch_left.is_empty() => found.add(
             BugId::J18,
-            format!("{at}: disposal returned with scratch left: {scratch_left:?}"),
+            format!(
+                "{at}: disposal returned with scratch left: {}",
+                scratch_left.join(", ")
+            ),
         ),
         Err(e) if !fault_injected => found.unexplained(
             BugId::J18,
@@ -450,6 +467,25 @@ pub fn classify_resume(
             ),
         );
     }
+}
+
+/// A writer's open transaction in words: `transaction 3 open`, or `no transaction open`.
+pub fn open_txn_words(txn: Option<u64>) -> String {
+    txn.map_or_else(
+        || "no transaction open".to_string(),
+        |t| format!("transaction {t} open"),
+    )
+}
+
+/// A read's statistics: `2 rows, 28 bytes, 10 tokens`.
+fn statistics(s: &Statistics) -> String {
+    format!("{} rows, {} bytes, {} tokens", s.rows, s.bytes, s.tokens)
+}
+
+/// Counts as a comma list.
+fn numbers(counts: &[u64]) -> String {
+    let words: Vec<String> = counts.iter().map(u64::to_string).collect();
+    words.join(", ")
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! listed from the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Action, JournalScenario, Pending, SharedAction};
-use crate::workload::{move_by, Move};
+use crate::workload::{integer, move_by, Integer, Move};
 use std::collections::BTreeSet;
 
 /// The size the shrinker minimises: operations first, then faults (crashes and injected
@@ -64,6 +64,58 @@ pub fn moves(s: &JournalScenario) -> Vec<Move<JournalScenario>> {
     plainer_ops(s, &mut out);
     plainer_sessions(s, &mut out);
     out
+}
+
+/// The integers the shrinker bisects: padding of appended rows, a torn tail's bytes, how long
+/// a crashed session stays down, the pauses before operations.
+pub fn integers(s: &JournalScenario) -> Vec<Integer<JournalScenario>> {
+    let mut out = Vec::new();
+    for (k, session) in s.sessions.iter().enumerate() {
+        for (i, op) in session.ops.iter().enumerate() {
+            if let Action::Append { rows } = &op.action {
+                for (r, row) in rows.iter().enumerate() {
+                    let path = format!("sessions[{k}].ops[{i}].rows[{r}].pad_bytes");
+                    let pad = int(path, row.pad_bytes.into(), 0, move |x, v| {
+                        if let Action::Append { rows } = &mut x.sessions[k].ops[i].action {
+                            rows[r].pad_bytes = v as u32;
+                        }
+                    });
+                    out.extend(pad.map(Integer::scaling));
+                }
+            }
+        }
+    }
+    for (c, crash) in s.crashes.iter().enumerate() {
+        if let Pending::Cut { bytes } = crash.pending {
+            let path = format!("crashes[{c}].pending.bytes");
+            out.extend(int(path, bytes, 1, move |x, v| {
+                x.crashes[c].pending = Pending::Cut { bytes: v as _ }
+            }));
+        }
+        let path = format!("crashes[{c}].down_ms");
+        out.extend(int(path, crash.down_ms.into(), 1, move |x, v| {
+            x.crashes[c].down_ms = v as u32
+        }));
+    }
+    for (k, session) in s.sessions.iter().enumerate() {
+        for (i, op) in session.ops.iter().enumerate() {
+            let path = format!("sessions[{k}].ops[{i}].after_ms");
+            out.extend(int(path, op.after_ms.into(), 1, move |x, v| {
+                x.sessions[k].ops[i].after_ms = v as u32
+            }));
+        }
+    }
+    out
+}
+
+/// An integer of a journal scenario ([`integer`], its type named for the closure).
+fn int(
+    path: String,
+    value: u64,
+    min: u64,
+    write: impl Fn(&mut JournalScenario, u64) + 'static,
+) -> Option<Integer<JournalScenario>> {
+    integer(path, value, min, write)
 }
 
 /// A move that changes a copy of the scenario in place.

@@ -23,6 +23,8 @@
 //! [`super::summary_rules`] (summarized
 //! checkpoints against the contract), [`super::thread_rules`] (thread deletions and eras).
 
+pub(super) mod wording;
+
 use super::answer_rules::errors_only_where_the_contract_allows;
 use super::context::Context;
 use super::event_rules::{

@@ -8,15 +8,16 @@
 //! The model never sees a seq: a returned seq of R18 is told apart by the thread's message rows
 //! read in the same instant, which the other rules check against the model.
 
+use super::check::wording::{listed, or_none, when};
 use super::context::{of_row, Context};
-use super::record::ReadKind;
+use super::record::{Answer, Read, ReadKind};
 use super::scenario::MessageSpec;
 use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{EventFilter, RunEvent};
 use history::BugId;
 use model::runs::{
-    check_filtered_pages, hidden_by_caller, last_visible_answer, EmittedMessage, EventQuery,
+    brief, check_filtered_pages, hidden_by_caller, last_visible_answer, EmittedMessage, EventQuery,
     MessageKind, RunEventKey, RunTruth,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,8 +42,12 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         let how = format!(
-            "paging {}'s events by {} (types {:?}, task {:?})",
-            spec.id, filter.limit, filter.event_types, filter.task_id
+            "{}: paging {}'s events by {} (types {}, task {})",
+            when(read),
+            spec.id,
+            filter.limit,
+            types(filter.event_types.as_deref()),
+            or_none(filter.task_id.as_ref())
         );
         let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
         if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
@@ -85,12 +90,29 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R17,
                 format!(
-                    "{how}: {} events in {} pages, not what the run emitted that the filter selects: {m:?}",
+                    "{how}: {} events in {} pages, not what the run emitted that the filter selects: {m}",
                     rows.len(),
                     pages.len()
                 ),
             );
         }
+    }
+}
+
+/// A filter's event types as a user reads them: `any` (no filter), `none` (the empty list) or
+/// the types.
+fn types(event_types: Option<&[String]>) -> String {
+    event_types.map_or_else(
+        || "any".to_string(),
+        |types| listed(types.iter().map(|t| format!("`{t}`"))),
+    )
+}
+
+/// A last-answer read's seqs: `run-1 seq 4, run-2 seq 9`, `none`, or the error.
+fn seqs_by_run(answer: &Answer<BTreeMap<String, u64>>) -> String {
+    match answer {
+        Ok(seqs) => listed(seqs.iter().map(|(run, seq)| format!("{run} seq {seq}"))),
+        Err(e) => format!("error {e}"),
     }
 }
 
@@ -151,28 +173,31 @@ pub fn last_answers_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         let truth = snapshots.before(read.op);
-        let tid = cx.thread_id(&read.thread);
         let (Ok(answer), Ok(messages)) = (answer.primary(cx.primary), messages.primary(cx.primary))
         else {
             continue;
         };
-        check_last_answers(cx, truth, tid, run_ids, answer, messages, f);
+        check_last_answers(cx, truth, read, run_ids, answer, messages, f);
     }
 }
 
 fn check_last_answers(
     cx: &Context<'_>,
     truth: &RunTruth,
-    tid: &str,
+    read: &Read,
     run_ids: &BTreeSet<String>,
     answer: &BTreeMap<String, u64>,
     messages: &[RunEvent],
     f: &mut Findings,
 ) {
+    let tid = cx.thread_id(&read.thread);
     if let Some(stranger) = answer.keys().find(|r| !run_ids.contains(*r)) {
         f.add(
             BugId::R18,
-            format!("last visible AI seqs of {tid}: an answer for run {stranger}, not asked"),
+            format!(
+                "{}: last visible AI seqs of {tid}: an answer for run {stranger}, not asked",
+                when(read)
+            ),
         );
     }
     for run_id in run_ids {
@@ -198,7 +223,7 @@ fn check_last_answers(
                         }
                         _ => String::new(),
                     };
-                    format!("seq {seq}, {:?} `{}`{by}", m.kind, m.text)
+                    format!("seq {seq}, {} `{}`{by}", m.kind, brief(&m.text))
                 })
         });
         let matches = match (expected, answer.get(run_id)) {
@@ -215,9 +240,10 @@ fn check_last_answers(
             f.add(
                 BugId::R18,
                 format!(
-                    "last visible AI message of run {run_id} on {tid}: {}, the model says {}",
+                    "{}: last visible AI message of run {run_id} on {tid}: {}, the model says {}",
+                    when(read),
                     observed.unwrap_or_else(|| "none".into()),
-                    expected.map_or("none".into(), |t| format!("`{t}`"))
+                    expected.map_or("none".into(), |t| format!("`{}`", brief(t)))
                 ),
             );
         }
@@ -232,15 +258,21 @@ pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add(
                 BugId::R9,
                 format!(
-                    "paging {}'s filtered events: the backends' pages differ",
-                    cx.scenario.runs[*run].id
+                    "{}: paging {}'s filtered events: the {} and sqlite pages differ",
+                    when(read),
+                    cx.scenario.runs[*run].id,
+                    cx.record.first_slot
                 ),
             ),
             ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add(
                 BugId::R9,
                 format!(
-                    "last visible AI seqs of {}: {} {:?}, sqlite {:?}",
-                    read.thread, cx.record.first_slot, answer.memory, answer.sqlite
+                    "{}: last visible AI seqs of {}: {} answered {}, sqlite {}",
+                    when(read),
+                    read.thread,
+                    cx.record.first_slot,
+                    seqs_by_run(&answer.memory),
+                    seqs_by_run(&answer.sqlite)
                 ),
             ),
             _ => {}

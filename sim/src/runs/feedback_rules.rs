@@ -8,6 +8,7 @@
 //! attached to a message) returns withdrawn feedback. R21: every read answers what the ratings
 //! that stand say (aggregates count every user's and the anonymous ones).
 
+use super::check::wording::{listed, or_none};
 use super::context::{of_rendered, short, Context};
 use super::feedback_record::{FeedbackEntry, FeedbackRead};
 use super::truth::Snapshots;
@@ -70,7 +71,7 @@ impl Replay {
                         .withdraw_rating(&h.thread_id, &h.run_id, &h.rater);
                     self.withdrawn.insert(*feedback_id);
                 }
-                (stood != *deleted).then(|| format!("delete of feedback {feedback_id} as {user:?} answered deleted={deleted}, the model says {stood}"))
+                (stood != *deleted).then(|| format!("delete of feedback {feedback_id} {} answered deleted={deleted}, the model says {stood}", as_scope(user.as_deref())))
             }
             FeedbackEntry::DeletedByRun {
                 thread_id,
@@ -144,9 +145,7 @@ impl Replay {
                 BugId::R22,
                 format!(
                     "{what} returned feedback {} ({} on {}), which was withdrawn",
-                    row.feedback_id,
-                    rater_name(&h.rater),
-                    h.run_id
+                    row.feedback_id, h.rater, h.run_id
                 ),
             );
             return None;
@@ -160,7 +159,13 @@ impl Replay {
         if row.run_id != want.run_id || got_user != want.user_id() || row.rating.value() != value {
             f.add(
                 BugId::R21,
-                format!("{what} returned feedback {} as {:?} by {got_user:?} on {}, the model says {want:?}", row.feedback_id, row.rating, row.run_id),
+                format!(
+                    "{what} returned feedback {} as {:+} by {} on {}, the model says {want}",
+                    row.feedback_id,
+                    row.rating.value(),
+                    or_none(got_user),
+                    row.run_id
+                ),
             );
             return None;
         }
@@ -172,11 +177,9 @@ fn in_scope(rater: &Rater, scope: Option<&str>) -> bool {
     scope.is_none_or(|u| *rater == Rater::User(u.to_string()))
 }
 
-fn rater_name(rater: &Rater) -> String {
-    match rater {
-        Rater::User(u) => u.clone(),
-        Rater::Anonymous(n) => format!("anonymous #{n}"),
-    }
+/// A read's scope in words: `as user-1`, or `in every user's scope`.
+fn as_scope(scope: Option<&str>) -> String {
+    scope.map_or_else(|| "in every user's scope".into(), |u| format!("as {u}"))
 }
 
 /// The model of the feedback store after every call the client made.
@@ -230,7 +233,7 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
                     })
                     .collect();
                 let choices = attachment_choices(&replay.truth, &read.thread_id, &named, scope);
-                check_attached(&replay, messages, &choices, &named, f);
+                check_attached(&replay, read.op, messages, &choices, &named, f);
             }
         }
     }
@@ -239,7 +242,7 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
 fn check_by_id(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let scope = read.user.as_deref();
     for (id, got) in &read.by_id {
-        let what = format!("get({id}) as {scope:?}");
+        let what = format!("op {}: get({id}) {}", read.op, as_scope(scope));
         let Some(h) = replay.handles.get(id) else {
             continue;
         };
@@ -247,10 +250,7 @@ fn check_by_id(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
         match got {
             Some(row) if !visible => f.add(
                 BugId::R21,
-                format!(
-                    "{what} returned {}'s feedback, outside the scope",
-                    rater_name(&h.rater)
-                ),
+                format!("{what} returned {}'s feedback, outside the scope", h.rater),
             ),
             Some(row) => {
                 replay.standing(&what, row, f);
@@ -268,7 +268,7 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let scope = read.user.as_deref();
     let rows = replay.truth.rows_in_scope(&read.thread_id, scope);
     for (run, got) in &read.by_run {
-        let what = format!("list_by_run({run}) as {scope:?}");
+        let what = format!("op {}: list_by_run({run}) {}", read.op, as_scope(scope));
         let mut seen: Vec<RatingRow> = got
             .iter()
             .filter_map(|row| replay.standing(&what, row, f))
@@ -278,7 +278,11 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
         if seen.len() == got.len() && seen != want {
             f.add(
                 BugId::R21,
-                format!("{what} returned {seen:?}, the model says {want:?}"),
+                format!(
+                    "{what} returned {}, the model says {}",
+                    listed(&seen),
+                    listed(&want)
+                ),
             );
         }
     }
@@ -305,7 +309,7 @@ fn check_grouped(
     f: &mut Findings,
 ) {
     let scope = read.user.as_deref();
-    let what = format!("{name} as {scope:?}");
+    let what = format!("op {}: {name} {}", read.op, as_scope(scope));
     let choices = grouped_choices(&replay.truth, &read.thread_id, scope, runs);
     for (run, row) in got {
         let Some(standing) = replay.standing(&what, row, f) else {
@@ -315,8 +319,8 @@ fn check_grouped(
             f.add(
                 BugId::R21,
                 format!(
-                    "{what} lists {standing:?} under {run}, the model allows {:?}",
-                    choices.get(run)
+                    "{what} lists {standing} under {run}, the model allows {}",
+                    listed(choices.get(run).into_iter().flatten())
                 ),
             );
         }
@@ -326,25 +330,33 @@ fn check_grouped(
     if got_runs != want_runs {
         f.add(
             BugId::R21,
-            format!("{what} lists runs {got_runs:?}, the ratings that stand are on {want_runs:?}"),
+            format!(
+                "{what} lists runs {}, the ratings that stand are on {}",
+                listed(&got_runs),
+                listed(&want_runs)
+            ),
         );
     }
 }
 
 fn check_attached(
     replay: &Replay,
+    op: u64,
     messages: &[MessageWithFeedback],
     choices: &[Vec<RatingRow>],
     named: &[model::runs::ExpectedMessage],
     f: &mut Findings,
 ) {
     for ((m, allowed), e) in messages.iter().zip(choices).zip(named) {
-        let what = format!("/messages on `{}`", short(&e.text));
+        let what = format!("op {op}: /messages on `{}`", short(&e.text));
         match &m.feedback {
             None if allowed.is_empty() => {}
             None => f.add(
                 BugId::R21,
-                format!("{what} carries no feedback, the model has {allowed:?}"),
+                format!(
+                    "{what} carries no feedback, the model has {}",
+                    listed(allowed)
+                ),
             ),
             Some(a) => {
                 // The attachment names no run or user: it is read as a row of the message's
@@ -367,7 +379,10 @@ fn check_attached(
                     if !allowed.contains(&standing) {
                         f.add(
                             BugId::R21,
-                            format!("{what} carries {standing:?}, the model allows {allowed:?}"),
+                            format!(
+                                "{what} carries {standing}, the model allows {}",
+                                listed(allowed)
+                            ),
                         );
                     }
                 }

@@ -54,7 +54,7 @@ pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
 use crate::workload::{
-    Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
+    Integer, Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun, WorldConfig,
 };
 use history::BugId;
 use std::fmt::Write as _;
@@ -222,6 +222,9 @@ impl Workload for RunsWorkload {
     }
     fn shrink_moves(scenario: &RunsScenario) -> Vec<Move<RunsScenario>> {
         shrink::moves(scenario)
+    }
+    fn shrink_integers(scenario: &RunsScenario) -> Vec<Integer<RunsScenario>> {
+        shrink::integers(scenario)
     }
     fn size(scenario: &RunsScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -2,6 +2,7 @@
 //! message the runs emitted, in order, as the model says as of the read; ids are uuid5 or the
 //! model's and stable; every rating lands on its run.
 
+use super::check::wording::{listed, or_none, when};
 use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::world::{RatedFrom, Read, ReadKind};
@@ -45,6 +46,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         return;
     };
     let (t, tid) = (&read.thread, cx.thread_id(&read.thread));
+    let at = when(read);
     let count = count.primary(cx.primary).as_ref().ok().copied();
     let history = history.primary(cx.primary);
     let messages = messages.primary(cx.primary);
@@ -54,32 +56,32 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         if let Err(m) = truth.check_history(tid, &[]) {
             f.unexplained(
                 BugId::R1,
-                format!("{t}: the store has no message but the model says {m:?}"),
+                format!("{at}: {t}: the store has no message but the model says {m}"),
             );
         }
         return;
     }
     let history_ok = match history {
         Err(e) => {
-            f.unexplained(BugId::R1, format!("/history of {t} failed: {e}"));
+            f.unexplained(BugId::R1, format!("{at}: /history of {t} failed: {e}"));
             false
         }
         Ok(h) => {
             let observed: Vec<ExpectedMessage> = h
                 .as_ref()
                 .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
-            check_history_view(t, tid, truth, count, &observed, f)
+            check_history_view(&at, t, tid, truth, count, &observed, f)
         }
     };
     let messages_ok = match messages {
         Err(e) => {
-            f.add(BugId::R7, format!("/messages of {t} failed: {e}"));
+            f.add(BugId::R7, format!("{at}: /messages of {t} failed: {e}"));
             false
         }
         Ok(views) => {
             let observed: Vec<ExpectedMessage> =
                 views.iter().map(|v| of_rendered(&v.message)).collect();
-            check_messages_view(t, tid, truth, count, &observed, f)
+            check_messages_view(&at, t, tid, truth, count, &observed, f)
         }
     };
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
@@ -89,7 +91,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
             f.add(
                 BugId::R7,
                 format!(
-                    "{t}: /messages and /history disagree ({} and {} messages)",
+                    "{at}: {t}: /messages and /history disagree ({} and {} messages)",
                     from_views.len(),
                     from_history.len()
                 ),
@@ -113,7 +115,11 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
     let (Ok(rows), Ok(count)) = (rows.primary(cx.primary), count.primary(cx.primary)) else {
         return;
     };
-    let how = format!("paging through {t} by {limit} (backward {backward})");
+    let how = format!(
+        "{}: paging through {t} by {limit} ({})",
+        when(read),
+        if *backward { "backward" } else { "forward" }
+    );
     if rows.len() as u64 != *count {
         f.add(
             BugId::R2,
@@ -126,13 +132,14 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
     }
     let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
     if let Err(m) = truth.check_history(tid, &observed) {
-        f.add(BugId::R2, format!("{how}: {m:?}"));
+        f.add(BugId::R2, format!("{how}: {m}"));
     }
 }
 
 /// `/history`: R1 when it shows the checkpoint (a summary, messages without run_id), R2 when it
 /// lost the oldest messages. Returns whether it passed.
 fn check_history_view(
+    at: &str,
     t: &str,
     tid: &str,
     truth: &RunTruth,
@@ -141,15 +148,12 @@ fn check_history_view(
     f: &mut Findings,
 ) -> bool {
     if let Some(i) = observed.iter().position(is_summary) {
-        let first_lost = truth
-            .expected_history(tid)
-            .first()
-            .map(|m| short(&m.text))
-            .unwrap_or_default();
+        let history = truth.expected_history(tid);
+        let first_lost = history.first().map_or_else(String::new, |m| short(&m.text));
         f.add(
             BugId::R1,
             format!(
-                "/history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
+                "{at}: /history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
                 observed.len()
             ),
         );
@@ -160,7 +164,7 @@ fn check_history_view(
         f.add(
             BugId::R1,
             format!(
-                "/history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
+                "{at}: /history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
                 observed.len()
             ),
         );
@@ -172,7 +176,7 @@ fn check_history_view(
             // event store at all (an empty or missing checkpoint).
             f.add(
                 BugId::R1,
-                format!("/history of {t} shows no message, the event store holds {c}: read from the checkpoint"),
+                format!("{at}: /history of {t} shows no message, the event store holds {c}: read from the checkpoint"),
             );
             return false;
         }
@@ -180,7 +184,7 @@ fn check_history_view(
             f.add(
                 BugId::R2,
                 format!(
-                    "/history of {t} returned {} of {c} messages (count_messages): a full read must return every message",
+                    "{at}: /history of {t} returned {} of {c} messages (count_messages): a full read must return every message",
                     observed.len()
                 ),
             );
@@ -193,10 +197,10 @@ fn check_history_view(
             if only_oldest_missing(truth, tid, observed) {
                 f.add(
                     BugId::R2,
-                    format!("/history of {t} lost its oldest messages: {m:?}"),
+                    format!("{at}: /history of {t} lost its oldest messages: {m}"),
                 );
             } else {
-                f.unexplained(BugId::R1, format!("/history of {t}: {m:?}"));
+                f.unexplained(BugId::R1, format!("{at}: /history of {t}: {m}"));
             }
             false
         }
@@ -205,6 +209,7 @@ fn check_history_view(
 
 /// `/messages`: R7 whenever it is not every message (a cap, another filter).
 fn check_messages_view(
+    at: &str,
     t: &str,
     tid: &str,
     truth: &RunTruth,
@@ -217,7 +222,7 @@ fn check_messages_view(
             f.add(
                 BugId::R7,
                 format!(
-                    "/messages of {t} returned {} of {c} messages: both views must read everything",
+                    "{at}: /messages of {t} returned {} of {c} messages: both views must read everything",
                     observed.len()
                 ),
             );
@@ -232,7 +237,7 @@ fn check_messages_view(
             } else {
                 "differs from the model"
             };
-            f.add(BugId::R7, format!("/messages of {t} {what}: {m:?}"));
+            f.add(BugId::R7, format!("{at}: /messages of {t} {what}: {m}"));
             false
         }
     }
@@ -377,18 +382,20 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R8,
                 format!(
-                    "{user} rated `{}` right after {expected} ended: it went to {:?}, the run mapping was stale (a refreshed one says {expected})",
+                    "op {}: {user} rated `{}` right after {expected} ended: it went to {}, the run mapping was stale (a refreshed one says {expected})",
+                    r.op,
                     short(&r.text),
-                    r.client
+                    or_none(r.client.as_ref())
                 ),
             );
         } else {
             f.add(
                 BugId::R6,
                 format!(
-                    "{user} rated `{}`, produced by {expected}: the rating maps to {:?}",
+                    "op {}: {user} rated `{}`, produced by {expected}: the rating maps to {}",
+                    r.op,
                     short(&r.text),
-                    r.client
+                    or_none(r.client.as_ref())
                 ),
             );
         }
@@ -415,10 +422,24 @@ fn feedback_store_holds_what_stands(cx: &Context<'_>, f: &mut Findings) {
         if got != want {
             f.add(
                 BugId::R6,
-                format!("{key}: the feedback store holds {got:?}, the ratings given were {want:?}"),
+                format!(
+                    "{key}: the feedback store holds {}, the ratings given were {}",
+                    ratings(&got),
+                    ratings(&want)
+                ),
             );
         }
     }
+}
+
+/// Ratings as `+1 by user-1 on run-1`, comma separated.
+fn ratings(rows: &[(String, Option<String>, i8)]) -> String {
+    listed(rows.iter().map(|(run, user, value)| {
+        format!(
+            "{value:+} by {} on {run}",
+            user.as_deref().unwrap_or("anonymous")
+        )
+    }))
 }
 
 /// The deleted run of the thread (by key) whose script emits `text`: the model forgets a

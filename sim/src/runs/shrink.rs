@@ -8,7 +8,7 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
-use crate::workload::{move_by, Move};
+use crate::workload::{integer, move_by, Integer, Move};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Messages a run's script expands to.
@@ -79,6 +79,229 @@ pub fn moves(s: &RunsScenario) -> Vec<Move<RunsScenario>> {
     plainer_runs(s, &mut out);
     plainer_ops(s, &mut out);
     out
+}
+
+/// The integers the shrinker bisects, sizes first: message counts of filler blocks and task
+/// steps, then page sizes and limits, cursors, then stops, budgets, pauses and fault times.
+pub fn integers(s: &RunsScenario) -> Vec<Integer<RunsScenario>> {
+    let mut out = Vec::new();
+    for (r, run) in s.runs.iter().enumerate() {
+        for (m, message) in run.messages.iter().enumerate() {
+            if let MessageSpec::Bulk { messages } = *message {
+                let path = format!("runs[{r}].messages[{m}].messages");
+                let count = int(path, messages.into(), 1, move |c, v| {
+                    c.runs[r].messages[m] = MessageSpec::Bulk { messages: v as u32 };
+                    // A task written after a message that is gone is written after the last.
+                    let emitted = c.runs[r].message_count() as u32;
+                    for task in &mut c.runs[r].tasks {
+                        task.after = task.after.min(emitted);
+                    }
+                });
+                out.extend(count.map(Integer::scaling));
+            }
+        }
+        for (t, task) in run.tasks.iter().enumerate() {
+            let path = format!("runs[{r}].tasks[{t}].steps");
+            let steps = int(path, task.steps.into(), 1, move |c, v| {
+                c.runs[r].tasks[t].steps = v as u32
+            });
+            out.extend(steps.map(Integer::scaling));
+            // Where the task is written: toward the run's first message, so that the messages
+            // after it can go.
+            let path = format!("runs[{r}].tasks[{t}].after");
+            out.extend(int(path, task.after.into(), 0, move |c, v| {
+                c.runs[r].tasks[t].after = v as u32
+            }));
+        }
+    }
+    let page_size = int(
+        "page_size_events".into(),
+        s.page_size_events as u64,
+        1,
+        |c, v| c.page_size_events = v as usize,
+    );
+    out.extend(page_size.map(Integer::scaling));
+    out.extend(int(
+        "flush_threshold_events".into(),
+        s.flush_threshold_events as u64,
+        1,
+        |c, v| c.flush_threshold_events = v as usize,
+    ));
+    for (o, op) in s.ops.iter().enumerate() {
+        op_integers(o, op, &mut out);
+    }
+    run_integers(s, &mut out);
+    fault_integers(s, &mut out);
+    out
+}
+
+/// The integers of op `o`: limits, cursors, a sleep, a receipt's attempt, which rating.
+fn op_integers(o: usize, op: &Op, out: &mut Vec<Integer<RunsScenario>>) {
+    let at = |field: &str| format!("ops[{o}].{field}");
+    match op {
+        Op::Page {
+            limit,
+            before,
+            after,
+            ..
+        } => page_integers(o, *limit, *before, *after, out),
+        Op::Paginate { limit, .. }
+        | Op::RunMessages { limit, .. }
+        | Op::FilteredEvents { limit, .. } => {
+            let pages = int(at("limit"), (*limit).into(), 1, move |c, v| {
+                if let Op::Paginate { limit, .. }
+                | Op::RunMessages { limit, .. }
+                | Op::FilteredEvents { limit, .. } = &mut c.ops[o]
+                {
+                    *limit = v as u32;
+                }
+            });
+            out.extend(pages.map(Integer::scaling));
+        }
+        Op::Sleep { ms } => {
+            out.extend(int(at("ms"), (*ms).into(), 0, move |c, v| {
+                c.ops[o] = Op::Sleep { ms: v as u32 }
+            }));
+        }
+        Op::Receipt { attempt, .. } | Op::Withdraw { nth: attempt, .. } => {
+            let field = if matches!(op, Op::Receipt { .. }) {
+                "attempt"
+            } else {
+                "nth"
+            };
+            out.extend(int(at(field), (*attempt).into(), 0, move |c, v| {
+                if let Op::Receipt { attempt, .. } | Op::Withdraw { nth: attempt, .. } =
+                    &mut c.ops[o]
+                {
+                    *attempt = v as u32;
+                }
+            }));
+        }
+        Op::Rate {
+            target: Target::Old(n),
+            ..
+        }
+        | Op::RateAnonymously {
+            target: Target::Old(n),
+            ..
+        } => {
+            out.extend(int(at("target.old"), (*n).into(), 0, move |c, v| {
+                if let Op::Rate { target, .. } | Op::RateAnonymously { target, .. } = &mut c.ops[o]
+                {
+                    *target = Target::Old(v as u32);
+                }
+            }));
+        }
+        _ => {}
+    }
+}
+
+/// The integers of page op `o`: its limit and cursors.
+fn page_integers(
+    o: usize,
+    limit: u32,
+    before: Option<u64>,
+    after: Option<u64>,
+    out: &mut Vec<Integer<RunsScenario>>,
+) {
+    let at = |field: &str| format!("ops[{o}].{field}");
+    let page = int(at("limit"), limit.into(), 1, move |c, v| {
+        if let Op::Page { limit, .. } = &mut c.ops[o] {
+            *limit = v as u32;
+        }
+    });
+    out.extend(page.map(Integer::scaling));
+    if let Some(b) = before {
+        out.extend(int(at("before"), b, 0, move |c, v| {
+            if let Op::Page { before, .. } = &mut c.ops[o] {
+                *before = Some(v);
+            }
+        }));
+    }
+    if let Some(a) = after {
+        out.extend(int(at("after"), a, 0, move |c, v| {
+            if let Op::Page { after, .. } = &mut c.ops[o] {
+                *after = Some(v);
+            }
+        }));
+    }
+}
+
+/// The integers of each run: where it stops, its summarization budget, its pauses.
+fn run_integers(s: &RunsScenario, out: &mut Vec<Integer<RunsScenario>>) {
+    for (r, run) in s.runs.iter().enumerate() {
+        if let Some(after) = run.stop.after() {
+            let path = format!("runs[{r}].stop.after");
+            out.extend(int(path, after.into(), 0, move |c, v| {
+                let v = v as u32;
+                c.runs[r].stop = match c.runs[r].stop {
+                    Stop::Error { .. } => Stop::Error { after: v },
+                    Stop::Cancel { .. } => Stop::Cancel { after: v },
+                    Stop::Kill { .. } => Stop::Kill { after: v },
+                    Stop::End => Stop::End,
+                }
+            }));
+        }
+        if let Some(summarize) = run.summarize {
+            let path = format!("runs[{r}].summarize.budget_tokens");
+            // The budget scales the work: a run emits past it before it summarizes.
+            let budget = int(path, summarize.budget_tokens as u64, 1, move |c, v| {
+                if let Some(s) = &mut c.runs[r].summarize {
+                    s.budget_tokens = v as usize;
+                }
+            });
+            out.extend(budget.map(Integer::scaling));
+            let path = format!("runs[{r}].summarize.keep_messages");
+            out.extend(int(path, summarize.keep_messages as u64, 1, move |c, v| {
+                if let Some(s) = &mut c.runs[r].summarize {
+                    s.keep_messages = v as usize;
+                }
+            }));
+        }
+        for (m, message) in run.messages.iter().enumerate() {
+            let path = format!("runs[{r}].messages[{m}].after_ms");
+            out.extend(int(path, pause(message).into(), 0, move |c, v| {
+                set_own_pause(&mut c.runs[r].messages[m], v as u32)
+            }));
+        }
+    }
+}
+
+/// The times of faults: when a worker or the store's host crashes, how long a worker stays
+/// down, which write call fails.
+fn fault_integers(s: &RunsScenario, out: &mut Vec<Integer<RunsScenario>>) {
+    for (i, call) in s.failing_write_calls.iter().enumerate() {
+        let path = format!("failing_write_calls[{i}]");
+        out.extend(int(path, *call, 0, move |c, v| {
+            c.failing_write_calls[i] = v
+        }));
+    }
+    for (i, crash) in s.crashes.iter().enumerate() {
+        let path = format!("crashes[{i}].at_ms");
+        out.extend(int(path, crash.at_ms.into(), 0, move |c, v| {
+            c.crashes[i].at_ms = v as u32
+        }));
+        let path = format!("crashes[{i}].down_ms");
+        out.extend(int(path, crash.down_ms.into(), 0, move |c, v| {
+            c.crashes[i].down_ms = v as u32
+        }));
+    }
+    for (i, crash) in s.store_crashes.iter().enumerate() {
+        let path = format!("store_crashes[{i}].at_ms");
+        out.extend(int(path, crash.at_ms.into(), 1, move |c, v| {
+            c.store_crashes[i].at_ms = v as u32
+        }));
+    }
+}
+
+/// An integer of a runs scenario ([`integer`], its type named for the closure).
+fn int(
+    path: String,
+    value: u64,
+    min: u64,
+    write: impl Fn(&mut RunsScenario, u64) + 'static,
+) -> Option<Integer<RunsScenario>> {
+    integer(path, value, min, write)
 }
 
 /// A move that changes a copy of the scenario in place.
@@ -238,6 +461,16 @@ fn pause(m: &MessageSpec) -> u32 {
         | MessageSpec::Ai { after_ms, .. }
         | MessageSpec::ToolStep { after_ms, .. } => *after_ms,
         MessageSpec::Bulk { .. } => 0,
+    }
+}
+
+/// The pause before message `m` itself (not its tool results').
+fn set_own_pause(m: &mut MessageSpec, ms: u32) {
+    match m {
+        MessageSpec::Human { after_ms, .. }
+        | MessageSpec::Ai { after_ms, .. }
+        | MessageSpec::ToolStep { after_ms, .. } => *after_ms = ms,
+        MessageSpec::Bulk { .. } => {}
     }
 }
 

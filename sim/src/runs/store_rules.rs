@@ -4,6 +4,7 @@
 //! the run's rows (R15); paging one run's messages returns exactly what the run emitted (R16).
 //! Where the two backends answered one of these calls differently, R9.
 
+use super::check::wording::{alike, answered, when};
 use super::context::{of_row, Context};
 use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
@@ -11,7 +12,7 @@ use super::truth::Snapshots;
 use crate::outcome::Findings;
 use history::runs::{Category, RunEvent};
 use history::BugId;
-use model::runs::ReceiptTruth;
+use model::runs::{brief_json, ReceiptTruth};
 
 /// Whether deletion `d` removed the written row `w` (a row of its run written before it).
 fn deleted_by(d: &DeletionRecord, w: &Written) -> bool {
@@ -39,14 +40,14 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
             .map(|w| w.event.seq)
             .max()
             .unwrap_or(0);
-        for (name, after) in d.max_seq_after.named(cx.record.first_slot) {
+        for (stores, after) in alike(&d.max_seq_after, cx.record.first_slot) {
             if let Ok(after) = after {
                 if *after < mark {
                     f.add(
                         BugId::R13,
                         format!(
-                            "deleting {} lowered thread {}'s numbering on the {name} store to {after}, below seq {mark} already written: later rows reuse the deleted run's seqs",
-                            d.run_id, d.thread_id
+                            "op {}: deleting {} lowered thread {}'s numbering on {stores} to {after}, below seq {mark} already written: later rows reuse the deleted run's seqs",
+                            d.op, d.run_id, d.thread_id
                         ),
                     );
                 }
@@ -72,16 +73,14 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             })
             .count() as u64;
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
-        for (name, n) in d.deleted.named(cx.record.first_slot) {
+        let op = format!("op {}", d.op);
+        for (stores, n) in alike(&d.deleted, cx.record.first_slot) {
             match n {
                 Ok(n) if *n != expected => f.add(
                     BugId::R15,
-                    format!("{what}: the {name} store deleted {n} rows, the run had {expected}"),
+                    format!("{op}: {what}: {stores} deleted {n} rows, the run had {expected}"),
                 ),
-                Err(e) => f.add(
-                    BugId::R15,
-                    format!("{what} failed on the {name} store: {e}"),
-                ),
+                Err(e) => f.add(BugId::R15, format!("{op}: {what} failed on {stores}: {e}")),
                 Ok(_) => {}
             }
         }
@@ -89,13 +88,13 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             ("list_events", &d.events_after),
             ("list_messages_by_run", &d.messages_after),
         ] {
-            for (name, rows) in both.named(cx.record.first_slot) {
+            for (stores, rows) in alike(both, cx.record.first_slot) {
                 if let Ok(rows) = rows {
                     if let Some(left) = rows.first() {
                         f.add(
                             BugId::R15,
                             format!(
-                                "after {what}, {read} on the {name} store still shows {} rows of it, first seq {} ({})",
+                                "{op}: after {what}, {read} on {stores} still shows {} rows of it, first seq {} ({})",
                                 rows.len(),
                                 left.seq,
                                 left.event_type
@@ -140,15 +139,16 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R14,
                 format!(
-                    "put_if_absent of {}'s {} (content {}): answered {} with a row of run {} holding {}, expected {} with {}",
+                    "op {}: put_if_absent of {}'s {} (content {}): answered {} with a row of run {} holding {}, expected {} with {}",
+                    rec.op,
                     e.run_id,
                     e.event_type,
-                    e.content,
+                    brief_json(&e.content),
                     if *created { "written" } else { "already there" },
                     row.run_id,
-                    row.content,
+                    brief_json(&row.content),
                     if want.created { "written" } else { "already there" },
-                    want.content
+                    brief_json(&want.content)
                 ),
             );
         }
@@ -176,36 +176,18 @@ pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         let how = format!(
-            "paging {}'s messages by {limit} (backward {backward})",
-            spec.id
+            "{}: paging {}'s messages by {limit} ({})",
+            when(read),
+            spec.id,
+            if *backward { "backward" } else { "forward" }
         );
         let mut ordered: Vec<&Vec<RunEvent>> = pages.iter().collect();
         if *backward {
             ordered.reverse();
         }
         let rows: Vec<&RunEvent> = ordered.into_iter().flatten().collect();
-        if let Some(p) = pages.iter().find(|p| p.len() > *limit) {
-            f.add(BugId::R16, format!("{how}: a page of {} rows", p.len()));
-            continue;
-        }
-        if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
-            f.add(
-                BugId::R16,
-                format!("{how}: the rows are not in ascending seq order"),
-            );
-            continue;
-        }
-        if let Some(r) = rows
-            .iter()
-            .find(|r| r.run_id != spec.id || r.category != Category::Message)
-        {
-            f.add(
-                BugId::R16,
-                format!(
-                    "{how}: row seq {} of run {} ({:?})",
-                    r.seq, r.run_id, r.category
-                ),
-            );
+        if let Some(fault) = page_shape_fault(&spec.id, *limit, pages, &rows) {
+            f.add(BugId::R16, format!("{how}: {fault}"));
             continue;
         }
         let observed: Vec<_> = rows
@@ -219,13 +201,39 @@ pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R16,
                 format!(
-                    "{how}: {} messages in {} pages, not what the run emitted: {m:?}",
+                    "{how}: {} messages in {} pages, not what the run emitted: {m}",
                     rows.len(),
                     pages.len()
                 ),
             );
         }
     }
+}
+
+/// What is wrong with the shape of one run's pages, before their messages are compared: a page
+/// over the limit, rows out of seq order, a row of another run or not a message.
+fn page_shape_fault(
+    run_id: &str,
+    limit: usize,
+    pages: &[Vec<RunEvent>],
+    rows: &[&RunEvent],
+) -> Option<String> {
+    if let Some(p) = pages.iter().find(|p| p.len() > limit) {
+        return Some(format!("a page of {} rows", p.len()));
+    }
+    if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
+        return Some("the rows are not in ascending seq order".to_string());
+    }
+    rows.iter()
+        .find(|r| r.run_id != run_id || r.category != Category::Message)
+        .map(|r| {
+            format!(
+                "row seq {} of run {} (category {})",
+                r.seq,
+                r.run_id,
+                r.category.as_str()
+            )
+        })
 }
 
 /// R9 for the wider API: both backends answer every deletion, receipt and per-run page alike.
@@ -235,13 +243,14 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "delete_by_run({}): {} deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?})",
+                    "op {}: delete_by_run({}): {} deleted {} (max_seq {}), sqlite deleted {} (max_seq {})",
+                    d.op,
                     d.run_id,
                     cx.record.first_slot,
-                    d.deleted.memory,
-                    d.max_seq_after.memory,
-                    d.deleted.sqlite,
-                    d.max_seq_after.sqlite
+                    answered(&d.deleted.memory),
+                    answered(&d.max_seq_after.memory),
+                    answered(&d.deleted.sqlite),
+                    answered(&d.max_seq_after.sqlite)
                 ),
             );
         }
@@ -252,8 +261,10 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
                 f.add(
                     BugId::R9,
                     format!(
-                        "paging {}'s messages: the backends' pages differ",
-                        cx.scenario.runs[*run].id
+                        "{}: paging {}'s messages: the {} and sqlite pages differ",
+                        when(read),
+                        cx.scenario.runs[*run].id,
+                        cx.record.first_slot
                     ),
                 );
             }

@@ -2,6 +2,7 @@
 //! other, seqs unique and increasing, every event of a finished run, both backends alike,
 //! summaries that keep tool pairs, acknowledged writes that survive a restart of the store.
 
+use super::check::wording::{alike, answered, cursor as cursor_words, listed, or_none, when};
 use super::context::{short, Context};
 use super::store_rules::is_deleted;
 use super::thread_rules::era_start;
@@ -11,7 +12,7 @@ use crate::outcome::Findings;
 use crate::workload::StoreKind;
 use history::runs::{MessageKind as Shape, RunEvent};
 use history::BugId;
-use model::runs::RunOutcome;
+use model::runs::{brief_json, RunOutcome};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,20 +48,11 @@ fn changed_fields(a: &Value, b: &Value) -> String {
 pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     let written = written_in_dump_order(cx.record);
     event_counts_match_written(cx, &written, f);
-    let backends = [
-        (
-            cx.primary != StoreKind::Sqlite,
-            cx.record.first_slot,
-            &cx.record.dumps.memory,
-        ),
-        (
-            cx.primary == StoreKind::Sqlite,
-            "sqlite",
-            &cx.record.dumps.sqlite,
-        ),
-    ];
-    for (is_primary, name, dump) in backends {
+    let stores = alike(&cx.record.dumps, cx.record.first_slot);
+    let alone = stores.len() == 1;
+    for (i, (name, dump)) in stores.into_iter().enumerate() {
         // A backend that refused a write the primary accepted is R9's business.
+        let is_primary = alone || (i == 1) == (cx.primary == StoreKind::Sqlite);
         if !is_primary && !cx.record.write_disagreements.is_empty() {
             continue;
         }
@@ -69,7 +61,7 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R3,
                 format!(
-                    "the {name} store holds {} rows but {} were written",
+                    "{name}: {} rows held but {} were written",
                     dump.len(),
                     written.len()
                 ),
@@ -80,7 +72,7 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R3,
                 format!(
-                    "a read changed the {name} store: row seq {} of {} ({}) now differs in {}",
+                    "a read changed {name}: row seq {} of {} ({}) now differs in {}",
                     w.seq,
                     w.run_id,
                     w.event_type,
@@ -192,7 +184,10 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
             } else {
                 format!("{} of {} events stored", stored.len(), emitted.len())
             };
-            f.add(BugId::R4, format!("{} ({outcome:?}): {how}", spec.id));
+            f.add(
+                BugId::R4,
+                format!("{} ({}): {how}", spec.id, or_none(outcome)),
+            );
         }
     }
 }
@@ -204,7 +199,7 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
     }
     for read in &cx.record.reads {
         for message in read_disagreements(cx, read) {
-            f.add(BugId::R9, message);
+            f.add(BugId::R9, format!("{}: {message}", when(read)));
         }
     }
     if !cx.record.dumps.agree() {
@@ -231,8 +226,9 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
         } => {
             if !count.agree() {
                 out.push(format!(
-                    "count_messages({t}): {first} {:?} vs sqlite {:?}",
-                    count.memory, count.sqlite
+                    "count_messages({t}): {first} {} vs sqlite {}",
+                    answered(&count.memory),
+                    answered(&count.sqlite)
                 ));
             }
             if !messages.agree() {
@@ -260,7 +256,8 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
             cursor,
             rows,
         } if !rows.agree() => out.push(format!(
-            "list_messages({t}, {limit}, {cursor:?}): {}",
+            "list_messages({t}, {limit}, {}): {}",
+            cursor_words(cursor),
             rows_differ(cx, &rows.memory, &rows.sqlite)
         )),
         ReadKind::Paginate {
@@ -286,10 +283,47 @@ fn read_disagreements(cx: &Context<'_>, read: &Read) -> Vec<String> {
 fn rows_differ(cx: &Context<'_>, a: &Answer<Vec<RunEvent>>, b: &Answer<Vec<RunEvent>>) -> String {
     let (x, y) = (seqs_of(a), seqs_of(b));
     if x == y {
-        format!("the same rows {x} with different contents")
+        let first = match (a, b) {
+            (Ok(a), Ok(b)) => first_difference(cx.record.first_slot, a, b),
+            _ => String::new(),
+        };
+        format!("the same rows ({x}) with different contents{first}")
     } else {
         format!("{} {x} vs sqlite {y}", cx.record.first_slot)
     }
+}
+
+/// The first row two answers with the same seqs hold differently, and the field that differs
+/// with both values (empty when none does).
+fn first_difference(first_slot: &str, a: &[RunEvent], b: &[RunEvent]) -> String {
+    let Some((x, y)) = a.iter().zip(b).find(|(x, y)| x != y) else {
+        return String::new();
+    };
+    let (field, mine, theirs) = if x.content != y.content {
+        ("content", brief_json(&x.content), brief_json(&y.content))
+    } else if x.event_type != y.event_type {
+        ("event_type", x.event_type.clone(), y.event_type.clone())
+    } else if x.metadata != y.metadata {
+        ("metadata", brief_json(&x.metadata), brief_json(&y.metadata))
+    } else if x.run_id != y.run_id {
+        ("run_id", x.run_id.clone(), y.run_id.clone())
+    } else if x.user_id != y.user_id {
+        (
+            "user_id",
+            or_none(x.user_id.as_ref()),
+            or_none(y.user_id.as_ref()),
+        )
+    } else {
+        (
+            "created_at",
+            x.created_at_ns.to_string(),
+            y.created_at_ns.to_string(),
+        )
+    };
+    format!(
+        ", first at seq {}: {field} {first_slot} {mine} vs sqlite {theirs}",
+        x.seq
+    )
 }
 
 fn seqs_of(rows: &Answer<Vec<RunEvent>>) -> String {
@@ -297,10 +331,10 @@ fn seqs_of(rows: &Answer<Vec<RunEvent>>) -> String {
         Ok(rows) => {
             let seqs: Vec<u64> = rows.iter().map(|r| r.seq).collect();
             if seqs.len() <= 8 {
-                format!("{seqs:?}")
+                format!("seqs {}", listed(&seqs))
             } else {
                 format!(
-                    "{} rows {:?}..{:?}",
+                    "{} rows, seqs {}..{}",
                     seqs.len(),
                     seqs.first().unwrap_or(&0),
                     seqs.last().unwrap_or(&0)

@@ -7,6 +7,7 @@
 //! thread and counts them, the thread then reads empty everywhere, and its next row is
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
+use super::check::wording::{alike, answered};
 use super::context::Context;
 use super::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
 use crate::outcome::Findings;
@@ -61,35 +62,42 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
     for d in &cx.record.thread_deletions {
         let what = format!("delete_by_thread({})", d.thread);
         let held = rows_held(cx.record, d);
-        for (name, n) in d.deleted.named(cx.record.first_slot) {
+        let slot = cx.record.first_slot;
+        for (stores, n) in alike(&d.deleted, slot) {
             match n {
                 Ok(n) if *n != held => f.add(
                     BugId::R23,
-                    format!("{what}: the {name} store deleted {n} rows, the thread had {held}"),
+                    format!(
+                        "op {}: {what}: {stores} deleted {n} rows, the thread had {held}",
+                        d.op
+                    ),
                 ),
                 Err(e) => f.add(
                     BugId::R23,
-                    format!("{what} failed on the {name} store: {e}"),
+                    format!("op {}: {what} failed on {stores}: {e}", d.op),
                 ),
                 Ok(_) => {}
             }
         }
-        for (name, seq) in d.max_seq_after.named(cx.record.first_slot) {
+        for (stores, seq) in alike(&d.max_seq_after, slot) {
             if let Ok(seq) = seq {
                 if *seq != 0 {
                     f.add(
                         BugId::R23,
-                        format!("after {what}, max_seq on the {name} store is {seq}, not 0: the thread was not emptied"),
+                        format!("op {}: after {what}, max_seq on {stores} is {seq}, not 0: the thread was not emptied", d.op),
                     );
                 }
             }
         }
-        for (name, count) in d.count_after.named(cx.record.first_slot) {
+        for (stores, count) in alike(&d.count_after, slot) {
             if let Ok(c) = count {
                 if *c != 0 {
                     f.add(
                         BugId::R23,
-                        format!("after {what}, count_messages on the {name} store is {c}"),
+                        format!(
+                            "op {}: after {what}, count_messages on {stores} is {c}",
+                            d.op
+                        ),
                     );
                 }
             }
@@ -98,9 +106,16 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
             ("list_messages", &d.messages_after),
             ("list_events of its runs", &d.events_after),
         ] {
-            for (name, rows) in both.named(cx.record.first_slot) {
+            for (stores, rows) in alike(both, slot) {
                 if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
-                    f.add(BugId::R23, left_behind(&what, read, name, left, rows));
+                    f.add(
+                        BugId::R23,
+                        format!(
+                            "op {}: {}",
+                            d.op,
+                            left_behind(&what, read, &stores, left, rows)
+                        ),
+                    );
                 }
             }
         }
@@ -112,13 +127,13 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
 fn left_behind(
     what: &str,
     read: &str,
-    name: &str,
+    stores: &str,
     first: &RunEvent,
     rows: &Answer<Vec<RunEvent>>,
 ) -> String {
     let n = rows.as_ref().map_or(0, Vec::len);
     format!(
-        "after {what}, {read} on the {name} store still shows {n} rows, first seq {} of {} ({})",
+        "after {what}, {read} on {stores} still shows {n} rows, first seq {} of {} ({})",
         first.seq, first.run_id, first.event_type
     )
 }
@@ -141,7 +156,8 @@ fn next_write_is_numbered_one(
             f.add(
                 BugId::R23,
                 format!(
-                    "after {what}, the thread's next row ({} of {}) is numbered {}, not 1: the thread was not emptied",
+                    "op {}: after {what}, the thread's next row ({} of {}) is numbered {}, not 1: the thread was not emptied",
+                    d.op,
                     w.event.event_type, w.event.run_id, w.event.seq
                 ),
             );
@@ -161,8 +177,14 @@ pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "delete_by_thread({}): {} deleted {:?} (max_seq {:?}), sqlite {:?} (max_seq {:?}), or their reads after differ",
-                    d.thread, cx.record.first_slot, d.deleted.memory, d.max_seq_after.memory, d.deleted.sqlite, d.max_seq_after.sqlite
+                    "op {}: delete_by_thread({}): {} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
+                    d.op,
+                    d.thread,
+                    cx.record.first_slot,
+                    answered(&d.deleted.memory),
+                    answered(&d.max_seq_after.memory),
+                    answered(&d.deleted.sqlite),
+                    answered(&d.max_seq_after.sqlite)
                 ),
             );
         }

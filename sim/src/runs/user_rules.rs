@@ -5,6 +5,7 @@
 //! every run; the default scope of a request acting for a run is its user's, and a request
 //! with no user in its context (a legacy run's) is refused. Where the two backends answered one of these reads differently, R9.
 
+use super::check::wording::{answered as answered_count, or_none, when};
 use super::context::{of_row, Context};
 use super::record::{Answer, ReadKind};
 use super::truth::Snapshots;
@@ -33,14 +34,12 @@ pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         let t = &read.thread;
         let how = match default_for {
             Some(r) => format!(
-                "{t}'s messages read in the default scope for {} (current user {user:?})",
-                cx.scenario.runs[r].id
+                "{}: {t}'s messages read in the default scope for {} (current user {})",
+                when(read),
+                cx.scenario.runs[r].id,
+                or_none(user.as_ref())
             ),
-            None => format!(
-                "{t}'s messages read as {}",
-                user.as_deref()
-                    .map_or("every user".into(), |u| format!("user {u}"))
-            ),
+            None => format!("{}: {t}'s messages read as {}", when(read), scope(user)),
         };
         let (rows, count) = (rows.primary(cx.primary), count.primary(cx.primary));
         if default_for.is_some() && user.is_none() {
@@ -56,6 +55,20 @@ pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             continue;
         };
         check_scope(cx, truth, t, user.as_deref(), rows, *count, &how, f);
+    }
+}
+
+/// A read's scope in words: `user u`, or `every user`.
+fn scope(user: &Option<String>) -> String {
+    user.as_deref()
+        .map_or("every user".into(), |u| format!("user {u}"))
+}
+
+/// A row list's length, or the error it failed with.
+fn len_of(rows: &Answer<Vec<RunEvent>>) -> String {
+    match rows {
+        Ok(rows) => rows.len().to_string(),
+        Err(e) => format!("error {e}"),
     }
 }
 
@@ -103,11 +116,18 @@ fn check_scope(
         let stranger = rows
             .iter()
             .find(|r| !admitted(&r.run_id))
-            .map(|r| format!(" (seq {} of run {}, user {:?})", r.seq, r.run_id, r.user_id))
+            .map(|r| {
+                format!(
+                    " (seq {} of run {}, user {})",
+                    r.seq,
+                    r.run_id,
+                    or_none(r.user_id.as_ref())
+                )
+            })
             .unwrap_or_default();
         f.add(
             BugId::R19,
-            format!("{how}: not exactly the scope's runs' messages{stranger}: {m:?}"),
+            format!("{how}: not exactly the scope's runs' messages{stranger}: {m}"),
         );
     }
 }
@@ -126,8 +146,15 @@ pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add(
                 BugId::R9,
                 format!(
-                    "{}'s messages read as {user:?}: the backends differ (counts: {} {:?}, sqlite {:?})",
-                    read.thread, cx.record.first_slot, count.memory, count.sqlite
+                    "{}: {}'s messages read as {}: the backends differ ({} answered {} rows counted {}, sqlite {} rows counted {})",
+                    when(read),
+                    read.thread,
+                    scope(user),
+                    cx.record.first_slot,
+                    len_of(&rows.memory),
+                    answered_count(&count.memory),
+                    len_of(&rows.sqlite),
+                    answered_count(&count.sqlite)
                 ),
             );
         }

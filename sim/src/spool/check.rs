@@ -8,7 +8,7 @@
 //! expected bytes come from `model::spool`, which shares no code with the builders it judges;
 //! [`oracle_body`] converts the system's row and head types into the model's.
 
-use super::scenario::{RequestSpec, SpoolScenario};
+use super::scenario::{RequestSpec, ShapeSpec, SpoolScenario};
 use super::source::{compressed, prefix};
 use super::world::{head, shape, RequestSeen, WorldRecord};
 use crate::outcome::Violation;
@@ -105,7 +105,7 @@ pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
         let rows = compressed(&record.history, scenario.compress_keep);
         let head = head(scenario);
         for (k, (spec, seen)) in scenario.requests.iter().zip(&record.requests).enumerate() {
-            let at = format!("request {k} ({:?})", spec.shape);
+            let at = format!("request {k} ({})", shape_name(spec.shape));
             for what in check_request(spec, seen, &rows, &head) {
                 found.push(format!("{at}: {what}"));
             }
@@ -179,9 +179,10 @@ fn check_received(seen: &RequestSeen) -> Vec<String> {
         Some(r) => {
             if r.content_length != Some(r.body.len() as u64) {
                 found.push(format!(
-                    "the server received {} body bytes for Content-Length {:?}",
+                    "the server received {} body bytes for Content-Length {}",
                     r.body.len(),
                     r.content_length
+                        .map_or_else(|| "none".to_string(), |n| n.to_string())
                 ));
             }
             if r.body != seen.spool {
@@ -192,11 +193,19 @@ fn check_received(seen: &RequestSeen) -> Vec<String> {
     }
     if !seen.left.is_empty() {
         found.push(format!(
-            "spool files left behind after the send: {:?}",
-            seen.left
+            "spool files left behind after the send: {}",
+            seen.left.join(", ")
         ));
     }
     found
+}
+
+/// A request shape as a scenario file spells it.
+fn shape_name(shape: ShapeSpec) -> &'static str {
+    match shape {
+        ShapeSpec::Openai => "openai",
+        ShapeSpec::Anthropic => "anthropic",
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub use options::SpoolSimOptions;
 pub use scenario::SpoolScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
 use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
@@ -92,6 +92,9 @@ impl Workload for SpoolWorkload {
     }
     fn shrink_moves(scenario: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
         shrink::moves(scenario)
+    }
+    fn shrink_integers(scenario: &SpoolScenario) -> Vec<Integer<SpoolScenario>> {
+        shrink::integers(scenario)
     }
     fn size(scenario: &SpoolScenario) -> ScenarioSize {
         let (steps, faults) = shrink::size(scenario);

@@ -2,7 +2,7 @@
 //! and plainer history, a plainer source.
 
 use super::scenario::{SourceKind, SpoolScenario};
-use crate::workload::{move_by, Move};
+use crate::workload::{integer, move_by, Integer, Move};
 
 /// The size the shrinker minimises: requests, then history content in KiB.
 pub fn size(s: &SpoolScenario) -> (usize, usize) {
@@ -35,4 +35,41 @@ pub fn moves(s: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
 /// A move that changes a copy of the scenario in place.
 fn edit(change: impl Fn(&mut SpoolScenario) + 'static) -> Move<SpoolScenario> {
     move_by(change, std::convert::identity)
+}
+
+/// The integers the shrinker bisects: the history's size and its longest text, then each
+/// request's share of the rows.
+pub fn integers(s: &SpoolScenario) -> Vec<Integer<SpoolScenario>> {
+    let mut out = Vec::new();
+    let content = int(
+        "history.content_bytes".into(),
+        s.history.content_bytes,
+        1,
+        |x, v| x.history.content_bytes = v,
+    );
+    out.extend(content.map(Integer::scaling));
+    let text = int(
+        "history.text_bytes_max".into(),
+        s.history.text_bytes_max.into(),
+        16,
+        |x, v| x.history.text_bytes_max = v as u32,
+    );
+    out.extend(text.map(Integer::scaling));
+    for (k, request) in s.requests.iter().enumerate() {
+        let path = format!("requests[{k}].rows_percent");
+        out.extend(int(path, request.rows_percent.into(), 1, move |x, v| {
+            x.requests[k].rows_percent = v as u8
+        }));
+    }
+    out
+}
+
+/// An integer of a spool scenario ([`integer`], its type named for the closure).
+fn int(
+    path: String,
+    value: u64,
+    min: u64,
+    write: impl Fn(&mut SpoolScenario, u64) + 'static,
+) -> Option<Integer<SpoolScenario>> {
+    integer(path, value, min, write)
 }
