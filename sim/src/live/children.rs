@@ -1,7 +1,7 @@
 //! Every process a live run starts (nats-server and the replicas), tracked so that each one is
 //! stopped and reaped at the end: after a clean run, a failure, or Ctrl-C / SIGTERM. Each child
-//! is also killed when its handle is dropped, and a replica dies with `histsim live` itself
-//! (its parent-death signal) even when that is killed by SIGKILL.
+//! is also killed when its handle is dropped, and nats-server and the replicas die with
+//! `histsim live` itself (their parent-death signal) even when that is killed by SIGKILL.
 
 use super::line::ReplicaLine;
 use std::path::{Path, PathBuf};
@@ -58,12 +58,22 @@ fn log_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
 /// Starts nats-server on `127.0.0.1:port` and waits until it accepts connections.
 pub async fn start_nats(program: &Path, port: u16, dir: &Path) -> Result<Tracked, String> {
     let log = log_file(dir, "nats-server").map_err(|e| e.to_string())?;
-    let child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // SAFETY: the hook runs in the forked child before exec and only makes one system call
+    // (prctl), which is async-signal-safe. The server dies with `histsim live`, SIGKILL included.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+    let child = command
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     let server = Tracked {

@@ -118,9 +118,21 @@ fn alive(pid: u32) -> bool {
 #[test]
 fn ctrl_c_mid_run_leaves_no_child_process() {
     let Some(server) = nats_server() else { return };
+    interrupted_mid_run_leaves_no_child(&server, rustix::process::Signal::INT);
+}
+
+/// SIGKILL gives histsim no chance to stop anything: its children die of their parent-death
+/// signal.
+#[test]
+fn sigkill_mid_run_leaves_no_child_process() {
+    let Some(server) = nats_server() else { return };
+    interrupted_mid_run_leaves_no_child(&server, rustix::process::Signal::KILL);
+}
+
+fn interrupted_mid_run_leaves_no_child(server: &std::path::Path, signal: rustix::process::Signal) {
     let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
         .args(["live", "--seconds", "60", "--seed", "0", "--nats-server"])
-        .arg(&server)
+        .arg(server)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -136,12 +148,19 @@ fn ctrl_c_mid_run_leaves_no_child_process() {
     assert_eq!(children.len(), 4, "children of histsim live: {children:?}");
     std::thread::sleep(Duration::from_secs(2));
     let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
-    rustix::process::kill_process(pid_raw, rustix::process::Signal::INT).unwrap();
+    rustix::process::kill_process(pid_raw, signal).unwrap();
     let status = histsim.wait().unwrap();
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    if signal == rustix::process::Signal::INT {
+        assert_eq!(status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+    }
+    // A child killed by its parent-death signal may take a moment to be reaped by init.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while children.iter().any(|&c| alive(c)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
     assert!(left.is_empty(), "children left running: {left:?}");
 }
