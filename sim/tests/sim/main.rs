@@ -8,6 +8,7 @@ mod differences;
 mod error_answers;
 mod examples;
 mod fuzz;
+mod hostile_text;
 mod inspect;
 mod journal;
 mod plain_messages;
