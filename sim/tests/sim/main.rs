@@ -9,7 +9,6 @@ mod differences;
 mod error_answers;
 mod examples;
 mod fuzz;
-mod hostile_text;
 mod inspect;
 mod journal;
 mod live;
