@@ -13,6 +13,49 @@ pub static REGISTRY: &[&dyn DynWorkload] = &[
     &Registered::<crate::spool::SpoolWorkload>::new(),
 ];
 
+/// A named weight table a mixed seed (`--workload all`) draws its workload from. A table is
+/// never edited once released: a build with a new workload adds a new table and makes it the
+/// default, and `--mix NAME` keeps every older table's seeds meaning what they meant.
+#[derive(Debug)]
+pub struct Mix {
+    /// `mix-1`, `mix-2`, ...: the name `--mix` takes and replay lines print.
+    pub name: &'static str,
+    /// Each workload's name and weight, in draw order; `usize` weights, as the draw is a
+    /// `usize` range (another integer type would consume the stream differently).
+    weights: &'static [(&'static str, usize)],
+}
+
+/// Every mix this build knows, oldest first; the last is the default.
+pub static MIXES: &[Mix] = &[Mix {
+    name: "mix-1",
+    weights: &[("display", 1), ("runs", 1), ("journal", 1), ("spool", 1)],
+}];
+
+impl Mix {
+    /// The default mix: the newest table.
+    pub fn newest() -> &'static Mix {
+        MIXES.last().expect("at least one mix")
+    }
+
+    /// The mix named `name`.
+    pub fn by_name(name: &str) -> Option<&'static Mix> {
+        MIXES.iter().find(|m| m.name == name)
+    }
+
+    /// The workload this mix gives the draw `rng` makes (one `usize` range draw).
+    pub fn pick(&self, rng: &mut impl rand::Rng) -> &'static dyn DynWorkload {
+        let total: usize = self.weights.iter().map(|(_, w)| w).sum();
+        let mut draw = rng.random_range(0..total);
+        for (name, weight) in self.weights {
+            if draw < *weight {
+                return by_name(name).expect("a mix names registered workloads");
+            }
+            draw -= weight;
+        }
+        unreachable!("a draw below the total falls in some weight")
+    }
+}
+
 /// The workload named `name` (`display`, `runs`, ...).
 pub fn by_name(name: &str) -> Option<&'static dyn DynWorkload> {
     REGISTRY.iter().copied().find(|w| w.name() == name)
@@ -54,6 +97,46 @@ mod tests {
             let n = REGISTRY.iter().filter(|w| w.covers(id)).count();
             assert_eq!(n, 1, "{id} is covered by {n} workloads");
         }
+    }
+
+    /// What mixed seeds 0..24 mean under `mix-1`, pinned: a change here changes what every
+    /// recorded `--mix mix-1` seed and replay line means (add a new mix instead).
+    #[test]
+    fn mix_1_keeps_its_meaning() {
+        let mix = Mix::by_name("mix-1").expect("mix-1");
+        let picked: Vec<&str> = (0..24u64)
+            .map(|seed| {
+                let mut rng = SeedRng::new(seed).stream(crate::rng::Stream::Mix);
+                mix.pick(&mut rng).name()
+            })
+            .collect();
+        assert_eq!(picked, PINNED_MIX_1);
+    }
+
+    /// Computed with the draw mixed seeds made before mixes were named
+    /// (`REGISTRY[random_range(0..4)]`), so mix-1 is what every earlier mixed seed meant.
+    const PINNED_MIX_1: [&str; 24] = [
+        "spool", "display", "runs", "journal", "journal", "display", "journal", "journal",
+        "display", "journal", "runs", "runs", "journal", "runs", "spool", "journal", "display",
+        "spool", "runs", "display", "spool", "spool", "display", "display",
+    ];
+
+    #[test]
+    fn every_mix_names_registered_workloads_once_with_weight() {
+        for mix in MIXES {
+            let mut names: Vec<&str> = mix.weights.iter().map(|(n, _)| *n).collect();
+            assert!(names.iter().all(|n| by_name(n).is_some()), "{}", mix.name);
+            assert!(mix.weights.iter().all(|(_, w)| *w > 0), "{}", mix.name);
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), mix.weights.len(), "{}", mix.name);
+        }
+        let newest = Mix::newest();
+        assert_eq!(
+            newest.weights.len(),
+            REGISTRY.len(),
+            "the newest mix draws every workload"
+        );
     }
 
     #[test]

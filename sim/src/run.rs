@@ -9,7 +9,6 @@ use crate::workload::{
     AnyScenario, DynWorkload, OptionOverrides, StoreKind, WorkloadRun, WorldConfig,
 };
 use history::{BugId, Planted};
-use rand::Rng;
 use serde::{Serialize, Serializer};
 
 /// How a campaign runs its seeds.
@@ -18,6 +17,9 @@ pub struct RunConfig {
     /// The workload every seed runs; `None` mixes every registered workload by seed.
     #[serde(serialize_with = "workload_name")]
     pub workload: Option<&'static dyn DynWorkload>,
+    /// The weight table a mixed seed draws its workload from (`--mix`); unused with a workload.
+    #[serde(serialize_with = "mix_name")]
+    pub mix: &'static registry::Mix,
     pub store: StoreKind,
     pub planted: Option<BugId>,
     pub replicas: Option<u8>,
@@ -35,6 +37,10 @@ fn sut_command<S: Serializer>(sut: &Option<SutOptions>, s: S) -> Result<S::Ok, S
     }
 }
 
+fn mix_name<S: Serializer>(mix: &&'static registry::Mix, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(mix.name)
+}
+
 fn workload_name<S: Serializer>(
     w: &Option<&'static dyn DynWorkload>,
     s: S,
@@ -46,6 +52,7 @@ impl RunConfig {
     pub fn new() -> Self {
         RunConfig {
             workload: None,
+            mix: registry::Mix::newest(),
             store: StoreKind::Memory,
             planted: None,
             replicas: None,
@@ -98,7 +105,7 @@ impl RunConfig {
             Some(w) => w,
             None => {
                 let mut rng = SeedRng::new(seed).stream(Stream::Mix);
-                registry::REGISTRY[rng.random_range(0..registry::REGISTRY.len())]
+                self.mix.pick(&mut rng)
             }
         }
     }
@@ -107,8 +114,13 @@ impl RunConfig {
     /// config, one a string.
     pub fn replay_args(&self) -> Vec<String> {
         let mut args = Vec::new();
-        if let Some(w) = self.workload {
-            args.extend(["--workload".to_string(), w.name().to_string()]);
+        match self.workload {
+            Some(w) => args.extend(["--workload".to_string(), w.name().to_string()]),
+            // A planted bug pins the workload that can see it: no draw, no mix to name.
+            None if self.planted.and_then(registry::covering).is_some() => {}
+            // A mixed seed means what its mix makes it: named, the line keeps working once a
+            // newer mix becomes the default.
+            None => args.extend(["--mix".to_string(), self.mix.name.to_string()]),
         }
         if self.store != StoreKind::Memory {
             args.extend(["--store".to_string(), self.store.as_str().to_string()]);

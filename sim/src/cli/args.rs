@@ -13,6 +13,10 @@ pub(crate) struct WorldArgs {
     /// Which workload to run (display, runs, journal, spool); `all` mixes them by seed.
     #[arg(long, default_value = "all", value_parser = parse_workload)]
     workload: WorkloadArg,
+    /// The weight table `--workload all` draws each seed's workload from (`mix-1`, ...);
+    /// default: the newest. Older mixes keep their seeds' meaning when workloads are added.
+    #[arg(long, value_parser = parse_mix)]
+    mix: Option<&'static registry::Mix>,
     /// The store behind the replicas (display), or the primary of the runs world's pair
     /// (`jsonl`: the JSONL store plays its first slot in every seed; `memory`: a third of the
     /// seeds draw the JSONL store there).
@@ -42,6 +46,7 @@ impl WorldArgs {
     pub(crate) fn config(&self) -> Result<RunConfig, String> {
         let config = RunConfig {
             workload: self.workload.0,
+            mix: self.mix.unwrap_or_else(registry::Mix::newest),
             store: self.store,
             planted: self.planted,
             replicas: self.replicas,
@@ -158,6 +163,14 @@ fn parse_workload(s: &str) -> Result<WorkloadArg, String> {
                 registry::names().join(", ")
             )
         })
+}
+
+/// A mix's name (`mix-1`, ...).
+fn parse_mix(s: &str) -> Result<&'static registry::Mix, String> {
+    registry::Mix::by_name(s).ok_or_else(|| {
+        let names: Vec<&str> = registry::MIXES.iter().map(|m| m.name).collect();
+        format!("no mix `{s}`; expected one of {}", names.join(", "))
+    })
 }
 
 /// `K/N`: shard K (from 0) of N.
@@ -284,6 +297,13 @@ mod tests {
         assert!(parse_shard("2").unwrap_err().contains("expected K/N"));
         assert_eq!(parse_fault_seeds("none"), Ok(0..0));
         assert_eq!(parse_fault_seeds("0..2"), Ok(0..2));
+    }
+
+    #[test]
+    fn mixes_parse_by_name_and_an_unknown_one_lists_the_known() {
+        assert_eq!(parse_mix("mix-1").expect("mix-1").name, "mix-1");
+        let e = parse_mix("mix-0").expect_err("refused");
+        assert!(e.contains("mix-0") && e.contains("mix-1"), "{e}");
     }
 
     #[test]
