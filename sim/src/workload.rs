@@ -46,6 +46,27 @@ impl StoreKind {
     }
 }
 
+/// How `histsim fuzz` treats a workload's target: what it measured for that target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FuzzTuning {
+    /// The most steps a generated scenario may have (a few milliseconds a play).
+    pub steps_bound: usize,
+    /// How many times over `steps_bound` a generated scenario may be and still get its edits,
+    /// which can cut it down to size.
+    pub edit_room: usize,
+    /// Whether libFuzzer's entropic schedule (its default) stays on for the target.
+    pub entropic: bool,
+}
+
+impl FuzzTuning {
+    /// A workload that measured nothing else: 20 steps, no room, libFuzzer's defaults.
+    pub const DEFAULT: FuzzTuning = FuzzTuning {
+        steps_bound: 20,
+        edit_room: 1,
+        entropic: true,
+    };
+}
+
 /// How a world is played: the same for every workload.
 #[derive(Clone, Debug)]
 pub struct WorldConfig {
@@ -229,6 +250,10 @@ pub trait Workload: 'static {
     /// The protocol ops a system under test in a child process must declare to play this
     /// workload (`--sut`); empty: the workload has no process boundary.
     const SUT_OPS: &'static [&'static str] = &[];
+    /// The stores `--store` may name for this workload (the first is the default).
+    const STORES: &'static [StoreKind] = &[StoreKind::Memory, StoreKind::Sqlite];
+    /// How `histsim fuzz` treats this workload's target.
+    const FUZZ: FuzzTuning = FuzzTuning::DEFAULT;
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
@@ -335,6 +360,8 @@ pub trait DynWorkload: Sync {
     fn probes(&self) -> &'static [&'static str];
     fn has_liveness_phase(&self) -> bool;
     fn sut_ops(&self) -> &'static [&'static str];
+    fn stores(&self) -> &'static [StoreKind];
+    fn fuzz_tuning(&self) -> FuzzTuning;
     /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
     fn has_sut_boundary(&self) -> bool {
         !self.sut_ops().is_empty()
@@ -415,6 +442,12 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn sut_ops(&self) -> &'static [&'static str] {
         W::SUT_OPS
+    }
+    fn stores(&self) -> &'static [StoreKind] {
+        W::STORES
+    }
+    fn fuzz_tuning(&self) -> FuzzTuning {
+        W::FUZZ
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

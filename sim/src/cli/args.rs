@@ -54,11 +54,7 @@ impl WorldArgs {
             sut: self.sut.checked_options()?,
         };
         check_sut_fits(&config)?;
-        if config.store == StoreKind::Jsonl && config.workload.is_none_or(|w| w.name() != "runs") {
-            return Err("--store jsonl: only the runs workload has a JSONL store \
-                        (add --workload runs)"
-                .into());
-        }
+        check_store_fits(&config)?;
         Ok(config)
     }
 }
@@ -144,6 +140,31 @@ pub(crate) fn check_sut_fits(config: &RunConfig) -> Result<(), String> {
             able.join(" or --workload ")
         )),
     }
+}
+
+/// A store every seed's workload has: one workload's, or with `--workload all` every
+/// workload's (a store only some have needs `--workload`).
+fn check_store_fits(config: &RunConfig) -> Result<(), String> {
+    let store = config.store;
+    let having: Vec<&str> = registry::REGISTRY
+        .iter()
+        .filter(|w| w.stores().contains(&store))
+        .map(|w| w.name())
+        .collect();
+    let fits = match config.workload {
+        Some(w) => w.stores().contains(&store),
+        None => having.len() == registry::REGISTRY.len(),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(format!(
+        "--store {}: only the {} workload{} this store (add --workload {})",
+        store.as_str(),
+        having.join(" and "),
+        if having.len() == 1 { " has" } else { "s have" },
+        having.join(" or --workload ")
+    ))
 }
 
 /// `--workload`: `None` mixes every workload by seed.

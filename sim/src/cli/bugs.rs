@@ -102,11 +102,8 @@ fn ids_to_hunt(args: &BugsArgs, sut: Option<&SutOptions>) -> Result<Vec<BugId>, 
             w.has_sut_boundary() && w.sut_ops().iter().all(|op| ops.iter().any(|o| o == op))
         }),
     };
-    // Only the runs world has a JSONL store.
-    let has_store = |id: &BugId| {
-        args.store != StoreKind::Jsonl
-            || registry::covering(*id).is_some_and(|w| w.name() == "runs")
-    };
+    let has_store =
+        |id: &BugId| registry::covering(*id).is_some_and(|w| w.stores().contains(&args.store));
     let ids: Vec<BugId> = if args.only.is_empty() {
         planted_ids()
             .into_iter()
@@ -171,9 +168,13 @@ fn on_histsims_side(ids: Vec<BugId>, system: &str, only: bool) -> Result<Vec<Bug
 }
 
 /// The clean campaign: without a planted bug nothing fires. Through a system under test (or
-/// with the runs world's JSONL store), one campaign for each workload the hunted bugs ran in.
+/// with a store only some workloads have), one campaign for each workload the hunted bugs ran
+/// in.
 fn clean_campaigns(base: &RunConfig, ids: &[BugId], seeds: u64, jobs: usize) -> bool {
-    if base.sut.is_none() && base.store != StoreKind::Jsonl {
+    let every_workload_has_the_store = registry::REGISTRY
+        .iter()
+        .all(|w| w.stores().contains(&base.store));
+    if base.sut.is_none() && every_workload_has_the_store {
         return clean_campaign(base, seeds, jobs);
     }
     let mut workloads: Vec<&'static str> = ids

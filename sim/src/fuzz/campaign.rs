@@ -220,19 +220,6 @@ fn cargo_run_args(o: &CampaignOptions, target: &str, libfuzzer_args: &[String]) 
 }
 
 /// What libFuzzer is given: the corpus folders (the one it grows first), then its flags.
-/// Whether libFuzzer's entropic schedule (its default) stays on for `workload`'s target.
-///
-/// The schedule weighs every feature of every execution; a simulated world reaches tens of
-/// thousands of features an input, and the bookkeeping was 40 % of the display target's time.
-/// Off, 60 s from an empty corpus: display 895 exec/s against 683, journal 1,215 against 918,
-/// with the same coverage (docs/fuzz-detection.md, "The entropic schedule off"). The runs and
-/// spool targets spend their time in SQLite and files and gained 1 to 3 %, and the runs target's
-/// deepest bug (R2, a thread of 1,001 messages) was found in fewer samples without it, so they
-/// keep it. `--libfuzzer-arg=-entropic=0` or `=1` decides otherwise: libFuzzer takes the last.
-fn entropic_pays(workload: &str) -> bool {
-    !matches!(workload, "display" | "journal")
-}
-
 fn libfuzzer_args(
     o: &CampaignOptions,
     corpus: &Path,
@@ -254,7 +241,9 @@ fn libfuzzer_args(
     // corpus spent minutes on inputs too short to steer the world. Use the full length at once
     // (a later `--libfuzzer-arg=-len_control=N` overrides it: libFuzzer takes the last).
     args.push("-len_control=0".into());
-    if !entropic_pays(o.workload.name()) {
+    // The workload's `FuzzTuning::entropic`; `--libfuzzer-arg=-entropic=0` or `=1` decides
+    // otherwise: libFuzzer takes the last.
+    if !o.workload.fuzz_tuning().entropic {
         args.push("-entropic=0".into());
     }
     args.push(format!("-artifact_prefix={}/", abs(artifacts)?));

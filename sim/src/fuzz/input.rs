@@ -34,29 +34,11 @@ pub const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
 /// simplifications and makes the one it picks, so they are few.
 pub const EDITS_MAX: usize = 4;
 
-/// How many times over its bound a generated scenario of `workload` may be and still get its
-/// edits, which can cut it down to size. Runs: a thread of 1,001 messages (R2) is 20 steps of the
-/// bound of 30, and the generator always adds two runs or more around it, which edits can
-/// remove (60 s from an empty corpus then played more inputs and reached 17,804 edges against
-/// 16,737). Elsewhere no planted bug needs it, and it cost: the journal target made 235 exec/s
-/// with it against 451 without, on otherwise the same build, and reached fewer edges.
-pub fn edit_room(workload: &str) -> usize {
-    match workload {
-        "runs" => 2,
-        _ => 1,
-    }
-}
-
-/// The most steps a generated scenario of `workload` may have: a few milliseconds a play
-/// (measured, release build, one played input under the bound: display about 4 ms, runs 20,
-/// journal 5), large enough for delegation, a crash and a recovery in one input.
-pub fn steps_bound(workload: &str) -> usize {
-    match workload {
-        "display" => 60,
-        "runs" => 30,
-        "journal" => 40,
-        _ => 20,
-    }
+/// The most steps a generated scenario of `workload` may have (its [`FuzzTuning`]).
+///
+/// [`FuzzTuning`]: crate::workload::FuzzTuning
+pub fn steps_bound(workload: &dyn DynWorkload) -> usize {
+    workload.fuzz_tuning().steps_bound
 }
 
 /// Decodes `data` into a scenario of `workload`, or says why it is not one.
@@ -113,8 +95,8 @@ fn generated(
     let (given, edits) = data.split_at(data.len().min(STREAM_BYTES));
     let rng = SeedRng::from_stream_bytes(&stream_seeds(mode, given));
     let mut scenario = workload.scenario_of(rng, &OptionOverrides::default());
-    let (cost, bound) = (scenario.play_cost(), steps_bound(workload.name()));
-    let room = edit_room(workload.name());
+    let (cost, bound) = (scenario.play_cost(), steps_bound(workload));
+    let room = workload.fuzz_tuning().edit_room;
     if cost > bound * room {
         // Rejected, not cut down: generating costs a tenth of a millisecond, editing a large
         // scenario much more. The fuzzer learns which option bytes give scenarios it can play.
@@ -164,7 +146,7 @@ mod tests {
                 };
                 assert_eq!(a, decode(*w, &data).unwrap(), "{}", w.name());
                 w.validate(&a).unwrap();
-                assert!(a.play_cost() <= steps_bound(w.name()));
+                assert!(a.play_cost() <= steps_bound(*w));
                 played += 1;
             }
             assert!(played > 0, "every {} input rejected", w.name());
@@ -223,7 +205,7 @@ mod tests {
             let file = ScenarioFile::load(&path).expect("the scenario file");
             let scenario = file.scenario;
             assert!(scenario.size().steps > 100, "{name}");
-            assert!(scenario.play_cost() <= steps_bound(runs.name()), "{name}");
+            assert!(scenario.play_cost() <= steps_bound(runs), "{name}");
         }
     }
 
@@ -241,12 +223,12 @@ mod tests {
                 SeedRng::from_stream_bytes(&input[1..]),
                 &OptionOverrides::default(),
             );
-            let over = generated.play_cost() > steps_bound("runs");
+            let over = generated.play_cost() > steps_bound(runs);
             let edited = decode(runs, &[input, vec![0, 0]].concat()).ok()?;
             (over && format!("{edited:?}").contains(long_thread)).then_some(edited)
         });
         let edited = admitted.expect("a seed whose long thread its edits admit");
-        assert!(edited.play_cost() <= steps_bound("runs"));
+        assert!(edited.play_cost() <= steps_bound(runs));
         runs.validate(&edited).unwrap();
     }
 

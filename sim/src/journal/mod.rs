@@ -35,7 +35,9 @@ pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
 
-use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{
+    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
+};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -138,6 +140,14 @@ impl Workload for JournalWorkload {
         "Sessions recording to history journals on crashing hosts' disks (J IDs but J14)";
     const SECTION: &'static str = "journal";
     const PROBES: &'static [&'static str] = probes::PROBES;
+    /// About 5 ms a play at 40 steps. Edit room cost here: 235 exec/s with it against 451
+    /// without, and fewer edges. The entropic schedule off: 1,215 exec/s against 918 from an
+    /// empty corpus in 60 s, with the same coverage.
+    const FUZZ: FuzzTuning = FuzzTuning {
+        steps_bound: 40,
+        entropic: false,
+        ..FuzzTuning::DEFAULT
+    };
     /// The o200k vocabulary: its folds count every row's tokens.
     const LOAD_SHARED_TABLES: Option<fn()> = Some(|| {
         let _ = history::journal::Tokenizer::o200k();
