@@ -14,6 +14,7 @@
 use crate::coverage::Coverage;
 use crate::outcome::Violation;
 use crate::rng::SeedRng;
+use crate::sut::serve::StartServed;
 use crate::trace::Trace;
 use history::{BugId, Planted};
 use serde::de::DeserializeOwned;
@@ -254,6 +255,9 @@ pub trait Workload: 'static {
     const STORES: &'static [StoreKind] = &[StoreKind::Memory, StoreKind::Sqlite];
     /// How `histsim fuzz` treats this workload's target.
     const FUZZ: FuzzTuning = FuzzTuning::DEFAULT;
+    /// Starts histsim's own system of this workload behind the protocol (`histsim serve
+    /// NAME`); `None`: nothing to serve.
+    const SERVE: Option<StartServed> = None;
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
@@ -362,6 +366,7 @@ pub trait DynWorkload: Sync {
     fn sut_ops(&self) -> &'static [&'static str];
     fn stores(&self) -> &'static [StoreKind];
     fn fuzz_tuning(&self) -> FuzzTuning;
+    fn serve(&self) -> Option<StartServed>;
     /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
     fn has_sut_boundary(&self) -> bool {
         !self.sut_ops().is_empty()
@@ -448,6 +453,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn fuzz_tuning(&self) -> FuzzTuning {
         W::FUZZ
+    }
+    fn serve(&self) -> Option<StartServed> {
+        W::SERVE
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

@@ -1,15 +1,16 @@
 //! `histsim serve`: histsim's own components behind the SUT protocol, on stdin and stdout.
 
-use crate::sut::serve::{serve, DisplayServer, PlantedSwitch, Served};
-use crate::sut::serve_runs::RunsServer;
+use crate::registry;
+use crate::sut::serve::{serve, PlantedSwitch, ServeOptions, StartServed};
 use crate::verdict::Verdict;
-use crate::workload::StoreKind;
+use crate::workload::{DynWorkload, StoreKind};
 
 #[derive(clap::Args)]
 pub(crate) struct ServeArgs {
-    /// Which system to serve: the display components (seed 000) or the run-event store (003).
-    #[arg(value_parser = ["display", "runs"])]
-    system: String,
+    /// Which system to serve: `display` (the display components of seed document 000) or
+    /// `runs` (the run-event store of 003): the workloads that serve one.
+    #[arg(value_parser = parse_served)]
+    system: Served,
     /// The store, over what `open` asks for.
     #[arg(long, value_enum)]
     store: Option<StoreKind>,
@@ -30,6 +31,24 @@ pub(crate) struct ServeArgs {
     without_planted: bool,
 }
 
+/// A workload that serves a system, and how it starts one.
+#[derive(Clone, Copy)]
+struct Served(&'static dyn DynWorkload, StartServed);
+
+fn parse_served(name: &str) -> Result<Served, String> {
+    let serving = || registry::REGISTRY.iter().filter(|w| w.serve().is_some());
+    let found = serving().find(|w| w.name() == name);
+    found
+        .and_then(|w| Some(Served(*w, w.serve()?)))
+        .ok_or_else(|| {
+            let names: Vec<&str> = serving().map(|w| w.name()).collect();
+            format!(
+                "no system `{name}` to serve; expected {}",
+                names.join(" or ")
+            )
+        })
+}
+
 fn parse_difference(id: &str) -> Result<model::display::KnownDifference, String> {
     model::display::KnownDifference::parse(id).ok_or_else(|| {
         let known: Vec<&str> = model::display::KnownDifference::ALL
@@ -44,13 +63,15 @@ fn parse_difference(id: &str) -> Result<model::display::KnownDifference, String>
 }
 
 pub(crate) fn cmd(args: ServeArgs) -> Verdict {
-    let store = args.store.map(|s| s.as_str().to_string());
+    let Served(workload, start) = args.system;
     // A bug of another system would serve a system with no bug: the user meant a broken one.
-    let family = if args.system == "runs" { 'R' } else { 'P' };
-    if let Some(id) = args.planted.filter(|id| id.family() != family) {
+    if let Some(id) = args.planted.filter(|id| !workload.covers(*id)) {
         return Verdict::usage(&format!(
-            "--planted {id}: not a bug of the {} system (its IDs start with {family})",
-            args.system
+            "--planted {id}: not a bug of the {} system (its IDs start with {})",
+            workload.name(),
+            registry::ids_of(workload)
+                .first()
+                .map_or('?', |first| first.family()),
         ));
     }
     let switch = match (args.planted, args.without_planted) {
@@ -58,16 +79,14 @@ pub(crate) fn cmd(args: ServeArgs) -> Verdict {
         (None, true) => PlantedSwitch::Ignored,
         (None, false) => PlantedSwitch::FromOpen,
     };
-    let mut server: Box<dyn Served> = match args.system.as_str() {
-        "runs" if !args.emulate_differences.is_empty() => {
-            eprintln!("error: --emulate-differences: the known differences are display ones");
-            return Verdict::Usage;
-        }
-        "runs" => Box::new(RunsServer::new(store).with_planted(switch)),
-        _ => Box::new(
-            DisplayServer::new(store, args.emulate_differences.into_iter().collect())
-                .with_planted(switch),
-        ),
+    let options = ServeOptions {
+        store_override: args.store.map(|s| s.as_str().to_string()),
+        switch,
+        emulated: args.emulate_differences.into_iter().collect(),
+    };
+    let mut server = match start(options) {
+        Ok(server) => server,
+        Err(e) => return Verdict::usage(&e),
     };
     // A long request (a big `put_batch`) in a few reads, not one per 8 KiB of stdin's buffer.
     let stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
@@ -75,7 +94,7 @@ pub(crate) fn cmd(args: ServeArgs) -> Verdict {
     match serve(server.as_mut(), stdin, stdout) {
         Ok(()) => Verdict::Clean,
         Err(e) => {
-            eprintln!("error: {} serve: {e}", args.system);
+            eprintln!("error: {} serve: {e}", workload.name());
             Verdict::Usage
         }
     }

@@ -20,6 +20,7 @@ pub mod provenance;
 pub mod record;
 pub mod rows;
 pub mod scenario;
+pub(crate) mod served;
 pub mod shrink;
 mod state;
 mod stored_rows;
@@ -35,6 +36,7 @@ pub use crate::workload::{StoreKind, WorldConfig};
 pub use options::DisplayOptions;
 pub use scenario::DisplayScenario;
 
+use crate::sut::serve::StartServed;
 use crate::workload::{
     FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
 };
@@ -300,6 +302,7 @@ impl Workload for DisplayWorkload {
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::DISPLAY_OPS;
+    const SERVE: Option<StartServed> = Some(served::start);
     /// A play takes about 4 ms at 60 steps (release build), room for delegation, a crash and a
     /// recovery in one input. The entropic schedule weighs every feature of every execution,
     /// tens of thousands an input here: off, 60 s from an empty corpus made 895 exec/s against

@@ -53,6 +53,7 @@ pub mod world;
 pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
+use crate::sut::serve::StartServed;
 use crate::workload::{
     FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun,
     WorldConfig,
@@ -201,6 +202,7 @@ impl Workload for RunsWorkload {
     const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::RUNS_OPS;
+    const SERVE: Option<StartServed> = Some(crate::sut::serve_runs::start);
     /// The only workload with a JSONL store: it plays the pair's first slot.
     const STORES: &'static [StoreKind] = &[StoreKind::Memory, StoreKind::Sqlite, StoreKind::Jsonl];
     /// About 20 ms a play at 30 steps. Room of 2: a thread of 1,001 messages (R2) is 20 steps

@@ -1,45 +1,17 @@
-//! `histsim serve display|runs`: histsim's own components behind the SUT protocol, the
-//! reference adapters. This file holds what every served system shares (reading request lines,
-//! answering them in order, `hello`) and the display system: its replicas share one store, as
-//! the real service's replicas share one database; `node` names the replica whose persister or
-//! request handler a request reaches. The runs store is in `serve_runs.rs`.
+//! `histsim serve`: histsim's own components behind the SUT protocol, the reference adapters.
+//! This file holds what every served system shares (reading request lines, answering them in
+//! order, `hello`, the planted switch); each workload with a process boundary serves its own
+//! system through [`Served`] (the display system in `display/served.rs`, the runs store in
+//! `serve_runs.rs`), named by its `Workload::SERVE`.
 
 use super::protocol::{
-    Admitted, Appended, ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine,
-    PROTOCOL_VERSION,
-};
-use history::display::{
-    project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
-    SqliteDisplayStore,
+    ErrorBody, ErrorKind, Hello, OpenOptions, Request, RequestLine, PROTOCOL_VERSION,
 };
 use history::{BugId, Planted};
 use serde::Serialize;
 use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
-use std::path::Path;
-use std::rc::Rc;
-
-type SharedStore = Rc<dyn DisplayEventStore>;
-
-/// The display system while open.
-struct Open {
-    store: SharedStore,
-    options: ProjectorOptions,
-    nodes: BTreeMap<u32, ReplicaNode<SharedStore>>,
-}
-
-/// The reference display system: closed until `open`.
-#[derive(Default)]
-pub struct DisplayServer {
-    open: Option<Open>,
-    /// `store` of the command line, when given: overrides `open`'s.
-    store_override: Option<String>,
-    /// Known differences it emulates and declares (`--emulate-differences`).
-    emulated: model::display::Declared,
-    switch: PlantedSwitch,
-}
 
 /// How a served system takes `open`'s planted bug: as histsim's switches (declared in `hello`),
 /// or as another system would, to try histsim's handling of one without it at hand.
@@ -74,7 +46,7 @@ impl PlantedSwitch {
 
 /// An answer's JSON text, serialized once: no `Value` tree is built and taken apart again on
 /// the way out.
-pub struct Json(Vec<u8>);
+pub struct Json(pub(crate) Vec<u8>);
 
 /// An answer: its JSON text, or the system's refusal.
 pub(crate) type Answer = Result<Json, ErrorBody>;
@@ -111,38 +83,23 @@ pub trait Served {
     fn answer(&mut self, request: Request) -> Answer;
 }
 
+/// What `histsim serve` passes a workload's [`Served`] system when it starts one.
+pub struct ServeOptions {
+    /// `--store`, when given: overrides `open`'s.
+    pub store_override: Option<String>,
+    /// How `open`'s planted bug is taken.
+    pub switch: PlantedSwitch,
+    /// Known differences to emulate and declare (display's `--emulate-differences`).
+    pub emulated: model::display::Declared,
+}
+
+/// Starts a workload's served system; `Err` says why these options do not fit it.
+pub type StartServed = fn(ServeOptions) -> Result<Box<dyn Served>, String>;
+
 pub(crate) fn refuse(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
     ErrorBody {
         kind,
         message: message.into(),
-    }
-}
-
-impl DisplayServer {
-    pub fn new(store_override: Option<String>, emulated: model::display::Declared) -> Self {
-        DisplayServer {
-            open: None,
-            store_override,
-            emulated,
-            switch: PlantedSwitch::FromOpen,
-        }
-    }
-
-    /// This server, taking `open`'s planted bug as `switch` says.
-    pub fn with_planted(self, switch: PlantedSwitch) -> Self {
-        DisplayServer { switch, ..self }
-    }
-
-    /// An answer of histsim's projection, less the warnings the emulated differences cover.
-    fn shown(&self, projection: &history::display::Projection) -> Answer {
-        if self.emulated.is_empty() {
-            return ok(projection);
-        }
-        let mut shown = serde_json::to_value(projection).expect("a projection serializes");
-        if let Some(warnings) = shown.get_mut("warnings").and_then(Value::as_array_mut) {
-            warnings.retain(|w| !crate::display::view::covered_by(w, &self.emulated));
-        }
-        ok(&shown)
     }
 }
 
@@ -188,102 +145,6 @@ pub fn write_response(out: &mut Vec<u8>, id: u64, answer: &Answer) {
         }
     }
     out.push(b'\n');
-}
-
-/// The display ops histsim's display system serves.
-const DISPLAY_OPS: [&str; 6] = ["hello", "open", "close", "append", "reconstruct", "project"];
-
-impl Served for DisplayServer {
-    fn answer(&mut self, request: Request) -> Answer {
-        match request {
-            Request::Hello { protocol } => {
-                let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
-                greeting.differences = self.emulated.iter().map(|d| d.id().into()).collect();
-                greeting.planted = self.switch.declared();
-                greeting_answer(&greeting)
-            }
-            Request::Open { data_dir, options } => self.open(&data_dir, options),
-            Request::Close {} => {
-                self.open = None;
-                done()
-            }
-            Request::Append { node, rows } => self.append(node, &rows),
-            Request::Reconstruct {
-                node,
-                thread_id,
-                primary,
-            } => {
-                let node = self.node(node)?;
-                let projection = node
-                    .reconstruct(&thread_id, primary.as_ref())
-                    .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-                self.shown(&projection)
-            }
-            Request::Project { rows, primary } => {
-                let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
-                self.shown(&project(&rows, primary.as_ref(), &options))
-            }
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a display op", other.op()),
-            )),
-        }
-    }
-}
-
-impl DisplayServer {
-    fn open(&mut self, data_dir: &str, options: OpenOptions) -> Answer {
-        let planted = self.switch.of(&options)?;
-        let kind = self.store_override.clone().unwrap_or(options.store);
-        let store: SharedStore = match kind.as_str() {
-            "memory" => Rc::new(MemoryDisplayStore::new(planted)),
-            "sqlite" => {
-                let path = Path::new(data_dir).join("display.sqlite");
-                Rc::new(
-                    SqliteDisplayStore::open(&path, planted)
-                        .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?,
-                )
-            }
-            other => {
-                return Err(refuse(
-                    ErrorKind::Invalid,
-                    format!("store `{other}`: expected memory or sqlite"),
-                ))
-            }
-        };
-        self.open = Some(Open {
-            store,
-            options: ProjectorOptions { planted },
-            nodes: BTreeMap::new(),
-        });
-        done()
-    }
-
-    fn node(&mut self, node: u32) -> Result<&mut ReplicaNode<SharedStore>, ErrorBody> {
-        let open = self
-            .open
-            .as_mut()
-            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))?;
-        let store = open.store.clone();
-        let options = open.options;
-        Ok(open
-            .nodes
-            .entry(node)
-            .or_insert_with(|| ReplicaNode::new(store, options)))
-    }
-
-    fn append(&mut self, node: u32, rows: &[String]) -> Answer {
-        let node = self.node(node)?;
-        let mut admitted = Vec::with_capacity(rows.len());
-        for row in rows {
-            admitted.push(match node.deliver(row.as_bytes()) {
-                Ok(Admission::Stored) => Admitted::Stored,
-                Ok(Admission::Quarantined { .. }) => Admitted::Quarantined,
-                Err(e) => Admitted::Failed(e.to_string()),
-            });
-        }
-        ok(&Appended { admitted })
-    }
 }
 
 /// `open`'s planted bug.
@@ -345,82 +206,4 @@ pub fn serve(
         output.flush()?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sut::protocol::ResponseLine;
-
-    /// The response line `server` writes to `line`, read back as the client reads it.
-    fn exchange(server: &mut DisplayServer, line: &str) -> ResponseLine {
-        let (id, answer) = answer_line(server, line.as_bytes());
-        let mut out = Vec::new();
-        write_response(&mut out, id, &answer);
-        assert_eq!(out.pop(), Some(b'\n'));
-        serde_json::from_slice(&out).expect("a response line")
-    }
-
-    #[test]
-    fn a_session_greets_opens_appends_and_reconstructs() {
-        let mut s = DisplayServer::new(None, Default::default());
-        let hello = exchange(&mut s, r#"{"id":1,"op":"hello","protocol":1}"#);
-        assert_eq!(hello.id, 1);
-        assert_eq!(hello.ok.expect("ok")["system"], "histsim-display");
-        let refused = exchange(&mut s, r#"{"id":2,"op":"append","node":0,"rows":[]}"#);
-        assert_eq!(refused.err.expect("not open").kind, ErrorKind::Conflict);
-        let opened = exchange(
-            &mut s,
-            r#"{"id":3,"op":"open","data_dir":"/nonexistent","options":{"store":"memory","planted":null}}"#,
-        );
-        assert!(opened.ok.is_some(), "{opened:?}");
-        let appended = exchange(
-            &mut s,
-            r#"{"id":4,"op":"append","node":0,"rows":["not json"]}"#,
-        );
-        assert_eq!(appended.ok.expect("ok")["admitted"][0], "quarantined");
-        let read = exchange(
-            &mut s,
-            r#"{"id":5,"op":"reconstruct","node":1,"thread_id":"t","primary":null}"#,
-        );
-        let projection = read.ok.expect("ok");
-        assert_eq!(projection["messages"], serde_json::json!([]));
-    }
-
-    #[test]
-    fn hello_declares_planted_only_where_open_switches_it() {
-        let greeting = |switch| {
-            let mut s = DisplayServer::new(None, Default::default()).with_planted(switch);
-            exchange(&mut s, r#"{"id":1,"op":"hello","protocol":1}"#)
-                .ok
-                .expect("greets")
-        };
-        assert_eq!(greeting(PlantedSwitch::FromOpen)["planted"], true);
-        for other in [PlantedSwitch::Ignored, PlantedSwitch::Fixed(BugId::P4)] {
-            assert!(greeting(other).get("planted").is_none(), "{other:?}");
-        }
-        let open = OpenOptions {
-            store: "memory".into(),
-            planted: Some("P4".into()),
-            crashes: false,
-        };
-        assert_eq!(PlantedSwitch::Ignored.of(&open), Ok(Planted::none()));
-        let fixed = PlantedSwitch::Fixed(BugId::P2).of(&open);
-        assert_eq!(fixed, Ok(Planted::only(BugId::P2)));
-    }
-
-    #[test]
-    fn bad_lines_are_refused_by_kind_with_their_id() {
-        let mut s = DisplayServer::new(None, Default::default());
-        let unknown = exchange(&mut s, r#"{"id":9,"op":"drop_all"}"#);
-        assert_eq!(unknown.id, 9);
-        assert_eq!(unknown.err.expect("refused").kind, ErrorKind::Unsupported);
-        let garbage = exchange(&mut s, "{{{");
-        assert_eq!(
-            (garbage.id, garbage.err.expect("refused").kind),
-            (0, ErrorKind::Invalid)
-        );
-        let version = exchange(&mut s, r#"{"id":1,"op":"hello","protocol":99}"#);
-        assert_eq!(version.err.expect("refused").kind, ErrorKind::Invalid);
-    }
 }

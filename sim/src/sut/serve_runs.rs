@@ -8,7 +8,9 @@ use super::protocol::{
     Count, Done, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions,
     Opened, Request, Seqs, StoreAnswer,
 };
-use super::serve::{done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, Served};
+use super::serve::{
+    done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, ServeOptions, Served,
+};
 use history::journal::MemStorage;
 use history::runs::{
     JsonlRunEventStore, MemoryRunEventStore, MessageCursor, RunEvent, RunEventStore, RunStoreError,
@@ -122,6 +124,15 @@ fn open_store(
             ))
         }
     })
+}
+
+/// The runs workload's `Workload::SERVE`.
+pub(crate) fn start(options: ServeOptions) -> Result<Box<dyn Served>, String> {
+    if !options.emulated.is_empty() {
+        return Err("--emulate-differences: the known differences are display ones".into());
+    }
+    let server = RunsServer::new(options.store_override).with_planted(options.switch);
+    Ok(Box::new(server))
 }
 
 impl RunsServer {
