@@ -39,6 +39,7 @@ pub mod runs;
 pub mod scenario_file;
 pub mod shrink;
 pub mod spool;
+pub mod store_kind;
 pub mod sut;
 pub mod trace;
 pub mod verdict;

@@ -14,6 +14,7 @@
 use crate::coverage::Coverage;
 use crate::outcome::Violation;
 use crate::rng::SeedRng;
+pub use crate::store_kind::StoreKind;
 use crate::sut::serve::StartServed;
 use crate::trace::Trace;
 use history::{BugId, Planted};
@@ -24,28 +25,6 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use erased_serde as erased;
-
-/// Which store backs the replicas (display) or is the primary of the pair (runs). Workloads
-/// without a store ignore it. `Jsonl` is the runs world's only: the JSONL store plays the
-/// first slot of the pair (where `memory` plays otherwise) and is the primary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreKind {
-    Memory,
-    Sqlite,
-    Jsonl,
-}
-
-impl StoreKind {
-    /// The store's name, as the command line and the SUT protocol's `open` spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreKind::Memory => "memory",
-            StoreKind::Sqlite => "sqlite",
-            StoreKind::Jsonl => "jsonl",
-        }
-    }
-}
 
 /// How `histsim fuzz` treats a workload's target: what it measured for that target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@
 use super::process::{ReadAnswer, Sent};
 use super::protocol::{Durability, ErrorBody, OpenOptions, Opened, Request};
 use super::{Breach, SutError, SutOptions, SutProcess};
-use crate::workload::StoreKind;
+use crate::store_kind::StoreKind;
 use history::Planted;
 use serde::de::DeserializeOwned;
 use std::path::Path;
