@@ -402,17 +402,21 @@ pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
         report.seed, report.workload
     );
     if let Some(v) = report.first_violation() {
-        println!("invariant: {} ({:?})", v.id, v.kind);
+        println!("invariant: {} ({})", v.id, v.kind_word());
     }
     for v in &report.violations {
         println!("  {v}");
+        if let Some(d) = &v.first_divergence {
+            println!("    first wrong answer: {d}");
+        }
     }
     if let Some(e) = &report.failure {
         println!("  world failure: {e}");
     }
     println!("options derived from the seed:\n{}", report.options);
-    println!("last events of the trace:");
-    for line in &report.trace_tail {
+    let (what, lines) = report.shown_trace(config);
+    println!("{what}:");
+    for line in &lines {
         println!("  {line}");
     }
     println!("trace-hash: {}", report.trace_hash);

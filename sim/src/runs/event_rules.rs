@@ -8,7 +8,7 @@
 //! The model never sees a seq: a returned seq of R18 is told apart by the thread's message rows
 //! read in the same instant, which the other rules check against the model.
 
-use super::check::wording::{listed, or_none, when};
+use super::check::wording::{listed, or_none, when, Asked};
 use super::context::{of_row, Context};
 use super::record::{Answer, Read, ReadKind};
 use super::scenario::MessageSpec;
@@ -49,17 +49,26 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             types(filter.event_types.as_deref()),
             or_none(filter.task_id.as_ref())
         );
+        let at = Asked::of(cx, read);
         let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
         if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
-            f.add(
+            f.add_at(
                 BugId::R17,
+                at.answers(
+                    format!("seq {} of run {}", r.seq, r.run_id),
+                    format!("only rows of run {}", spec.id),
+                ),
                 format!("{how}: row seq {} of run {}", r.seq, r.run_id),
             );
             continue;
         }
-        if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
-            f.add(
+        if let Some(w) = rows.windows(2).find(|w| w[0].seq >= w[1].seq) {
+            f.add_at(
                 BugId::R17,
+                at.answers(
+                    format!("seq {} then seq {}", w[0].seq, w[1].seq),
+                    "ascending seqs",
+                ),
                 format!("{how}: the rows are not in ascending seq order"),
             );
             continue;
@@ -87,8 +96,10 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         if let Err(m) =
             check_filtered_pages(&emitted, whole, &query(filter), filter.limit, &observed)
         {
-            f.add(
+            let (answered, expected) = m.sides();
+            f.add_at(
                 BugId::R17,
+                at.answers(answered, expected),
                 format!(
                     "{how}: {} events in {} pages, not what the run emitted that the filter selects: {m}",
                     rows.len(),
@@ -191,9 +202,14 @@ fn check_last_answers(
     f: &mut Findings,
 ) {
     let tid = cx.thread_id(&read.thread);
+    let at = Asked::of(cx, read);
     if let Some(stranger) = answer.keys().find(|r| !run_ids.contains(*r)) {
-        f.add(
+        f.add_at(
             BugId::R18,
+            at.answers(
+                format!("an answer for run {stranger}"),
+                "answers for the runs asked only",
+            ),
             format!(
                 "{}: last visible AI seqs of {tid}: an answer for run {stranger}, not asked",
                 when(read)
@@ -237,13 +253,16 @@ fn check_last_answers(
             _ => false,
         };
         if !matches {
-            f.add(
+            let observed = observed.unwrap_or_else(|| "none".into());
+            let expected = expected.map_or("none".into(), |t| format!("`{}`", brief(t)));
+            f.add_at(
                 BugId::R18,
+                at.answers(
+                    format!("run {run_id}: {observed}"),
+                    format!("run {run_id}: {expected}"),
+                ),
                 format!(
-                    "{}: last visible AI message of run {run_id} on {tid}: {}, the model says {}",
-                    when(read),
-                    observed.unwrap_or_else(|| "none".into()),
-                    expected.map_or("none".into(), |t| format!("`{}`", brief(t)))
+                    "{at}: last visible AI message of run {run_id} on {tid}: {observed}, the model says {expected}",
                 ),
             );
         }
@@ -255,8 +274,12 @@ fn check_last_answers(
 pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for read in &cx.record.reads {
         match &read.kind {
-            ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add(
+            ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add_at(
                 BugId::R9,
+                Asked::of(cx, read).answers(
+                    "sqlite's pages",
+                    format!("{}'s pages", cx.record.first_slot),
+                ),
                 format!(
                     "{}: paging {}'s filtered events: the {} and sqlite pages differ",
                     when(read),
@@ -264,8 +287,16 @@ pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
                     cx.record.first_slot
                 ),
             ),
-            ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add(
+            ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add_at(
                 BugId::R9,
+                Asked::of(cx, read).answers(
+                    format!("sqlite: {}", seqs_by_run(&answer.sqlite)),
+                    format!(
+                        "as {}: {}",
+                        cx.record.first_slot,
+                        seqs_by_run(&answer.memory)
+                    ),
+                ),
                 format!(
                     "{}: last visible AI seqs of {}: {} answered {}, sqlite {}",
                     when(read),

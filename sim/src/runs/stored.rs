@@ -2,7 +2,9 @@
 //! other, seqs unique and increasing, every event of a finished run, both backends alike,
 //! summaries that keep tool pairs, acknowledged writes that survive a restart of the store.
 
-use super::check::wording::{alike, answered, cursor as cursor_words, listed, or_none, when};
+use super::check::wording::{
+    alike, answered, cursor as cursor_words, listed, or_none, when, Asked,
+};
 use super::context::{short, Context};
 use super::store_rules::is_deleted;
 use super::thread_rules::era_start;
@@ -199,7 +201,13 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
     }
     for read in &cx.record.reads {
         for message in read_disagreements(cx, read) {
-            f.add(BugId::R9, format!("{}: {message}", when(read)));
+            let slot = cx.record.first_slot;
+            f.add_at(
+                BugId::R9,
+                Asked::of(cx, read)
+                    .answers("the sqlite store's answer", format!("the {slot} store's")),
+                format!("{}: {message}", when(read)),
+            );
         }
     }
     if !cx.record.dumps.agree() {
