@@ -50,10 +50,7 @@ impl Asked {
                 format!("default-scope messages {t} for {} ", run(*r)),
             ),
         };
-        let by = match cx.primary {
-            StoreKind::Sqlite => "the sqlite store".to_string(),
-            StoreKind::Memory | StoreKind::Jsonl => format!("the {} store", cx.record.first_slot),
-        };
+        let by = client_store(cx);
         Asked {
             words: when(read),
             request: Divergence::of(op, read.op, read.at_us, by),
@@ -94,6 +91,48 @@ impl Asked {
 impl Display for Asked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.words)
+    }
+}
+
+/// The store the client reads, in words: `the memory store`.
+pub(crate) fn client_store(cx: &Context<'_>) -> String {
+    match cx.primary {
+        StoreKind::Sqlite => "the sqlite store".to_string(),
+        StoreKind::Memory | StoreKind::Jsonl => format!("the {} store", cx.record.first_slot),
+    }
+}
+
+/// A write (`op`, at `at_us`) as the request a finding points at: the rows of a run that `by`
+/// accepted, its trace lines marked (`write {thread_id} {run_id} n=...`, or a receipt's
+/// `receipt {run_id} attempt ...`).
+pub(crate) fn at_write(
+    w: &crate::runs::record::Written,
+    by: String,
+    answered: impl Into<String>,
+    expected: impl Into<String>,
+) -> Pointer {
+    let e = &w.event;
+    let d = Divergence::of("write", w.op, w.at_us, by).answers(answered, expected);
+    let written = TraceMark::at(w.at_us, format!(" {} {} n=", e.thread_id, e.run_id));
+    let receipt = TraceMark::at(w.at_us, format!("receipt {} attempt", e.run_id));
+    Pointer::request(d, written).and(receipt)
+}
+
+/// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
+/// sqlite 12`): the sqlite store's answer, then the other store's, which it must equal.
+pub(crate) fn apart(message: &str) -> (String, String) {
+    let split = message
+        .split_once(": ")
+        .and_then(|(what, pair)| Some((what, pair.split_once(" vs ")?)));
+    match split {
+        Some((what, (first, sqlite))) => (
+            format!("{what}: {sqlite}"),
+            format!("{what}: {first}, as the other store answered"),
+        ),
+        None => (
+            message.to_string(),
+            "the same answer from both stores".to_string(),
+        ),
     }
 }
 
