@@ -24,6 +24,7 @@ fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap
     sum
 }
 
+mod divergences;
 mod junit;
 pub mod pages;
 pub use junit::junit;
@@ -547,7 +548,7 @@ fn markdown_failures(md: &mut String, s: &Summary) {
         for v in &f.violations {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
-        markdown_divergences(md, &f.violations);
+        divergences::markdown(md, &f.violations);
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
         if let Some(log) = &f.sut_log {
             let _ = writeln!(md, "The system under test's stderr: `{log}`\n");
@@ -566,34 +567,6 @@ fn markdown_failures(md: &mut String, s: &Summary) {
                 m.seed, m.hash_here, m.hash_fresh_process, m.first_difference
             );
         }
-    }
-}
-
-/// A failing seed's first wrong answers: one row per violation that names its request.
-fn markdown_divergences(md: &mut String, violations: &[Violation]) {
-    let named: Vec<(&Violation, &crate::divergence::Divergence)> = violations
-        .iter()
-        .filter_map(|v| Some((v, v.first_divergence.as_ref()?)))
-        .collect();
-    if named.is_empty() {
-        return;
-    }
-    md.push_str(
-        "\nFirst wrong answers:\n\n| ID | op | request | time | answered by | answered | the model expects |\n|---|---|---|---|---|---|---|\n",
-    );
-    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
-    for (v, d) in named {
-        let _ = writeln!(
-            md,
-            "| {} | `{}` | {} | {}us | {} | `{}` | `{}` |",
-            v.id,
-            cell(&d.op),
-            d.request,
-            d.at_us,
-            cell(&d.by),
-            cell(&d.answered),
-            cell(&d.expected)
-        );
     }
 }
 

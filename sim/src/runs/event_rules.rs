@@ -51,26 +51,8 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         );
         let at = Asked::of(cx, read);
         let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
-        if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
-            f.add_at(
-                BugId::R17,
-                at.answers(
-                    format!("seq {} of run {}", r.seq, r.run_id),
-                    format!("only rows of run {}", spec.id),
-                ),
-                format!("{how}: row seq {} of run {}", r.seq, r.run_id),
-            );
-            continue;
-        }
-        if let Some(w) = rows.windows(2).find(|w| w[0].seq >= w[1].seq) {
-            f.add_at(
-                BugId::R17,
-                at.answers(
-                    format!("seq {} then seq {}", w[0].seq, w[1].seq),
-                    "ascending seqs",
-                ),
-                format!("{how}: the rows are not in ascending seq order"),
-            );
+        if let Some((pointer, fault)) = filtered_rows_fault(&at, &spec.id, &rows) {
+            f.add_at(BugId::R17, pointer, format!("{how}: {fault}"));
             continue;
         }
         let (emitted, whole) = match truth.outcome(cx.thread_id(&spec.thread), &spec.id) {
@@ -108,6 +90,31 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             );
         }
     }
+}
+
+/// What is wrong with a run's filtered rows before their events are compared: a row of another
+/// run, or seqs out of order.
+fn filtered_rows_fault(
+    at: &Asked,
+    run_id: &str,
+    rows: &[&RunEvent],
+) -> Option<(crate::outcome::Pointer, String)> {
+    if let Some(r) = rows.iter().find(|r| r.run_id != run_id) {
+        let pointer = at.answers(
+            format!("seq {} of run {}", r.seq, r.run_id),
+            format!("only rows of run {run_id}"),
+        );
+        return Some((pointer, format!("row seq {} of run {}", r.seq, r.run_id)));
+    }
+    let w = rows.windows(2).find(|w| w[0].seq >= w[1].seq)?;
+    let pointer = at.answers(
+        format!("seq {} then seq {}", w[0].seq, w[1].seq),
+        "ascending seqs",
+    );
+    Some((
+        pointer,
+        "the rows are not in ascending seq order".to_string(),
+    ))
 }
 
 /// A filter's event types as a user reads them: `any` (no filter), `none` (the empty list) or
@@ -226,22 +233,9 @@ fn check_last_answers(
             }
             None => None,
         };
-        let observed = answer.get(run_id).map(|&seq| {
-            messages
-                .iter()
-                .find(|m| m.seq == seq && &m.run_id == run_id)
-                .map_or(format!("seq {seq}, no message of the run"), |row| {
-                    let m = of_row(row);
-                    // Say when the row answered is a middleware's: the caller rule's finding.
-                    let by = match row.metadata.get("caller") {
-                        Some(c) if hidden_by_caller(Some(c)) => {
-                            format!(" (a middleware's: caller {c})")
-                        }
-                        _ => String::new(),
-                    };
-                    format!("seq {seq}, {} `{}`{by}", m.kind, brief(&m.text))
-                })
-        });
+        let observed = answer
+            .get(run_id)
+            .map(|&seq| answered_row(messages, run_id, seq));
         let matches = match (expected, answer.get(run_id)) {
             (None, None) => true,
             (Some(text), Some(&seq)) => messages.iter().any(|m| {
@@ -267,6 +261,22 @@ fn check_last_answers(
             );
         }
     }
+}
+
+/// The message a last-visible-AI answer of `run_id` names (`seq`), in words.
+fn answered_row(messages: &[RunEvent], run_id: &str, seq: u64) -> String {
+    messages
+        .iter()
+        .find(|m| m.seq == seq && m.run_id == run_id)
+        .map_or(format!("seq {seq}, no message of the run"), |row| {
+            let m = of_row(row);
+            // Say when the row answered is a middleware's: the caller rule's finding.
+            let by = match row.metadata.get("caller") {
+                Some(c) if hidden_by_caller(Some(c)) => format!(" (a middleware's: caller {c})"),
+                _ => String::new(),
+            };
+            format!("seq {seq}, {} `{}`{by}", m.kind, brief(&m.text))
+        })
 }
 
 /// R9 for the filtered reads: both backends answer every filtered page and last-answer read

@@ -7,7 +7,7 @@ use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::world::{RatedFrom, Read, ReadKind};
 use crate::outcome::Findings;
-use history::runs::content_text;
+use history::runs::{content_text, MessageView, ThreadHistory};
 use history::BugId;
 use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
 use serde_json::Value;
@@ -95,22 +95,27 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         }
     };
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
-        let from_views: Vec<&Value> = views.iter().map(|v| &v.message).collect();
-        let from_history: Vec<&Value> = h.messages.iter().collect();
-        if from_views != from_history {
-            f.add_at(
-                BugId::R7,
-                at.answers(
-                    format!("/messages: {} messages", from_views.len()),
-                    format!("as /history: {} messages", from_history.len()),
-                ),
-                format!(
-                    "{at}: {t}: /messages and /history disagree ({} and {} messages)",
-                    from_views.len(),
-                    from_history.len()
-                ),
-            );
-        }
+        views_agree(&at, t, views, h, f);
+    }
+}
+
+/// R7: `/messages` shows what `/history` shows, message for message.
+fn views_agree(at: &Asked, t: &str, views: &[MessageView], h: &ThreadHistory, f: &mut Findings) {
+    let from_views: Vec<&Value> = views.iter().map(|v| &v.message).collect();
+    let from_history: Vec<&Value> = h.messages.iter().collect();
+    if from_views != from_history {
+        f.add_at(
+            BugId::R7,
+            at.answers(
+                format!("/messages: {} messages", from_views.len()),
+                format!("as /history: {} messages", from_history.len()),
+            ),
+            format!(
+                "{at}: {t}: /messages and /history disagree ({} and {} messages)",
+                from_views.len(),
+                from_history.len()
+            ),
+        );
     }
 }
 
@@ -170,35 +175,7 @@ fn check_history_view(
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if let Some(i) = observed.iter().position(is_summary) {
-        let history = truth.expected_history(tid);
-        let first_lost = history.first().map_or_else(String::new, |m| short(&m.text));
-        f.add_at(
-            BugId::R1,
-            at.answers(
-                format!("message {i}: a summary"),
-                format!("message {i}: `{}`", history.get(i).map_or_else(String::new, |m| short(&m.text))),
-            ),
-            format!(
-                "{at}: /history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
-                observed.len()
-            ),
-        );
-        return false;
-    }
-    let without_run = observed.iter().filter(|m| m.run_id.is_empty()).count();
-    if without_run > 0 {
-        f.add_at(
-            BugId::R1,
-            at.answers(
-                format!("{without_run} messages without a run_id"),
-                "every message with its run_id",
-            ),
-            format!(
-                "{at}: /history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
-                observed.len()
-            ),
-        );
+    if read_from_the_checkpoint(at, t, tid, truth, observed, f) {
         return false;
     }
     if let Some(c) = count {
@@ -244,6 +221,50 @@ fn check_history_view(
             false
         }
     }
+}
+
+/// R1: `/history` shows the checkpoint (a summary, messages without run_id) instead of the
+/// event store's messages; whether it does.
+fn read_from_the_checkpoint(
+    at: &Asked,
+    t: &str,
+    tid: &str,
+    truth: &RunTruth,
+    observed: &[ExpectedMessage],
+    f: &mut Findings,
+) -> bool {
+    if let Some(i) = observed.iter().position(is_summary) {
+        let history = truth.expected_history(tid);
+        let first_lost = history.first().map_or_else(String::new, |m| short(&m.text));
+        f.add_at(
+            BugId::R1,
+            at.answers(
+                format!("message {i}: a summary"),
+                format!("message {i}: `{}`", history.get(i).map_or_else(String::new, |m| short(&m.text))),
+            ),
+            format!(
+                "{at}: /history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
+                observed.len()
+            ),
+        );
+        return true;
+    }
+    let without_run = observed.iter().filter(|m| m.run_id.is_empty()).count();
+    if without_run > 0 {
+        f.add_at(
+            BugId::R1,
+            at.answers(
+                format!("{without_run} messages without a run_id"),
+                "every message with its run_id",
+            ),
+            format!(
+                "{at}: /history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
+                observed.len()
+            ),
+        );
+        return true;
+    }
+    false
 }
 
 /// `/messages`: R7 whenever it is not every message (a cap, another filter).
