@@ -282,14 +282,16 @@ impl SeedReport {
     }
 
     /// What a failure shows of its trace: the lines its first violation concerns (the seed
-    /// played again with its trace kept, when this report kept none), else the last events.
-    pub fn shown_trace(&self, config: &RunConfig) -> (&'static str, Vec<String>) {
+    /// played again with its trace kept, when this report kept none and `replay` allows it),
+    /// else the last events.
+    pub fn shown_trace(&self, config: &RunConfig, replay: bool) -> (&'static str, Vec<String>) {
         let marked = self
             .first_violation()
             .is_some_and(|v| !v.trace_marks.is_empty());
         let concerned = match (marked, &self.trace_full) {
             (false, _) => None,
             (true, Some(_)) => self.concerned_lines(),
+            (true, None) if !replay => None,
             (true, None) => run_seed(
                 self.seed,
                 &RunConfig {

@@ -120,8 +120,8 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
     if result.seeds_run() == 0 {
         return nothing_checked(&args, shard_pair);
     }
-    for f in &result.failures {
-        print_failure(f, &config);
+    for (i, f) in result.failures.iter().enumerate() {
+        print_failure(f, &config, i < TRACED_FAILURES_MAX);
     }
     let mut summary = report::summary(&name, &config, args.seeds.clone(), shard_pair, &result);
     summary.judge_left_out(&args.allow_left_out);
@@ -395,8 +395,13 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, require_coverage: bool
     Verdict::Clean
 }
 
-/// A failing seed: its violations, options, the end of its trace and how to replay it.
-pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
+/// How many failing seeds a campaign plays again to show the trace lines their violation
+/// concerns (each is one more play of the seed); later ones show their last events.
+pub const TRACED_FAILURES_MAX: usize = 5;
+
+/// A failing seed: its violations, options, the trace lines its first violation concerns
+/// (played again when `replay`) or the end of its trace, and how to replay it.
+pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig, replay: bool) {
     println!(
         "\nFAILED seed {} ({} workload)",
         report.seed, report.workload
@@ -414,7 +419,7 @@ pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
         println!("  world failure: {e}");
     }
     println!("options derived from the seed:\n{}", report.options);
-    let (what, lines) = report.shown_trace(config);
+    let (what, lines) = report.shown_trace(config, replay);
     println!("{what}:");
     for line in &lines {
         println!("  {line}");

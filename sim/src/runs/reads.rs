@@ -2,7 +2,7 @@
 //! message the runs emitted, in order, as the model says as of the read; ids are uuid5 or the
 //! model's and stable; every rating lands on its run.
 
-use super::check::wording::{listed, or_none, Asked};
+use super::check::wording::{at_rating, listed, or_none, Asked};
 use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::world::{RatedFrom, Read, ReadKind};
@@ -456,8 +456,9 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
         all_right = false;
         let user = r.user.as_deref().unwrap_or("an anonymous user");
         if r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str()) {
-            f.add(
+            f.add_at(
                 BugId::R8,
+                at_rating(r, &expected),
                 format!(
                     "op {}: {user} rated `{}` right after {expected} ended: it went to {}, the run mapping was stale (a refreshed one says {expected})",
                     r.op,
@@ -466,8 +467,9 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
                 ),
             );
         } else {
-            f.add(
+            f.add_at(
                 BugId::R6,
+                at_rating(r, &expected),
                 format!(
                     "op {}: {user} rated `{}`, produced by {expected}: the rating maps to {}",
                     r.op,

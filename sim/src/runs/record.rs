@@ -181,6 +181,8 @@ pub struct ReceiptRecord {
 #[derive(Clone, Debug)]
 pub struct RatingRecord {
     pub op: u64,
+    /// Simulated time of the rating, as the trace stamps its line.
+    pub at_us: u64,
     /// Thread key.
     pub thread: String,
     /// `None`: an anonymous rating.

@@ -118,6 +118,16 @@ pub(crate) fn at_write(
     Pointer::request(d, written).and(receipt)
 }
 
+/// A rating as the request a finding points at: the run it went to beside the run that produced
+/// the rated message, its trace line (`rate {thread} ...`) marked.
+pub(crate) fn at_rating(r: &crate::runs::record::RatingRecord, expected: &str) -> Pointer {
+    let d = Divergence::of("rate", r.op, r.at_us, "the client's run mapping").answers(
+        format!("run {}", or_none(r.client.as_ref())),
+        format!("run {expected}"),
+    );
+    Pointer::request(d, TraceMark::at(r.at_us, format!("rate {} ", r.thread)))
+}
+
 /// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
 /// sqlite 12`): the sqlite store's answer, then the other store's, which it must equal.
 pub(crate) fn apart(message: &str) -> (String, String) {
