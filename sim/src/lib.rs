@@ -20,6 +20,7 @@ pub mod crash;
 pub mod determinism;
 pub mod disk;
 pub mod display;
+pub mod divergence;
 pub mod fuzz;
 pub mod huge_pages;
 pub mod inspect;

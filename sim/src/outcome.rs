@@ -1,5 +1,6 @@
 //! What a run found: invariant violations, each naming its catalog ID.
 
+use crate::divergence::{Divergence, TraceMark};
 use history::BugId;
 use serde::Serialize;
 use std::fmt;
@@ -13,6 +14,13 @@ pub struct Violation {
     pub kind: ViolationKind,
     /// What was seen, in one line: ids, counts and words of the generated text, never whole payloads.
     pub message: String,
+    /// The first request whose answer departs from the model, where the rule concerns requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_divergence: Option<Divergence>,
+    /// What marks the trace lines this violation concerns (its requests, the deliveries it
+    /// names): what a failure shows of the trace.
+    #[serde(skip)]
+    pub trace_marks: Vec<TraceMark>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -28,6 +36,8 @@ impl Violation {
             id,
             kind: ViolationKind::Safety,
             message: message.into(),
+            first_divergence: None,
+            trace_marks: Vec::new(),
         }
     }
 
@@ -36,6 +46,24 @@ impl Violation {
             id,
             kind: ViolationKind::Liveness,
             message: message.into(),
+            first_divergence: None,
+            trace_marks: Vec::new(),
+        }
+    }
+
+    /// This violation with the first request whose answer departs from the model.
+    pub fn diverged_at(self, divergence: Divergence) -> Self {
+        Violation {
+            first_divergence: Some(divergence),
+            ..self
+        }
+    }
+
+    /// The kind in a word, as a report says it: `safety` or `liveness`.
+    pub fn kind_word(&self) -> &'static str {
+        match self.kind {
+            ViolationKind::Safety => "safety",
+            ViolationKind::Liveness => "liveness",
         }
     }
 }
@@ -83,11 +111,117 @@ enum Tier {
     Unexplained,
 }
 
+/// Where a finding points: the request whose answer departed from the model, and the trace
+/// lines the finding concerns.
+#[derive(Clone, Debug, Default)]
+pub struct Pointer {
+    pub divergence: Option<Divergence>,
+    pub marks: Vec<TraceMark>,
+}
+
+impl Pointer {
+    /// A request whose answer departed, its trace lines marked by `mark`.
+    pub fn request(divergence: Divergence, mark: TraceMark) -> Self {
+        Pointer {
+            divergence: Some(divergence),
+            marks: vec![mark],
+        }
+    }
+
+    /// Trace lines a finding about no one request concerns.
+    pub fn lines(marks: Vec<TraceMark>) -> Self {
+        Pointer {
+            divergence: None,
+            marks,
+        }
+    }
+
+    /// This pointer with more trace lines marked.
+    pub fn and(mut self, mark: TraceMark) -> Self {
+        self.marks.push(mark);
+        self
+    }
+}
+
+/// One finding: its tier, ID, words and where it points.
+#[derive(Debug)]
+struct Found {
+    tier: Tier,
+    id: BugId,
+    message: String,
+    pointer: Pointer,
+}
+
+/// The findings of one ID as one violation: its messages, the earliest divergence among all of
+/// them (the messages past the cap included) and every trace mark.
+struct Group {
+    tier: Tier,
+    id: BugId,
+    messages: Vec<String>,
+    divergence: Option<Divergence>,
+    /// The mark of the divergence's own request ([`Pointer::request`]'s first).
+    divergence_mark: Option<TraceMark>,
+    marks: Vec<TraceMark>,
+}
+
+impl Group {
+    fn of(found: Found) -> Self {
+        Group {
+            tier: found.tier,
+            id: found.id,
+            divergence_mark: found
+                .pointer
+                .divergence
+                .is_some()
+                .then(|| found.pointer.marks.first().cloned())
+                .flatten(),
+            messages: vec![found.message],
+            divergence: found.pointer.divergence,
+            marks: found.pointer.marks,
+        }
+    }
+
+    /// Every trace mark, the divergence's request's first.
+    fn marks(self) -> Vec<TraceMark> {
+        let mut marks = self.marks;
+        if let Some(m) = self.divergence_mark {
+            if !marks.contains(&m) {
+                marks.insert(0, m);
+            }
+        }
+        marks
+    }
+
+    /// Takes one more finding of this ID: its words and trace lines while fewer than `up_to`
+    /// are shown (the trace lines shown are those the words name), its divergence if earlier.
+    fn take(&mut self, found: Found, up_to: usize) {
+        if let Some(d) = found.pointer.divergence {
+            if self
+                .divergence
+                .as_ref()
+                .is_none_or(|e| d.order() < e.order())
+            {
+                self.divergence = Some(d);
+                self.divergence_mark = found.pointer.marks.first().cloned();
+            }
+        }
+        if self.messages.len() >= up_to {
+            return;
+        }
+        self.messages.push(found.message);
+        for mark in found.pointer.marks {
+            if !self.marks.contains(&mark) {
+                self.marks.push(mark);
+            }
+        }
+    }
+}
+
 /// What a workload's checker rules found in one world, in discovery order.
 #[derive(Debug)]
 pub struct Findings {
     attribution: &'static Attribution,
-    found: Vec<(Tier, BugId, String)>,
+    found: Vec<Found>,
 }
 
 /// One checker rule of a workload: its state `C` in, findings out.
@@ -103,18 +237,33 @@ impl Findings {
 
     /// A violation of `id`'s own invariant.
     pub fn add(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Specific, id, message.into());
+        self.push(Tier::Specific, id, message.into(), Pointer::default());
+    }
+
+    /// A violation of `id`'s own invariant, pointing at a request or at trace lines.
+    pub fn add_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
+        self.push(Tier::Specific, id, message.into(), pointer);
     }
 
     /// A finding most defects also cause (a skipped row no longer warned about because it is no
     /// longer skipped): reported after every specific finding.
     pub fn add_secondary(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Secondary, id, message.into());
+        self.push(Tier::Secondary, id, message.into(), Pointer::default());
+    }
+
+    /// A secondary finding pointing at a request or at trace lines.
+    pub fn secondary_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
+        self.push(Tier::Secondary, id, message.into(), pointer);
     }
 
     /// A difference no specific invariant explains, in the area of `id`.
     pub fn unexplained(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Unexplained, id, message.into());
+        self.push(Tier::Unexplained, id, message.into(), Pointer::default());
+    }
+
+    /// An unexplained difference pointing at a request or at trace lines.
+    pub fn unexplained_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
+        self.push(Tier::Unexplained, id, message.into(), pointer);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -125,15 +274,20 @@ impl Findings {
     pub fn has(&self, id: BugId) -> bool {
         self.found
             .iter()
-            .any(|(tier, i, _)| *tier == Tier::Specific && *i == id)
+            .any(|f| f.tier == Tier::Specific && f.id == id)
     }
 
-    fn push(&mut self, tier: Tier, id: BugId, message: String) {
+    fn push(&mut self, tier: Tier, id: BugId, message: String, pointer: Pointer) {
         assert!(
             self.attribution.priority.contains(&id),
             "{id} is not in the workload's priority list"
         );
-        self.found.push((tier, id, message));
+        self.found.push(Found {
+            tier,
+            id,
+            message,
+            pointer,
+        });
     }
 
     /// The violations, most specific first; within one ID in discovery order.
@@ -154,32 +308,37 @@ impl Findings {
         };
         let mut found = self.found;
         // Stable: discovery order within one rank.
-        found.sort_by_key(|(tier, id, _)| rank(*tier, *id));
-        let mut groups: Vec<(Tier, BugId, Vec<String>)> = Vec::new();
-        for (tier, id, message) in found {
-            let merge_up_to = match (tier, &a.unexplained) {
+        found.sort_by_key(|f| rank(f.tier, f.id));
+        let mut groups: Vec<Group> = Vec::new();
+        for f in found {
+            let merge_up_to = match (f.tier, &a.unexplained) {
                 (Tier::Unexplained, Unexplained::Each) => None,
                 (Tier::Unexplained, Unexplained::Merged { up_to, .. }) => Some(*up_to),
                 _ => a.merge_up_to,
             };
             let Some(up_to) = merge_up_to else {
-                groups.push((tier, id, vec![message]));
+                groups.push(Group::of(f));
                 continue;
             };
-            match groups.iter_mut().find(|(t, i, _)| *t == tier && *i == id) {
-                Some((_, _, messages)) if messages.len() < up_to => messages.push(message),
-                Some(_) => {}
-                None => groups.push((tier, id, vec![message])),
+            match groups.iter_mut().find(|g| g.tier == f.tier && g.id == f.id) {
+                Some(g) => g.take(f, up_to),
+                None => groups.push(Group::of(f)),
             }
         }
         groups
             .into_iter()
-            .map(|(tier, id, messages)| {
-                let prefix = match (tier, &a.unexplained) {
+            .map(|g| {
+                let prefix = match (g.tier, &a.unexplained) {
                     (Tier::Unexplained, Unexplained::Merged { prefix, .. }) => *prefix,
                     _ => "",
                 };
-                Violation::safety(id, format!("{prefix}{}", messages.join("; ")))
+                let message = format!("{prefix}{}", g.messages.join("; "));
+                let id = g.id;
+                Violation {
+                    first_divergence: g.divergence.clone(),
+                    trace_marks: g.marks(),
+                    ..Violation::safety(id, message)
+                }
             })
             .collect()
     }

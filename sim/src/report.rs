@@ -24,6 +24,7 @@ fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap
     sum
 }
 
+mod divergences;
 mod junit;
 pub mod pages;
 pub use junit::junit;
@@ -547,6 +548,7 @@ fn markdown_failures(md: &mut String, s: &Summary) {
         for v in &f.violations {
             let _ = writeln!(md, "- **{}** {}", v.id, v.message.replace('|', "\\|"));
         }
+        divergences::markdown(md, &f.violations);
         let _ = writeln!(md, "\nReplay: `{}`\n", f.replay);
         if let Some(log) = &f.sut_log {
             let _ = writeln!(md, "The system under test's stderr: `{log}`\n");

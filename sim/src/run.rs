@@ -283,7 +283,45 @@ impl SeedReport {
     pub fn first_violation(&self) -> Option<&Violation> {
         self.violations.first()
     }
+
+    /// The trace lines the first violation concerns (the requests and deliveries it names), at
+    /// most [`SHOWN_TRACE_LINES`]; `None` when the trace was not kept or it marks no line.
+    pub fn concerned_lines(&self) -> Option<Vec<String>> {
+        let marks = &self.first_violation()?.trace_marks;
+        let full = self.trace_full.as_deref()?;
+        let lines = crate::divergence::marked_lines(full, marks, SHOWN_TRACE_LINES);
+        (!lines.is_empty()).then_some(lines)
+    }
+
+    /// What a failure shows of its trace: the lines its first violation concerns (the seed
+    /// played again with its trace kept, when this report kept none and `replay` allows it),
+    /// else the last events.
+    pub fn shown_trace(&self, config: &RunConfig, replay: bool) -> (&'static str, Vec<String>) {
+        let marked = self
+            .first_violation()
+            .is_some_and(|v| !v.trace_marks.is_empty());
+        let concerned = match (marked, &self.trace_full) {
+            (false, _) => None,
+            (true, Some(_)) => self.concerned_lines(),
+            (true, None) if !replay => None,
+            (true, None) => run_seed(
+                self.seed,
+                &RunConfig {
+                    keep_trace: true,
+                    ..config.clone()
+                },
+            )
+            .concerned_lines(),
+        };
+        match concerned {
+            Some(lines) => ("the trace lines the first violation concerns", lines),
+            None => ("last events of the trace", self.trace_tail.clone()),
+        }
+    }
 }
+
+/// How many trace lines a failure shows.
+pub const SHOWN_TRACE_LINES: usize = 40;
 
 /// Runs `seed` under `config`.
 pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {

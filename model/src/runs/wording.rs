@@ -130,6 +130,51 @@ impl fmt::Display for HistoryMismatch {
     }
 }
 
+impl HistoryMismatch {
+    /// The difference as two answers, the store's then the model's, each from where they part.
+    pub fn sides(&self) -> (String, String) {
+        match self {
+            HistoryMismatch::UnknownRun { index, run_id } => (
+                format!("message {index} of run {run_id}"),
+                format!("no message of run {run_id}"),
+            ),
+            HistoryMismatch::RunDiffers {
+                run_id,
+                position,
+                expected,
+                observed,
+            } => (
+                format!("run {run_id} at {position}: {}", message(observed)),
+                format!("run {run_id} at {position}: {}", message(expected)),
+            ),
+            HistoryMismatch::OutOfOrder { earlier, later } => (
+                format!("a message of run {later} before one of run {earlier}"),
+                format!("every message of run {earlier} before run {later}'s"),
+            ),
+        }
+    }
+}
+
+impl FilteredMismatch {
+    /// The difference as two answers, the store's then the model's, each from where they part.
+    pub fn sides(&self) -> (String, String) {
+        match self {
+            FilteredMismatch::PageOverLimit { page, rows } => (
+                format!("page {page} of {rows} rows"),
+                format!("page {page} within the limit"),
+            ),
+            FilteredMismatch::Differs {
+                position,
+                expected,
+                observed,
+            } => (
+                format!("at {position}: {}", or_nothing(observed.as_deref())),
+                format!("at {position}: {}", or_nothing(expected.as_deref())),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

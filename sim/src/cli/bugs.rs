@@ -222,7 +222,7 @@ fn clean_campaign(base: &RunConfig, seeds: u64, jobs: usize) -> bool {
         None => println!("clean: {} seeds, 0 violations", clean.seeds_run()),
         Some(f) => {
             println!("clean campaign FAILED:");
-            print_failure(f, base);
+            print_failure(f, base, true);
         }
     }
     clean.failures.is_empty()

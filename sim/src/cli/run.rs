@@ -120,8 +120,8 @@ pub(crate) fn cmd(args: RunArgs) -> Verdict {
     if result.seeds_run() == 0 {
         return nothing_checked(&args, shard_pair);
     }
-    for f in &result.failures {
-        print_failure(f, &config);
+    for (i, f) in result.failures.iter().enumerate() {
+        print_failure(f, &config, i < TRACED_FAILURES_MAX);
     }
     let mut summary = report::summary(&name, &config, args.seeds.clone(), shard_pair, &result);
     summary.judge_left_out(&args.allow_left_out);
@@ -395,24 +395,33 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, require_coverage: bool
     Verdict::Clean
 }
 
-/// A failing seed: its violations, options, the end of its trace and how to replay it.
-pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig) {
+/// How many failing seeds a campaign plays again to show the trace lines their violation
+/// concerns (each is one more play of the seed); later ones show their last events.
+pub const TRACED_FAILURES_MAX: usize = 5;
+
+/// A failing seed: its violations, options, the trace lines its first violation concerns
+/// (played again when `replay`) or the end of its trace, and how to replay it.
+pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig, replay: bool) {
     println!(
         "\nFAILED seed {} ({} workload)",
         report.seed, report.workload
     );
     if let Some(v) = report.first_violation() {
-        println!("invariant: {} ({:?})", v.id, v.kind);
+        println!("invariant: {} ({})", v.id, v.kind_word());
     }
     for v in &report.violations {
         println!("  {v}");
+        if let Some(d) = &v.first_divergence {
+            println!("    first wrong answer: {d}");
+        }
     }
     if let Some(e) = &report.failure {
         println!("  world failure: {e}");
     }
     println!("options derived from the seed:\n{}", report.options);
-    println!("last events of the trace:");
-    for line in &report.trace_tail {
+    let (what, lines) = report.shown_trace(config, replay);
+    println!("{what}:");
+    for line in &lines {
         println!("  {line}");
     }
     println!("trace-hash: {}", report.trace_hash);

@@ -10,6 +10,7 @@
 //! invariants.
 
 use super::context::{overlay_tail, turn_label, Context, EarlyExpectation, Read};
+use super::departure::{at_read, at_read_words, settled_pointer};
 use super::faults::FaultPlan;
 use super::record::WorldRecord;
 use super::scenario::DisplayScenario;
@@ -18,7 +19,8 @@ use super::words::{
     extra_words, first_difference, hidden_word, missing_words, nested_stop_word,
     same_words_in_order,
 };
-use crate::outcome::{Attribution, Findings, Unexplained, Violation};
+use crate::divergence::TraceMark;
+use crate::outcome::{Attribution, Findings, Pointer, Unexplained, Violation};
 use history::display::ContentPart;
 use history::BugId;
 use model::display as m;
@@ -109,8 +111,14 @@ pub fn check(
 /// this rule sees it.
 fn every_delivery_is_admitted(cx: &Context<'_>, f: &mut Findings) {
     for e in cx.append_errors {
-        f.add(
+        // A delivery, not a read: its trace lines, with no answer of the client's to compare.
+        let line = format!(
+            "replica-{} persist step={} copy={} ",
+            e.replica, e.step, e.copy
+        );
+        f.add_at(
             BugId::P15,
+            Pointer::lines(vec![TraceMark::any_time(line)]),
             format!(
                 "replica-{}'s store answered an error to step {} (copy {}), where it must store or quarantine the row: {}",
                 e.replica, e.step, e.copy, e.message
@@ -123,8 +131,9 @@ fn every_delivery_is_admitted(cx: &Context<'_>, f: &mut Findings) {
 fn reconstruction_never_fails(cx: &Context<'_>, f: &mut Findings) {
     for read in cx.reads {
         if let Err(e) = &read.result {
-            f.add(
+            f.add_at(
                 BugId::P1,
+                at_read(read, format!("error {e}"), "the thread's history"),
                 format!(
                     "replica-{} failed to reconstruct ({}): {e}",
                     read.replica,
@@ -153,8 +162,13 @@ fn warnings_carry_no_payload(cx: &Context<'_>, f: &mut Findings) {
                 payload_in(&cx.provenance.payload_strings, &urls, &text)
             });
             if let Some(leak) = leak {
-                f.add(
+                f.add_at(
                     BugId::P10,
+                    at_read(
+                        read,
+                        format!("a {} warning carrying `{leak}`", w.code.as_str()),
+                        "warnings without payload text",
+                    ),
                     format!(
                         "a {} warning ({}) carries payload text `{leak}`",
                         w.code.as_str(),
@@ -241,8 +255,13 @@ fn a_settled_read_exists(cx: &Context<'_>, f: &mut Findings) {
 fn no_live_buffer_after_settling(cx: &Context<'_>, f: &mut Findings) {
     for (read, (_, extra)) in cx.settled.iter().zip(&cx.settled_views) {
         if let Some(extra) = extra {
-            f.add(
+            f.add_at(
                 BugId::P14,
+                at_read(
+                    read,
+                    format!("the settled history, then {extra} messages"),
+                    "the settled history",
+                ),
                 format!(
                     "settled answer of replica-{} ends with {extra} extra messages repeating earlier text",
                     read.replica
@@ -259,8 +278,21 @@ fn replicas_agree_after_settling(cx: &Context<'_>, f: &mut Findings) {
     };
     for (i, (other, _)) in cx.settled_views.iter().enumerate().skip(1) {
         if first != other {
-            f.add(
+            let pointer = match (other, first) {
+                (Ok(a), Ok(e)) => at_read_words(cx.settled[i], &words(a), &words(e)),
+                (a, e) => at_read(
+                    cx.settled[i],
+                    format!("{} messages", a.as_ref().map_or(0, Vec::len)),
+                    format!(
+                        "replica-{}'s {} messages",
+                        cx.settled[0].replica,
+                        e.as_ref().map_or(0, Vec::len)
+                    ),
+                ),
+            };
+            f.add_at(
                 BugId::P12,
+                pointer,
                 format!(
                     "replica-{} and replica-{} answer differently after settling",
                     cx.settled[0].replica, cx.settled[i].replica
@@ -289,8 +321,9 @@ fn fails_closed(cx: &Context<'_>, f: &mut Findings) {
         .filter(|w| w.code.as_str() == m::code::NO_VISIBLE_DISPLAY)
         .count();
     if !actual.is_empty() || count != 1 {
-        f.add(
+        f.add_at(
             BugId::P9,
+            settled_pointer(cx, &[]),
             format!(
                 "a thread without a visible display answered {} messages and {count} no_visible_display warnings (expected 0 and 1)",
                 actual.len()
@@ -306,8 +339,9 @@ fn media_parts_match(cx: &Context<'_>, f: &mut Findings) {
     };
     let (am, em) = (media(actual), media(&cx.expected));
     if am != em {
-        f.add(
+        f.add_at(
             BugId::P13,
+            settled_pointer(cx, &[]),
             format!(
                 "media parts differ: answered {} ({}), expected {} ({})",
                 am.len(),
@@ -324,21 +358,29 @@ fn media_parts_match(cx: &Context<'_>, f: &mut Findings) {
 fn answers_hold_no_empty_text_part(cx: &Context<'_>, f: &mut Findings) {
     let reads = cx.reads.iter().filter_map(|r| {
         let at = format!("replica-{}'s answer at {}", r.replica, turn_label(r));
-        r.result.as_ref().ok().map(|p| (at, p))
+        r.result.as_ref().ok().map(|p| (at, Some(r), p))
     });
     let projected = cx
         .projected
         .and_then(|p| p.as_ref().ok())
-        .map(|p| ("`project`'s answer".to_string(), p));
-    for (at, projection) in reads.chain(projected) {
+        .map(|p| ("`project`'s answer".to_string(), None, p));
+    for (at, read, projection) in reads.chain(projected) {
         let empty = projection.messages.iter().position(|m| {
             m.content
                 .iter()
                 .any(|p| matches!(p, ContentPart::Text { text } if text.is_empty()))
         });
         if let Some(m) = empty {
-            f.add(
+            let pointer = read.map_or_else(Pointer::default, |r| {
+                at_read(
+                    r,
+                    format!("message {m}: an empty text part"),
+                    format!("message {m}: no empty text part"),
+                )
+            });
+            f.add_at(
                 BugId::P13,
+                pointer,
                 format!("{at}: message {m} holds an empty text part"),
             );
             return;
@@ -362,17 +404,20 @@ fn skipped_rows_are_warned_about(cx: &Context<'_>, f: &mut Findings) {
         }
         let primary_stop = matches!(emission.kind, m::EmissionKind::Stop { .. })
             && cx.conversation.primary.as_ref() == Some(&emission.agent);
+        let pointer = settled_pointer(cx, &[]);
         if primary_stop {
-            f.add_secondary(
+            f.secondary_at(
                 BugId::P5,
+                pointer,
                 format!(
                     "no {} warning for the primary agent's stop {}: stop events were not read",
                     w.code, emission.event_id
                 ),
             );
         } else {
-            f.add_secondary(
+            f.secondary_at(
                 BugId::P10,
+                pointer,
                 format!(
                     "no {} warning for event {} (a malformed row skipped silently)",
                     w.code, emission.event_id
@@ -414,15 +459,18 @@ fn early_read_differs(
         read.replica
     );
     let (aw, ew) = (words(answered), words(&expected_then.shared));
+    let pointer = at_read_words(read, &aw, &ew);
     if let Some(extra) = overlay_tail(cx, answered, &expected_then.shared) {
-        f.add(
+        f.add_at(
             BugId::P14,
+            pointer,
             format!("{at} ends with {extra} messages of live chunk text after the stored history"),
         );
     } else if answered == expected_then.own.as_slice() {
         // Secondary: a bug that drops what the replica had not yet received can also match.
-        f.add_secondary(
+        f.secondary_at(
             BugId::P12,
+            pointer,
             format!(
                 "replica-{} answered ({}) from the rows its own persister received, not from the shared store",
                 read.replica,
@@ -430,25 +478,32 @@ fn early_read_differs(
             ),
         );
     } else if cx.visible.is_empty() && !answered.is_empty() {
-        f.add(
+        f.add_at(
             BugId::P9,
+            pointer,
             format!(
                 "{at}: a thread without a visible display answered {} messages",
                 answered.len()
             ),
         );
     } else if let Some(word) = hidden_word(cx, &aw, &ew) {
-        f.add(
+        f.add_at(
             BugId::P2,
+            pointer,
             format!("{at}: `{word}` is from a display the client never saw"),
         );
     } else if let Some(word) = nested_stop_word(cx, &aw, &ew) {
-        f.add(
+        f.add_at(
             BugId::P6,
+            pointer,
             format!("{at}: `{word}` came from a stop of an agent that is not the primary"),
         );
     } else {
-        f.add(BugId::P14, format!("{at}: {}", first_difference(&aw, &ew)));
+        f.add_at(
+            BugId::P14,
+            pointer,
+            format!("{at}: {}", first_difference(&aw, &ew)),
+        );
     }
 }
 
@@ -458,8 +513,9 @@ fn settled_history_matches(cx: &Context<'_>, f: &mut Findings) {
         return;
     };
     if f.is_empty() && *actual != cx.expected {
-        f.unexplained(
+        f.unexplained_at(
             BugId::P2,
+            settled_pointer(cx, &[]),
             format!(
                 "same words, different messages: answered {} messages, expected {}",
                 actual.len(),

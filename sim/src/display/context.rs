@@ -58,6 +58,9 @@ pub struct Context<'a> {
     pub answer: Option<(&'a Projection, Vec<ViewMessage>)>,
     /// The settled answer's words against the model's, once a word rule made them.
     pub word_diff: OnceCell<Option<WordDiff>>,
+    /// Where findings about the settled history point, once one asked
+    /// ([`super::departure::settled_pointer`]).
+    pub departure: OnceCell<crate::outcome::Pointer>,
 }
 
 impl<'a> Context<'a> {
@@ -107,6 +110,7 @@ impl<'a> Context<'a> {
             expected: view_of_model(&transcript.messages),
             answer: None,
             word_diff: OnceCell::new(),
+            departure: OnceCell::new(),
         };
         cx.settled_views = cx.settled.iter().map(|r| cx.settled_view(r)).collect();
         if let (Some(&first), Some((Ok(actual), _))) =

@@ -9,6 +9,7 @@
 mod bus;
 pub mod check;
 pub mod context;
+pub mod departure;
 mod digest;
 pub mod faults;
 pub mod generate;

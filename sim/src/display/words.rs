@@ -3,6 +3,7 @@
 //! from ([`super::provenance`]); the first attribution rule that explains a word names its ID.
 
 use super::context::Context;
+use super::departure::settled_pointer;
 use super::provenance::{is_tagged, Kind, Source};
 use super::word_diff::WordDiff;
 use crate::outcome::Findings;
@@ -226,7 +227,11 @@ fn attribute(
         } else {
             ""
         };
-        f.unexplained(BugId::P2, format!("{what}{unknown}"));
+        f.unexplained_at(
+            BugId::P2,
+            settled_pointer(cx, &[]),
+            format!("{what}{unknown}"),
+        );
         return;
     };
     let w = WordCount {
@@ -237,12 +242,14 @@ fn attribute(
         display: src.display,
         agent: src.agent,
     };
+    let steps: Vec<u32> = w.sources.iter().map(|s| s.step).collect();
+    let pointer = settled_pointer(cx, &steps);
     match rules
         .iter()
         .find_map(|(id, rule)| Some((*id, rule(cx, d, &w)?)))
     {
-        Some((id, why)) => f.add(id, format!("{what}: {why}")),
-        None => f.unexplained(BugId::P2, format!("{what} (step {})", w.step)),
+        Some((id, why)) => f.add_at(id, pointer, format!("{what}: {why}")),
+        None => f.unexplained_at(BugId::P2, pointer, format!("{what} (step {})", w.step)),
     }
 }
 
@@ -264,15 +271,19 @@ pub fn same_words_in_order(cx: &Context<'_>, f: &mut Findings) {
             .map(|(w, _)| (*w).clone())
             .unwrap_or_default();
         let what = format!("`{word}` has the wrong role");
-        if hitl(cx.provenance.sources(&word)) {
-            f.add(BugId::P3, what);
+        let sources = cx.provenance.sources(&word);
+        let steps: Vec<u32> = sources.iter().map(|s| s.step).collect();
+        let pointer = settled_pointer(cx, &steps);
+        if hitl(sources) {
+            f.add_at(BugId::P3, pointer, what);
         } else {
-            f.unexplained(BugId::P2, what);
+            f.unexplained_at(BugId::P2, pointer, what);
         }
     } else if aw != ew {
         let at = aw.iter().zip(ew).position(|(a, e)| a != e).unwrap_or(0);
-        f.add(
+        f.add_at(
             BugId::P8,
+            settled_pointer(cx, &[]),
             format!(
                 "order differs at word {at}: answered `{}`, expected `{}`",
                 aw.get(at).map(|x| x.1.as_str()).unwrap_or(""),

@@ -9,7 +9,7 @@
 //!   current user: the store (or, over the protocol, the caller) must refuse it (R19);
 //! - `insert_numbered` of a seq a racing writer took: the unique guard's `conflict` (R5).
 
-use super::check::wording::{alike, when};
+use super::check::wording::{alike, when, Asked};
 use super::context::Context;
 use super::record::{Answer, Both, ReadKind};
 use crate::outcome::Findings;
@@ -18,6 +18,19 @@ use history::BugId;
 /// R24: no store call the contract requires to answer was answered with an error.
 pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
+    for read in &cx.record.reads {
+        let at = Asked::of(cx, read);
+        let what = format!("{}: a read of thread {}", when(read), read.thread);
+        for (call, errors) in read_errors(&read.kind, slot) {
+            for (stores, message) in errors {
+                f.add_at(
+                    BugId::R24,
+                    at.answers(format!("{call}: error {message}"), format!("{call}: an answer")),
+                    format!("{what}: {stores} answered {call} with an error where the contract asks for an answer: {message}"),
+                );
+            }
+        }
+    }
     let mut judge = |what: &str, call: &str, errors: Vec<(String, &String)>| {
         for (stores, message) in errors {
             f.add(
@@ -26,12 +39,6 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
             );
         }
     };
-    for read in &cx.record.reads {
-        let what = format!("{}: a read of thread {}", when(read), read.thread);
-        for (call, errors) in read_errors(&read.kind, slot) {
-            judge(&what, call, errors);
-        }
-    }
     for d in &cx.record.deletions {
         let what = format!("op {}: deleting run {}", d.op, d.run_id);
         judge(&what, "max_seq", errors(&d.max_seq_before, slot));

@@ -409,7 +409,7 @@ impl Client {
         )
         .ok()
         .flatten();
-        let op = world.next_op();
+        let (op, at_us) = (world.next_op(), now_us());
         // A known user's rating traces as before anonymous ones existed.
         let by = user.unwrap_or("nobody (anonymous)");
         world.record(format_args!(
@@ -424,6 +424,7 @@ impl Client {
         }
         world.log.borrow_mut().ratings.push(RatingRecord {
             op,
+            at_us,
             thread: thread.to_string(),
             user: user.map(str::to_string),
             up,

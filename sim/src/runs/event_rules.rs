@@ -8,7 +8,7 @@
 //! The model never sees a seq: a returned seq of R18 is told apart by the thread's message rows
 //! read in the same instant, which the other rules check against the model.
 
-use super::check::wording::{listed, or_none, when};
+use super::check::wording::{listed, or_none, when, Asked};
 use super::context::{of_row, Context};
 use super::record::{Answer, Read, ReadKind};
 use super::scenario::MessageSpec;
@@ -49,19 +49,10 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             types(filter.event_types.as_deref()),
             or_none(filter.task_id.as_ref())
         );
+        let at = Asked::of(cx, read);
         let rows: Vec<&RunEvent> = pages.iter().flatten().collect();
-        if let Some(r) = rows.iter().find(|r| r.run_id != spec.id) {
-            f.add(
-                BugId::R17,
-                format!("{how}: row seq {} of run {}", r.seq, r.run_id),
-            );
-            continue;
-        }
-        if rows.windows(2).any(|w| w[0].seq >= w[1].seq) {
-            f.add(
-                BugId::R17,
-                format!("{how}: the rows are not in ascending seq order"),
-            );
+        if let Some((pointer, fault)) = filtered_rows_fault(&at, &spec.id, &rows) {
+            f.add_at(BugId::R17, pointer, format!("{how}: {fault}"));
             continue;
         }
         let (emitted, whole) = match truth.outcome(cx.thread_id(&spec.thread), &spec.id) {
@@ -87,8 +78,10 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         if let Err(m) =
             check_filtered_pages(&emitted, whole, &query(filter), filter.limit, &observed)
         {
-            f.add(
+            let (answered, expected) = m.sides();
+            f.add_at(
                 BugId::R17,
+                at.answers(answered, expected),
                 format!(
                     "{how}: {} events in {} pages, not what the run emitted that the filter selects: {m}",
                     rows.len(),
@@ -97,6 +90,31 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             );
         }
     }
+}
+
+/// What is wrong with a run's filtered rows before their events are compared: a row of another
+/// run, or seqs out of order.
+fn filtered_rows_fault(
+    at: &Asked,
+    run_id: &str,
+    rows: &[&RunEvent],
+) -> Option<(crate::outcome::Pointer, String)> {
+    if let Some(r) = rows.iter().find(|r| r.run_id != run_id) {
+        let pointer = at.answers(
+            format!("seq {} of run {}", r.seq, r.run_id),
+            format!("only rows of run {run_id}"),
+        );
+        return Some((pointer, format!("row seq {} of run {}", r.seq, r.run_id)));
+    }
+    let w = rows.windows(2).find(|w| w[0].seq >= w[1].seq)?;
+    let pointer = at.answers(
+        format!("seq {} then seq {}", w[0].seq, w[1].seq),
+        "ascending seqs",
+    );
+    Some((
+        pointer,
+        "the rows are not in ascending seq order".to_string(),
+    ))
 }
 
 /// A filter's event types as a user reads them: `any` (no filter), `none` (the empty list) or
@@ -191,9 +209,14 @@ fn check_last_answers(
     f: &mut Findings,
 ) {
     let tid = cx.thread_id(&read.thread);
+    let at = Asked::of(cx, read);
     if let Some(stranger) = answer.keys().find(|r| !run_ids.contains(*r)) {
-        f.add(
+        f.add_at(
             BugId::R18,
+            at.answers(
+                format!("an answer for run {stranger}"),
+                "answers for the runs asked only",
+            ),
             format!(
                 "{}: last visible AI seqs of {tid}: an answer for run {stranger}, not asked",
                 when(read)
@@ -210,22 +233,9 @@ fn check_last_answers(
             }
             None => None,
         };
-        let observed = answer.get(run_id).map(|&seq| {
-            messages
-                .iter()
-                .find(|m| m.seq == seq && &m.run_id == run_id)
-                .map_or(format!("seq {seq}, no message of the run"), |row| {
-                    let m = of_row(row);
-                    // Say when the row answered is a middleware's: the caller rule's finding.
-                    let by = match row.metadata.get("caller") {
-                        Some(c) if hidden_by_caller(Some(c)) => {
-                            format!(" (a middleware's: caller {c})")
-                        }
-                        _ => String::new(),
-                    };
-                    format!("seq {seq}, {} `{}`{by}", m.kind, brief(&m.text))
-                })
-        });
+        let observed = answer
+            .get(run_id)
+            .map(|&seq| answered_row(messages, run_id, seq));
         let matches = match (expected, answer.get(run_id)) {
             (None, None) => true,
             (Some(text), Some(&seq)) => messages.iter().any(|m| {
@@ -237,17 +247,36 @@ fn check_last_answers(
             _ => false,
         };
         if !matches {
-            f.add(
+            let observed = observed.unwrap_or_else(|| "none".into());
+            let expected = expected.map_or("none".into(), |t| format!("`{}`", brief(t)));
+            f.add_at(
                 BugId::R18,
+                at.answers(
+                    format!("run {run_id}: {observed}"),
+                    format!("run {run_id}: {expected}"),
+                ),
                 format!(
-                    "{}: last visible AI message of run {run_id} on {tid}: {}, the model says {}",
-                    when(read),
-                    observed.unwrap_or_else(|| "none".into()),
-                    expected.map_or("none".into(), |t| format!("`{}`", brief(t)))
+                    "{at}: last visible AI message of run {run_id} on {tid}: {observed}, the model says {expected}",
                 ),
             );
         }
     }
+}
+
+/// The message a last-visible-AI answer of `run_id` names (`seq`), in words.
+fn answered_row(messages: &[RunEvent], run_id: &str, seq: u64) -> String {
+    messages
+        .iter()
+        .find(|m| m.seq == seq && m.run_id == run_id)
+        .map_or(format!("seq {seq}, no message of the run"), |row| {
+            let m = of_row(row);
+            // Say when the row answered is a middleware's: the caller rule's finding.
+            let by = match row.metadata.get("caller") {
+                Some(c) if hidden_by_caller(Some(c)) => format!(" (a middleware's: caller {c})"),
+                _ => String::new(),
+            };
+            format!("seq {seq}, {} `{}`{by}", m.kind, brief(&m.text))
+        })
 }
 
 /// R9 for the filtered reads: both backends answer every filtered page and last-answer read
@@ -255,8 +284,12 @@ fn check_last_answers(
 pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for read in &cx.record.reads {
         match &read.kind {
-            ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add(
+            ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add_at(
                 BugId::R9,
+                Asked::of(cx, read).answers(
+                    "sqlite's pages",
+                    format!("{}'s pages", cx.record.first_slot),
+                ),
                 format!(
                     "{}: paging {}'s filtered events: the {} and sqlite pages differ",
                     when(read),
@@ -264,8 +297,16 @@ pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
                     cx.record.first_slot
                 ),
             ),
-            ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add(
+            ReadKind::LastAnswers { answer, .. } if !answer.agree() => f.add_at(
                 BugId::R9,
+                Asked::of(cx, read).answers(
+                    format!("sqlite: {}", seqs_by_run(&answer.sqlite)),
+                    format!(
+                        "as {}: {}",
+                        cx.record.first_slot,
+                        seqs_by_run(&answer.memory)
+                    ),
+                ),
                 format!(
                     "{}: last visible AI seqs of {}: {} answered {}, sqlite {}",
                     when(read),

@@ -2,12 +2,12 @@
 //! message the runs emitted, in order, as the model says as of the read; ids are uuid5 or the
 //! model's and stable; every rating lands on its run.
 
-use super::check::wording::{listed, or_none, when};
+use super::check::wording::{at_rating, listed, or_none, Asked};
 use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::world::{RatedFrom, Read, ReadKind};
 use crate::outcome::Findings;
-use history::runs::content_text;
+use history::runs::{content_text, MessageView, ThreadHistory};
 use history::BugId;
 use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
 use serde_json::Value;
@@ -46,7 +46,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         return;
     };
     let (t, tid) = (&read.thread, cx.thread_id(&read.thread));
-    let at = when(read);
+    let at = Asked::of(cx, read);
     let count = count.primary(cx.primary).as_ref().ok().copied();
     let history = history.primary(cx.primary);
     let messages = messages.primary(cx.primary);
@@ -54,8 +54,10 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         // No message row yet: /history falls back to the checkpoint, as documented for threads
         // older than the store; the model must require nothing.
         if let Err(m) = truth.check_history(tid, &[]) {
-            f.unexplained(
+            let (answered, expected) = m.sides();
+            f.unexplained_at(
                 BugId::R1,
+                at.answers(answered, expected),
                 format!("{at}: {t}: the store has no message but the model says {m}"),
             );
         }
@@ -63,40 +65,57 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
     }
     let history_ok = match history {
         Err(e) => {
-            f.unexplained(BugId::R1, format!("{at}: /history of {t} failed: {e}"));
+            f.unexplained_at(
+                BugId::R1,
+                at.answers(format!("error {e}"), "the thread's history"),
+                format!("{at}: /history of {t} failed: {e}"),
+            );
             false
         }
         Ok(h) => {
             let observed: Vec<ExpectedMessage> = h
                 .as_ref()
                 .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
-            check_history_view(&at, t, tid, truth, count, &observed, f)
+            check_history_view(&at.on("/history"), t, tid, truth, count, &observed, f)
         }
     };
     let messages_ok = match messages {
         Err(e) => {
-            f.add(BugId::R7, format!("{at}: /messages of {t} failed: {e}"));
+            f.add_at(
+                BugId::R7,
+                at.answers(format!("error {e}"), "the thread's messages"),
+                format!("{at}: /messages of {t} failed: {e}"),
+            );
             false
         }
         Ok(views) => {
             let observed: Vec<ExpectedMessage> =
                 views.iter().map(|v| of_rendered(&v.message)).collect();
-            check_messages_view(&at, t, tid, truth, count, &observed, f)
+            check_messages_view(&at.on("/messages"), t, tid, truth, count, &observed, f)
         }
     };
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
-        let from_views: Vec<&Value> = views.iter().map(|v| &v.message).collect();
-        let from_history: Vec<&Value> = h.messages.iter().collect();
-        if from_views != from_history {
-            f.add(
-                BugId::R7,
-                format!(
-                    "{at}: {t}: /messages and /history disagree ({} and {} messages)",
-                    from_views.len(),
-                    from_history.len()
-                ),
-            );
-        }
+        views_agree(&at, t, views, h, f);
+    }
+}
+
+/// R7: `/messages` shows what `/history` shows, message for message.
+fn views_agree(at: &Asked, t: &str, views: &[MessageView], h: &ThreadHistory, f: &mut Findings) {
+    let from_views: Vec<&Value> = views.iter().map(|v| &v.message).collect();
+    let from_history: Vec<&Value> = h.messages.iter().collect();
+    if from_views != from_history {
+        f.add_at(
+            BugId::R7,
+            at.answers(
+                format!("/messages: {} messages", from_views.len()),
+                format!("as /history: {} messages", from_history.len()),
+            ),
+            format!(
+                "{at}: {t}: /messages and /history disagree ({} and {} messages)",
+                from_views.len(),
+                from_history.len()
+            ),
+        );
     }
 }
 
@@ -115,14 +134,18 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
     let (Ok(rows), Ok(count)) = (rows.primary(cx.primary), count.primary(cx.primary)) else {
         return;
     };
+    let at = Asked::of(cx, read);
     let how = format!(
-        "{}: paging through {t} by {limit} ({})",
-        when(read),
+        "{at}: paging through {t} by {limit} ({})",
         if *backward { "backward" } else { "forward" }
     );
     if rows.len() as u64 != *count {
-        f.add(
+        f.add_at(
             BugId::R2,
+            at.answers(
+                format!("{} rows", rows.len()),
+                format!("{count} rows (count_messages)"),
+            ),
             format!(
                 "{how} returned {} rows, count_messages {count}: a full read must return every message",
                 rows.len()
@@ -132,14 +155,19 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
     }
     let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
     if let Err(m) = truth.check_history(tid, &observed) {
-        f.add(BugId::R2, format!("{how}: {m}"));
+        let (answered, expected) = m.sides();
+        f.add_at(
+            BugId::R2,
+            at.answers(answered, expected),
+            format!("{how}: {m}"),
+        );
     }
 }
 
 /// `/history`: R1 when it shows the checkpoint (a summary, messages without run_id), R2 when it
 /// lost the oldest messages. Returns whether it passed.
 fn check_history_view(
-    at: &str,
+    at: &Asked,
     t: &str,
     tid: &str,
     truth: &RunTruth,
@@ -147,42 +175,27 @@ fn check_history_view(
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if let Some(i) = observed.iter().position(is_summary) {
-        let history = truth.expected_history(tid);
-        let first_lost = history.first().map_or_else(String::new, |m| short(&m.text));
-        f.add(
-            BugId::R1,
-            format!(
-                "{at}: /history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
-                observed.len()
-            ),
-        );
-        return false;
-    }
-    let without_run = observed.iter().filter(|m| m.run_id.is_empty()).count();
-    if without_run > 0 {
-        f.add(
-            BugId::R1,
-            format!(
-                "{at}: /history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
-                observed.len()
-            ),
-        );
+    if read_from_the_checkpoint(at, t, tid, truth, observed, f) {
         return false;
     }
     if let Some(c) = count {
         if observed.is_empty() && c > 0 {
             // Not a capped read (that keeps the latest messages): the view did not read the
             // event store at all (an empty or missing checkpoint).
-            f.add(
+            f.add_at(
                 BugId::R1,
+                at.answers("no message", format!("{c} messages")),
                 format!("{at}: /history of {t} shows no message, the event store holds {c}: read from the checkpoint"),
             );
             return false;
         }
         if observed.len() as u64 != c {
-            f.add(
+            f.add_at(
                 BugId::R2,
+                at.answers(
+                    format!("{} messages", observed.len()),
+                    format!("{c} messages (count_messages)"),
+                ),
                 format!(
                     "{at}: /history of {t} returned {} of {c} messages (count_messages): a full read must return every message",
                     observed.len()
@@ -194,22 +207,69 @@ fn check_history_view(
     match truth.check_history(tid, observed) {
         Ok(()) => true,
         Err(m) => {
+            let (answered, expected) = m.sides();
+            let pointer = at.answers(answered, expected);
             if only_oldest_missing(truth, tid, observed) {
-                f.add(
+                f.add_at(
                     BugId::R2,
+                    pointer,
                     format!("{at}: /history of {t} lost its oldest messages: {m}"),
                 );
             } else {
-                f.unexplained(BugId::R1, format!("{at}: /history of {t}: {m}"));
+                f.unexplained_at(BugId::R1, pointer, format!("{at}: /history of {t}: {m}"));
             }
             false
         }
     }
 }
 
+/// R1: `/history` shows the checkpoint (a summary, messages without run_id) instead of the
+/// event store's messages; whether it does.
+fn read_from_the_checkpoint(
+    at: &Asked,
+    t: &str,
+    tid: &str,
+    truth: &RunTruth,
+    observed: &[ExpectedMessage],
+    f: &mut Findings,
+) -> bool {
+    if let Some(i) = observed.iter().position(is_summary) {
+        let history = truth.expected_history(tid);
+        let first_lost = history.first().map_or_else(String::new, |m| short(&m.text));
+        f.add_at(
+            BugId::R1,
+            at.answers(
+                format!("message {i}: a summary"),
+                format!("message {i}: `{}`", history.get(i).map_or_else(String::new, |m| short(&m.text))),
+            ),
+            format!(
+                "{at}: /history of {t} shows a summary as message {i} of {}, the original messages (first: `{first_lost}`) are gone",
+                observed.len()
+            ),
+        );
+        return true;
+    }
+    let without_run = observed.iter().filter(|m| m.run_id.is_empty()).count();
+    if without_run > 0 {
+        f.add_at(
+            BugId::R1,
+            at.answers(
+                format!("{without_run} messages without a run_id"),
+                "every message with its run_id",
+            ),
+            format!(
+                "{at}: /history of {t}: {without_run} of {} messages carry no run_id: read from the checkpoint, not the event store",
+                observed.len()
+            ),
+        );
+        return true;
+    }
+    false
+}
+
 /// `/messages`: R7 whenever it is not every message (a cap, another filter).
 fn check_messages_view(
-    at: &str,
+    at: &Asked,
     t: &str,
     tid: &str,
     truth: &RunTruth,
@@ -219,8 +279,12 @@ fn check_messages_view(
 ) -> bool {
     if let Some(c) = count {
         if observed.len() as u64 != c {
-            f.add(
+            f.add_at(
                 BugId::R7,
+                at.answers(
+                    format!("{} messages", observed.len()),
+                    format!("{c} messages (count_messages)"),
+                ),
                 format!(
                     "{at}: /messages of {t} returned {} of {c} messages: both views must read everything",
                     observed.len()
@@ -237,7 +301,12 @@ fn check_messages_view(
             } else {
                 "differs from the model"
             };
-            f.add(BugId::R7, format!("{at}: /messages of {t} {what}: {m}"));
+            let (answered, expected) = m.sides();
+            f.add_at(
+                BugId::R7,
+                at.answers(answered, expected),
+                format!("{at}: /messages of {t} {what}: {m}"),
+            );
             false
         }
     }
@@ -270,6 +339,7 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
         };
         let t = read.thread.as_str();
         let tid = cx.thread_id(t);
+        let at = Asked::of(cx, read);
         let emitted_on_thread = cx.emitted_ids.get(t);
         let on_thread = first_seen.entry(t).or_default();
         if let Ok(views) = messages.primary(cx.primary) {
@@ -284,10 +354,11 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
                     };
                     if !as_emitted {
                         let want = emitted.clone().unwrap_or_else(|| uuid5(tid, v.seq));
-                        f.add(
+                        f.add_at(
                             BugId::R10,
+                            at.answers(format!("seq {}: id {id}", v.seq), format!("seq {}: id {want}", v.seq)),
                             format!(
-                                "{t}: `{}` (seq {}) has id {id}, expected {want}: ids are not uuid5/model ids",
+                                "{at}: {t}: `{}` (seq {}) has id {id}, expected {want}: ids are not uuid5/model ids",
                                 short(&text),
                                 v.seq
                             ),
@@ -295,12 +366,13 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
                     }
                 }
                 if !seen.insert(id) {
-                    f.add(
+                    f.add_at(
                         BugId::R10,
-                        format!("{t}: id {id} appears twice in one read of /messages"),
+                        at.answers(format!("id {id} twice"), format!("id {id} once")),
+                        format!("{at}: {t}: id {id} appears twice in one read of /messages"),
                     );
                 }
-                same_id_as_before(f, t, on_thread, text, id);
+                same_id_as_before(f, &at, t, on_thread, text, id);
             }
         }
         if let Ok(Some(h)) = history.primary(cx.primary) {
@@ -310,7 +382,7 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
                 }
                 let text = content_text(m.get("content").unwrap_or(&Value::Null));
                 let id = m.get("id").and_then(Value::as_str).unwrap_or("");
-                same_id_as_before(f, t, on_thread, text, id);
+                same_id_as_before(f, &at, t, on_thread, text, id);
             }
         }
     }
@@ -320,16 +392,21 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
 /// `first_ids`, the thread's texts to their first id).
 fn same_id_as_before(
     f: &mut Findings,
+    at: &Asked,
     t: &str,
     first_ids: &mut BTreeMap<String, String>,
     text: String,
     id: &str,
 ) {
     match first_ids.get(&text) {
-        Some(before) if before != id => f.add(
+        Some(before) if before != id => f.add_at(
             BugId::R10,
+            at.answers(
+                format!("id {id}"),
+                format!("id {before}, as the first read showed"),
+            ),
             format!(
-                "{t}: the id of `{}` changed between reads: {before} then {id}",
+                "{at}: {t}: the id of `{}` changed between reads: {before} then {id}",
                 short(&text)
             ),
         ),
@@ -379,8 +456,9 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
         all_right = false;
         let user = r.user.as_deref().unwrap_or("an anonymous user");
         if r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str()) {
-            f.add(
+            f.add_at(
                 BugId::R8,
+                at_rating(r, &expected),
                 format!(
                     "op {}: {user} rated `{}` right after {expected} ended: it went to {}, the run mapping was stale (a refreshed one says {expected})",
                     r.op,
@@ -389,8 +467,9 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
                 ),
             );
         } else {
-            f.add(
+            f.add_at(
                 BugId::R6,
+                at_rating(r, &expected),
                 format!(
                     "op {}: {user} rated `{}`, produced by {expected}: the rating maps to {}",
                     r.op,

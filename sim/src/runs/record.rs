@@ -181,6 +181,8 @@ pub struct ReceiptRecord {
 #[derive(Clone, Debug)]
 pub struct RatingRecord {
     pub op: u64,
+    /// Simulated time of the rating, as the trace stamps its line.
+    pub at_us: u64,
     /// Thread key.
     pub thread: String,
     /// `None`: an anonymous rating.
@@ -213,6 +215,8 @@ pub enum RatedFrom {
 #[derive(Clone, Debug)]
 pub struct SummaryRecord {
     pub op: u64,
+    /// Simulated time of the summary, as the trace stamps its line.
+    pub at_us: u64,
     pub run: usize,
     /// The state the middleware was handed before the model call: what R20's model starts from.
     pub before: Vec<ChatMessage>,
@@ -250,6 +254,8 @@ pub struct EmittedEvent {
 #[derive(Clone, Debug)]
 pub struct Written {
     pub op: u64,
+    /// Simulated time of the write, as the trace stamps its line.
+    pub at_us: u64,
     pub event: RunEvent,
 }
 

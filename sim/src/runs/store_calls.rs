@@ -125,6 +125,7 @@ impl Client {
             Ok((row, true)) => Some(row.clone()),
             _ => None,
         };
+        let at_us = super::state::now_us();
         let mut log = world.log.borrow_mut();
         if !answer.agree() {
             let what = format!(
@@ -134,13 +135,21 @@ impl Client {
             log.write_disagreements.push(what);
         }
         if let Some(row) = created(answer.primary(world.primary)) {
-            log.written.push(Written { op, event: row });
+            log.written.push(Written {
+                op,
+                at_us,
+                event: row,
+            });
         }
         if let (Some(row), false) = (
             created(&answer.sqlite),
             world.scenario.store_crashes.is_empty(),
         ) {
-            log.durable_acked.push(Written { op, event: row });
+            log.durable_acked.push(Written {
+                op,
+                at_us,
+                event: row,
+            });
         }
         drop(log);
         world.record(format_args!(

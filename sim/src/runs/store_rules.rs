@@ -4,7 +4,7 @@
 //! the run's rows (R15); paging one run's messages returns exactly what the run emitted (R16).
 //! Where the two backends answered one of these calls differently, R9.
 
-use super::check::wording::{alike, answered, when};
+use super::check::wording::{alike, answered, when, Asked};
 use super::context::{of_row, Context};
 use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
@@ -186,8 +186,16 @@ pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             ordered.reverse();
         }
         let rows: Vec<&RunEvent> = ordered.into_iter().flatten().collect();
+        let at = Asked::of(cx, read);
         if let Some(fault) = page_shape_fault(&spec.id, *limit, pages, &rows) {
-            f.add(BugId::R16, format!("{how}: {fault}"));
+            f.add_at(
+                BugId::R16,
+                at.answers(
+                    fault.clone(),
+                    "pages within the limit, of the run's messages in seq order",
+                ),
+                format!("{how}: {fault}"),
+            );
             continue;
         }
         let observed: Vec<_> = rows
@@ -198,8 +206,10 @@ pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             })
             .collect();
         if let Err(m) = truth.check_run_messages(tid, &spec.id, &observed) {
-            f.add(
+            let (answered, expected) = m.sides();
+            f.add_at(
                 BugId::R16,
+                at.answers(answered, expected),
                 format!(
                     "{how}: {} messages in {} pages, not what the run emitted: {m}",
                     rows.len(),
@@ -258,8 +268,10 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     for read in &cx.record.reads {
         if let ReadKind::RunMessages { run, pages, .. } = &read.kind {
             if !pages.agree() {
-                f.add(
+                let slot = cx.record.first_slot;
+                f.add_at(
                     BugId::R9,
+                    Asked::of(cx, read).answers("sqlite's pages", format!("{slot}'s pages")),
                     format!(
                         "{}: paging {}'s messages: the {} and sqlite pages differ",
                         when(read),

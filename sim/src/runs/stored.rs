@@ -2,13 +2,17 @@
 //! other, seqs unique and increasing, every event of a finished run, both backends alike,
 //! summaries that keep tool pairs, acknowledged writes that survive a restart of the store.
 
-use super::check::wording::{alike, answered, cursor as cursor_words, listed, or_none, when};
+use super::check::wording::{
+    alike, answered, apart, at_write, client_store, cursor as cursor_words, listed, or_none, when,
+    Asked,
+};
 use super::context::{short, Context};
 use super::store_rules::is_deleted;
 use super::thread_rules::era_start;
 use super::truth::Snapshots;
-use super::world::{Answer, EmittedEvent, Read, ReadKind, WorldRecord};
-use crate::outcome::Findings;
+use super::world::{Answer, EmittedEvent, Read, ReadKind, WorldRecord, Written};
+use crate::divergence::TraceMark;
+use crate::outcome::{Findings, Pointer};
 use crate::workload::StoreKind;
 use history::runs::{MessageKind as Shape, RunEvent};
 use history::BugId;
@@ -130,8 +134,9 @@ pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
         );
         if let Some(&(m, by)) = max.get(&era) {
             if e.seq <= m {
-                f.add(
+                f.add_at(
                     BugId::R5,
+                    at_write(w, client_store(cx), format!("seq {}", e.seq), format!("a seq above {m}")),
                     format!(
                         "thread {}: {} wrote seq {} after {by} had written seq {m}: seqs not unique and increasing",
                         e.thread_id, e.run_id, e.seq
@@ -152,7 +157,9 @@ fn same_event(e: &EmittedEvent, row: &RunEvent) -> bool {
 }
 
 /// R4: a run that ended, errored or was cancelled has every event it emitted stored, in order;
-/// a killed run has a prefix of them.
+/// a killed run has a prefix of them. About a whole run rather than one request (what the store
+/// holds of it once the world ended): a finding points at no request, only at the trace lines
+/// of the run's writes, stop and crashes.
 pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
     let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
     let truth = snapshots.at_end();
@@ -184,8 +191,14 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
             } else {
                 format!("{} of {} events stored", stored.len(), emitted.len())
             };
-            f.add(
+            let marks = vec![
+                TraceMark::any_time(format!(" {} n=", spec.id)),
+                TraceMark::any_time(format!("stop {} ", spec.id)),
+                TraceMark::any_time("crash worker-"),
+            ];
+            f.add_at(
                 BugId::R4,
+                Pointer::lines(marks),
                 format!("{} ({}): {how}", spec.id, or_none(outcome)),
             );
         }
@@ -199,7 +212,12 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
     }
     for read in &cx.record.reads {
         for message in read_disagreements(cx, read) {
-            f.add(BugId::R9, format!("{}: {message}", when(read)));
+            let (sqlite, first) = apart(&message);
+            f.add_at(
+                BugId::R9,
+                Asked::of(cx, read).answers(sqlite, first),
+                format!("{}: {message}", when(read)),
+            );
         }
     }
     if !cx.record.dumps.agree() {
@@ -388,18 +406,29 @@ pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) 
             continue;
         };
         let held: BTreeSet<RowKey> = dump.iter().map(row_key).collect();
-        let lost: Vec<&RunEvent> = cx
+        let lost: Vec<&Written> = cx
             .record
             .durable_acked
             .iter()
             .filter(|w| {
                 w.op < last.op && !is_deleted(cx.record, w) && !held.contains(&row_key(&w.event))
             })
-            .map(|w| &w.event)
             .collect();
-        if let Some(first) = lost.first() {
-            f.add(
+        if let Some(w) = lost.first() {
+            let first = &w.event;
+            let pointer = at_write(
+                w,
+                format!("the {slot} store"),
+                format!(
+                    "seq {} gone after the restart at {}us",
+                    first.seq, last.at_us
+                ),
+                format!("seq {} held, as acknowledged", first.seq),
+            )
+            .and(TraceMark::at(last.at_us, "store crash"));
+            f.add_at(
                 BugId::R12,
+                pointer,
                 format!(
                     "the {slot} store acknowledged {} rows before its host restarted (last restart at {}us) that it no longer holds, first seq {} of {} ({}) on thread {}",
                     lost.len(),
@@ -424,8 +453,15 @@ pub fn summaries_keep_tool_pairs(cx: &Context<'_>, f: &mut Findings) {
                 Shape::Tool => {
                     let id = m.tool_call_id.as_deref().unwrap_or("");
                     if !calls.contains(id) {
-                        f.add(
+                        let pointer = super::summary_rules::at_summary(
+                            cx,
+                            s,
+                            format!("tool result at {i} without its call {id}"),
+                            format!("call {id} kept before its result"),
+                        );
+                        f.add_at(
                             BugId::R11,
+                            pointer,
                             format!(
                                 "{} summarized its checkpoint and kept tool result `{}` (position {i} of {}) without its call {id}",
                                 cx.scenario.runs[s.run].id,

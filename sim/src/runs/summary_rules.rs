@@ -12,7 +12,8 @@
 
 use super::context::{short, Context};
 use super::record::SummaryRecord;
-use crate::outcome::Findings;
+use crate::divergence::{Divergence, TraceMark};
+use crate::outcome::{Findings, Pointer};
 use history::runs::{ChatMessage, MessageKind as Shape};
 use history::BugId;
 use model::runs::summarization::{
@@ -26,8 +27,14 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
     for s in &cx.record.summaries {
         let run = &cx.scenario.runs[s.run];
         let Some(settings) = run.summarize else {
-            f.add(
+            f.add_at(
                 BugId::R20,
+                at_summary(
+                    cx,
+                    s,
+                    "a summarized checkpoint",
+                    "no summary: summarization not set",
+                ),
                 format!(
                     "{} summarized its checkpoint without summarization set",
                     run.id
@@ -43,14 +50,40 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
         let after = state_of(&s.messages);
         if let Some(left) = &last_left[s.run] {
             if let Err(m) = check_continuation(left, &before) {
-                f.add(BugId::R20, describe(cx, s, &m.to_string()));
+                let pointer = at_summary(
+                    cx,
+                    s,
+                    format!("a state of {} messages", before.len()),
+                    m.to_string(),
+                );
+                f.add_at(BugId::R20, pointer, describe(cx, s, &m.to_string()));
             }
         }
         if let Err(m) = contract.check(&before, &after) {
-            f.add(BugId::R20, describe(cx, s, &m.to_string()));
+            let pointer = at_summary(
+                cx,
+                s,
+                format!("{} messages kept of {}", after.len(), before.len()),
+                m.to_string(),
+            );
+            f.add_at(BugId::R20, pointer, describe(cx, s, &m.to_string()));
         }
         last_left[s.run] = Some(after);
     }
+}
+
+/// A summary the middleware made as the request a finding points at: its op, time and run, its
+/// trace line (`{run} summarized, {n} kept`) marked.
+pub(super) fn at_summary(
+    cx: &Context<'_>,
+    s: &SummaryRecord,
+    answered: impl Into<String>,
+    expected: impl Into<String>,
+) -> Pointer {
+    let run = &cx.scenario.runs[s.run].id;
+    let by = format!("the summarization middleware of {run}");
+    let d = Divergence::of("summarize", s.op, s.at_us, by).answers(answered, expected);
+    Pointer::request(d, TraceMark::at(s.at_us, format!("{run} summarized, ")))
 }
 
 fn describe(cx: &Context<'_>, s: &SummaryRecord, what: &str) -> String {

@@ -28,9 +28,10 @@ impl Tap {
                 last.seq
             ));
         }
+        let at_us = super::state::now_us();
         let mut log = self.world.log.borrow_mut();
         log.written
-            .extend(rows.into_iter().map(|event| Written { op, event }));
+            .extend(rows.into_iter().map(|event| Written { op, at_us, event }));
     }
 
     /// Rows the `sqlite` store acknowledged, with its own seqs: what must survive a crash of
@@ -39,10 +40,10 @@ impl Tap {
         if self.world.scenario.store_crashes.is_empty() {
             return;
         }
-        let op = self.world.next_op();
+        let (op, at_us) = (self.world.next_op(), super::state::now_us());
         let mut log = self.world.log.borrow_mut();
         log.durable_acked
-            .extend(rows.map(|event| Written { op, event }));
+            .extend(rows.map(|event| Written { op, at_us, event }));
     }
 
     /// Keeps an error a store answered a journal-side call with, for R24 (the journals retry

@@ -5,7 +5,7 @@
 //! every run; the default scope of a request acting for a run is its user's, and a request
 //! with no user in its context (a legacy run's) is refused. Where the two backends answered one of these reads differently, R9.
 
-use super::check::wording::{answered as answered_count, or_none, when};
+use super::check::wording::{answered as answered_count, or_none, when, Asked};
 use super::context::{of_row, Context};
 use super::record::{Answer, ReadKind};
 use super::truth::Snapshots;
@@ -32,6 +32,7 @@ pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         };
         let truth = snapshots.before(read.op);
         let t = &read.thread;
+        let at = Asked::of(cx, read);
         let how = match default_for {
             Some(r) => format!(
                 "{}: {t}'s messages read in the default scope for {} (current user {})",
@@ -41,11 +42,13 @@ pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             ),
             None => format!("{}: {t}'s messages read as {}", when(read), scope(user)),
         };
+        let how = at.saying(how);
         let (rows, count) = (rows.primary(cx.primary), count.primary(cx.primary));
         if default_for.is_some() && user.is_none() {
             if let Some(n) = answered(rows, count) {
-                f.add(
+                f.add_at(
                     BugId::R19,
+                    how.answers(n.clone(), "a refusal: no user in the request's context"),
                     format!("{how}: answered {n} instead of refusing a request with no user in its context"),
                 );
             }
@@ -91,13 +94,17 @@ fn check_scope(
     user: Option<&str>,
     rows: &[RunEvent],
     count: u64,
-    how: &str,
+    how: &Asked,
     f: &mut Findings,
 ) {
     let tid = cx.thread_id(t);
     if rows.len() as u64 != count {
-        f.add(
+        f.add_at(
             BugId::R19,
+            how.answers(
+                format!("{} rows", rows.len()),
+                format!("{count} rows (count_messages)"),
+            ),
             format!("{how}: {} rows, count_messages {count}", rows.len()),
         );
         return;
@@ -125,8 +132,10 @@ fn check_scope(
                 )
             })
             .unwrap_or_default();
-        f.add(
+        let (answered, expected) = m.sides();
+        f.add_at(
             BugId::R19,
+            how.answers(answered, expected),
             format!("{how}: not exactly the scope's runs' messages{stranger}: {m}"),
         );
     }
@@ -143,8 +152,22 @@ pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             _ => continue,
         };
         if !rows.agree() || !count.agree() {
-            f.add(
+            let slot = cx.record.first_slot;
+            let pointer = Asked::of(cx, read).answers(
+                format!(
+                    "sqlite: {} rows, counted {}",
+                    len_of(&rows.sqlite),
+                    answered_count(&count.sqlite)
+                ),
+                format!(
+                    "as {slot}: {} rows, counted {}",
+                    len_of(&rows.memory),
+                    answered_count(&count.memory)
+                ),
+            );
+            f.add_at(
                 BugId::R9,
+                pointer,
                 format!(
                     "{}: {}'s messages read as {}: the backends differ ({} answered {} rows counted {}, sqlite {} rows counted {})",
                     when(read),

@@ -173,6 +173,7 @@ async fn summarize(
     let op = world.next_op();
     world.log.borrow_mut().summaries.push(SummaryRecord {
         op,
+        at_us: super::state::now_us(),
         run,
         before,
         messages: state.messages.clone(),

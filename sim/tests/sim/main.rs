@@ -8,6 +8,7 @@ mod determinism;
 mod differences;
 mod error_answers;
 mod examples;
+mod first_divergence;
 mod fuzz;
 mod inspect;
 mod journal;

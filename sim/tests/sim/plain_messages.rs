@@ -1,5 +1,6 @@
-//! Violation messages are for people: no Rust debug rendering (`Some(..)`, `None`, a struct's
-//! `{ .. }`, serde_json's `Object {..}`, escaped quotes) in what any catalog scenario reports.
+//! Violation messages and first wrong answers are for people: no Rust debug rendering
+//! (`Some(..)`, `None`, a struct's `{ .. }`, serde_json's `Object {..}`, escaped quotes) in what
+//! any catalog scenario reports.
 
 use sim::run::run_scenario_file;
 use sim::scenario_file::{discover, ScenarioFile};
@@ -55,7 +56,10 @@ fn no_scenarios_violation_message_shows_rust_debug_text() {
             );
             for v in &run.violations {
                 checked += 1;
-                let marks = debug_marks(&v.message);
+                // The message and the first wrong answer, as the terminal and the reports say them.
+                let divergence = v.first_divergence.as_ref().map(|d| d.to_string());
+                let said = format!("{} {}", v.message, divergence.unwrap_or_default());
+                let marks = debug_marks(&said);
                 if !marks.is_empty() {
                     leaks.push(format!("{} ({store:?}) {marks:?}: {v}", path.display()));
                 }

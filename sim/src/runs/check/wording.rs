@@ -1,15 +1,149 @@
 //! How the runs rules word what they saw: a read's place and simulated time, absent values,
 //! lists and answers, the way a user of the store reads them (never Rust's debug form).
 
-use crate::runs::record::{Answer, Both, Read};
+use crate::divergence::{Divergence, TraceMark};
+use crate::outcome::Pointer;
+use crate::runs::context::Context;
+use crate::runs::record::{Answer, Both, Read, ReadKind};
+use crate::workload::StoreKind;
 use history::runs::MessageCursor;
-use std::fmt::Display;
+use std::fmt::{self, Display};
 
 /// When a read was made, as a message names it: its place in the world's order of operations
 /// and its simulated time, spelt as the trace stamps its lines (`3000us`) so that the read's
 /// line is found in `replay --trace`.
 pub(crate) fn when(read: &Read) -> String {
     format!("op {} at {}us", read.op, read.at_us)
+}
+
+/// A read as the rules name it: in words (`op 12 at 3000us`, [`when`]), and as the request a
+/// finding points at (its op as the trace names it, its place in the world's order, its time,
+/// the store the client reads) with the mark of its trace line.
+pub(crate) struct Asked {
+    words: String,
+    request: Divergence,
+    mark: TraceMark,
+}
+
+impl Asked {
+    pub(crate) fn of(cx: &Context<'_>, read: &Read) -> Self {
+        let run = |r: usize| cx.scenario.runs.get(r).map_or("", |r| r.id.as_str());
+        let t = &read.thread;
+        // The words that open the read's line in the trace (`sim/src/runs/client.rs` and the
+        // `*_calls.rs` beside it), up to where its answer begins.
+        let (op, line) = match &read.kind {
+            ReadKind::Views { .. } => ("views", format!("views {t} count=")),
+            ReadKind::Page { .. } => ("page", format!("page {t} limit=")),
+            ReadKind::Paginate { .. } => ("paginate", format!("paginate {t} limit=")),
+            ReadKind::Events { run: r, .. } => ("events", format!("events {} rows=", run(*r))),
+            ReadKind::RunMessages { run: r, .. } => {
+                ("run messages", format!("run messages {} limit=", run(*r)))
+            }
+            ReadKind::FilteredEvents { run: r, .. } => (
+                "filtered events",
+                format!("filtered events {} types=", run(*r)),
+            ),
+            ReadKind::UserMessages { .. } => ("user messages", format!("user messages {t} as ")),
+            ReadKind::LastAnswers { .. } => ("last answers", format!("last answers {t}: ")),
+            ReadKind::DefaultScopeMessages { run: r, .. } => (
+                "default-scope messages",
+                format!("default-scope messages {t} for {} ", run(*r)),
+            ),
+        };
+        let by = client_store(cx);
+        Asked {
+            words: when(read),
+            request: Divergence::of(op, read.op, read.at_us, by),
+            mark: TraceMark::at(read.at_us, line),
+        }
+    }
+
+    /// This read, its finding about one call of it (`/history` of `views`).
+    pub(crate) fn on(&self, call: &str) -> Self {
+        let mut request = self.request.clone();
+        request.op = format!("{} {call}", request.op);
+        Asked {
+            words: self.words.clone(),
+            request,
+            mark: self.mark.clone(),
+        }
+    }
+
+    /// This read named in other words (its op and time among them, [`when`]).
+    pub(crate) fn saying(self, words: String) -> Self {
+        Asked { words, ..self }
+    }
+
+    /// The finding's pointer: this request, answered `answered` where the model expects
+    /// `expected`.
+    pub(crate) fn answers(
+        &self,
+        answered: impl Into<String>,
+        expected: impl Into<String>,
+    ) -> Pointer {
+        Pointer::request(
+            self.request.clone().answers(answered, expected),
+            self.mark.clone(),
+        )
+    }
+}
+
+impl Display for Asked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.words)
+    }
+}
+
+/// The store the client reads, in words: `the memory store`.
+pub(crate) fn client_store(cx: &Context<'_>) -> String {
+    match cx.primary {
+        StoreKind::Sqlite => "the sqlite store".to_string(),
+        StoreKind::Memory | StoreKind::Jsonl => format!("the {} store", cx.record.first_slot),
+    }
+}
+
+/// A write (`op`, at `at_us`) as the request a finding points at: the rows of a run that `by`
+/// accepted, its trace lines marked (`write {thread_id} {run_id} n=...`, or a receipt's
+/// `receipt {run_id} attempt ...`).
+pub(crate) fn at_write(
+    w: &crate::runs::record::Written,
+    by: String,
+    answered: impl Into<String>,
+    expected: impl Into<String>,
+) -> Pointer {
+    let e = &w.event;
+    let d = Divergence::of("write", w.op, w.at_us, by).answers(answered, expected);
+    let written = TraceMark::at(w.at_us, format!(" {} {} n=", e.thread_id, e.run_id));
+    let receipt = TraceMark::at(w.at_us, format!("receipt {} attempt", e.run_id));
+    Pointer::request(d, written).and(receipt)
+}
+
+/// A rating as the request a finding points at: the run it went to beside the run that produced
+/// the rated message, its trace line (`rate {thread} ...`) marked.
+pub(crate) fn at_rating(r: &crate::runs::record::RatingRecord, expected: &str) -> Pointer {
+    let d = Divergence::of("rate", r.op, r.at_us, "the client's run mapping").answers(
+        format!("run {}", or_none(r.client.as_ref())),
+        format!("run {expected}"),
+    );
+    Pointer::request(d, TraceMark::at(r.at_us, format!("rate {} ", r.thread)))
+}
+
+/// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
+/// sqlite 12`): the sqlite store's answer, then the other store's, which it must equal.
+pub(crate) fn apart(message: &str) -> (String, String) {
+    let split = message
+        .split_once(": ")
+        .and_then(|(what, pair)| Some((what, pair.split_once(" vs ")?)));
+    match split {
+        Some((what, (first, sqlite))) => (
+            format!("{what}: {sqlite}"),
+            format!("{what}: {first}, as the other store answered"),
+        ),
+        None => (
+            message.to_string(),
+            "the same answer from both stores".to_string(),
+        ),
+    }
 }
 
 /// A value as a user reads it, `none` when absent.

@@ -1,0 +1,113 @@
+//! A failing seed names the first request whose answer departs from the model (op, request id,
+//! simulated time, who answered, both answers trimmed to the differing part) in the terminal,
+//! in `summary.md` and in `summary.json`, and shows the trace lines its violation concerns.
+
+use super::histsim_cli;
+use serde_json::Value;
+
+/// Runs `histsim run` of `workload` with `planted` over `seeds` into a temporary report
+/// directory: the terminal's text, summary.md and summary.json.
+fn failing_campaign(workload: &str, planted: &str, seeds: &str) -> (String, String, Value) {
+    let reports = tempfile::tempdir().expect("a temporary directory");
+    let (code, out) = histsim_cli(&[
+        "run",
+        "--workload",
+        workload,
+        "--planted",
+        planted,
+        "--seeds",
+        seeds,
+        "--no-shrink",
+        "--quiet",
+        "--name",
+        "diverged",
+        "--report-dir",
+        reports.path().to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    let dir = reports.path().join("diverged");
+    let md = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md");
+    let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    (out, md, serde_json::from_str(&json).expect("JSON"))
+}
+
+/// The first violation of the first failing seed has its divergence's every field, in words.
+fn first_divergence<'a>(summary: &'a Value, id: &str) -> &'a Value {
+    let v = &summary["failures"][0]["violations"][0];
+    assert_eq!(v["id"], id, "{v}");
+    let d = &v["first_divergence"];
+    for field in ["op", "by", "answered", "expected"] {
+        let text = d[field].as_str().unwrap_or_default();
+        assert!(!text.is_empty(), "no {field}: {v}");
+        assert!(
+            !text.contains("{ ") && !text.contains("Some("),
+            "{field}: {text}"
+        );
+    }
+    for field in ["request", "at_us"] {
+        assert!(d[field].is_u64(), "no {field}: {v}");
+    }
+    d
+}
+
+#[test]
+fn a_runs_failure_names_its_first_wrong_answer_everywhere() {
+    let (out, md, summary) = failing_campaign("runs", "R2", "1..2");
+    let d = first_divergence(&summary, "R2");
+    assert_eq!(d["op"], "views /history", "{d}");
+    assert!(
+        d["answered"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("messages"),
+        "{d}"
+    );
+    let line = format!(
+        "first wrong answer: views /history (request {} at {}us",
+        d["request"], d["at_us"]
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+    assert!(md.contains("First wrong answers:"), "{md}");
+    assert!(
+        md.contains(&format!("| R2 | `views /history` | {} |", d["request"])),
+        "{md}"
+    );
+    // The trace shown is the read's own line, stamped at its time.
+    let shown = out
+        .split("the trace lines the first violation concerns:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no concerned trace lines:\n{out}"));
+    let first = shown.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("{}us views ", d["at_us"])),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_display_failure_names_the_read_and_the_duplicated_deliveries() {
+    let (out, md, summary) = failing_campaign("display", "P4", "1..2");
+    let d = first_divergence(&summary, "P4");
+    assert_eq!(d["op"], "history read", "{d}");
+    assert!(
+        d["by"].as_str().unwrap_or_default().starts_with("replica-"),
+        "{d}"
+    );
+    assert!(md.contains("| P4 | `history read` |"), "{md}");
+    let shown: Vec<&str> = out
+        .split("the trace lines the first violation concerns:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no concerned trace lines:\n{out}"))
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    // The read's answer and the deliveries of the duplicated steps, not the last polls.
+    let polls = shown.iter().filter(|l| l.contains("answer turn=")).count();
+    assert!(polls <= 2, "{shown:#?}");
+    assert!(
+        shown
+            .iter()
+            .any(|l| l.contains(" persist step=") && l.contains("copy=1")),
+        "{shown:#?}"
+    );
+}
