@@ -335,19 +335,7 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
             rows: 0,
         };
         let mut seen = request(scenario, config, source, &head, &mut dir, r.shape, n);
-        trace.record(
-            k as u64 + 1,
-            format_args!(
-                "request {k} {:?} rows={n} built={} sealed={} cl={:?} received={:?} body={:016x}",
-                r.shape,
-                seen.built.is_ok(),
-                seen.spool.len(),
-                seen.report.as_ref().map(|r| r.content_length).ok(),
-                seen.received.as_ref().map(|x| x.body.len()),
-                xxhash_rust::xxh3::xxh3_64(&seen.spool)
-            ),
-        );
-        seen.traced_events = trace.events();
+        record_request(&mut trace, k, &mut seen);
         requests.push(seen);
     }
     let dir_closed = dir.close().map_err(|e| e.to_string());
@@ -359,6 +347,24 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
         dir_closed,
         trace,
     }
+}
+
+/// Request `k`'s line in the trace; `seen` then knows where it stands there.
+fn record_request(trace: &mut Trace, k: usize, seen: &mut RequestSeen) {
+    trace.record(
+        k as u64 + 1,
+        format_args!(
+            "request {k} {:?} rows={} built={} sealed={} cl={:?} received={:?} body={:016x}",
+            seen.shape,
+            seen.rows,
+            seen.built.is_ok(),
+            seen.spool.len(),
+            seen.report.as_ref().map(|r| r.content_length).ok(),
+            seen.received.as_ref().map(|x| x.body.len()),
+            xxhash_rust::xxh3::xxh3_64(&seen.spool)
+        ),
+    );
+    seen.traced_events = trace.events();
 }
 
 fn request(
