@@ -112,7 +112,7 @@ fn request_box(
             r.body.len(),
             r.content_length,
             r.status,
-            &r.body == &seen.spool,
+            r.body == seen.spool,
         ),
         None => "server received: nothing".to_string(),
     });
