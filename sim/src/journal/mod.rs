@@ -20,7 +20,7 @@ pub mod meaning;
 mod op_rules;
 mod ops;
 pub mod options;
-mod picture;
+pub(crate) mod picture;
 pub mod probes;
 mod process;
 pub mod record;

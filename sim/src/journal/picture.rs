@@ -4,7 +4,7 @@
 
 use super::record::{CorruptedRestart, Happened, SessionRecord};
 use super::world::WorldRecord;
-use crate::picture::{Facts, Recovered, Strip, StripPart};
+use crate::picture::{ms, Facts, Recovered, Strip, StripPart};
 use history::journal::{dump_lines, Block, DumpLine, Row};
 use std::collections::BTreeMap;
 
@@ -69,7 +69,14 @@ fn session_facts(s: usize, session: &SessionRecord, models: &ModelsAtRestarts, f
 
 /// The strip of one file: `kept` its bytes after the crash, `synced` how many were synced,
 /// `length` its length before.
-fn strip(at_us: u64, lane: &str, file: &str, kept: &[u8], synced: u64, length: u64) -> Strip {
+pub(crate) fn strip(
+    at_us: u64,
+    lane: &str,
+    file: &str,
+    kept: &[u8],
+    synced: u64,
+    length: u64,
+) -> Strip {
     let mut torn = 0;
     let mut record_starts = Vec::new();
     for line in dump_lines(kept).into_iter().flatten() {
@@ -82,6 +89,7 @@ fn strip(at_us: u64, lane: &str, file: &str, kept: &[u8], synced: u64, length: u
     let synced = synced.min(kept_len - torn.min(kept_len));
     Strip {
         at_us,
+        moment: format!("crash at {}", ms(at_us)),
         after_events: None,
         lane: lane.to_string(),
         file: file.to_string(),

@@ -1,5 +1,6 @@
 //! What a workload hands a picture beside its trace: its reads with the model's expectation,
-//! its records' bytes at a crash, and the histories a restart recovered.
+//! its records' bytes at a crash (or, where no crash falls, when they were made durable), and
+//! the histories a restart or a reader recovered.
 
 /// Everything a workload shows of one played world beyond its trace lines.
 #[derive(Clone, Debug, Default)]
@@ -33,10 +34,14 @@ impl ReadBox {
     }
 }
 
-/// One file's bytes at a crash, as consecutive parts.
+/// One file's bytes at a crash, or at the moment its workload made them durable, as
+/// consecutive parts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Strip {
     pub at_us: u64,
+    /// What the strip shows the file at: `crash at 1.250 ms`, `sealed before its send (no
+    /// crash: …)`.
+    pub moment: String,
     /// Placed after this many trace events, where simulated time cannot place it (a crash
     /// happens outside every host's clock).
     pub after_events: Option<u64>,

@@ -4,7 +4,8 @@
 //!
 //! A page is drawn from what the world already records: the full trace (`keep_trace`), the
 //! options, the violations, and the [`Facts`] a workload hands over beside its `details` (reads
-//! with the model's expectation, the journal's record bytes at a crash, recovered histories).
+//! with the model's expectation, the journal's record bytes at a crash, each spool's sealed
+//! bytes, recovered histories and request bodies).
 //! Drawing reads nothing the trace hash covers and decides nothing: it only shows.
 
 mod campaign_page;
@@ -20,4 +21,5 @@ pub use campaign_page::{campaign_page, CampaignPicture};
 pub use diff_page::diff_page;
 pub use facts::{Facts, ReadBox, Recovered, Strip, StripPart};
 pub use fuzz_page::fuzz_page;
+pub use html::ms;
 pub use seed_page::{seed_page, SeedPicture};

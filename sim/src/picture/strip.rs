@@ -1,8 +1,8 @@
-//! A file's bytes at a crash as one strip: synced, unsynced and kept, torn, lost; each record's
+//! A file's bytes at a crash (or when made durable) as one strip: synced, unsynced and kept, torn, lost; each record's
 //! start a tick.
 
 use super::facts::{Strip, StripPart};
-use super::html::{escape, ms};
+use super::html::escape;
 use std::fmt::Write as _;
 
 /// The strip's width in CSS pixels, whatever the file's length.
@@ -12,10 +12,10 @@ pub(super) fn strip_html(i: usize, s: &Strip) -> String {
     let total: u64 = s.parts.iter().map(|p| p.bytes()).sum::<u64>().max(1);
     let px = |bytes: u64| (bytes * STRIP_PX).div_ceil(total);
     let mut out = format!(
-        "<div class=\"box crash-strip\" id=\"strip-{i}\" data-lane=\"{}\"><h4>{} crash at {}: {} ({} bytes: {})</h4><div class=\"strip\" style=\"width:{STRIP_PX}px\">",
+        "<div class=\"box crash-strip\" id=\"strip-{i}\" data-lane=\"{}\"><h4>{} {}: {} ({} bytes: {})</h4><div class=\"strip\" style=\"width:{STRIP_PX}px\">",
         escape(&s.lane),
         escape(&s.lane),
-        ms(s.at_us),
+        escape(&s.moment),
         escape(&s.file),
         total,
         summary(&s.parts)

@@ -188,6 +188,10 @@ fn host_and_text(rest: &str) -> (String, &str) {
     let lane = match first {
         "write" => "store",
         "stop" | "start" => "workers",
+        // The spool world: the history made ready, then each request's rows read and its
+        // spool built, sealed and sent.
+        "history" => "history",
+        "request" => "spool",
         _ if what.starts_with("summarized") => "summarizer",
         _ => "client",
     };
@@ -350,6 +354,13 @@ mod tests {
         );
         assert_eq!(t.rows[1].text, "write 34973 run-0 n=23 seqs=1..23");
         assert_eq!(t.rows[2].arrow, Some((2, 0)));
+        let spool = Timeline::of_trace(&lines(&[
+            "       0us history rows=162 source=Journal compress=None",
+            "       0us request 0 row 0 content=211 row=71f873c3e8276e55",
+            "       1us request 0 Openai rows=1 built=true sealed=42404",
+        ]));
+        assert_eq!(spool.lanes, ["history", "spool"]);
+        assert_eq!(spool.rows[2].lane, 1);
     }
 
     #[test]

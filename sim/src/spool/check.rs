@@ -201,7 +201,7 @@ fn check_received(seen: &RequestSeen) -> Vec<String> {
 }
 
 /// A request shape as a scenario file spells it.
-fn shape_name(shape: ShapeSpec) -> &'static str {
+pub fn shape_name(shape: ShapeSpec) -> &'static str {
     match shape {
         ShapeSpec::Openai => "openai",
         ShapeSpec::Anthropic => "anthropic",

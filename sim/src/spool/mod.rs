@@ -6,6 +6,7 @@
 pub mod check;
 pub mod generate;
 pub mod options;
+mod picture;
 pub mod probes;
 pub mod responder;
 pub mod scenario;
@@ -54,7 +55,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
         converged_after_ms: None,
         coverage,
         details,
-        picture: None,
+        picture: config.keep_trace.then(|| picture::facts(scenario, &record)),
         trace: record.trace,
     }
 }

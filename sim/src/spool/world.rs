@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// The journal file a journal-sourced history lives in.
-const HISTORY_JOURNAL: &str = "history.journal";
+pub const HISTORY_JOURNAL: &str = "history.journal";
 /// Rows per append when the history is written to its journal.
 const APPEND_ROWS: usize = 3;
 
@@ -42,6 +42,21 @@ pub struct RequestSeen {
     pub received: Option<Received>,
     /// Files left in the request directory after the send.
     pub left: Vec<String>,
+    /// The sealed spool's file name in the request directory (empty when the build failed).
+    pub spool_file: String,
+    /// Trace events recorded up to and including this request's line: where a page places it.
+    pub traced_events: u64,
+}
+
+/// The journal a journal-sourced history was written to, as the requests read it (kept with
+/// the full trace only: the page draws it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryFile {
+    pub bytes: Vec<u8>,
+    /// Bytes synced when the requests began (what a crash then would keep).
+    pub synced: u64,
+    /// Trace events recorded when the history was ready.
+    pub traced_events: u64,
 }
 
 pub struct WorldRecord {
@@ -52,6 +67,8 @@ pub struct WorldRecord {
     /// ground truth the check computes each request's rows from (generating it again there was
     /// a twentieth of the workload's time).
     pub history: Vec<Row>,
+    /// The history's journal, with the full trace and a journal source.
+    pub history_file: Option<HistoryFile>,
     /// Removing the request directory at the end.
     pub dir_closed: Result<(), String>,
     pub trace: Trace,
@@ -90,6 +107,7 @@ enum Prepared {
     Journal {
         reader: Rc<RefCell<JournalReader>>,
         rows: usize,
+        disk: Arc<SimDisk>,
     },
     /// In memory; `summary_first` when the first row is a compression's summary.
     Rows { rows: Vec<Row>, summary_first: bool },
@@ -110,7 +128,7 @@ fn prepare(
         }
         SourceKind::Journal => {
             let disk = Arc::new(SimDisk::new(SimDiskOptions::default()));
-            let storage: SharedStorage = disk;
+            let storage: SharedStorage = disk.clone();
             let mut j = Journal::create(storage.clone(), HISTORY_JOURNAL, opts.clone(), None)
                 .map_err(|e| e.to_string())?;
             for chunk in rows.chunks(APPEND_ROWS) {
@@ -130,6 +148,7 @@ fn prepare(
                     opts.clone(),
                 ))),
                 rows: j.fold().in_context().len(),
+                disk,
             })
         }
     }
@@ -140,6 +159,22 @@ impl Prepared {
         match self {
             Prepared::Journal { rows, .. } => *rows,
             Prepared::Rows { rows, .. } => rows.len(),
+        }
+    }
+
+    /// The history's journal file as it stands, when there is one.
+    fn file(&self, traced_events: u64) -> Option<HistoryFile> {
+        match self {
+            Prepared::Journal { disk, .. } => Some(HistoryFile {
+                bytes: disk.bytes(HISTORY_JOURNAL),
+                synced: disk
+                    .synced_prefixes()
+                    .get(HISTORY_JOURNAL)
+                    .copied()
+                    .unwrap_or(0),
+                traced_events,
+            }),
+            Prepared::Rows { .. } => None,
         }
     }
 
@@ -257,6 +292,7 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
         setup: Err(e),
         requests: Vec::new(),
         history,
+        history_file: None,
         dir_closed: Ok(()),
         trace,
     };
@@ -284,6 +320,10 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
             scenario.compress_keep
         ),
     );
+    let history_file = config
+        .keep_trace
+        .then(|| prepared.file(trace.events()))
+        .flatten();
     let head = head(scenario);
     let mut requests = Vec::with_capacity(scenario.requests.len());
     for (k, r) in scenario.requests.iter().enumerate() {
@@ -294,19 +334,8 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
             request: k,
             rows: 0,
         };
-        let seen = request(scenario, config, source, &head, &mut dir, r.shape, n);
-        trace.record(
-            k as u64 + 1,
-            format_args!(
-                "request {k} {:?} rows={n} built={} sealed={} cl={:?} received={:?} body={:016x}",
-                r.shape,
-                seen.built.is_ok(),
-                seen.spool.len(),
-                seen.report.as_ref().map(|r| r.content_length).ok(),
-                seen.received.as_ref().map(|x| x.body.len()),
-                xxhash_rust::xxh3::xxh3_64(&seen.spool)
-            ),
-        );
+        let mut seen = request(scenario, config, source, &head, &mut dir, r.shape, n);
+        record_request(&mut trace, k, &mut seen);
         requests.push(seen);
     }
     let dir_closed = dir.close().map_err(|e| e.to_string());
@@ -314,9 +343,28 @@ pub fn play(scenario: &SpoolScenario, config: &WorldConfig) -> WorldRecord {
         setup: Ok(()),
         requests,
         history,
+        history_file,
         dir_closed,
         trace,
     }
+}
+
+/// Request `k`'s line in the trace; `seen` then knows where it stands there.
+fn record_request(trace: &mut Trace, k: usize, seen: &mut RequestSeen) {
+    trace.record(
+        k as u64 + 1,
+        format_args!(
+            "request {k} {:?} rows={} built={} sealed={} cl={:?} received={:?} body={:016x}",
+            seen.shape,
+            seen.rows,
+            seen.built.is_ok(),
+            seen.spool.len(),
+            seen.report.as_ref().map(|r| r.content_length).ok(),
+            seen.received.as_ref().map(|x| x.body.len()),
+            xxhash_rust::xxh3::xxh3_64(&seen.spool)
+        ),
+    );
+    seen.traced_events = trace.events();
 }
 
 fn request(
@@ -341,11 +389,18 @@ fn request(
         report: Err("not sent".into()),
         received: None,
         left: Vec::new(),
+        spool_file: String::new(),
+        traced_events: 0,
     };
     match build(shape, head, &mut source, dir, &build_opts, &NeverAbort) {
         Err(e) => seen.built = Err(e.to_string()),
         Ok(built) => {
             seen.spool = std::fs::read(built.spool.path()).unwrap_or_default();
+            seen.spool_file = built
+                .spool
+                .path()
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             let send = SendOptions {
                 target: shape.default_target().to_string(),
                 chunk_bytes: scenario.chunk_bytes as usize,

@@ -1,6 +1,6 @@
 //! The pages histsim draws, opened in a real browser: headless Chromium (Debian's `chromium`,
 //! `scripts/install-chromium.sh`) loads a failing seed's page of each workload (P4 display, R2
-//! runs, J10 journal), a `histsim diff` seed's page, a failing campaign's `index.html` (with
+//! runs, J10 journal, J14 spool), a `histsim diff` seed's page, a failing campaign's `index.html` (with
 //! its chart of seeds a second) and a fuzzing campaign's page (coverage over time),
 //! takes a screenshot of each (kept under `reports/screenshots/`, or `HISTSIM_SCREENSHOTS`),
 //! and the test asserts on the DOM Chromium built: the lanes, the violation's link landing on
@@ -171,7 +171,7 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
         "a script error is caught: {:?}",
         o.console_errors
     );
-    for (id, lanes_min) in [("P4", 4), ("R2", 3), ("J10", 2)] {
+    for (id, lanes_min) in [("P4", 4), ("R2", 3), ("J10", 2), ("J14", 2)] {
         let seed = failing_seed(id).to_string();
         let page = dir.path().join(format!("{id}.html"));
         let args = ["replay", "--seed", &seed, "--planted", id, "--html"];
@@ -193,10 +193,45 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
                 "J10: crash strips"
             );
         }
+        if id == "J14" {
+            spool_strips(&opened.dom);
+        }
     }
     diff_page(&browser, dir.path(), &shots);
     campaign_page(&browser, dir.path(), &shots);
     fuzz_page(&browser, dir.path(), &shots);
+}
+
+/// A failing spool seed's page: the history's journal and every request's sealed spool as
+/// strips in their lanes, each spool's bytes synced with a tick per message, and the request
+/// the link lands on showing its body beside the oracle's.
+fn spool_strips(dom: &str) {
+    let strips: Vec<&str> = dom
+        .split("class=\"box crash-strip\"")
+        .skip(1)
+        .map(|s| &s[..s.find("</h4>").expect("a strip's heading")])
+        .collect();
+    assert!(
+        strips.iter().any(|s| s.contains("data-lane=\"history\"")),
+        "J14: the history's journal as a strip: {strips:?}"
+    );
+    let spools: Vec<&&str> = strips
+        .iter()
+        .filter(|s| s.contains("data-lane=\"spool\"") && s.contains("sealed before its send"))
+        .collect();
+    assert!(!spools.is_empty(), "J14: the spools as strips: {strips:?}");
+    for s in spools {
+        assert!(s.contains("synced"), "J14: a sealed spool is synced: {s}");
+    }
+    assert!(
+        dom.contains("class=\"lane-head\" data-lane=\"spool\""),
+        "J14: the spool's lane"
+    );
+    let marked = read_box(dom, &first_departure(dom));
+    assert!(
+        marked.contains("over the streaming bound") && marked.contains("#0 {"),
+        "J14: the departing request shows its figures and its messages: {marked}"
+    );
 }
 
 /// A fuzzing campaign's page, drawn from a summary (a real `fuzz run` needs cargo-fuzz and a
