@@ -71,6 +71,34 @@ fn histsim_journal_dump_prints_the_sample_journal() {
     assert_eq!(kinds, ["start", "append", "append", "append"], "{out}");
 }
 
+/// The long display scenario the pictures' size figure is timed on fails with P4 planted (its
+/// page names it) and is over 10,000 trace events long.
+#[test]
+fn the_long_display_scenario_fails_with_p4_and_is_long() {
+    let page = tempfile::tempdir().expect("a temporary directory");
+    let html = page.path().join("long.html");
+    let (code, out, err) = histsim(&[
+        "replay",
+        "--scenario",
+        "examples/data/long-display.toml",
+        "--planted",
+        "P4",
+        "--html",
+        html.to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("P4"), "{out}");
+    // `steps: N, trace events: N, simulated N ms`
+    let events: u64 = out
+        .lines()
+        .find_map(|l| l.split("trace events: ").nth(1))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no trace-event count in:\n{out}"));
+    assert!(events > 10_000, "{events} events");
+    assert!(std::fs::metadata(&html).expect("the page").len() > 0);
+}
+
 /// Writes `examples/data/sample.journal` again with histsim's own journal code:
 /// `cargo test -p sim --test sim regenerate_the_sample_journal -- --ignored`.
 #[test]
