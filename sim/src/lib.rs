@@ -21,6 +21,7 @@ pub mod determinism;
 pub mod disk;
 pub mod display;
 pub mod fuzz;
+pub mod hostile_text;
 pub mod huge_pages;
 pub mod inspect;
 pub mod journal;

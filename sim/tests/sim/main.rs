@@ -9,6 +9,7 @@ mod differences;
 mod error_answers;
 mod examples;
 mod fuzz;
+mod hostile_text;
 mod inspect;
 mod journal;
 mod live;
