@@ -145,9 +145,9 @@ def project(rows, primary):
                 else:
                     answer = data.get("response")
                     answer = ("true" if answer else "false") if isinstance(answer, bool) else answer
-                    if not isinstance(answer, str):
+                    if not isinstance(answer, str) or not answer:  # an empty answer is malformed
                         raise Bad("bad_payload", "response")
-                    parts = [{"type": "text", "text": answer}] if answer else []
+                    parts = [{"type": "text", "text": answer}]
                 if parts:
                     emit("user", d, parts)
                 continue
@@ -159,7 +159,7 @@ def project(rows, primary):
             else:
                 field = "content" if fam == "ChunkEvent" else "question"
                 text = data.get(field)
-                if not isinstance(text, str) or (fam == "ChunkEvent" and not text):
+                if not isinstance(text, str) or not text:  # an empty chunk or question too
                     raise Bad("bad_payload", field)
             if text:
                 streamed[d] = streamed.get(d, "") + text

@@ -22,6 +22,7 @@ pub mod disk;
 pub mod display;
 pub mod divergence;
 pub mod fuzz;
+pub mod hostile_text;
 pub mod huge_pages;
 pub mod inspect;
 pub mod journal;

@@ -441,10 +441,13 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// A user turn: the streamed text starts over even when the answer is malformed. An empty
+    /// answer is no answer (the published projector's rule): `bad_payload`, after the reset.
     fn hitl_response(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         self.streamed.remove(row.display_id());
         let payload = row.payload.ok_or(())?;
-        let text = match (json::as_str(payload), json::as_bool(payload)) {
+        let text = json::as_str(payload).filter(|s| !s.is_empty());
+        let text = match (text, json::as_bool(payload)) {
             (Some(s), _) => s.into_owned(),
             (None, Some(b)) => b.to_string(),
             (None, None) => return Err(()),
@@ -472,9 +475,14 @@ impl Walk<'_> {
     }
 
     /// A question is assistant text the client saw streamed: a primary stop repeating it adds
-    /// nothing.
+    /// nothing. An empty question is malformed, as an empty chunk is (the published projector's
+    /// rule).
     fn hitl_request(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        let question = row.payload.and_then(json::as_str).ok_or(())?;
+        let question = row
+            .payload
+            .and_then(json::as_str)
+            .filter(|q| !q.is_empty())
+            .ok_or(())?;
         self.stream(row.display_id(), &question);
         if self.planted.is(BugId::P3) {
             // planted P3: the legacy union also rendered every question as user text.

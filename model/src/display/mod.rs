@@ -16,11 +16,12 @@
 //! - `bad_created_at` names the field `created_at`.
 //! - A stop that is not the primary's is never read: a bad payload there warns nothing; a bad
 //!   identity or created_at still warns (those checks come before the walk).
-//! - A chunk with empty text is a bad payload (`content`).
+//! - A chunk, HITL question or HITL answer with empty text is a bad payload (`content`,
+//!   `question`, `response`), as the published projector has it; the answer still resets.
 //! - A user message keeps one part per kept block, and consecutive user contributions on one
 //!   display keep their parts side by side; assistant text (chunks, questions, stop suffixes)
 //!   concatenates onto a trailing text part.
-//! - A user turn that shows nothing (all blocks dropped, empty answer, or a malformed payload)
+//! - A user turn that shows nothing (all blocks dropped, or a malformed payload)
 //!   still resets the streamed text but does not end the previous message, so the next assistant
 //!   text merges into it. A bad identity or created_at skips the row before any turn: no reset.
 //! - Only `UserAgent` speaks for the user: a user-message or HITL-answer emission of any other

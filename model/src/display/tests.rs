@@ -303,10 +303,15 @@ proptest! {
                 let emission = &conversation.emissions[index];
                 prop_assert!(emission.persisted && emission.kind.is_family());
                 prop_assert!(visible.contains(&emission.display));
-                let empty_chunk = matches!(&emission.kind, EmissionKind::Chunk { text } if text.is_empty());
+                // An empty chunk, question or answer is a malformed row.
+                let empty_text = match &emission.kind {
+                    EmissionKind::Chunk { text } | EmissionKind::HitlQuestion { question: text } => text.is_empty(),
+                    EmissionKind::HitlAnswer { answer } => answer.render().is_empty(),
+                    _ => false,
+                };
                 // A bad legacy byte list fails its whole user message.
                 let bad_bytes = matches!(&emission.kind, EmissionKind::UserMessage { blocks } if message_is_malformed(blocks));
-                let explained = warning.code == code::BAD_MEDIA || emission.defect.is_some() || empty_chunk || bad_bytes;
+                let explained = warning.code == code::BAD_MEDIA || emission.defect.is_some() || empty_text || bad_bytes;
                 prop_assert!(explained, "unexplained warning {:?}", warning);
             }
         }

@@ -135,11 +135,8 @@ impl ClientView {
         }
         match &emission.kind {
             EmissionKind::UserMessage { blocks } => self.user_message(emission, blocks),
-            EmissionKind::HitlAnswer { answer } => {
-                self.reset(&emission.display);
-                self.contribute(Role::User, &emission.display, text_parts(answer.render()));
-            }
-            EmissionKind::HitlQuestion { question } => self.streamed_text(emission, question),
+            EmissionKind::HitlAnswer { answer } => self.hitl_answer(emission, answer.render()),
+            EmissionKind::HitlQuestion { question } => self.question(emission, question),
             EmissionKind::Chunk { text } => self.chunk(emission, text),
             EmissionKind::Stop { answer } => self.stop(emission, answer),
             EmissionKind::Decoy { .. } | EmissionKind::Unrelated { .. } => {
@@ -260,13 +257,31 @@ impl ClientView {
         self.streamed_text(emission, text);
     }
 
-    /// Assistant text the client saw streamed (a chunk or a HITL question): it extends the
-    /// display's streamed text, so a primary stop repeating it adds nothing. An empty question
-    /// shows nothing and changes nothing.
-    fn streamed_text(&mut self, emission: &Emission, text: &str) {
+    /// The client's answer is a user turn: the streamed text starts over whatever it says. The
+    /// empty string is no answer: the row is malformed (`response`) and shows nothing.
+    fn hitl_answer(&mut self, emission: &Emission, text: String) {
+        self.reset(&emission.display);
         if text.is_empty() {
+            self.warn(code::BAD_PAYLOAD, emission.index, "response".to_string());
             return;
         }
+        self.contribute(Role::User, &emission.display, text_parts(text));
+    }
+
+    /// A question is streamed text; an empty one is malformed (`question`), as an empty chunk
+    /// is, and streams nothing.
+    fn question(&mut self, emission: &Emission, text: &str) {
+        if text.is_empty() {
+            self.warn(code::BAD_PAYLOAD, emission.index, "question".to_string());
+            return;
+        }
+        self.streamed_text(emission, text);
+    }
+
+    /// Assistant text the client saw streamed (a chunk or a HITL question): it extends the
+    /// display's streamed text, so a primary stop repeating it adds nothing.
+    fn streamed_text(&mut self, emission: &Emission, text: &str) {
+        debug_assert!(!text.is_empty(), "empty streamed text is a malformed row");
         let display = &emission.display;
         self.streamed
             .entry(display.clone())
@@ -559,7 +574,7 @@ mod tests {
     }
 
     #[test]
-    fn empty_question_and_empty_answer_emit_nothing_but_the_answer_resets() {
+    fn empty_question_and_empty_answer_are_malformed_but_the_answer_resets() {
         let conversation = Build::new()
             .primary(LEAD)
             .emit(USER, "d", user_text("go"))
@@ -570,7 +585,29 @@ mod tests {
             .done();
         // The empty answer shows nothing, so "Hello" merges onto "Hel"; but it reset the
         // streamed text, so the stop's whole answer counts as unseen.
-        check(&conversation, &["user@d: go", "assistant@d: HelHello"], &[]);
+        check(
+            &conversation,
+            &["user@d: go", "assistant@d: HelHello"],
+            &[
+                (code::BAD_PAYLOAD, 2, "question"),
+                (code::BAD_PAYLOAD, 3, "response"),
+            ],
+        );
+    }
+
+    #[test]
+    fn blank_question_and_blank_answer_are_text() {
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("go"))
+            .emit(LEAD, "d", question(" "))
+            .emit(USER, "d", answer_text("\r\n"))
+            .done();
+        check(
+            &conversation,
+            &["user@d: go", "assistant@d:  ", "user@d: \r\n"],
+            &[],
+        );
     }
 
     #[test]

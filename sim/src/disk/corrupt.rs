@@ -132,7 +132,7 @@ pub fn parsable_positions(payload: &[u8], numbers: bool) -> Vec<usize> {
                 if is_key {
                     last_key_is_text = &payload[start..end] == b"text";
                 } else if last_key_is_text {
-                    out.extend((start..end).filter(|&k| payload[k].is_ascii_alphanumeric()));
+                    out.extend(unescaped_alphanumerics(payload, start, end));
                 }
                 i = end + 1;
             }
@@ -147,6 +147,25 @@ pub fn parsable_positions(payload: &[u8], numbers: bool) -> Vec<usize> {
                 i = j;
             }
             _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The letters and digits of the string body `payload[start..end]` outside escape sequences:
+/// a flip inside `\n` or `\u001b` (a text with control characters) would break the JSON.
+fn unescaped_alphanumerics(payload: &[u8], start: usize, end: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut k = start;
+    while k < end {
+        match payload[k] {
+            b'\\' if payload.get(k + 1) == Some(&b'u') => k += 6,
+            b'\\' => k += 2,
+            b if b.is_ascii_alphanumeric() => {
+                out.push(k);
+                k += 1;
+            }
+            _ => k += 1,
         }
     }
     out
@@ -285,6 +304,21 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    #[test]
+    fn parsable_positions_skip_escape_sequences() {
+        let payload = br#"{"text":"a\nb\u001bc\"d"}"#;
+        let text: Vec<u8> = parsable_positions(payload, false)
+            .into_iter()
+            .map(|k| payload[k])
+            .collect();
+        assert_eq!(text, b"abcd");
+        for k in parsable_positions(payload, false) {
+            let mut flipped = payload.to_vec();
+            flipped[k] ^= 1;
+            assert!(serde_json::from_slice::<serde_json::Value>(&flipped).is_ok());
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::scenario::{
     AgentSpec, Answer, AudioData, Block, Defect, DisplayScenario, Event, Fault, LegacyByte, Step,
     Turn,
 };
+use crate::hostile_text::{HostileMix, HostileText};
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -41,6 +42,15 @@ const CUSTOM_CLASSES: [(&str, &[&str]); 3] = [
     ("PlanUpdatedEvent", &["BaseEvent"]),
 ];
 
+/// The workload sub-stream the texts' hostile material is drawn from.
+const TEXT_SUBSTREAM: u64 = 0x7e57;
+
+/// How often a display text carries hostile material: a seed has dozens of texts.
+const TEXT_MIX: HostileMix = HostileMix {
+    hostile_probability: 0.2,
+    long_probability: 0.005,
+};
+
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
     let mut ids = seed.substream(Stream::Workload, 1);
@@ -63,6 +73,7 @@ pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
     let mut gen = Generator {
         rng: seed.stream(Stream::Workload),
         ids,
+        texts: HostileText::new(seed.substream(Stream::Workload, TEXT_SUBSTREAM), TEXT_MIX),
         options,
         next_step: 1,
         displays,
@@ -127,6 +138,8 @@ fn words(tag: char, id: u32, count: usize) -> String {
 struct Generator<'a> {
     rng: ChaCha8Rng,
     ids: ChaCha8Rng,
+    /// Hostile material around the words (a stream of its own: the structure stays the seed's).
+    texts: HostileText,
     options: &'a DisplayOptions,
     next_step: u32,
     displays: BTreeMap<String, String>,
@@ -143,6 +156,21 @@ impl Generator<'_> {
 
     fn peek_id(&self) -> u32 {
         self.next_step
+    }
+
+    /// The words of the next step, with hostile material after them now and then; its words
+    /// carry the step's marker (`~17`), so they too name their step.
+    fn text(&mut self, tag: char, count: usize) -> String {
+        let id = self.peek_id();
+        self.texts.around(&words(tag, id, count), &format!("~{id}"))
+    }
+
+    /// A text that may also be empty or whitespace-only (HITL questions and answers, whose
+    /// contract says what an empty one shows).
+    fn whole_text(&mut self, tag: char, count: usize) -> String {
+        let id = self.peek_id();
+        self.texts
+            .whole(&words(tag, id, count), &format!("~{id}"), true)
     }
 
     /// Appends a step; relevant steps may get a defect.
@@ -195,8 +223,9 @@ impl Generator<'_> {
 
     fn user_message(&mut self) -> Event {
         let id = self.peek_id();
+        let count = self.rng.random_range(1..=2);
         let mut blocks = vec![Block::Text {
-            text: words('u', id, self.rng.random_range(1..=2)),
+            text: self.text('u', count),
         }];
         if self.chance(self.options.media_probability) {
             for _ in 0..self.rng.random_range(1..=2) {
@@ -283,8 +312,8 @@ impl Generator<'_> {
             }
             if !stop_only {
                 for _ in 0..self.rng.random_range(1..=3) {
-                    let id = self.peek_id();
-                    let text = words('c', id, self.rng.random_range(1..=2));
+                    let count = self.rng.random_range(1..=2);
+                    let text = self.text('c', count);
                     own_text.push_str(&text);
                     let id = self.push(agent, &display, &run, Event::Chunk { text }, true);
                     trailing.push(id);
@@ -308,7 +337,8 @@ impl Generator<'_> {
         }
         let mut answer = own_text;
         if answer.is_empty() || self.chance(o.answer_tail_probability) {
-            answer.push_str(&words('s', self.peek_id(), self.rng.random_range(1..=2)));
+            let count = self.rng.random_range(1..=2);
+            answer.push_str(&self.text('s', count));
         }
         self.push(agent, &display, &run, Event::Stop { answer }, true);
         if !trailing.is_empty() {
@@ -345,7 +375,7 @@ impl Generator<'_> {
         let (class, parents) = *CUSTOM_CLASSES
             .choose(&mut self.rng)
             .unwrap_or(&CUSTOM_CLASSES[0]);
-        let text = words('x', self.peek_id(), 1);
+        let text = self.text('x', 1);
         let event = Event::Custom {
             class: class.to_string(),
             parents: parents.iter().map(|p| p.to_string()).collect(),
@@ -356,7 +386,7 @@ impl Generator<'_> {
 
     /// A delegated retrieval agent's in-the-loop response, on this display.
     fn envelope(&mut self, display: &str, run: &str) {
-        let text = words('e', self.peek_id(), 1);
+        let text = self.text('e', 1);
         let event = Event::Envelope {
             class: "RetrievalAgentInTheLoopResponseEvent".to_string(),
             family: "StopEvent".to_string(),
@@ -367,18 +397,19 @@ impl Generator<'_> {
 
     /// A human-in-the-loop question of `agent` and the user's answer, yes/no or text.
     fn hitl(&mut self, agent: &str, display: &str, run: &str) {
-        let question = words('q', self.peek_id(), self.rng.random_range(1..=2));
+        let count = self.rng.random_range(1..=2);
+        let question = self.whole_text('q', count);
         self.push(agent, display, run, Event::HitlQuestion { question }, true);
         let answer = if self.chance(self.options.hitl_bool_probability) {
             Answer::Bool(self.rng.random_bool(0.5))
         } else {
-            Answer::Text(words('h', self.peek_id(), 1))
+            Answer::Text(self.whole_text('h', 1))
         };
         self.push(USER, display, run, Event::HitlAnswer { answer }, true);
     }
 
     fn decoy(&mut self, agent: &str, display: &str, run: &str) {
-        let text = words('d', self.peek_id(), 1);
+        let text = self.text('d', 1);
         if self.rng.random_bool(0.3) {
             // A UserAgent look-alike marker on a display of its own: it must not make that display
             // visible, so the content that follows must stay hidden.
@@ -388,7 +419,7 @@ impl Generator<'_> {
                 text,
             };
             self.push(USER, &hidden, run, event, false);
-            let chunk = words('c', self.peek_id(), 1);
+            let chunk = self.text('c', 1);
             self.push(agent, &hidden, run, Event::Chunk { text: chunk }, false);
         } else {
             let class = DECOY_CLASSES

@@ -3,6 +3,7 @@
 
 use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte};
 use crate::coverage::Coverage;
+use crate::hostile_text::{hit_classes, TextClass};
 use std::collections::BTreeSet;
 
 /// Every probe this workload can fire.
@@ -34,6 +35,41 @@ pub const PROBES: &[&str] = &[
     "display.model.suffix_recovered",
     "display.model.chunk_lost",
     "display.feature.project_answered",
+    "display.text.line_separator",
+    "display.text.paragraph_separator",
+    "display.text.nel",
+    "display.text.nul",
+    "display.text.c0_control",
+    "display.text.crlf",
+    "display.text.escapes",
+    "display.text.astral",
+    "display.text.bidi",
+    "display.text.zero_width",
+    "display.text.combining",
+    "display.text.empty",
+    "display.text.whitespace_only",
+    "display.text.long",
+];
+
+/// The hostile-text classes this workload's texts bring to its stores, and their probes.
+pub const TEXT_PROBES: &[(TextClass, &str)] = &[
+    (TextClass::LineSeparator, "display.text.line_separator"),
+    (
+        TextClass::ParagraphSeparator,
+        "display.text.paragraph_separator",
+    ),
+    (TextClass::Nel, "display.text.nel"),
+    (TextClass::Nul, "display.text.nul"),
+    (TextClass::C0Control, "display.text.c0_control"),
+    (TextClass::CrLf, "display.text.crlf"),
+    (TextClass::Escapes, "display.text.escapes"),
+    (TextClass::Astral, "display.text.astral"),
+    (TextClass::Bidi, "display.text.bidi"),
+    (TextClass::ZeroWidth, "display.text.zero_width"),
+    (TextClass::Combining, "display.text.combining"),
+    (TextClass::Empty, "display.text.empty"),
+    (TextClass::WhitespaceOnly, "display.text.whitespace_only"),
+    (TextClass::Long, "display.text.long"),
 ];
 
 /// Probes of what the world recorded: the system's `project` answered the history of the rows
@@ -47,6 +83,7 @@ pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
 /// Probes of the scenario as played: what the bus did (from the trace counters the world keeps)
 /// and what the conversation contained.
 pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
+    text_probes(s, cov);
     let user_class = s.agents.get("user").map(|a| a.class.as_str());
     if user_class.is_some_and(|c| c != "UserAgent") {
         cov.hit("display.feature.marker_less_thread");
@@ -149,5 +186,35 @@ pub fn model_probes(transcript: &model::display::Transcript, cov: &mut Coverage)
                 cov.hit("display.model.chunk_lost");
             }
         }
+    }
+}
+
+/// The hostile-text classes of the steps' texts (every step is written to the store; faults
+/// drop deliveries to a subscriber, never the agent's write).
+fn text_probes(s: &DisplayScenario, cov: &mut Coverage) {
+    for step in s.turns.iter().flat_map(|t| t.steps.iter()) {
+        let text = match &step.event {
+            Event::UserMessage { blocks } => {
+                for b in blocks {
+                    if let Block::Text { text } = b {
+                        hit_classes(text, TEXT_PROBES, cov);
+                    }
+                }
+                continue;
+            }
+            Event::HitlAnswer {
+                answer: Answer::Bool(_),
+            } => continue,
+            Event::HitlAnswer {
+                answer: Answer::Text(t),
+            } => t,
+            Event::HitlQuestion { question } => question,
+            Event::Chunk { text }
+            | Event::Decoy { text, .. }
+            | Event::Custom { text, .. }
+            | Event::Envelope { text, .. } => text,
+            Event::Stop { answer } => answer,
+        };
+        hit_classes(text, TEXT_PROBES, cov);
     }
 }

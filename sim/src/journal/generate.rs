@@ -16,6 +16,7 @@ use super::scenario::{
     Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
     SharedAction, SpeakerSpec,
 };
+use crate::hostile_text::{HostileMix, HostileText};
 use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
@@ -36,6 +37,15 @@ const PIECES: [&str; 10] = [
     "\n",
 ];
 
+/// The first workload sub-stream of the rows' hostile material (one a session after it).
+const TEXT_SUBSTREAM: u64 = 0x7e57_0000;
+
+/// How often a row's text carries hostile material: a seed writes a few hundred rows.
+const TEXT_MIX: HostileMix = HostileMix {
+    hostile_probability: 0.15,
+    long_probability: 0.01,
+};
+
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, options: &JournalSimOptions) -> JournalScenario {
     let mut sessions: Vec<SessionScript> = (0..options.sessions)
@@ -48,6 +58,10 @@ pub fn generate(seed: SeedRng, options: &JournalSimOptions) -> JournalScenario {
                 shared_rows: 0,
                 forks: Vec::new(),
                 words: 0,
+                texts: HostileText::new(
+                    seed.substream(Stream::Workload, TEXT_SUBSTREAM + u64::from(s)),
+                    TEXT_MIX,
+                ),
             };
             g.session()
         })
@@ -72,6 +86,9 @@ struct Gen<'a> {
     shared_rows: u64,
     forks: Vec<String>,
     words: u32,
+    /// Hostile material after the rows' words (a stream of its own: the structure stays the
+    /// seed's).
+    texts: HostileText,
 }
 
 fn spec(speaker: SpeakerSpec, text: String) -> RowSpec {
@@ -89,6 +106,13 @@ impl Gen<'_> {
         crate::rng::chance(&mut self.rng, p)
     }
 
+    /// A row's text: a word no other row of the scenario uses, hostile material after it now
+    /// and then.
+    fn text(&mut self, tag: &str) -> String {
+        let word = self.word(tag);
+        self.texts.around(&word, &word)
+    }
+
     /// A word no other row of the scenario uses.
     fn word(&mut self, tag: &str) -> String {
         self.words += 1;
@@ -97,20 +121,20 @@ impl Gen<'_> {
 
     /// One turn: a question, maybe a tool call and its long result, an answer.
     fn turn(&mut self) -> Vec<RowSpec> {
-        let mut rows = vec![spec(SpeakerSpec::Human, self.word("q"))];
+        let mut rows = vec![spec(SpeakerSpec::Human, self.text("q"))];
         if self.chance(self.o.tool_probability) {
             let call = self.word("call");
             rows.push(RowSpec {
                 call: Some(call.clone()),
-                ..spec(SpeakerSpec::Ai, self.word("a"))
+                ..spec(SpeakerSpec::Ai, self.text("a"))
             });
             rows.push(RowSpec {
                 call: Some(call),
                 pad_bytes: self.rng.random_range(200..=3000),
-                ..spec(SpeakerSpec::Tool, self.word("result"))
+                ..spec(SpeakerSpec::Tool, self.text("result"))
             });
         }
-        rows.push(spec(SpeakerSpec::Ai, self.word("a")));
+        rows.push(spec(SpeakerSpec::Ai, self.text("a")));
         rows
     }
 
@@ -186,7 +210,7 @@ impl Gen<'_> {
                     .then(|| self.rng.random_range(0..self.rows.max(1) as u32));
                 Action::Insert {
                     after,
-                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
+                    row: spec(SpeakerSpec::Ai, self.text("inserted")),
                 }
             }
             7 => Action::Read,
@@ -252,7 +276,7 @@ impl Gen<'_> {
         let groups: Vec<Vec<RowSpec>> = (0..self.rng.random_range(1..=3))
             .map(|_| {
                 (0..self.rng.random_range(0..=3))
-                    .map(|_| spec(SpeakerSpec::Ai, self.word("restored")))
+                    .map(|_| spec(SpeakerSpec::Ai, self.text("restored")))
                     .collect()
             })
             .collect();
@@ -260,7 +284,7 @@ impl Gen<'_> {
             (0..self.rng.random_range(1..=2))
                 .map(|_| RowSpec {
                     origin: Some("helper".into()),
-                    ..spec(SpeakerSpec::Ai, self.word("helper"))
+                    ..spec(SpeakerSpec::Ai, self.text("helper"))
                 })
                 .collect()
         } else {
@@ -343,7 +367,7 @@ impl Gen<'_> {
         let typed = self.o.switch_fail_probability > 0.0 || self.rng.random_bool(0.5);
         let arrivals: Vec<RowSpec> = if typed {
             (0..self.rng.random_range(1..=2))
-                .map(|_| spec(SpeakerSpec::Human, self.word("typed")))
+                .map(|_| spec(SpeakerSpec::Human, self.text("typed")))
                 .collect()
         } else {
             Vec::new()
@@ -379,7 +403,7 @@ impl Gen<'_> {
         match self.rng.random_range(0..100) {
             0..=44 => {
                 let rows: Vec<RowSpec> = (0..self.rng.random_range(1..=2))
-                    .map(|_| spec(SpeakerSpec::Ai, self.word("said")))
+                    .map(|_| spec(SpeakerSpec::Ai, self.text("said")))
                     .collect();
                 self.shared_rows += rows.len() as u64;
                 SharedAction::Append { rows }
@@ -396,7 +420,7 @@ impl Gen<'_> {
                         .rng
                         .random_bool(0.8)
                         .then(|| self.rng.random_range(0..n.max(1) as u32)),
-                    row: spec(SpeakerSpec::Ai, self.word("inserted")),
+                    row: spec(SpeakerSpec::Ai, self.text("inserted")),
                 }
             }
             68..=77 if n > 0 => SharedAction::Transform {
@@ -410,7 +434,7 @@ impl Gen<'_> {
                 let rows: Vec<RowSpec> = (0..self.rng.random_range(0..=4))
                     .map(|_| RowSpec {
                         origin: origins.choose(&mut self.rng).cloned(),
-                        ..spec(SpeakerSpec::Ai, self.word("restored"))
+                        ..spec(SpeakerSpec::Ai, self.text("restored"))
                     })
                     .collect();
                 self.shared_rows = rows.len() as u64;
@@ -424,7 +448,7 @@ impl Gen<'_> {
             _ => {
                 self.shared_rows += 1;
                 SharedAction::Append {
-                    rows: vec![spec(SpeakerSpec::Ai, self.word("said"))],
+                    rows: vec![spec(SpeakerSpec::Ai, self.text("said"))],
                 }
             }
         }

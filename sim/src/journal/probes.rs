@@ -5,6 +5,7 @@ use super::record::{Happened, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, JournalScenario, SharedAction};
 use super::world::WorldRecord;
 use crate::coverage::Coverage;
+use crate::hostile_text::{hit_classes, TextClass};
 
 /// Every probe this workload can fire.
 pub const PROBES: &[&str] = &[
@@ -50,10 +51,42 @@ pub const PROBES: &[&str] = &[
     "journal.recovery.torn_tail_cut",
     "journal.recovery.dead_scratch_swept",
     "journal.recovery.corruption_reported",
+    "journal.text.line_separator",
+    "journal.text.paragraph_separator",
+    "journal.text.nel",
+    "journal.text.nul",
+    "journal.text.c0_control",
+    "journal.text.crlf",
+    "journal.text.escapes",
+    "journal.text.astral",
+    "journal.text.bidi",
+    "journal.text.zero_width",
+    "journal.text.combining",
+    "journal.text.long",
+];
+
+/// The hostile-text classes this workload's texts bring to its stores, and their probes.
+pub const TEXT_PROBES: &[(TextClass, &str)] = &[
+    (TextClass::LineSeparator, "journal.text.line_separator"),
+    (
+        TextClass::ParagraphSeparator,
+        "journal.text.paragraph_separator",
+    ),
+    (TextClass::Nel, "journal.text.nel"),
+    (TextClass::Nul, "journal.text.nul"),
+    (TextClass::C0Control, "journal.text.c0_control"),
+    (TextClass::CrLf, "journal.text.crlf"),
+    (TextClass::Escapes, "journal.text.escapes"),
+    (TextClass::Astral, "journal.text.astral"),
+    (TextClass::Bidi, "journal.text.bidi"),
+    (TextClass::ZeroWidth, "journal.text.zero_width"),
+    (TextClass::Combining, "journal.text.combining"),
+    (TextClass::Long, "journal.text.long"),
 ];
 
 /// Probes of what the scenario asked for and what the world's record shows happened.
 pub fn probes(scenario: &JournalScenario, record: &WorldRecord, cov: &mut Coverage) {
+    text_probes(scenario, cov);
     for (script, session) in scenario.sessions.iter().zip(&record.sessions) {
         if script.subagents.len() >= 2 {
             cov.hit("journal.feature.several_origins");
@@ -175,4 +208,26 @@ fn plain_op_probe(a: &Action, cov: &mut Coverage) {
         _ => return,
     };
     cov.hit(probe);
+}
+
+/// The hostile-text classes of the rows' texts the sessions write: every `text` string of the
+/// scenario's rows (one walk of its data, whatever action holds them).
+fn text_probes(scenario: &JournalScenario, cov: &mut Coverage) {
+    fn walk(v: &serde_json::Value, cov: &mut Coverage) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("text", serde_json::Value::String(t)) => hit_classes(t, TEXT_PROBES, cov),
+                        _ => walk(v, cov),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, cov)),
+            _ => {}
+        }
+    }
+    if let Ok(v) = serde_json::to_value(&scenario.sessions) {
+        walk(&v, cov);
+    }
 }

@@ -16,9 +16,10 @@ use super::options::RunsOptions;
 use super::scenario::{
     Crash, MessageSpec, Op, RunSpec, RunsScenario, Stop, StoreCrash, Summarize, Target, ToolSpec,
 };
+use crate::hostile_text::{HostileMix, HostileText};
 use crate::rng::{SeedRng, Stream};
 use rand::seq::IndexedRandom;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 
@@ -65,6 +66,9 @@ fn weave_wider_calls(
         super::generate_event_ops::CALLER_SUBSTREAM,
     );
     super::generate_event_ops::add_callers(runs, options, &mut caller_rng);
+    // Hostile material in the texts, last of all (callers' messages included).
+    let text_rng = seed.substream(Stream::Workload, TEXT_SUBSTREAM);
+    add_hostile_material(runs, text_rng);
     ops
 }
 
@@ -126,6 +130,48 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         runs: gen.runs,
         ops,
         jsonl_store: options.jsonl_store,
+    }
+}
+
+// Hostile material in the runs' texts: a pass over the generated runs, from a sub-stream of
+// its own and after every other draw, so a seed keeps its runs, ops and faults. Every message
+// text and tool result keeps the words that make it unique on its thread (`run-3 answer 0`)
+// and may gain material of a special class after them. Empty and whitespace-only texts are
+// never whole texts here: a message is identified by its text, and validation rejects an empty
+// one.
+
+/// The workload sub-stream the texts' hostile material is drawn from.
+pub const TEXT_SUBSTREAM: u64 = 0x7e57;
+
+/// A seed has a few dozen texts.
+const TEXT_MIX: HostileMix = HostileMix {
+    hostile_probability: 0.25,
+    long_probability: 0.02,
+};
+
+/// Puts hostile material after the texts of `runs`. Each text draws from a stream of its own,
+/// keyed by the text (unique on its thread), so that messages added or left out elsewhere (a
+/// middleware's) leave every other text as it was.
+pub fn add_hostile_material(runs: &mut [RunSpec], mut rng: ChaCha8Rng) {
+    let base: u64 = rng.random();
+    let decorate = |text: &mut String| {
+        let key = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let mut texts = HostileText::new(ChaCha8Rng::seed_from_u64(base ^ key), TEXT_MIX);
+        *text = texts.around(text, "x");
+    };
+    for run in runs.iter_mut() {
+        for message in &mut run.messages {
+            match message {
+                MessageSpec::Human { text, .. } | MessageSpec::Ai { text, .. } => decorate(text),
+                MessageSpec::ToolStep { text, calls, .. } => {
+                    decorate(text);
+                    for call in calls {
+                        decorate(&mut call.result);
+                    }
+                }
+                MessageSpec::Bulk { .. } => {}
+            }
+        }
     }
 }
 

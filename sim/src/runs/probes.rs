@@ -6,6 +6,7 @@ use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use super::script::is_middleware_caller;
 use super::world::{TruthEvent, WorldRecord};
 use crate::coverage::Coverage;
+use crate::hostile_text::{hit_classes, TextClass};
 use model::runs::RunOutcome;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -50,6 +51,37 @@ pub const PROBES: &[&str] = &[
     "runs.feature.middleware_caller_in_views",
     "runs.feature.events_read",
     "runs.feature.final_dump",
+    "runs.text.line_separator",
+    "runs.text.paragraph_separator",
+    "runs.text.nel",
+    "runs.text.nul",
+    "runs.text.c0_control",
+    "runs.text.crlf",
+    "runs.text.escapes",
+    "runs.text.astral",
+    "runs.text.bidi",
+    "runs.text.zero_width",
+    "runs.text.combining",
+    "runs.text.long",
+];
+
+/// The hostile-text classes this workload's texts bring to its stores, and their probes.
+pub const TEXT_PROBES: &[(TextClass, &str)] = &[
+    (TextClass::LineSeparator, "runs.text.line_separator"),
+    (
+        TextClass::ParagraphSeparator,
+        "runs.text.paragraph_separator",
+    ),
+    (TextClass::Nel, "runs.text.nel"),
+    (TextClass::Nul, "runs.text.nul"),
+    (TextClass::C0Control, "runs.text.c0_control"),
+    (TextClass::CrLf, "runs.text.crlf"),
+    (TextClass::Escapes, "runs.text.escapes"),
+    (TextClass::Astral, "runs.text.astral"),
+    (TextClass::Bidi, "runs.text.bidi"),
+    (TextClass::ZeroWidth, "runs.text.zero_width"),
+    (TextClass::Combining, "runs.text.combining"),
+    (TextClass::Long, "runs.text.long"),
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -64,6 +96,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     );
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
     truth_probes(s, record, cov);
+    text_probes(record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
@@ -364,6 +397,18 @@ fn rating_after_deletion(s: &RunsScenario, cov: &mut Coverage) {
                 cov.hit("runs.feature.rating_after_deletion")
             }
             _ => {}
+        }
+    }
+}
+
+/// The hostile-text classes of the message texts the store kept to the end (its final dump).
+fn text_probes(record: &WorldRecord, cov: &mut Coverage) {
+    let Ok(events) = &record.dumps.memory else {
+        return;
+    };
+    for e in events {
+        if let Some(text) = e.content.get("content").and_then(|c| c.as_str()) {
+            hit_classes(text, TEXT_PROBES, cov);
         }
     }
 }

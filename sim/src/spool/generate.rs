@@ -3,9 +3,13 @@
 
 use super::options::SpoolSimOptions;
 use super::scenario::{HistorySpec, RequestSpec, ShapeSpec, SourceKind, SpoolScenario};
+use crate::hostile_text::{HostileMix, HostileText};
 use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};
 use rand::Rng;
+
+/// The workload sub-stream the system prompt's hostile material is drawn from.
+const TEXT_SUBSTREAM: u64 = 0x7e57;
 
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, o: &SpoolSimOptions) -> SpoolScenario {
@@ -45,10 +49,17 @@ pub fn generate(seed: SeedRng, o: &SpoolSimOptions) -> SpoolScenario {
         },
         write_buffer_bytes: o.write_buffer_bytes,
         chunk_bytes: o.chunk_bytes,
-        system: system
-            .then(|| "You are a careful coding agent. \"Quote\" \\ and \u{e9}.".to_string()),
+        system: system.then(|| system_prompt(seed)),
         requests,
     }
+}
+
+/// The system prompt: plain words, then material of five special classes (a seed sends one
+/// prompt at most, so each carries several; never long: a prompt is bounded).
+fn system_prompt(seed: SeedRng) -> String {
+    let rng = seed.substream(Stream::Workload, TEXT_SUBSTREAM);
+    let mut texts = HostileText::new(rng, HostileMix::default());
+    texts.many("You are a careful coding agent. ", "k", 5)
 }
 
 #[cfg(test)]

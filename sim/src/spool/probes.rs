@@ -3,6 +3,7 @@
 use super::scenario::{ShapeSpec, SourceKind, SpoolScenario};
 use super::world::WorldRecord;
 use crate::coverage::Coverage;
+use crate::hostile_text::{hit_classes, TextClass};
 
 pub const PROBES: &[&str] = &[
     "spool.feature.openai",
@@ -14,6 +15,35 @@ pub const PROBES: &[&str] = &[
     "spool.feature.continuation",
     "spool.feature.system_prompt",
     "spool.feature.chunked_send",
+    "spool.text.line_separator",
+    "spool.text.paragraph_separator",
+    "spool.text.nel",
+    "spool.text.nul",
+    "spool.text.c0_control",
+    "spool.text.crlf",
+    "spool.text.escapes",
+    "spool.text.astral",
+    "spool.text.bidi",
+    "spool.text.zero_width",
+    "spool.text.combining",
+];
+
+/// The hostile-text classes this workload's texts bring to its stores, and their probes.
+pub const TEXT_PROBES: &[(TextClass, &str)] = &[
+    (TextClass::LineSeparator, "spool.text.line_separator"),
+    (
+        TextClass::ParagraphSeparator,
+        "spool.text.paragraph_separator",
+    ),
+    (TextClass::Nel, "spool.text.nel"),
+    (TextClass::Nul, "spool.text.nul"),
+    (TextClass::C0Control, "spool.text.c0_control"),
+    (TextClass::CrLf, "spool.text.crlf"),
+    (TextClass::Escapes, "spool.text.escapes"),
+    (TextClass::Astral, "spool.text.astral"),
+    (TextClass::Bidi, "spool.text.bidi"),
+    (TextClass::ZeroWidth, "spool.text.zero_width"),
+    (TextClass::Combining, "spool.text.combining"),
 ];
 
 pub fn probes(scenario: &SpoolScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -25,6 +55,9 @@ pub fn probes(scenario: &SpoolScenario, record: &WorldRecord, cov: &mut Coverage
         .collect();
     if sent.is_empty() {
         return;
+    }
+    if let Some(system) = &scenario.system {
+        hit_classes(system, TEXT_PROBES, cov);
     }
     for (spec, seen) in &sent {
         cov.hit(match spec.shape {

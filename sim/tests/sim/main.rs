@@ -10,6 +10,7 @@ mod error_answers;
 mod examples;
 mod first_divergence;
 mod fuzz;
+mod hostile_text;
 mod inspect;
 mod journal;
 mod live;
