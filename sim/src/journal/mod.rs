@@ -24,6 +24,7 @@ mod picture;
 pub mod probes;
 mod process;
 pub mod record;
+mod recovery_crash;
 pub mod scenario;
 mod shared_rules;
 pub mod shrink;

@@ -53,11 +53,11 @@ pub(super) fn host_name(s: usize) -> String {
 }
 
 /// The disk a crash leaves: synced bytes, plus what `pending` keeps of the unsynced ones.
-fn crash_image(disk: &SimDisk, pending: Pending) -> BTreeMap<String, Vec<u8>> {
+pub(super) fn crash_image(disk: &SimDisk, pending: Pending) -> BTreeMap<String, Vec<u8>> {
     let durable = disk.durable_image();
     match pending {
         Pending::Lose => durable,
-        Pending::Keep => disk.image(),
+        Pending::Keep | Pending::Kill => disk.image(),
         Pending::Reorder { seed } => disk.model_crash_image(Persistence::Reorder, seed),
         Pending::Cut { bytes } => disk
             .image()
@@ -186,6 +186,7 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         match c.pending {
             Pending::Lose => cov.hit("journal.fault.crash_lose_unsynced"),
             Pending::Keep => cov.hit("journal.fault.crash_keep_unsynced"),
+            Pending::Kill => cov.hit("journal.fault.crash_kill_keeps_page_cache"),
             Pending::Cut { .. } => cov.hit("journal.fault.crash_torn_write"),
             Pending::Reorder { .. } => cov.hit("journal.fault.crash_reordered_writes"),
         }
@@ -240,7 +241,7 @@ fn restarted_disk(
         let file = slot.current.borrow().clone();
         corrupted::inject(crashed, &mut image, &file, corruption)
     });
-    let restarted = SimDisk::from_image(image, SimDiskOptions::default());
+    let restarted = disk_after(crashed, image, c.pending);
     if let Some(inj) = &injected {
         world.coverage.borrow_mut().hit(corrupted::probe(inj));
         world.record(format_args!(
@@ -257,6 +258,16 @@ fn restarted_disk(
     }
     *slot.corrupted.borrow_mut() = injected;
     restarted
+}
+
+/// The disk a host comes back to after a crash that left `image` of `crashed`: all of it
+/// durable, but after a process kill only what `crashed` had synced.
+pub(super) fn disk_after(crashed: &SimDisk, image: BTreeMap<String, Vec<u8>>, pending: Pending) -> SimDisk {
+    if pending == Pending::Kill {
+        SimDisk::after_kill(image, &crashed.durable_image(), SimDiskOptions::default())
+    } else {
+        SimDisk::from_image(image, SimDiskOptions::default())
+    }
 }
 
 pub(super) fn image_hash(image: &BTreeMap<String, Vec<u8>>) -> u64 {
