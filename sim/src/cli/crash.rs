@@ -102,21 +102,19 @@ fn crash_points(args: &CrashArgs) -> Verdict {
     let report = explore(&opts);
     println!("{}", report.summary());
     println!(
-        "crash points: {} under {}: {} states in the model, {} checked in {:.2?}",
-        report.points,
-        report.persistence,
-        report.space,
-        report.states_checked,
-        started.elapsed()
+        "crash points: {} under {}: {} states in the model, {} checked",
+        report.points, report.persistence, report.space, report.states_checked,
     );
     for line in report.sequence_lines() {
         println!("{line}");
     }
+    let inside: u64 = report.sequences.checked.iter().sum();
     println!(
-        "crash: {} states checked ({} after a first crash), {} failed",
-        report.states_checked
-            + report.sequences.checked.iter().sum::<u64>(),
+        "crash: {} states checked ({} after one crash, {inside} after a crash inside a recovery) \
+         in {:.2?}, {} failed",
+        report.states_checked + inside,
         report.states_checked,
+        started.elapsed(),
         report.states_failed
     );
     for (id, n) in &report.failed_by_id {

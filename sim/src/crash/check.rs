@@ -81,10 +81,7 @@ fn torn_abort(bytes: &[u8], lines: &[Result<DumpLine, DecodeError>], facts: &Ima
     for line in lines.iter().flatten() {
         match line {
             DumpLine::Record { record, .. } => {
-                if let RecordBody::Start {
-                    mirror_of: Some(m),
-                } = &record.body
-                {
+                if let RecordBody::Start { mirror_of: Some(m) } = &record.body {
                     origin = m.clone();
                 }
             }

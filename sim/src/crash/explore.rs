@@ -124,7 +124,14 @@ impl Checker<'_> {
         image: BTreeMap<String, Vec<u8>>,
     ) -> ControlFlow<()> {
         report.states_checked += 1;
-        self.check_image(report, point, self.synced[point.event], image, 1, point.event);
+        self.check_image(
+            report,
+            point,
+            self.synced[point.event],
+            image,
+            1,
+            point.event,
+        );
         ControlFlow::Continue(())
     }
 
@@ -280,6 +287,7 @@ mod tests {
         explore(&CrashOptions {
             persistence,
             planted,
+            crash_depth: 1,
             ..CrashOptions::default()
         })
     }
@@ -315,12 +323,14 @@ mod tests {
         let bytes = explore(&CrashOptions {
             ops: 6,
             persistence: Persistence::Prefix,
+            crash_depth: 1,
             ..CrashOptions::default()
         });
         let blocks = explore(&CrashOptions {
             ops: 6,
             cut_step_bytes: 64,
             persistence: Persistence::Prefix,
+            crash_depth: 1,
             ..CrashOptions::default()
         });
         assert!(blocks.states_checked < bytes.states_checked);

@@ -25,8 +25,8 @@
 mod check;
 mod explore;
 pub mod faulted;
-pub mod sequence;
 pub mod invariants;
+pub mod sequence;
 mod view;
 mod workload;
 

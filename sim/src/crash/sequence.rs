@@ -72,7 +72,10 @@ pub(super) fn keep_start(
         return;
     }
     let list = kept.entry(point).or_default();
-    let at = list.iter().position(|(s, _)| *s < score).unwrap_or(list.len());
+    let at = list
+        .iter()
+        .position(|(s, _)| *s < score)
+        .unwrap_or(list.len());
     if at < cap {
         list.insert(at, (score, image));
         list.truncate(cap);

@@ -14,8 +14,7 @@
 use super::options::JournalSimOptions;
 use super::scenario::{
     Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RecoveryCrash, RowSpec,
-    SessionScript,
-    SharedAction, SpeakerSpec,
+    SessionScript, SharedAction, SpeakerSpec,
 };
 use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};

@@ -262,7 +262,11 @@ fn restarted_disk(
 
 /// The disk a host comes back to after a crash that left `image` of `crashed`: all of it
 /// durable, but after a process kill only what `crashed` had synced.
-pub(super) fn disk_after(crashed: &SimDisk, image: BTreeMap<String, Vec<u8>>, pending: Pending) -> SimDisk {
+pub(super) fn disk_after(
+    crashed: &SimDisk,
+    image: BTreeMap<String, Vec<u8>>,
+    pending: Pending,
+) -> SimDisk {
     if pending == Pending::Kill {
         SimDisk::after_kill(image, &crashed.durable_image(), SimDiskOptions::default())
     } else {
