@@ -1,7 +1,7 @@
 //! `histsim crash`: every crash state of a journal workload, then the workload on a faulty disk.
 
 use super::args::{parse_fault_seeds, truncate};
-use crate::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
+use crate::crash::{explore, run_faulted, CrashOptions, CrashReport, FaultedOptions};
 use crate::disk::Persistence;
 use crate::verdict::Verdict;
 use history::{BugId, Planted};
@@ -117,6 +117,12 @@ fn crash_points(args: &CrashArgs) -> Verdict {
         started.elapsed(),
         report.states_failed
     );
+    print_failures(&report);
+    Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
+}
+
+/// Failed states by ID, then the failures kept.
+fn print_failures(report: &CrashReport) {
     for (id, n) in &report.failed_by_id {
         println!("  {id}: {n} failed states");
     }
@@ -139,7 +145,6 @@ fn crash_points(args: &CrashArgs) -> Verdict {
             truncate(&f.description, 200)
         );
     }
-    Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
 }
 
 fn faulty_disk(args: &CrashArgs) -> Verdict {

@@ -39,21 +39,7 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     };
     let (disk, model, spans) = match run_workload(opts.ops, 0, &jopts) {
         Ok(run) => run,
-        Err((id, description)) => {
-            // The workload itself failed before any crash: report it as one failed state.
-            report.states_checked = 1;
-            let failure = CrashFailure {
-                bug_id: id,
-                write_index: 0,
-                cut_at: None,
-                lose_unsynced: false,
-                op_index: None,
-                depth: 1,
-                description,
-            };
-            record(&mut report, opts, failure);
-            return report;
-        }
+        Err((id, description)) => return workload_failed(report, opts, id, description),
     };
     let events = disk.events();
     report.mutations = spans.len();
@@ -103,6 +89,27 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     report.space = counts.space;
     report.sampled_points = counts.sampled_points;
     checker.explore_sequences(&mut report, &events, kept);
+    report
+}
+
+/// The workload itself failed before any crash: reported as one failed state.
+fn workload_failed(
+    mut report: CrashReport,
+    opts: &CrashOptions,
+    bug_id: BugId,
+    description: String,
+) -> CrashReport {
+    report.states_checked = 1;
+    let failure = CrashFailure {
+        bug_id,
+        write_index: 0,
+        cut_at: None,
+        lose_unsynced: false,
+        op_index: None,
+        depth: 1,
+        description,
+    };
+    record(&mut report, opts, failure);
     report
 }
 

@@ -65,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 20);
+    assert_eq!(ids.len(), 21);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
@@ -157,7 +157,9 @@ fn crash_sequences_find_nothing_clean_and_j21_only_inside_a_recovery() {
     let two = explore(&opts(j21, 2));
     assert!(two.names(BugId::J21), "{}", two.summary());
     assert!(
-        two.failures.iter().all(|f| f.bug_id == BugId::J21 && f.depth == 2),
+        two.failures
+            .iter()
+            .all(|f| f.bug_id == BugId::J21 && f.depth == 2),
         "{:#?}",
         two.failures
     );
