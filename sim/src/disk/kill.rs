@@ -59,3 +59,41 @@ impl SimDisk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use history::journal::Storage;
+
+    #[test]
+    fn a_kill_keeps_unsynced_bytes_that_a_later_power_cut_loses_unless_synced() {
+        let d = SimDisk::new(SimDiskOptions::default());
+        d.append("j", b"abc").expect("append");
+        d.sync("j").expect("sync");
+        d.append("j", b"def").expect("append");
+        d.append("k", b"new").expect("append");
+        let killed = SimDisk::after_kill(d.image(), &d.durable_image(), SimDiskOptions::default());
+        assert_eq!(killed.bytes("j"), b"abcdef");
+        assert_eq!(killed.bytes("k"), b"new");
+        // A power cut now: the unsynced bytes are lost, the never-synced file with them.
+        let cut = killed.durable_image();
+        assert_eq!(cut.get("j").map(Vec::as_slice), Some(&b"abc"[..]));
+        assert!(!cut.contains_key("k"));
+        // A sync between the kill and the power cut keeps them.
+        killed.sync("j").expect("sync");
+        assert_eq!(killed.durable_bytes("j"), b"abcdef");
+    }
+
+    #[test]
+    fn a_process_that_dies_after_some_writes_changes_nothing_more() {
+        let d = SimDisk::new(SimDiskOptions::default());
+        d.die_after_writes(2);
+        d.append("j", b"ab").expect("first write");
+        d.sync("j").expect("second write");
+        assert!(d.append("j", b"cd").is_err());
+        assert!(d.sync("j").is_err());
+        assert!(d.truncate("j", 0).is_err());
+        assert_eq!(d.bytes("j"), b"ab");
+        assert_eq!(d.durable_bytes("j"), b"ab");
+    }
+}
