@@ -18,6 +18,7 @@ use history::BugId;
 use model::journal::{CrashModel, ModelHistory, ModelOp};
 
 use super::view::{describe, model_view};
+use crate::disk::states::Image;
 use crate::disk::{SimDisk, SimDiskOptions};
 
 /// What the production scanner sees in one journal image.
@@ -119,6 +120,35 @@ pub fn classify_lines(lines: &[Result<DumpLine, DecodeError>]) -> ImageFacts {
         }
     }
     facts
+}
+
+/// Whether a crash state is worth recovering and crashing again: its journal holds an open
+/// replacement or a torn tail. Higher is more worth it.
+pub(crate) fn interest(image: &Image) -> u8 {
+    let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
+    u8::from(facts.open_txn.is_some()) + u8::from(facts.torn_tail)
+}
+
+/// Keeps at most `cap` states of `point`, the most interesting first (then the first found).
+pub(crate) fn keep_start(
+    kept: &mut BTreeMap<usize, Vec<(u8, Image)>>,
+    cap: usize,
+    point: usize,
+    image: Image,
+) {
+    let score = interest(&image);
+    if score == 0 || cap == 0 {
+        return;
+    }
+    let list = kept.entry(point).or_default();
+    let at = list
+        .iter()
+        .position(|(s, _)| *s < score)
+        .unwrap_or(list.len());
+    if at < cap {
+        list.insert(at, (score, image));
+        list.truncate(cap);
+    }
 }
 
 /// Where a crash state sits in the workload.

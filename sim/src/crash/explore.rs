@@ -8,8 +8,7 @@ use history::journal::{Journal, JournalOptions, Origin, Row};
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory};
 
-use super::check::{check_state, Window, JOURNAL};
-use super::sequence::keep_start;
+use super::check::{check_state, keep_start, Window, JOURNAL};
 use super::view::{describe, model_view};
 use super::workload::next_op;
 use super::{CrashFailure, CrashOptions, CrashReport};

@@ -23,7 +23,7 @@ use history::journal::{
     clone_journal, fork_journal, resume_journal, JournalOptions, SharedStorage, Storage,
 };
 
-use super::check::{classify_image, JOURNAL};
+use super::check::{keep_start, JOURNAL};
 use super::explore::{synced_lengths, Checker};
 use crate::disk::states::{for_each_model_state_from, Image, ModelStateOptions};
 use crate::disk::{CrashPoint, DiskEvent, SimDisk, SimDiskOptions};
@@ -51,35 +51,6 @@ struct Start {
     /// The first crash's point (its window of allowed histories).
     first: CrashPoint,
     kill: bool,
-}
-
-/// Whether a crash state is worth recovering and crashing again: its journal holds an open
-/// replacement or a torn tail. Higher is more worth it.
-pub(super) fn interest(image: &Image) -> u8 {
-    let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
-    u8::from(facts.open_txn.is_some()) + u8::from(facts.torn_tail)
-}
-
-/// Keeps at most `cap` states of `point`, the most interesting first (then the first found).
-pub(super) fn keep_start(
-    kept: &mut BTreeMap<usize, Vec<(u8, Image)>>,
-    cap: usize,
-    point: usize,
-    image: Image,
-) {
-    let score = interest(&image);
-    if score == 0 || cap == 0 {
-        return;
-    }
-    let list = kept.entry(point).or_default();
-    let at = list
-        .iter()
-        .position(|(s, _)| *s < score)
-        .unwrap_or(list.len());
-    if at < cap {
-        list.insert(at, (score, image));
-        list.truncate(cap);
-    }
 }
 
 /// The log that rebuilds `image` as a durable disk.

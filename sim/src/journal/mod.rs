@@ -13,6 +13,7 @@
 pub mod check;
 mod corrupt_rules;
 mod corrupted;
+mod crash_disk;
 mod crash_rules;
 mod expect;
 pub mod generate;

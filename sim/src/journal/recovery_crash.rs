@@ -2,10 +2,10 @@
 //! on the disk the first crash left and dies after some of its writes; the host then comes back
 //! to what that second crash left and recovers again.
 
+use super::crash_disk::{crash_image, disk_after, image_hash};
 use super::record::Happened;
 use super::scenario::Pending;
 use super::state::World;
-use super::world::{crash_image, disk_after, image_hash};
 use history::journal::Session;
 use std::sync::Arc;
 
