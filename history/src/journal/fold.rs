@@ -205,6 +205,12 @@ impl Fold {
         self.open_txn.as_ref().map(|t| t.txn)
     }
 
+    /// planted J21: the legacy recovery dropped an open replacement from memory without writing
+    /// its abort (see `reopen::close_for_writer`).
+    pub(crate) fn forget_open_txn(&mut self) {
+        self.open_txn = None;
+    }
+
     /// The origin filter a mirror journal's start record names.
     pub fn mirror_of(&self) -> Option<&Origin> {
         self.mirror_of.as_ref()

@@ -6,10 +6,12 @@
 //! transaction, which made the journal unreadable.
 
 use super::error::JournalError;
+use super::frame::{encode_frame, HEADER_BYTES};
 use super::options::JournalOptions;
+use super::record::{Record, RecordBody};
 use super::row::Origin;
 use super::scan::ScannedRecord;
-use super::storage::SharedStorage;
+use super::storage::{read_exact_at, SharedStorage};
 use super::writer::Journal;
 use crate::BugId;
 
@@ -76,21 +78,46 @@ fn end_of(rec: &ScannedRecord) -> u64 {
 /// Closes a replacement the journal was left with, before its new writer does anything.
 /// Returns the aborted transaction.
 pub(crate) fn close_for_writer(j: &mut Journal) -> Result<Option<u64>, JournalError> {
+    // The bytes this writer starts from may never have been synced (the last process was killed
+    // with them in the page cache, or died after a failed sync): make them durable before
+    // anything is built on them. An abort appended behind unsynced bytes could persist while
+    // they do not, a hole no reader gets past (J19; found by crashing a recovery after a process
+    // kill), and a crash later must not fall back below the history this writer shows.
+    j.sync()?;
     // planted J2: resume, clone and fork started writing with the old transaction still open.
-    let closed = if j.options().planted.is(BugId::J2) {
-        None
-    } else {
-        let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
-        j.close_open_transaction(origin)?
-    };
-    if closed.is_none() {
-        // The bytes this writer starts from may never have been synced (the last process died
-        // after a failed sync, or before one): make them durable before anything is built on
-        // them, so a crash later cannot fall back below the history this writer shows. (A
-        // closed transaction was synced with its abort.)
-        j.sync()?;
+    if j.options().planted.is(BugId::J2) {
+        return Ok(None);
     }
-    Ok(closed)
+    if j.options().planted.is(BugId::J21) && torn_abort_behind_open_txn(j) {
+        // planted J21: the legacy recovery took a torn record of an abort's length behind an
+        // open replacement for the abort its crashed predecessor was writing, and went on as if
+        // the replacement were closed: it wrote no abort, and the file kept it open.
+        j.forget_open_txn();
+        return Ok(None);
+    }
+    let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
+    j.close_open_transaction(origin)
+}
+
+/// The bytes of the frame of `txn`'s abort as record `seq` by `origin`.
+pub fn abort_frame_bytes(seq: u64, origin: Origin, txn: u64) -> u64 {
+    let body = RecordBody::ReplaceAbort { txn };
+    encode_frame(&Record { seq, origin, body }).len() as u64
+}
+
+/// planted J21: whether the torn tail behind an open replacement declares (in its length field)
+/// the frame of the abort this recovery would write.
+fn torn_abort_behind_open_txn(j: &Journal) -> bool {
+    let (Some(txn), Some(tail)) = (j.open_txn(), j.torn_tail()) else {
+        return false;
+    };
+    let mut len = [0u8; 4];
+    if tail.bytes < 4 || read_exact_at(&**j.storage(), j.name(), tail.offset, &mut len).is_err() {
+        return false;
+    }
+    let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
+    let declared = u64::from(u32::from_le_bytes(len)) + HEADER_BYTES as u64;
+    declared == abort_frame_bytes(j.fold().last_seq() + 1, origin, txn)
 }
 
 /// Copies bytes `[0, len)` of `src` into the new file `dst`, synced.
@@ -115,7 +142,7 @@ fn copy_prefix(
         .map_err(|e| JournalError::io(dst, "create", e))?;
     while at < len {
         let n = (len - at).min(COPY_CHUNK_BYTES as u64) as usize;
-        super::storage::read_exact_at(&**storage, src, at, &mut buf[..n])
+        read_exact_at(&**storage, src, at, &mut buf[..n])
             .map_err(|e| JournalError::io(src, "read", e))?;
         storage
             .append(dst, &buf[..n])

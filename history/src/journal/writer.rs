@@ -330,6 +330,12 @@ impl Journal {
         Ok(Some(txn))
     }
 
+    /// planted J21: drops the open replacement from this writer's fold without writing its
+    /// abort (the file still holds it unterminated).
+    pub(crate) fn forget_open_txn(&mut self) {
+        self.fold.forget_open_txn();
+    }
+
     /// Makes every write durable.
     pub fn sync(&mut self) -> Result<(), JournalError> {
         self.check_writable()?;

@@ -1,7 +1,7 @@
 //! `histsim crash`: every crash state of a journal workload, then the workload on a faulty disk.
 
 use super::args::{parse_fault_seeds, truncate};
-use crate::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
+use crate::crash::{explore, run_faulted, CrashOptions, CrashReport, FaultedOptions};
 use crate::disk::Persistence;
 use crate::verdict::Verdict;
 use history::{BugId, Planted};
@@ -29,6 +29,17 @@ pub(crate) struct CrashArgs {
     /// Seeds the samples of spaces over --state-cap.
     #[arg(long, default_value_t = 0)]
     sample_seed: u64,
+    /// Crashes in a sequence at most (1 to 3): after a crash, recovery (resume, clone, fork)
+    /// runs on its state and crashes at each of its own disk operations, and so on.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
+    crash_depth: u8,
+    /// States recovered and crashed again per crash point, besides the process kill there
+    /// (those with an open replacement or a torn tail first).
+    #[arg(long, default_value_t = 1)]
+    starts_per_point: usize,
+    /// States checked per crash point inside a recovery at most; a larger space is sampled.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    recovery_state_cap: u64,
     /// Under prefix, cut appends every this many bytes (1: every byte).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     cut_step_bytes: u64,
@@ -63,6 +74,9 @@ fn crash_points(args: &CrashArgs) -> Verdict {
         persistence: args.persistence,
         cap_per_point: args.state_cap,
         sample_seed: args.sample_seed,
+        crash_depth: args.crash_depth,
+        starts_per_point: args.starts_per_point,
+        recovery_cap_per_point: args.recovery_state_cap,
         ..CrashOptions::default()
     };
     let bound = match args.persistence {
@@ -78,21 +92,37 @@ fn crash_points(args: &CrashArgs) -> Verdict {
         args.persistence,
         planted_text(args.planted)
     );
+    println!(
+        "crash sequences: up to {} crashes; each recovery starts from the process kill at each \
+         point and at most {} crash states with an open replacement or a torn tail; at most {} \
+         states a crash point inside a recovery",
+        args.crash_depth, args.starts_per_point, args.recovery_state_cap
+    );
     let started = std::time::Instant::now();
     let report = explore(&opts);
     println!("{}", report.summary());
     println!(
-        "crash points: {} under {}: {} states in the model, {} checked in {:.2?}",
-        report.points,
-        report.persistence,
-        report.space,
-        report.states_checked,
-        started.elapsed()
+        "crash points: {} under {}: {} states in the model, {} checked",
+        report.points, report.persistence, report.space, report.states_checked,
     );
+    for line in report.sequence_lines() {
+        println!("{line}");
+    }
+    let inside: u64 = report.sequences.checked.iter().sum();
     println!(
-        "crash: {} states checked, {} failed",
-        report.states_checked, report.states_failed
+        "crash: {} states checked ({} after one crash, {inside} after a crash inside a recovery) \
+         in {:.2?}, {} failed",
+        report.states_checked + inside,
+        report.states_checked,
+        started.elapsed(),
+        report.states_failed
     );
+    print_failures(&report);
+    Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
+}
+
+/// Failed states by ID, then the failures kept.
+fn print_failures(report: &CrashReport) {
     for (id, n) in &report.failed_by_id {
         println!("  {id}: {n} failed states");
     }
@@ -107,14 +137,14 @@ fn crash_points(args: &CrashArgs) -> Verdict {
             ""
         };
         println!(
-            "  [{}] disk event {}{cut}{lost} (op {:?}): {}",
+            "  [{}] crash {}: disk event {}{cut}{lost} (op {:?}): {}",
             f.bug_id,
+            f.depth,
             f.write_index,
             f.op_index,
             truncate(&f.description, 200)
         );
     }
-    Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
 }
 
 fn faulty_disk(args: &CrashArgs) -> Verdict {

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use history::journal::frame::HEADER_BYTES;
+use history::journal::reopen::abort_frame_bytes;
 use history::journal::{
     clone_journal, dump_lines, fork_journal, resume_journal, DecodeError, DumpLine, Journal,
     JournalError, JournalOptions, Origin, RecordBody, Row, Speaker, Storage,
@@ -16,6 +18,7 @@ use history::BugId;
 use model::journal::{CrashModel, ModelHistory, ModelOp};
 
 use super::view::{describe, model_view};
+use crate::disk::states::Image;
 use crate::disk::{SimDisk, SimDiskOptions};
 
 /// What the production scanner sees in one journal image.
@@ -27,6 +30,9 @@ pub struct ImageFacts {
     pub open_txn: Option<u64>,
     /// Bytes after the good records (a torn tail).
     pub torn_tail: bool,
+    /// The torn tail declares, in its length field, the frame of the open replacement's abort:
+    /// the start of the abort a recovery was writing when it crashed.
+    pub torn_abort: bool,
     /// The offset of corruption before the tail.
     pub corrupt_at: Option<u64>,
     /// The sequence number of the last good record.
@@ -45,7 +51,9 @@ impl std::fmt::Display for ImageFacts {
         if let Some(txn) = self.open_txn {
             write!(f, ", transaction {txn} open")?;
         }
-        if self.torn_tail {
+        if self.torn_abort {
+            f.write_str(", a torn tail (its abort's start)")?;
+        } else if self.torn_tail {
             f.write_str(", a torn tail")?;
         }
         if let Some(offset) = self.corrupt_at {
@@ -57,7 +65,35 @@ impl std::fmt::Display for ImageFacts {
 
 /// Reads the facts of a journal image.
 pub fn classify_image(bytes: &[u8]) -> ImageFacts {
-    classify_lines(&dump_lines(bytes))
+    let lines = dump_lines(bytes);
+    let mut facts = classify_lines(&lines);
+    facts.torn_abort = torn_abort(bytes, &lines, &facts);
+    facts
+}
+
+/// Whether the torn tail's length field (when it landed) is that of the frame of the open
+/// replacement's abort, as the next record, by the origin a recovery writes it with.
+fn torn_abort(bytes: &[u8], lines: &[Result<DumpLine, DecodeError>], facts: &ImageFacts) -> bool {
+    let Some(txn) = facts.open_txn else {
+        return false;
+    };
+    let mut origin = Origin::Main;
+    let mut tail = None;
+    for line in lines.iter().flatten() {
+        match line {
+            DumpLine::Record { record, .. } => {
+                if let RecordBody::Start { mirror_of: Some(m) } = &record.body {
+                    origin = m.clone();
+                }
+            }
+            DumpLine::TornTail { offset, .. } => tail = Some(*offset as usize),
+        }
+    }
+    let Some(field) = tail.and_then(|at| bytes.get(at..at + 4)) else {
+        return false;
+    };
+    let declared = u64::from(u32::from_le_bytes([field[0], field[1], field[2], field[3]]));
+    declared + HEADER_BYTES as u64 == abort_frame_bytes(facts.last_seq + 1, origin, txn)
 }
 
 /// The facts of a journal image already dumped (`dump_lines`), for a checker that reads the
@@ -84,6 +120,35 @@ pub fn classify_lines(lines: &[Result<DumpLine, DecodeError>]) -> ImageFacts {
         }
     }
     facts
+}
+
+/// Whether a crash state is worth recovering and crashing again: its journal holds an open
+/// replacement or a torn tail. Higher is more worth it.
+pub(crate) fn interest(image: &Image) -> u8 {
+    let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
+    u8::from(facts.open_txn.is_some()) + u8::from(facts.torn_tail)
+}
+
+/// Keeps at most `cap` states of `point`, the most interesting first (then the first found).
+pub(crate) fn keep_start(
+    kept: &mut BTreeMap<usize, Vec<(u8, Image)>>,
+    cap: usize,
+    point: usize,
+    image: Image,
+) {
+    let score = interest(&image);
+    if score == 0 || cap == 0 {
+        return;
+    }
+    let list = kept.entry(point).or_default();
+    let at = list
+        .iter()
+        .position(|(s, _)| *s < score)
+        .unwrap_or(list.len());
+    if at < cap {
+        list.insert(at, (score, image));
+        list.truncate(cap);
+    }
 }
 
 /// Where a crash state sits in the workload.
@@ -199,10 +264,31 @@ fn recover(
     if let Some(txn) = j.open_txn() {
         return Err((BugId::J2, format!("resume left transaction {txn} open")));
     }
+    forgotten(disk, facts)?;
     if exists {
         check_copies(disk, facts.last_seq, opts)?;
     }
     Ok(j)
+}
+
+/// J21: a recovery that met an open replacement behind the torn start of its abort (a crashed
+/// recovery's) must still terminate it in the file, whatever its writer shows.
+fn forgotten(disk: &Arc<SimDisk>, before: &ImageFacts) -> Result<(), (BugId, String)> {
+    if !before.torn_abort {
+        return Ok(());
+    }
+    let after = classify_image(&disk.bytes(JOURNAL));
+    match after.open_txn {
+        Some(txn) => Err((
+            BugId::J21,
+            format!(
+                "the crash image held transaction {txn} open behind the torn start of its abort \
+                 (image: {before}); after the resume the file still holds it open (now: {after}) \
+                 while the writer shows none"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Step 3, write again, then reopen: exactly the recovered history plus the new writes.

@@ -8,7 +8,7 @@ use history::journal::{Journal, JournalOptions, Origin, Row};
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory};
 
-use super::check::{check_state, Window, JOURNAL};
+use super::check::{check_state, keep_start, Window, JOURNAL};
 use super::view::{describe, model_view};
 use super::workload::next_op;
 use super::{CrashFailure, CrashOptions, CrashReport};
@@ -38,20 +38,7 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
     };
     let (disk, model, spans) = match run_workload(opts.ops, 0, &jopts) {
         Ok(run) => run,
-        Err((id, description)) => {
-            // The workload itself failed before any crash: report it as one failed state.
-            report.states_checked = 1;
-            let failure = CrashFailure {
-                bug_id: id,
-                write_index: 0,
-                cut_at: None,
-                lose_unsynced: false,
-                op_index: None,
-                description,
-            };
-            record(&mut report, opts, failure);
-            return report;
-        }
+        Err((id, description)) => return workload_failed(report, opts, id, description),
     };
     let events = disk.events();
     report.mutations = spans.len();
@@ -63,6 +50,12 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
         jopts,
         opts,
     };
+    let mut kept = BTreeMap::new();
+    let mut keep = |point: usize, image: &BTreeMap<String, Vec<u8>>| {
+        if opts.crash_depth >= 2 {
+            keep_start(&mut kept, opts.starts_per_point, point, image.clone());
+        }
+    };
     if opts.persistence == Persistence::Prefix {
         let points = CrashPointOptions {
             cut_step_bytes: opts.cut_step_bytes,
@@ -70,9 +63,11 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
         };
         for_each_crash_state(&events, points, &mut |point, image| {
             report.points += 1;
+            keep(point.event, &image);
             checker.check(&mut report, point, image)
         });
         report.space = u128::from(report.points);
+        checker.explore_sequences(&mut report, &events, kept);
         return report;
     }
     let states = ModelStateOptions {
@@ -86,22 +81,45 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
             cut_bytes: None,
             lose_unsynced: false,
         };
+        keep(event, &image);
         checker.check(&mut report, point, image)
     });
     report.points = counts.points;
     report.space = counts.space;
     report.sampled_points = counts.sampled_points;
+    checker.explore_sequences(&mut report, &events, kept);
+    report
+}
+
+/// The workload itself failed before any crash: reported as one failed state.
+fn workload_failed(
+    mut report: CrashReport,
+    opts: &CrashOptions,
+    bug_id: BugId,
+    description: String,
+) -> CrashReport {
+    report.states_checked = 1;
+    let failure = CrashFailure {
+        bug_id,
+        write_index: 0,
+        cut_at: None,
+        lose_unsynced: false,
+        op_index: None,
+        depth: 1,
+        description,
+    };
+    record(&mut report, opts, failure);
     report
 }
 
 /// What checking a crash state needs of the run.
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     spans: Vec<Span>,
     /// The journal's synced length at each point.
     synced: Vec<u64>,
     model: CrashModel<Row>,
-    jopts: JournalOptions,
-    opts: &'a CrashOptions,
+    pub(super) jopts: JournalOptions,
+    pub(super) opts: &'a CrashOptions,
 }
 
 impl Checker<'_> {
@@ -112,27 +130,53 @@ impl Checker<'_> {
         image: BTreeMap<String, Vec<u8>>,
     ) -> ControlFlow<()> {
         report.states_checked += 1;
-        let (window, op_index) = window_of(&self.spans, point);
-        let synced = self.synced[point.event];
+        self.check_image(
+            report,
+            point,
+            self.synced[point.event],
+            image,
+            1,
+            point.event,
+        );
+        ControlFlow::Continue(())
+    }
+
+    /// Checks one state the `depth`th crash left (at event `at` of its log) against the window
+    /// of the first crash, at `first`; `synced` is the journal's durable length there.
+    pub(super) fn check_image(
+        &self,
+        report: &mut CrashReport,
+        first: CrashPoint,
+        synced: u64,
+        image: BTreeMap<String, Vec<u8>>,
+        depth: u8,
+        at: usize,
+    ) {
+        let (window, op_index) = window_of(&self.spans, first);
         if let Err((bug_id, description)) =
             check_state(image, window, synced, &self.model, &self.jopts)
         {
+            let description = if depth == 1 {
+                description
+            } else {
+                format!("crash {depth}, inside recovery at its disk event {at}: {description}")
+            };
             let failure = CrashFailure {
                 bug_id,
-                write_index: point.event,
-                cut_at: point.cut_bytes,
-                lose_unsynced: point.lose_unsynced,
+                write_index: first.event,
+                cut_at: first.cut_bytes,
+                lose_unsynced: first.lose_unsynced,
                 op_index,
+                depth,
                 description,
             };
             record(report, self.opts, failure);
         }
-        ControlFlow::Continue(())
     }
 }
 
 /// The journal's synced length after each prefix of `events` (index `k`: after `..k`).
-fn synced_lengths(events: &[DiskEvent]) -> Vec<u64> {
+pub(super) fn synced_lengths(events: &[DiskEvent]) -> Vec<u64> {
     let (mut current, mut synced) = (0u64, 0u64);
     let mut out = vec![0];
     for e in events {
@@ -249,6 +293,7 @@ mod tests {
         explore(&CrashOptions {
             persistence,
             planted,
+            crash_depth: 1,
             ..CrashOptions::default()
         })
     }
@@ -284,12 +329,14 @@ mod tests {
         let bytes = explore(&CrashOptions {
             ops: 6,
             persistence: Persistence::Prefix,
+            crash_depth: 1,
             ..CrashOptions::default()
         });
         let blocks = explore(&CrashOptions {
             ops: 6,
             cut_step_bytes: 64,
             persistence: Persistence::Prefix,
+            crash_depth: 1,
             ..CrashOptions::default()
         });
         assert!(blocks.states_checked < bytes.states_checked);

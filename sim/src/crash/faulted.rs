@@ -220,6 +220,8 @@ struct SeedRun {
     model: CrashModel<Row>,
     /// The first workload op of the cycle.
     first: usize,
+    /// Good records in the journal before the op in progress.
+    records_before: usize,
 }
 
 /// A fault-free copy of some files: the checker's own reader, so verification never trips the
@@ -250,6 +252,7 @@ impl SeedRun {
             jopts: jopts.clone(),
             model: CrashModel::new(ModelHistory::new()),
             first: rng.random_range(0..8),
+            records_before: 0,
         }
     }
 
@@ -266,6 +269,7 @@ impl SeedRun {
                 .model
                 .issue(&op.model_op())
                 .map_err(|e| (i, BugId::J10, format!("model refused op {i}: {e}")))?;
+            self.records_before = classify_image(&self.disk.bytes(JOURNAL)).records;
             let result = op.run(&mut journal, &origin);
             if self.corrupted_check(i, &before, report)? {
                 return Ok(());
@@ -387,9 +391,17 @@ impl SeedRun {
         if let Some(h) = on_disk.as_ref().ok().filter(|h| allowed.contains(h)) {
             return Ok(h.clone());
         }
-        // A replacement left open in the file and shown anyway is J1's mix.
-        let id = if classify_image(&self.disk.bytes(JOURNAL)).open_txn.is_some() {
+        // A replacement left open in the file and shown anyway is J1's mix; a one-record shape
+        // that left more than one record is J15's.
+        let facts = classify_image(&self.disk.bytes(JOURNAL));
+        let one_record_shape = matches!(
+            op,
+            WorkloadOp::SuffixCut(_) | WorkloadOp::Clear | WorkloadOp::Compress { .. }
+        );
+        let id = if facts.open_txn.is_some() {
             BugId::J1
+        } else if one_record_shape && facts.records > self.records_before + 1 {
+            BugId::J15
         } else {
             BugId::J10
         };

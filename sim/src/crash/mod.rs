@@ -26,12 +26,14 @@ mod check;
 mod explore;
 pub mod faulted;
 pub mod invariants;
+pub mod sequence;
 mod view;
 mod workload;
 
 pub use check::{classify_image, classify_lines, ImageFacts};
 pub use explore::explore;
 pub use faulted::{run_faulted, FaultedOptions, FaultedReport};
+pub use sequence::SequenceCounts;
 pub use view::{describe, model_view};
 pub use workload::{next_op, WorkloadOp};
 
@@ -60,6 +62,14 @@ pub struct CrashOptions {
     pub cap_per_point: u64,
     /// Seeds those samples.
     pub sample_seed: u64,
+    /// Crashes in a sequence at most (1 to 3): a crash, then crashes inside the recoveries
+    /// after it ([`sequence`]).
+    pub crash_depth: u8,
+    /// States kept per first-crash point (and per recovery) to recover and crash again, besides
+    /// the process kill: those with an open replacement or a torn tail.
+    pub starts_per_point: usize,
+    /// States checked per crash point inside a recovery at most; a larger space is sampled.
+    pub recovery_cap_per_point: u64,
 }
 
 impl Default for CrashOptions {
@@ -73,6 +83,9 @@ impl Default for CrashOptions {
             persistence: Persistence::Reorder,
             cap_per_point: 256,
             sample_seed: 0,
+            crash_depth: 3,
+            starts_per_point: 1,
+            recovery_cap_per_point: 8,
         }
     }
 }
@@ -90,6 +103,9 @@ pub struct CrashFailure {
     pub lose_unsynced: bool,
     /// The workload operation in progress (`None` between operations).
     pub op_index: Option<usize>,
+    /// Which crash of its sequence left the failing state (1: the first; 2 and 3: inside the
+    /// recovery after the one before).
+    pub depth: u8,
     pub description: String,
 }
 
@@ -113,12 +129,36 @@ pub struct CrashReport {
     pub space: u128,
     /// Points whose space was over the cap, so sampled.
     pub sampled_points: u64,
+    /// The second and third crashes, inside recoveries.
+    pub sequences: SequenceCounts,
 }
 
 impl CrashReport {
     /// Whether some failure names `id`.
     pub fn names(&self, id: BugId) -> bool {
         self.failed_by_id.iter().any(|(i, n)| *i == id && *n > 0)
+    }
+
+    /// One line per crash of a sequence after the first, for the command line.
+    pub fn sequence_lines(&self) -> Vec<String> {
+        let s = &self.sequences;
+        (0..2)
+            .filter(|&d| s.recoveries[d] > 0)
+            .map(|d| {
+                format!(
+                    "crash {} (inside a recovery): {} recoveries ({} after a process kill that \
+                     kept the page cache), {} crash points, {} states in the model, {} checked \
+                     ({} points sampled)",
+                    d + 2,
+                    s.recoveries[d],
+                    s.after_kill[d],
+                    s.points[d],
+                    s.space[d],
+                    s.checked[d],
+                    s.sampled_points[d]
+                )
+            })
+            .collect()
     }
 
     /// One line for the command line.

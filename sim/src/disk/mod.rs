@@ -23,6 +23,7 @@ pub mod corrupt;
 pub mod crash;
 mod event;
 pub mod faults;
+mod kill;
 pub mod persist;
 pub mod states;
 
@@ -126,6 +127,9 @@ struct DiskState {
     older: BTreeMap<(String, u64), Vec<u8>>,
     /// Sectors whose reads return these old bytes (zeros past them) until a write reaches them.
     stale: BTreeMap<(String, u64), Vec<u8>>,
+    /// Writes (appends, truncations, syncs, removals) the process may still make before it
+    /// dies: from then on every write fails and changes nothing ([`SimDisk::die_after_writes`]).
+    writes_left: Option<u64>,
 }
 
 /// The simulated disk.
@@ -148,6 +152,7 @@ impl SimDisk {
                 parsable: BTreeSet::new(),
                 older: BTreeMap::new(),
                 stale: BTreeMap::new(),
+                writes_left: None,
             }),
         }
     }
@@ -397,6 +402,7 @@ impl Storage for SimDisk {
         check_name(name)?;
         let mut st = self.lock();
         SimDisk::scripted(&mut st, name, FaultOp::Append)?;
+        SimDisk::spend_write(&mut st, name)?;
         let used: u64 = st.files.values().map(|f| f.current.len() as u64).sum();
         if st.schedule.out_of_space(used, bytes.len() as u64) {
             st.faults_injected += 1;
@@ -463,6 +469,7 @@ impl Storage for SimDisk {
         check_name(name)?;
         let mut st = self.lock();
         SimDisk::scripted(&mut st, name, FaultOp::Truncate)?;
+        SimDisk::spend_write(&mut st, name)?;
         let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
         if len > file.current.len() as u64 {
             return Err(io::Error::new(
@@ -491,6 +498,7 @@ impl Storage for SimDisk {
         check_name(name)?;
         let mut st = self.lock();
         SimDisk::scripted(&mut st, name, FaultOp::Sync)?;
+        SimDisk::spend_write(&mut st, name)?;
         if !st.files.contains_key(name) {
             return Err(missing(name));
         }
@@ -516,6 +524,7 @@ impl Storage for SimDisk {
         check_name(name)?;
         let mut st = self.lock();
         SimDisk::scripted(&mut st, name, FaultOp::Remove)?;
+        SimDisk::spend_write(&mut st, name)?;
         st.files.remove(name).ok_or_else(|| missing(name))?;
         st.corruptions.retain(|(f, _)| f != name);
         st.parsable.retain(|(f, _)| f != name);

@@ -92,12 +92,26 @@ pub fn for_each_model_state(
     opts: ModelStateOptions,
     f: &mut dyn FnMut(usize, Image) -> ControlFlow<()>,
 ) -> StateCounts {
+    for_each_model_state_from(events, 0, opts, f)
+}
+
+/// [`for_each_model_state`] over the points from `first` on only (the events before it are a
+/// history the crashes of the rest start from).
+pub fn for_each_model_state_from(
+    events: &[DiskEvent],
+    first: usize,
+    opts: ModelStateOptions,
+    f: &mut dyn FnMut(usize, Image) -> ControlFlow<()>,
+) -> StateCounts {
     assert!(opts.cap_per_point >= 1, "a cap of no states");
     let mut replay = Replay::default();
     let mut counts = StateCounts::default();
     for k in 0..=events.len() {
         if k > 0 {
             replay.apply(&events[k - 1]);
+        }
+        if k < first {
+            continue;
         }
         let space = StateSpace::new(opts.model, &replay.histories());
         let n = space.count();

@@ -1,4 +1,4 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J20.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J21.
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
@@ -48,6 +48,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::J12,
         BugId::J19,
         BugId::J20,
+        BugId::J21,
         BugId::J10,
         BugId::J1,
         BugId::J2,

@@ -43,8 +43,12 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
             ),
         );
     } else if let Some(txn) = r.facts_after.open_txn {
+        // J21: the file held it behind the torn start of its abort (a crashed recovery's), and
+        // this recovery left it open while its writer shows none.
         let id = if r.writer_open_txn.is_some() {
             BugId::J2
+        } else if r.facts_before.torn_abort {
+            BugId::J21
         } else {
             BugId::J1
         };

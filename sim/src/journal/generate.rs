@@ -13,8 +13,8 @@
 
 use super::options::JournalSimOptions;
 use super::scenario::{
-    Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RowSpec, SessionScript,
-    SharedAction, SpeakerSpec,
+    Action, Corruption, Crash, DisposeFault, JournalScenario, Op, Pending, RecoveryCrash, RowSpec,
+    SessionScript, SharedAction, SpeakerSpec,
 };
 use crate::hostile_text::{HostileMix, HostileText};
 use crate::rng::chance;
@@ -530,10 +530,69 @@ fn faults(seed: SeedRng, o: &JournalSimOptions, sessions: &mut [SessionScript]) 
                 down_ms: rng.random_range(1..=30),
                 arrivals,
                 corrupt: corruption(&mut corrupt_rng, o),
+                recovery: None,
             });
         }
     }
+    recovery_faults(seed, o, sessions, &mut crashes);
     crashes
+}
+
+/// The fault sub-stream crashes inside recovery and process kills are drawn from.
+const RECOVERY_SUBSTREAM: u64 = 8;
+
+/// Crashes inside recovery, and process kills that keep the page cache followed later by a power
+/// cut: from a sub-stream of their own, so seeds without them keep every other fault.
+fn recovery_faults(
+    seed: SeedRng,
+    o: &JournalSimOptions,
+    sessions: &[SessionScript],
+    crashes: &mut Vec<Crash>,
+) {
+    if o.kill_probability <= 0.0 && o.recovery_crash_probability <= 0.0 {
+        return;
+    }
+    let mut rng = seed.substream(Stream::Faults, RECOVERY_SUBSTREAM);
+    let mut power_cuts = Vec::new();
+    for c in crashes.iter_mut() {
+        if chance(&mut rng, o.recovery_crash_probability) {
+            let pending = match rng.random_range(0..4) {
+                0 | 1 => Pending::Cut {
+                    bytes: rng.random_range(1..=120),
+                },
+                2 => Pending::Lose,
+                _ => Pending::Kill,
+            };
+            c.recovery = Some(RecoveryCrash {
+                after_writes: rng.random_range(0..=3),
+                pending,
+            });
+        }
+        let ops = sessions[c.session as usize].ops.len() as u32;
+        if c.corrupt.is_none() && chance(&mut rng, o.kill_probability) {
+            c.pending = Pending::Kill;
+            if c.op + 1 < ops {
+                power_cuts.push(Crash {
+                    session: c.session,
+                    op: rng.random_range(c.op + 1..ops),
+                    during: None,
+                    pending: Pending::Lose,
+                    down_ms: rng.random_range(1..=30),
+                    arrivals: Vec::new(),
+                    corrupt: None,
+                    recovery: None,
+                });
+            }
+        }
+    }
+    for cut in power_cuts {
+        let taken = crashes
+            .iter()
+            .any(|c| (c.session, c.op, c.during) == (cut.session, cut.op, None));
+        if !taken && crashes.len() < super::scenario::CRASHES_MAX {
+            crashes.push(cut);
+        }
+    }
 }
 
 /// The fault sub-stream silent corruptions are drawn from.

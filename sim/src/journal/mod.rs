@@ -13,6 +13,7 @@
 pub mod check;
 mod corrupt_rules;
 mod corrupted;
+mod crash_disk;
 mod crash_rules;
 mod expect;
 pub mod generate;
@@ -24,6 +25,7 @@ pub(crate) mod picture;
 pub mod probes;
 mod process;
 pub mod record;
+mod recovery_crash;
 pub mod scenario;
 mod shared_rules;
 pub mod shrink;

@@ -78,6 +78,11 @@ pub struct JournalSimOptions {
     pub dispose_probability: f64,
     /// Chance that the disposal meets a failure.
     pub dispose_fault_probability: f64,
+    /// Chance, per crash, that it is a process kill that keeps the page cache (unsynced writes
+    /// survive, still unsynced), followed later in the script by a power cut.
+    pub kill_probability: f64,
+    /// Chance, per crash, that the restarted process crashes again inside its recovery.
+    pub recovery_crash_probability: f64,
 }
 
 impl JournalSimOptions {
@@ -119,6 +124,8 @@ impl JournalSimOptions {
             corrupt_probability: 0.0,
             dispose_probability: 0.0,
             dispose_fault_probability: 0.0,
+            kill_probability: 0.0,
+            recovery_crash_probability: 0.0,
         }
     }
 
@@ -160,8 +167,19 @@ impl JournalSimOptions {
             dispose_fault_probability: maybe(0.4, 0.2, 0.6),
             pending_reorder_probability: maybe(0.7, 0.3, 0.7),
             corrupt_probability: Self::corrupt_from_seed(seed),
+            kill_probability: Self::recovery_from_seed(seed).0,
+            recovery_crash_probability: Self::recovery_from_seed(seed).1,
             ..Self::sized_from_seed(seed)
         }
+    }
+
+    /// The chances of a process kill and of a crash inside recovery, from a sub-stream of their
+    /// own so that seeds keep every option they had before they existed.
+    fn recovery_from_seed(seed: SeedRng) -> (f64, f64) {
+        let mut rng = seed.substream(Stream::Options, 3);
+        let kill = swarm_probability(&mut rng, 0.4, 0.2, 0.6);
+        let recovery = swarm_probability(&mut rng, 0.5, 0.3, 0.8);
+        (kill, recovery)
     }
 
     /// The chance of silent corruption, from a sub-stream of its own so that seeds keep every

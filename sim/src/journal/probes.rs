@@ -12,6 +12,8 @@ pub const PROBES: &[&str] = &[
     "journal.fault.crash",
     "journal.fault.crash_lose_unsynced",
     "journal.fault.crash_keep_unsynced",
+    "journal.fault.crash_kill_keeps_page_cache",
+    "journal.fault.crash_inside_recovery",
     "journal.fault.crash_torn_write",
     "journal.fault.crash_reordered_writes",
     "journal.fault.crash_mid_replace",

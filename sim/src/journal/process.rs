@@ -54,6 +54,7 @@ pub(super) fn start(world: &World, s: usize) -> Process {
     let slot = &world.slots[s];
     let p = slot.incarnation.get();
     slot.incarnation.set(p + 1);
+    super::recovery_crash::crash_inside_recovery(world, s);
     let disk = slot.disk.borrow().clone();
     let storage: SharedStorage = disk.clone();
     let mut store = open_store(world, s, p, &disk);

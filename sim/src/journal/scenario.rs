@@ -256,6 +256,21 @@ pub struct Crash {
     /// recording as lost from there (J10), and the session's script ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrupt: Option<Corruption>,
+    /// The restarted process crashes again inside its recovery (a second crash), before the
+    /// host starts it once more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryCrash>,
+}
+
+/// A crash inside the recovery of the recording after a crash: the process dies after
+/// `after_writes` of the recovery's disk writes (appends, truncations, syncs), and the disk
+/// keeps `pending` of what it had not synced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryCrash {
+    pub after_writes: u32,
+    #[serde(default)]
+    pub pending: Pending,
 }
 
 /// What a crash keeps of every file's unsynced bytes.
@@ -267,6 +282,9 @@ pub enum Pending {
     Lose,
     /// Everything written survives (the page cache reached the disk).
     Keep,
+    /// A process kill: the page cache survives, so reads see every write, but what was not
+    /// synced is still unsynced, and a later power cut loses it unless a sync came between.
+    Kill,
     /// The first `bytes` unsynced bytes of each file survive: a write torn mid-way.
     Cut { bytes: u64 },
     /// A disk the `reorder` persistence model allows, drawn with `seed`: each file keeps any

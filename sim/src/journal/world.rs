@@ -13,13 +13,14 @@
 //! operations return is recorded ([`super::record`]); nothing here judges it.
 
 use super::corrupted;
+use super::crash_disk::{crash_image, disk_after, image_hash};
 use super::ops::run_op;
 use super::process::start;
 use super::record::{Happened, SessionRecord};
 use super::scenario::{JournalScenario, Pending};
 use super::state::{sleep_ms, Point, Slot, World};
 use crate::coverage::Coverage;
-use crate::disk::{Persistence, SimDisk, SimDiskOptions};
+use crate::disk::SimDisk;
 use crate::trace::Trace;
 use history::journal::JournalOptions;
 use std::cell::{Cell, RefCell};
@@ -50,29 +51,6 @@ pub struct WorldRecord {
 
 pub(super) fn host_name(s: usize) -> String {
     format!("session-{s}")
-}
-
-/// The disk a crash leaves: synced bytes, plus what `pending` keeps of the unsynced ones.
-fn crash_image(disk: &SimDisk, pending: Pending) -> BTreeMap<String, Vec<u8>> {
-    let durable = disk.durable_image();
-    match pending {
-        Pending::Lose => durable,
-        Pending::Keep => disk.image(),
-        Pending::Reorder { seed } => disk.model_crash_image(Persistence::Reorder, seed),
-        Pending::Cut { bytes } => disk
-            .image()
-            .into_iter()
-            .filter_map(|(name, current)| {
-                let synced = durable.get(&name).cloned().unwrap_or_default();
-                if current.starts_with(&synced) {
-                    let keep = (current.len() - synced.len()).min(bytes as usize);
-                    Some((name, current[..synced.len() + keep].to_vec()))
-                } else {
-                    durable.get(&name).map(|d| (name, d.clone()))
-                }
-            })
-            .collect(),
-    }
 }
 
 /// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
@@ -186,6 +164,7 @@ fn crash(sim: &mut turmoil::Sim<'_>, world: &World, i: usize) {
         match c.pending {
             Pending::Lose => cov.hit("journal.fault.crash_lose_unsynced"),
             Pending::Keep => cov.hit("journal.fault.crash_keep_unsynced"),
+            Pending::Kill => cov.hit("journal.fault.crash_kill_keeps_page_cache"),
             Pending::Cut { .. } => cov.hit("journal.fault.crash_torn_write"),
             Pending::Reorder { .. } => cov.hit("journal.fault.crash_reordered_writes"),
         }
@@ -240,7 +219,7 @@ fn restarted_disk(
         let file = slot.current.borrow().clone();
         corrupted::inject(crashed, &mut image, &file, corruption)
     });
-    let restarted = SimDisk::from_image(image, SimDiskOptions::default());
+    let restarted = disk_after(crashed, image, c.pending);
     if let Some(inj) = &injected {
         world.coverage.borrow_mut().hit(corrupted::probe(inj));
         world.record(format_args!(
@@ -257,16 +236,6 @@ fn restarted_disk(
     }
     *slot.corrupted.borrow_mut() = injected;
     restarted
-}
-
-pub(super) fn image_hash(image: &BTreeMap<String, Vec<u8>>) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for (name, bytes) in image {
-        h.update(name.as_bytes());
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    }
-    h.digest()
 }
 
 async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
@@ -306,6 +275,7 @@ async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disk::SimDiskOptions;
     use history::journal::Storage;
 
     #[test]

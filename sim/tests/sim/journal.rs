@@ -65,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 20);
+    assert_eq!(ids.len(), 21);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
@@ -87,6 +87,7 @@ fn crash_exploration_finds_nothing_clean_and_names_j1_j2_j10() {
         planted,
         cut_step_bytes: 8,
         persistence: Persistence::Prefix,
+        crash_depth: 1,
         ..CrashOptions::default()
     };
     let clean = explore(&opts(Planted::none()));
@@ -111,6 +112,7 @@ fn reorder_exploration_finds_nothing_clean_and_names_j19_where_prefix_cannot() {
         planted,
         persistence,
         cap_per_point: 64,
+        crash_depth: 1,
         ..CrashOptions::default()
     };
     let clean = explore(&opts(Persistence::Reorder, Planted::none()));
@@ -130,6 +132,37 @@ fn reorder_exploration_finds_nothing_clean_and_names_j19_where_prefix_cannot() {
     );
     let prefix = explore(&opts(Persistence::Prefix, j19));
     assert_eq!(prefix.states_failed, 0, "{}", prefix.summary());
+}
+
+#[test]
+fn crash_sequences_find_nothing_clean_and_j21_only_inside_a_recovery() {
+    let opts = |planted, crash_depth| CrashOptions {
+        ops: 4,
+        planted,
+        crash_depth,
+        ..CrashOptions::default()
+    };
+    let clean = explore(&opts(Planted::none(), 3));
+    assert_eq!(clean.states_failed, 0, "{:#?}", clean.failures);
+    let s = &clean.sequences;
+    for d in 0..2 {
+        assert!(s.recoveries[d] > s.after_kill[d], "{s:?}");
+        assert!(s.after_kill[d] > 0, "{s:?}");
+        assert!(s.checked[d] >= s.points[d], "{s:?}");
+        assert!(s.space[d] >= u128::from(s.checked[d]), "{s:?}");
+    }
+    let j21 = Planted::only(BugId::J21);
+    let one_crash = explore(&opts(j21, 1));
+    assert_eq!(one_crash.states_failed, 0, "{}", one_crash.summary());
+    let two = explore(&opts(j21, 2));
+    assert!(two.names(BugId::J21), "{}", two.summary());
+    assert!(
+        two.failures
+            .iter()
+            .all(|f| f.bug_id == BugId::J21 && f.depth == 2),
+        "{:#?}",
+        two.failures
+    );
 }
 
 fn scenario_dir(area: &str) -> PathBuf {
@@ -236,7 +269,8 @@ fn journal_dump_prints_json_lines_and_names_a_corrupt_offset() {
 fn histsim_crash_is_clean_and_names_a_planted_bug() {
     let (code, out, _) = histsim(&["crash", "--ops", "6", "--cut-step-bytes", "16"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("states checked, 0 failed"), "{out}");
+    assert!(out.contains(", 0 failed"), "{out}");
+    assert!(out.contains("crash 3 (inside a recovery): "), "{out}");
     assert!(
         out.contains("record kinds hit by a parsable corruption: 11 of 11"),
         "{out}"
@@ -247,6 +281,8 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
         "6",
         "--cut-step-bytes",
         "16",
+        "--crash-depth",
+        "1",
         "--planted",
         "J2",
     ]);
