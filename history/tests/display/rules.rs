@@ -179,11 +179,12 @@ fn hitl_questions_are_assistant_text_and_answers_user_text_once() {
 #[test]
 fn hitl_edge_payloads() {
     let hi = Ev::user("d", "e0", 0, "hi");
+    // An empty question or answer is malformed, as the published projector has it.
     check(
         &[hi.clone(), Ev::question(&lead(), "d", "e1", 1, "")],
         None,
         &[u("hi")],
-        &[],
+        &[(BP, "question")],
     );
     check(
         &[
@@ -198,7 +199,7 @@ fn hitl_edge_payloads() {
         &[hi.clone(), Ev::answer("d", "e1", 1, json!(""))],
         None,
         &[u("hi")],
-        &[],
+        &[(BP, "response")],
     );
     for bad in [json!(1), json!(null), json!(["yes"]), json!({"a": 1})] {
         check(
