@@ -16,6 +16,7 @@ mod corrupted;
 mod crash_disk;
 mod crash_rules;
 mod expect;
+mod fault_plan;
 pub mod generate;
 pub mod meaning;
 mod op_rules;
