@@ -2,10 +2,10 @@
 //! workload produced: injected write failures, host crashes (what each keeps of the unsynced
 //! writes), crashes inside a recovery, and corruption of a crashed image.
 
-use super::generate::spec;
 use super::options::JournalSimOptions;
 use super::scenario::{
-    Action, Corruption, Crash, DisposeFault, Pending, RecoveryCrash, SessionScript, SpeakerSpec,
+    Action, Corruption, Crash, DisposeFault, Pending, RecoveryCrash, RowSpec, SessionScript,
+    SpeakerSpec,
 };
 use crate::rng::chance;
 use crate::rng::{SeedRng, Stream};
@@ -79,7 +79,7 @@ pub(super) fn faults(
             let pending = pending(&mut rng, o);
             let arrivals = if chance(&mut rng, o.restart_arrivals_probability) {
                 (0..rng.random_range(1..=2))
-                    .map(|i| spec(SpeakerSpec::Human, format!("typed{s}o{k}i{i}")))
+                    .map(|i| RowSpec::plain(SpeakerSpec::Human, format!("typed{s}o{k}i{i}")))
                     .collect()
             } else {
                 Vec::new()

@@ -89,14 +89,8 @@ struct Gen<'a> {
     texts: HostileText,
 }
 
-pub(super) fn spec(speaker: SpeakerSpec, text: String) -> RowSpec {
-    RowSpec {
-        speaker,
-        text,
-        call: None,
-        pad_bytes: 0,
-        origin: None,
-    }
+fn spec(speaker: SpeakerSpec, text: String) -> RowSpec {
+    RowSpec::plain(speaker, text)
 }
 
 impl Gen<'_> {

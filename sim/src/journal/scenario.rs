@@ -99,6 +99,19 @@ pub struct RowSpec {
     pub origin: Option<String>,
 }
 
+impl RowSpec {
+    /// A row of `speaker` saying `text`: no call, no padding, the operation's origin.
+    pub fn plain(speaker: SpeakerSpec, text: String) -> RowSpec {
+        RowSpec {
+            speaker,
+            text,
+            call: None,
+            pad_bytes: 0,
+            origin: None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpeakerSpec {
