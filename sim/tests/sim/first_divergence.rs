@@ -116,10 +116,7 @@ fn a_display_failure_names_the_read_and_the_duplicated_deliveries() {
 /// planted: its op, request id and simulated time, and the trace line of that time naming the
 /// call (`delete run-1: ...` stamped at the divergence's time).
 fn replayed_divergence(file: &str, id: &str) -> (String, u64, u64, Vec<String>) {
-    let path = format!(
-        "{}/../scenarios/runs/{file}.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/../scenarios/{file}.toml", env!("CARGO_MANIFEST_DIR"));
     let (_, out) = histsim_cli(&["replay", "--scenario", &path, "--planted", id, "--trace"]);
     let first = out
         .lines()
@@ -150,46 +147,52 @@ fn replayed_divergence(file: &str, id: &str) -> (String, u64, u64, Vec<String>) 
 }
 
 #[test]
-fn deletions_receipts_and_feedback_name_their_call() {
+fn deletions_receipts_feedback_and_refused_deliveries_name_their_call() {
     let cases = [
         (
-            "r13_a_deletion_hands_out_the_deleted_runs_seqs_again",
+            "runs/r13_a_deletion_hands_out_the_deleted_runs_seqs_again",
             "R13",
             "max_seq after delete_by_run",
             "delete run-2: ",
         ),
         (
-            "r14_a_receipt_is_found_on_another_run",
+            "runs/r14_a_receipt_is_found_on_another_run",
             "R14",
             "put_if_absent",
             "receipt ",
         ),
         (
-            "r15_a_deletion_leaves_the_runs_other_rows",
+            "runs/r15_a_deletion_leaves_the_runs_other_rows",
             "R15",
             "delete_by_run",
             "delete run-1: ",
         ),
         (
-            "r23_a_thread_deletion_leaves_the_runs_traces",
+            "runs/r23_a_thread_deletion_leaves_the_runs_traces",
             "R23",
             "delete_by_thread",
             "delete thread t: ",
         ),
         (
-            "r21_anonymous_feedback_is_left_out_of_the_counts",
+            "runs/r21_anonymous_feedback_is_left_out_of_the_counts",
             "R21",
             "aggregate_by_run",
             "feedback reads ",
         ),
         (
-            "r22_withdrawn_feedback_comes_back_grouped",
+            "runs/r22_withdrawn_feedback_comes_back_grouped",
             "R22",
             "list_by_thread_grouped",
             "feedback reads ",
         ),
         (
-            "r24_a_deleted_runs_page_answers_an_internal_error",
+            "display/p15_a_copy_of_a_stored_row_is_refused",
+            "P15",
+            "append",
+            "replica-1 persist step=1 copy=0 error",
+        ),
+        (
+            "runs/r24_a_deleted_runs_page_answers_an_internal_error",
             "R24",
             "list_messages_by_run",
             "delete run-1: ",
