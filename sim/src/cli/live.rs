@@ -93,6 +93,9 @@ fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     print!("{}", report(outcome));
     for v in &outcome.violations {
         println!("violation {v}");
+        if let Some(d) = &v.first_divergence {
+            println!("  first wrong answer: {d}");
+        }
     }
     if !outcome.violations.is_empty() {
         match regression::write(outcome, &args.regressions_dir) {

@@ -140,6 +140,9 @@ fn print_report(report: &SeedReport) -> Verdict {
     }
     for v in &report.violations {
         println!("violation {v}");
+        if let Some(d) = &v.first_divergence {
+            println!("  first wrong answer: {d}");
+        }
     }
     if let Some(e) = &report.failure {
         println!("world failure: {e}");

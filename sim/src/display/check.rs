@@ -19,7 +19,7 @@ use super::words::{
     extra_words, first_difference, hidden_word, missing_words, nested_stop_word,
     same_words_in_order,
 };
-use crate::divergence::TraceMark;
+use crate::divergence::{Divergence, TraceMark};
 use crate::outcome::{Attribution, Findings, Pointer, Unexplained, Violation};
 use history::display::ContentPart;
 use history::BugId;
@@ -111,14 +111,20 @@ pub fn check(
 /// this rule sees it.
 fn every_delivery_is_admitted(cx: &Context<'_>, f: &mut Findings) {
     for e in cx.append_errors {
-        // A delivery, not a read: its trace lines, with no answer of the client's to compare.
+        // A delivery, not a read: the store's answer to the replica's append, against what the
+        // contract asks of it (the row stored, or quarantined when it is malformed).
         let line = format!(
             "replica-{} persist step={} copy={} ",
             e.replica, e.step, e.copy
         );
+        let by = format!("replica-{}", e.replica);
+        let d = Divergence::of("append", e.op, e.at_us, by).answers(
+            format!("step {} copy {}: error {}", e.step, e.copy, e.message),
+            format!("step {} copy {}: stored or quarantined", e.step, e.copy),
+        );
         f.add_at(
             BugId::P15,
-            Pointer::lines(vec![TraceMark::any_time(line)]),
+            Pointer::request(d, TraceMark::any_time(line)),
             format!(
                 "replica-{}'s store answered an error to step {} (copy {}), where it must store or quarantine the row: {}",
                 e.replica, e.step, e.copy, e.message

@@ -19,6 +19,8 @@ pub struct Emitted {
 pub struct AppendError {
     /// Position in the world's total order of store operations.
     pub op: u64,
+    /// Simulated time of the delivery, as the trace stamps its `persist` line.
+    pub at_us: u64,
     pub replica: u8,
     pub step: u32,
     /// Which copy of the step's delivery (a duplicate is a later copy).

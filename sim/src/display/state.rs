@@ -79,6 +79,7 @@ impl Shared {
                 let outcome = format!("error {message}");
                 let error = AppendError {
                     op,
+                    at_us: now_us(),
                     replica: k,
                     step,
                     copy,

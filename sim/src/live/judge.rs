@@ -90,8 +90,14 @@ fn append_errors(recording: &Recording) -> Vec<AppendError> {
             ReplicaLine::Got { step, .. } => {
                 *copies.entry((*replica, *step)).or_default() += 1;
             }
-            ReplicaLine::Error { step, message, .. } => errors.push(AppendError {
+            ReplicaLine::Error {
+                at_us,
+                step,
+                message,
+                ..
+            } => errors.push(AppendError {
                 op: op as u64,
+                at_us: *at_us,
                 replica: *replica,
                 step: *step,
                 copy: copies

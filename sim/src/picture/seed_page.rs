@@ -89,9 +89,10 @@ fn verdict_html(p: &SeedPicture<'_>, first: Option<usize>) -> String {
     for v in p.violations {
         let _ = write!(
             out,
-            "<div class=\"violation\" data-id=\"{}\"><b>violation {}</b></div>",
+            "<div class=\"violation\" data-id=\"{}\"><b>violation {}</b>{}</div>",
             v.id,
-            escape(&v.to_string())
+            escape(&v.to_string()),
+            first_wrong_html(v, p.facts)
         );
     }
     if let Some(f) = p.failure {
@@ -134,6 +135,25 @@ fn verdict_html(p: &SeedPicture<'_>, first: Option<usize>) -> String {
     }
     out.push_str("</div>");
     out
+}
+
+/// A violation's first wrong answer, linked to its read's box when the page draws one (a
+/// departing read answered at the same simulated time); empty when the violation names none.
+fn first_wrong_html(v: &Violation, facts: &Facts) -> String {
+    let Some(d) = &v.first_divergence else {
+        return String::new();
+    };
+    let text = escape(&format!("first wrong answer: {d}"));
+    let read = facts
+        .reads
+        .iter()
+        .position(|r| r.at_us == d.at_us && r.departs());
+    match read {
+        Some(i) => format!(
+            "<div class=\"first-wrong\"><a href=\"#read-{i}\" class=\"first-wrong-link\">{text}</a></div>"
+        ),
+        None => format!("<div class=\"first-wrong\">{text}</div>"),
+    }
 }
 
 /// The lane heads and every row, with the facts placed by their time.
@@ -404,5 +424,42 @@ mod tests {
         };
         let html = seed_page(&picture(&trace, &facts));
         assert!(html.len() < 5_000_000, "{} bytes", html.len());
+    }
+
+    #[test]
+    fn a_violation_shows_its_first_wrong_answer_linked_to_its_read() {
+        let trace = vec!["      20us client poll".to_string()];
+        let facts = Facts {
+            reads: vec![
+                read(10, "replica-0", &["a"], &["a"]),
+                read(20, "replica-1", &["a", "a"], &["a"]),
+            ],
+            ..Facts::default()
+        };
+        let d = crate::divergence::Divergence::of("history read", 7, 20, "replica-1")
+            .answers("a, a", "a");
+        let violations = [Violation::safety(history::BugId::P4, "twice").diverged_at(d)];
+        let page = seed_page(&SeedPicture {
+            violations: &violations,
+            ..picture(&trace, &facts)
+        });
+        let verdict = page.split("id=\"verdict\"").nth(1).expect("a verdict");
+        assert!(
+            verdict.contains("<a href=\"#read-1\" class=\"first-wrong-link\">first wrong answer: history read (request 7 at 20us, replica-1)"),
+            "{verdict}"
+        );
+        let elsewhere =
+            crate::divergence::Divergence::of("delete_by_run", 9, 99, "the sqlite store");
+        let violations = [Violation::safety(history::BugId::R15, "left").diverged_at(elsewhere)];
+        let page = seed_page(&SeedPicture {
+            violations: &violations,
+            ..picture(&trace, &facts)
+        });
+        assert!(
+            page.contains(
+                "<div class=\"first-wrong\">first wrong answer: delete_by_run (request 9 at 99us"
+            ),
+            "{page}"
+        );
     }
 }

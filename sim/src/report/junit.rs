@@ -16,7 +16,7 @@ pub fn junit(s: &Summary) -> String {
                 f.violations
                     .iter()
                     .filter(|v| v.id.as_str() == id)
-                    .map(move |v| format!("seed {}: {} (replay: {})", f.seed, v.message, f.replay))
+                    .map(move |v| hit_line(f, v))
             })
             .collect();
         cases.push((id.clone(), (!hits.is_empty()).then(|| hits.join("\n"))));
@@ -66,6 +66,19 @@ pub fn junit(s: &Summary) -> String {
         "histsim",
         s.elapsed_s,
         cases,
+    )
+}
+
+/// One violation of a failing seed as its case's text says it: the seed, the message, the first
+/// wrong answer when the violation names one, and the replay command.
+fn hit_line(f: &super::FailureSummary, v: &crate::outcome::Violation) -> String {
+    let first = v
+        .first_divergence
+        .as_ref()
+        .map_or(String::new(), |d| format!("; first wrong answer: {d}"));
+    format!(
+        "seed {}: {}{first} (replay: {})",
+        f.seed, v.message, f.replay
     )
 }
 
@@ -127,6 +140,26 @@ mod tests {
         assert!(
             !xml.contains('\u{1}'),
             "a control character is not XML: {xml}"
+        );
+    }
+
+    /// A violation's first wrong answer is in its failure's message, the line a CI system shows.
+    #[test]
+    fn a_failure_message_names_the_first_wrong_answer() {
+        let mut s = summary_with_one_failure();
+        let d = crate::divergence::Divergence::of("delete_by_run", 16, 6000, "the sqlite store")
+            .answers("4 rows deleted", "9 rows deleted");
+        let v = &mut s.failures[0].violations[0];
+        v.first_divergence = Some(d);
+        let xml = junit(&s);
+        let message = xml
+            .split("message=\"")
+            .nth(1)
+            .and_then(|m| m.split('"').next())
+            .unwrap_or_else(|| panic!("no failure message: {xml}"));
+        assert!(
+            message.contains("first wrong answer: delete_by_run (request 16 at 6000us, the sqlite store): answered `4 rows deleted`, the model expects `9 rows deleted`"),
+            "{message}"
         );
     }
 }

@@ -58,6 +58,7 @@ impl Client {
         }
         world.log.borrow_mut().feedback.push(FeedbackEntry::Rated {
             op: world.next_op(),
+            at_us: now_us(),
             thread_id,
             run_id: run_id.to_string(),
             user: user.map(str::to_string),
@@ -94,6 +95,7 @@ impl Client {
             .feedback
             .push(FeedbackEntry::Deleted {
                 op: world.next_op(),
+                at_us: now_us(),
                 feedback_id,
                 user: user.map(str::to_string),
                 deleted,
@@ -114,6 +116,7 @@ impl Client {
             .feedback
             .push(FeedbackEntry::DeletedByRun {
                 op: world.next_op(),
+                at_us: now_us(),
                 thread_id,
                 run_id: run.to_string(),
                 user: user.to_string(),
@@ -159,6 +162,7 @@ impl Client {
         ));
         let read = FeedbackRead {
             op: world.next_op(),
+            at_us: now_us(),
             by_id,
             by_run,
             aggregates,

@@ -11,6 +11,8 @@ pub enum FeedbackEntry {
     /// or why it refused.
     Rated {
         op: u64,
+        /// Simulated time of the call, as the trace stamps its line.
+        at_us: u64,
         thread_id: String,
         run_id: String,
         user: Option<String>,
@@ -20,6 +22,7 @@ pub enum FeedbackEntry {
     /// `delete` by id in `user`'s scope (`None`: every user's); whether the store deleted a row.
     Deleted {
         op: u64,
+        at_us: u64,
         feedback_id: u64,
         user: Option<String>,
         deleted: bool,
@@ -27,6 +30,7 @@ pub enum FeedbackEntry {
     /// `delete_by_run` of a user's rating; whether the store deleted a row.
     DeletedByRun {
         op: u64,
+        at_us: u64,
         thread_id: String,
         run_id: String,
         user: String,
@@ -39,6 +43,8 @@ pub enum FeedbackEntry {
 #[derive(Clone, Debug)]
 pub struct FeedbackRead {
     pub op: u64,
+    /// Simulated time of the reads, as the trace stamps their line.
+    pub at_us: u64,
     pub thread_id: String,
     /// The scope: a user's feedback, or every user's (`None`).
     pub user: Option<String>,

@@ -8,15 +8,71 @@
 //! attached to a message) returns withdrawn feedback. R21: every read answers what the ratings
 //! that stand say (aggregates count every user's and the anonymous ones).
 
-use super::check::wording::{listed, or_none};
+use super::check::wording::{listed, or_none, Call};
 use super::context::{of_rendered, short, Context};
 use super::feedback_record::{FeedbackEntry, FeedbackRead};
 use super::truth::Snapshots;
-use crate::outcome::Findings;
+use crate::outcome::{Findings, Pointer};
 use history::runs::{Feedback, MessageWithFeedback};
 use history::BugId;
 use model::runs::{attachment_choices, grouped_choices, Rater, RatingRow, RatingTruth};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A feedback call as the request a finding points at: its words (`op 12: get(3) as user-1`),
+/// the store op it made and the call's place in the world's order and time.
+struct Request {
+    what: String,
+    call: String,
+    at: Call,
+}
+
+impl Request {
+    /// One of the reads made together at `read`'s instant (one trace line, `feedback reads`).
+    fn of_read(read: &FeedbackRead, call: &str, what: String) -> Self {
+        let at = Call {
+            op: read.op,
+            at_us: read.at_us,
+            mark: "feedback reads ".to_string(),
+        };
+        Request {
+            what,
+            call: call.to_string(),
+            at,
+        }
+    }
+
+    /// A rating or a withdrawal, by its trace line (`rating refused`, `withdraw ...`).
+    fn of_entry(entry: &FeedbackEntry) -> Option<Self> {
+        let (op, at_us, call, mark) = match entry {
+            FeedbackEntry::Rated {
+                op, at_us, user, ..
+            } => {
+                let call = if user.is_some() { "submit" } else { "create" };
+                (*op, *at_us, call, "rating refused")
+            }
+            FeedbackEntry::Deleted { op, at_us, .. } => (*op, *at_us, "delete", "withdraw "),
+            FeedbackEntry::DeletedByRun { op, at_us, .. } => {
+                (*op, *at_us, "delete_by_run", "withdraw ")
+            }
+            FeedbackEntry::Read(_) => return None,
+        };
+        let at = Call {
+            op,
+            at_us,
+            mark: mark.to_string(),
+        };
+        Some(Request {
+            what: String::new(),
+            call: call.to_string(),
+            at,
+        })
+    }
+
+    fn pointer(&self, answered: impl Into<String>, expected: impl Into<String>) -> Pointer {
+        self.at
+            .answered(&self.call, "the feedback store", answered, expected)
+    }
+}
 
 /// What a feedback id stands for: the rating the call that created it gave.
 #[derive(Clone, Debug)]
@@ -37,8 +93,9 @@ struct Replay {
 }
 
 impl Replay {
-    /// Applies one call; what its answer contradicts in the model (an R21 finding), if anything.
-    fn apply(&mut self, entry: &FeedbackEntry) -> Option<String> {
+    /// Applies one call; what its answer contradicts in the model (an R21 finding), if anything:
+    /// its words, then the call's answer and the model's.
+    fn apply(&mut self, entry: &FeedbackEntry) -> Option<(String, String, String)> {
         match entry {
             FeedbackEntry::Rated {
                 thread_id,
@@ -52,7 +109,11 @@ impl Replay {
                     self.rated(*id, thread_id, run_id, user.as_deref(), *value);
                     None
                 }
-                Err(e) => Some(format!("a valid rating of {run_id} was refused: {e}")),
+                Err(e) => Some((
+                    format!("a valid rating of {run_id} was refused: {e}"),
+                    format!("error {e}"),
+                    "a feedback id".to_string(),
+                )),
             },
             FeedbackEntry::Deleted {
                 feedback_id,
@@ -71,7 +132,11 @@ impl Replay {
                         .withdraw_rating(&h.thread_id, &h.run_id, &h.rater);
                     self.withdrawn.insert(*feedback_id);
                 }
-                (stood != *deleted).then(|| format!("delete of feedback {feedback_id} {} answered deleted={deleted}, the model says {stood}", as_scope(user.as_deref())))
+                (stood != *deleted).then(|| (
+                    format!("delete of feedback {feedback_id} {} answered deleted={deleted}, the model says {stood}", as_scope(user.as_deref())),
+                    format!("deleted={deleted}"),
+                    format!("deleted={stood}"),
+                ))
             }
             FeedbackEntry::DeletedByRun {
                 thread_id,
@@ -81,7 +146,11 @@ impl Replay {
                 ..
             } => {
                 let stood = self.withdrawn_by_run(thread_id, run_id, user);
-                (stood != *deleted).then(|| format!("delete_by_run of {run_id} by {user} answered deleted={deleted}, the model says {stood}"))
+                (stood != *deleted).then(|| (
+                    format!("delete_by_run of {run_id} by {user} answered deleted={deleted}, the model says {stood}"),
+                    format!("deleted={deleted}"),
+                    format!("deleted={stood}"),
+                ))
             }
             FeedbackEntry::Read(_) => None,
         }
@@ -129,10 +198,15 @@ impl Replay {
 
     /// The rating a row read back stands for, checked against the model: R22 when it was
     /// withdrawn, R21 when it is unknown or its run, user or value differ. `Some` when it stands.
-    fn standing(&self, what: &str, row: &Feedback, f: &mut Findings) -> Option<RatingRow> {
+    fn standing(&self, at: &Request, row: &Feedback, f: &mut Findings) -> Option<RatingRow> {
+        let what = &at.what;
         let Some(h) = self.handles.get(&row.feedback_id) else {
-            f.add(
+            f.add_at(
                 BugId::R21,
+                at.pointer(
+                    format!("feedback {}", row.feedback_id),
+                    "only feedback a call created",
+                ),
                 format!(
                     "{what} returned feedback {}, which no call created",
                     row.feedback_id
@@ -141,8 +215,12 @@ impl Replay {
             return None;
         };
         let Some(value) = self.value(row.feedback_id) else {
-            f.add(
+            f.add_at(
                 BugId::R22,
+                at.pointer(
+                    format!("feedback {} ({} on {})", row.feedback_id, h.rater, h.run_id),
+                    "no withdrawn feedback",
+                ),
                 format!(
                     "{what} returned feedback {} ({} on {}), which was withdrawn",
                     row.feedback_id, h.rater, h.run_id
@@ -157,8 +235,15 @@ impl Replay {
         };
         let got_user = row.user_id.as_deref();
         if row.run_id != want.run_id || got_user != want.user_id() || row.rating.value() != value {
-            f.add(
+            let got = format!(
+                "{:+} by {} on {}",
+                row.rating.value(),
+                or_none(got_user),
+                row.run_id
+            );
+            f.add_at(
                 BugId::R21,
+                at.pointer(got, want.to_string()),
                 format!(
                     "{what} returned feedback {} as {:+} by {} on {}, the model says {want}",
                     row.feedback_id,
@@ -196,8 +281,11 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     let mut replay = Replay::default();
     let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
     for entry in &cx.record.feedback_log {
-        if let Some(mismatch) = replay.apply(entry) {
-            f.add(BugId::R21, mismatch);
+        if let Some((mismatch, answered, expected)) = replay.apply(entry) {
+            match Request::of_entry(entry) {
+                Some(at) => f.add_at(BugId::R21, at.pointer(answered, expected), mismatch),
+                None => f.add(BugId::R21, mismatch),
+            }
         }
         if let FeedbackEntry::Read(read) = entry {
             let scope = read.user.as_deref();
@@ -233,7 +321,7 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
                     })
                     .collect();
                 let choices = attachment_choices(&replay.truth, &read.thread_id, &named, scope);
-                check_attached(&replay, read.op, messages, &choices, &named, f);
+                check_attached(&replay, read, messages, &choices, &named, f);
             }
         }
     }
@@ -243,21 +331,30 @@ fn check_by_id(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let scope = read.user.as_deref();
     for (id, got) in &read.by_id {
         let what = format!("op {}: get({id}) {}", read.op, as_scope(scope));
+        let at = Request::of_read(read, "get", what);
         let Some(h) = replay.handles.get(id) else {
             continue;
         };
         let visible = in_scope(&h.rater, scope);
         match got {
-            Some(row) if !visible => f.add(
+            Some(_) if !visible => f.add_at(
                 BugId::R21,
-                format!("{what} returned {}'s feedback, outside the scope", h.rater),
+                at.pointer(
+                    format!("{}'s feedback", h.rater),
+                    "nothing, outside the scope",
+                ),
+                format!(
+                    "{} returned {}'s feedback, outside the scope",
+                    at.what, h.rater
+                ),
             ),
             Some(row) => {
-                replay.standing(&what, row, f);
+                replay.standing(&at, row, f);
             }
-            None if visible && replay.value(*id).is_some() => f.add(
+            None if visible && replay.value(*id).is_some() => f.add_at(
                 BugId::R21,
-                format!("{what} found nothing; the rating stands"),
+                at.pointer("nothing", format!("feedback {id}, which stands")),
+                format!("{} found nothing; the rating stands", at.what),
             ),
             None => {}
         }
@@ -269,17 +366,20 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let rows = replay.truth.rows_in_scope(&read.thread_id, scope);
     for (run, got) in &read.by_run {
         let what = format!("op {}: list_by_run({run}) {}", read.op, as_scope(scope));
+        let at = Request::of_read(read, "list_by_run", what);
         let mut seen: Vec<RatingRow> = got
             .iter()
-            .filter_map(|row| replay.standing(&what, row, f))
+            .filter_map(|row| replay.standing(&at, row, f))
             .collect();
         seen.sort();
         let want: Vec<RatingRow> = rows.iter().filter(|r| &r.run_id == run).cloned().collect();
         if seen.len() == got.len() && seen != want {
-            f.add(
+            f.add_at(
                 BugId::R21,
+                at.pointer(listed(&seen), listed(&want)),
                 format!(
-                    "{what} returned {}, the model says {}",
+                    "{} returned {}, the model says {}",
+                    at.what,
                     listed(&seen),
                     listed(&want)
                 ),
@@ -289,8 +389,15 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     for a in &read.aggregates {
         let want = replay.truth.counts(&read.thread_id, &a.run_id);
         if (a.total, a.positive, a.negative) != (want.total, want.positive, want.negative) {
-            f.add(
+            let what = format!("aggregate_by_run({})", a.run_id);
+            let at = Request::of_read(read, "aggregate_by_run", what);
+            let counts = |t, p, n| format!("{t} (+{p} -{n})");
+            f.add_at(
                 BugId::R21,
+                at.pointer(
+                    counts(a.total, a.positive, a.negative),
+                    counts(want.total, want.positive, want.negative),
+                ),
                 format!(
                     "aggregate_by_run({}) counts {} (+{} -{}), the ratings that stand are {} (+{} -{}), anonymous included",
                     a.run_id, a.total, a.positive, a.negative, want.total, want.positive, want.negative
@@ -310,17 +417,20 @@ fn check_grouped(
 ) {
     let scope = read.user.as_deref();
     let what = format!("op {}: {name} {}", read.op, as_scope(scope));
+    let at = Request::of_read(read, name, what);
     let choices = grouped_choices(&replay.truth, &read.thread_id, scope, runs);
     for (run, row) in got {
-        let Some(standing) = replay.standing(&what, row, f) else {
+        let Some(standing) = replay.standing(&at, row, f) else {
             continue;
         };
         if &standing.run_id != run || !choices.get(run).is_some_and(|c| c.contains(&standing)) {
-            f.add(
+            let allowed = listed(choices.get(run).into_iter().flatten());
+            f.add_at(
                 BugId::R21,
+                at.pointer(format!("{standing} under {run}"), allowed.clone()),
                 format!(
-                    "{what} lists {standing} under {run}, the model allows {}",
-                    listed(choices.get(run).into_iter().flatten())
+                    "{} lists {standing} under {run}, the model allows {allowed}",
+                    at.what
                 ),
             );
         }
@@ -328,10 +438,15 @@ fn check_grouped(
     let got_runs: BTreeSet<&String> = got.keys().collect();
     let want_runs: BTreeSet<&String> = choices.keys().collect();
     if got_runs != want_runs {
-        f.add(
+        f.add_at(
             BugId::R21,
+            at.pointer(
+                format!("runs {}", listed(&got_runs)),
+                format!("runs {}", listed(&want_runs)),
+            ),
             format!(
-                "{what} lists runs {}, the ratings that stand are on {}",
+                "{} lists runs {}, the ratings that stand are on {}",
+                at.what,
                 listed(&got_runs),
                 listed(&want_runs)
             ),
@@ -341,20 +456,23 @@ fn check_grouped(
 
 fn check_attached(
     replay: &Replay,
-    op: u64,
+    read: &FeedbackRead,
     messages: &[MessageWithFeedback],
     choices: &[Vec<RatingRow>],
     named: &[model::runs::ExpectedMessage],
     f: &mut Findings,
 ) {
     for ((m, allowed), e) in messages.iter().zip(choices).zip(named) {
-        let what = format!("op {op}: /messages on `{}`", short(&e.text));
+        let what = format!("op {}: /messages on `{}`", read.op, short(&e.text));
+        let at = Request::of_read(read, "/messages with feedback", what);
         match &m.feedback {
             None if allowed.is_empty() => {}
-            None => f.add(
+            None => f.add_at(
                 BugId::R21,
+                at.pointer("no feedback", listed(allowed)),
                 format!(
-                    "{what} carries no feedback, the model has {}",
+                    "{} carries no feedback, the model has {}",
+                    at.what,
                     listed(allowed)
                 ),
             ),
@@ -375,12 +493,14 @@ fn check_attached(
                     comment: a.comment.clone(),
                     created_at_ns: 0,
                 };
-                if let Some(standing) = replay.standing(&what, &row, f) {
+                if let Some(standing) = replay.standing(&at, &row, f) {
                     if !allowed.contains(&standing) {
-                        f.add(
+                        f.add_at(
                             BugId::R21,
+                            at.pointer(standing.to_string(), listed(allowed)),
                             format!(
-                                "{what} carries {standing}, the model allows {}",
+                                "{} carries {standing}, the model allows {}",
+                                at.what,
                                 listed(allowed)
                             ),
                         );

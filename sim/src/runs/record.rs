@@ -152,6 +152,8 @@ pub enum ReadKind {
 pub struct DeletionRecord {
     /// Position in the world's order of operations: rows of the run written before it are gone.
     pub op: u64,
+    /// Simulated time of the deletion, as the trace stamps its line.
+    pub at_us: u64,
     /// The run (by index) and its id.
     pub run: usize,
     pub run_id: String,
@@ -169,6 +171,8 @@ pub struct DeletionRecord {
 #[derive(Clone, Debug)]
 pub struct ReceiptRecord {
     pub op: u64,
+    /// Simulated time of the call, as the trace stamps its line.
+    pub at_us: u64,
     /// The run (by index).
     pub run: usize,
     /// What the client asked to write.
@@ -333,6 +337,8 @@ pub struct ThreadDeletionRecord {
     /// Position in the world's order of operations: every row of the thread written before it
     /// is gone, and the rows written after it are the thread's new era.
     pub op: u64,
+    /// Simulated time of the deletion, as the trace stamps its line.
+    pub at_us: u64,
     pub thread: String,
     pub thread_id: String,
     /// How many rows each backend said it deleted.

@@ -88,6 +88,7 @@ impl Client {
         ));
         world.log.borrow_mut().deletions.push(DeletionRecord {
             op,
+            at_us: super::state::now_us(),
             run: r,
             run_id: spec.id.clone(),
             thread_id: tid,
@@ -161,6 +162,7 @@ impl Client {
         ));
         world.log.borrow_mut().receipts.push(ReceiptRecord {
             op,
+            at_us,
             run: r,
             event,
             answer,

@@ -4,7 +4,7 @@
 //! the run's rows (R15); paging one run's messages returns exactly what the run emitted (R16).
 //! Where the two backends answered one of these calls differently, R9.
 
-use super::check::wording::{alike, answered, when, Asked};
+use super::check::wording::{alike, answered, client_store, when, Asked, Call};
 use super::context::{of_row, Context};
 use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
@@ -43,8 +43,14 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
         for (stores, after) in alike(&d.max_seq_after, cx.record.first_slot) {
             if let Ok(after) = after {
                 if *after < mark {
-                    f.add(
+                    f.add_at(
                         BugId::R13,
+                        Call::deletion(d).answered(
+                            "max_seq after delete_by_run",
+                            &stores,
+                            format!("max_seq {after}"),
+                            format!("max_seq {mark} or more"),
+                        ),
                         format!(
                             "op {}: deleting {} lowered thread {}'s numbering on {stores} to {after}, below seq {mark} already written: later rows reuse the deleted run's seqs",
                             d.op, d.run_id, d.thread_id
@@ -74,13 +80,20 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             .count() as u64;
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
         let op = format!("op {}", d.op);
+        let call = Call::deletion(d);
         for (stores, n) in alike(&d.deleted, cx.record.first_slot) {
+            let rows = format!("{expected} rows deleted");
             match n {
-                Ok(n) if *n != expected => f.add(
+                Ok(n) if *n != expected => f.add_at(
                     BugId::R15,
+                    call.answered("delete_by_run", &stores, format!("{n} rows deleted"), rows),
                     format!("{op}: {what}: {stores} deleted {n} rows, the run had {expected}"),
                 ),
-                Err(e) => f.add(BugId::R15, format!("{op}: {what} failed on {stores}: {e}")),
+                Err(e) => f.add_at(
+                    BugId::R15,
+                    call.answered("delete_by_run", &stores, format!("error {e}"), rows),
+                    format!("{op}: {what} failed on {stores}: {e}"),
+                ),
                 Ok(_) => {}
             }
         }
@@ -91,8 +104,14 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             for (stores, rows) in alike(both, cx.record.first_slot) {
                 if let Ok(rows) = rows {
                     if let Some(left) = rows.first() {
-                        f.add(
+                        f.add_at(
                             BugId::R15,
+                            call.answered(
+                                &format!("{read} after delete_by_run"),
+                                &stores,
+                                format!("{} rows, first seq {}", rows.len(), left.seq),
+                                "no row of the run",
+                            ),
                             format!(
                                 "{op}: after {what}, {read} on {stores} still shows {} rows of it, first seq {} ({})",
                                 rows.len(),
@@ -123,10 +142,19 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
         }
         let e = &rec.event;
         let want = truth.put_if_absent(&e.thread_id, &e.run_id, &e.event_type, &e.content);
+        let call = Call::receipt(rec);
+        let by = client_store(cx);
+        let written = |created: bool| if created { "written" } else { "already there" };
         let Ok((row, created)) = rec.answer.primary(cx.primary) else {
             if let Err(err) = rec.answer.primary(cx.primary) {
-                f.add(
+                f.add_at(
                     BugId::R14,
+                    call.answered(
+                        "put_if_absent",
+                        &by,
+                        format!("error {err}"),
+                        written(want.created),
+                    ),
                     format!("put_if_absent of {}'s receipt failed: {err}", e.run_id),
                 );
             }
@@ -136,18 +164,33 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
             && row.run_id == e.run_id
             && row.event_type == e.event_type;
         if *created != want.created || *row.content != want.content || !same_key {
-            f.add(
+            f.add_at(
                 BugId::R14,
+                call.answered(
+                    "put_if_absent",
+                    &by,
+                    format!(
+                        "{} with a row of run {} holding {}",
+                        written(*created),
+                        row.run_id,
+                        brief_json(&row.content)
+                    ),
+                    format!(
+                        "{} with {}",
+                        written(want.created),
+                        brief_json(&want.content)
+                    ),
+                ),
                 format!(
                     "op {}: put_if_absent of {}'s {} (content {}): answered {} with a row of run {} holding {}, expected {} with {}",
                     rec.op,
                     e.run_id,
                     e.event_type,
                     brief_json(&e.content),
-                    if *created { "written" } else { "already there" },
+                    written(*created),
                     row.run_id,
                     brief_json(&row.content),
-                    if want.created { "written" } else { "already there" },
+                    written(want.created),
                     brief_json(&want.content)
                 ),
             );

@@ -48,7 +48,11 @@ fn changed_fields(a: &Value, b: &Value) -> String {
     }
 }
 
-/// R3: the store holds exactly what was written; reads never change it.
+/// R3: the store holds exactly what was written; reads never change it. About a whole store
+/// rather than one request: the final dump and event counts hold rows that differ from the
+/// writes, and which read changed a row is not recorded (a read answers what it shows, not
+/// what it wrote), so a finding names no first wrong answer; the reads and writes its rows
+/// came from are in the trace.
 pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     let written = written_in_dump_order(cx.record);
     event_counts_match_written(cx, &written, f);

@@ -75,6 +75,7 @@ impl Client {
             .thread_deletions
             .push(ThreadDeletionRecord {
                 op,
+                at_us: super::state::now_us(),
                 thread: thread.to_string(),
                 thread_id: tid,
                 deleted,

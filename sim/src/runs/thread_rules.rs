@@ -7,9 +7,10 @@
 //! thread and counts them, the thread then reads empty everywhere, and its next row is
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
-use super::check::wording::{alike, answered};
+use super::check::wording::{alike, answered, at_write, client_store, Call};
 use super::context::Context;
 use super::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
+use crate::divergence::TraceMark;
 use crate::outcome::Findings;
 use history::runs::RunEvent;
 use history::BugId;
@@ -63,63 +64,104 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
         let what = format!("delete_by_thread({})", d.thread);
         let held = rows_held(cx.record, d);
         let slot = cx.record.first_slot;
+        let call = Call::thread_deletion(d);
+        let rows = format!("{held} rows deleted");
         for (stores, n) in alike(&d.deleted, slot) {
             match n {
-                Ok(n) if *n != held => f.add(
+                Ok(n) if *n != held => f.add_at(
                     BugId::R23,
+                    call.answered(
+                        "delete_by_thread",
+                        &stores,
+                        format!("{n} rows deleted"),
+                        &rows,
+                    ),
                     format!(
                         "op {}: {what}: {stores} deleted {n} rows, the thread had {held}",
                         d.op
                     ),
                 ),
-                Err(e) => f.add(
+                Err(e) => f.add_at(
                     BugId::R23,
+                    call.answered("delete_by_thread", &stores, format!("error {e}"), &rows),
                     format!("op {}: {what} failed on {stores}: {e}", d.op),
                 ),
                 Ok(_) => {}
             }
         }
-        for (stores, seq) in alike(&d.max_seq_after, slot) {
-            if let Ok(seq) = seq {
-                if *seq != 0 {
-                    f.add(
-                        BugId::R23,
-                        format!("op {}: after {what}, max_seq on {stores} is {seq}, not 0: the thread was not emptied", d.op),
-                    );
-                }
-            }
-        }
-        for (stores, count) in alike(&d.count_after, slot) {
-            if let Ok(c) = count {
-                if *c != 0 {
-                    f.add(
-                        BugId::R23,
-                        format!(
-                            "op {}: after {what}, count_messages on {stores} is {c}",
-                            d.op
-                        ),
-                    );
-                }
-            }
-        }
-        for (read, both) in [
-            ("list_messages", &d.messages_after),
-            ("list_events of its runs", &d.events_after),
-        ] {
-            for (stores, rows) in alike(both, slot) {
-                if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
-                    f.add(
-                        BugId::R23,
-                        format!(
-                            "op {}: {}",
-                            d.op,
-                            left_behind(&what, read, &stores, left, rows)
-                        ),
-                    );
-                }
-            }
-        }
+        reads_after_show_it_empty(cx, d, &what, f);
         next_write_is_numbered_one(cx, d, &what, f);
+    }
+}
+
+/// R23's reads right after the deletion: `max_seq` 0, a count of 0, no message and no event of
+/// any of the thread's runs.
+fn reads_after_show_it_empty(
+    cx: &Context<'_>,
+    d: &ThreadDeletionRecord,
+    what: &str,
+    f: &mut Findings,
+) {
+    let slot = cx.record.first_slot;
+    let call = Call::thread_deletion(d);
+    for (stores, seq) in alike(&d.max_seq_after, slot) {
+        if let Ok(seq) = seq {
+            if *seq != 0 {
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        "max_seq after delete_by_thread",
+                        &stores,
+                        format!("max_seq {seq}"),
+                        "max_seq 0",
+                    ),
+                    format!("op {}: after {what}, max_seq on {stores} is {seq}, not 0: the thread was not emptied", d.op),
+                );
+            }
+        }
+    }
+    for (stores, count) in alike(&d.count_after, slot) {
+        if let Ok(c) = count {
+            if *c != 0 {
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        "count_messages after delete_by_thread",
+                        &stores,
+                        format!("{c} messages"),
+                        "0 messages",
+                    ),
+                    format!(
+                        "op {}: after {what}, count_messages on {stores} is {c}",
+                        d.op
+                    ),
+                );
+            }
+        }
+    }
+    for (read, both) in [
+        ("list_messages", &d.messages_after),
+        ("list_events of its runs", &d.events_after),
+    ] {
+        for (stores, rows) in alike(both, slot) {
+            if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
+                let n = rows.as_ref().map_or(0, Vec::len);
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        &format!("{read} after delete_by_thread"),
+                        &stores,
+                        format!("{n} rows, first seq {} of {}", left.seq, left.run_id),
+                        "no row",
+                    ),
+                    format!(
+                        "op {}: {}",
+                        d.op,
+                        left_behind(what, read, &stores, left, rows)
+                    ),
+                );
+            }
+        }
     }
 }
 
@@ -153,8 +195,11 @@ fn next_write_is_numbered_one(
         .find(|w| w.op > d.op && w.event.thread_id == d.thread_id);
     if let Some(w) = next {
         if w.event.seq != 1 {
-            f.add(
+            let by = client_store(cx);
+            let seq = format!("seq {}", w.event.seq);
+            f.add_at(
                 BugId::R23,
+                at_write(w, by, seq, "seq 1").and(TraceMark::at(d.at_us, Call::thread_deletion(d).mark)),
                 format!(
                     "op {}: after {what}, the thread's next row ({} of {}) is numbered {}, not 1: the thread was not emptied",
                     d.op,

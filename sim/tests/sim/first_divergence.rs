@@ -111,3 +111,103 @@ fn a_display_failure_names_the_read_and_the_duplicated_deliveries() {
         "{shown:#?}"
     );
 }
+
+/// The first wrong answer `histsim replay` prints for the catalog scenario `file` with `id`
+/// planted: its op, request id and simulated time, and the trace line of that time naming the
+/// call (`delete run-1: ...` stamped at the divergence's time).
+fn replayed_divergence(file: &str, id: &str) -> (String, u64, u64, Vec<String>) {
+    let path = format!("{}/../scenarios/{file}.toml", env!("CARGO_MANIFEST_DIR"));
+    let (_, out) = histsim_cli(&["replay", "--scenario", &path, "--planted", id, "--trace"]);
+    let first = out
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("violation [{id}]")))
+        .nth(1)
+        .and_then(|l| l.strip_prefix("  first wrong answer: "))
+        .unwrap_or_else(|| panic!("no first wrong answer under [{id}]:\n{out}"));
+    let (op, rest) = first.split_once(" (request ").expect("a request");
+    let (request, rest) = rest.split_once(" at ").expect("a time");
+    let at_us: u64 = rest
+        .split_once("us, ")
+        .expect("who answered")
+        .0
+        .parse()
+        .expect("us");
+    let stamp = format!("{at_us}us ");
+    let lines = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with(&stamp))
+        .map(str::to_string)
+        .collect();
+    (
+        op.to_string(),
+        request.parse().expect("an id"),
+        at_us,
+        lines,
+    )
+}
+
+#[test]
+fn deletions_receipts_feedback_and_refused_deliveries_name_their_call() {
+    let cases = [
+        (
+            "runs/r13_a_deletion_hands_out_the_deleted_runs_seqs_again",
+            "R13",
+            "max_seq after delete_by_run",
+            "delete run-2: ",
+        ),
+        (
+            "runs/r14_a_receipt_is_found_on_another_run",
+            "R14",
+            "put_if_absent",
+            "receipt ",
+        ),
+        (
+            "runs/r15_a_deletion_leaves_the_runs_other_rows",
+            "R15",
+            "delete_by_run",
+            "delete run-1: ",
+        ),
+        (
+            "runs/r23_a_thread_deletion_leaves_the_runs_traces",
+            "R23",
+            "delete_by_thread",
+            "delete thread t: ",
+        ),
+        (
+            "runs/r21_anonymous_feedback_is_left_out_of_the_counts",
+            "R21",
+            "aggregate_by_run",
+            "feedback reads ",
+        ),
+        (
+            "runs/r22_withdrawn_feedback_comes_back_grouped",
+            "R22",
+            "list_by_thread_grouped",
+            "feedback reads ",
+        ),
+        (
+            "display/p15_a_copy_of_a_stored_row_is_refused",
+            "P15",
+            "append",
+            "replica-1 persist step=1 copy=0 error",
+        ),
+        (
+            "runs/r24_a_deleted_runs_page_answers_an_internal_error",
+            "R24",
+            "list_messages_by_run",
+            "delete run-1: ",
+        ),
+    ];
+    for (file, id, op, line) in cases {
+        let (shown, request, at_us, stamped) = replayed_divergence(file, id);
+        assert_eq!(shown, op, "{file}");
+        assert!(
+            request > 0 && at_us > 0,
+            "{file}: request {request} at {at_us}us"
+        );
+        assert!(
+            stamped.iter().any(|l| l.contains(line)),
+            "{file}: no `{line}` at {at_us}us: {stamped:#?}"
+        );
+    }
+}

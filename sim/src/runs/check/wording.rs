@@ -4,7 +4,9 @@
 use crate::divergence::{Divergence, TraceMark};
 use crate::outcome::Pointer;
 use crate::runs::context::Context;
-use crate::runs::record::{Answer, Both, Read, ReadKind};
+use crate::runs::record::{
+    Answer, Both, DeletionRecord, Read, ReadKind, ReceiptRecord, ThreadDeletionRecord,
+};
 use crate::workload::StoreKind;
 use history::runs::MessageCursor;
 use std::fmt::{self, Display};
@@ -126,6 +128,59 @@ pub(crate) fn at_rating(r: &crate::runs::record::RatingRecord, expected: &str) -
         format!("run {expected}"),
     );
     Pointer::request(d, TraceMark::at(r.at_us, format!("rate {} ", r.thread)))
+}
+
+/// A call of the client's that is not a read (a deletion, a receipt) as the request a finding
+/// points at: its place in the world's order, its time and what marks its trace line
+/// (`delete run-1: `, `receipt run-1 attempt`).
+pub(crate) struct Call {
+    pub(crate) op: u64,
+    pub(crate) at_us: u64,
+    pub(crate) mark: String,
+}
+
+impl Call {
+    /// The finding's pointer: `call` (the store op whose answer departed: the call itself, or a
+    /// read the client made right after it) answered by `by`, both answers beside each other.
+    pub(crate) fn answered(
+        &self,
+        call: &str,
+        by: &str,
+        answered: impl Into<String>,
+        expected: impl Into<String>,
+    ) -> Pointer {
+        let d = Divergence::of(call, self.op, self.at_us, by).answers(answered, expected);
+        Pointer::request(d, TraceMark::at(self.at_us, self.mark.clone()))
+    }
+}
+
+impl Call {
+    /// A `delete_by_run`, its trace line `delete {run}: ...`.
+    pub(crate) fn deletion(d: &DeletionRecord) -> Self {
+        Call {
+            op: d.op,
+            at_us: d.at_us,
+            mark: format!("delete {}: ", d.run_id),
+        }
+    }
+
+    /// A `put_if_absent` of a run's receipt, its trace line `receipt {run} attempt ...`.
+    pub(crate) fn receipt(r: &ReceiptRecord) -> Self {
+        Call {
+            op: r.op,
+            at_us: r.at_us,
+            mark: format!("receipt {} attempt", r.event.run_id),
+        }
+    }
+
+    /// A `delete_by_thread`, its trace line `delete thread {thread}: ...`.
+    pub(crate) fn thread_deletion(d: &ThreadDeletionRecord) -> Self {
+        Call {
+            op: d.op,
+            at_us: d.at_us,
+            mark: format!("delete thread {}: ", d.thread),
+        }
+    }
 }
 
 /// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
