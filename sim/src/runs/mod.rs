@@ -175,12 +175,13 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
             .expected_history(tid)
             .iter()
             .map(|m| {
+                let outcome = truth.outcome(tid, &m.run_id);
                 format!(
-                    "{:<12} {:<8} {} ({:?})",
+                    "{:<12} {:<8} {} (run {})",
                     m.kind.event_type(),
                     m.run_id,
                     m.text,
-                    truth.outcome(tid, &m.run_id)
+                    outcome.map_or_else(|| "unknown".to_string(), |o| o.to_string())
                 )
             })
             .collect();
