@@ -232,6 +232,9 @@ fn check_regression(
     );
     for v in &run.violations {
         println!("     {v}");
+        if let Some(d) = &v.first_divergence {
+            println!("       first wrong answer: {d}");
+        }
     }
     if let Some(e) = &run.failure {
         println!("     the world failed: {e}");
