@@ -218,12 +218,18 @@ pub fn classes_in(text: &str) -> impl Iterator<Item = TextClass> + '_ {
         .filter(move |c| !plain && c.found_in(text))
 }
 
-/// Fires the probe of each class of `probes` that `text` shows: a workload's probes of the
-/// classes its texts brought to its stores.
-pub fn hit_classes(text: &str, probes: &[(TextClass, &str)], cov: &mut crate::coverage::Coverage) {
+/// Fires `<workload>.text.<class>` for each class `text` shows whose probe the workload declares
+/// (`declared`, its probe list): the classes its texts brought to its stores.
+pub fn hit_classes(
+    text: &str,
+    workload: &str,
+    declared: &[&str],
+    cov: &mut crate::coverage::Coverage,
+) {
     for class in classes_in(text) {
-        if let Some((_, probe)) = probes.iter().find(|(c, _)| *c == class) {
-            cov.hit(probe);
+        let probe = format!("{workload}.text.{}", class.name());
+        if declared.contains(&probe.as_str()) {
+            cov.hit(&probe);
         }
     }
 }

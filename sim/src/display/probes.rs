@@ -3,7 +3,7 @@
 
 use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte};
 use crate::coverage::Coverage;
-use crate::hostile_text::{hit_classes, TextClass};
+use crate::hostile_text::hit_classes;
 use std::collections::BTreeSet;
 
 /// Every probe this workload can fire.
@@ -49,27 +49,6 @@ pub const PROBES: &[&str] = &[
     "display.text.empty",
     "display.text.whitespace_only",
     "display.text.long",
-];
-
-/// The hostile-text classes this workload's texts bring to its stores, and their probes.
-pub const TEXT_PROBES: &[(TextClass, &str)] = &[
-    (TextClass::LineSeparator, "display.text.line_separator"),
-    (
-        TextClass::ParagraphSeparator,
-        "display.text.paragraph_separator",
-    ),
-    (TextClass::Nel, "display.text.nel"),
-    (TextClass::Nul, "display.text.nul"),
-    (TextClass::C0Control, "display.text.c0_control"),
-    (TextClass::CrLf, "display.text.crlf"),
-    (TextClass::Escapes, "display.text.escapes"),
-    (TextClass::Astral, "display.text.astral"),
-    (TextClass::Bidi, "display.text.bidi"),
-    (TextClass::ZeroWidth, "display.text.zero_width"),
-    (TextClass::Combining, "display.text.combining"),
-    (TextClass::Empty, "display.text.empty"),
-    (TextClass::WhitespaceOnly, "display.text.whitespace_only"),
-    (TextClass::Long, "display.text.long"),
 ];
 
 /// Probes of what the world recorded: the system's `project` answered the history of the rows
@@ -197,7 +176,7 @@ fn text_probes(s: &DisplayScenario, cov: &mut Coverage) {
             Event::UserMessage { blocks } => {
                 for b in blocks {
                     if let Block::Text { text } = b {
-                        hit_classes(text, TEXT_PROBES, cov);
+                        hit_classes(text, "display", PROBES, cov);
                     }
                 }
                 continue;
@@ -215,6 +194,6 @@ fn text_probes(s: &DisplayScenario, cov: &mut Coverage) {
             | Event::Envelope { text, .. } => text,
             Event::Stop { answer } => answer,
         };
-        hit_classes(text, TEXT_PROBES, cov);
+        hit_classes(text, "display", PROBES, cov);
     }
 }

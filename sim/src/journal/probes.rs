@@ -5,7 +5,7 @@ use super::record::{Happened, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, JournalScenario, SharedAction};
 use super::world::WorldRecord;
 use crate::coverage::Coverage;
-use crate::hostile_text::{hit_classes, TextClass};
+use crate::hostile_text::hit_classes;
 
 /// Every probe this workload can fire.
 pub const PROBES: &[&str] = &[
@@ -65,25 +65,6 @@ pub const PROBES: &[&str] = &[
     "journal.text.zero_width",
     "journal.text.combining",
     "journal.text.long",
-];
-
-/// The hostile-text classes this workload's texts bring to its stores, and their probes.
-pub const TEXT_PROBES: &[(TextClass, &str)] = &[
-    (TextClass::LineSeparator, "journal.text.line_separator"),
-    (
-        TextClass::ParagraphSeparator,
-        "journal.text.paragraph_separator",
-    ),
-    (TextClass::Nel, "journal.text.nel"),
-    (TextClass::Nul, "journal.text.nul"),
-    (TextClass::C0Control, "journal.text.c0_control"),
-    (TextClass::CrLf, "journal.text.crlf"),
-    (TextClass::Escapes, "journal.text.escapes"),
-    (TextClass::Astral, "journal.text.astral"),
-    (TextClass::Bidi, "journal.text.bidi"),
-    (TextClass::ZeroWidth, "journal.text.zero_width"),
-    (TextClass::Combining, "journal.text.combining"),
-    (TextClass::Long, "journal.text.long"),
 ];
 
 /// Probes of what the scenario asked for and what the world's record shows happened.
@@ -220,7 +201,9 @@ fn text_probes(scenario: &JournalScenario, cov: &mut Coverage) {
             serde_json::Value::Object(m) => {
                 for (k, v) in m {
                     match (k.as_str(), v) {
-                        ("text", serde_json::Value::String(t)) => hit_classes(t, TEXT_PROBES, cov),
+                        ("text", serde_json::Value::String(t)) => {
+                            hit_classes(t, "journal", PROBES, cov)
+                        }
                         _ => walk(v, cov),
                     }
                 }

@@ -6,7 +6,7 @@ use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use super::script::is_middleware_caller;
 use super::world::{TruthEvent, WorldRecord};
 use crate::coverage::Coverage;
-use crate::hostile_text::{hit_classes, TextClass};
+use crate::hostile_text::hit_classes;
 use model::runs::RunOutcome;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -63,25 +63,6 @@ pub const PROBES: &[&str] = &[
     "runs.text.zero_width",
     "runs.text.combining",
     "runs.text.long",
-];
-
-/// The hostile-text classes this workload's texts bring to its stores, and their probes.
-pub const TEXT_PROBES: &[(TextClass, &str)] = &[
-    (TextClass::LineSeparator, "runs.text.line_separator"),
-    (
-        TextClass::ParagraphSeparator,
-        "runs.text.paragraph_separator",
-    ),
-    (TextClass::Nel, "runs.text.nel"),
-    (TextClass::Nul, "runs.text.nul"),
-    (TextClass::C0Control, "runs.text.c0_control"),
-    (TextClass::CrLf, "runs.text.crlf"),
-    (TextClass::Escapes, "runs.text.escapes"),
-    (TextClass::Astral, "runs.text.astral"),
-    (TextClass::Bidi, "runs.text.bidi"),
-    (TextClass::ZeroWidth, "runs.text.zero_width"),
-    (TextClass::Combining, "runs.text.combining"),
-    (TextClass::Long, "runs.text.long"),
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
@@ -408,7 +389,7 @@ fn text_probes(record: &WorldRecord, cov: &mut Coverage) {
     };
     for e in events {
         if let Some(text) = e.content.get("content").and_then(|c| c.as_str()) {
-            hit_classes(text, TEXT_PROBES, cov);
+            hit_classes(text, "runs", PROBES, cov);
         }
     }
 }

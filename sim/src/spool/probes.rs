@@ -3,7 +3,7 @@
 use super::scenario::{ShapeSpec, SourceKind, SpoolScenario};
 use super::world::WorldRecord;
 use crate::coverage::Coverage;
-use crate::hostile_text::{hit_classes, TextClass};
+use crate::hostile_text::hit_classes;
 
 pub const PROBES: &[&str] = &[
     "spool.feature.openai",
@@ -28,24 +28,6 @@ pub const PROBES: &[&str] = &[
     "spool.text.combining",
 ];
 
-/// The hostile-text classes this workload's texts bring to its stores, and their probes.
-pub const TEXT_PROBES: &[(TextClass, &str)] = &[
-    (TextClass::LineSeparator, "spool.text.line_separator"),
-    (
-        TextClass::ParagraphSeparator,
-        "spool.text.paragraph_separator",
-    ),
-    (TextClass::Nel, "spool.text.nel"),
-    (TextClass::Nul, "spool.text.nul"),
-    (TextClass::C0Control, "spool.text.c0_control"),
-    (TextClass::CrLf, "spool.text.crlf"),
-    (TextClass::Escapes, "spool.text.escapes"),
-    (TextClass::Astral, "spool.text.astral"),
-    (TextClass::Bidi, "spool.text.bidi"),
-    (TextClass::ZeroWidth, "spool.text.zero_width"),
-    (TextClass::Combining, "spool.text.combining"),
-];
-
 pub fn probes(scenario: &SpoolScenario, record: &WorldRecord, cov: &mut Coverage) {
     let sent: Vec<_> = scenario
         .requests
@@ -57,7 +39,7 @@ pub fn probes(scenario: &SpoolScenario, record: &WorldRecord, cov: &mut Coverage
         return;
     }
     if let Some(system) = &scenario.system {
-        hit_classes(system, TEXT_PROBES, cov);
+        hit_classes(system, "spool", PROBES, cov);
     }
     for (spec, seen) in &sent {
         cov.hit(match spec.shape {
