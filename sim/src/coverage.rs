@@ -52,6 +52,26 @@ impl Coverage {
     }
 }
 
+/// Joins two lists of probe names at compile time: a workload's own probes and its generator
+/// map's cells (`display/map.rs`, `journal/map.rs`), which a macro spells out.
+pub const fn join_probes<const A: usize, const B: usize, const N: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; N] {
+    assert!(A + B == N);
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 
+mod crossed;
+
 /// Agent keys of generated scenarios.
 pub const USER: &str = "user";
 pub const PRIMARY: &str = "lead";
@@ -79,12 +81,14 @@ pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
         displays,
         steps: Vec::new(),
         trailing_chunks: Vec::new(),
+        crossed: crossed::Crossed::new(seed),
     };
     let mut turns = Vec::with_capacity(options.turns as usize);
     for _ in 0..options.turns {
         let run = object_id(&mut gen.ids);
         let user_message = gen.user_message();
         gen.push(USER, MAIN_DISPLAY, &run, user_message, true);
+        gen.crossed_rows(&run);
         gen.run(PRIMARY, MAIN_DISPLAY.to_string(), run, 0);
         let replica = gen.rng.random_range(0..options.replicas);
         let wait_ms = gen
@@ -98,6 +102,9 @@ pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
         });
     }
     let thread_id = object_id(&mut gen.ids);
+    if let Some(proxy) = gen.crossed.proxy.take() {
+        agents.insert(crossed::PROXY.to_string(), proxy);
+    }
     let faults = faults(seed, options, &turns, &gen.trailing_chunks);
     let network_seed = {
         let mut r = seed.stream(Stream::Network);
@@ -147,6 +154,8 @@ struct Generator<'a> {
     /// Per run: the ids of the chunks that end it (nothing else on the display after them before
     /// the stop). Drop faults pick from these.
     trailing_chunks: Vec<Vec<u32>>,
+    /// The streams and state of the rows that cross the usual roles (`crossed.rs`).
+    crossed: crossed::Crossed,
 }
 
 impl Generator<'_> {

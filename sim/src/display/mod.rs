@@ -14,6 +14,7 @@ mod digest;
 pub mod faults;
 pub mod generate;
 mod live;
+pub mod map;
 pub mod options;
 mod picture;
 pub mod probes;

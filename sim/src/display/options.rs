@@ -58,6 +58,9 @@ pub struct DisplayOptions {
     pub trailing_chunk_drop_probability: f64,
     /// Chance, per turn, that one replica's subscription drops for a stretch of steps.
     pub replica_disconnect_probability: f64,
+    /// Chance, again and again before each primary run, of one more crossed row: a cell of the
+    /// generator map (`display/map.rs`) the usual conversation never produces.
+    pub crossed_row_probability: f64,
 }
 
 impl DisplayOptions {
@@ -87,6 +90,7 @@ impl DisplayOptions {
             delivery_delay_ms_max: 0,
             trailing_chunk_drop_probability: 0.0,
             replica_disconnect_probability: 0.0,
+            crossed_row_probability: 0.0,
         }
     }
 
@@ -149,6 +153,13 @@ impl DisplayOptions {
             delivery_delay_ms_max,
             trailing_chunk_drop_probability,
             replica_disconnect_probability,
+            // A sub-stream of its own: added later, it leaves every other option of a seed as is.
+            crossed_row_probability: swarm_probability(
+                &mut seed.substream(Stream::Options, 2),
+                0.9,
+                0.4,
+                0.85,
+            ),
         }
     }
 }

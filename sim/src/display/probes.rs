@@ -1,13 +1,21 @@
 //! The display workload's coverage probes: faults the bus injected and features the played
 //! conversation exercised.
 
+use super::map;
 use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte};
-use crate::coverage::Coverage;
+use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 use std::collections::BTreeSet;
 
-/// Every probe this workload can fire.
-pub const PROBES: &[&str] = &[
+/// Every probe this workload can fire: its own, then the generator map's cells.
+pub const PROBES: &[&str] = &join_probes::<
+    { OWN.len() },
+    { map::CELL_COUNT },
+    { OWN.len() + map::CELL_COUNT },
+>(OWN, map::PROBES);
+
+/// The probes of faults and features.
+const OWN: [&str; 41] = [
     "display.fault.duplicate_delivered",
     "display.fault.delay",
     "display.fault.trailing_chunk_dropped",
@@ -63,6 +71,7 @@ pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
 /// and what the conversation contained.
 pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
     text_probes(s, cov);
+    map::map_probes(s, cov);
     let user_class = s.agents.get("user").map(|a| a.class.as_str());
     if user_class.is_some_and(|c| c != "UserAgent") {
         cov.hit("display.feature.marker_less_thread");

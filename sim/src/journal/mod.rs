@@ -18,6 +18,7 @@ mod crash_rules;
 mod expect;
 mod fault_plan;
 pub mod generate;
+mod map;
 pub mod meaning;
 mod op_rules;
 mod ops;

@@ -1,14 +1,22 @@
 //! The journal workload's coverage probes: every fault the world injected and every operation
 //! and recovery path the sessions exercised.
 
+use super::map;
 use super::record::{Happened, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, JournalScenario, SharedAction};
 use super::world::WorldRecord;
-use crate::coverage::Coverage;
+use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 
-/// Every probe this workload can fire.
-pub const PROBES: &[&str] = &[
+/// Every probe this workload can fire: its own, then the generator map's cells.
+pub const PROBES: &[&str] = &join_probes::<
+    { OWN.len() },
+    { map::CELL_COUNT },
+    { OWN.len() + map::CELL_COUNT },
+>(OWN, map::PROBES);
+
+/// The probes of faults, operations and recovery paths.
+const OWN: [&str; 56] = [
     "journal.fault.crash",
     "journal.fault.crash_lose_unsynced",
     "journal.fault.crash_keep_unsynced",

@@ -98,6 +98,10 @@ pub fn play(scenario: &JournalScenario, config: &WorldConfig) -> WorldRecord {
             ops_run: 0,
         };
     };
+    let mut coverage = world.coverage.into_inner();
+    for slot in &world.slots {
+        super::map::map_probes(&slot.disk.borrow().image(), &mut coverage);
+    }
     WorldRecord {
         sessions: world
             .slots
@@ -107,7 +111,7 @@ pub fn play(scenario: &JournalScenario, config: &WorldConfig) -> WorldRecord {
         trace: world.trace.into_inner(),
         failure,
         sim_elapsed_ms,
-        coverage: world.coverage.into_inner(),
+        coverage,
         ops_run: world.ops_run.get(),
     }
 }

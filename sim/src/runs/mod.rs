@@ -24,6 +24,7 @@ mod generate_user_ops;
 pub mod host;
 pub mod hosted;
 pub mod jsonl_host;
+mod map;
 mod op_validation;
 pub mod options;
 mod picture;

@@ -1,17 +1,25 @@
 //! The runs workload's coverage probes: faults that fired and situations the threads reached.
 
 use super::answer_rules::read_errors;
+use super::map;
 use super::record::ReadKind;
 use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use super::script::is_middleware_caller;
 use super::world::{TruthEvent, WorldRecord};
-use crate::coverage::Coverage;
+use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 use model::runs::RunOutcome;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// Every probe this workload can fire.
-pub const PROBES: &[&str] = &[
+/// Every probe this workload can fire: its own, then the generator map's cells.
+pub const PROBES: &[&str] = &join_probes::<
+    { OWN.len() },
+    { map::CELL_COUNT },
+    { OWN.len() + map::CELL_COUNT },
+>(OWN, map::PROBES);
+
+/// The probes of faults and features.
+const OWN: [&str; 51] = [
     "runs.fault.batch_write_failed",
     "runs.fault.worker_crashed",
     "runs.fault.store_restarted",
@@ -77,6 +85,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     );
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
     truth_probes(s, record, cov);
+    map::map_probes(record, cov);
     text_probes(record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.

@@ -38,7 +38,7 @@ fn a_clean_live_run_exits_0_with_its_report() {
     let (code, out) = live(&["--seconds", "8", "--seed", "1", "--nats-server", &server]);
     assert_eq!(code, Some(0), "{out}");
     for part in [
-        "deliveries: 39 events published",
+        "deliveries: 50 events published",
         "faults: 1 injected",
         "losses accepted:",
         "reads checked:",
