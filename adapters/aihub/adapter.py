@@ -40,8 +40,9 @@ OPS = ["hello", "open", "close", "append", "reconstruct", "project"]
 # The known differences of docs/display-projection.md this system has, declared in `hello` so
 # that histsim's model expects this projector's documented behaviour there (and says so):
 # D1: a block of a class the projector does not convert (e.g. `video`) is dropped without a
-# warning; D2: so is an image block without a url.
-DIFFERENCES = ["D1", "D2"]
+# warning; D2: so is an image block without a url; D3: a primary stop without `output_messages`
+# is read as an empty answer, without a warning.
+DIFFERENCES = ["D1", "D2", "D3"]
 
 # The entity's ten declared fields: what the real persister (`PersistedAgentEventEntity.persist_event`)
 # writes, and all a read loads.

@@ -89,7 +89,7 @@ def answers(name):
 
 a = answers("first")
 check("hello", a[1].get("ok") == {"system": "aihub", "version": "0.323.4", "protocol": 1,
-      "ops": ["hello", "open", "close", "append", "reconstruct", "project"], "differences": ["D1", "D2"]}, a[1])
+      "ops": ["hello", "open", "close", "append", "reconstruct", "project"], "differences": ["D1", "D2", "D3"]}, a[1])
 check("append before open is a conflict", a[2].get("err", {}).get("kind") == "conflict", a[2])
 check("open", a[3].get("ok") == {}, a[3])
 check("admission", a[4].get("ok") == {"admitted": ["stored", "stored", "quarantined", "quarantined", "stored"]}, a[4])

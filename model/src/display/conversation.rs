@@ -204,6 +204,10 @@ pub enum Defect {
     /// The family's payload field has the wrong shape: the row is skipped (warning `bad_payload`).
     /// The field must be the family's [`EmissionKind::payload_field`].
     BadPayload { field: String },
+    /// The family's payload field is absent (an agent-in-the-loop envelope whose chain reaches
+    /// the family): histsim skips the row as for [`Defect::BadPayload`]; a system declaring D3
+    /// reads a primary stop without `output_messages` as an empty answer, without a warning.
+    AbsentPayload { field: String },
 }
 
 #[cfg(test)]

@@ -18,6 +18,11 @@ pub enum KnownDifference {
     /// D2: an image block without a url (none, or empty) is dropped without a warning; histsim
     /// drops it with `bad_media` (field `url`). Weakens P10.
     UrlLessImageSilent,
+    /// D3: a primary stop whose payload has no `output_messages` at all (an agent-in-the-loop
+    /// envelope of the primary agent, whose chain reaches `StopEvent`) is read as an empty answer
+    /// without a warning; histsim skips it with `bad_payload` (field `output_messages`). The
+    /// messages agree. Weakens P10.
+    AbsentStopAnswerSilent,
 }
 
 /// The differences one system declares.
@@ -25,9 +30,10 @@ pub type Declared = BTreeSet<KnownDifference>;
 
 impl KnownDifference {
     /// Every known difference, in ID order.
-    pub const ALL: [KnownDifference; 2] = [
+    pub const ALL: [KnownDifference; 3] = [
         KnownDifference::UnconvertedBlockSilent,
         KnownDifference::UrlLessImageSilent,
+        KnownDifference::AbsentStopAnswerSilent,
     ];
 
     /// Its ID in docs/display-projection.md.
@@ -35,13 +41,16 @@ impl KnownDifference {
         match self {
             KnownDifference::UnconvertedBlockSilent => "D1",
             KnownDifference::UrlLessImageSilent => "D2",
+            KnownDifference::AbsentStopAnswerSilent => "D3",
         }
     }
 
     /// The catalog ID of the rule it weakens.
     pub fn rule(self) -> &'static str {
         match self {
-            KnownDifference::UnconvertedBlockSilent | KnownDifference::UrlLessImageSilent => "P10",
+            KnownDifference::UnconvertedBlockSilent
+            | KnownDifference::UrlLessImageSilent
+            | KnownDifference::AbsentStopAnswerSilent => "P10",
         }
     }
 
@@ -54,15 +63,27 @@ impl KnownDifference {
             KnownDifference::UrlLessImageSilent => {
                 "an image block without a url is dropped without a warning"
             }
+            KnownDifference::AbsentStopAnswerSilent => {
+                "a primary stop without output_messages is an empty answer, without a warning"
+            }
         }
     }
 
     /// The field of the `bad_media` warning histsim gives where the declaring system drops a
-    /// block silently.
-    pub fn silenced_media_field(self) -> &'static str {
+    /// block silently; `None` for a difference about another warning.
+    pub fn silenced_media_field(self) -> Option<&'static str> {
         match self {
-            KnownDifference::UnconvertedBlockSilent => "block_type",
-            KnownDifference::UrlLessImageSilent => "url",
+            KnownDifference::UnconvertedBlockSilent => Some("block_type"),
+            KnownDifference::UrlLessImageSilent => Some("url"),
+            KnownDifference::AbsentStopAnswerSilent => None,
+        }
+    }
+
+    /// The warning (code and field) histsim gives where the declaring system says nothing.
+    pub fn silenced_warning(self) -> (&'static str, &'static str) {
+        match self.silenced_media_field() {
+            Some(field) => (super::transcript::code::BAD_MEDIA, field),
+            None => (super::transcript::code::BAD_PAYLOAD, "output_messages"),
         }
     }
 

@@ -189,12 +189,16 @@ impl ClientView {
                  the model supports only {DEFECTIVE_IDENTITY_FIELDS:?}",
                 emission.index
             ),
-            Some(Defect::BadPayload { field }) if emission.kind.is_family() => assert_eq!(
-                Some(field.as_str()),
-                emission.kind.payload_field(),
-                "emission {}: BadPayload must name the family's payload field",
-                emission.index
-            ),
+            Some(Defect::BadPayload { field } | Defect::AbsentPayload { field })
+                if emission.kind.is_family() =>
+            {
+                assert_eq!(
+                    Some(field.as_str()),
+                    emission.kind.payload_field(),
+                    "emission {}: BadPayload must name the family's payload field",
+                    emission.index
+                )
+            }
             _ => {}
         }
     }
@@ -208,9 +212,16 @@ impl ClientView {
         let (code, field) = match defect {
             Defect::BadIdentity { field } => (code::BAD_IDENTITY, field.clone()),
             Defect::BadCreatedAt => (code::BAD_CREATED_AT, "created_at".to_string()),
-            Defect::BadPayload { field } => {
+            Defect::BadPayload { field } | Defect::AbsentPayload { field } => {
                 let is_stop = matches!(emission.kind, EmissionKind::Stop { .. });
                 if is_stop && !self.is_primary(&emission.agent) {
+                    return;
+                }
+                let absent = matches!(defect, Defect::AbsentPayload { .. });
+                let d3 = KnownDifference::AbsentStopAnswerSilent;
+                if is_stop && absent && self.declared.contains(&d3) {
+                    // An empty answer adds nothing to what was streamed: only the warning goes.
+                    self.loss(d3.rule(), emission.index, d3.loss_why());
                     return;
                 }
                 if is_user_turn(&emission.kind) {
@@ -411,7 +422,7 @@ impl ClientView {
         self.declared
             .iter()
             .copied()
-            .find(|d| d.silenced_media_field() == field)
+            .find(|d| d.silenced_media_field() == Some(field))
     }
 
     fn warn(&mut self, code: &'static str, emission: usize, field: String) {
@@ -946,6 +957,37 @@ mod tests {
             &conversation,
             &["user@d: q", "assistant@d: HelHello"],
             &[("bad_media", 2, "block_type")],
+        );
+    }
+
+    #[test]
+    fn a_system_declaring_d3_reads_a_primary_stop_without_an_answer_silently() {
+        let conversation = Build::new()
+            .primary(LEAD)
+            .emit(USER, "d", user_text("q"))
+            .emit(LEAD, "d", chunk("Hel"))
+            .emit(LEAD, "d", stop(""))
+            .defect(Defect::AbsentPayload {
+                field: "output_messages".into(),
+            })
+            .emit(LEAD, "d", stop("Hello"))
+            .done();
+        let plain = client_transcript(&conversation);
+        let warned = |t: &Transcript| -> Vec<(&str, Option<usize>)> {
+            (t.expected_warnings.iter())
+                .map(|w| (w.code, w.emission))
+                .collect()
+        };
+        assert_eq!(warned(&plain), vec![("bad_payload", Some(2))]);
+        let declared: Declared = [KnownDifference::AbsentStopAnswerSilent].into();
+        let transcript = super::super::client_transcript_declaring(&conversation, &declared);
+        // The same messages (the empty answer adds nothing, the later stop its suffix); the
+        // warning becomes an accepted P10 loss.
+        assert_eq!(transcript.messages, plain.messages);
+        assert!(warned(&transcript).is_empty());
+        assert_eq!(
+            losses(&transcript),
+            vec![("P10", 2, "D3, declared by the system".to_string())]
         );
     }
 

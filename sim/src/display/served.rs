@@ -56,17 +56,44 @@ impl DisplayServer {
         DisplayServer { switch, ..self }
     }
 
-    /// An answer of histsim's projection, less the warnings the emulated differences cover.
-    fn shown(&self, projection: &history::display::Projection) -> Answer {
+    /// An answer of histsim's projection of `rows`, less the warnings the emulated differences
+    /// cover. D3 covers only a stop whose row has no `output_messages` at all: the emulated
+    /// projector still warns about an answer of the wrong shape.
+    fn shown(&self, projection: &history::display::Projection, rows: &[Vec<u8>]) -> Answer {
         if self.emulated.is_empty() {
             return ok(projection);
         }
         let mut shown = serde_json::to_value(projection).expect("a projection serializes");
         if let Some(warnings) = shown.get_mut("warnings").and_then(Value::as_array_mut) {
-            warnings.retain(|w| !super::view::covered_by(w, &self.emulated));
+            warnings.retain(|w| {
+                let covered = super::view::covered_by(w, &self.emulated);
+                let about_media = w["code"] == model::display::code::BAD_MEDIA;
+                !(covered && (about_media || answer_absent(rows, &w["event_id"])))
+            });
         }
         ok(&shown)
     }
+
+    /// The rows of `thread_id` the open store holds (none when it cannot say).
+    fn thread_rows(&self, thread_id: &str) -> Vec<Vec<u8>> {
+        let Some(open) = self.open.as_ref().filter(|_| !self.emulated.is_empty()) else {
+            return Vec::new();
+        };
+        let displays = open.store.thread_displays(thread_id).unwrap_or_default();
+        (open.store.rows_on_displays(thread_id, &displays))
+            .unwrap_or_default()
+            .iter()
+            .map(|row| row.as_ref().to_vec())
+            .collect()
+    }
+}
+
+/// Whether the row of `event_id` among `rows` has a payload without `output_messages`.
+fn answer_absent(rows: &[Vec<u8>], event_id: &Value) -> bool {
+    rows.iter()
+        .filter_map(|row| serde_json::from_slice::<Value>(row).ok())
+        .find(|row| &row["event_id"] == event_id)
+        .is_some_and(|row| row["event_data"].get("output_messages").is_none())
 }
 
 /// The display ops histsim's display system serves.
@@ -96,11 +123,14 @@ impl Served for DisplayServer {
                 let projection = node
                     .reconstruct(&thread_id, primary.as_ref())
                     .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-                self.shown(&projection)
+                let rows = self.thread_rows(&thread_id);
+                self.shown(&projection, &rows)
             }
             Request::Project { rows, primary } => {
                 let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
-                self.shown(&project(&rows, primary.as_ref(), &options))
+                let projection = project(&rows, primary.as_ref(), &options);
+                let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
+                self.shown(&projection, &rows)
             }
             other => Err(refuse(
                 ErrorKind::Unsupported,

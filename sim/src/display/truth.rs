@@ -152,7 +152,7 @@ fn envelope_kind(
         },
         _ => m::EmissionKind::UserMessage { blocks: Vec::new() },
     };
-    let defect = skipped_first.unwrap_or(m::Defect::BadPayload {
+    let defect = skipped_first.unwrap_or(m::Defect::AbsentPayload {
         field: field.to_string(),
     });
     (kind, Some(defect))

@@ -23,13 +23,15 @@ pub fn covered_by(warning: &serde_json::Value, declared: &m::Declared) -> bool {
     )
 }
 
-/// Whether a known difference of `declared` covers the warning of `code` on `field`: a
-/// `bad_media` warning on the field whose warning the difference silences.
+/// Whether a known difference of `declared` covers the warning of `code` on `field`: the
+/// warning the difference silences. (D3's `bad_payload` on `output_messages` also covers a
+/// primary stop whose answer has the wrong shape, which the published projector does warn
+/// about: a comparison up to the differences leaves both out.)
 pub fn covers(declared: &m::Declared, code: &str, field: Option<&str>) -> bool {
-    code == m::code::BAD_MEDIA
-        && declared
-            .iter()
-            .any(|d| field == Some(d.silenced_media_field()))
+    declared.iter().any(|d| {
+        let (silenced_code, silenced_field) = d.silenced_warning();
+        code == silenced_code && field == Some(silenced_field)
+    })
 }
 
 /// Whether an answer shows what the model says: the same messages, and a warning for every

@@ -60,6 +60,30 @@ fn a_system_declaring_d1_and_d2_passes_and_the_report_counts_where_each_applied(
 }
 
 #[test]
+fn a_system_declaring_d3_passes_and_the_same_behaviour_undeclared_is_a_violation() {
+    // The emulation silences only a primary stop without `output_messages` (the primary's
+    // agent-in-the-loop envelope), never one whose answer has the wrong shape: every seed passes.
+    let declared = display_through(emulating("D3"));
+    let mut seeds = Vec::new();
+    for seed in 0..40 {
+        let report = run_seed(seed, &declared);
+        assert!(report.passed(), "seed {seed}: {:?}", report.violations);
+        if accepted(&report, "D3") > 0 {
+            seeds.push(seed);
+        }
+    }
+    let seed = *seeds.first().expect("a primary envelope within 40 seeds");
+    let undeclared = display_through(format!(
+        r#"{} | stdbuf -oL sed 's/"differences":\["D3"\],//'"#,
+        emulating("D3")
+    ));
+    let report = run_seed(seed, &undeclared);
+    assert_eq!(report.failure, None);
+    // P5's check reads a primary stop that gets no warning as a stop never read.
+    assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P5));
+}
+
+#[test]
 fn the_same_behaviour_undeclared_is_a_p10_violation() {
     let declared = display_through(emulating("D1"));
     let seed = (0..40)

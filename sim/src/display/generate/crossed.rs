@@ -142,20 +142,17 @@ impl Generator<'_> {
             Family::Stop => Event::Stop {
                 answer: self.text('s', 1),
             },
-            Family::Control => self.control_event(role),
+            Family::Control => self.control_event(),
         };
         self.push(&agent, display, &run, event, false);
     }
 
     /// A row of no family: a custom class, a look-alike (never the marker look-alike, whose
-    /// hidden display `decoy` already covers) or an agent-in-the-loop envelope (never the
-    /// primary's: its chain reaches `StopEvent`, which makes it a primary stop without an
-    /// answer, where histsim warns and the published projector reads an empty answer; see
-    /// docs/catalog.md, "Generator maps").
-    fn control_event(&mut self, role: Role) -> Event {
+    /// hidden display `decoy` already covers) or an agent-in-the-loop envelope (the primary's
+    /// is a primary stop without an answer: known difference D3).
+    fn control_event(&mut self) -> Event {
         let text = self.text('x', 1);
-        let kinds = if role == Role::Primary { 2 } else { 3 };
-        match self.rng.random_range(0..kinds) {
+        match self.rng.random_range(0..3) {
             0 => {
                 let (class, parents) = *CUSTOM_CLASSES
                     .choose(&mut self.rng)
