@@ -97,7 +97,7 @@ pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
             steps: std::mem::take(&mut gen.steps),
         });
     }
-    let thread_id = object_id(&mut gen.ids);
+    let thread_id = super::thread_ids::spelled(object_id(&mut gen.ids), seed);
     let faults = faults(seed, options, &turns, &gen.trailing_chunks);
     let network_seed = {
         let mut r = seed.stream(Stream::Network);

@@ -35,6 +35,13 @@ pub const PROBES: &[&str] = &[
     "display.model.suffix_recovered",
     "display.model.chunk_lost",
     "display.feature.project_answered",
+    "display.thread_id.uuid",
+    "display.thread_id.uuid_upper",
+    "display.thread_id.uuid_braces",
+    "display.thread_id.uuid_urn",
+    "display.thread_id.uuid_simple",
+    "display.thread_id.uuid_spaces",
+    "display.thread_id.uuid_mixed",
     "display.text.line_separator",
     "display.text.paragraph_separator",
     "display.text.nel",
@@ -63,6 +70,9 @@ pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
 /// and what the conversation contained.
 pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
     text_probes(s, cov);
+    if let Some(spelling) = super::thread_ids::spelling_of(&s.thread_id) {
+        cov.hit(&format!("display.thread_id.{spelling}"));
+    }
     let user_class = s.agents.get("user").map(|a| a.class.as_str());
     if user_class.is_some_and(|c| c != "UserAgent") {
         cov.hit("display.feature.marker_less_thread");

@@ -44,6 +44,9 @@ pub const PROBES: &[&str] = &[
     "runs.feature.rating_after_deletion",
     "runs.feature.thread_deleted",
     "runs.feature.thread_renumbered",
+    "runs.feature.thread_deleted_everywhere",
+    "runs.feature.thread_deleted_with_feedback",
+    "runs.feature.thread_recreated",
     "runs.feature.default_scope_reads",
     "runs.feature.default_scope_without_user",
     "runs.feature.middleware_caller",
@@ -99,6 +102,21 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
     });
     cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
+    // The API's deletions: of a rated thread, and of one a run then created again.
+    for d in &record.everywhere_deletions {
+        if matches!(&d.deleted.memory, Ok(x) if x.feedback > 0)
+            || matches!(&d.deleted.sqlite, Ok(x) if x.feedback > 0)
+        {
+            cov.hit("runs.feature.thread_deleted_with_feedback");
+        }
+        let recreated = record
+            .written
+            .iter()
+            .any(|w| w.op > d.op && w.event.thread_id == d.thread_id);
+        if recreated {
+            cov.hit("runs.feature.thread_recreated");
+        }
+    }
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.
@@ -297,8 +315,11 @@ fn store_op_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &m
             Op::UserMessages { thread, .. } if answered.next("user_messages", thread) => {
                 cov.hit("runs.feature.user_reads")
             }
-            Op::DeleteThread { thread } if answered.next("delete_thread", thread) => {
-                cov.hit("runs.feature.thread_deleted")
+            Op::DeleteThread { thread, everywhere } if answered.next("delete_thread", thread) => {
+                cov.hit("runs.feature.thread_deleted");
+                if *everywhere {
+                    cov.hit("runs.feature.thread_deleted_everywhere");
+                }
             }
             Op::DefaultScopeMessages { thread, run }
                 if answered.next("default_scope_messages", thread) =>

@@ -5,9 +5,12 @@
 //! left out, counted and traced.
 
 use super::client::Client;
+use super::feedback_record::FeedbackEntry;
 use super::record::*;
 use super::state::*;
-use history::runs::{MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope};
+use history::runs::{
+    thread_history, MessageCursor, RunEvent, RunEventStore, RunStoreError, ThreadRecords, UserScope,
+};
 
 /// The ops a thread deletion needs: the deletion and the reads after it.
 pub const DELETE_THREAD_OPS: [&str; 5] = [
@@ -33,8 +36,9 @@ fn events_of_runs(
 }
 
 impl Client {
-    /// Deletes every row of the thread, then reads what is left of it.
-    pub(super) fn delete_thread(&mut self, world: &World, thread: &str) {
+    /// Deletes every row of the thread (with `everywhere`, through the API's deletion, which
+    /// also deletes its feedback and checkpoints), then reads what is left of it.
+    pub(super) fn delete_thread(&mut self, world: &World, thread: &str, everywhere: bool) {
         for op in DELETE_THREAD_OPS {
             if !Client::serves_read(world, "thread deletions", thread, op) {
                 return;
@@ -48,8 +52,12 @@ impl Client {
             .iter()
             .map(|&r| world.scenario.runs[r].id.clone())
             .collect();
-        let deleted = world.both(|s| s.delete_by_thread(&tid, &UserScope::All));
-        let op = world.next_op();
+        let (deleted, op) = if everywhere {
+            self.delete_everywhere(world, thread, &tid)
+        } else {
+            let deleted = world.both(|s| s.delete_by_thread(&tid, &UserScope::All));
+            (deleted, world.next_op())
+        };
         if let Some(&r) = runs.first() {
             // The truth event names the thread by one of its runs.
             world
@@ -84,5 +92,60 @@ impl Client {
                 messages_after,
                 events_after,
             });
+    }
+
+    /// The API's deletion of the thread through each backend (its feedback and checkpoints go
+    /// with the first), then `/history` and the thread's feedback read back; the store's part
+    /// of its answer (the rows deleted) and the op it took.
+    fn delete_everywhere(
+        &self,
+        world: &World,
+        thread: &str,
+        tid: &str,
+    ) -> (Both<Answer<u64>>, u64) {
+        let records = ThreadRecords {
+            checkpointer: &world.checkpointer,
+            feedback: &world.feedback,
+            planted: world.planted,
+        };
+        let deleted = world.both(|s| records.delete_thread(s, tid));
+        let op = world.next_op();
+        let at_us = super::state::now_us();
+        world
+            .log
+            .borrow_mut()
+            .feedback
+            .push(FeedbackEntry::ThreadDeleted {
+                thread_id: tid.to_string(),
+            });
+        let options = world.view_options();
+        let history_after = world.both(|s| thread_history(s, &world.checkpointer, tid, &options));
+        let feedback_after = world.feedback.list_thread(tid);
+        let checkpoint_after = world.checkpointer.latest(tid).is_some();
+        world.record(format_args!(
+            "delete thread {thread} everywhere: {:?} history {:016x} feedback left {} checkpoint left {checkpoint_after}",
+            deleted.primary(world.primary),
+            hash_of(history_after.primary(world.primary)),
+            feedback_after.len()
+        ));
+        let rows = Both::new(
+            deleted.memory.clone().map(|d| d.rows),
+            deleted.sqlite.clone().map(|d| d.rows),
+        );
+        world
+            .log
+            .borrow_mut()
+            .everywhere_deletions
+            .push(EverywhereDeletionRecord {
+                op,
+                at_us,
+                thread: thread.to_string(),
+                thread_id: tid.to_string(),
+                deleted,
+                history_after,
+                feedback_after,
+                checkpoint_after,
+            });
+        (rows, op)
     }
 }
