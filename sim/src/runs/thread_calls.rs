@@ -9,7 +9,8 @@ use super::feedback_record::FeedbackEntry;
 use super::record::*;
 use super::state::*;
 use history::runs::{
-    thread_history, MessageCursor, RunEvent, RunEventStore, RunStoreError, ThreadRecords, UserScope,
+    thread_history, MessageCursor, RunEvent, RunEventStore, RunStoreError, ThreadDeleted,
+    ThreadRecords, UserScope,
 };
 
 /// The ops a thread deletion needs: the deletion and the reads after it.
@@ -122,16 +123,25 @@ impl Client {
         let history_after = world.both(|s| thread_history(s, &world.checkpointer, tid, &options));
         let feedback_after = world.feedback.list_thread(tid);
         let checkpoint_after = world.checkpointer.latest(tid).is_some();
-        world.record(format_args!(
-            "delete thread {thread} everywhere: {:?} history {:016x} feedback left {} checkpoint left {checkpoint_after}",
-            deleted.primary(world.primary),
-            hash_of(history_after.primary(world.primary)),
-            feedback_after.len()
-        ));
         let rows = Both::new(
             deleted.memory.clone().map(|d| d.rows),
             deleted.sqlite.clone().map(|d| d.rows),
         );
+        // The feedback and checkpoints go with the first call: the trace names what both calls
+        // removed of them, the same whichever store the client reads.
+        let removed = |d: &Answer<ThreadDeleted>| {
+            d.as_ref()
+                .map_or((0, false), |d| (d.feedback, d.checkpoint))
+        };
+        let (memory, sqlite) = (removed(&deleted.memory), removed(&deleted.sqlite));
+        world.record(format_args!(
+            "delete thread {thread} everywhere: rows {:?} feedback {} checkpoint {} history {:016x} feedback left {} checkpoint left {checkpoint_after}",
+            rows.primary(world.primary),
+            memory.0 + sqlite.0,
+            memory.1 || sqlite.1,
+            hash_of(history_after.primary(world.primary)),
+            feedback_after.len()
+        ));
         world
             .log
             .borrow_mut()
