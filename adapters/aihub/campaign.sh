@@ -32,11 +32,13 @@ echo "== differential: histsim's own components against the published projector,
 "${HISTSIM[@]}" diff --workload display --sut in-process --sut "$SUT" "${LIMITS[@]}" \
     --seeds "$SEEDS_DIFF"
 
-# The planted bugs that live in histsim's projector (history/src/display/{projector,media,family}.rs):
-# each must make histsim's answers differ from the real projector's.
+# The planted bugs that live in histsim's projector (history/src/display/{projector,media,family}.rs)
+# and in its thread lookup (P16, history/src/display/service.rs: the published service finds a
+# thread under the spelling its rows carry): each must make histsim's answers differ from the
+# published system's.
 echo "== every projector-level planted bug is a difference from the published projector"
 missed=()
-for bug in P3 P4 P5 P6 P7 P8 P9 P10 P11 P13; do
+for bug in P3 P4 P5 P6 P7 P8 P9 P10 P11 P13 P16; do
     set +e
     out="$("${HISTSIM[@]}" diff --workload display --planted "$bug" --sut in-process --sut "$SUT" "${LIMITS[@]}" \
         --seeds 0..300 --shrink-cap-s 5 --out "reports/diff-planted/$bug" 2>&1)"

@@ -54,19 +54,19 @@ impl Coverage {
 
 /// Joins two lists of probe names at compile time: a workload's own probes and its generator
 /// map's cells (`display/map.rs`, `journal/map.rs`), which a macro spells out.
-pub const fn join_probes<const A: usize, const B: usize, const N: usize>(
-    a: [&'static str; A],
-    b: [&'static str; B],
+pub const fn join_probes<const N: usize>(
+    a: &[&'static str],
+    b: &[&'static str],
 ) -> [&'static str; N] {
-    assert!(A + B == N);
+    assert!(a.len() + b.len() == N);
     let mut out = [""; N];
     let mut i = 0;
-    while i < A {
+    while i < a.len() {
         out[i] = a[i];
         i += 1;
     }
     while i < N {
-        out[i] = b[i - A];
+        out[i] = b[i - a.len()];
         i += 1;
     }
     out

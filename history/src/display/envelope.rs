@@ -4,6 +4,7 @@
 //! that a row means the same thing everywhere. `event_data` stays a borrowed [`RawValue`]: rows of
 //! unknown classes are never parsed beyond this point (catalog P1).
 
+use super::thread_id::canonical_thread_id;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -153,7 +154,11 @@ impl<'a> Envelope<'a> {
                 expected: "a string",
             })
         };
-        let thread_id = string(THREAD_ID)?;
+        // Persistence stores a row under its thread's canonical id (P16).
+        let thread_id = match string(THREAD_ID)? {
+            Cow::Borrowed(id) => canonical_thread_id(id),
+            Cow::Owned(id) => Cow::Owned(canonical_thread_id(&id).into_owned()),
+        };
         let display_id = string(DISPLAY_ID)?;
         let event_type = string(EVENT_TYPE)?;
         let agent_class = string(AGENT_CLASS)?;

@@ -123,7 +123,9 @@ impl DisplayEventStore for MemoryDisplayStore {
                 .expect("an admissible row has its indexed strings")
         };
         let position = inner.rows.len();
-        let thread_slot = inner.index(indexed(envelope::THREAD_ID), position);
+        // Persistence indexes a row under its thread's canonical id (P16).
+        let thread_id = super::thread_id::canonical_thread_id(indexed(envelope::THREAD_ID));
+        let thread_slot = inner.index(&thread_id, position);
         inner.first_with_bytes.insert(bytes.clone(), position);
         inner.rows.push(Indexed {
             seq: position as u64 + 1,
@@ -218,11 +220,12 @@ impl Inner {
         };
         let kept = copy.kept.clone();
         // Admission required a string thread_id, and the kept envelope reads it as admission did.
-        let thread_id = kept.str_field(envelope::THREAD_ID).unwrap_or_default();
+        let raw = kept.str_field(envelope::THREAD_ID).unwrap_or_default();
+        let thread_id = super::thread_id::canonical_thread_id(raw);
         let position = self.rows.len();
-        copy.thread_slot = self.index(thread_id, position);
+        copy.thread_slot = self.index(&thread_id, position);
         debug_assert_eq!(
-            self.by_thread[thread_id][copy.first_slot], first,
+            self.by_thread[&*thread_id][copy.first_slot], first,
             "a copy's first row is in its thread's list at its slot"
         );
         self.rows.push(copy);

@@ -27,6 +27,7 @@ mod replica;
 mod service;
 mod sqlite_store;
 mod store;
+mod thread_id;
 mod visible;
 mod warning;
 
@@ -41,6 +42,7 @@ pub use replica::ReplicaNode;
 pub use service::{reconstruct, ReconstructError};
 pub use sqlite_store::SqliteDisplayStore;
 pub use store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
+pub use thread_id::canonical_thread_id;
 pub use warning::{Warning, WarningCode};
 
 /// `event_type` of rows that take part in history: the stored value of the platform's topic

@@ -10,6 +10,7 @@ use super::identity::AgentIdentity;
 use super::json;
 use super::projector::{project_stored, Projection, ProjectorOptions};
 use super::store::{DisplayEventStore, StoreError, StoredRow};
+use super::thread_id::canonical_thread_id;
 use super::warning::Warning;
 use crate::BugId;
 
@@ -28,8 +29,8 @@ pub enum ReconstructError {
     },
 }
 
-/// Rebuilds the chat history of `thread_id` as seen by the client (contract, "The two-stage
-/// thread query"). A thread without a visible display gets an empty history and exactly one
+/// Rebuilds the chat history of `thread_id` (any spelling of it, "Thread ids") as seen by the
+/// client (contract, "The two-stage thread query"). A thread without a visible display gets an empty history and exactly one
 /// `no_visible_display` warning.
 pub fn reconstruct<S: DisplayEventStore + ?Sized>(
     store: &S,
@@ -38,6 +39,14 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
     options: &ProjectorOptions,
 ) -> Result<Projection, ReconstructError> {
     let planted = options.planted;
+    // The thread is looked up under the canonical id persistence stored its rows under; planted
+    // P16: the legacy lookup used the id as the request sent it.
+    let canonical = canonical_thread_id(thread_id);
+    let thread_id: &str = if planted.is(BugId::P16) {
+        thread_id
+    } else {
+        &canonical
+    };
     let mut displays = if planted.is(BugId::P2) {
         // planted P2: the legacy query was scoped by thread only.
         store.thread_displays(thread_id)?

@@ -50,6 +50,11 @@ impl Checkpointer {
             .push(checkpoint);
     }
 
+    /// Forgets every checkpoint of a thread (a thread's deletion); whether it had any.
+    pub fn delete(&self, thread_id: &str) -> bool {
+        self.lock().remove(thread_id).is_some()
+    }
+
     /// How many checkpoints a thread has.
     pub fn versions(&self, thread_id: &str) -> usize {
         self.lock().get(thread_id).map_or(0, Vec::len)

@@ -365,6 +365,20 @@ impl FeedbackStore {
         visible && self.remove(&mut state, feedback_id)
     }
 
+    /// Deletes every rating of a thread (a thread's deletion); how many rows it removed.
+    pub fn delete_by_thread(&self, thread_id: &str) -> u64 {
+        let mut state = self.lock();
+        let ids: Vec<u64> = state
+            .rows
+            .values()
+            .filter(|f| f.thread_id == thread_id)
+            .map(|f| f.feedback_id)
+            .collect();
+        ids.iter()
+            .filter(|&&id| self.remove(&mut state, id))
+            .count() as u64
+    }
+
     /// Deletes a known user's rating of a run; false when there was none. (Upstream takes the
     /// request's user here; anonymous rows are deleted by id.)
     pub fn delete_by_run(&self, thread_id: &str, run_id: &str, user_id: &str) -> bool {

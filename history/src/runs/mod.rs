@@ -61,6 +61,7 @@ mod sqlite;
 mod store;
 mod summarization;
 mod summarizer;
+mod thread_deletion;
 mod tokens;
 mod views;
 mod yield_now;
@@ -95,6 +96,7 @@ pub use summarization::{
     orphaned_tool_results, safe_cut, SummarizationMiddleware, SummarizationOptions, SUMMARY_PREFIX,
 };
 pub use summarizer::{StubSummarizer, Summarizer};
+pub use thread_deletion::{ThreadDeleted, ThreadRecords};
 pub use tokens::{TokenCounter, MESSAGE_OVERHEAD_TOKENS};
 #[cfg(feature = "planted")]
 pub use views::legacy_fill_ids;

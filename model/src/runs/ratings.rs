@@ -69,6 +69,13 @@ impl RatingTruth {
         );
     }
 
+    /// The thread is deleted: every rating of it goes, a known user's and the anonymous ones
+    /// (a thread created again under its id starts with none).
+    pub fn delete_thread(&mut self, thread_id: &str) {
+        self.ratings.retain(|(t, _, _), _| t != thread_id);
+        self.anonymous.retain(|(t, _), _| t != thread_id);
+    }
+
     /// Someone without a user rates a run: one more rating, replacing none. Returns its
     /// number among the run's anonymous ratings ([`Rater::Anonymous`]).
     pub fn rate_anonymously(&mut self, thread_id: &str, run_id: &str, value: i8) -> u32 {
@@ -247,6 +254,19 @@ mod tests {
             kind,
             text: format!("{run} {kind:?}"),
         }
+    }
+
+    #[test]
+    fn a_deleted_thread_keeps_no_rating_and_starts_over() {
+        let mut t = RatingTruth::new();
+        t.rate("t", "r1", "u", 1);
+        t.rate_anonymously("t", "r1", -1);
+        t.rate("other", "r1", "u", 1);
+        t.delete_thread("t");
+        assert!(t.rows("t").is_empty());
+        assert_eq!(t.rows("other").len(), 1);
+        // The anonymous numbering of a run starts over on the thread created again.
+        assert_eq!(t.rate_anonymously("t", "r1", 1), 0);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The invariant checkers of the display workload, P1 to P15.
+//! The invariant checkers of the display workload, P1 to P16.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the model's transcript
 //! (what the client must see), and the replicas' answers, and name every difference by its
@@ -33,6 +33,8 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // A store that refused a delivery said so itself: nothing narrower explains it.
         BugId::P15,
         BugId::P12,
+        // A read that did not find the thread misses every word of it.
+        BugId::P16,
         BugId::P10,
         BugId::P2,
         BugId::P7,
@@ -69,6 +71,7 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::P14, no_live_buffer_after_settling),
     (BugId::P12, replicas_agree_after_settling),
     (BugId::P9, fails_closed),
+    (BugId::P16, super::lookup_rule::reads_find_the_thread),
     (BugId::P2, extra_words),
     (BugId::P2, missing_words),
     (BugId::P8, same_words_in_order),

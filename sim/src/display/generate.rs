@@ -101,7 +101,7 @@ pub fn generate(seed: SeedRng, options: &DisplayOptions) -> DisplayScenario {
             steps: std::mem::take(&mut gen.steps),
         });
     }
-    let thread_id = object_id(&mut gen.ids);
+    let thread_id = super::thread_ids::spelled(object_id(&mut gen.ids), seed);
     if let Some(proxy) = gen.crossed.proxy.take() {
         agents.insert(crossed::PROXY.to_string(), proxy);
     }

@@ -8,14 +8,10 @@ use crate::hostile_text::hit_classes;
 use std::collections::BTreeSet;
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
-pub const PROBES: &[&str] = &join_probes::<
-    { OWN.len() },
-    { map::CELL_COUNT },
-    { OWN.len() + map::CELL_COUNT },
->(OWN, map::PROBES);
+pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES);
 
 /// The probes of faults and features.
-const OWN: [&str; 41] = [
+const OWN: &[&str] = &[
     "display.fault.duplicate_delivered",
     "display.fault.delay",
     "display.fault.trailing_chunk_dropped",
@@ -43,6 +39,13 @@ const OWN: [&str; 41] = [
     "display.model.suffix_recovered",
     "display.model.chunk_lost",
     "display.feature.project_answered",
+    "display.thread_id.uuid",
+    "display.thread_id.uuid_upper",
+    "display.thread_id.uuid_braces",
+    "display.thread_id.uuid_urn",
+    "display.thread_id.uuid_simple",
+    "display.thread_id.uuid_spaces",
+    "display.thread_id.uuid_mixed",
     "display.text.line_separator",
     "display.text.paragraph_separator",
     "display.text.nel",
@@ -72,6 +75,9 @@ pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
 pub fn scenario_probes(s: &DisplayScenario, cov: &mut Coverage) {
     text_probes(s, cov);
     map::map_probes(s, cov);
+    if let Some(spelling) = super::thread_ids::spelling_of(&s.thread_id) {
+        cov.hit(&format!("display.thread_id.{spelling}"));
+    }
     let user_class = s.agents.get("user").map(|a| a.class.as_str());
     if user_class.is_some_and(|c| c != "UserAgent") {
         cov.hit("display.feature.marker_less_thread");

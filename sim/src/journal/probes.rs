@@ -9,14 +9,10 @@ use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
-pub const PROBES: &[&str] = &join_probes::<
-    { OWN.len() },
-    { map::CELL_COUNT },
-    { OWN.len() + map::CELL_COUNT },
->(OWN, map::PROBES);
+pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES);
 
 /// The probes of faults, operations and recovery paths.
-const OWN: [&str; 56] = [
+const OWN: &[&str] = &[
     "journal.fault.crash",
     "journal.fault.crash_lose_unsynced",
     "journal.fault.crash_keep_unsynced",

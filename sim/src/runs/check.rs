@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R24.
+//! The invariant checkers of the runs workload, R1 to R24 and R27.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -57,6 +57,9 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // An error answer is the store's own word that it failed: nothing narrower explains
         // it, and the rules below pass over the answers it replaced.
         BugId::R24,
+        // The API's thread deletion that never reached the store also looks like a store
+        // deletion that removed nothing (R23) and leaves everything R23 leaves.
+        BugId::R27,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -122,6 +125,10 @@ pub const RULES: &[(BugId, Rule)] = &[
         super::feedback_rules::feedback_reads_match_the_model,
     ),
     (BugId::R23, thread_deletions_empty_the_thread),
+    (
+        BugId::R27,
+        super::everywhere_rules::thread_deletions_delete_everywhere,
+    ),
     (BugId::R9, thread_answers_agree),
 ];
 

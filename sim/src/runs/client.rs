@@ -206,7 +206,9 @@ impl Client {
             Op::FeedbackReads { thread, user } => {
                 self.feedback_reads(world, thread, user.as_deref())
             }
-            Op::DeleteThread { thread } => self.delete_thread(world, thread),
+            Op::DeleteThread { thread, everywhere } => {
+                self.delete_thread(world, thread, *everywhere)
+            }
             Op::DefaultScopeMessages { thread, run } => {
                 self.default_scope_messages(world, thread, run)
             }

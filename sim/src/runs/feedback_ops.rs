@@ -40,7 +40,7 @@ pub fn weave(
         let after = match &op {
             Op::Wait { run } => thread_of(run).map(|t| (t, run.clone(), false)),
             Op::DeleteRun { run } => thread_of(run).map(|t| (t, run.clone(), true)),
-            Op::DeleteThread { thread } => {
+            Op::DeleteThread { thread, .. } => {
                 gone.insert(thread.clone());
                 None
             }

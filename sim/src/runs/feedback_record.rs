@@ -37,6 +37,10 @@ pub enum FeedbackEntry {
         deleted: bool,
     },
     Read(Box<FeedbackRead>),
+    /// The thread deleted through the API: every rating of it goes.
+    ThreadDeleted {
+        thread_id: String,
+    },
 }
 
 /// Every feedback read of one thread in one scope, at one instant.

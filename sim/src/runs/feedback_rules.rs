@@ -54,7 +54,7 @@ impl Request {
             FeedbackEntry::DeletedByRun { op, at_us, .. } => {
                 (*op, *at_us, "delete_by_run", "withdraw ")
             }
-            FeedbackEntry::Read(_) => return None,
+            FeedbackEntry::Read(_) | FeedbackEntry::ThreadDeleted { .. } => return None,
         };
         let at = Call {
             op,
@@ -153,6 +153,10 @@ impl Replay {
                 ))
             }
             FeedbackEntry::Read(_) => None,
+            FeedbackEntry::ThreadDeleted { thread_id } => {
+                self.truth.delete_thread(thread_id);
+                None
+            }
         }
     }
 

@@ -55,6 +55,11 @@ fn weave_wider_calls(
     // Thread deletions: only where no rating follows on the thread.
     let thread_rng = seed.substream(Stream::Workload, super::generate_thread_ops::SUBSTREAM);
     let ops = super::generate_thread_ops::weave(ops, runs, options, thread_rng);
+    let api_rng = seed.substream(
+        Stream::Workload,
+        super::generate_thread_ops::EVERYWHERE_SUBSTREAM,
+    );
+    let ops = super::generate_thread_ops::through_the_api(ops, options, api_rng);
     // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
     // come into the workload at the same time take numbers of their own), none on a thread
     // after its deletion.

@@ -59,7 +59,7 @@ pub fn weave(
                     && !rated_after(&t, i)
                     && chance(&mut rng, p)
                 {
-                    out.push(Op::DeleteThread { thread: t.clone() });
+                    out.push(store_deletion(t.clone()));
                 }
                 written.insert(t.clone());
                 running.entry(t).or_default().insert(run.clone());
@@ -80,9 +80,33 @@ pub fn weave(
         && !rated_after(&last, count)
         && chance(&mut rng, p / 2.0)
     {
-        out.push(Op::DeleteThread { thread: last });
+        out.push(store_deletion(last));
     }
     out
+}
+
+/// The store's deletion of `thread` (`delete_by_thread`), as [`weave`] places it.
+fn store_deletion(thread: String) -> Op {
+    Op::DeleteThread {
+        thread,
+        everywhere: false,
+    }
+}
+
+/// The sub-stream index of the choice of which thread deletions go through the API (the catalog
+/// number of their invariant, R27).
+pub const EVERYWHERE_SUBSTREAM: u64 = 27;
+
+/// `ops` with some thread deletions made the API's (`everywhere`): drawn from a sub-stream of
+/// its own, so the deletions stay where [`weave`] put them.
+pub fn through_the_api(mut ops: Vec<Op>, options: &RunsOptions, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let p = options.thread_delete_everywhere_probability;
+    for op in &mut ops {
+        if let Op::DeleteThread { everywhere, .. } = op {
+            *everywhere = chance(&mut rng, p);
+        }
+    }
+    ops
 }
 
 #[cfg(test)]
@@ -139,7 +163,7 @@ mod tests {
             .iter()
             .enumerate()
             .filter_map(|(i, op)| match op {
-                Op::DeleteThread { thread } => Some((i, thread.as_str())),
+                Op::DeleteThread { thread, .. } => Some((i, thread.as_str())),
                 _ => None,
             })
             .collect();
@@ -148,5 +172,31 @@ mod tests {
         options.thread_delete_probability = 0.0;
         let rng = SeedRng::new(1).substream(Stream::Workload, SUBSTREAM);
         assert_eq!(weave(ops.clone(), &runs, &options, rng), ops);
+    }
+
+    #[test]
+    fn the_api_takes_over_deletions_where_they_are_and_changes_nothing_else() {
+        let ops = vec![
+            start("a"),
+            wait("a"),
+            Op::DeleteThread {
+                thread: "t".into(),
+                everywhere: false,
+            },
+            start("b"),
+        ];
+        let mut options = RunsOptions::quiet(2);
+        options.thread_delete_everywhere_probability = 1.0;
+        let rng = SeedRng::new(1).substream(Stream::Workload, EVERYWHERE_SUBSTREAM);
+        let out = through_the_api(ops.clone(), &options, rng);
+        let mut want = ops.clone();
+        want[2] = Op::DeleteThread {
+            thread: "t".into(),
+            everywhere: true,
+        };
+        assert_eq!(out, want);
+        options.thread_delete_everywhere_probability = 0.0;
+        let rng = SeedRng::new(1).substream(Stream::Workload, EVERYWHERE_SUBSTREAM);
+        assert_eq!(through_the_api(ops.clone(), &options, rng), ops);
     }
 }

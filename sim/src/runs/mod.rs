@@ -12,6 +12,7 @@ mod client;
 pub mod context;
 mod event_calls;
 pub mod event_rules;
+pub mod everywhere_rules;
 mod feedback_calls;
 mod feedback_ops;
 pub mod feedback_record;

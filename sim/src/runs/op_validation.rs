@@ -95,7 +95,7 @@ impl RunsScenario {
                     ));
                 }
             }
-            Op::DeleteThread { thread } => {
+            Op::DeleteThread { thread, .. } => {
                 let running = seen
                     .started
                     .iter()
@@ -155,7 +155,7 @@ impl RunsScenario {
             Op::Views { thread }
             | Op::Page { thread, .. }
             | Op::LastAnswers { thread }
-            | Op::DeleteThread { thread }
+            | Op::DeleteThread { thread, .. }
             | Op::DefaultScopeMessages { thread, .. } => thread_of(thread)?,
             Op::UserMessages { thread, user } => {
                 thread_of(thread)?;

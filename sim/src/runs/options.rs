@@ -86,6 +86,9 @@ pub struct RunsOptions {
     /// Chance, before a run starts on a thread whose runs have all stopped, of deleting the
     /// thread (`delete_by_thread`) when no rating follows on it.
     pub thread_delete_probability: f64,
+    /// Chance that a thread deletion is the API's (`DELETE /threads/{id}`: run events,
+    /// feedback and checkpoints) rather than the store's `delete_by_thread` alone.
+    pub thread_delete_everywhere_probability: f64,
     /// Chance, after a wait, of reading the thread in the default scope of a request acting
     /// for the run (`user_id` AUTO: its user the current one).
     pub default_scope_reads_probability: f64,
@@ -133,6 +136,7 @@ impl RunsOptions {
             user_reads_probability: 0.0,
             feedback_probability: 0.0,
             thread_delete_probability: 0.0,
+            thread_delete_everywhere_probability: 0.0,
             default_scope_reads_probability: 0.0,
             middleware_caller_probability: 0.0,
             jsonl_store: false,
@@ -147,9 +151,8 @@ impl RunsOptions {
         let tool_probability = maybe(0.8, 0.3, 0.8);
         let second_turn_probability = maybe(0.4, 0.1, 0.5);
         let summarize_probability = maybe(0.5, 0.3, 1.0);
-        let kill_probability = maybe(0.4, 0.1, 0.4);
-        let cancel_probability = maybe(0.4, 0.1, 0.4);
-        let error_probability = maybe(0.4, 0.1, 0.4);
+        let [kill_probability, cancel_probability, error_probability] =
+            [(); 3].map(|()| maybe(0.4, 0.1, 0.4));
         let pause_probability = maybe(0.7, 0.2, 0.9);
         let crash_probability = maybe(0.3, 0.3, 1.0);
         let write_failure_probability = maybe(0.4, 0.05, 0.3);
@@ -205,6 +208,7 @@ impl RunsOptions {
             user_reads_probability,
             feedback_probability: feedback_probability(seed),
             thread_delete_probability,
+            thread_delete_everywhere_probability: thread_delete_everywhere_probability(seed),
             default_scope_reads_probability,
             middleware_caller_probability: middleware_caller_probability(seed),
             jsonl_store: jsonl_store(seed),
@@ -216,6 +220,12 @@ impl RunsOptions {
 /// changes no other option of any seed, whatever else is drawn after the options above.
 fn feedback_probability(seed: SeedRng) -> f64 {
     swarm_probability(&mut seed.substream(Stream::Options, 21), 0.5, 0.3, 0.9)
+}
+
+/// The share of thread deletions made through the API, from a sub-stream of its own (27, after
+/// the catalog ID of its rule, R27), so every other option of every seed stays what it was.
+fn thread_delete_everywhere_probability(seed: SeedRng) -> f64 {
+    swarm_probability(&mut seed.substream(Stream::Options, 27), 0.7, 0.5, 1.0)
 }
 
 /// The callers' probability, from a sub-stream of its own (18, after the catalog ID whose

@@ -12,14 +12,10 @@ use model::runs::RunOutcome;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
-pub const PROBES: &[&str] = &join_probes::<
-    { OWN.len() },
-    { map::CELL_COUNT },
-    { OWN.len() + map::CELL_COUNT },
->(OWN, map::PROBES);
+pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES);
 
 /// The probes of faults and features.
-const OWN: [&str; 51] = [
+const OWN: &[&str] = &[
     "runs.fault.batch_write_failed",
     "runs.fault.worker_crashed",
     "runs.fault.store_restarted",
@@ -52,6 +48,9 @@ const OWN: [&str; 51] = [
     "runs.feature.rating_after_deletion",
     "runs.feature.thread_deleted",
     "runs.feature.thread_renumbered",
+    "runs.feature.thread_deleted_everywhere",
+    "runs.feature.thread_deleted_with_feedback",
+    "runs.feature.thread_recreated",
     "runs.feature.default_scope_reads",
     "runs.feature.default_scope_without_user",
     "runs.feature.middleware_caller",
@@ -108,6 +107,21 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
     });
     cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
+    // The API's deletions: of a rated thread, and of one a run then created again.
+    for d in &record.everywhere_deletions {
+        if matches!(&d.deleted.memory, Ok(x) if x.feedback > 0)
+            || matches!(&d.deleted.sqlite, Ok(x) if x.feedback > 0)
+        {
+            cov.hit("runs.feature.thread_deleted_with_feedback");
+        }
+        let recreated = record
+            .written
+            .iter()
+            .any(|w| w.op > d.op && w.event.thread_id == d.thread_id);
+        if recreated {
+            cov.hit("runs.feature.thread_recreated");
+        }
+    }
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.
@@ -306,8 +320,11 @@ fn store_op_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &m
             Op::UserMessages { thread, .. } if answered.next("user_messages", thread) => {
                 cov.hit("runs.feature.user_reads")
             }
-            Op::DeleteThread { thread } if answered.next("delete_thread", thread) => {
-                cov.hit("runs.feature.thread_deleted")
+            Op::DeleteThread { thread, everywhere } if answered.next("delete_thread", thread) => {
+                cov.hit("runs.feature.thread_deleted");
+                if *everywhere {
+                    cov.hit("runs.feature.thread_deleted_everywhere");
+                }
             }
             Op::DefaultScopeMessages { thread, run }
                 if answered.next("default_scope_messages", thread) =>

@@ -5,7 +5,7 @@ use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
     Category, ChatMessage, EventFilter, Feedback, MessageCursor, MessageView, NewRunEvent,
-    RunEvent, ThreadHistory,
+    RunEvent, ThreadDeleted, ThreadHistory,
 };
 use model::runs::{MessageKind, RunOutcome};
 use serde_json::Value;
@@ -323,6 +323,8 @@ pub struct WorldRecord {
     /// What the checks did not ask of the system under test, counted.
     pub left_out: crate::coverage::Coverage,
     pub thread_deletions: Vec<ThreadDeletionRecord>,
+    /// The deletions of threads through the API.
+    pub everywhere_deletions: Vec<EverywhereDeletionRecord>,
     /// The first store's name: `memory`, or `jsonl` when the JSONL store played it (the
     /// answers and dump of that slot are `Both::memory`).
     pub first_slot: &'static str,
@@ -330,6 +332,25 @@ pub struct WorldRecord {
 
 /// Both stores' `count_events` of each thread, as (thread id, count).
 pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
+
+/// One deletion of a thread through the API (`DELETE /threads/{id}`: run events, feedback,
+/// checkpoints), and what the API answered of the thread right after. Its store part is also a
+/// [`ThreadDeletionRecord`] (at the same op) when it reached the store.
+#[derive(Clone, Debug)]
+pub struct EverywhereDeletionRecord {
+    pub op: u64,
+    pub at_us: u64,
+    pub thread: String,
+    pub thread_id: String,
+    /// What the deletion said it removed, through each backend.
+    pub deleted: Both<Answer<ThreadDeleted>>,
+    /// `/history` right after, on each backend.
+    pub history_after: Both<Answer<Option<ThreadHistory>>>,
+    /// Every feedback row of the thread right after.
+    pub feedback_after: Vec<Feedback>,
+    /// Whether the checkpointer still held a checkpoint of the thread right after.
+    pub checkpoint_after: bool,
+}
 
 /// One `delete_by_thread` the client made, and what it read right after.
 #[derive(Clone, Debug)]

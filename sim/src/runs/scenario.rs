@@ -345,8 +345,15 @@ pub enum Op {
     /// the thread started before must have been waited for, and no feedback call may follow on
     /// it (the model of ratings knows no thread deletion). The client reads the thread's `max_seq`,
     /// messages and count, and the events of each of its runs, right after.
+    ///
+    /// With `everywhere`, the API's deletion of the thread (`DELETE /threads/{id}`,
+    /// [`history::runs::ThreadRecords::delete_thread`]): its run events, its feedback and its
+    /// checkpoints; the client then also reads `/history` and the thread's feedback, and ratings
+    /// given before are gone from the model too.
     DeleteThread {
         thread: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        everywhere: bool,
     },
     /// The thread's message rows and their count in the default scope (upstream's `user_id`
     /// AUTO, the request's current user), read whole on both backends by a request acting for
@@ -646,7 +653,10 @@ mod tests {
 
     #[test]
     fn a_thread_deletion_needs_its_runs_stopped_and_no_feedback_call_after() {
-        let delete = || Op::DeleteThread { thread: "t".into() };
+        let delete = || Op::DeleteThread {
+            thread: "t".into(),
+            everywhere: false,
+        };
         let mut s = small();
         s.ops.insert(1, delete());
         assert!(s
@@ -681,7 +691,10 @@ mod tests {
             .unwrap_err()
             .starts_with("ops[5]: a feedback call on thread `t` after its deletion"));
         let mut s = small();
-        s.ops.push(Op::DeleteThread { thread: "x".into() });
+        s.ops.push(Op::DeleteThread {
+            thread: "x".into(),
+            everywhere: false,
+        });
         assert!(s
             .validate()
             .unwrap_err()

@@ -519,7 +519,7 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         // A deletion and a filtered read need their run stopped: a wait for it before.
         Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
         // A thread's deletion needs every run of it started so far stopped.
-        Op::DeleteThread { thread } => started.iter().all(|run| {
+        Op::DeleteThread { thread, .. } => started.iter().all(|run| {
             waited.contains(run) || thread_of.get(run.as_str()) != Some(&thread.as_str())
         }),
         _ => true,
@@ -536,7 +536,7 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         | Op::RateAnonymously { thread, .. }
         | Op::Withdraw { thread, .. }
         | Op::FeedbackReads { thread, .. }
-        | Op::DeleteThread { thread } = op
+        | Op::DeleteThread { thread, .. } = op
         {
             named.insert(thread.clone());
         }

@@ -54,6 +54,7 @@ pub(super) struct Log {
     pub(super) receipts: Vec<ReceiptRecord>,
     pub(super) feedback: Vec<super::feedback_record::FeedbackEntry>,
     pub(super) thread_deletions: Vec<ThreadDeletionRecord>,
+    pub(super) everywhere_deletions: Vec<EverywhereDeletionRecord>,
 }
 
 pub(super) struct World {

@@ -5,9 +5,13 @@
 //! left out, counted and traced.
 
 use super::client::Client;
+use super::feedback_record::FeedbackEntry;
 use super::record::*;
 use super::state::*;
-use history::runs::{MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope};
+use history::runs::{
+    thread_history, MessageCursor, RunEvent, RunEventStore, RunStoreError, ThreadDeleted,
+    ThreadRecords, UserScope,
+};
 
 /// The ops a thread deletion needs: the deletion and the reads after it.
 pub const DELETE_THREAD_OPS: [&str; 5] = [
@@ -33,8 +37,9 @@ fn events_of_runs(
 }
 
 impl Client {
-    /// Deletes every row of the thread, then reads what is left of it.
-    pub(super) fn delete_thread(&mut self, world: &World, thread: &str) {
+    /// Deletes every row of the thread (with `everywhere`, through the API's deletion, which
+    /// also deletes its feedback and checkpoints), then reads what is left of it.
+    pub(super) fn delete_thread(&mut self, world: &World, thread: &str, everywhere: bool) {
         for op in DELETE_THREAD_OPS {
             if !Client::serves_read(world, "thread deletions", thread, op) {
                 return;
@@ -48,8 +53,12 @@ impl Client {
             .iter()
             .map(|&r| world.scenario.runs[r].id.clone())
             .collect();
-        let deleted = world.both(|s| s.delete_by_thread(&tid, &UserScope::All));
-        let op = world.next_op();
+        let (deleted, op) = if everywhere {
+            self.delete_everywhere(world, thread, &tid)
+        } else {
+            let deleted = world.both(|s| s.delete_by_thread(&tid, &UserScope::All));
+            (deleted, world.next_op())
+        };
         if let Some(&r) = runs.first() {
             // The truth event names the thread by one of its runs.
             world
@@ -84,5 +93,69 @@ impl Client {
                 messages_after,
                 events_after,
             });
+    }
+
+    /// The API's deletion of the thread through each backend (its feedback and checkpoints go
+    /// with the first), then `/history` and the thread's feedback read back; the store's part
+    /// of its answer (the rows deleted) and the op it took.
+    fn delete_everywhere(
+        &self,
+        world: &World,
+        thread: &str,
+        tid: &str,
+    ) -> (Both<Answer<u64>>, u64) {
+        let records = ThreadRecords {
+            checkpointer: &world.checkpointer,
+            feedback: &world.feedback,
+            planted: world.planted,
+        };
+        let deleted = world.both(|s| records.delete_thread(s, tid));
+        let op = world.next_op();
+        let at_us = super::state::now_us();
+        world
+            .log
+            .borrow_mut()
+            .feedback
+            .push(FeedbackEntry::ThreadDeleted {
+                thread_id: tid.to_string(),
+            });
+        let options = world.view_options();
+        let history_after = world.both(|s| thread_history(s, &world.checkpointer, tid, &options));
+        let feedback_after = world.feedback.list_thread(tid);
+        let checkpoint_after = world.checkpointer.latest(tid).is_some();
+        let rows = Both::new(
+            deleted.memory.clone().map(|d| d.rows),
+            deleted.sqlite.clone().map(|d| d.rows),
+        );
+        // The feedback and checkpoints go with the first call: the trace names what both calls
+        // removed of them, the same whichever store the client reads.
+        let removed = |d: &Answer<ThreadDeleted>| {
+            d.as_ref()
+                .map_or((0, false), |d| (d.feedback, d.checkpoint))
+        };
+        let (memory, sqlite) = (removed(&deleted.memory), removed(&deleted.sqlite));
+        world.record(format_args!(
+            "delete thread {thread} everywhere: rows {:?} feedback {} checkpoint {} history {:016x} feedback left {} checkpoint left {checkpoint_after}",
+            rows.primary(world.primary),
+            memory.0 + sqlite.0,
+            memory.1 || sqlite.1,
+            hash_of(history_after.primary(world.primary)),
+            feedback_after.len()
+        ));
+        world
+            .log
+            .borrow_mut()
+            .everywhere_deletions
+            .push(EverywhereDeletionRecord {
+                op,
+                at_us,
+                thread: thread.to_string(),
+                thread_id: tid.to_string(),
+                deleted,
+                history_after,
+                feedback_after,
+                checkpoint_after,
+            });
+        (rows, op)
     }
 }

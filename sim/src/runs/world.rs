@@ -214,6 +214,7 @@ fn broken_record(failure: String) -> WorldRecord {
         answers: Default::default(),
         left_out: Default::default(),
         thread_deletions: Vec::new(),
+        everywhere_deletions: Vec::new(),
         first_slot: "memory",
     }
 }
@@ -430,6 +431,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         answers,
         left_out: world.left_out.take(),
         thread_deletions: log.thread_deletions,
+        everywhere_deletions: log.everywhere_deletions,
         first_slot: world.first_slot,
     }
 }

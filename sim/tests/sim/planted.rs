@@ -10,7 +10,7 @@ fn random_simulation_finds_every_planted_display_bug_under_its_own_id() {
         .into_iter()
         .filter(|id| id.family() == 'P')
         .collect();
-    assert_eq!(ids.len(), 15);
+    assert_eq!(ids.len(), 16);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
