@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use history::journal::{Journal, JournalOptions, Origin, Row};
+use history::journal::{Journal, JournalOptions, Origin, Row, SharedStorage};
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory};
 
@@ -209,14 +209,28 @@ pub(super) fn run_workload(
         log_events: true,
         ..SimDiskOptions::default()
     }));
+    let (model, spans) = run_ops(disk.clone(), ops, first, jopts, &|| disk.event_count())?;
+    Ok((disk, model, spans))
+}
+
+/// Runs `ops` mutations (the cycle of [`next_op`] from `first`) on `storage`, checking each
+/// against the model as it goes; `position` is the length of the storage's log, so each
+/// operation's span says which logged calls it made.
+pub(super) fn run_ops(
+    storage: SharedStorage,
+    ops: usize,
+    first: usize,
+    jopts: &JournalOptions,
+    position: &dyn Fn() -> usize,
+) -> Result<(CrashModel<Row>, Vec<Span>), (BugId, String)> {
     let origin = Origin::Main;
-    let mut journal = Journal::create(disk.clone(), JOURNAL, jopts.clone(), None)
+    let mut journal = Journal::create(storage, JOURNAL, jopts.clone(), None)
         .map_err(|e| (BugId::J10, format!("creating the journal failed: {e}")))?;
     let mut model: CrashModel<Row> = CrashModel::new(ModelHistory::new());
     let mut spans = Vec::with_capacity(ops);
     for i in 0..ops {
         let op = next_op(first + i, model.latest(), &origin);
-        let start = disk.event_count();
+        let start = position();
         let receipt = op.run(&mut journal, &origin).map_err(|e| {
             (
                 BugId::J10,
@@ -243,12 +257,12 @@ pub(super) fn run_workload(
         model.make_durable(state);
         spans.push(Span {
             start,
-            end: disk.event_count(),
+            end: position(),
             state,
             atomic: op.atomic_with(&receipt),
         });
     }
-    Ok((disk, model, spans))
+    Ok((model, spans))
 }
 
 /// The model states a crash at `point` may show, and the operation it interrupted.
@@ -275,7 +289,7 @@ pub(super) fn window_of(spans: &[Span], point: CrashPoint) -> (Window, Option<us
     (window, in_progress)
 }
 
-fn record(report: &mut CrashReport, opts: &CrashOptions, failure: CrashFailure) {
+pub(super) fn record(report: &mut CrashReport, opts: &CrashOptions, failure: CrashFailure) {
     report.states_failed += 1;
     let mut by_id: BTreeMap<BugId, u64> = report.failed_by_id.iter().copied().collect();
     *by_id.entry(failure.bug_id).or_insert(0) += 1;
