@@ -25,6 +25,7 @@ pub const PROBES: &[&str] = &[
     "journal.fault.corrupt_bit_flip",
     "journal.fault.corrupt_text_flip",
     "journal.fault.corrupt_stale_sector",
+    "journal.fault.recorded_storage_crash_states",
     "journal.feature.append",
     "journal.feature.replace",
     "journal.feature.replace_with_arrivals",

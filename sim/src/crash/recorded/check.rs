@@ -44,16 +44,18 @@ impl Run<'_> {
             report.crash.states_checked += 1;
             let image = space.image(n);
             if let Err((bug_id, description)) = self.check_state(tracker, image, window) {
-                let last = at.checked_sub(1).map(|i| &self.log[i]);
+                let happened = self.log[..at].iter().filter(|op| op.is_call());
+                let calls = happened.clone().count();
+                let last = happened.last();
                 let failure = CrashFailure {
                     bug_id,
-                    write_index: at,
+                    write_index: calls,
                     cut_at: None,
                     lose_unsynced: false,
                     op_index,
                     depth: 1,
                     description: format!(
-                        "after call {at} ({}), state {n}: {description}",
+                        "after call {calls} ({}), state {n}: {description}",
                         last.map_or("none", FsOp::kind)
                     ),
                 };
