@@ -65,7 +65,7 @@ fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'J')
         .collect();
-    assert_eq!(ids.len(), 21);
+    assert_eq!(ids.len(), 22);
     for id in ids {
         let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
         assert!(
