@@ -44,9 +44,8 @@ impl Run<'_> {
             report.crash.states_checked += 1;
             let image = space.image(n);
             if let Err((bug_id, description)) = self.check_state(tracker, image, window) {
-                let happened = self.log[..at].iter().filter(|op| op.is_call());
-                let calls = happened.clone().count();
-                let last = happened.last();
+                let calls = self.log[..at].iter().filter(|op| op.is_call()).count();
+                let last = self.log[..at].iter().rev().find(|op| op.is_call());
                 let failure = CrashFailure {
                     bug_id,
                     write_index: calls,

@@ -169,7 +169,7 @@ mod tests {
         assert!(c.mutations >= 6, "{}", report.summary());
         assert!(c.states_checked > 40, "{}", report.summary());
         assert!(
-            report.calls.get("fsync(dir)").is_some(),
+            report.calls.contains_key("fsync(dir)"),
             "{}",
             report.summary()
         );
