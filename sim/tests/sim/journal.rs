@@ -295,6 +295,41 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
 }
 
 #[test]
+fn histsim_crash_on_the_recorded_production_storage_is_clean_and_names_j22() {
+    let (code, out, _) = histsim(&["crash", "--storage", "recorded", "--ops", "4"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fsync(dir) 1"), "{out}");
+    assert!(out.contains(", 0 failed"), "{out}");
+    assert!(!out.contains("faulty disk"), "{out}");
+    let args = [
+        "crash",
+        "--storage",
+        "recorded",
+        "--ops",
+        "4",
+        "--planted",
+        "J22",
+    ];
+    let (code, out, _) = histsim(&args);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("J22:"), "{out}");
+    assert!(out.contains("the file is gone"), "{out}");
+    // The simulated disk makes a new file durable with its first sync: the same planted
+    // storage is invisible there.
+    let simulated = [
+        "crash",
+        "--ops",
+        "4",
+        "--crash-depth",
+        "1",
+        "--planted",
+        "J22",
+    ];
+    let (code, out, _) = histsim(&[&simulated[..], &["--fault-seeds", "none"]].concat());
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn the_journal_on_a_faulty_disk_loses_nothing_it_acknowledged() {
     let clean = run_faulted(&FaultedOptions {
         seeds: 0..300,
