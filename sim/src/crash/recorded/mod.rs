@@ -1,7 +1,7 @@
 //! The journal's production storage under crash states, ALICE's way (Pillai et al., OSDI 2014).
 //!
 //! The crash workload ([`super::workload`]) runs once on [`FsStorage`] over a real temporary
-//! directory; every file-system call the storage makes is heard beside the call and logged in
+//! directory, then a torn write's recovery and a clone made and removed; every file-system call the storage makes is heard beside the call and logged in
 //! order ([`log`]), with the moments its `sync` returned. Then, after each call, every state a
 //! POSIX file system may leave at a power cut ([`states`]: unsynced data lost or torn at
 //! sectors, directory entries unsynced since their directory's last `fsync` there or not) is
@@ -19,9 +19,10 @@ pub mod states;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use history::journal::{FsStorage, JournalOptions, SharedStorage};
+use history::journal::{clone_journal, resume_journal, FsStorage, JournalOptions, SharedStorage};
 
-use super::explore::{record, run_ops, window_of, Span};
+use super::check::JOURNAL;
+use super::explore::{record, run_one, run_ops, window_of, Span};
 use super::{CrashFailure, CrashOptions, CrashReport};
 use crate::disk::CrashPoint;
 use log::{FsOp, Recorded, Recorder};
@@ -146,8 +147,47 @@ fn run_recorded(
         .map_err(|e| (history::BugId::J22, format!("no storage: {e}")))?
         .with_planted(opts.planted);
     let storage: SharedStorage = Arc::new(Recorded::new(fs, recorder.clone()));
-    let (model, spans) = run_ops(storage, opts.ops, 0, jopts, &|| recorder.len())?;
+    let position = || recorder.len();
+    let (mut model, mut spans) = run_ops(storage.clone(), opts.ops, 0, jopts, &position)?;
+    let span = after_mutations(&storage, jopts, opts.ops, &mut model, &position)?;
+    spans.push(span);
     Ok((recorder.entries(), spans, model))
+}
+
+/// A copy of the recording a recorded run makes and removes.
+const COPY: &str = "copy.journal";
+
+/// After the mutations, the other calls a journal makes: the start of a record a killed writer
+/// left torn, the resume and one more mutation (which cuts the tail first: ftruncate), a clone
+/// of the recording (a new file) and its removal (unlink). Returns the mutation's span.
+fn after_mutations(
+    storage: &SharedStorage,
+    jopts: &JournalOptions,
+    i: usize,
+    model: &mut model::journal::CrashModel<history::journal::Row>,
+    position: &dyn Fn() -> usize,
+) -> Result<Span, (history::BugId, String)> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        (
+            history::BugId::J10,
+            format!("{what} after the mutations failed: {e}"),
+        )
+    };
+    let torn = [0x40, 0, 0, 0, 0x5a, 0x5a, 0x5a];
+    storage
+        .append(JOURNAL, &torn)
+        .map_err(|e| failed("the torn write", &e))?;
+    let mut resumed = resume_journal(storage.clone(), JOURNAL, jopts.clone())
+        .map_err(|e| failed("the resume", &e))?;
+    let span = run_one(&mut resumed, i, i, model, position)?;
+    drop(resumed);
+    let copy = clone_journal(storage.clone(), JOURNAL, COPY, jopts.clone())
+        .map_err(|e| failed("the clone", &e))?;
+    drop(copy);
+    storage
+        .remove(COPY)
+        .map_err(|e| failed("removing the clone", &e))?;
+    Ok(span)
 }
 
 #[cfg(test)]
