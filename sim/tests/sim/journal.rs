@@ -298,7 +298,7 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
 fn histsim_crash_on_the_recorded_production_storage_is_clean_and_names_j22() {
     let (code, out, _) = histsim(&["crash", "--storage", "recorded", "--ops", "4"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("fsync(dir) 1"), "{out}");
+    assert!(out.contains("fsync(dir) 2"), "{out}");
     assert!(out.contains(", 0 failed"), "{out}");
     assert!(!out.contains("faulty disk"), "{out}");
     let args = [
