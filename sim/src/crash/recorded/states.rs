@@ -1,6 +1,6 @@
 //! The states a POSIX file system may leave at a power cut after each recorded call.
 //!
-//! The rules (docs/crash.md, "The production storage under crash states"):
+//! The rules (docs/usage.md, "The production storage under crash states"):
 //! - a file's data written since its last `fdatasync` may be lost, or kept as any prefix of what
 //!   the file holds now cut at a 512-byte sector boundary (or whole); a truncation since is kept
 //!   or not with the writes after it (the prefix starts where the synced and current bytes part);
