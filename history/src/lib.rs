@@ -6,7 +6,7 @@
 //! - [`runs`]: the append-only run-event store, the run journal, the checkpointer with its
 //!   summarization middleware, the history and messages views and feedback (seed 003, R1 to R22).
 //! - [`journal`]: the file-backed history journal of a coding agent: crash-safe replacement,
-//!   origins and mirrors, incremental reads (seed 004, J1 to J13, J15 to J21).
+//!   origins and mirrors, incremental reads (seed 004, J1 to J13, J15 to J22).
 //! - [`spool`]: provider request bodies streamed from the journal into a sealed spool (J14).
 //!
 //! Legacy behaviours that the seeds report as bugs can be switched back on, one at a time, through

@@ -1,22 +1,58 @@
 //! [`Storage`] over a directory of the real filesystem.
 //!
 //! Open handles are cached per name so an append is one `write` call, not an open and a close.
-//! A new file's directory entry is synced with the file's first sync, so a synced journal is
-//! still there after a power cut.
+//! A new file's directory entry is synced with the file's first sync (an fsync of its parent
+//! directory after the file's fdatasync), so a synced journal is still there after a power cut.
+//! A removal is not synced: a file removed just before a power cut may come back.
+//!
+//! An optional [`FsObserver`] hears of every call that changes the file system, right beside the
+//! call (`histsim crash --storage recorded` records them and replays the states a power cut may
+//! leave); without one, each call costs one branch more.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::storage::{check_name, Storage};
+use crate::{BugId, Planted};
+
+/// One file-system call [`FsStorage`] made, as its observer hears it after the call succeeded.
+/// Names are storage names (relative to the root, `/`-separated); a directory is `""` for the
+/// root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsCall<'a> {
+    /// Missing parent directories of `name` were created (`create_dir_all`).
+    CreateDirs { name: &'a str },
+    /// `open` with `O_CREAT` made a new, empty file.
+    Create { name: &'a str },
+    /// `write` of all of `bytes` at the end of the file (it is open with `O_APPEND`).
+    Append { name: &'a str, bytes: &'a [u8] },
+    /// `ftruncate` to `len`.
+    Truncate { name: &'a str, len: u64 },
+    /// `fdatasync` of the file.
+    SyncData { name: &'a str },
+    /// `fsync` of a directory.
+    SyncDir { dir: &'a str },
+    /// `unlink` of the file.
+    Unlink { name: &'a str },
+    /// `rmdir` of an emptied directory.
+    RemoveDir { dir: &'a str },
+}
+
+/// Hears every file-system change an [`FsStorage`] makes, in order.
+pub trait FsObserver: Send + Sync + std::fmt::Debug {
+    fn call(&self, call: FsCall<'_>);
+}
 
 /// The real filesystem under `root`.
 #[derive(Debug)]
 pub struct FsStorage {
     root: PathBuf,
     handles: Mutex<BTreeMap<String, Handle>>,
+    observer: Option<Arc<dyn FsObserver>>,
+    planted: Planted,
 }
 
 #[derive(Debug)]
@@ -39,7 +75,32 @@ impl FsStorage {
         Ok(FsStorage {
             root,
             handles: Mutex::new(BTreeMap::new()),
+            observer: None,
+            planted: Planted::none(),
         })
+    }
+
+    /// The same storage, telling `observer` of every file-system change it makes.
+    pub fn with_observer(mut self, observer: Arc<dyn FsObserver>) -> FsStorage {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The same storage with a planted (legacy) behaviour switched on.
+    pub fn with_planted(mut self, planted: Planted) -> FsStorage {
+        self.planted = planted;
+        self
+    }
+
+    fn tell(&self, call: FsCall<'_>) {
+        if let Some(observer) = &self.observer {
+            observer.call(call);
+        }
+    }
+
+    /// The storage name of `path`'s parent directory (`""`: the root).
+    fn parent_name(name: &str) -> &str {
+        name.rsplit_once('/').map_or("", |(dir, _)| dir)
     }
 
     /// The root directory.
@@ -75,13 +136,20 @@ impl FsStorage {
                 ));
             }
             if let Some(parent) = path.parent() {
+                let missing = self.observer.is_some() && !parent.is_dir();
                 fs::create_dir_all(parent)?;
+                if missing {
+                    self.tell(FsCall::CreateDirs { name });
+                }
             }
             let file = OpenOptions::new()
                 .read(true)
                 .append(true)
                 .create(create)
                 .open(&path)?;
+            if !existed {
+                self.tell(FsCall::Create { name });
+            }
             handles.insert(
                 name.to_string(),
                 Handle {
@@ -109,7 +177,12 @@ impl Storage for FsStorage {
     }
 
     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.with_handle(name, true, |h| h.file.write_all(bytes))
+        // Told under the handles' lock, so the observer hears calls in the order they ran.
+        self.with_handle(name, true, |h| {
+            h.file.write_all(bytes)?;
+            self.tell(FsCall::Append { name, bytes });
+            Ok(())
+        })
     }
 
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
@@ -121,7 +194,9 @@ impl Storage for FsStorage {
                     format!("{name}: truncate to {len} beyond length {current}"),
                 ));
             }
-            h.file.set_len(len)
+            h.file.set_len(len)?;
+            self.tell(FsCall::Truncate { name, len });
+            Ok(())
         })
     }
 
@@ -129,12 +204,18 @@ impl Storage for FsStorage {
         let path = self.path(name)?;
         self.with_handle(name, false, |h| {
             h.file.sync_data()?;
-            if h.dir_unsynced {
+            self.tell(FsCall::SyncData { name });
+            // planted J22: the legacy storage took the file's fdatasync for its directory
+            // entry's too, and never synced the parent of a new file.
+            if h.dir_unsynced && !self.planted.is(BugId::J22) {
                 if let Some(parent) = path.parent() {
                     File::open(parent)?.sync_all()?;
+                    self.tell(FsCall::SyncDir {
+                        dir: Self::parent_name(name),
+                    });
                 }
-                h.dir_unsynced = false;
             }
+            h.dir_unsynced = false;
             Ok(())
         })
     }
@@ -143,13 +224,17 @@ impl Storage for FsStorage {
         let path = self.path(name)?;
         self.handles().remove(name);
         fs::remove_file(&path)?;
+        self.tell(FsCall::Unlink { name });
         // Prune directories left empty, up to the root; a non-empty one stops the walk.
         let mut dir = path.parent();
+        let mut dir_name = Self::parent_name(name);
         while let Some(d) = dir {
             if d == self.root || fs::remove_dir(d).is_err() {
                 break;
             }
+            self.tell(FsCall::RemoveDir { dir: dir_name });
             dir = d.parent();
+            dir_name = Self::parent_name(dir_name);
         }
         Ok(())
     }
@@ -238,5 +323,51 @@ mod tests {
         assert_eq!(s.list("a").expect("list"), vec!["a/j"]);
         assert!(s.read_at("missing", 0, &mut buf).is_err());
         assert!(s.append("../escape", b"x").is_err());
+    }
+
+    /// Keeps what it hears as text.
+    #[derive(Debug, Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl FsObserver for Heard {
+        fn call(&self, call: FsCall<'_>) {
+            let line = match call {
+                FsCall::Append { name, bytes } => format!("append {name} {}", bytes.len()),
+                other => format!("{other:?}"),
+            };
+            self.0.lock().expect("heard").push(line);
+        }
+    }
+
+    #[test]
+    fn the_observer_hears_each_change_beside_its_call() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let heard = Arc::new(Heard::default());
+        let s = FsStorage::new(dir.path())
+            .expect("root")
+            .with_observer(heard.clone());
+        s.append("a/j", b"hello").expect("append");
+        s.sync("a/j").expect("sync");
+        s.append("a/j", b"!").expect("append");
+        s.sync("a/j").expect("sync");
+        s.truncate("a/j", 2).expect("truncate");
+        assert_eq!(s.len("a/j").expect("len"), Some(2));
+        s.remove("a/j").expect("remove");
+        let heard = heard.0.lock().expect("heard").clone();
+        assert_eq!(
+            heard,
+            [
+                r#"CreateDirs { name: "a/j" }"#,
+                r#"Create { name: "a/j" }"#,
+                "append a/j 5",
+                r#"SyncData { name: "a/j" }"#,
+                r#"SyncDir { dir: "a" }"#,
+                "append a/j 1",
+                r#"SyncData { name: "a/j" }"#,
+                r#"Truncate { name: "a/j", len: 2 }"#,
+                r#"Unlink { name: "a/j" }"#,
+                r#"RemoveDir { dir: "a" }"#,
+            ]
+        );
     }
 }

@@ -62,7 +62,7 @@ pub use dump::{dump_lines, dump_records, DumpLine};
 pub use error::JournalError;
 pub use fold::{Entry, Fold, FoldError, Statistics};
 pub use frame::{DecodeError, FrameProblem};
-pub use fs::FsStorage;
+pub use fs::{FsCall, FsObserver, FsStorage};
 pub use inbox::Inbox;
 pub use mem::{FaultOp, MemStorage};
 pub use options::JournalOptions;

@@ -1,14 +1,30 @@
 //! `histsim crash`: every crash state of a journal workload, then the workload on a faulty disk.
 
 use super::args::{parse_fault_seeds, truncate};
-use crate::crash::{explore, run_faulted, CrashOptions, CrashReport, FaultedOptions};
+use crate::crash::{
+    explore, explore_recorded, run_faulted, CrashOptions, CrashReport, FaultedOptions,
+};
 use crate::disk::Persistence;
 use crate::verdict::Verdict;
 use history::{BugId, Planted};
 use std::ops::Range;
 
+/// Which storage the crash states are of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CrashStorage {
+    /// The simulated disk, under --persistence, with crash sequences and the faulty disk.
+    Simulated,
+    /// The production file storage on a real temporary directory: its file-system calls
+    /// recorded, every state a POSIX file system may leave after each call replayed.
+    Recorded,
+}
+
 #[derive(clap::Args)]
 pub(crate) struct CrashArgs {
+    /// `simulated` (the simulated disk) or `recorded` (the production storage's recorded
+    /// file-system calls, ALICE's way; one crash, no faulty disk).
+    #[arg(long, value_enum, default_value = "simulated")]
+    storage: CrashStorage,
     /// Mutations in the workload (6 or more covers every kind).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
     ops: u64,
@@ -55,6 +71,9 @@ pub(crate) struct CrashArgs {
 }
 
 pub(crate) fn cmd(args: CrashArgs) -> Verdict {
+    if args.storage == CrashStorage::Recorded {
+        return recorded(&args);
+    }
     let explored = crash_points(&args);
     let faulted = faulty_disk(&args);
     explored.worst(faulted)
@@ -119,6 +138,37 @@ fn crash_points(args: &CrashArgs) -> Verdict {
     );
     print_failures(&report);
     Verdict::clean_or(report.states_failed == 0, Verdict::Violation)
+}
+
+/// The production storage's recorded calls, every state after each replayed.
+fn recorded(args: &CrashArgs) -> Verdict {
+    println!(
+        "histsim crash --storage recorded: {} mutations on the production file storage in a \
+         temporary directory, at most {} states a crash point, planted {}",
+        args.ops,
+        args.state_cap,
+        planted_text(args.planted)
+    );
+    println!(
+        "rules: unsynced data lost or kept up to a {}-byte sector boundary; a directory entry \
+         (created or removed) unsynced until its directory's fsync; a returned sync's bytes must \
+         survive",
+        crate::crash::recorded::states::SECTOR_BYTES
+    );
+    let report = explore_recorded(&CrashOptions {
+        ops: args.ops as usize,
+        planted: Planted::from_option(args.planted),
+        cap_per_point: args.state_cap,
+        crash_depth: 1,
+        ..CrashOptions::default()
+    });
+    println!("{}", report.summary());
+    println!(
+        "crash: {} points, {} states checked, {} failed",
+        report.crash.points, report.crash.states_checked, report.crash.states_failed
+    );
+    print_failures(&report.crash);
+    Verdict::clean_or(report.crash.states_failed == 0, Verdict::Violation)
 }
 
 /// Failed states by ID, then the failures kept.

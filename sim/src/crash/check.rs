@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use history::journal::frame::HEADER_BYTES;
 use history::journal::reopen::abort_frame_bytes;
+use history::journal::storage::read_all;
 use history::journal::{
     clone_journal, dump_lines, fork_journal, resume_journal, DecodeError, DumpLine, Journal,
-    JournalError, JournalOptions, Origin, RecordBody, Row, Speaker, Storage,
+    JournalError, JournalOptions, Origin, RecordBody, Row, SharedStorage, Speaker,
 };
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory, ModelOp};
@@ -180,8 +181,22 @@ pub(crate) fn check_state(
 ) -> Result<(), (BugId, String)> {
     let facts = classify_image(image.get(JOURNAL).map_or(&[][..], Vec::as_slice));
     let exists = image.contains_key(JOURNAL);
-    let disk = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
-    let matched = reopen_within_the_model(&disk, exists, &facts, window, model, opts)
+    let disk: SharedStorage = Arc::new(SimDisk::from_image(image, SimDiskOptions::default()));
+    check_on(&disk, exists, &facts, window, synced, model, opts)
+}
+
+/// [`check_state`] on a storage that already holds the crash image (`exists`: whether it has the
+/// journal; `facts`: what its journal shows).
+pub(crate) fn check_on(
+    disk: &SharedStorage,
+    exists: bool,
+    facts: &ImageFacts,
+    window: Window,
+    synced: u64,
+    model: &CrashModel<Row>,
+    opts: &JournalOptions,
+) -> Result<(), (BugId, String)> {
+    let matched = reopen_within_the_model(disk, exists, facts, window, model, opts)
         .map_err(|(id, message)| match facts.corrupt_at {
             Some(at) if at >= synced => (
                 BugId::J19,
@@ -195,18 +210,18 @@ pub(crate) fn check_state(
     } else {
         BugId::J10
     };
-    let j = recover(&disk, exists, &facts, recovery_id, opts)?;
+    let j = recover(disk, exists, facts, recovery_id, opts)?;
     let after_id = if facts.torn_tail {
         BugId::J10
     } else {
         recovery_id
     };
-    write_again(&disk, j, model.state(matched), after_id, recovery_id, opts)
+    write_again(disk, j, model.state(matched), after_id, recovery_id, opts)
 }
 
 /// Step 1, reopen: the history must be one the model allows. Returns the model state it matched.
 fn reopen_within_the_model(
-    disk: &Arc<SimDisk>,
+    disk: &SharedStorage,
     exists: bool,
     facts: &ImageFacts,
     window: Window,
@@ -248,7 +263,7 @@ fn reopen_within_the_model(
 /// Step 2, resume (or recreate) the journal: resume, clone and fork close any open transaction before
 /// they write.
 fn recover(
-    disk: &Arc<SimDisk>,
+    disk: &SharedStorage,
     exists: bool,
     facts: &ImageFacts,
     recovery_id: BugId,
@@ -273,11 +288,11 @@ fn recover(
 
 /// J21: a recovery that met an open replacement behind the torn start of its abort (a crashed
 /// recovery's) must still terminate it in the file, whatever its writer shows.
-fn forgotten(disk: &Arc<SimDisk>, before: &ImageFacts) -> Result<(), (BugId, String)> {
+fn forgotten(disk: &SharedStorage, before: &ImageFacts) -> Result<(), (BugId, String)> {
     if !before.torn_abort {
         return Ok(());
     }
-    let after = classify_image(&disk.bytes(JOURNAL));
+    let after = classify_image(&read_all(&**disk, JOURNAL).unwrap_or_default());
     match after.open_txn {
         Some(txn) => Err((
             BugId::J21,
@@ -293,7 +308,7 @@ fn forgotten(disk: &Arc<SimDisk>, before: &ImageFacts) -> Result<(), (BugId, Str
 
 /// Step 3, write again, then reopen: exactly the recovered history plus the new writes.
 fn write_again(
-    disk: &Arc<SimDisk>,
+    disk: &SharedStorage,
     mut j: Journal,
     recovered: &ModelHistory<Row>,
     after_id: BugId,
@@ -336,11 +351,11 @@ fn write_again(
 
 /// Clone and checkpoint fork of the crash image must leave no transaction open either.
 fn check_copies(
-    disk: &Arc<SimDisk>,
+    disk: &SharedStorage,
     last_seq: u64,
     opts: &JournalOptions,
 ) -> Result<(), (BugId, String)> {
-    let storage: Arc<dyn Storage> = disk.clone();
+    let storage = disk.clone();
     let copied = |r: Result<Journal, JournalError>, what: &str| match r {
         Ok(j) => match j.open_txn() {
             Some(txn) => Err((BugId::J2, format!("{what} left transaction {txn} open"))),

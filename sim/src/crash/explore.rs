@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use history::journal::{Journal, JournalOptions, Origin, Row};
+use history::journal::{Journal, JournalOptions, Origin, Row, SharedStorage};
 use history::BugId;
 use model::journal::{CrashModel, ModelHistory};
 
@@ -209,46 +209,71 @@ pub(super) fn run_workload(
         log_events: true,
         ..SimDiskOptions::default()
     }));
-    let origin = Origin::Main;
-    let mut journal = Journal::create(disk.clone(), JOURNAL, jopts.clone(), None)
+    let (model, spans) = run_ops(disk.clone(), ops, first, jopts, &|| disk.event_count())?;
+    Ok((disk, model, spans))
+}
+
+/// Runs `ops` mutations (the cycle of [`next_op`] from `first`) on `storage`, checking each
+/// against the model as it goes; `position` is the length of the storage's log, so each
+/// operation's span says which logged calls it made.
+pub(super) fn run_ops(
+    storage: SharedStorage,
+    ops: usize,
+    first: usize,
+    jopts: &JournalOptions,
+    position: &dyn Fn() -> usize,
+) -> Result<(CrashModel<Row>, Vec<Span>), (BugId, String)> {
+    let mut journal = Journal::create(storage, JOURNAL, jopts.clone(), None)
         .map_err(|e| (BugId::J10, format!("creating the journal failed: {e}")))?;
     let mut model: CrashModel<Row> = CrashModel::new(ModelHistory::new());
-    let mut spans = Vec::with_capacity(ops);
-    for i in 0..ops {
-        let op = next_op(first + i, model.latest(), &origin);
-        let start = disk.event_count();
-        let receipt = op.run(&mut journal, &origin).map_err(|e| {
-            (
-                BugId::J10,
-                format!("workload op {i} ({}) failed: {e}", op.kind()),
-            )
-        })?;
-        op.check_one_record(i, &receipt)
-            .map_err(|e| (BugId::J15, format!("workload {e}")))?;
-        let state = model
-            .issue(&op.model_op())
-            .map_err(|e| (BugId::J10, format!("model refused op {i}: {e}")))?;
-        let shown = model_view(journal.fold());
-        if &shown != model.latest() {
-            return Err((
-                BugId::J10,
-                format!(
-                    "after op {i} ({}) the writer holds {} but the model {}",
-                    op.kind(),
-                    describe(&shown),
-                    describe(model.latest())
-                ),
-            ));
-        }
-        model.make_durable(state);
-        spans.push(Span {
-            start,
-            end: disk.event_count(),
-            state,
-            atomic: op.atomic_with(&receipt),
-        });
+    let spans = (0..ops)
+        .map(|i| run_one(&mut journal, first + i, i, &mut model, position))
+        .collect::<Result<Vec<Span>, _>>()?;
+    Ok((model, spans))
+}
+
+/// Runs the `cycle`th operation of the cycle of [`next_op`] (the workload's `i`th) on
+/// `journal`, checked against `model`, which issues it and makes it durable.
+pub(super) fn run_one(
+    journal: &mut Journal,
+    cycle: usize,
+    i: usize,
+    model: &mut CrashModel<Row>,
+    position: &dyn Fn() -> usize,
+) -> Result<Span, (BugId, String)> {
+    let origin = Origin::Main;
+    let op = next_op(cycle, model.latest(), &origin);
+    let start = position();
+    let receipt = op.run(journal, &origin).map_err(|e| {
+        (
+            BugId::J10,
+            format!("workload op {i} ({}) failed: {e}", op.kind()),
+        )
+    })?;
+    op.check_one_record(i, &receipt)
+        .map_err(|e| (BugId::J15, format!("workload {e}")))?;
+    let state = model
+        .issue(&op.model_op())
+        .map_err(|e| (BugId::J10, format!("model refused op {i}: {e}")))?;
+    let shown = model_view(journal.fold());
+    if &shown != model.latest() {
+        return Err((
+            BugId::J10,
+            format!(
+                "after op {i} ({}) the writer holds {} but the model {}",
+                op.kind(),
+                describe(&shown),
+                describe(model.latest())
+            ),
+        ));
     }
-    Ok((disk, model, spans))
+    model.make_durable(state);
+    Ok(Span {
+        start,
+        end: position(),
+        state,
+        atomic: op.atomic_with(&receipt),
+    })
 }
 
 /// The model states a crash at `point` may show, and the operation it interrupted.
@@ -275,7 +300,7 @@ pub(super) fn window_of(spans: &[Span], point: CrashPoint) -> (Window, Option<us
     (window, in_progress)
 }
 
-fn record(report: &mut CrashReport, opts: &CrashOptions, failure: CrashFailure) {
+pub(super) fn record(report: &mut CrashReport, opts: &CrashOptions, failure: CrashFailure) {
     report.states_failed += 1;
     let mut by_id: BTreeMap<BugId, u64> = report.failed_by_id.iter().copied().collect();
     *by_id.entry(failure.bug_id).or_insert(0) += 1;

@@ -1,4 +1,5 @@
-//! The invariant checkers of the journal workload: J1 to J13 and J15 to J21.
+//! The invariant checkers of the journal workload: J1 to J13 and J15 to J21 (J22, the
+//! production storage under crash states, is `recorded_storage.rs`).
 //!
 //! Checkers only check. They rebuild, from the scenario alone and from the faults the world
 //! injected, what every journal must hold (`model::journal::ModelHistory`, one per journal
@@ -49,6 +50,7 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::J19,
         BugId::J20,
         BugId::J21,
+        BugId::J22,
         BugId::J10,
         BugId::J1,
         BugId::J2,

@@ -72,6 +72,7 @@ pub fn generate(seed: SeedRng, options: &JournalSimOptions) -> JournalScenario {
         mirror_settle_ms: options.mirror_settle_ms,
         sessions,
         crashes,
+        recorded_storage_ops: super::recorded_storage::draw_ops(seed),
     }
 }
 

@@ -7,7 +7,7 @@
 //! [`meaning`] says what an operation means against a list of rows, once for the world and the
 //! checker; [`record`] is what the world saw.
 //!
-//! Every planted journal bug (J1 to J13, J15 to J20) is reachable here. The exhaustive
+//! Every planted journal bug (J1 to J13, J15 to J22) is reachable here. The exhaustive
 //! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
 
 pub mod check;
@@ -27,6 +27,7 @@ pub(crate) mod picture;
 pub mod probes;
 mod process;
 pub mod record;
+mod recorded_storage;
 mod recovery_crash;
 pub mod scenario;
 mod shared_rules;
@@ -63,9 +64,15 @@ pub fn run_scenario(scenario: &JournalScenario, config: &WorldConfig) -> Workloa
     // under test panic later, and the violation it caused first is the finding.
     let mut models = picture::ModelsAtRestarts::new();
     let keep_models = config.keep_trace.then_some(&mut models);
-    let violations = check::check_keeping(scenario, &record, keep_models);
+    let mut violations = check::check_keeping(scenario, &record, keep_models);
     let mut coverage = record.coverage.clone();
     probes::probes(scenario, &record, &mut coverage);
+    recorded_storage::check(
+        scenario.recorded_storage_ops,
+        config.planted,
+        &mut violations,
+        &mut coverage,
+    );
     let details = config.keep_trace.then(|| describe(&record));
     WorkloadRun {
         left_out: Default::default(),

@@ -29,6 +29,7 @@ const OWN: &[&str] = &[
     "journal.fault.corrupt_bit_flip",
     "journal.fault.corrupt_text_flip",
     "journal.fault.corrupt_stale_sector",
+    "journal.fault.recorded_storage_crash_states",
     "journal.feature.append",
     "journal.feature.replace",
     "journal.feature.replace_with_arrivals",

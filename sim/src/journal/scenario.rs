@@ -27,10 +27,6 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
 /// Sessions on their own hosts, and the crashes of those hosts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,6 +46,16 @@ pub struct JournalScenario {
     /// Host crashes, each at a point of one session's script.
     #[serde(default)]
     pub crashes: Vec<Crash>,
+    /// After the world: the first this-many mutations of the crash workload (`histsim crash`)
+    /// run on the production file storage in a temporary directory, its file-system calls
+    /// recorded, and every state a POSIX file system may leave after each call is checked
+    /// (`histsim crash --storage recorded`, at most 4 states a point). 0: not run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recorded_storage_ops: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What one session does, in order.

@@ -105,6 +105,12 @@ pub fn integers(s: &JournalScenario) -> Vec<Integer<JournalScenario>> {
             }));
         }
     }
+    if s.recorded_storage_ops > 0 {
+        let ops = s.recorded_storage_ops.into();
+        out.extend(int("recorded_storage_ops".into(), ops, 1, |x, v| {
+            x.recorded_storage_ops = v as u32
+        }));
+    }
     out
 }
 

@@ -61,6 +61,13 @@ impl JournalScenario {
         if self.network_seed > i64::MAX as u64 {
             return Err("network_seed: expected a value below 2^63".into());
         }
+        if self.recorded_storage_ops > super::recorded_storage::OPS_MAX {
+            return Err(format!(
+                "recorded_storage_ops: at most {}, found {}",
+                super::recorded_storage::OPS_MAX,
+                self.recorded_storage_ops
+            ));
+        }
         if self.load_step_records == 0 {
             return Err("load_step_records: expected at least 1".into());
         }

@@ -1,0 +1,149 @@
+//! The recording: every file-system call [`FsStorage`] makes, heard beside the call, and the
+//! moments its `sync` returned (the storage contract's promise).
+
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use history::journal::{FsCall, FsObserver, FsStorage, Storage};
+
+/// One entry of the log: a file-system call, or a `Storage::sync` that returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FsOp {
+    /// `create_dir_all` made the missing parents of `name`.
+    CreateDirs { name: String },
+    /// `open(O_CREAT)` made a new, empty file.
+    Create { name: String },
+    /// `write` at the end of the file.
+    Append { name: String, bytes: Vec<u8> },
+    /// `ftruncate`.
+    Truncate { name: String, len: u64 },
+    /// `fdatasync` of a file.
+    SyncData { name: String },
+    /// `fsync` of a directory (`""`: the root).
+    SyncDir { dir: String },
+    /// `unlink`.
+    Unlink { name: String },
+    /// `rmdir` of an emptied directory.
+    RemoveDir { dir: String },
+    /// Not a call: `Storage::sync(name)` returned, so by the storage's contract every byte of the
+    /// file written before it survives a power cut.
+    Synced { name: String },
+}
+
+impl FsOp {
+    /// The call's name in counts and messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FsOp::CreateDirs { .. } => "mkdir",
+            FsOp::Create { .. } => "create",
+            FsOp::Append { .. } => "write",
+            FsOp::Truncate { .. } => "ftruncate",
+            FsOp::SyncData { .. } => "fdatasync",
+            FsOp::SyncDir { .. } => "fsync(dir)",
+            FsOp::Unlink { .. } => "unlink",
+            FsOp::RemoveDir { .. } => "rmdir",
+            FsOp::Synced { .. } => "sync returned",
+        }
+    }
+
+    /// Whether the entry is a file-system call (a crash point follows it).
+    pub fn is_call(&self) -> bool {
+        !matches!(self, FsOp::Synced { .. })
+    }
+}
+
+/// The log, shared by the observer inside [`FsStorage`] and the [`Recorded`] storage around it.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    log: Mutex<Vec<FsOp>>,
+}
+
+impl Recorder {
+    fn log(&self) -> MutexGuard<'_, Vec<FsOp>> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Entries logged so far.
+    pub fn len(&self) -> usize {
+        self.log().len()
+    }
+
+    /// Whether nothing was logged.
+    pub fn is_empty(&self) -> bool {
+        self.log().is_empty()
+    }
+
+    /// The log so far.
+    pub fn entries(&self) -> Vec<FsOp> {
+        self.log().clone()
+    }
+
+    fn push(&self, op: FsOp) {
+        self.log().push(op);
+    }
+}
+
+impl FsObserver for Recorder {
+    fn call(&self, call: FsCall<'_>) {
+        let op = match call {
+            FsCall::CreateDirs { name } => FsOp::CreateDirs { name: name.into() },
+            FsCall::Create { name } => FsOp::Create { name: name.into() },
+            FsCall::Append { name, bytes } => FsOp::Append {
+                name: name.into(),
+                bytes: bytes.to_vec(),
+            },
+            FsCall::Truncate { name, len } => FsOp::Truncate {
+                name: name.into(),
+                len,
+            },
+            FsCall::SyncData { name } => FsOp::SyncData { name: name.into() },
+            FsCall::SyncDir { dir } => FsOp::SyncDir { dir: dir.into() },
+            FsCall::Unlink { name } => FsOp::Unlink { name: name.into() },
+            FsCall::RemoveDir { dir } => FsOp::RemoveDir { dir: dir.into() },
+        };
+        self.push(op);
+    }
+}
+
+/// [`FsStorage`] with its calls recorded, and each returned `sync` marked in the same log.
+#[derive(Debug)]
+pub struct Recorded {
+    inner: FsStorage,
+    recorder: Arc<Recorder>,
+}
+
+impl Recorded {
+    /// `storage` made to tell `recorder` of its calls.
+    pub fn new(storage: FsStorage, recorder: Arc<Recorder>) -> Recorded {
+        Recorded {
+            inner: storage.with_observer(recorder.clone()),
+            recorder,
+        }
+    }
+}
+
+impl Storage for Recorded {
+    fn len(&self, name: &str) -> io::Result<Option<u64>> {
+        self.inner.len(name)
+    }
+    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(name, offset, buf)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.inner.append(name, bytes)
+    }
+    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
+        self.inner.truncate(name, len)
+    }
+    fn sync(&self, name: &str) -> io::Result<()> {
+        self.inner.sync(name)?;
+        self.recorder.push(FsOp::Synced { name: name.into() });
+        Ok(())
+    }
+    fn remove(&self, name: &str) -> io::Result<()> {
+        self.inner.remove(name)
+    }
+    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+}
