@@ -432,8 +432,12 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             emitted.or_else(|| deleted_run_emitting(cx, truth, &r.thread, &r.text))
         else {
             all_right = false;
-            f.unexplained(
+            f.unexplained_at(
                 BugId::R1,
+                at_rating(r, "").answered_instead(format!(
+                    "a message some run emitted, not `{}`",
+                    short(&r.text)
+                )),
                 format!(
                     "{}: the client rated `{}`, which no run emitted",
                     r.thread,
@@ -499,8 +503,10 @@ fn feedback_store_holds_what_stands(cx: &Context<'_>, f: &mut Findings) {
             .map(|fb| (fb.run_id.clone(), fb.user_id.clone(), fb.rating.value()))
             .collect();
         if got != want {
-            f.add(
+            // A whole-state rule: the feedback store's rows are read once the world ended.
+            f.add_whole_state(
                 BugId::R6,
+                "the feedback store's rows at the end",
                 format!(
                     "{key}: the feedback store holds {}, the ratings given were {}",
                     ratings(&got),

@@ -183,6 +183,49 @@ impl Call {
     }
 }
 
+/// A call's two answers when they differ (R9), as a user reads them: the first store's, then
+/// sqlite's; `None` when both stores answered alike.
+pub(crate) fn differ<T>(
+    both: &Both<Answer<T>>,
+    say: impl Fn(&T) -> String,
+) -> Option<(String, String)> {
+    let word = |a: &Answer<T>| match a {
+        Ok(v) => say(v),
+        Err(e) => format!("error {e}"),
+    };
+    (!both.agree()).then(|| (word(&both.memory), word(&both.sqlite)))
+}
+
+/// Rows as R9 compares them: `3 rows, seqs 4, 5, 6`.
+pub(crate) fn row_seqs(rows: &[history::runs::RunEvent]) -> String {
+    format!(
+        "{} rows, seqs {}",
+        rows.len(),
+        listed(rows.iter().map(|r| r.seq))
+    )
+}
+
+impl Call {
+    /// R9's pointer at the first of a call's answers (the call itself, then the reads the
+    /// client made right after it, in that order) where the two stores differ: sqlite's answer
+    /// beside the first store's. `None` when they agree on every one.
+    pub(crate) fn first_apart(
+        &self,
+        first_slot: &str,
+        calls: Vec<(&str, Option<(String, String)>)>,
+    ) -> Option<crate::outcome::Pointer> {
+        let (call, (first, sqlite)) = calls
+            .into_iter()
+            .find_map(|(call, apart)| Some((call, apart?)))?;
+        Some(self.answered(
+            call,
+            &format!("the {first_slot} and sqlite stores"),
+            format!("sqlite: {sqlite}"),
+            format!("{first}, as the {first_slot} store answered"),
+        ))
+    }
+}
+
 /// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
 /// sqlite 12`): the sqlite store's answer, then the other store's, which it must equal.
 pub(crate) fn apart(message: &str) -> (String, String) {
