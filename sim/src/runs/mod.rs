@@ -69,6 +69,9 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     } else {
         check::check(scenario, &record, config.store)
     };
+    if let Some(sut) = &config.sut {
+        check::wording::name_the_system(&mut violations, &sut.command);
+    }
     if !record.stuck_runs.is_empty() {
         let ids: Vec<&str> = record
             .stuck_runs

@@ -255,3 +255,56 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         "{first}"
     );
 }
+
+/// An error answer to a per-run page (R16's read) or a filtered event read (R17's) is judged
+/// under R24, which names the read that answered it, the error and what the contract asks: an
+/// answer. The rules of R16 and R17 pass over the error (they have nothing to compare), so the
+/// read has one first wrong answer, not two.
+#[test]
+fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
+    use sim::runs::record::ReadKind;
+    for (file, op) in [
+        (
+            "runs/r16_a_runs_page_is_cut_from_the_threads",
+            "run messages",
+        ),
+        (
+            "runs/r17_a_tasks_page_is_cut_before_its_filter",
+            "filtered events",
+        ),
+    ] {
+        let (scenario, mut record) = runs_world(file);
+        let read = record
+            .reads
+            .iter_mut()
+            .find(|r| {
+                matches!(
+                    r.kind,
+                    ReadKind::RunMessages { .. } | ReadKind::FilteredEvents { .. }
+                )
+            })
+            .expect("a read of the rule");
+        let (request, at_us) = (read.op, read.at_us);
+        let failed = || Err("internal: no such run".to_string());
+        match &mut read.kind {
+            ReadKind::RunMessages { pages, .. } | ReadKind::FilteredEvents { pages, .. } => {
+                *pages = Both::new(failed(), failed());
+            }
+            _ => unreachable!("found above"),
+        }
+        let violations = check::check(&scenario, &record, StoreKind::Memory);
+        let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+        assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
+        let d = violations[0]
+            .first_divergence
+            .as_ref()
+            .expect("a first wrong answer");
+        assert_eq!(
+            (d.op.as_str(), d.request, d.at_us),
+            (op, request, at_us),
+            "{d}"
+        );
+        assert!(d.answered.ends_with(": error internal: no such run"), "{d}");
+        assert!(d.expected.ends_with(": an answer"), "{d}");
+    }
+}
