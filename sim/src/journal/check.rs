@@ -134,26 +134,12 @@ fn session(
                 dead,
                 scratch,
                 sweep_error,
-            } => {
-                let step = Step::start(s, *incarnation, at_us);
-                if let Some(e) = sweep_error {
-                    found.add_at(
-                        BugId::J18,
-                        step.answers(format!("error {e}"), "the journal store opened"),
-                        format!("session {s}: process p{incarnation} could not open its journal store: {e}"),
-                    );
-                }
-                if let Err(v) = check_swept(dead, scratch) {
-                    found.add_at(
-                        BugId::J18,
-                        step.answers(
-                            format!("scratch left: {}", scratch.join(", ")),
-                            "no scratch of a dead process left",
-                        ),
-                        format!("session {s}: process p{incarnation} started: {}", v.message),
-                    );
-                }
-            }
+            } => started(
+                &Step::start(s, *incarnation, at_us),
+                (dead, scratch),
+                sweep_error.as_ref(),
+                found,
+            ),
             Happened::Op { op, seen } => {
                 let script_op = &sc.script.ops[*op];
                 let o = OpSeen {
@@ -195,6 +181,33 @@ fn session(
         }
     }
     at_the_end(s, record, found);
+}
+
+/// J18 at a process start (`at`): its journal store opened, and no scratch of a dead process
+/// (`dead`) survived its sweep (`scratch`: what is left).
+fn started(
+    at: &Step,
+    (dead, scratch): (&[String], &[String]),
+    sweep_error: Option<&String>,
+    found: &mut Findings,
+) {
+    if let Some(e) = sweep_error {
+        found.add_at(
+            BugId::J18,
+            at.answers(format!("error {e}"), "the journal store opened"),
+            format!("{at} could not open its journal store: {e}"),
+        );
+    }
+    if let Err(v) = check_swept(dead, scratch) {
+        found.add_at(
+            BugId::J18,
+            at.answers(
+                format!("scratch left: {}", scratch.join(", ")),
+                "no scratch of a dead process left",
+            ),
+            format!("{at} started: {}", v.message),
+        );
+    }
 }
 
 /// The disk at the end (J10, J16, J3) and the recording's last record (J10).

@@ -23,21 +23,7 @@ pub fn corrupted_restart(
     found: &mut Findings,
 ) {
     let inj = &r.injected;
-    let at = format!(
-        "session {} after the crash at op {op}: a {} at byte {} of {} ({} record at {}..{}{})",
-        sc.s,
-        inj.corruption.kind(),
-        inj.byte,
-        inj.file,
-        inj.record_kind,
-        inj.frame_start,
-        inj.frame_end,
-        if inj.parsable {
-            ", the payload still parses"
-        } else {
-            ""
-        }
-    );
+    let at = landed(sc.s, op, inj);
     let step = step.clone().saying(at.clone());
     let reported = format!(
         "an error naming the record at byte offset {}",
@@ -96,4 +82,22 @@ pub fn corrupted_restart(
             ),
         );
     }
+}
+
+/// Where the corruption landed, as every finding about it opens.
+fn landed(s: usize, op: usize, inj: &crate::disk::corrupt::Injected) -> String {
+    format!(
+        "session {s} after the crash at op {op}: a {} at byte {} of {} ({} record at {}..{}{})",
+        inj.corruption.kind(),
+        inj.byte,
+        inj.file,
+        inj.record_kind,
+        inj.frame_start,
+        inj.frame_end,
+        if inj.parsable {
+            ", the payload still parses"
+        } else {
+            ""
+        }
+    )
 }

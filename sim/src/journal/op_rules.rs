@@ -114,6 +114,17 @@ pub fn recording_follows_the_model(
         ),
         Outcome::Failed(_) => {}
     }
+    recording_as_the_model(sc, at, journal, shown, found);
+}
+
+/// J10: after an operation (`at`), the recording `journal` holds what the model says.
+fn recording_as_the_model(
+    sc: &mut SessionCheck<'_>,
+    at: &Step,
+    journal: &str,
+    shown: &[Row],
+    found: &mut Findings,
+) {
     if !sc.seen(journal, shown) {
         let want = sc.latest_ref(journal).rows();
         found.unexplained_at(
@@ -340,38 +351,15 @@ pub fn switching_keeps_the_recording(
         return;
     };
     let at = &o.at;
-    let op = o.op;
-    match result {
-        Err(_) if op.fail => {
-            if recording.as_deref() != Some(previous.as_str()) {
-                found.add_at(
-                    BugId::J4,
-                    at.answers(
-                        format!("recording {}", recording.as_deref().unwrap_or("none")),
-                        format!("recording {previous}, as before the failed switch"),
-                    ),
-                    format!(
-                        "{at}: resuming {to} failed after publishing and the session's recording is {}, not the previous {previous}",
-                        recording.as_deref().unwrap_or("none")
-                    ),
-                );
-            }
-            return;
-        }
-        Err(e) => {
-            found.unexplained_at(
-                BugId::J6,
-                at.answers(format!("error {e}"), format!("{to} resumed")),
-                format!("{at}: resuming {to} failed: {e}"),
-            );
-            return;
-        }
-        Ok(()) if op.fail => found.unexplained_at(
-            BugId::J4,
-            at.answers("resumed", "an error: every append to it failed"),
-            format!("{at}: the switch to {to} succeeded although every append to it failed"),
-        ),
-        Ok(()) => {}
+    if !switch_went_through(
+        at,
+        o.op.fail,
+        (previous, to),
+        result,
+        recording.as_deref(),
+        found,
+    ) {
+        return;
     }
     let state = sc.latest_ref(to);
     let base = match loaded {
@@ -401,6 +389,52 @@ pub fn switching_keeps_the_recording(
     sc.push(to, next);
     sc.seen(to, shown);
     sc.current = to.clone();
+}
+
+/// J4 (J6): how a switch (`at`) to `to` from `previous` ended: a switch with every append
+/// failing (`fail`) fails and keeps the previous recording, any other resumes. `true` when it
+/// resumed, so that what it resumed is judged next.
+fn switch_went_through(
+    at: &Step,
+    fail: bool,
+    (previous, to): (&String, &String),
+    result: &Result<(), String>,
+    recording: Option<&str>,
+    found: &mut Findings,
+) -> bool {
+    match result {
+        Err(_) if fail => {
+            if recording != Some(previous.as_str()) {
+                found.add_at(
+                    BugId::J4,
+                    at.answers(
+                        format!("recording {}", recording.unwrap_or("none")),
+                        format!("recording {previous}, as before the failed switch"),
+                    ),
+                    format!(
+                        "{at}: resuming {to} failed after publishing and the session's recording is {}, not the previous {previous}",
+                        recording.unwrap_or("none")
+                    ),
+                );
+            }
+            return false;
+        }
+        Err(e) => {
+            found.unexplained_at(
+                BugId::J6,
+                at.answers(format!("error {e}"), format!("{to} resumed")),
+                format!("{at}: resuming {to} failed: {e}"),
+            );
+            return false;
+        }
+        Ok(()) if fail => found.unexplained_at(
+            BugId::J4,
+            at.answers("resumed", "an error: every append to it failed"),
+            format!("{at}: the switch to {to} succeeded although every append to it failed"),
+        ),
+        Ok(()) => {}
+    }
+    true
 }
 
 /// J5: resuming the recording again changes nothing.

@@ -45,25 +45,7 @@ pub fn shared_history_follows_the_model(
     let origin = origin_of(origin);
     let expected = shared_model_op(k, &origin, action, &sm.truth);
     match outcome {
-        Outcome::Written { .. } => match expected.map(|op| sm.truth.apply(&op)) {
-            Some(Ok(next)) => {
-                sm.before = std::mem::replace(&mut sm.truth, next);
-                sm.stale.clear();
-                for m in mirrors {
-                    check_mirror_at_resolve(at, sm, m, found);
-                }
-            }
-            Some(Err(e)) => found.unexplained_at(
-                BugId::J8,
-                at.answers("written", format!("refused: {e}")),
-                format!("{at}: the model refuses the mutation: {e}"),
-            ),
-            None => found.unexplained_at(
-                BugId::J8,
-                at.answers("written", "skipped: it changes nothing"),
-                format!("{at}: the history wrote a mutation that changes nothing"),
-            ),
-        },
+        Outcome::Written { .. } => written(at, sm, expected, mirrors, found),
         Outcome::Skipped if expected.is_some() => found.unexplained_at(
             BugId::J8,
             at.answers("skipped", "written: it changes the history"),
@@ -84,6 +66,36 @@ pub fn shared_history_follows_the_model(
     if let Err(v) = check_origins(&sm.truth.rows(), primary) {
         let pointer = at.answers(v.message.clone(), "every row under its own origin");
         found.add_at(BugId::J8, pointer, format!("{at}: {}", v.message));
+    }
+}
+
+/// J8 (J7, J9): a shared mutation (`at`) was written: the model takes it (`expected`), and
+/// every mirror holds it as it resolved.
+fn written(
+    at: &Step,
+    sm: &mut SharedModel,
+    expected: Option<model::journal::ModelOp<history::journal::Row>>,
+    mirrors: &[MirrorSeen],
+    found: &mut Findings,
+) {
+    match expected.map(|op| sm.truth.apply(&op)) {
+        Some(Ok(next)) => {
+            sm.before = std::mem::replace(&mut sm.truth, next);
+            sm.stale.clear();
+            for m in mirrors {
+                check_mirror_at_resolve(at, sm, m, found);
+            }
+        }
+        Some(Err(e)) => found.unexplained_at(
+            BugId::J8,
+            at.answers("written", format!("refused: {e}")),
+            format!("{at}: the model refuses the mutation: {e}"),
+        ),
+        None => found.unexplained_at(
+            BugId::J8,
+            at.answers("written", "skipped: it changes nothing"),
+            format!("{at}: the history wrote a mutation that changes nothing"),
+        ),
     }
 }
 

@@ -432,16 +432,14 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             emitted.or_else(|| deleted_run_emitting(cx, truth, &r.thread, &r.text))
         else {
             all_right = false;
+            let rated = short(&r.text);
             f.unexplained_at(
                 BugId::R1,
-                at_rating(r, "").answered_instead(format!(
-                    "a message some run emitted, not `{}`",
-                    short(&r.text)
-                )),
+                at_rating(r, "")
+                    .answered_instead(format!("a message a run emitted, not `{rated}`")),
                 format!(
-                    "{}: the client rated `{}`, which no run emitted",
-                    r.thread,
-                    short(&r.text)
+                    "{}: the client rated `{rated}`, which no run emitted",
+                    r.thread
                 ),
             );
             continue;
