@@ -57,6 +57,14 @@ impl Violation {
         }
     }
 
+    /// This violation of a whole-state rule: `state` says what it judged.
+    pub fn of_whole_state(self, state: impl Into<String>) -> Self {
+        Violation {
+            whole_state: Some(state.into()),
+            ..self
+        }
+    }
+
     /// This violation with the first request whose answer departs from the model.
     pub fn diverged_at(self, divergence: Divergence) -> Self {
         Violation {
