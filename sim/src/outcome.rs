@@ -17,6 +17,10 @@ pub struct Violation {
     /// The first request whose answer departs from the model, where the rule concerns requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_divergence: Option<Divergence>,
+    /// Why a violation names no first wrong answer: its rule judges a whole state (the rows a
+    /// store holds at the end, a disk image, a recording after a restart), not one request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_state: Option<String>,
     /// What marks the trace lines this violation concerns (its requests, the deliveries it
     /// names): what a failure shows of the trace.
     #[serde(skip)]
@@ -37,6 +41,7 @@ impl Violation {
             kind: ViolationKind::Safety,
             message: message.into(),
             first_divergence: None,
+            whole_state: None,
             trace_marks: Vec::new(),
         }
     }
@@ -47,7 +52,16 @@ impl Violation {
             kind: ViolationKind::Liveness,
             message: message.into(),
             first_divergence: None,
+            whole_state: None,
             trace_marks: Vec::new(),
+        }
+    }
+
+    /// This violation of a whole-state rule: `state` says what it judged.
+    pub fn of_whole_state(self, state: impl Into<String>) -> Self {
+        Violation {
+            whole_state: Some(state.into()),
+            ..self
         }
     }
 
@@ -56,6 +70,16 @@ impl Violation {
         Violation {
             first_divergence: Some(divergence),
             ..self
+        }
+    }
+
+    /// What a failure says under this violation: its first wrong answer, or that its rule is a
+    /// whole-state rule (and why); `None` when it names neither.
+    pub fn first_wrong_answer(&self) -> Option<String> {
+        match (&self.first_divergence, &self.whole_state) {
+            (Some(d), _) => Some(d.to_string()),
+            (None, Some(why)) => Some(format!("none, a whole-state rule: {why}")),
+            (None, None) => None,
         }
     }
 
@@ -117,6 +141,8 @@ enum Tier {
 pub struct Pointer {
     pub divergence: Option<Divergence>,
     pub marks: Vec<TraceMark>,
+    /// A finding of a whole-state rule: what state it judged, in words.
+    pub whole_state: Option<String>,
 }
 
 impl Pointer {
@@ -125,6 +151,7 @@ impl Pointer {
         Pointer {
             divergence: Some(divergence),
             marks: vec![mark],
+            whole_state: None,
         }
     }
 
@@ -133,7 +160,33 @@ impl Pointer {
         Pointer {
             divergence: None,
             marks,
+            whole_state: None,
         }
+    }
+
+    /// A finding of a whole-state rule, which no single request answered: `state` says what
+    /// it judged (`the rows each store holds at the end`).
+    pub fn whole_state(state: impl Into<String>) -> Self {
+        Pointer {
+            whole_state: Some(state.into()),
+            ..Pointer::default()
+        }
+    }
+
+    /// This pointer as a whole-state rule's (its trace lines kept).
+    pub fn of_whole_state(self, state: impl Into<String>) -> Self {
+        Pointer {
+            whole_state: Some(state.into()),
+            ..self
+        }
+    }
+
+    /// This pointer with the model's answer said otherwise (`expected`).
+    pub fn answered_instead(mut self, expected: impl Into<String>) -> Self {
+        if let Some(d) = &mut self.divergence {
+            d.expected = expected.into();
+        }
+        self
     }
 
     /// This pointer with more trace lines marked.
@@ -162,6 +215,8 @@ struct Group {
     /// The mark of the divergence's own request ([`Pointer::request`]'s first).
     divergence_mark: Option<TraceMark>,
     marks: Vec<TraceMark>,
+    /// The first whole-state rule's words among the findings.
+    whole_state: Option<String>,
 }
 
 impl Group {
@@ -178,6 +233,7 @@ impl Group {
             messages: vec![found.message],
             divergence: found.pointer.divergence,
             marks: found.pointer.marks,
+            whole_state: found.pointer.whole_state,
         }
     }
 
@@ -204,6 +260,9 @@ impl Group {
                 self.divergence = Some(d);
                 self.divergence_mark = found.pointer.marks.first().cloned();
             }
+        }
+        if self.whole_state.is_none() {
+            self.whole_state = found.pointer.whole_state;
         }
         if self.messages.len() >= up_to {
             return;
@@ -243,6 +302,17 @@ impl Findings {
     /// A violation of `id`'s own invariant, pointing at a request or at trace lines.
     pub fn add_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Specific, id, message.into(), pointer);
+    }
+
+    /// A violation of `id`'s own invariant by a whole state (no single request answered it):
+    /// `state` says what was judged.
+    pub fn add_whole_state(
+        &mut self,
+        id: BugId,
+        state: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.add_at(id, Pointer::whole_state(state), message);
     }
 
     /// A finding most defects also cause (a skipped row no longer warned about because it is no
@@ -336,6 +406,8 @@ impl Findings {
                 let id = g.id;
                 Violation {
                     first_divergence: g.divergence.clone(),
+                    // A request that answered wrong says more than a whole state.
+                    whole_state: g.whole_state.clone().filter(|_| g.divergence.is_none()),
                     trace_marks: g.marks(),
                     ..Violation::safety(id, message)
                 }

@@ -93,7 +93,7 @@ fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     print!("{}", report(outcome));
     for v in &outcome.violations {
         println!("violation {v}");
-        if let Some(d) = &v.first_divergence {
+        if let Some(d) = v.first_wrong_answer() {
             println!("  first wrong answer: {d}");
         }
     }

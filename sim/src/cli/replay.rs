@@ -140,7 +140,7 @@ fn print_report(report: &SeedReport) -> Verdict {
     }
     for v in &report.violations {
         println!("violation {v}");
-        if let Some(d) = &v.first_divergence {
+        if let Some(d) = v.first_wrong_answer() {
             println!("  first wrong answer: {d}");
         }
     }

@@ -411,7 +411,7 @@ pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig, replay: boo
     }
     for v in &report.violations {
         println!("  {v}");
-        if let Some(d) = &v.first_divergence {
+        if let Some(d) = v.first_wrong_answer() {
             println!("    first wrong answer: {d}");
         }
     }

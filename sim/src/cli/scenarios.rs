@@ -232,7 +232,7 @@ fn check_regression(
     );
     for v in &run.violations {
         println!("     {v}");
-        if let Some(d) = &v.first_divergence {
+        if let Some(d) = v.first_wrong_answer() {
             println!("       first wrong answer: {d}");
         }
     }

@@ -256,7 +256,12 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
 
 fn a_settled_read_exists(cx: &Context<'_>, f: &mut Findings) {
     if cx.settled.is_empty() {
-        f.unexplained(BugId::P2, "no settled read");
+        // A whole-state rule: no read settled, so none can be named.
+        f.unexplained_at(
+            BugId::P2,
+            crate::outcome::Pointer::whole_state("the replicas' answers once the world settled"),
+            "no settled read",
+        );
     }
 }
 
@@ -541,15 +546,20 @@ fn settled_history_matches(cx: &Context<'_>, f: &mut Findings) {
 fn project_matches_the_model(cx: &Context<'_>, f: &mut Findings) {
     match cx.projected {
         None => {}
-        Some(Err(e)) => f.add(
+        // A whole-state rule: `project` reads the rows the store holds once the world ended.
+        Some(Err(e)) => f.add_whole_state(
             BugId::P1,
+            "`project` of the rows the store holds at the end",
             format!("`project` of the rows the store holds answered an error: {e}"),
         ),
         Some(Ok(p)) if f.is_empty() => {
             let view = view_of_projection(&p.messages);
             if view != cx.expected {
-                f.unexplained(
+                f.unexplained_at(
                     BugId::P2,
+                    crate::outcome::Pointer::whole_state(
+                        "`project` of the rows the store holds at the end",
+                    ),
                     format!(
                         "`project` of the rows the store holds differs from the model: answered {} messages, expected {}",
                         view.len(),

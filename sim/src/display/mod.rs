@@ -115,7 +115,9 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         violations.push(crate::outcome::Violation::liveness(
             history::BugId::P14,
             "after every fault healed, the replicas did not converge on the model's history within the bound",
-        ));
+        )
+        // A whole-state rule: no read missed, every replica's answers past the bound did.
+        .of_whole_state("every replica's answers after the last fault healed"));
     }
     let details = config
         .keep_trace

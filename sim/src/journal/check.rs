@@ -34,6 +34,7 @@ use super::shared_rules::{
     late_mirrors_start_in_sync, shared_history_follows_the_model, shared_reopened,
     shared_resumes_keep_mirrors,
 };
+use super::step::Step;
 use super::world::WorldRecord;
 use crate::crash::classify_image;
 use crate::crash::invariants::check_swept;
@@ -122,7 +123,10 @@ fn session(
     mut models: Option<&mut ModelsAtRestarts>,
 ) {
     let s = sc.s;
+    // The op the last crash hit: the restart after it names it.
+    let mut crashed = 0;
     for (i, h) in record.happened.iter().enumerate() {
+        let at_us = record.happened_at.get(i).map_or(0, |(at_us, _)| *at_us);
         if let (Happened::Restart { solo, .. }, Some(m)) = (h, models.as_deref_mut()) {
             m.insert((s, i), sc.latest_ref(&solo.journal).rows());
         }
@@ -132,24 +136,16 @@ fn session(
                 dead,
                 scratch,
                 sweep_error,
-            } => {
-                if let Some(e) = sweep_error {
-                    found.add(
-                        BugId::J18,
-                        format!("session {s}: process p{incarnation} could not open its journal store: {e}"),
-                    );
-                }
-                if let Err(v) = check_swept(dead, scratch) {
-                    found.add(
-                        BugId::J18,
-                        format!("session {s}: process p{incarnation} started: {}", v.message),
-                    );
-                }
-            }
+            } => started(
+                &Step::start(s, *incarnation, at_us),
+                (dead, scratch),
+                sweep_error.as_ref(),
+                found,
+            ),
             Happened::Op { op, seen } => {
                 let script_op = &sc.script.ops[*op];
                 let o = OpSeen {
-                    at: format!("session {s} op {op} ({})", script_op.action.kind()),
+                    at: Step::op(s, *op, script_op.action.kind(), at_us),
                     k: *op,
                     op: script_op,
                     seen,
@@ -162,21 +158,58 @@ fn session(
             Happened::Crash {
                 op, image, synced, ..
             } => {
+                crashed = *op;
                 let when = format!("after the crash at op {op}");
                 check_image(s, &when, image, Some(synced), found);
                 sc.crash_image = image.clone();
                 sc.crash_synced = synced.clone();
             }
-            Happened::Corrupted { op, restart } => corrupted_restart(&sc, *op, restart, found),
+            Happened::Corrupted { op, restart } => {
+                let step = Step::restart(s, *op, &restart.injected.file, at_us);
+                corrupted_restart(&sc, &step, *op, restart, found);
+            }
             Happened::Restart { solo, shared } => {
-                restart(&mut sc, solo, found);
+                restart(
+                    &mut sc,
+                    &Step::restart(s, crashed, &solo.journal, at_us),
+                    solo,
+                    found,
+                );
                 if let Some(r) = shared {
-                    shared_reopened(&mut sc, r, true, found);
+                    let step = Step::shared_restart(s, Some(crashed), crashed, at_us);
+                    shared_reopened(&mut sc, &step, r, found);
                 }
             }
         }
     }
     at_the_end(s, record, found);
+}
+
+/// J18 at a process start (`at`): its journal store opened, and no scratch of a dead process
+/// (`dead`) survived its sweep (`scratch`: what is left).
+fn started(
+    at: &Step,
+    (dead, scratch): (&[String], &[String]),
+    sweep_error: Option<&String>,
+    found: &mut Findings,
+) {
+    if let Some(e) = sweep_error {
+        found.add_at(
+            BugId::J18,
+            at.answers(format!("error {e}"), "the journal store opened"),
+            format!("{at} could not open its journal store: {e}"),
+        );
+    }
+    if let Err(v) = check_swept(dead, scratch) {
+        found.add_at(
+            BugId::J18,
+            at.answers(
+                format!("scratch left: {}", scratch.join(", ")),
+                "no scratch of a dead process left",
+            ),
+            format!("{at} started: {}", v.message),
+        );
+    }
 }
 
 /// The disk at the end (J10, J16, J3) and the recording's last record (J10).
@@ -194,8 +227,10 @@ fn at_the_end(s: usize, record: &SessionRecord, found: &mut Findings) {
             .map_or(&[][..], Vec::as_slice);
         let facts = classify_image(bytes);
         if facts.last_seq < *written {
-            found.add(
+            // A whole-state rule: the recording's bytes at the end, after every operation.
+            found.add_whole_state(
                 BugId::J10,
+                format!("the bytes of {journal} at the end"),
                 format!(
                     "session {s} at the end: the writer wrote {journal} up to record {written} but it reads back only to record {} (image: {facts})",
                     facts.last_seq

@@ -5,6 +5,7 @@
 use super::expect::{holds, short, with_arrivals, SessionCheck};
 use super::op_rules::{classify_resume, open_txn_words};
 use super::record::SoloRestart;
+use super::step::Step;
 use crate::crash::classify_lines;
 use crate::crash::invariants::density_bounds_of;
 use crate::outcome::Findings;
@@ -15,28 +16,38 @@ use std::collections::BTreeMap;
 
 /// J1, J2, J10: a journal reopened after a crash shows its last durable history, and its resume
 /// leaves no transaction open and no torn tail.
-pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings) {
-    let s = sc.s;
-    let at = format!("session {s} after a crash");
+pub fn restart(sc: &mut SessionCheck<'_>, at: &Step, r: &SoloRestart, found: &mut Findings) {
     let state = sc.latest_ref(&r.journal);
-    reopened_as_durable(sc, &at, r, state, found);
+    reopened_as_durable(sc, at, r, state, found);
     if let Err(e) = &r.resumed {
         let id = if r.facts_before.open_txn.is_some() {
             BugId::J2
         } else {
             BugId::J10
         };
-        found.add(id, format!("{at}: resuming {} failed: {e}", r.journal));
+        found.add_at(
+            id,
+            at.answers(format!("error {e}"), format!("{} resumed", r.journal)),
+            format!("{at}: resuming {} failed: {e}", r.journal),
+        );
         return;
     }
     if let Some(offset) = r.facts_after.corrupt_at {
-        found.add(
+        found.add_at(
             BugId::J10,
+            at.answers(
+                format!("corrupt at byte offset {offset} after the resume"),
+                "a torn tail cut before writing",
+            ),
             format!("{at}: after the resume {} is corrupt at byte offset {offset}: a torn tail was not cut before writing", r.journal),
         );
     } else if r.writer_last_seq > r.facts_after.last_seq {
-        found.add(
+        found.add_at(
             BugId::J10,
+            at.answers(
+                format!("records up to {} read back", r.facts_after.last_seq),
+                format!("records up to {}, as the writer wrote", r.writer_last_seq),
+            ),
             format!(
                 "{at}: the resumed writer wrote up to record {} but {} reads back only to record {} (a torn tail was not cut before writing)",
                 r.writer_last_seq, r.journal, r.facts_after.last_seq
@@ -52,8 +63,12 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
         } else {
             BugId::J1
         };
-        found.add(
+        found.add_at(
             id,
+            at.answers(
+                format!("transaction {txn} open after the resume"),
+                "no transaction open",
+            ),
             format!(
                 "{at}: after the resume {} still has transaction {txn} open (the writer sees {})",
                 r.journal,
@@ -63,7 +78,7 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
     }
     // The resume's own invariants hold against what it loaded.
     let loaded = r.shown.clone().unwrap_or_else(|_| state.rows());
-    classify_resume(&at, &loaded, &r.arrivals, &r.rows_after, found);
+    classify_resume(at, &loaded, &r.arrivals, &r.rows_after, found);
     let next = with_arrivals(state, &r.arrivals);
     let journal = r.journal.clone();
     sc.push(&journal, next);
@@ -73,7 +88,7 @@ pub fn restart(sc: &mut SessionCheck<'_>, r: &SoloRestart, found: &mut Findings)
 /// What the journal reopened as, against the last durable history (`state`).
 fn reopened_as_durable(
     sc: &SessionCheck<'_>,
-    at: &str,
+    at: &Step,
     r: &SoloRestart,
     state: &ModelHistory<Row>,
     found: &mut Findings,
@@ -90,27 +105,32 @@ fn reopened_as_durable(
                 short(&state.rows()),
                 r.facts_before
             );
+            let pointer = at.answers(
+                format!("reopened as {}", short(shown)),
+                short(&state.rows()),
+            );
             let image = sc
                 .crash_image
                 .get(&r.journal)
                 .map_or(&[][..], Vec::as_slice);
             if !in_sync {
-                found.unexplained(BugId::J10, message);
+                found.unexplained_at(BugId::J10, pointer, message);
             } else if let Some(stray) = interleaved_replacement(image, true) {
                 // Rows written inside the replacement the crash left open show through it.
-                found.add(BugId::J3, format!("{message}: {stray}"));
+                found.add_at(BugId::J3, pointer, format!("{message}: {stray}"));
             } else if r.facts_before.open_txn.is_some() && !corrupt {
-                found.add(BugId::J1, message);
+                found.add_at(BugId::J1, pointer, message);
             } else {
-                found.add(BugId::J10, message);
+                found.add_at(BugId::J10, pointer, message);
             }
         }
         Ok(_) => {}
         Err(e) => {
             let synced = sc.crash_synced.get(&r.journal).copied().unwrap_or(0);
             let id = written_behind_a_hole(r.facts_before.corrupt_at, synced);
-            found.add(
+            found.add_at(
                 id,
+                at.answers(format!("error {e}"), short(&state.rows())),
                 format!(
                     "{at}: {} does not reopen: {e} (image: {}, {synced} bytes synced)",
                     r.journal, r.facts_before
@@ -132,6 +152,9 @@ fn written_behind_a_hole(corrupt_at: Option<u64>, synced: u64) -> BugId {
 /// Checks of a disk image's journal files: no corruption before a tail (J10; J19 past what a
 /// crash image had `synced`), bounded density records (J16), no record inside a replacement that
 /// was then terminated (J3).
+///
+/// Whole-state rules: they judge the bytes every operation before left on the disk (at a crash,
+/// or at the end), not an answer of one request, so their findings name the image instead.
 pub fn check_image(
     s: usize,
     when: &str,
@@ -150,19 +173,25 @@ pub fn check_image(
                 }
                 None => BugId::J10,
             };
-            found.add(
+            found.add_whole_state(
                 id,
+                format!("the bytes of {name} {when}"),
                 format!("session {s} {when}: {name} is corrupt at byte offset {offset} (a record before the tail does not decode)"),
             );
         }
         if let Err(v) = density_bounds_of(&lines) {
-            found.add(
+            found.add_whole_state(
                 BugId::J16,
+                format!("the bytes of {name} {when}"),
                 format!("session {s} {when}: {name}: {}", v.message),
             );
         }
         if let Some(what) = interleaved_in(&lines, false) {
-            found.add(BugId::J3, format!("session {s} {when}: {name}: {what}"));
+            found.add_whole_state(
+                BugId::J3,
+                format!("the bytes of {name} {when}"),
+                format!("session {s} {when}: {name}: {what}"),
+            );
         }
     }
 }

@@ -14,8 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One operation of a session as the rules see it.
 pub struct OpSeen<'o> {
-    /// `session S op K (kind)`, the opening of every message.
-    pub at: String,
+    /// `session S op K (kind)`, the opening of every message, and the request its findings
+    /// point at.
+    pub at: super::step::Step,
     pub k: usize,
     pub op: &'o Op,
     pub seen: &'o Seen,

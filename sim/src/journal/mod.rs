@@ -33,6 +33,7 @@ pub mod scenario;
 mod shared_rules;
 pub mod shrink;
 mod state;
+mod step;
 mod validate;
 pub mod world;
 

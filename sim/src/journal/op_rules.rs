@@ -4,6 +4,7 @@
 use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
 use super::record::{Outcome, Seen};
 use super::scenario::Action;
+use super::step::Step;
 use crate::outcome::Findings;
 use history::journal::{Row, Statistics, Tokenizer};
 use history::BugId;
@@ -12,12 +13,14 @@ use history::BugId;
 pub fn mutations_read_nothing_back(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
     let at = &o.at;
     match o.seen {
-        Seen::Solo { bytes_read, .. } if *bytes_read > 0 => found.add(
+        Seen::Solo { bytes_read, .. } if *bytes_read > 0 => found.add_at(
             BugId::J12,
+            at.answers(format!("{bytes_read} bytes read back"), "no byte read back"),
             format!("{at}: the mutation read {bytes_read} bytes back from the journal"),
         ),
-        Seen::Shared { bytes_read, .. } if *bytes_read > 0 => found.add(
+        Seen::Shared { bytes_read, .. } if *bytes_read > 0 => found.add_at(
             BugId::J12,
+            at.answers(format!("{bytes_read} bytes read back"), "no byte read back"),
             format!("{at}: the shared mutation read {bytes_read} bytes back from its journals"),
         ),
         _ => {}
@@ -38,8 +41,9 @@ pub fn single_record_mutations(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: 
         Action::Rewind { .. } | Action::Clear | Action::Compress { .. }
     );
     if single && *records != 1 {
-        found.add(
+        found.add_at(
             BugId::J15,
+            o.at.answers(format!("{records} records written"), "1 record written"),
             format!(
                 "{}: a {} wrote {records} records; it must be one",
                 o.at,
@@ -65,28 +69,31 @@ pub fn recording_follows_the_model(
     else {
         return;
     };
-    let (at, k, op) = (o.at.as_str(), o.k, o.op);
+    let (at, k, op) = (&o.at, o.k, o.op);
     let state = sc.latest_ref(journal);
     let ops = solo_model_ops(k, &op.action, state);
     match outcome {
         Outcome::Written { .. } => {
             if op.fail {
-                found.unexplained(
+                found.unexplained_at(
                     BugId::J10,
+                    at.answers("written", "an error: every append failed"),
                     format!("{at}: the journal reported success although every append failed"),
                 );
             }
             let next = match &ops {
                 Some(ops) => apply_all(state, ops).unwrap_or_else(|e| {
-                    found.unexplained(
+                    found.unexplained_at(
                         BugId::J10,
+                        at.answers("written", format!("refused: {e}")),
                         format!("{at}: the model refuses the operation: {e}"),
                     );
                     state.clone()
                 }),
                 None => {
-                    found.unexplained(
+                    found.unexplained_at(
                         BugId::J10,
+                        at.answers("written", "skipped: it changes nothing"),
                         format!("{at}: the journal wrote an operation that changes nothing"),
                     );
                     state.clone()
@@ -94,21 +101,35 @@ pub fn recording_follows_the_model(
             };
             sc.push(journal, next);
         }
-        Outcome::Skipped if ops.is_some() => found.unexplained(
+        Outcome::Skipped if ops.is_some() => found.unexplained_at(
             BugId::J10,
+            at.answers("skipped", "written: it changes the history"),
             format!("{at}: the session skipped an operation that changes its history"),
         ),
         Outcome::Skipped => {}
-        Outcome::Failed(e) if !op.fail => found.unexplained(
+        Outcome::Failed(e) if !op.fail => found.unexplained_at(
             BugId::J10,
+            at.answers(format!("error {e}"), "written: no fault was injected"),
             format!("{at}: failed with no fault injected: {e}"),
         ),
         Outcome::Failed(_) => {}
     }
+    recording_as_the_model(sc, at, journal, shown, found);
+}
+
+/// J10: after an operation (`at`), the recording `journal` holds what the model says.
+fn recording_as_the_model(
+    sc: &mut SessionCheck<'_>,
+    at: &Step,
+    journal: &str,
+    shown: &[Row],
+    found: &mut Findings,
+) {
     if !sc.seen(journal, shown) {
         let want = sc.latest_ref(journal).rows();
-        found.unexplained(
+        found.unexplained_at(
             BugId::J10,
+            at.answers(short(shown), short(&want)),
             format!(
                 "{at}: the recording holds {}; the model {}",
                 short(shown),
@@ -134,16 +155,24 @@ pub fn incremental_reads_touch_only_what_was_appended(
     else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     if bytes_read > appended {
-        found.add(
+        found.add_at(
             BugId::J11,
+            at.answers(
+                format!("{bytes_read} bytes read"),
+                format!("{appended} bytes read, as many as were appended"),
+            ),
             format!("{at}: an incremental read touched {bytes_read} bytes; {appended} were appended since the previous read"),
         );
     }
     match (result, writer) {
-        (Ok(read), Some(w)) if read != w => found.add(
+        (Ok(read), Some(w)) if read != w => found.add_at(
             BugId::J11,
+            at.answers(
+                statistics(read),
+                format!("{}, as the writer counts", statistics(w)),
+            ),
             format!(
                 "{at}: incremental statistics {} differ from the writer's {}",
                 statistics(read),
@@ -153,8 +182,9 @@ pub fn incremental_reads_touch_only_what_was_appended(
         (Ok(read), _) => {
             let want = sc.latest_ref(&sc.current).in_context.len() as u64;
             if read.rows != want {
-                found.unexplained(
+                found.unexplained_at(
                     BugId::J11,
+                    at.answers(format!("{} rows", read.rows), format!("{want} rows")),
                     format!(
                         "{at}: the reader counts {} rows, the model {want}",
                         read.rows
@@ -162,7 +192,11 @@ pub fn incremental_reads_touch_only_what_was_appended(
                 );
             }
         }
-        (Err(e), _) => found.unexplained(BugId::J11, format!("{at}: the read failed: {e}")),
+        (Err(e), _) => found.unexplained_at(
+            BugId::J11,
+            at.answers(format!("error {e}"), "the reader's statistics"),
+            format!("{at}: the read failed: {e}"),
+        ),
     }
 }
 
@@ -175,14 +209,18 @@ pub fn token_counters_are_independent(
     let Seen::Estimate { counts } = o.seen else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     let op = o.op;
     if let Action::Estimate { texts, .. } = &op.action {
         let t = Tokenizer::o200k();
         let alone: Vec<u64> = texts.iter().map(|p| t.count(&p.concat())).collect();
         if *counts != alone {
-            found.add(
+            found.add_at(
                 BugId::J17,
+                at.answers(
+                    format!("{} tokens", numbers(counts)),
+                    format!("{} tokens", numbers(&alone)),
+                ),
                 format!(
                     "{at}: counters fed concurrently counted {} tokens; each text alone has {}",
                     numbers(counts),
@@ -208,18 +246,23 @@ pub fn truncation_visits_each_row_once(
     else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     if *rows_visited > *rows as u64 {
-        found.add(
+        found.add_at(
             BugId::J13,
+            at.answers(
+                format!("{rows_visited} rows visited"),
+                format!("at most {rows} rows visited, each once"),
+            ),
             format!(
                 "{at}: deciding {replacements} truncations visited {rows_visited} rows of {rows}"
             ),
         );
     }
     if let Err(e) = staged {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J18,
+            at.answers(format!("error {e}"), "the request staged in scratch"),
             format!("{at}: staging the request in scratch failed: {e}"),
         );
     }
@@ -244,14 +287,18 @@ pub fn copies_start_outside_transactions(
     else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     let state = sc
         .journals
         .get(source)
         .and_then(|v| v.get(*checkpoint))
         .cloned();
     if let Err(e) = result {
-        found.unexplained(BugId::J2, format!("{at}: copying {source} failed: {e}"));
+        found.unexplained_at(
+            BugId::J2,
+            at.answers(format!("error {e}"), format!("a copy of {source}")),
+            format!("{at}: copying {source} failed: {e}"),
+        );
         return;
     }
     if let Some(txn) = facts.open_txn {
@@ -260,8 +307,12 @@ pub fn copies_start_outside_transactions(
         } else {
             BugId::J1
         };
-        found.add(
+        found.add_at(
             id,
+            at.answers(
+                format!("{journal} starts with transaction {txn} open"),
+                format!("{journal} starts with no transaction open"),
+            ),
             format!(
                 "{at}: the copy {journal} starts with transaction {txn} open (its writer sees {})",
                 open_txn_words(*open_txn)
@@ -271,8 +322,9 @@ pub fn copies_start_outside_transactions(
     let state = state.unwrap_or_default();
     sc.in_sync.insert(journal.clone(), *shown == state.rows());
     if *shown != state.rows() {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J2,
+            at.answers(short(shown), short(&state.rows())),
             format!("{at}: the copy {journal} holds {}; the model at change {checkpoint} of {source} holds {}", short(shown), short(&state.rows())),
         );
     }
@@ -298,42 +350,33 @@ pub fn switching_keeps_the_recording(
     else {
         return;
     };
-    let at = o.at.as_str();
-    let op = o.op;
-    match result {
-        Err(_) if op.fail => {
-            if recording.as_deref() != Some(previous.as_str()) {
-                found.add(
-                    BugId::J4,
-                    format!(
-                        "{at}: resuming {to} failed after publishing and the session's recording is {}, not the previous {previous}",
-                        recording.as_deref().unwrap_or("none")
-                    ),
-                );
-            }
-            return;
-        }
-        Err(e) => {
-            found.unexplained(BugId::J6, format!("{at}: resuming {to} failed: {e}"));
-            return;
-        }
-        Ok(()) if op.fail => found.unexplained(
-            BugId::J4,
-            format!("{at}: the switch to {to} succeeded although every append to it failed"),
-        ),
-        Ok(()) => {}
+    let at = &o.at;
+    if !switch_went_through(
+        at,
+        o.op.fail,
+        (previous, to),
+        result,
+        recording.as_deref(),
+        found,
+    ) {
+        return;
     }
     let state = sc.latest_ref(to);
     let base = match loaded {
         Ok(rows) => rows.clone(),
         Err(e) => {
-            found.unexplained(BugId::J6, format!("{at}: {to} does not open: {e}"));
+            found.unexplained_at(
+                BugId::J6,
+                at.answers(format!("error {e}"), short(&state.rows())),
+                format!("{at}: {to} does not open: {e}"),
+            );
             state.rows()
         }
     };
     if !holds(state, &base) && sc.was_in_sync(to) {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J6,
+            at.answers(short(&base), short(&state.rows())),
             format!(
                 "{at}: {to} opened as {}; the model {}",
                 short(&base),
@@ -346,6 +389,52 @@ pub fn switching_keeps_the_recording(
     sc.push(to, next);
     sc.seen(to, shown);
     sc.current = to.clone();
+}
+
+/// J4 (J6): how a switch (`at`) to `to` from `previous` ended: a switch with every append
+/// failing (`fail`) fails and keeps the previous recording, any other resumes. `true` when it
+/// resumed, so that what it resumed is judged next.
+fn switch_went_through(
+    at: &Step,
+    fail: bool,
+    (previous, to): (&String, &String),
+    result: &Result<(), String>,
+    recording: Option<&str>,
+    found: &mut Findings,
+) -> bool {
+    match result {
+        Err(_) if fail => {
+            if recording != Some(previous.as_str()) {
+                found.add_at(
+                    BugId::J4,
+                    at.answers(
+                        format!("recording {}", recording.unwrap_or("none")),
+                        format!("recording {previous}, as before the failed switch"),
+                    ),
+                    format!(
+                        "{at}: resuming {to} failed after publishing and the session's recording is {}, not the previous {previous}",
+                        recording.unwrap_or("none")
+                    ),
+                );
+            }
+            return false;
+        }
+        Err(e) => {
+            found.unexplained_at(
+                BugId::J6,
+                at.answers(format!("error {e}"), format!("{to} resumed")),
+                format!("{at}: resuming {to} failed: {e}"),
+            );
+            return false;
+        }
+        Ok(()) if fail => found.unexplained_at(
+            BugId::J4,
+            at.answers("resumed", "an error: every append to it failed"),
+            format!("{at}: the switch to {to} succeeded although every append to it failed"),
+        ),
+        Ok(()) => {}
+    }
+    true
 }
 
 /// J5: resuming the recording again changes nothing.
@@ -364,9 +453,13 @@ pub fn resuming_again_changes_nothing(
     else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     if let Err(e) = result {
-        found.unexplained(BugId::J5, format!("{at}: resuming again failed: {e}"));
+        found.unexplained_at(
+            BugId::J5,
+            at.answers(format!("error {e}"), "resumed, unchanged"),
+            format!("{at}: resuming again failed: {e}"),
+        );
         return;
     }
     let changed_rows = rows_before.as_ref().is_some_and(|b| b != rows_after);
@@ -374,8 +467,12 @@ pub fn resuming_again_changes_nothing(
         let before = rows_before
             .as_ref()
             .map_or_else(|| "no recording".to_string(), |r| short(r));
-        found.add(
+        found.add_at(
             BugId::J5,
+            at.answers(
+                format!("{}, {bytes_after} bytes", short(rows_after)),
+                format!("{before}, {bytes_before} bytes, unchanged"),
+            ),
             format!("{at}: resuming the recording again changed it: {before} to {}, {bytes_before} to {bytes_after} bytes", short(rows_after)),
         );
     }
@@ -399,21 +496,27 @@ pub fn disposal_reports_its_failures(
     else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     match result {
-        Ok(()) if *fault_injected => found.add(
+        Ok(()) if *fault_injected => found.add_at(
             BugId::J18,
+            at.answers("success", "the injected failure reported"),
             format!("{at}: disposal met an injected failure and reported success"),
         ),
-        Ok(()) if !scratch_left.is_empty() => found.add(
+        Ok(()) if !scratch_left.is_empty() => found.add_at(
             BugId::J18,
+            at.answers(
+                format!("success, scratch left: {}", scratch_left.join(", ")),
+                "no scratch left",
+            ),
             format!(
                 "{at}: disposal returned with scratch left: {}",
                 scratch_left.join(", ")
             ),
         ),
-        Err(e) if !fault_injected => found.unexplained(
+        Err(e) if !fault_injected => found.unexplained_at(
             BugId::J18,
+            at.answers(format!("error {e}"), "success: no fault was injected"),
             format!("{at}: disposal failed with no fault injected: {e}"),
         ),
         _ => {}
@@ -423,7 +526,7 @@ pub fn disposal_reports_its_failures(
 /// A resumed recording must hold what it held, then what arrived while it loaded: nothing
 /// recorded twice (J5), nothing that arrived lost (J6).
 pub fn classify_resume(
-    at: &str,
+    at: &Step,
     before: &[Row],
     arrivals: &[Row],
     shown: &[Row],
@@ -438,9 +541,11 @@ pub fn classify_resume(
         && shown.len() >= 2 * before.len()
         && shown[..before.len()] == *before
         && shown[before.len()..2 * before.len()] == *before;
+    let pointer = at.answers(short(shown), short(&expected));
     if doubled {
-        found.add(
+        found.add_at(
             BugId::J5,
+            pointer,
             format!(
                 "{at}: the resumed recording holds its {} loaded rows twice ({})",
                 before.len(),
@@ -448,8 +553,9 @@ pub fn classify_resume(
             ),
         );
     } else if !arrivals.is_empty() && (shown == before || !shown.ends_with(arrivals)) {
-        found.add(
+        found.add_at(
             BugId::J6,
+            pointer,
             format!(
                 "{at}: {} rows arrived while {} loaded; the resumed recording holds {}",
                 arrivals.len(),
@@ -458,8 +564,9 @@ pub fn classify_resume(
             ),
         );
     } else {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J6,
+            pointer,
             format!(
                 "{at}: the resumed recording holds {}; expected {}",
                 short(shown),
@@ -500,8 +607,9 @@ mod tests {
         let before = vec![r("a"), r("b")];
         let arrivals = vec![r("typed")];
         let mut f = Findings::new(&ATTRIBUTION);
+        let x = Step::op(0, 1, "switch", 10);
         classify_resume(
-            "x",
+            &x,
             &before,
             &arrivals,
             &[r("a"), r("b"), r("typed")],
@@ -509,13 +617,13 @@ mod tests {
         );
         assert!(f.is_empty());
         classify_resume(
-            "x",
+            &x,
             &before,
             &arrivals,
             &[r("a"), r("b"), r("a"), r("b"), r("typed")],
             &mut f,
         );
-        classify_resume("x", &before, &arrivals, &before, &mut f);
+        classify_resume(&x, &before, &arrivals, &before, &mut f);
         let ids: Vec<BugId> = f.into_violations().into_iter().map(|v| v.id).collect();
         assert_eq!(ids, [BugId::J5, BugId::J6]);
     }

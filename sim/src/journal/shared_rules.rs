@@ -4,6 +4,7 @@ use super::expect::{shared_model_op, short, OpSeen, SessionCheck, SharedModel};
 use super::meaning::{origin_name, origin_of};
 use super::record::{MirrorSeen, Outcome, Seen, SharedRestart};
 use super::scenario::Action;
+use super::step::Step;
 use crate::crash::invariants::check_origins;
 use crate::outcome::Findings;
 use history::BugId;
@@ -24,7 +25,7 @@ pub fn shared_history_follows_the_model(
     else {
         return;
     };
-    let (at, k, op) = (o.at.as_str(), o.k, o.op);
+    let (at, k, op) = (&o.at, o.k, o.op);
     let Action::Shared {
         origin,
         op: action,
@@ -34,8 +35,9 @@ pub fn shared_history_follows_the_model(
         return;
     };
     let Some(sm) = sc.shared.as_mut() else {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J8,
+            at.answers("no shared history", "a shared history"),
             format!("{at}: the session has no shared history"),
         );
         return;
@@ -43,31 +45,17 @@ pub fn shared_history_follows_the_model(
     let origin = origin_of(origin);
     let expected = shared_model_op(k, &origin, action, &sm.truth);
     match outcome {
-        Outcome::Written { .. } => match expected.map(|op| sm.truth.apply(&op)) {
-            Some(Ok(next)) => {
-                sm.before = std::mem::replace(&mut sm.truth, next);
-                sm.stale.clear();
-                for m in mirrors {
-                    check_mirror_at_resolve(at, sm, m, found);
-                }
-            }
-            Some(Err(e)) => found.unexplained(
-                BugId::J8,
-                format!("{at}: the model refuses the mutation: {e}"),
-            ),
-            None => found.unexplained(
-                BugId::J8,
-                format!("{at}: the history wrote a mutation that changes nothing"),
-            ),
-        },
-        Outcome::Skipped if expected.is_some() => found.unexplained(
+        Outcome::Written { .. } => written(at, sm, expected, mirrors, found),
+        Outcome::Skipped if expected.is_some() => found.unexplained_at(
             BugId::J8,
+            at.answers("skipped", "written: it changes the history"),
             format!("{at}: the session skipped a mutation that changes the history"),
         ),
         Outcome::Skipped => {}
         Outcome::Failed(e) => match fail_mirror {
-            None => found.unexplained(
+            None => found.unexplained_at(
                 BugId::J8,
+                at.answers(format!("error {e}"), "written: no fault was injected"),
                 format!("{at}: failed with no fault injected: {e}"),
             ),
             Some(m) => {
@@ -76,7 +64,38 @@ pub fn shared_history_follows_the_model(
         },
     }
     if let Err(v) = check_origins(&sm.truth.rows(), primary) {
-        found.add(BugId::J8, format!("{at}: {}", v.message));
+        let pointer = at.answers(v.message.clone(), "every row under its own origin");
+        found.add_at(BugId::J8, pointer, format!("{at}: {}", v.message));
+    }
+}
+
+/// J8 (J7, J9): a shared mutation (`at`) was written: the model takes it (`expected`), and
+/// every mirror holds it as it resolved.
+fn written(
+    at: &Step,
+    sm: &mut SharedModel,
+    expected: Option<model::journal::ModelOp<history::journal::Row>>,
+    mirrors: &[MirrorSeen],
+    found: &mut Findings,
+) {
+    match expected.map(|op| sm.truth.apply(&op)) {
+        Some(Ok(next)) => {
+            sm.before = std::mem::replace(&mut sm.truth, next);
+            sm.stale.clear();
+            for m in mirrors {
+                check_mirror_at_resolve(at, sm, m, found);
+            }
+        }
+        Some(Err(e)) => found.unexplained_at(
+            BugId::J8,
+            at.answers("written", format!("refused: {e}")),
+            format!("{at}: the model refuses the mutation: {e}"),
+        ),
+        None => found.unexplained_at(
+            BugId::J8,
+            at.answers("written", "skipped: it changes nothing"),
+            format!("{at}: the history wrote a mutation that changes nothing"),
+        ),
     }
 }
 
@@ -85,7 +104,7 @@ pub fn late_mirrors_start_in_sync(sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, fou
     let Seen::AttachMirror { result, mirror } = o.seen else {
         return;
     };
-    let at = o.at.as_str();
+    let at = &o.at;
     let op = o.op;
     let Some(sm) = sc.shared.as_mut() else {
         return;
@@ -102,14 +121,19 @@ pub fn late_mirrors_start_in_sync(sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, fou
             sm.attached.push(origin.clone());
             let want = sm.of(&sm.truth, &origin);
             if m.rows != want || m.durable.as_ref() != Ok(&want) {
-                found.add(
+                found.add_at(
                     BugId::J7,
+                    at.answers(short(&m.rows), short(&want)),
                     format!("{at}: the mirror of {} attached late holds {}; the history's rows of that origin are {}", origin_name(&origin), short(&m.rows), short(&want)),
                 );
             }
         }
         (Ok(()), None) => sm.attached.push(origin),
-        (Err(e), _) => found.unexplained(BugId::J7, format!("{at}: attaching failed: {e}")),
+        (Err(e), _) => found.unexplained_at(
+            BugId::J7,
+            at.answers(format!("error {e}"), "the mirror attached"),
+            format!("{at}: attaching failed: {e}"),
+        ),
     }
 }
 
@@ -120,24 +144,21 @@ pub fn shared_resumes_keep_mirrors(
     found: &mut Findings,
 ) {
     if let Seen::SharedResume(r) = o.seen {
-        shared_reopened(sc, r, false, found);
+        let step =
+            o.at.clone()
+                .saying(format!("session {} shared resume", sc.s));
+        shared_reopened(sc, &step, r, found);
     }
 }
 
-/// J9 (J7, J8): the shared history and its mirrors reopened, after a crash (`crashed`) or on
-/// purpose: every mirror held every mutation resolved before, and holds the history after.
+/// J9 (J7, J8): the shared history and its mirrors reopened (`at`: after a crash, or on
+/// purpose): every mirror held every mutation resolved before, and holds the history after.
 pub fn shared_reopened(
     sc: &mut SessionCheck<'_>,
+    at: &Step,
     r: &SharedRestart,
-    crashed: bool,
     found: &mut Findings,
 ) {
-    let s = sc.s;
-    let at = if crashed {
-        format!("session {s} after a crash")
-    } else {
-        format!("session {s} shared resume")
-    };
     let Some(sm) = sc.shared.as_mut() else {
         return;
     };
@@ -154,26 +175,30 @@ pub fn shared_reopened(
         let held = held
             .as_ref()
             .map_or_else(|e| format!("an unreadable file ({e})"), |h| short(h));
-        found.add(
+        found.add_at(
             id,
+            at.answers(format!("before the resume: {held}"), short(&want)),
             format!("{at}: before the resume the mirror of {} holds {held}; every mutation resolved before, which needs {}", origin_name(origin), short(&want)),
         );
     }
     if let Err(e) = &r.resumed {
-        found.unexplained(
+        found.unexplained_at(
             BugId::J7,
+            at.answers(format!("error {e}"), "the shared history resumed"),
             format!("{at}: resuming the shared history failed: {e}"),
         );
         return;
     }
     if let Err(v) = check_origins(&sm.truth.rows(), &r.primary) {
-        found.add(BugId::J8, format!("{at}: {}", v.message));
+        let pointer = at.answers(v.message.clone(), "every row under its own origin");
+        found.add_at(BugId::J8, pointer, format!("{at}: {}", v.message));
     }
     for (origin, held) in &r.mirrors {
         let want = sm.of(&sm.truth, origin);
         if *held != want {
-            found.add(
+            found.add_at(
                 BugId::J7,
+                at.answers(short(held), short(&want)),
                 format!("{at}: the resumed mirror of {} holds {}; the history's rows of that origin are {}", origin_name(origin), short(held), short(&want)),
             );
         }
@@ -182,7 +207,7 @@ pub fn shared_reopened(
 }
 
 /// A mirror right after a mutation resolved: it must hold the mutation, durably.
-fn check_mirror_at_resolve(at: &str, sm: &SharedModel, m: &MirrorSeen, found: &mut Findings) {
+fn check_mirror_at_resolve(at: &Step, sm: &SharedModel, m: &MirrorSeen, found: &mut Findings) {
     let want = sm.of(&sm.truth, &m.origin);
     if m.rows == want && m.durable.as_ref() == Ok(&want) {
         return;
@@ -193,14 +218,20 @@ fn check_mirror_at_resolve(at: &str, sm: &SharedModel, m: &MirrorSeen, found: &m
         .durable
         .as_ref()
         .map_or_else(|e| format!("an unreadable file ({e})"), |d| short(d));
+    let pointer = at.answers(
+        format!("{} ({durable} durably)", short(&m.rows)),
+        short(&want),
+    );
     if behind {
-        found.add(
+        found.add_at(
             BugId::J9,
+            pointer,
             format!("{at}: the mutation resolved but the mirror of {} holds {} ({durable} durably): the history before it", origin_name(&m.origin), short(&m.rows)),
         );
     } else {
-        found.add(
+        found.add_at(
             BugId::J7,
+            pointer,
             format!("{at}: the mirror of {} holds {} ({durable} durably); the history's rows of that origin are {}", origin_name(&m.origin), short(&m.rows), short(&want)),
         );
     }

@@ -192,7 +192,9 @@ pub fn judge(
         violations.push(Violation::liveness(
             BugId::P14,
             "after the last fault healed, the replicas did not all answer the model's history within the bound",
-        ));
+        )
+        // A whole-state rule: no read missed, every replica's answers past the bound did.
+        .of_whole_state("every replica's answers after the last fault healed"));
     }
     (expectation, violations)
 }

@@ -141,7 +141,12 @@ fn verdict_html(p: &SeedPicture<'_>, first: Option<usize>) -> String {
 /// departing read answered at the same simulated time); empty when the violation names none.
 fn first_wrong_html(v: &Violation, facts: &Facts) -> String {
     let Some(d) = &v.first_divergence else {
-        return String::new();
+        return v.first_wrong_answer().map_or(String::new(), |w| {
+            format!(
+                "<div class=\"first-wrong\">{}</div>",
+                escape(&format!("first wrong answer: {w}"))
+            )
+        });
     };
     let text = escape(&format!("first wrong answer: {d}"));
     let read = facts

@@ -10,6 +10,18 @@ pub(super) fn markdown(md: &mut String, violations: &[Violation]) {
         .iter()
         .filter_map(|v| Some((v, v.first_divergence.as_ref()?)))
         .collect();
+    let whole: Vec<String> = violations
+        .iter()
+        .filter(|v| v.first_divergence.is_none())
+        .filter_map(|v| Some(format!("{} ({})", v.id, v.whole_state.as_ref()?)))
+        .collect();
+    if !whole.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nWhole-state rules (no single request answered wrong): {}.",
+            whole.join("; ")
+        );
+    }
     if named.is_empty() {
         return;
     }

@@ -73,8 +73,7 @@ pub fn junit(s: &Summary) -> String {
 /// wrong answer when the violation names one, and the replay command.
 fn hit_line(f: &super::FailureSummary, v: &crate::outcome::Violation) -> String {
     let first = v
-        .first_divergence
-        .as_ref()
+        .first_wrong_answer()
         .map_or(String::new(), |d| format!("; first wrong answer: {d}"));
     format!(
         "seed {}: {}{first} (replay: {})",

@@ -82,8 +82,9 @@ fn whole_state_errors(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
     let mut judge = |what: &str, call: &str, errors: Vec<(String, &String)>| {
         for (stores, message) in errors {
-            f.add(
+            f.add_whole_state(
                 BugId::R24,
+                format!("{what}, no request of the client's"),
                 format!("{what}: {stores} answered {call} with an error where the contract asks for an answer: {message}"),
             );
         }

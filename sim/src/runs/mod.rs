@@ -71,6 +71,9 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     } else {
         check::check(scenario, &record, config.store)
     };
+    if let Some(sut) = &config.sut {
+        check::wording::name_the_system(&mut violations, &sut.command);
+    }
     if !record.stuck_runs.is_empty() {
         let ids: Vec<&str> = record
             .stuck_runs
@@ -80,7 +83,9 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
         violations.push(crate::outcome::Violation::liveness(
             history::BugId::R4,
             format!("after every fault healed, runs {ids:?} never stopped, so their journals never flushed"),
-        ));
+        )
+        // A whole-state rule: the runs' state once every fault healed, not one request.
+        .of_whole_state("the runs still running once every fault healed"));
     }
     let details = config
         .keep_trace

@@ -432,12 +432,14 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
             emitted.or_else(|| deleted_run_emitting(cx, truth, &r.thread, &r.text))
         else {
             all_right = false;
-            f.unexplained(
+            let rated = short(&r.text);
+            f.unexplained_at(
                 BugId::R1,
+                at_rating(r, "")
+                    .answered_instead(format!("a message a run emitted, not `{rated}`")),
                 format!(
-                    "{}: the client rated `{}`, which no run emitted",
-                    r.thread,
-                    short(&r.text)
+                    "{}: the client rated `{rated}`, which no run emitted",
+                    r.thread
                 ),
             );
             continue;
@@ -499,8 +501,10 @@ fn feedback_store_holds_what_stands(cx: &Context<'_>, f: &mut Findings) {
             .map(|fb| (fb.run_id.clone(), fb.user_id.clone(), fb.rating.value()))
             .collect();
         if got != want {
-            f.add(
+            // A whole-state rule: the feedback store's rows are read once the world ended.
+            f.add_whole_state(
                 BugId::R6,
+                "the feedback store's rows at the end",
                 format!(
                     "{key}: the feedback store holds {}, the ratings given were {}",
                     ratings(&got),

@@ -4,7 +4,7 @@
 //! the run's rows (R15); paging one run's messages returns exactly what the run emitted (R16).
 //! Where the two backends answered one of these calls differently, R9.
 
-use super::check::wording::{alike, answered, client_store, when, Asked, Call};
+use super::check::wording::{alike, answered, client_store, differ, row_seqs, when, Asked, Call};
 use super::context::{of_row, Context};
 use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
@@ -291,15 +291,37 @@ fn page_shape_fault(
 
 /// R9 for the wider API: both backends answer every deletion, receipt and per-run page alike.
 pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    let slot = cx.record.first_slot;
     for d in &cx.record.deletions {
-        if !d.deleted.agree() || !d.max_seq_after.agree() {
-            f.add(
+        let count = |n: &u64| format!("{n} rows deleted");
+        let max_seq = |n: &u64| format!("max_seq {n}");
+        let calls = vec![
+            (
+                "max_seq before delete_by_run",
+                differ(&d.max_seq_before, max_seq),
+            ),
+            ("delete_by_run", differ(&d.deleted, count)),
+            (
+                "max_seq after delete_by_run",
+                differ(&d.max_seq_after, max_seq),
+            ),
+            (
+                "list_events after delete_by_run",
+                differ(&d.events_after, |r| row_seqs(r)),
+            ),
+            (
+                "list_messages_by_run after delete_by_run",
+                differ(&d.messages_after, |r| row_seqs(r)),
+            ),
+        ];
+        if let Some(pointer) = Call::deletion(d).first_apart(slot, calls) {
+            f.add_at(
                 BugId::R9,
+                pointer,
                 format!(
-                    "op {}: delete_by_run({}): {} deleted {} (max_seq {}), sqlite deleted {} (max_seq {})",
+                    "op {}: delete_by_run({}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
                     d.op,
                     d.run_id,
-                    cx.record.first_slot,
                     answered(&d.deleted.memory),
                     answered(&d.max_seq_after.memory),
                     answered(&d.deleted.sqlite),

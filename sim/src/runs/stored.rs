@@ -65,9 +65,14 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
             continue;
         }
         let Ok(dump) = dump else { continue };
+        // A whole-state rule: the dump at the end is compared with every write, so which read
+        // changed a row is not known (the reads answer what the store holds, not what they did
+        // to it).
+        let state = format!("the rows {name} holds at the end");
         if dump.len() != written.len() {
-            f.add(
+            f.add_whole_state(
                 BugId::R3,
+                state,
                 format!(
                     "{name}: {} rows held but {} were written",
                     dump.len(),
@@ -77,8 +82,9 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
             continue;
         }
         if let Some((stored, w)) = dump.iter().zip(&written).find(|(s, w)| s != *w) {
-            f.add(
+            f.add_whole_state(
                 BugId::R3,
+                state,
                 format!(
                     "a read changed {name}: row seq {} of {} ({}) now differs in {}",
                     w.seq,
@@ -117,8 +123,10 @@ fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut F
         for (thread_id, count) in counts {
             let want = expected.get(thread_id.as_str()).copied().unwrap_or(0);
             if *count != want {
-                f.add(
+                // A whole-state rule: the counts are read once, when the world ended.
+                f.add_whole_state(
                     BugId::R3,
+                    format!("the {name} store's event counts at the end"),
                     format!("the {name} store counts {count} events in thread {thread_id} but {want} were written and not deleted"),
                 );
             }
@@ -200,9 +208,11 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
                 TraceMark::any_time(format!("stop {} ", spec.id)),
                 TraceMark::any_time("crash worker-"),
             ];
+            // A whole-state rule: what a run left in the store is read once its world ended;
+            // its writes and its stop are the lines shown.
             f.add_at(
                 BugId::R4,
-                Pointer::lines(marks),
+                Pointer::lines(marks).of_whole_state(format!("the rows stored of {}", spec.id)),
                 format!("{} ({}): {how}", spec.id, or_none(outcome)),
             );
         }
@@ -225,8 +235,10 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
         }
     }
     if !cx.record.dumps.agree() {
-        f.add(
+        // A whole-state rule: the stores' rows, dumped once the world ended.
+        f.add_whole_state(
             BugId::R9,
+            "the rows each store holds at the end",
             format!(
                 "the stores hold different rows: {}",
                 rows_differ(cx, &cx.record.dumps.memory, &cx.record.dumps.sqlite)

@@ -7,7 +7,7 @@
 //! thread and counts them, the thread then reads empty everywhere, and its next row is
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
-use super::check::wording::{alike, answered, at_write, client_store, Call};
+use super::check::wording::{alike, answered, at_write, client_store, differ, row_seqs, Call};
 use super::context::Context;
 use super::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
 use crate::divergence::TraceMark;
@@ -212,20 +212,40 @@ fn next_write_is_numbered_one(
 
 /// R9 for thread deletions: both backends answer the deletion and the reads after it alike.
 pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    let slot = cx.record.first_slot;
     for d in &cx.record.thread_deletions {
-        let differ = !d.deleted.agree()
-            || !d.max_seq_after.agree()
-            || !d.count_after.agree()
-            || !d.messages_after.agree()
-            || !d.events_after.agree();
-        if differ {
-            f.add(
+        let count = |n: &u64| format!("{n} rows");
+        let max_seq = |n: &u64| format!("max_seq {n}");
+        let calls = vec![
+            (
+                "delete_by_thread",
+                differ(&d.deleted, |n| format!("{n} rows deleted")),
+            ),
+            (
+                "max_seq after delete_by_thread",
+                differ(&d.max_seq_after, max_seq),
+            ),
+            (
+                "count_messages after delete_by_thread",
+                differ(&d.count_after, count),
+            ),
+            (
+                "list_messages after delete_by_thread",
+                differ(&d.messages_after, |r| row_seqs(r)),
+            ),
+            (
+                "list_events after delete_by_thread",
+                differ(&d.events_after, |r| row_seqs(r)),
+            ),
+        ];
+        if let Some(pointer) = Call::thread_deletion(d).first_apart(slot, calls) {
+            f.add_at(
                 BugId::R9,
+                pointer,
                 format!(
-                    "op {}: delete_by_thread({}): {} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
+                    "op {}: delete_by_thread({}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
                     d.op,
                     d.thread,
-                    cx.record.first_slot,
                     answered(&d.deleted.memory),
                     answered(&d.max_seq_after.memory),
                     answered(&d.deleted.sqlite),

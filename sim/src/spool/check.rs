@@ -11,6 +11,7 @@
 use super::scenario::{RequestSpec, ShapeSpec, SpoolScenario};
 use super::source::{compressed, prefix};
 use super::world::{head, shape, RequestSeen, WorldRecord};
+use crate::divergence::{trimmed_texts, Divergence, TraceMark};
 use crate::outcome::Violation;
 use history::journal::{Block, Row, Speaker};
 use history::spool::{RequestHead, Shape, SpoolReport};
@@ -72,59 +73,110 @@ fn model_row(row: &Row) -> oracle::Row {
     oracle::Row { speaker, blocks }
 }
 
+/// One thing a request did wrong: in words, and its answer beside the model's.
+#[derive(Debug)]
+pub struct Wrong {
+    pub message: String,
+    pub answered: String,
+    pub expected: String,
+}
+
+fn wrong(message: String, answered: impl Into<String>, expected: impl Into<String>) -> Wrong {
+    Wrong {
+        message,
+        answered: answered.into(),
+        expected: expected.into(),
+    }
+}
+
 /// Every J14 figure of one request that disagrees: Content-Length, the sealed size and the bytes
 /// sent must be equal, and the builder must have held no more than a streaming builder may.
-pub fn report_violations(report: &SpoolReport) -> Vec<String> {
+pub fn report_violations(report: &SpoolReport) -> Vec<Wrong> {
     let mut out = Vec::new();
-    if report.content_length != report.sealed_bytes {
-        out.push(format!(
-            "Content-Length {} differs from the sealed size {}",
-            report.content_length, report.sealed_bytes
+    let (cl, sealed, sent) = (
+        report.content_length,
+        report.sealed_bytes,
+        report.sent_bytes,
+    );
+    if cl != sealed {
+        out.push(wrong(
+            format!("Content-Length {cl} differs from the sealed size {sealed}"),
+            format!("Content-Length {cl}"),
+            format!("Content-Length {sealed}, the sealed size"),
         ));
     }
-    if report.sent_bytes != report.sealed_bytes {
-        out.push(format!(
-            "{} body bytes sent for a sealed size of {}",
-            report.sent_bytes, report.sealed_bytes
+    if sent != sealed {
+        out.push(wrong(
+            format!("{sent} body bytes sent for a sealed size of {sealed}"),
+            format!("{sent} body bytes sent"),
+            format!("{sealed} body bytes sent, the sealed size"),
         ));
     }
-    if report.peak_buffered_bytes > report.buffered_bound_bytes {
-        out.push(format!(
-            "the builder held {} bytes in memory, over the streaming bound of {}",
-            report.peak_buffered_bytes, report.buffered_bound_bytes
+    let (peak, bound) = (report.peak_buffered_bytes, report.buffered_bound_bytes);
+    if peak > bound {
+        out.push(wrong(
+            format!("the builder held {peak} bytes in memory, over the streaming bound of {bound}"),
+            format!("{peak} bytes held in memory"),
+            format!("at most {bound} bytes held (the streaming bound)"),
         ));
     }
     out
 }
 
+/// The violations of a played spool world. Every J14 finding is about one request: its step
+/// index `k` is its simulated time (`k + 1` microseconds, as its trace line is stamped) and its
+/// first wrong answer. Setting up the history, a request never run and the request directory
+/// left behind are whole-state findings: no request answered them.
 pub fn check(scenario: &SpoolScenario, record: &WorldRecord) -> Vec<Violation> {
-    let mut found: Vec<String> = Vec::new();
+    let mut found: Vec<Violation> = Vec::new();
+    let whole = |message: String, state: &str| Violation {
+        whole_state: Some(state.to_string()),
+        ..Violation::safety(BugId::J14, message)
+    };
     if let Err(e) = &record.setup {
-        found.push(e.clone());
+        found.push(whole(
+            e.clone(),
+            "the history and the request directory, set up before any request",
+        ));
     } else {
         let rows = compressed(&record.history, scenario.compress_keep);
         let head = head(scenario);
         for (k, (spec, seen)) in scenario.requests.iter().zip(&record.requests).enumerate() {
-            let at = format!("request {k} ({})", shape_name(spec.shape));
-            for what in check_request(spec, seen, &rows, &head) {
-                found.push(format!("{at}: {what}"));
+            let shape = shape_name(spec.shape);
+            let at = format!("request {k} ({shape})");
+            let at_us = k as u64 + 1;
+            for w in check_request(spec, seen, &rows, &head) {
+                let d = Divergence::of(
+                    format!("send ({shape})"),
+                    k as u64,
+                    at_us,
+                    "the spool builder",
+                )
+                .answers(w.answered, w.expected);
+                let mut v =
+                    Violation::safety(BugId::J14, format!("{at}: {}", w.message)).diverged_at(d);
+                v.trace_marks = vec![TraceMark::at(at_us, format!("request {k} "))];
+                found.push(v);
             }
         }
         if record.requests.len() != scenario.requests.len() {
-            found.push(format!(
-                "{} of {} requests ran",
-                record.requests.len(),
-                scenario.requests.len()
+            found.push(whole(
+                format!(
+                    "{} of {} requests ran",
+                    record.requests.len(),
+                    scenario.requests.len()
+                ),
+                "the requests that ran",
             ));
         }
         if let Err(e) = &record.dir_closed {
-            found.push(format!("the request directory could not be removed: {e}"));
+            found.push(whole(
+                format!("the request directory could not be removed: {e}"),
+                "the request directory after every request",
+            ));
         }
     }
     found
-        .into_iter()
-        .map(|m| Violation::safety(BugId::J14, m))
-        .collect()
 }
 
 /// What one request did wrong: its build, its report, its rows, its bytes against the oracle's,
@@ -134,21 +186,33 @@ fn check_request(
     seen: &RequestSeen,
     rows: &[Row],
     head: &RequestHead,
-) -> Vec<String> {
+) -> Vec<Wrong> {
     let mut found = Vec::new();
     if let Err(e) = &seen.built {
-        found.push(format!("building the body failed: {e}"));
+        found.push(wrong(
+            format!("building the body failed: {e}"),
+            format!("error {e}"),
+            "a sealed body",
+        ));
         return found;
     }
     match &seen.report {
         Ok(report) => found.extend(report_violations(report)),
-        Err(e) => found.push(format!("sending failed: {e}")),
+        Err(e) => found.push(wrong(
+            format!("sending failed: {e}"),
+            format!("error {e}"),
+            "the body sent",
+        )),
     }
     let n = prefix(rows.len(), spec.rows_percent);
     if seen.rows != n {
-        found.push(format!(
-            "the source gave {} rows; the history has {n} for this request",
-            seen.rows
+        found.push(wrong(
+            format!(
+                "the source gave {} rows; the history has {n} for this request",
+                seen.rows
+            ),
+            format!("{} rows", seen.rows),
+            format!("{n} rows"),
         ));
     }
     match oracle_body(shape(spec.shape), head, &rows[..n]) {
@@ -158,14 +222,26 @@ fn check_request(
                 .zip(&seen.spool)
                 .position(|(a, b)| a != b)
                 .unwrap_or(want.len().min(seen.spool.len()));
-            found.push(format!(
-                "the spool ({} bytes) differs from the oracle's body ({} bytes) at byte {at_byte}",
-                seen.spool.len(),
-                want.len()
+            let (a, e) = trimmed_texts(
+                &String::from_utf8_lossy(&seen.spool),
+                &String::from_utf8_lossy(&want),
+            );
+            found.push(wrong(
+                format!(
+                    "the spool ({} bytes) differs from the oracle's body ({} bytes) at byte {at_byte}",
+                    seen.spool.len(),
+                    want.len()
+                ),
+                a,
+                e,
             ));
         }
         Ok(_) => {}
-        Err(e) => found.push(format!("the oracle refuses the rows: {e}")),
+        Err(e) => found.push(wrong(
+            format!("the oracle refuses the rows: {e}"),
+            "a body",
+            format!("refused: {e}"),
+        )),
     }
     found.extend(check_received(seen));
     found
@@ -173,28 +249,45 @@ fn check_request(
 
 /// The server received exactly the sealed spool, with a matching Content-Length, and the spool's
 /// files are gone.
-fn check_received(seen: &RequestSeen) -> Vec<String> {
+fn check_received(seen: &RequestSeen) -> Vec<Wrong> {
     let mut found = Vec::new();
     match &seen.received {
         Some(r) => {
             if r.content_length != Some(r.body.len() as u64) {
-                found.push(format!(
-                    "the server received {} body bytes for Content-Length {}",
-                    r.body.len(),
-                    r.content_length
-                        .map_or_else(|| "none".to_string(), |n| n.to_string())
+                let cl = r
+                    .content_length
+                    .map_or_else(|| "none".to_string(), |n| n.to_string());
+                found.push(wrong(
+                    format!(
+                        "the server received {} body bytes for Content-Length {cl}",
+                        r.body.len()
+                    ),
+                    format!("Content-Length {cl}"),
+                    format!("Content-Length {}, the bytes received", r.body.len()),
                 ));
             }
             if r.body != seen.spool {
-                found.push("the bytes the server received are not the sealed spool".into());
+                found.push(wrong(
+                    "the bytes the server received are not the sealed spool".into(),
+                    format!("{} bytes received", r.body.len()),
+                    format!("the sealed spool's {} bytes", seen.spool.len()),
+                ));
             }
         }
-        None => found.push("nothing reached the server".into()),
+        None => found.push(wrong(
+            "nothing reached the server".into(),
+            "nothing received",
+            format!("the sealed spool's {} bytes", seen.spool.len()),
+        )),
     }
     if !seen.left.is_empty() {
-        found.push(format!(
-            "spool files left behind after the send: {}",
-            seen.left.join(", ")
+        found.push(wrong(
+            format!(
+                "spool files left behind after the send: {}",
+                seen.left.join(", ")
+            ),
+            format!("left: {}", seen.left.join(", ")),
+            "no spool file left",
         ));
     }
     found
@@ -222,14 +315,17 @@ mod tests {
             peak_buffered_bytes: 5,
             buffered_bound_bytes: 5,
         };
-        assert_eq!(report_violations(&ok), Vec::<String>::new());
+        assert!(report_violations(&ok).is_empty());
         let bad = SpoolReport {
             content_length: 9,
             sent_bytes: 11,
             peak_buffered_bytes: 6,
             ..ok
         };
-        let v = report_violations(&bad);
+        let v: Vec<String> = report_violations(&bad)
+            .into_iter()
+            .map(|w| w.message)
+            .collect();
         assert_eq!(v.len(), 3, "{v:?}");
         assert!(v[0].contains("Content-Length 9"), "{v:?}");
         assert!(v[1].contains("11 body bytes sent"), "{v:?}");

@@ -9,6 +9,7 @@ mod differences;
 mod error_answers;
 mod examples;
 mod first_divergence;
+mod first_wrong_answers;
 mod fuzz;
 mod hostile_text;
 mod inspect;

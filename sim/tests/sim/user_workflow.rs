@@ -144,6 +144,8 @@ fn a_regression_of_your_system_goes_to_your_directory_and_passes_once_fixed() {
     assert!(text.contains("R14"), "{text}");
     // The request to look at in the user's system, with both answers.
     assert!(text.contains("first wrong answer: put_if_absent"), "{text}");
+    // The instance that answered is named with the command it runs.
+    assert!(text.contains(&format!("store (`{broken}`)")), "{text}");
     // Without `--sut` the file plays against the system it was found in: still broken.
     let (code, text) = histsim_in(&dir, &["scenarios", "histsim-regressions"], &[]);
     assert_eq!(code, Some(1), "{text}");

@@ -183,6 +183,75 @@ impl Call {
     }
 }
 
+/// A call's two answers when they differ (R9), as a user reads them: the first store's, then
+/// sqlite's; `None` when both stores answered alike.
+pub(crate) fn differ<T>(
+    both: &Both<Answer<T>>,
+    say: impl Fn(&T) -> String,
+) -> Option<(String, String)> {
+    let word = |a: &Answer<T>| match a {
+        Ok(v) => say(v),
+        Err(e) => format!("error {e}"),
+    };
+    (!both.agree()).then(|| (word(&both.memory), word(&both.sqlite)))
+}
+
+/// Rows as R9 compares them: `3 rows, seqs 4, 5, 6`.
+pub(crate) fn row_seqs(rows: &[history::runs::RunEvent]) -> String {
+    format!(
+        "{} rows, seqs {}",
+        rows.len(),
+        listed(rows.iter().map(|r| r.seq))
+    )
+}
+
+impl Call {
+    /// R9's pointer at the first of a call's answers (the call itself, then the reads the
+    /// client made right after it, in that order) where the two stores differ: sqlite's answer
+    /// beside the first store's. `None` when they agree on every one.
+    pub(crate) fn first_apart(
+        &self,
+        first_slot: &str,
+        calls: Vec<(&str, Option<(String, String)>)>,
+    ) -> Option<crate::outcome::Pointer> {
+        let (call, (first, sqlite)) = calls
+            .into_iter()
+            .find_map(|(call, apart)| Some((call, apart?)))?;
+        Some(self.answered(
+            call,
+            &format!("the {first_slot} and sqlite stores"),
+            format!("sqlite: {sqlite}"),
+            format!("{first}, as the {first_slot} store answered"),
+        ))
+    }
+}
+
+/// With a system under test, the instances a first wrong answer names (`the memory store`,
+/// `the memory and sqlite stores`: the system's processes opened as `memory` and `sqlite`)
+/// named with the command they run (``the memory store (`python3 store.py`)``). Histsim's own
+/// parts (its feedback store, the client's run mapping, the summarization middleware) are
+/// left as they are.
+pub(crate) fn name_the_system(violations: &mut [crate::outcome::Violation], command: &str) {
+    let of_the_system = |by: &str| {
+        let stores = by.strip_prefix("the ").and_then(|b| {
+            b.strip_suffix(" stores")
+                .or_else(|| b.strip_suffix(" store"))
+        });
+        stores.is_some_and(|s| {
+            s.split(" and ")
+                .all(|slot| ["memory", "jsonl", "sqlite"].contains(&slot))
+        })
+    };
+    for d in violations
+        .iter_mut()
+        .filter_map(|v| v.first_divergence.as_mut())
+    {
+        if of_the_system(&d.by) {
+            d.by = format!("{} (`{command}`)", d.by);
+        }
+    }
+}
+
 /// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
 /// sqlite 12`): the sqlite store's answer, then the other store's, which it must equal.
 pub(crate) fn apart(message: &str) -> (String, String) {
@@ -251,6 +320,34 @@ pub(crate) fn cursor(cursor: &MessageCursor) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_system_under_test_is_named_by_its_command() {
+        use crate::divergence::Divergence;
+        use crate::outcome::Violation;
+        let at = |by: &str| {
+            Violation::safety(history::BugId::R9, "x")
+                .diverged_at(Divergence::of("page", 1, 2, by).answers("a", "b"))
+        };
+        let mut v = vec![
+            at("the memory and sqlite stores"),
+            at("the sqlite store"),
+            at("the feedback store"),
+        ];
+        name_the_system(&mut v, "python3 store.py");
+        let by: Vec<&str> = v
+            .iter()
+            .filter_map(|v| v.first_divergence.as_ref().map(|d| d.by.as_str()))
+            .collect();
+        assert_eq!(
+            by,
+            [
+                "the memory and sqlite stores (`python3 store.py`)",
+                "the sqlite store (`python3 store.py`)",
+                "the feedback store",
+            ]
+        );
+    }
 
     #[test]
     fn values_read_as_words_not_rust() {

@@ -1,0 +1,310 @@
+//! The first wrong answer of the rules about one request beyond the runs workload's reads: the
+//! journal's operations and restarts, the spool's requests, the runs stores disagreeing on a
+//! deletion or on what reads show after it (R9); and the whole-state rules, which say so.
+//! Played through the library on the catalog's scenario files, with their bug planted.
+
+use history::BugId;
+use sim::outcome::Violation;
+use sim::run::run_scenario_file;
+use sim::runs::record::{Both, WorldRecord};
+use sim::runs::scenario::RunsScenario;
+use sim::runs::{check, world};
+use sim::scenario_file::ScenarioFile;
+use sim::workload::{StoreKind, WorldConfig};
+use std::path::{Path, PathBuf};
+
+fn scenario_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{file}.toml"))
+}
+
+/// The violations of catalog scenario `file` played with `id` planted, and its full trace.
+fn played(file: &str, id: BugId) -> (Vec<Violation>, Vec<String>) {
+    let file = ScenarioFile::load(&scenario_path(file)).unwrap_or_else(|e| panic!("{e}"));
+    let config = WorldConfig {
+        keep_trace: true,
+        ..WorldConfig::new(StoreKind::Memory, history::Planted::none())
+    };
+    let run = run_scenario_file(&file, &config, Some(id));
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    let trace = run.trace.full().expect("the full trace").to_vec();
+    (run.violations, trace)
+}
+
+/// The first violation of `id`, which names its first wrong answer: every field said, and the
+/// trace line of its request marked at its time.
+fn first_wrong(
+    violations: &[Violation],
+    trace: &[String],
+    id: BugId,
+) -> sim::divergence::Divergence {
+    let v = violations
+        .iter()
+        .find(|v| v.id == id)
+        .unwrap_or_else(|| panic!("no {id} in {violations:#?}"));
+    let d = v
+        .first_divergence
+        .clone()
+        .unwrap_or_else(|| panic!("{id} names no first wrong answer: {v}"));
+    for (field, text) in [
+        ("op", &d.op),
+        ("by", &d.by),
+        ("answered", &d.answered),
+        ("expected", &d.expected),
+    ] {
+        assert!(!text.is_empty(), "{id}: no {field}: {d}");
+        assert!(
+            !text.contains("Some(") && !text.contains("{ "),
+            "{id}: {field}: {text}"
+        );
+    }
+    assert_ne!(d.answered, d.expected, "{id}: {d}");
+    let mark = v.trace_marks.first().expect("the request's trace mark");
+    assert_eq!(mark.at_us, Some(d.at_us), "{id}: {d}");
+    assert!(
+        trace.iter().any(|l| mark.marks(l)),
+        "{id}: no trace line of {d} in\n{}",
+        trace.join("\n")
+    );
+    d
+}
+
+#[test]
+fn a_journal_operation_names_its_step_and_both_answers() {
+    let cases = [
+        (
+            "j11_statistics_rescan_the_journal",
+            BugId::J11,
+            "read",
+            3,
+            "536 bytes read",
+        ),
+        (
+            "j15_compound_shapes_as_several_records",
+            BugId::J15,
+            "rewind",
+            3,
+            "2 records written",
+        ),
+        (
+            "j17_interleaved_token_counts",
+            BugId::J17,
+            "estimate",
+            1,
+            "6, 2 tokens",
+        ),
+        (
+            "j13_truncation_reprojects_per_candidate",
+            BugId::J13,
+            "send",
+            2,
+            "24 rows visited",
+        ),
+        (
+            "j12_mutation_refolds_the_journal",
+            BugId::J12,
+            "shared",
+            0,
+            "69 bytes read back",
+        ),
+        (
+            "j04_failed_resume_leaves_no_recording",
+            BugId::J4,
+            "switch",
+            2,
+            "recording none",
+        ),
+        (
+            "j18_disposal_is_fire_and_forget",
+            BugId::J18,
+            "process start",
+            1,
+            "scratch left: ",
+        ),
+    ];
+    for (file, id, op, request, answered) in cases {
+        let (violations, trace) = played(&format!("journal/{file}"), id);
+        let d = first_wrong(&violations, &trace, id);
+        assert_eq!((d.op.as_str(), d.request), (op, request), "{file}: {d}");
+        assert!(d.answered.starts_with(answered), "{file}: {d}");
+        assert!(d.by.starts_with("session 0's "), "{file}: {d}");
+    }
+}
+
+#[test]
+fn a_restart_after_a_crash_names_the_crash_and_what_it_reopened() {
+    let (violations, trace) = played("journal/j01_crash_mid_replacement_shows_a_mix", BugId::J1);
+    let d = first_wrong(&violations, &trace, BugId::J1);
+    assert_eq!(
+        d.op, "resume session.journal after the crash at op 2",
+        "{d}"
+    );
+    assert_eq!(d.request, 2, "{d}");
+    assert_eq!(d.by, "session 0's restarted process", "{d}");
+    assert!(d.answered.starts_with("reopened as 1 rows"), "{d}");
+    assert!(d.expected.starts_with("4 rows"), "{d}");
+    let (violations, trace) = played(
+        "journal/j21_recovery_forgets_an_open_replacement",
+        BugId::J21,
+    );
+    let d = first_wrong(&violations, &trace, BugId::J21);
+    assert_eq!(d.answered, "transaction 3 open after the resume", "{d}");
+    assert_eq!(d.expected, "no transaction open", "{d}");
+}
+
+#[test]
+fn a_spool_request_names_its_index_time_and_the_bound() {
+    let (violations, trace) = played("spool/j14_body_built_in_memory", BugId::J14);
+    let d = first_wrong(&violations, &trace, BugId::J14);
+    assert_eq!(
+        (d.op.as_str(), d.request, d.at_us),
+        ("send (openai)", 0, 1),
+        "{d}"
+    );
+    assert_eq!(d.answered, "14891 bytes held in memory", "{d}");
+    assert_eq!(
+        d.expected, "at most 7975 bytes held (the streaming bound)",
+        "{d}"
+    );
+}
+
+#[test]
+fn whole_state_rules_say_so_instead_of_nothing() {
+    let (violations, _) = played("journal/j16_unbounded_density_record", BugId::J16);
+    let v = violations.iter().find(|v| v.id == BugId::J16).expect("J16");
+    assert!(v.first_divergence.is_none(), "{v}");
+    assert_eq!(
+        v.first_wrong_answer().as_deref(),
+        Some("none, a whole-state rule: the bytes of session.journal at the end")
+    );
+    let (violations, _) = played("runs/r03_reads_write_into_the_store", BugId::R3);
+    let v = violations.iter().find(|v| v.id == BugId::R3).expect("R3");
+    assert_eq!(
+        v.whole_state.as_deref(),
+        Some("the rows the memory store holds at the end"),
+        "{v}"
+    );
+    let json = serde_json::to_value(v).expect("JSON");
+    assert_eq!(
+        json["whole_state"],
+        "the rows the memory store holds at the end"
+    );
+}
+
+/// The runs scenario of catalog file `file`, played with no bug planted.
+fn runs_world(file: &str) -> (RunsScenario, WorldRecord) {
+    let text = std::fs::read_to_string(scenario_path(file)).expect("the scenario file");
+    let mut table: toml::Table = toml::from_str(&text).expect("TOML");
+    let scenario: RunsScenario = table
+        .remove("runs")
+        .expect("a [runs] table")
+        .try_into()
+        .expect("a runs scenario");
+    let config = WorldConfig::new(StoreKind::Memory, history::Planted::none());
+    let record = world::play(&scenario, &config);
+    assert!(record.failure.is_none(), "{:?}", record.failure);
+    (scenario, record)
+}
+
+/// R9 of a deletion: no planted bug splits the two stores on a deletion (each planted deletion
+/// bug is in both), so the sqlite store's answers are replaced in the record, as a store that
+/// answered them would have: the finding names the first call of the deletion whose answers
+/// differ, the deletion's own or a read right after it.
+#[test]
+fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
+    let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
+    let d = &mut record.deletions[0];
+    let (op, at_us) = (d.op, d.at_us);
+    let seq = record
+        .written
+        .iter()
+        .find(|w| w.event.run_id == d.run_id)
+        .map(|w| w.event.seq);
+    let mut rows = d.events_after.sqlite.clone().expect("an answer");
+    // A row of the deleted run the sqlite store still shows.
+    let deleted = record.written.iter().find(|w| w.event.run_id == d.run_id);
+    rows.push(deleted.expect("a row of the run").event.clone());
+    d.events_after = Both::new(d.events_after.memory.clone(), Ok(rows));
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
+    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    assert_eq!(first.op, "list_events after delete_by_run", "{first}");
+    assert_eq!((first.request, first.at_us), (op, at_us), "{first}");
+    let seq = seq.expect("a row of the run");
+    assert_eq!(
+        first.answered,
+        format!("sqlite: 1 rows, seqs {seq}"),
+        "{first}"
+    );
+    assert_eq!(
+        first.expected, "0 rows, seqs none, as the memory store answered",
+        "{first}"
+    );
+
+    let (scenario, mut record) = runs_world("runs/r23_a_thread_deletion_leaves_the_runs_traces");
+    let d = &mut record.thread_deletions[0];
+    let (op, at_us) = (d.op, d.at_us);
+    d.count_after = Both::new(Ok(0), Ok(2));
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
+    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    assert_eq!(first.op, "count_messages after delete_by_thread", "{first}");
+    assert_eq!((first.request, first.at_us), (op, at_us), "{first}");
+    assert_eq!(first.answered, "sqlite: 2 rows", "{first}");
+    assert_eq!(
+        first.expected, "0 rows, as the memory store answered",
+        "{first}"
+    );
+}
+
+/// An error answer to a per-run page (R16's read) or a filtered event read (R17's) is judged
+/// under R24, which names the read that answered it, the error and what the contract asks: an
+/// answer. The rules of R16 and R17 pass over the error (they have nothing to compare), so the
+/// read has one first wrong answer, not two.
+#[test]
+fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
+    use sim::runs::record::ReadKind;
+    for (file, op) in [
+        (
+            "runs/r16_a_runs_page_is_cut_from_the_threads",
+            "run messages",
+        ),
+        (
+            "runs/r17_a_tasks_page_is_cut_before_its_filter",
+            "filtered events",
+        ),
+    ] {
+        let (scenario, mut record) = runs_world(file);
+        let read = record
+            .reads
+            .iter_mut()
+            .find(|r| {
+                matches!(
+                    r.kind,
+                    ReadKind::RunMessages { .. } | ReadKind::FilteredEvents { .. }
+                )
+            })
+            .expect("a read of the rule");
+        let (request, at_us) = (read.op, read.at_us);
+        let failed = || Err("internal: no such run".to_string());
+        match &mut read.kind {
+            ReadKind::RunMessages { pages, .. } | ReadKind::FilteredEvents { pages, .. } => {
+                *pages = Both::new(failed(), failed());
+            }
+            _ => unreachable!("found above"),
+        }
+        let violations = check::check(&scenario, &record, StoreKind::Memory);
+        let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+        assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
+        let d = violations[0]
+            .first_divergence
+            .as_ref()
+            .expect("a first wrong answer");
+        assert_eq!(
+            (d.op.as_str(), d.request, d.at_us),
+            (op, request, at_us),
+            "{d}"
+        );
+        assert!(d.answered.ends_with(": error internal: no such run"), "{d}");
+        assert!(d.expected.ends_with(": an answer"), "{d}");
+    }
+}
