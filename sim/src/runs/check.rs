@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R24.
+//! The invariant checkers of the runs workload, R1 to R25.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -57,6 +57,9 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // An error answer is the store's own word that it failed: nothing narrower explains
         // it, and the rules below pass over the answers it replaced.
         BugId::R24,
+        // A journal that records the wrong human input (R25) stores other events than the run
+        // emitted (R4) and shows them in every read (R1).
+        BugId::R25,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -106,6 +109,7 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, filtered_answers_agree),
     (BugId::R3, store_unchanged_by_reads),
     (BugId::R5, seqs_unique_and_increasing),
+    (BugId::R25, super::journal_rules::inputs_are_the_users),
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R17, filtered_events_match_the_model),

@@ -69,6 +69,9 @@ fn weave_wider_calls(
     // Hostile material in the texts, last of all (callers' messages included).
     let text_rng = seed.substream(Stream::Workload, TEXT_SUBSTREAM);
     add_hostile_material(runs, text_rng);
+    // What the model calls carry besides each user turn: no text of the script changes.
+    let mut input_rng = seed.substream(Stream::Workload, super::model_input::SUBSTREAM);
+    super::model_input::add_model_inputs(runs, &mut input_rng);
     ops
 }
 
@@ -292,6 +295,7 @@ impl Generator<'_> {
             stop,
             messages,
             tasks: Vec::new(),
+            model_input: Default::default(),
         });
         self.runs.len() - 1
     }
@@ -455,6 +459,7 @@ impl Generator<'_> {
                 summarize,
                 stop: Stop::End,
                 tasks: Vec::new(),
+                model_input: Default::default(),
                 messages: vec![
                     MessageSpec::Human {
                         text: format!("{id} question"),

@@ -100,6 +100,7 @@ mod tests {
             stop: super::super::scenario::Stop::End,
             messages: Vec::new(),
             tasks: Vec::new(),
+            model_input: Default::default(),
         }
     }
 

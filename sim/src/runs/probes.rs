@@ -50,6 +50,9 @@ pub const PROBES: &[&str] = &[
     "runs.feature.lookalike_caller",
     "runs.feature.middleware_caller_in_views",
     "runs.feature.events_read",
+    "runs.feature.hidden_reminder",
+    "runs.feature.middleware_prompt",
+    "runs.feature.input_rewritten",
     "runs.feature.final_dump",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
@@ -109,9 +112,12 @@ fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             TruthEvent::Stop(RunOutcome::Killed) => cov.hit("runs.fault.run_killed"),
             TruthEvent::Stop(RunOutcome::Errored) => cov.hit("runs.fault.run_errored"),
             TruthEvent::Stop(RunOutcome::Cancelled) => cov.hit("runs.fault.run_cancelled"),
-            TruthEvent::Message { .. } => {
+            TruthEvent::Message { kind, .. } => {
                 if let Some(spec) = s.runs.get(*run) {
                     *messages_per_thread.entry(spec.thread.as_str()).or_default() += 1;
+                    if *kind == model::runs::MessageKind::Human {
+                        turn_probes(spec, cov);
+                    }
                 }
             }
             _ => {}
@@ -127,6 +133,20 @@ fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         if *n > 0 && s.page_size_events > 0 && n % s.page_size_events as u64 <= 1 {
             cov.hit("runs.feature.thread_at_page_multiple");
         }
+    }
+}
+
+/// What the model calls answering a user's turn carried besides it (R25).
+fn turn_probes(spec: &RunSpec, cov: &mut Coverage) {
+    let input = spec.model_input;
+    if input.reminders > 0 {
+        cov.hit("runs.feature.hidden_reminder");
+    }
+    if input.middleware_prompt {
+        cov.hit("runs.feature.middleware_prompt");
+    }
+    if input.wrapped {
+        cov.hit("runs.feature.input_rewritten");
     }
 }
 

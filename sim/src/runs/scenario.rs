@@ -131,6 +131,37 @@ pub struct RunSpec {
     /// Subagent tasks the run delegates, written between its messages ([`super::tasks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<super::tasks::TaskSpec>,
+    /// What the model calls answering each of its user turns carry besides the turn
+    /// ([`super::model_input`]).
+    #[serde(default, skip_serializing_if = "ModelInput::is_plain")]
+    pub model_input: ModelInput,
+}
+
+/// What each of a run's user turns brings to the model calls that answer it
+/// ([`super::model_input`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInput {
+    /// Hidden (`hide_from_ui`) reminders the agent's call carries just before the user's message.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub reminders: u8,
+    /// The title middleware makes its own call, with its own human prompt, before the agent's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub middleware_prompt: bool,
+    /// The agent's call receives the user's text wrapped by an input-sanitization middleware,
+    /// the original kept aside.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wrapped: bool,
+}
+
+fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
+}
+
+impl ModelInput {
+    pub fn is_plain(&self) -> bool {
+        *self == ModelInput::default()
+    }
 }
 
 /// The summarization middleware's settings for a run.
@@ -556,6 +587,7 @@ mod tests {
                 summarize: None,
                 stop: Stop::End,
                 tasks: Vec::new(),
+                model_input: Default::default(),
                 messages: vec![
                     MessageSpec::Human {
                         text: "hello".into(),

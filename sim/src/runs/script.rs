@@ -214,6 +214,7 @@ mod tests {
             stop: Stop::End,
             messages,
             tasks: Vec::new(),
+            model_input: Default::default(),
         }
     }
 

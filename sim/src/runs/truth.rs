@@ -85,6 +85,7 @@ mod tests {
                 stop: Stop::End,
                 messages: Vec::new(),
                 tasks: Vec::new(),
+                model_input: Default::default(),
             }],
             ops: Vec::new(),
         };

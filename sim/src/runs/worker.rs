@@ -118,6 +118,7 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
     );
     record(&world, &mut journal, run, start, None).await;
     let count = emitted_count(&spec, emissions.len());
+    let mut turn = 0;
     for (i, e) in emissions[..count].iter().enumerate() {
         delegate(&world, &mut journal, run, i).await;
         if e.after_ms > 0 {
@@ -130,7 +131,10 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
                 summarize(&world, &mut journal, run, m, &mut state).await;
             }
         }
-        emit_message(&world, &mut journal, run, e, &mut state).await;
+        emit_message(&world, &mut journal, run, e, &mut state, turn).await;
+        if e.message.kind == Shape::Human {
+            turn += 1;
+        }
     }
     delegate(&world, &mut journal, run, count).await;
     let Some(outcome) = close(&world, &mut journal, run, &spec.stop).await else {
@@ -192,15 +196,20 @@ async fn summarize(
 /// Adds one scripted message to the state and the journal; an AI message is followed by its
 /// `llm_response` trace event. A middleware's own AI message (a title) is journaled with its
 /// caller, as DeerFlow's journal records every model call, but never enters the agent's state.
+/// A user's turn (`turn`, from 0) reaches the journal through the model calls answering it.
 async fn emit_message(
     world: &World,
     journal: &mut RunJournal<&JournalStore>,
     run: usize,
     e: &Emission,
     state: &mut Checkpoint,
+    turn: usize,
 ) {
     if !e.by_middleware() {
         state.messages.push(e.message.clone());
+    }
+    if e.message.kind == Shape::Human {
+        return take_turn(world, journal, run, e, &state.messages, turn).await;
     }
     let mut entry = JournalEntry::message(&e.message, now_ns());
     if let Some(caller) = &e.caller {
@@ -215,6 +224,26 @@ async fn emit_message(
             now_ns(),
         );
         record(world, journal, run, trace, None).await;
+    }
+}
+
+/// The user's turn `e` arrives: it is ground truth as sent; the journal hears the model calls
+/// answering it ([`super::model_input::model_calls`]) and records the turn from them.
+async fn take_turn(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    e: &Emission,
+    state: &[history::runs::ChatMessage],
+    turn: usize,
+) {
+    let entry = JournalEntry::message(&e.message, now_ns());
+    world.emit(run, &entry, Some(e));
+    let spec = &world.scenario.runs[run];
+    for call in super::model_input::model_calls(spec, turn, state) {
+        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+            world.record(format_args!("{} flush failed: {err}", spec.id));
+        }
     }
 }
 
