@@ -72,6 +72,9 @@ fn weave_wider_calls(
     // What the model calls carry besides each user turn: no text of the script changes.
     let mut input_rng = seed.substream(Stream::Workload, super::model_input::SUBSTREAM);
     super::model_input::add_model_inputs(runs, &mut input_rng);
+    // Invocations nested inside the runs' roots.
+    let mut nested_rng = seed.substream(Stream::Workload, super::nested::SUBSTREAM);
+    super::nested::add_nested(runs, &mut nested_rng);
     ops
 }
 
@@ -296,6 +299,7 @@ impl Generator<'_> {
             messages,
             tasks: Vec::new(),
             model_input: Default::default(),
+            nested: Vec::new(),
         });
         self.runs.len() - 1
     }
@@ -460,6 +464,7 @@ impl Generator<'_> {
                 stop: Stop::End,
                 tasks: Vec::new(),
                 model_input: Default::default(),
+                nested: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: format!("{id} question"),

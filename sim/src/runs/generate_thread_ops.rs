@@ -101,6 +101,7 @@ mod tests {
             messages: Vec::new(),
             tasks: Vec::new(),
             model_input: Default::default(),
+            nested: Vec::new(),
         }
     }
 

@@ -26,6 +26,7 @@ pub mod hosted;
 pub mod journal_rules;
 pub mod jsonl_host;
 pub mod model_input;
+pub mod nested;
 mod op_validation;
 pub mod options;
 mod picture;

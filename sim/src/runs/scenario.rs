@@ -135,6 +135,32 @@ pub struct RunSpec {
     /// ([`super::model_input`]).
     #[serde(default, skip_serializing_if = "ModelInput::is_plain")]
     pub model_input: ModelInput,
+    /// Invocations nested inside the run's root (tool nodes, middleware, subgraphs) around
+    /// spans of its messages ([`super::nested`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested: Vec<NestedSpec>,
+}
+
+/// One invocation nested inside a run's root graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NestedSpec {
+    pub kind: NestedKind,
+    /// It starts just before the run's message `at` (counted as `Stop::after` counts them).
+    pub at: u32,
+    /// It ends after this many messages (0: at once), before the root ends; still open when
+    /// the run errors or is cancelled, it fails with the run.
+    #[serde(default)]
+    pub messages: u32,
+}
+
+/// What a nested invocation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NestedKind {
+    Tools,
+    Middleware,
+    Subgraph,
 }
 
 /// What each of a run's user turns brings to the model calls that answer it
@@ -475,6 +501,15 @@ impl RunsScenario {
                 validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
             super::tasks::validate(&at, &run.tasks, run.message_count())?;
+            for (k, n) in run.nested.iter().enumerate() {
+                let end = n.at as usize + n.messages as usize;
+                if end > run.message_count() {
+                    return Err(format!(
+                        "{at}.nested[{k}]: ends after message {end}, the run has {}",
+                        run.message_count()
+                    ));
+                }
+            }
         }
         self.validate_ops()
     }
@@ -588,6 +623,7 @@ mod tests {
                 stop: Stop::End,
                 tasks: Vec::new(),
                 model_input: Default::default(),
+                nested: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: "hello".into(),

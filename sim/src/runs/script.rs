@@ -215,6 +215,7 @@ mod tests {
             messages,
             tasks: Vec::new(),
             model_input: Default::default(),
+            nested: Vec::new(),
         }
     }
 

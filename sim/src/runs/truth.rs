@@ -86,6 +86,7 @@ mod tests {
                 messages: Vec::new(),
                 tasks: Vec::new(),
                 model_input: Default::default(),
+                nested: Vec::new(),
             }],
             ops: Vec::new(),
         };
