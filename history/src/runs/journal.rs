@@ -26,7 +26,9 @@ use crate::planted::{BugId, Planted};
 pub struct RunJournalOptions {
     /// Flush as soon as this many events are buffered (the seed's default is 20). At least 1.
     pub flush_threshold_events: usize,
-    /// Legacy switches: R4 (no flush on error or cancel), R5 (racy max+1 numbering).
+    /// Legacy switches: R4 (no flush on error or cancel), R5 (racy max+1 numbering), R25 (the
+    /// first human message of any model call taken for the run's input), R26 (every chain end
+    /// taken for the run's).
     pub planted: Planted,
 }
 
@@ -109,10 +111,14 @@ pub struct RunJournal<S> {
     thread_id: String,
     run_id: String,
     user_id: Option<String>,
-    options: RunJournalOptions,
+    pub(super) options: RunJournalOptions,
     buffer: VecDeque<NewRunEvent>,
     state: JournalState,
     written_events: u64,
+    /// The content of the last human input recorded from a model call
+    /// ([`super::journal_callbacks`]), so that the agent's later calls of the same turn do not
+    /// record it again.
+    pub(super) last_input: Option<Arc<Value>>,
 }
 
 impl<S: RunEventStore> RunJournal<S> {
@@ -136,6 +142,7 @@ impl<S: RunEventStore> RunJournal<S> {
             buffer: VecDeque::new(),
             state: JournalState::Open,
             written_events: 0,
+            last_input: None,
         }
     }
 

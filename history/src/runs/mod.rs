@@ -46,6 +46,7 @@ mod feedback;
 mod ids;
 mod invariants;
 mod journal;
+mod journal_callbacks;
 mod jsonl;
 mod jsonl_deletion;
 mod jsonl_line;
@@ -79,6 +80,7 @@ pub use feedback::{
 };
 pub use ids::message_id;
 pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
+pub use journal_callbacks::{CallMessage, Invocation, ModelCall};
 pub use jsonl::JsonlRunEventStore;
 pub use jsonl_load::DroppedTail;
 pub use mapper::FeedbackMapper;

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R24 and R27.
+//! The invariant checkers of the runs workload, R1 to R27.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -60,6 +60,12 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // The API's thread deletion that never reached the store also looks like a store
         // deletion that removed nothing (R23) and leaves everything R23 leaves.
         BugId::R27,
+        // A journal that records the wrong human input (R25) stores other events than the run
+        // emitted (R4) and shows them in every read (R1).
+        BugId::R25,
+        // A nested invocation's end taken for the run's (R26) stores events the run did not
+        // emit (R4, R3).
+        BugId::R26,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -109,6 +115,8 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, filtered_answers_agree),
     (BugId::R3, store_unchanged_by_reads),
     (BugId::R5, seqs_unique_and_increasing),
+    (BugId::R25, super::journal_rules::inputs_are_the_users),
+    (BugId::R26, super::journal_rules::lifecycle_is_the_roots),
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R17, filtered_events_match_the_model),

@@ -74,6 +74,12 @@ fn weave_wider_calls(
     // Hostile material in the texts, last of all (callers' messages included).
     let text_rng = seed.substream(Stream::Workload, TEXT_SUBSTREAM);
     add_hostile_material(runs, text_rng);
+    // What the model calls carry besides each user turn: no text of the script changes.
+    let mut input_rng = seed.substream(Stream::Workload, super::model_input::SUBSTREAM);
+    super::model_input::add_model_inputs(runs, &mut input_rng);
+    // Invocations nested inside the runs' roots.
+    let mut nested_rng = seed.substream(Stream::Workload, super::nested::SUBSTREAM);
+    super::nested::add_nested(runs, &mut nested_rng);
     ops
 }
 
@@ -297,6 +303,8 @@ impl Generator<'_> {
             stop,
             messages,
             tasks: Vec::new(),
+            model_input: Default::default(),
+            nested: Vec::new(),
         });
         self.runs.len() - 1
     }
@@ -460,6 +468,8 @@ impl Generator<'_> {
                 summarize,
                 stop: Stop::End,
                 tasks: Vec::new(),
+                model_input: Default::default(),
+                nested: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: format!("{id} question"),
@@ -563,8 +573,10 @@ mod tests {
         }
     }
 
-    /// The callers come last, from their own sub-stream: stripping the middlewares' messages and
-    /// every caller from a seed's scenario gives the scenario it had with callers switched off.
+    /// The callers come from their own sub-stream: stripping the middlewares' messages and
+    /// every caller from a seed's scenario gives the scenario it had with callers switched off,
+    /// but for the nested invocations (R26), whose spans are drawn over the run's messages, the
+    /// middlewares' included.
     #[test]
     fn callers_leave_everything_else_of_a_seed_as_it_was() {
         let (mut middleware, mut lookalike) = (0, 0);
@@ -597,7 +609,11 @@ mod tests {
                 middleware_caller_probability: 0.0,
                 ..options
             };
-            assert_eq!(stripped, generate(seed, &without), "seed {s}");
+            let mut expected = generate(seed, &without);
+            for run in stripped.runs.iter_mut().chain(expected.runs.iter_mut()) {
+                run.nested.clear();
+            }
+            assert_eq!(stripped, expected, "seed {s}");
         }
         assert!(
             middleware > 20 && lookalike > 20,

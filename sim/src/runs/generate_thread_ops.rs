@@ -124,6 +124,8 @@ mod tests {
             stop: super::super::scenario::Stop::End,
             messages: Vec::new(),
             tasks: Vec::new(),
+            model_input: Default::default(),
+            nested: Vec::new(),
         }
     }
 

@@ -57,6 +57,12 @@ const OWN: &[&str] = &[
     "runs.feature.lookalike_caller",
     "runs.feature.middleware_caller_in_views",
     "runs.feature.events_read",
+    "runs.feature.hidden_reminder",
+    "runs.feature.middleware_prompt",
+    "runs.feature.input_rewritten",
+    "runs.feature.nested_invocation",
+    "runs.feature.nested_ends_before_the_root",
+    "runs.feature.stopped_inside_a_nested_step",
     "runs.feature.final_dump",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
@@ -129,12 +135,17 @@ fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     let mut messages_per_thread: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, run, event) in &record.truth {
         match event {
-            TruthEvent::Stop(RunOutcome::Killed) => cov.hit("runs.fault.run_killed"),
-            TruthEvent::Stop(RunOutcome::Errored) => cov.hit("runs.fault.run_errored"),
-            TruthEvent::Stop(RunOutcome::Cancelled) => cov.hit("runs.fault.run_cancelled"),
-            TruthEvent::Message { .. } => {
+            TruthEvent::Stop(outcome) if !s.runs[*run].nested.is_empty() => {
+                nested_probes(&s.runs[*run], *outcome, cov);
+                stop_probe(*outcome, cov);
+            }
+            TruthEvent::Stop(outcome) => stop_probe(*outcome, cov),
+            TruthEvent::Message { kind, .. } => {
                 if let Some(spec) = s.runs.get(*run) {
                     *messages_per_thread.entry(spec.thread.as_str()).or_default() += 1;
+                    if *kind == model::runs::MessageKind::Human {
+                        turn_probes(spec, cov);
+                    }
                 }
             }
             _ => {}
@@ -150,6 +161,47 @@ fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         if *n > 0 && s.page_size_events > 0 && n % s.page_size_events as u64 <= 1 {
             cov.hit("runs.feature.thread_at_page_multiple");
         }
+    }
+}
+
+/// How a run stopped.
+fn stop_probe(outcome: RunOutcome, cov: &mut Coverage) {
+    match outcome {
+        RunOutcome::Killed => cov.hit("runs.fault.run_killed"),
+        RunOutcome::Errored => cov.hit("runs.fault.run_errored"),
+        RunOutcome::Cancelled => cov.hit("runs.fault.run_cancelled"),
+        RunOutcome::Ended | RunOutcome::Running => {}
+    }
+}
+
+/// The invocations nested in a run that stopped with `outcome` (R26).
+fn nested_probes(spec: &RunSpec, outcome: RunOutcome, cov: &mut Coverage) {
+    let total = super::script::expand(spec).len() as u32;
+    let count = super::script::emitted_count(spec, total as usize) as u32;
+    if spec.nested.iter().any(|n| n.at < count) {
+        cov.hit("runs.feature.nested_invocation");
+    }
+    let last = spec.nested.iter().any(|n| n.at + n.messages == total);
+    if outcome == RunOutcome::Ended && last {
+        cov.hit("runs.feature.nested_ends_before_the_root");
+    }
+    let stopped = matches!(outcome, RunOutcome::Errored | RunOutcome::Cancelled);
+    if stopped && !super::nested::open_at(spec, count).is_empty() {
+        cov.hit("runs.feature.stopped_inside_a_nested_step");
+    }
+}
+
+/// What the model calls answering a user's turn carried besides it (R25).
+fn turn_probes(spec: &RunSpec, cov: &mut Coverage) {
+    let input = spec.model_input;
+    if input.reminders > 0 {
+        cov.hit("runs.feature.hidden_reminder");
+    }
+    if input.middleware_prompt {
+        cov.hit("runs.feature.middleware_prompt");
+    }
+    if input.wrapped {
+        cov.hit("runs.feature.input_rewritten");
     }
 }
 

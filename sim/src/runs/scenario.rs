@@ -131,6 +131,63 @@ pub struct RunSpec {
     /// Subagent tasks the run delegates, written between its messages ([`super::tasks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tasks: Vec<super::tasks::TaskSpec>,
+    /// What the model calls answering each of its user turns carry besides the turn
+    /// ([`super::model_input`]).
+    #[serde(default, skip_serializing_if = "ModelInput::is_plain")]
+    pub model_input: ModelInput,
+    /// Invocations nested inside the run's root (tool nodes, middleware, subgraphs) around
+    /// spans of its messages ([`super::nested`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested: Vec<NestedSpec>,
+}
+
+/// One invocation nested inside a run's root graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NestedSpec {
+    pub kind: NestedKind,
+    /// It starts just before the run's message `at` (counted as `Stop::after` counts them).
+    pub at: u32,
+    /// It ends after this many messages (0: at once), before the root ends; still open when
+    /// the run errors or is cancelled, it fails with the run.
+    #[serde(default)]
+    pub messages: u32,
+}
+
+/// What a nested invocation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NestedKind {
+    Tools,
+    Middleware,
+    Subgraph,
+}
+
+/// What each of a run's user turns brings to the model calls that answer it
+/// ([`super::model_input`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInput {
+    /// Hidden (`hide_from_ui`) reminders the agent's call carries just before the user's message.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub reminders: u8,
+    /// The title middleware makes its own call, with its own human prompt, before the agent's.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub middleware_prompt: bool,
+    /// The agent's call receives the user's text wrapped by an input-sanitization middleware,
+    /// the original kept aside.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wrapped: bool,
+}
+
+fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
+}
+
+impl ModelInput {
+    pub fn is_plain(&self) -> bool {
+        *self == ModelInput::default()
+    }
 }
 
 /// The summarization middleware's settings for a run.
@@ -451,6 +508,15 @@ impl RunsScenario {
                 validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
             }
             super::tasks::validate(&at, &run.tasks, run.message_count())?;
+            for (k, n) in run.nested.iter().enumerate() {
+                let end = n.at as usize + n.messages as usize;
+                if end > run.message_count() {
+                    return Err(format!(
+                        "{at}.nested[{k}]: ends after message {end}, the run has {}",
+                        run.message_count()
+                    ));
+                }
+            }
         }
         self.validate_ops()
     }
@@ -563,6 +629,8 @@ mod tests {
                 summarize: None,
                 stop: Stop::End,
                 tasks: Vec::new(),
+                model_input: Default::default(),
+                nested: Vec::new(),
                 messages: vec![
                     MessageSpec::Human {
                         text: "hello".into(),

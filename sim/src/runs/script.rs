@@ -214,6 +214,8 @@ mod tests {
             stop: Stop::End,
             messages,
             tasks: Vec::new(),
+            model_input: Default::default(),
+            nested: Vec::new(),
         }
     }
 

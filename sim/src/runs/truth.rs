@@ -85,6 +85,8 @@ mod tests {
                 stop: Stop::End,
                 messages: Vec::new(),
                 tasks: Vec::new(),
+                model_input: Default::default(),
+                nested: Vec::new(),
             }],
             ops: Vec::new(),
         };

@@ -6,8 +6,9 @@ use super::script::{emitted_count, Emission};
 use super::state::*;
 use super::tap::*;
 use history::runs::{
-    Category, Checkpoint, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
-    RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END, RUN_ERROR, RUN_START,
+    Category, Checkpoint, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
+    RunJournalOptions, RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END,
+    RUN_ERROR, RUN_START,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -110,15 +111,15 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         })
     });
     let mut state = world.checkpointer.latest(&thread_id).unwrap_or_default();
-    let start = JournalEntry::other(
-        Category::Lifecycle,
-        RUN_START,
-        json!({ "worker": w }),
-        now_ns(),
-    );
-    record(&world, &mut journal, run, start, None).await;
+    let root = super::nested::root(&spec);
+    let content = json!({ "worker": w });
+    let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
+    let call = Chain::Start(&root, content);
+    lifecycle(&world, &mut journal, run, Some(start), call).await;
     let count = emitted_count(&spec, emissions.len());
+    let mut turn = 0;
     for (i, e) in emissions[..count].iter().enumerate() {
+        nested_step(&world, &mut journal, run, i as u32, true).await;
         delegate(&world, &mut journal, run, i).await;
         if e.after_ms > 0 {
             sleep_ms(u64::from(e.after_ms)).await;
@@ -130,10 +131,15 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
                 summarize(&world, &mut journal, run, m, &mut state).await;
             }
         }
-        emit_message(&world, &mut journal, run, e, &mut state).await;
+        emit_message(&world, &mut journal, run, e, &mut state, turn).await;
+        if e.message.kind == Shape::Human {
+            turn += 1;
+        }
     }
+    let all = count == emissions.len();
+    nested_step(&world, &mut journal, run, count as u32, all).await;
     delegate(&world, &mut journal, run, count).await;
-    let Some(outcome) = close(&world, &mut journal, run, &spec.stop).await else {
+    let Some(outcome) = close(&world, &mut journal, run, count as u32).await else {
         // The worker process dies: the buffer goes with it.
         drop(journal);
         world.stop_run(run, RunOutcome::Killed, now_us());
@@ -192,15 +198,20 @@ async fn summarize(
 /// Adds one scripted message to the state and the journal; an AI message is followed by its
 /// `llm_response` trace event. A middleware's own AI message (a title) is journaled with its
 /// caller, as DeerFlow's journal records every model call, but never enters the agent's state.
+/// A user's turn (`turn`, from 0) reaches the journal through the model calls answering it.
 async fn emit_message(
     world: &World,
     journal: &mut RunJournal<&JournalStore>,
     run: usize,
     e: &Emission,
     state: &mut Checkpoint,
+    turn: usize,
 ) {
     if !e.by_middleware() {
         state.messages.push(e.message.clone());
+    }
+    if e.message.kind == Shape::Human {
+        return take_turn(world, journal, run, e, &state.messages, turn).await;
     }
     let mut entry = JournalEntry::message(&e.message, now_ns());
     if let Some(caller) = &e.caller {
@@ -218,36 +229,134 @@ async fn emit_message(
     }
 }
 
-/// Stops the run as its script says and returns how it stopped; `None` for a kill, which the
-/// caller performs by dropping the journal unflushed.
+/// The user's turn `e` arrives: it is ground truth as sent; the journal hears the model calls
+/// answering it ([`super::model_input::model_calls`]) and records the turn from them.
+async fn take_turn(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    e: &Emission,
+    state: &[history::runs::ChatMessage],
+    turn: usize,
+) {
+    let entry = JournalEntry::message(&e.message, now_ns());
+    world.emit(run, &entry, Some(e));
+    let spec = &world.scenario.runs[run];
+    for call in super::model_input::model_calls(spec, turn, state) {
+        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+            world.record(format_args!("{} flush failed: {err}", spec.id));
+        }
+    }
+}
+
+/// A callback of the run's invocations the journal hears ([`super::nested`]).
+enum Chain<'a> {
+    Start(&'a Invocation, serde_json::Value),
+    End(&'a Invocation),
+    Error(&'a Invocation, &'a str),
+}
+
+/// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
+/// (the root's), recorded as ground truth first.
+async fn lifecycle(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    truth: Option<JournalEntry>,
+    call: Chain<'_>,
+) {
+    let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
+    if let Some(entry) = &truth {
+        world.emit(run, entry, None);
+    }
+    let result = match call {
+        Chain::Start(invocation, content) => {
+            journal.on_chain_start(invocation, content, at_ns).await
+        }
+        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
+        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
+    };
+    if let Err(e) = result {
+        let id = &world.scenario.runs[run].id;
+        world.record(format_args!("{id} flush failed: {e}"));
+    }
+}
+
+/// Ends the nested invocations due before message `at`, then (when `start`) starts those due
+/// there.
+async fn nested_step(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    at: u32,
+    start: bool,
+) {
+    let spec = &world.scenario.runs[run];
+    if spec.nested.is_empty() {
+        return;
+    }
+    let (ending, starting) = super::nested::due(spec, at);
+    for k in ending {
+        let invocation = super::nested::invocation(spec, k);
+        lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+    }
+    for k in starting.into_iter().filter(|_| start) {
+        let invocation = super::nested::invocation(spec, k);
+        let call = Chain::Start(&invocation, json!({}));
+        lifecycle(world, journal, run, None, call).await;
+        if spec.nested[k].messages == 0 {
+            lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+        }
+    }
+}
+
+/// The nested invocations still open when the run stops after `count` messages fail with it.
+async fn fail_open(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    count: u32,
+    error: &str,
+) {
+    let spec = &world.scenario.runs[run];
+    for k in super::nested::open_at(spec, count) {
+        let invocation = super::nested::invocation(spec, k);
+        lifecycle(world, journal, run, None, Chain::Error(&invocation, error)).await;
+    }
+}
+
+/// Stops the run as its script says, after `count` messages, and returns how it stopped;
+/// `None` for a kill, which the caller performs by dropping the journal unflushed.
 async fn close(
     world: &World,
     journal: &mut RunJournal<&JournalStore>,
     run: usize,
-    stop: &Stop,
+    count: u32,
 ) -> Option<RunOutcome> {
-    let outcome = match stop {
+    let spec = &world.scenario.runs[run];
+    let root = super::nested::root(spec);
+    let outcome = match spec.stop {
         Stop::Kill { .. } => return None,
         Stop::End => {
             let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
-            record(world, journal, run, end, None).await;
+            lifecycle(world, journal, run, Some(end), Chain::End(&root)).await;
             let first = journal.end().await;
             finish(world, journal, run, first).await;
             RunOutcome::Ended
         }
         Stop::Error { .. } => {
-            let error = JournalEntry::other(
-                Category::Lifecycle,
-                RUN_ERROR,
-                json!({ "error": "model call failed" }),
-                now_ns(),
-            );
-            record(world, journal, run, error, None).await;
+            let error = "model call failed";
+            fail_open(world, journal, run, count, error).await;
+            let content = json!({ "error": error });
+            let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
+            let call = Chain::Error(&root, error);
+            lifecycle(world, journal, run, Some(entry), call).await;
             let first = journal.error().await;
             finish(world, journal, run, first).await;
             RunOutcome::Errored
         }
         Stop::Cancel { .. } => {
+            fail_open(world, journal, run, count, "cancelled").await;
             let first = journal.cancel().await;
             finish(world, journal, run, first).await;
             RunOutcome::Cancelled
