@@ -11,6 +11,7 @@ pub static REGISTRY: &[&dyn DynWorkload] = &[
     &Registered::<crate::runs::RunsWorkload>::new(),
     &Registered::<crate::journal::JournalWorkload>::new(),
     &Registered::<crate::spool::SpoolWorkload>::new(),
+    &Registered::<crate::merge::MergeWorkload>::new(),
 ];
 
 /// A named weight table a mixed seed (`--workload all`) draws its workload from. A table is
@@ -26,10 +27,22 @@ pub struct Mix {
 }
 
 /// Every mix this build knows, oldest first; the last is the default.
-pub static MIXES: &[Mix] = &[Mix {
-    name: "mix-1",
-    weights: &[("display", 1), ("runs", 1), ("journal", 1), ("spool", 1)],
-}];
+pub static MIXES: &[Mix] = &[
+    Mix {
+        name: "mix-1",
+        weights: &[("display", 1), ("runs", 1), ("journal", 1), ("spool", 1)],
+    },
+    Mix {
+        name: "mix-2",
+        weights: &[
+            ("display", 1),
+            ("runs", 1),
+            ("journal", 1),
+            ("spool", 1),
+            ("merge", 1),
+        ],
+    },
+];
 
 impl Mix {
     /// The default mix: the newest table.
