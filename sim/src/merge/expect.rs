@@ -97,7 +97,10 @@ impl Replay {
                     .for_each(|r| self.client.received(&r.key, r.run, r.step));
                 self.render();
             }
-            Step::Reconnect { from_step, .. } => self.reconnect(&open, (*from_step).into()),
+            Step::Reconnect {
+                from_step,
+                human_last,
+            } => self.reconnect(&open, (*from_step).into(), *human_last),
             Step::Load { run, limit, older } => self.load(&open, run.map(u32::from), *limit, *older),
             Step::Stray { thread, .. } => {
                 let thread = thread_name(*thread);
@@ -148,17 +151,26 @@ impl Replay {
         Some((key.clone(), run))
     }
 
-    fn reconnect(&mut self, open: &str, from_step: u32) {
+    /// The replay delivers the run from `from_step` in step order, its human message (step
+    /// 0) last when `human_last`.
+    fn reconnect(&mut self, open: &str, from_step: u32, human_last: bool) {
         let Some(runs) = self.runs.get(open).filter(|r| !r.is_empty()) else {
             return;
         };
         let run = runs.len() as u32 - 1;
         self.render();
-        for row in self.truth.page(open, Some(run), None, usize::MAX) {
-            if row.step >= from_step {
-                self.client.received(&row.key, row.run, row.step);
-                self.render();
-            }
+        let mut replay: Vec<Persisted> = self
+            .truth
+            .page(open, Some(run), None, usize::MAX)
+            .into_iter()
+            .filter(|row| row.step >= from_step)
+            .collect();
+        if human_last {
+            replay.sort_by_key(|row| row.step == 0);
+        }
+        for row in replay {
+            self.client.received(&row.key, row.run, row.step);
+            self.render();
         }
     }
 
