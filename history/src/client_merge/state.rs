@@ -91,7 +91,8 @@ impl ClientMerge {
         let keys: Vec<String> = rows.iter().map(|r| self.key(&r.id).to_string()).collect();
         self.arrival.page(&keys);
         for row in rows {
-            self.pages.insert(self.key(&row.id).to_string(), row.clone());
+            self.pages
+                .insert(self.key(&row.id).to_string(), row.clone());
         }
     }
 
@@ -242,7 +243,10 @@ impl ClientMerge {
                     role: Role::Human,
                     text: o.text.clone(),
                     seq: None,
-                    position: Position { run: o.run, step: 0 },
+                    position: Position {
+                        run: o.run,
+                        step: 0,
+                    },
                     hidden: false,
                 };
                 entries.insert(o.id.clone(), entry);
@@ -258,7 +262,13 @@ impl ClientMerge {
             return entries.contains_key(&o.id);
         }
         entries.values().any(|e| {
-            e.role == Role::Human && e.position == Position { run: o.run, step: 0 } && !e.hidden
+            e.role == Role::Human
+                && e.position
+                    == Position {
+                        run: o.run,
+                        step: 0,
+                    }
+                && !e.hidden
         })
     }
 }

@@ -28,9 +28,17 @@ fn ids(merge: &ClientMerge) -> Vec<String> {
 #[test]
 fn pages_in_any_order_show_by_seq_then_the_live_tail() {
     let mut m = ClientMerge::new("t", Planted::none());
-    m.page("t", PageScope::Thread, &[row("c", 3, 1, 0), row("d", 4, 1, 1)]);
+    m.page(
+        "t",
+        PageScope::Thread,
+        &[row("c", 3, 1, 0), row("d", 4, 1, 1)],
+    );
     m.frame("t", LiveFrame::Message(live("e", Role::Ai, 1, 2)));
-    m.page("t", PageScope::Thread, &[row("a", 1, 0, 0), row("b", 2, 0, 1)]);
+    m.page(
+        "t",
+        PageScope::Thread,
+        &[row("a", 1, 0, 0), row("b", 2, 0, 1)],
+    );
     assert_eq!(ids(&m), ["a", "b", "c", "d", "e"]);
     assert_eq!(m.cursor(PageScope::Thread), Some(1));
     assert_eq!(m.cursor(PageScope::Run(0)), None);

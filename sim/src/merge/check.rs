@@ -84,8 +84,8 @@ fn keys(render: &Render, expected: &Expectation) -> Vec<Key> {
 
 fn violation(id: BugId, j: &Judged, message: String) -> Violation {
     let at = j.index as u64;
-    let divergence = Divergence::of(j.op, at, at, "the client merge")
-        .items(&j.keys, &j.expected.keys);
+    let divergence =
+        Divergence::of(j.op, at, at, "the client merge").items(&j.keys, &j.expected.keys);
     let mark = TraceMark::at(at, format!("render {at}:"));
     let mut v = Violation::safety(
         id,
@@ -135,7 +135,11 @@ fn nothing_held_disappears(j: &Judged, _: &Expectation) -> Option<String> {
     (!missing.is_empty()).then(|| {
         format!(
             "{} the client holds of thread {} {} missing: {}",
-            if missing.len() == 1 { "a message" } else { "messages" },
+            if missing.len() == 1 {
+                "a message"
+            } else {
+                "messages"
+            },
             j.expected.thread,
             if missing.len() == 1 { "is" } else { "are" },
             missing.join(", ")

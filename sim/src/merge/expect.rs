@@ -101,7 +101,9 @@ impl Replay {
                 from_step,
                 human_last,
             } => self.reconnect(&open, (*from_step).into(), *human_last),
-            Step::Load { run, limit, older } => self.load(&open, run.map(u32::from), *limit, *older),
+            Step::Load { run, limit, older } => {
+                self.load(&open, run.map(u32::from), *limit, *older)
+            }
             Step::Stray { thread, .. } => {
                 let thread = thread_name(*thread);
                 let row = self.persist_in_run(&thread);
@@ -118,8 +120,7 @@ impl Replay {
         runs.push(0);
         let run = runs.len() as u32 - 1;
         let row = self.persist_in_run(open);
-        self.humans
-            .insert((open.to_string(), run), row.key.clone());
+        self.humans.insert((open.to_string(), run), row.key.clone());
         if optimistic {
             let id = optimistic_id(self.step);
             self.out.aliases.insert(id, row.key.clone());
@@ -141,7 +142,12 @@ impl Replay {
         runs[run as usize] += 1;
         let key = message_id(self.step);
         let seq = self.truth.persist(thread, &key, run, step);
-        Persisted { key, seq, run, step }
+        Persisted {
+            key,
+            seq,
+            run,
+            step,
+        }
     }
 
     /// The human message of `thread`'s newest run, and the run.

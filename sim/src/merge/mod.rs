@@ -21,7 +21,9 @@ pub use options::MergeSimOptions;
 pub use scenario::MergeScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{
+    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
+};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -80,6 +82,12 @@ impl Workload for MergeWorkload {
         "A chat client's merge of history pages, live frames and summarization resets (M1-M3)";
     const SECTION: &'static str = "merge";
     const PROBES: &'static [&'static str] = probes::PROBES;
+    /// A generated session is 20 to 160 steps, each a few microseconds of pure merging.
+    const FUZZ: FuzzTuning = FuzzTuning {
+        steps_bound: 160,
+        edit_room: 1,
+        entropic: true,
+    };
 
     fn covers(id: BugId) -> bool {
         id.family() == 'M'

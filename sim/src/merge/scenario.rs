@@ -97,9 +97,9 @@ impl Step {
             Step::Emit { frames, .. } if !(1..=FRAMES_MAX).contains(frames) => Some(format!(
                 "frames: expected 1 to {FRAMES_MAX}, found {frames}"
             )),
-            Step::Load { limit, .. } if !(1..=LIMIT_MAX).contains(limit) => Some(format!(
-                "limit: expected 1 to {LIMIT_MAX}, found {limit}"
-            )),
+            Step::Load { limit, .. } if !(1..=LIMIT_MAX).contains(limit) => {
+                Some(format!("limit: expected 1 to {LIMIT_MAX}, found {limit}"))
+            }
             Step::Send { text, .. } | Step::Emit { text, .. } | Step::Stray { text, .. }
                 if text.len() > TEXT_BYTES_MAX =>
             {

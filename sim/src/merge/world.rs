@@ -7,12 +7,11 @@ use super::scenario::{
 };
 use super::server::{live, Server};
 use crate::trace::Trace;
-use std::fmt::Write as _;
 use crate::workload::WorldConfig;
 use history::client_merge::{
-    ClientMerge, LiveFrame, LiveMessage, PageScope, PersistedMessage, Role, Shown,
-    INJECTED_SUFFIX,
+    ClientMerge, LiveFrame, LiveMessage, PageScope, PersistedMessage, Role, Shown, INJECTED_SUFFIX,
 };
+use std::fmt::Write as _;
 
 /// What the client showed after one delivery.
 #[derive(Clone, Debug)]
@@ -94,8 +93,7 @@ impl World {
             Step::Stray { thread, text } => {
                 let thread = thread_name(*thread);
                 let row = self.server.persist(&thread, &message_id(i), Role::Ai, text);
-                self.client
-                    .frame(&thread, LiveFrame::Message(live(&row)));
+                self.client.frame(&thread, LiveFrame::Message(live(&row)));
                 self.render();
             }
         }
@@ -153,7 +151,10 @@ impl World {
             id: summary,
             role: Role::Human,
             text: "Here is a summary of the conversation so far.".into(),
-            position: history::client_merge::Position { run, step: u32::MAX },
+            position: history::client_merge::Position {
+                run,
+                step: u32::MAX,
+            },
             hidden: true,
         };
         self.frame(LiveFrame::Reset { kept, summary });
@@ -186,7 +187,11 @@ impl World {
             return;
         }
         let scope = run.map_or(PageScope::Thread, PageScope::Run);
-        let before = if older { self.client.cursor(scope) } else { None };
+        let before = if older {
+            self.client.cursor(scope)
+        } else {
+            None
+        };
         let page = self.server.page(&self.open, run, before, limit.into());
         self.client.page(&self.open, scope, &page);
         self.render();
