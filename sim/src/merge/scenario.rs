@@ -70,7 +70,7 @@ pub const THREADS_MAX: u8 = 4;
 pub const STEPS_MAX: usize = 600;
 pub const FRAMES_MAX: u8 = 4;
 pub const LIMIT_MAX: u8 = 60;
-pub const TEXT_BYTES_MAX: usize = 8192;
+pub const TEXT_BYTES_MAX: usize = 256 * 1024;
 
 impl Step {
     /// The op's name, as a scenario file spells it.
