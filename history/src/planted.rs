@@ -38,6 +38,7 @@ catalog! {
     R11, R12, R13, R14, R15, R16, R17, R18, R19, R20, R21, R22,
     R23, R24, R25, R26, R27, J1, J2, J3, J4, J5, J6, J7, J8, J9, J10,
     J11, J12, J13, J14, J15, J16, J17, J18, J19, J20, J21, J22,
+    M1, M2, M3,
 }
 
 impl BugId {
@@ -46,12 +47,13 @@ impl BugId {
         BugId::NAMES[self as usize]
     }
 
-    /// The seed family: `'P'` (display history), `'R'` (run events) or `'J'` (journal and spool).
+    /// The family: `'P'` (display history), `'R'` (run events), `'J'` (journal and spool) or
+    /// `'M'` (the web client's merge of live stream, history pages and resets).
     pub fn family(self) -> char {
         self.as_str().as_bytes()[0] as char
     }
 
-    /// The catalog's ranges, family by family: `P1..P16, R1..R27, J1..J22`.
+    /// The catalog's ranges, family by family: `P1..P16, R1..R27, J1..J22, M1..M3`.
     fn ranges() -> String {
         let mut ranges: Vec<(BugId, BugId)> = Vec::new();
         for id in BugId::ALL {
@@ -204,6 +206,8 @@ mod tests {
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
             22
         );
+        assert_eq!(BugId::M2.family(), 'M');
+        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'M').count(), 3);
     }
 
     #[test]
@@ -211,7 +215,7 @@ mod tests {
         let e = "R99".parse::<BugId>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`R99` is not a catalog ID (expected one of P1..P16, R1..R27, J1..J22)"
+            "`R99` is not a catalog ID (expected one of P1..P16, R1..R27, J1..J22, M1..M3)"
         );
     }
 

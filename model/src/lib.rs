@@ -8,11 +8,13 @@
 //!   after a crash (J).
 //! - [`runs`]: the append-only truth of what each run emitted, and what a rating targets (R).
 //! - [`spool`]: the provider request bodies a history must be sent as, built in memory (J14).
+//! - [`merge`]: the list a chat client shows of live stream, history pages and resets (M).
 //!
 //! **Architecture invariant:** `model` depends on no crate of this workspace.
 
 pub mod display;
 pub mod journal;
+pub mod merge;
 pub mod runs;
 pub mod spool;
 

@@ -29,6 +29,7 @@ pub mod journal;
 pub mod json_digest;
 pub mod left_out;
 pub mod live;
+pub mod merge;
 pub mod options_text;
 pub mod outcome;
 pub mod pace;

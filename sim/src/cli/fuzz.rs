@@ -56,7 +56,7 @@ pub(crate) struct SeedCorpusArgs {
 pub(crate) struct ImportArgs {
     /// The crash input libFuzzer wrote (`fuzz/artifacts/sim_display/crash-...`).
     crash_file: PathBuf,
-    /// The workload whose target found it (display, runs, journal, spool).
+    /// The workload whose target found it (display, runs, journal, spool, merge).
     #[arg(long, value_parser = parse_workload)]
     workload: &'static dyn DynWorkload,
     /// The planted bug the target ran with; default: `HISTSIM_PLANTED`, as the target read it.

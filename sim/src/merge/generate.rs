@@ -1,0 +1,152 @@
+//! Seed -> merge scenario: a client session that interleaves the agent's live frames with
+//! page loads (of the thread and of single runs, older pages through `before_seq` cursors),
+//! summarization resets, reconnects whose replay starts mid-run, optimistic and injected
+//! copies of the user's messages, thread switches and frames of other threads in flight.
+
+use super::options::MergeSimOptions;
+use super::scenario::{AgentRole, MergeScenario, Step, FRAMES_MAX};
+use crate::hostile_text::{HostileMix, HostileText};
+use crate::rng::{chance, SeedRng, Stream};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// The workload sub-stream texts are drawn from, apart from the session's shape.
+const TEXT_SUBSTREAM: u64 = 0x7e57;
+
+/// What the generator remembers of the session so far.
+struct Session {
+    open: u8,
+    /// Runs started on each thread.
+    runs: [u8; 4],
+    texts: HostileText,
+}
+
+/// Builds the scenario of `seed` under `options`.
+pub fn generate(seed: SeedRng, o: &MergeSimOptions) -> MergeScenario {
+    let mut rng = seed.stream(Stream::Workload);
+    let mix = HostileMix {
+        hostile_probability: o.hostile_probability,
+        long_probability: 0.05,
+    };
+    let mut s = Session {
+        open: 0,
+        runs: [0; 4],
+        texts: HostileText::new(seed.substream(Stream::Workload, TEXT_SUBSTREAM), mix),
+    };
+    let steps = (0..o.steps)
+        .map(|i| next_step(&mut rng, o, &mut s, i))
+        .collect();
+    MergeScenario {
+        threads: o.threads,
+        steps,
+    }
+}
+
+/// The kinds of step a draw picks from, with their chances; the agent writes otherwise.
+fn kinds(o: &MergeSimOptions) -> [(&'static str, f64); 8] {
+    [
+        ("send", o.send_probability),
+        ("load", o.load_probability),
+        ("reset", o.reset_probability),
+        ("reconnect", o.reconnect_probability),
+        ("inject", o.inject_probability),
+        ("open", o.switch_probability),
+        ("stray", o.stray_probability),
+        ("echo", 0.03),
+    ]
+}
+
+fn next_step(rng: &mut ChaCha8Rng, o: &MergeSimOptions, s: &mut Session, i: u16) -> Step {
+    let mut kind = "send";
+    if s.runs[s.open as usize] > 0 {
+        let mut draw: f64 = rng.random();
+        kind = "emit";
+        for (name, p) in kinds(o) {
+            if draw < p {
+                kind = name;
+                break;
+            }
+            draw -= p;
+        }
+    }
+    let marker = format!("m{i}");
+    match kind {
+        "send" => {
+            s.runs[s.open as usize] += 1;
+            Step::Send {
+                text: s.texts.around("please summarize the report", &marker),
+                optimistic: chance(rng, o.optimistic_probability),
+                echo: chance(rng, 0.6),
+            }
+        }
+        "load" => load(rng, o, s),
+        "reset" => Step::Reset {
+            keep: rng.random_range(0..=12),
+        },
+        "reconnect" => Step::Reconnect {
+            from_step: if chance(rng, 0.5) {
+                0
+            } else {
+                rng.random_range(1..=6)
+            },
+            human_last: chance(rng, 0.5),
+        },
+        "inject" => Step::Inject,
+        "echo" => Step::Echo,
+        "open" | "stray" if o.threads > 1 => {
+            let other = (s.open + rng.random_range(1..o.threads)) % o.threads;
+            if kind == "stray" {
+                return Step::Stray {
+                    thread: other,
+                    text: s.texts.around("a step of another thread", &marker),
+                };
+            }
+            s.open = other;
+            Step::Open { thread: other }
+        }
+        _ => emit(rng, s, &marker),
+    }
+}
+
+fn load(rng: &mut ChaCha8Rng, o: &MergeSimOptions, s: &Session) -> Step {
+    let runs = s.runs[s.open as usize];
+    Step::Load {
+        run: chance(rng, 0.4).then(|| rng.random_range(0..runs)),
+        limit: rng.random_range(1..=o.page_limit_max),
+        older: chance(rng, 0.5),
+    }
+}
+
+fn emit(rng: &mut ChaCha8Rng, s: &mut Session, marker: &str) -> Step {
+    let role = if chance(rng, 0.7) {
+        AgentRole::Ai
+    } else {
+        AgentRole::Tool
+    };
+    Step::Emit {
+        role,
+        text: s.texts.whole("the answer goes on", marker, true),
+        frames: if chance(rng, 0.5) {
+            1
+        } else {
+            rng.random_range(2..=FRAMES_MAX)
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_scenarios_validate_and_are_deterministic() {
+        for s in 0..200 {
+            let seed = SeedRng::new(s);
+            let o = MergeSimOptions::from_seed(seed);
+            let a = generate(seed, &o);
+            assert_eq!(a, generate(seed, &o));
+            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
+            assert_eq!(a.steps.len(), o.steps as usize);
+        }
+    }
+}

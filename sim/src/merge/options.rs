@@ -1,0 +1,75 @@
+//! The options a seed derives for the merge workload (swarm testing): how long the session
+//! is, how many threads it visits, how large its pages are and how often each kind of step
+//! comes. Printed by the run like every workload's options.
+
+use crate::rng::{swarm_probability, SeedRng, Stream};
+use rand::Rng;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MergeSimOptions {
+    pub threads: u8,
+    pub steps: u16,
+    /// The largest page a load asks for (pages draw 1 to this).
+    pub page_limit_max: u8,
+    /// Each kind of step's chance, against the agent writing a message (the rest).
+    pub send_probability: f64,
+    pub load_probability: f64,
+    pub reset_probability: f64,
+    pub reconnect_probability: f64,
+    pub optimistic_probability: f64,
+    pub inject_probability: f64,
+    pub switch_probability: f64,
+    pub stray_probability: f64,
+    /// Chance that a text carries material storage and serialization layers treat specially.
+    pub hostile_probability: f64,
+}
+
+impl MergeSimOptions {
+    pub fn from_seed(seed: SeedRng) -> Self {
+        let mut rng = seed.stream(Stream::Options);
+        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
+        let reset_probability = maybe(0.8, 0.02, 0.12);
+        let reconnect_probability = maybe(0.7, 0.02, 0.08);
+        let optimistic_probability = maybe(0.8, 0.3, 1.0);
+        let inject_probability = maybe(0.6, 0.03, 0.1);
+        let switch_probability = maybe(0.6, 0.01, 0.05);
+        let stray_probability = maybe(0.5, 0.01, 0.05);
+        let hostile_probability = maybe(0.7, 0.05, 0.3);
+        let mut rng = seed.substream(Stream::Options, 1);
+        MergeSimOptions {
+            threads: rng.random_range(1..=3),
+            steps: rng.random_range(20..=160),
+            page_limit_max: [3, 8, 20, 60][rng.random_range(0..4)],
+            send_probability: rng.random_range(0.05..=0.2),
+            load_probability: rng.random_range(0.05..=0.25),
+            reset_probability,
+            reconnect_probability,
+            optimistic_probability,
+            inject_probability,
+            switch_probability,
+            stray_probability,
+            hostile_probability,
+        }
+    }
+}
+
+impl fmt::Display for MergeSimOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::options_text::write_options(f, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_a_function_of_the_seed() {
+        let a = MergeSimOptions::from_seed(SeedRng::new(5));
+        assert_eq!(a, MergeSimOptions::from_seed(SeedRng::new(5)));
+        assert!((1..=3).contains(&a.threads));
+        assert!(a.to_string().contains("page_limit_max = "));
+    }
+}

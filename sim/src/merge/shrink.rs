@@ -1,0 +1,99 @@
+//! Candidate simplifications of a merge scenario, for the shrinker: fewer steps, fewer
+//! threads, plainer steps.
+
+use super::scenario::{MergeScenario, Step};
+use crate::workload::{integer, move_by, Integer, Move};
+
+/// The size the shrinker minimises: steps, then threads.
+pub fn size(s: &MergeScenario) -> (usize, usize) {
+    (s.steps.len(), usize::from(s.threads))
+}
+
+/// Every one-move simplification of `s`, largest cut first: halves of the steps, then each
+/// step alone, then one step made plainer.
+pub fn moves(s: &MergeScenario) -> Vec<Move<MergeScenario>> {
+    let mut out: Vec<Move<MergeScenario>> = Vec::new();
+    let n = s.steps.len();
+    if n > 1 {
+        out.push(edit(move |x| x.steps.truncate(n / 2)));
+        out.push(edit(move |x| {
+            x.steps.drain(..n / 2);
+        }));
+    }
+    for k in (0..n).rev() {
+        out.push(edit(move |x| {
+            x.steps.remove(k);
+        }));
+    }
+    if s.threads > 1 {
+        out.push(edit(|x| x.threads -= 1));
+    }
+    for (k, step) in s.steps.iter().enumerate() {
+        if let Some(plainer) = plainer(step) {
+            out.push(edit(move |x| x.steps[k] = plainer.clone()));
+        }
+    }
+    out
+}
+
+/// `step` with its text plain and its frames single, if that changes it.
+fn plainer(step: &Step) -> Option<Step> {
+    let plain = |t: &str| (t != "text").then(|| "text".to_string());
+    match step {
+        Step::Emit { role, text, frames } if *frames > 1 || text != "text" => Some(Step::Emit {
+            role: *role,
+            text: "text".into(),
+            frames: 1,
+        }),
+        Step::Send {
+            text,
+            optimistic,
+            echo,
+        } => plain(text).map(|text| Step::Send {
+            text,
+            optimistic: *optimistic,
+            echo: *echo,
+        }),
+        Step::Stray { thread, text } => plain(text).map(|text| Step::Stray {
+            thread: *thread,
+            text,
+        }),
+        _ => None,
+    }
+}
+
+fn edit(change: impl Fn(&mut MergeScenario) + 'static) -> Move<MergeScenario> {
+    move_by(change, std::convert::identity)
+}
+
+/// The integers the shrinker bisects: each page's limit and each reset's kept window.
+pub fn integers(s: &MergeScenario) -> Vec<Integer<MergeScenario>> {
+    let mut out = Vec::new();
+    for (k, step) in s.steps.iter().enumerate() {
+        let found = match step {
+            Step::Load { limit, .. } => integer(
+                format!("steps[{k}].limit"),
+                (*limit).into(),
+                1,
+                move |x: &mut MergeScenario, v| {
+                    if let Step::Load { limit, .. } = &mut x.steps[k] {
+                        *limit = v as u8;
+                    }
+                },
+            ),
+            Step::Reset { keep } => integer(
+                format!("steps[{k}].keep"),
+                (*keep).into(),
+                0,
+                move |x: &mut MergeScenario, v| {
+                    if let Step::Reset { keep } = &mut x.steps[k] {
+                        *keep = v as u8;
+                    }
+                },
+            ),
+            _ => None,
+        };
+        out.extend(found);
+    }
+    out
+}
