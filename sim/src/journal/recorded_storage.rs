@@ -59,7 +59,7 @@ pub(super) fn check(
     coverage.hit(PROBE);
     for (id, n) in &report.crash.failed_by_id {
         let first = report.crash.failures.iter().find(|f| f.bug_id == *id);
-        violations.push(Violation::safety(
+        let mut violation = Violation::safety(
             *id,
             format!(
                 "the production file storage under crash states ({ops} mutations recorded, {} \
@@ -67,6 +67,12 @@ pub(super) fn check(
                 report.crash.states_checked,
                 first.map_or("(not kept)", |f| f.description.as_str())
             ),
-        ));
+        );
+        // A crash state is a whole directory of files the recovery read, not one request.
+        violation.whole_state = Some(
+            "the files a crash of the production storage may leave, reopened by the journal"
+                .to_string(),
+        );
+        violations.push(violation);
     }
 }

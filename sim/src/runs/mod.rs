@@ -27,6 +27,7 @@ pub mod hosted;
 pub mod journal_rules;
 pub mod jsonl_host;
 mod map;
+mod message_validation;
 pub mod model_input;
 pub mod nested;
 mod op_validation;

@@ -505,7 +505,7 @@ impl RunsScenario {
             let at = format!("runs[{r}]");
             self.validate_run(&at, run, &mut run_ids)?;
             for (m, message) in run.messages.iter().enumerate() {
-                validate_message(&format!("{at}.messages[{m}]"), run, message, &mut texts)?;
+                run.validate_message(&format!("{at}.messages[{m}]"), message, &mut texts)?;
             }
             super::tasks::validate(&at, &run.tasks, run.message_count())?;
             for (k, n) in run.nested.iter().enumerate() {
@@ -552,58 +552,6 @@ impl RunsScenario {
         }
         Ok(())
     }
-}
-
-/// One message of `run` at `at`: its texts are not empty and unique on the run's thread (`texts`
-/// collects them).
-fn validate_message<'a>(
-    at: &str,
-    run: &'a RunSpec,
-    message: &'a MessageSpec,
-    texts: &mut BTreeSet<(&'a str, &'a str)>,
-) -> Result<(), String> {
-    let mut own: Vec<(&str, String)> = Vec::new();
-    match message {
-        MessageSpec::Human { text, .. } | MessageSpec::Ai { text, .. } => {
-            own.push((text, format!("{at}.text")));
-        }
-        MessageSpec::ToolStep { text, calls, .. } => {
-            own.push((text, format!("{at}.text")));
-            if calls.is_empty() {
-                return Err(format!("{at}.calls: a tool step calls at least one tool"));
-            }
-            for (c, call) in calls.iter().enumerate() {
-                if call.name.is_empty() {
-                    return Err(format!("{at}.calls[{c}].name: empty"));
-                }
-                own.push((&call.result, format!("{at}.calls[{c}].result")));
-            }
-        }
-        MessageSpec::Bulk { messages } => {
-            if !(1..=BULK_MESSAGES_MAX).contains(messages) {
-                return Err(format!(
-                    "{at}.messages: expected 1 to {BULK_MESSAGES_MAX}, found {messages}"
-                ));
-            }
-        }
-    }
-    for (text, field) in own {
-        if text.is_empty() {
-            return Err(format!("{field}: empty text"));
-        }
-        if text.contains('#') {
-            return Err(format!(
-                "{field}: `#` is reserved for generated filler texts"
-            ));
-        }
-        if !texts.insert((run.thread.as_str(), text)) {
-            return Err(format!(
-                "{field}: text `{text}` is used twice on thread `{}`",
-                run.thread
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
