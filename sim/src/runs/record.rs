@@ -57,6 +57,22 @@ impl<T> Both<T> {
 /// An answer, or the error it failed with.
 pub type Answer<T> = Result<T, String>;
 
+/// A write (or a writer's read) the two stores of the pair answered differently.
+#[derive(Clone, Debug)]
+pub struct WriteDisagreement {
+    /// The last operation the world began when the write was made (a journal's write belongs
+    /// to no request of the client's).
+    pub op: u64,
+    /// Simulated time of the write, as the trace stamps its `backends disagree` line.
+    pub at_us: u64,
+    /// The store call, with its thread where it has one (`max_seq(t0)`).
+    pub call: String,
+    /// The first store of the pair (`memory` or `jsonl`) and each store's answer, in words.
+    pub first_slot: &'static str,
+    pub first: String,
+    pub sqlite: String,
+}
+
 /// A call of the journals' side that a store answered with an error.
 #[derive(Clone, Debug)]
 pub struct WriteError {
@@ -282,7 +298,7 @@ pub struct WorldRecord {
     pub emitted: Vec<Vec<EmittedEvent>>,
     pub written: Vec<Written>,
     /// Writes the two backends answered differently.
-    pub write_disagreements: Vec<String>,
+    pub write_disagreements: Vec<WriteDisagreement>,
     /// The store calls of the journals' side (writes, and the reads a legacy writer makes)
     /// that a store answered with an error: R24 judges which the contract allows.
     pub write_errors: Vec<WriteError>,

@@ -43,7 +43,7 @@ pub(super) struct Log {
     pub(super) truth: Vec<(u64, usize, TruthEvent)>,
     pub(super) emitted: Vec<Vec<EmittedEvent>>,
     pub(super) written: Vec<Written>,
-    pub(super) write_disagreements: Vec<String>,
+    pub(super) write_disagreements: Vec<WriteDisagreement>,
     pub(super) write_errors: Vec<WriteError>,
     pub(super) durable_acked: Vec<Written>,
     pub(super) store_restarts: Vec<StoreRestart>,

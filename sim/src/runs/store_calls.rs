@@ -129,11 +129,12 @@ impl Client {
         let at_us = super::state::now_us();
         let mut log = world.log.borrow_mut();
         if !answer.agree() {
-            let what = format!(
-                "put_if_absent: {} {:?}, sqlite {:?}",
-                world.first_slot, answer.memory, answer.sqlite
-            );
-            log.write_disagreements.push(what);
+            log.write_disagreements.push(receipt_disagreement(
+                op,
+                at_us,
+                world.first_slot,
+                &answer,
+            ));
         }
         if let Some(row) = created(answer.primary(world.primary)) {
             log.written.push(Written {
@@ -193,5 +194,27 @@ impl Client {
             pages,
         };
         self.push_read(world, op, &spec.thread, kind);
+    }
+}
+
+/// The two stores' different answers to a receipt's `put_if_absent`, in words.
+fn receipt_disagreement(
+    op: u64,
+    at_us: u64,
+    first_slot: &'static str,
+    answer: &Both<Answer<(RunEvent, bool)>>,
+) -> WriteDisagreement {
+    let words = |a: &Answer<(RunEvent, bool)>| match a {
+        Ok((row, true)) => format!("stored as seq {}", row.seq),
+        Ok((row, false)) => format!("already stored as seq {}", row.seq),
+        Err(e) => format!("error: {e}"),
+    };
+    WriteDisagreement {
+        op,
+        at_us,
+        call: "put_if_absent (a run receipt)".into(),
+        first_slot,
+        first: words(&answer.memory),
+        sqlite: words(&answer.sqlite),
     }
 }

@@ -222,7 +222,25 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
 /// R9: both backends answer every operation identically.
 pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
     for w in &cx.record.write_disagreements {
-        f.add(BugId::R9, format!("backends disagree on a write: {w}"));
+        let request = crate::divergence::Divergence::of(
+            w.call.clone(),
+            w.op,
+            w.at_us,
+            format!("the {} and sqlite stores", w.first_slot),
+        )
+        .answers(
+            format!("sqlite: {}", w.sqlite),
+            format!("{}, as the {} store answered", w.first, w.first_slot),
+        );
+        let mark = request.trace_mark("backends disagree: ");
+        f.add_at(
+            BugId::R9,
+            Pointer::request(request, mark),
+            format!(
+                "backends disagree on a write: {}: {} {}, sqlite {}",
+                w.call, w.first_slot, w.first, w.sqlite
+            ),
+        );
     }
     for read in &cx.record.reads {
         for message in read_disagreements(cx, read) {

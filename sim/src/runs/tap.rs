@@ -98,9 +98,22 @@ impl Tap {
         answer
     }
 
-    pub(super) fn disagree(&self, what: String) {
-        self.world.record(format_args!("backends disagree: {what}"));
-        self.world.log.borrow_mut().write_disagreements.push(what);
+    /// Records that the two stores answered `call` differently: the trace line as it always
+    /// read (`what`), and the answers in words for the finding.
+    pub(super) fn disagree(&self, what: String, call: String, first: String, sqlite: String) {
+        let w = &self.world;
+        w.record(format_args!("backends disagree: {what}"));
+        w.log
+            .borrow_mut()
+            .write_disagreements
+            .push(WriteDisagreement {
+                op: w.next_op.get().saturating_sub(1),
+                at_us: now_us(),
+                call,
+                first_slot: w.first_slot,
+                first,
+                sqlite,
+            });
     }
 }
 
@@ -116,7 +129,12 @@ impl RunEventStore for Tap {
         };
         self.keep_errors("put_batch", (&m, &s));
         if m != s {
-            self.disagree(format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot));
+            self.disagree(
+                format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot),
+                "put_batch".into(),
+                spoken(&m, seqs_words),
+                spoken(&s, seqs_words),
+            );
         }
         if let Ok(seqs) = &s {
             let rows = events
@@ -151,10 +169,12 @@ impl RunEventStore for Tap {
         };
         self.keep_errors("insert_numbered", (&m, &s));
         if m != s {
-            self.disagree(format!(
-                "insert_numbered: {} {m:?}, sqlite {s:?}",
-                w.first_slot
-            ));
+            self.disagree(
+                format!("insert_numbered: {} {m:?}, sqlite {s:?}", w.first_slot),
+                "insert_numbered".into(),
+                spoken(&m, |()| "stored".to_string()),
+                spoken(&s, |()| "stored".to_string()),
+            );
         }
         if s.is_ok() {
             self.durable_acked(events.iter().cloned());
@@ -177,10 +197,12 @@ impl RunEventStore for Tap {
         };
         self.keep_errors("max_seq", (&m, &s));
         if m != s {
-            self.disagree(format!(
-                "max_seq({thread_id}): {} {m:?}, sqlite {s:?}",
-                w.first_slot
-            ));
+            self.disagree(
+                format!("max_seq({thread_id}): {} {m:?}, sqlite {s:?}", w.first_slot),
+                format!("max_seq({thread_id})"),
+                spoken(&m, u64::to_string),
+                spoken(&s, u64::to_string),
+            );
         }
         // The primary's answer, already asked (asking again is one more store call, one more
         // round trip over the protocol).
@@ -215,3 +237,17 @@ impl RunEventStore for Tap {
 }
 
 pub(super) type JournalStore = FaultyRunStore<Tap>;
+
+/// A store's answer in words: its value by `words`, or `error: ` and the error's own text.
+fn spoken<T>(answer: &Result<T, RunStoreError>, words: impl Fn(&T) -> String) -> String {
+    match answer {
+        Ok(v) => words(v),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// The seqs a batch was given (`seqs 4, 5`).
+fn seqs_words(seqs: &Vec<u64>) -> String {
+    let listed: Vec<String> = seqs.iter().map(u64::to_string).collect();
+    format!("seqs {}", listed.join(", "))
+}

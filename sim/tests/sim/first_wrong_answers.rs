@@ -256,6 +256,37 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
     );
 }
 
+/// R9 of a write: the two stores of the pair gave a journal's write (or a writer's read)
+/// different answers. No planted bug splits them (each is in both), so a disagreement is added
+/// to a clean record as the tap records one: the finding names the call, the last operation
+/// begun, its time and both answers in words.
+#[test]
+fn backends_apart_on_a_write_name_the_call_and_both_answers() {
+    use sim::runs::record::WriteDisagreement;
+    let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
+    assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
+    record.write_disagreements.push(WriteDisagreement {
+        op: 3,
+        at_us: 5_000,
+        call: "put_batch".into(),
+        first_slot: "memory",
+        first: "seqs 4, 5".into(),
+        sqlite: "seqs 4, 4".into(),
+    });
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
+    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    assert_eq!(first.op, "put_batch", "{first}");
+    assert_eq!((first.request, first.at_us), (3, 5_000), "{first}");
+    assert_eq!(first.answered, "sqlite: seqs 4, 4", "{first}");
+    assert_eq!(first.expected, "seqs 4, 5, as the memory store answered");
+    assert!(
+        !r9.message.contains("Ok(") && !r9.message.contains("Err("),
+        "{}",
+        r9.message
+    );
+}
+
 /// An error answer to a per-run page (R16's read) or a filtered event read (R17's) is judged
 /// under R24, which names the read that answered it, the error and what the contract asks: an
 /// answer. The rules of R16 and R17 pass over the error (they have nothing to compare), so the
