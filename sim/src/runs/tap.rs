@@ -132,8 +132,8 @@ impl RunEventStore for Tap {
             self.disagree(
                 format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot),
                 "put_batch".into(),
-                spoken(&m, seqs_words),
-                spoken(&s, seqs_words),
+                spoken(&m, |seqs| seqs_words(seqs)),
+                spoken(&s, |seqs| seqs_words(seqs)),
             );
         }
         if let Ok(seqs) = &s {
@@ -247,7 +247,7 @@ fn spoken<T>(answer: &Result<T, RunStoreError>, words: impl Fn(&T) -> String) ->
 }
 
 /// The seqs a batch was given (`seqs 4, 5`).
-fn seqs_words(seqs: &Vec<u64>) -> String {
+fn seqs_words(seqs: &[u64]) -> String {
     let listed: Vec<String> = seqs.iter().map(u64::to_string).collect();
     format!("seqs {}", listed.join(", "))
 }
