@@ -561,6 +561,7 @@ pub fn summaries_keep_tool_pairs(
     let mw = SummarizationMiddleware::new(SummarizationOptions {
         budget_tokens,
         keep_messages: keep,
+        keep_current_request: true,
         planted,
     });
     let mut cp = Checkpoint::default();
