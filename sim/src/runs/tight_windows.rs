@@ -7,6 +7,7 @@
 //! so a seed keeps everything it had before.
 
 use super::scenario::{MessageSpec, RunSpec, Summarize};
+use super::script::is_middleware_caller;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -31,14 +32,22 @@ pub fn add_tight_windows(runs: &mut [RunSpec], rng: &mut ChaCha8Rng) {
     }
 }
 
-/// Messages of the run after its last question (a tool step counts as one, before its
-/// results).
+/// Messages of the run's agent after its last question (a tool step counts as one, before its
+/// results); a middleware's own model calls never enter the state and do not count, so a seed
+/// draws the same windows with or without them.
 fn answer_steps(run: &RunSpec) -> usize {
-    let last_question = run
+    let Some(q) = run
         .messages
         .iter()
-        .rposition(|m| matches!(m, MessageSpec::Human { .. }));
-    last_question.map_or(0, |q| run.messages.len() - q - 1)
+        .rposition(|m| matches!(m, MessageSpec::Human { .. }))
+    else {
+        return 0;
+    };
+    let by_middleware = |m: &MessageSpec| matches!(m, MessageSpec::Ai { caller: Some(c), .. } if is_middleware_caller(c));
+    run.messages[q + 1..]
+        .iter()
+        .filter(|m| !by_middleware(m))
+        .count()
 }
 
 #[cfg(test)]
