@@ -7,6 +7,11 @@
 //! The cut never falls between an AI message that calls tools and the tool results answering it
 //! (R11): a kept tool result without its call is an invalid conversation for every provider. The
 //! cut moves back (keeping more) until it is safe.
+//!
+//! With `keep_current_request` the cut never folds the latest user message of the state either:
+//! when summarization fires while a request is being answered, counting back from the end can
+//! pass that request's own message, and the model then answers an older request still in
+//! context (R29). The cut moves back to that message.
 
 use std::collections::BTreeMap;
 
@@ -26,8 +31,12 @@ pub struct SummarizationOptions {
     pub budget_tokens: usize,
     /// Messages kept verbatim after the summary (at least; more when a tool pair straddles).
     pub keep_messages: usize,
-    /// Legacy switches: R11 (keep exactly the last `keep_messages`, splitting tool pairs) and R20
-    /// (the summary counted as one of the `keep_messages`).
+    /// Keep the latest human message (the request being answered) in the kept window: the cut
+    /// never passes it.
+    pub keep_current_request: bool,
+    /// Legacy switches: R11 (keep exactly the last `keep_messages`, splitting tool pairs), R20
+    /// (the summary counted as one of the `keep_messages`) and R29 (the kept window counted back
+    /// from the end with no rescue of the current request's message).
     pub planted: Planted,
 }
 
@@ -37,6 +46,7 @@ impl SummarizationOptions {
         SummarizationOptions {
             budget_tokens,
             keep_messages: 20,
+            keep_current_request: true,
             planted: Planted::none(),
         }
     }
@@ -85,7 +95,7 @@ impl<Z: Summarizer> SummarizationMiddleware<Z> {
         } else {
             self.options.keep_messages
         };
-        let target = messages.len().saturating_sub(keep);
+        let target = self.rescue_current_request(messages, messages.len().saturating_sub(keep));
         let cut = if self.options.planted.is(BugId::R11) {
             target // planted R11: the legacy cut kept the last K by count, wherever it fell.
         } else {
@@ -103,6 +113,19 @@ impl<Z: Summarizer> SummarizationMiddleware<Z> {
             title: checkpoint.title.clone(),
             extra: checkpoint.extra.clone(),
         })
+    }
+
+    /// `target`, or the index of the latest human message when the cut would fold it and the
+    /// options keep the current request.
+    fn rescue_current_request(&self, messages: &[ChatMessage], target: usize) -> usize {
+        // planted R29: the legacy cut counted back from the end and nothing else.
+        if !self.options.keep_current_request || self.options.planted.is(BugId::R29) {
+            return target;
+        }
+        match messages.iter().rposition(|m| m.kind == MessageKind::Human) {
+            Some(current) if current < target => current,
+            _ => target,
+        }
     }
 }
 
@@ -201,6 +224,7 @@ mod tests {
         let mw = SummarizationMiddleware::new(SummarizationOptions {
             budget_tokens: 1,
             keep_messages: 3,
+            keep_current_request: false,
             planted: Planted::none(),
         });
         let out = mw.apply(&cp).unwrap();
@@ -231,6 +255,7 @@ mod tests {
         let options = SummarizationOptions {
             budget_tokens: 1,
             keep_messages: 2,
+            keep_current_request: false,
             planted: Planted::none(),
         };
         let right = SummarizationMiddleware::new(options).apply(&cp).unwrap();
@@ -242,6 +267,57 @@ mod tests {
         .unwrap();
         assert_eq!(right.messages[1..], cp.messages[4..]);
         assert_eq!(legacy.messages[1..], cp.messages[5..]);
+    }
+
+    #[test]
+    fn the_current_request_stays_in_the_kept_window() {
+        // question one, ai(calls), tool, tool, answer, question two, then three steps of it.
+        let mut messages = thread();
+        messages.push(ChatMessage::ai_tool_calls(
+            Some("lc_run--3".into()),
+            vec![call("c")],
+        ));
+        messages.push(ChatMessage::tool("result c", "c"));
+        messages.push(ChatMessage::ai("answer two", Some("lc_run--4".into())));
+        let cp = Checkpoint {
+            messages,
+            ..Checkpoint::default()
+        };
+        let options = SummarizationOptions {
+            budget_tokens: 1,
+            keep_messages: 2,
+            keep_current_request: true,
+            planted: Planted::none(),
+        };
+        let out = SummarizationMiddleware::new(options).apply(&cp).unwrap();
+        assert_eq!(out.messages[1..], cp.messages[5..]); // from "question two" on
+        let plain = SummarizationOptions {
+            keep_current_request: false,
+            ..options
+        };
+        let out = SummarizationMiddleware::new(plain).apply(&cp).unwrap();
+        assert_eq!(out.messages[1..], cp.messages[6..]);
+    }
+
+    #[cfg(feature = "planted")]
+    #[test]
+    fn planted_r29_folds_the_current_request() {
+        let mut messages = thread();
+        messages.push(ChatMessage::ai("answer two", Some("lc_run--3".into())));
+        messages.push(ChatMessage::ai("more", Some("lc_run--4".into())));
+        let cp = Checkpoint {
+            messages,
+            ..Checkpoint::default()
+        };
+        let legacy = SummarizationMiddleware::new(SummarizationOptions {
+            budget_tokens: 1,
+            keep_messages: 2,
+            keep_current_request: true,
+            planted: Planted::only(BugId::R29),
+        })
+        .apply(&cp)
+        .unwrap();
+        assert_eq!(legacy.messages[1..], cp.messages[6..]);
     }
 
     #[test]

@@ -561,6 +561,8 @@ pub fn summaries_keep_tool_pairs(
     let mw = SummarizationMiddleware::new(SummarizationOptions {
         budget_tokens,
         keep_messages: keep,
+        // The tool-pair rule alone: the current request's rescue (R29) would keep it whole.
+        keep_current_request: false,
         planted,
     });
     let mut cp = Checkpoint::default();

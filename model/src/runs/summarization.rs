@@ -10,7 +10,9 @@
 //!   call's name and JSON arguments), and only when something can be folded away.
 //! - **Kept window.** The last `keep_messages` messages are kept verbatim; the cut moves back
 //!   (keeping more) only while a tool result at or after it answers a call before it, to the
-//!   largest cut that separates no answered call from its result. Nothing else moves it.
+//!   largest cut that separates no answered call from its result. With `keep_current_request`
+//!   (histsim's middleware; LangChain's has no such rule) the cut also never passes the latest
+//!   human message: the request being answered stays in the window (R29).
 //! - **The summary.** One human message, first, opening with [`SUMMARY_PREFIX`]; the summarizer
 //!   histsim runs opens its text by counting the folded messages per role, so the model also
 //!   knows which messages the summary claims to cover.
@@ -77,6 +79,8 @@ pub struct SummarizationContract {
     pub budget_tokens: usize,
     /// Messages kept verbatim after the summary, at least.
     pub keep_messages: usize,
+    /// The latest human message (the request being answered) is never folded.
+    pub keep_current_request: bool,
 }
 
 /// What one summarization must have done to the list it was given.
@@ -239,6 +243,18 @@ pub fn expected_cut(messages: &[StateMessage], keep_messages: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// The cut the contract makes when it also keeps the current request: the largest safe cut at
+/// or below both `len - keep_messages` and the index of the latest human message.
+pub fn expected_cut_keeping_request(messages: &[StateMessage], keep_messages: usize) -> usize {
+    let plain = messages.len().saturating_sub(keep_messages);
+    let current = messages.iter().rposition(|m| m.role == Role::Human);
+    let target = current.map_or(plain, |c| c.min(plain));
+    (0..=target)
+        .rev()
+        .find(|&c| cut_is_safe(messages, c))
+        .unwrap_or(0)
+}
+
 /// The opening of a summary covering `folded`: `"N messages (h human, a ai, t tool)."`.
 pub fn coverage_line(folded: &[StateMessage]) -> String {
     let count = |r: Role| folded.iter().filter(|m| m.role == r).count();
@@ -261,7 +277,11 @@ impl SummarizationContract {
         if tokens <= self.budget_tokens {
             return None;
         }
-        let cut = expected_cut(before, self.keep_messages);
+        let cut = if self.keep_current_request {
+            expected_cut_keeping_request(before, self.keep_messages)
+        } else {
+            expected_cut(before, self.keep_messages)
+        };
         (cut > 0).then(|| ExpectedSummary {
             tokens,
             cut,
@@ -461,6 +481,7 @@ mod tests {
         let c = SummarizationContract {
             budget_tokens: 1,
             keep_messages: 3,
+            keep_current_request: false,
         };
         let e = c.expect(&before).expect("over budget");
         assert_eq!(
@@ -493,6 +514,7 @@ mod tests {
         let roomy = SummarizationContract {
             budget_tokens: 10_000,
             keep_messages: 3,
+            keep_current_request: false,
         };
         assert_eq!(roomy.expect(&before), None);
         assert!(matches!(
@@ -502,6 +524,7 @@ mod tests {
         let keep_all = SummarizationContract {
             budget_tokens: 1,
             keep_messages: 6,
+            keep_current_request: false,
         };
         assert!(matches!(
             keep_all.check(&before, &good),
@@ -509,6 +532,30 @@ mod tests {
                 messages: 6,
                 keep_messages: 6
             })
+        ));
+    }
+
+    #[test]
+    fn keeping_the_current_request_moves_the_cut_back_to_it() {
+        let mut before = thread();
+        before.push(ai("step", &[]));
+        before.push(ai("step two", &[]));
+        assert_eq!(expected_cut(&before, 2), 6);
+        assert_eq!(expected_cut_keeping_request(&before, 2), 5);
+        // Within the window already: nothing moves.
+        assert_eq!(expected_cut_keeping_request(&before, 3), 5);
+        assert_eq!(expected_cut_keeping_request(&before, 7), 1);
+        let c = SummarizationContract {
+            budget_tokens: 1,
+            keep_messages: 2,
+            keep_current_request: true,
+        };
+        let e = c.expect(&before).expect("over budget");
+        assert_eq!(e.cut, 5);
+        let plain = summarized(&before, 6, &coverage_line(&before[..6]));
+        assert!(matches!(
+            c.check(&before, &plain),
+            Err(SummaryMismatch::KeptWindow { .. })
         ));
     }
 

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R27.
+//! The invariant checkers of the runs workload, R1 to R27 and R29.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -14,7 +14,8 @@
 //! the numbering (R13) makes later writes reuse seqs (R5); a deletion that leaves rows (R15)
 //! leaves the store holding more than the model (R3), and so does a thread deletion that leaves
 //! rows (R23), which also keeps old receipts (R14) and events (R17); a summary that splits a tool
-//! pair (R11) also departs from the summarization contract (R20); withdrawn feedback read back
+//! pair (R11) or folds the current request's message (R29) also departs from the summarization
+//! contract (R20); withdrawn feedback read back
 //! (R22) also breaks that read's counts and listings (R21) and the feedback store's end state
 //! (R6). The rules live by what they read:
 //! [`super::stored`] (the stores and both backends), [`super::reads`] (what the views and
@@ -79,6 +80,9 @@ pub static ATTRIBUTION: Attribution = Attribution {
         BugId::R18,
         BugId::R19,
         BugId::R11,
+        // A summary that folds the current request's message (R29) keeps a window the
+        // contract does not (R20).
+        BugId::R29,
         BugId::R20,
         BugId::R1,
         BugId::R2,
@@ -124,6 +128,10 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, user_answers_agree),
     (BugId::R19, user_reads_match_the_model),
     (BugId::R11, summaries_keep_tool_pairs),
+    (
+        BugId::R29,
+        super::summary_rules::summaries_keep_the_current_request,
+    ),
     (BugId::R20, summaries_follow_the_contract),
     (BugId::R1, reads_match_the_model),
     (BugId::R10, ids_are_stable),

@@ -80,6 +80,9 @@ fn weave_wider_calls(
     // Invocations nested inside the runs' roots.
     let mut nested_rng = seed.substream(Stream::Workload, super::nested::SUBSTREAM);
     super::nested::add_nested(runs, &mut nested_rng);
+    // Tight keep windows on later requests of a thread (R29).
+    let mut tight_rng = seed.substream(Stream::Workload, super::tight_windows::SUBSTREAM);
+    super::tight_windows::add_tight_windows(runs, &mut tight_rng);
     ops
 }
 

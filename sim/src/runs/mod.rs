@@ -50,6 +50,7 @@ mod tap;
 pub mod tasks;
 mod thread_calls;
 pub mod thread_rules;
+pub mod tight_windows;
 pub mod truth;
 mod user_calls;
 pub mod user_rules;

@@ -23,6 +23,7 @@ const OWN: &[&str] = &[
     "runs.fault.run_errored",
     "runs.fault.run_cancelled",
     "runs.feature.summarized",
+    "runs.feature.summary_kept_current_request",
     "runs.feature.tool_calls",
     "runs.feature.concurrent_writers",
     "runs.feature.thread_past_200",
@@ -89,6 +90,10 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         record.store_restarts.len() as u64,
     );
     cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
+    cov.hit_n(
+        "runs.feature.summary_kept_current_request",
+        rescued_requests(s, record),
+    );
     truth_probes(s, record, cov);
     map::map_probes(record, cov);
     text_probes(record, cov);
@@ -128,6 +133,22 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             cov.hit("runs.feature.thread_recreated");
         }
     }
+}
+
+/// Summaries whose plain count back from the end would have folded the latest human message of
+/// their state (R29's situation: the middleware had to keep the current request).
+fn rescued_requests(s: &RunsScenario, record: &WorldRecord) -> u64 {
+    let rescued = record.summaries.iter().filter(|sum| {
+        let Some(settings) = s.runs[sum.run].summarize else {
+            return false;
+        };
+        let plain = sum.before.len().saturating_sub(settings.keep_messages);
+        sum.before
+            .iter()
+            .rposition(|m| m.kind == history::runs::MessageKind::Human)
+            .is_some_and(|current| current < plain)
+    });
+    rescued.count() as u64
 }
 
 /// How runs stopped, and how long the threads grew, by the ground truth.

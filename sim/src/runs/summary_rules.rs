@@ -9,6 +9,9 @@
 //! the model recomputes the trigger, the cut and the coverage from it and the run's settings.
 //! A cut that splits a tool pair is R11's finding (reported first); this rule then names the
 //! departure from the whole contract too.
+//!
+//! R29: the contract histsim's middleware follows also keeps the request being answered; a
+//! summary that folds its message is R29's finding first, narrower than R20's.
 
 use super::context::{short, Context};
 use super::record::SummaryRecord;
@@ -45,6 +48,7 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
         let contract = SummarizationContract {
             budget_tokens: settings.budget_tokens,
             keep_messages: settings.keep_messages,
+            keep_current_request: true,
         };
         let before = state_of(&s.before);
         let after = state_of(&s.messages);
@@ -69,6 +73,28 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
             f.add_at(BugId::R20, pointer, describe(cx, s, &m.to_string()));
         }
         last_left[s.run] = Some(after);
+    }
+}
+
+/// R29: after each summary the kept window still holds the latest human message of the state
+/// the middleware was handed (the request the run is answering), unchanged.
+pub fn summaries_keep_the_current_request(cx: &Context<'_>, f: &mut Findings) {
+    for s in &cx.record.summaries {
+        let Some(current) = s.before.iter().rev().find(|m| m.kind == Shape::Human) else {
+            continue;
+        };
+        if s.messages.iter().skip(1).any(|m| m == current) {
+            continue;
+        }
+        let text = short(&current.text());
+        let pointer = at_summary(
+            cx,
+            s,
+            format!("a kept window without `{text}`"),
+            format!("`{text}` kept"),
+        );
+        let what = format!("the current request's message `{text}` was folded into the summary");
+        f.add_at(BugId::R29, pointer, describe(cx, s, &what));
     }
 }
 
@@ -186,8 +212,8 @@ mod tests {
         ) {
             let list = messages(&codes);
             let checkpoint = history::runs::Checkpoint { messages: list.clone(), ..Default::default() };
-            let options = SummarizationOptions { budget_tokens, keep_messages: keep, planted: history::Planted::none() };
-            let contract = SummarizationContract { budget_tokens, keep_messages: keep };
+            let options = SummarizationOptions { budget_tokens, keep_messages: keep, keep_current_request: true, planted: history::Planted::none() };
+            let contract = SummarizationContract { budget_tokens, keep_messages: keep, keep_current_request: true };
             let before = state_of(&list);
             match SummarizationMiddleware::new(options).apply(&checkpoint) {
                 Some(out) => prop_assert!(contract.check(&before, &state_of(&out.messages)).is_ok()),

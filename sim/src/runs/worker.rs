@@ -107,6 +107,7 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         SummarizationMiddleware::new(SummarizationOptions {
             budget_tokens: s.budget_tokens,
             keep_messages: s.keep_messages,
+            keep_current_request: true,
             planted: world.planted,
         })
     });
