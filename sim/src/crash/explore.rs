@@ -92,7 +92,7 @@ pub fn explore(opts: &CrashOptions) -> CrashReport {
 }
 
 /// The workload itself failed before any crash: reported as one failed state.
-fn workload_failed(
+pub(super) fn workload_failed(
     mut report: CrashReport,
     opts: &CrashOptions,
     bug_id: BugId,

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use history::journal::{clone_journal, resume_journal, FsStorage, JournalOptions, SharedStorage};
 
 use super::check::JOURNAL;
-use super::explore::{record, run_one, run_ops, window_of, Span};
-use super::{CrashFailure, CrashOptions, CrashReport};
+use super::explore::{run_one, run_ops, window_of, workload_failed, Span};
+use super::{CrashOptions, CrashReport};
 use crate::disk::CrashPoint;
 use log::{FsOp, Recorded, Recorder};
 use states::Tracker;
@@ -77,17 +77,8 @@ pub fn explore_recorded(opts: &CrashOptions) -> RecordedReport {
     let (log, spans, model) = match run_recorded(opts, &jopts) {
         Ok(run) => run,
         Err((bug_id, description)) => {
-            let failure = CrashFailure {
-                bug_id,
-                write_index: 0,
-                cut_at: None,
-                lose_unsynced: false,
-                op_index: None,
-                depth: 1,
-                description,
-            };
-            report.crash.states_checked = 1;
-            record(&mut report.crash, opts, failure);
+            let crash = std::mem::take(&mut report.crash);
+            report.crash = workload_failed(crash, opts, bug_id, description);
             return report;
         }
     };
