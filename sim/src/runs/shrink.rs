@@ -426,6 +426,12 @@ fn plainer_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
         if run.worker != 0 {
             out.push(edit(move |c| c.runs[r].worker = 0));
         }
+        if !run.nested.is_empty() {
+            out.push(edit(move |c| c.runs[r].nested.clear()));
+        }
+        if !run.model_input.is_plain() {
+            out.push(edit(move |c| c.runs[r].model_input = Default::default()));
+        }
         if run.messages.iter().any(|m| pause(m) > 0) {
             out.push(edit(move |c| {
                 for m in &mut c.runs[r].messages {
@@ -551,6 +557,14 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         }
     }
     s.crashes.retain(|c| c.worker < workers);
+    // Invocations nested around messages a move removed end where the run now ends.
+    for r in &mut s.runs {
+        let total = r.message_count() as u32;
+        r.nested.retain(|n| n.at < total);
+        for n in &mut r.nested {
+            n.messages = n.messages.min(total - n.at);
+        }
+    }
     s
 }
 
