@@ -7,7 +7,7 @@
 //! Candidates are listed from the largest cut to the smallest, so the greedy shrinker takes big
 //! steps first.
 
-use super::scenario::{MessageSpec, Op, RunsScenario, Stop, Target};
+use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Stop, Target};
 use crate::workload::{integer, move_by, Integer, Move};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -557,15 +557,19 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         }
     }
     s.crashes.retain(|c| c.worker < workers);
-    // Invocations nested around messages a move removed end where the run now ends.
     for r in &mut s.runs {
-        let total = r.message_count() as u32;
-        r.nested.retain(|n| n.at < total);
-        for n in &mut r.nested {
-            n.messages = n.messages.min(total - n.at);
-        }
+        cut_nested(r);
     }
     s
+}
+
+/// Invocations nested around messages a move removed end where the run now ends.
+fn cut_nested(run: &mut RunSpec) {
+    let total = run.message_count() as u32;
+    run.nested.retain(|n| n.at < total);
+    for n in &mut run.nested {
+        n.messages = n.messages.min(total - n.at);
+    }
 }
 
 #[cfg(test)]
