@@ -9,9 +9,11 @@
 //!   current user: the store (or, over the protocol, the caller) must refuse it (R19);
 //! - `insert_numbered` of a seq a racing writer took: the unique guard's `conflict` (R5).
 
-use super::check::wording::{alike, when, Asked, Call};
+use super::check::wording::{alike, client_store, when, Asked, Call};
 use super::context::Context;
-use super::record::{Answer, Both, ReadKind};
+use super::feedback_record::FeedbackEntry;
+use super::record::{Answer, Both, ReadKind, WriteError};
+use crate::divergence::TraceMark;
 use crate::outcome::Findings;
 use history::BugId;
 
@@ -72,12 +74,91 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
         judge(&what, &at, "list_messages", errors(&d.messages_after, slot));
         judge(&what, &at, "list_events", errors(&d.events_after, slot));
     }
+    feedback_read_errors(cx, f);
+    journal_errors(cx, f);
     whole_state_errors(cx, f);
 }
 
+/// R24 of a feedback read's `/messages` (the thread's messages from the store the client reads,
+/// each with its feedback): an error there names the feedback read, its time and the store.
+fn feedback_read_errors(cx: &Context<'_>, f: &mut Findings) {
+    let by = client_store(cx);
+    for entry in &cx.record.feedback_log {
+        let FeedbackEntry::Read(read) = entry else {
+            continue;
+        };
+        let Err(message) = &read.messages else {
+            continue;
+        };
+        let at = Call {
+            op: read.op,
+            at_us: read.at_us,
+            mark: "feedback reads ".to_string(),
+        };
+        let call = "/messages with feedback";
+        f.add_at(
+            BugId::R24,
+            at.answered(call, &by, format!("error {message}"), "an answer"),
+            format!(
+                "op {} at {}us: the feedback reads of thread {}: {by} answered {call} with an error where the contract asks for an answer: {message}",
+                read.op, read.at_us, read.thread_id
+            ),
+        );
+    }
+}
+
+/// R24 of a journal's calls (a worker writing a run's batch, the legacy writer's `max_seq`):
+/// each error names the call, the last operation begun and its time, where the trace shows
+/// the worker's `flush failed` line (and, through the protocol, the request's own lines).
+fn journal_errors(cx: &Context<'_>, f: &mut Findings) {
+    let errors: Vec<&WriteError> = (cx.record.write_errors.iter())
+        .filter(|e| !e.conflict)
+        .collect();
+    // A journal retries a failed flush at once: the calls alike at one instant are one finding.
+    for alike in errors.chunk_by(|a, b| {
+        (a.op, a.at_us, a.call, &a.run_id, &a.stores, &a.message)
+            == (b.op, b.at_us, b.call, &b.run_id, &b.stores, &b.message)
+    }) {
+        let e = alike[0];
+        let whose = e
+            .run_id
+            .as_ref()
+            .map_or_else(|| "a journal".to_string(), |r| format!("{r}'s journal"));
+        let doing = match e.call {
+            "put_batch" => "writing a batch",
+            "insert_numbered" => "writing numbered rows",
+            _ => "calling",
+        };
+        let times = match alike.len() {
+            1 => String::new(),
+            n => format!(", {n} calls alike"),
+        };
+        let at = Call {
+            op: e.op,
+            at_us: e.at_us,
+            mark: "flush failed: ".to_string(),
+        };
+        let pointer = at
+            .answered(
+                e.call,
+                &e.stores,
+                format!("error {}", e.message),
+                "an answer",
+            )
+            .and(TraceMark::at(e.at_us, format!("\"op\":\"{}\"", e.call)));
+        f.add_at(
+            BugId::R24,
+            pointer,
+            format!(
+                "op {} at {}us: {whose} {doing} ({}{times}): {} answered with an error where the contract asks for an answer: {}",
+                e.op, e.at_us, e.call, e.stores, e.message
+            ),
+        );
+    }
+}
+
 /// R24 of the calls that are no request of the client's: the final dump and event counts read
-/// the whole store once the world ended, and a journal's write is the worker's, retried (its
-/// record keeps no time). Their findings point at no request.
+/// the whole store once the world ended. Their findings point at no request.
 fn whole_state_errors(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
     let mut judge = |what: &str, call: &str, errors: Vec<(String, &String)>| {
@@ -95,14 +176,6 @@ fn whole_state_errors(cx: &Context<'_>, f: &mut Findings) {
             "the final event counts",
             "count_events",
             errors(counts, slot),
-        );
-    }
-    for e in cx.record.write_errors.iter().filter(|e| !e.conflict) {
-        let store = format!("the {} store", e.slot);
-        judge(
-            &format!("op {}: a journal's write", e.op),
-            e.call,
-            vec![(store, &e.message)],
         );
     }
 }

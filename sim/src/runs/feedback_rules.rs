@@ -41,36 +41,41 @@ impl Request {
         }
     }
 
-    /// A rating or a withdrawal, by its trace line (`rating refused`, `withdraw ...`).
-    fn of_entry(entry: &FeedbackEntry) -> Option<Self> {
-        let (op, at_us, call, mark) = match entry {
-            FeedbackEntry::Rated {
-                op, at_us, user, ..
-            } => {
-                let call = if user.is_some() { "submit" } else { "create" };
-                (*op, *at_us, call, "rating refused")
-            }
-            FeedbackEntry::Deleted { op, at_us, .. } => (*op, *at_us, "delete", "withdraw "),
-            FeedbackEntry::DeletedByRun { op, at_us, .. } => {
-                (*op, *at_us, "delete_by_run", "withdraw ")
-            }
-            FeedbackEntry::Read(_) | FeedbackEntry::ThreadDeleted { .. } => return None,
-        };
+    /// A rating or a withdrawal (`op`, at `at_us`): the store op it made, by its trace line
+    /// (`rating refused`, `withdraw ...`).
+    fn of_call(op: u64, at_us: u64, call: &str, mark: &str) -> Self {
         let at = Call {
             op,
             at_us,
             mark: mark.to_string(),
         };
-        Some(Request {
+        Request {
             what: String::new(),
             call: call.to_string(),
             at,
-        })
+        }
     }
 
     fn pointer(&self, answered: impl Into<String>, expected: impl Into<String>) -> Pointer {
         self.at
             .answered(&self.call, "the feedback store", answered, expected)
+    }
+}
+
+/// A call's answer the model contradicts: the call, the finding's words, both answers.
+struct Mismatch {
+    at: Request,
+    words: String,
+    answered: String,
+    expected: String,
+}
+
+/// A withdrawal's answer in words: whether it deleted a rating.
+fn deletion_words(deleted: bool) -> String {
+    if deleted {
+        "a rating deleted".to_string()
+    } else {
+        "nothing deleted".to_string()
     }
 }
 
@@ -94,63 +99,64 @@ struct Replay {
 
 impl Replay {
     /// Applies one call; what its answer contradicts in the model (an R21 finding), if anything:
-    /// its words, then the call's answer and the model's.
-    fn apply(&mut self, entry: &FeedbackEntry) -> Option<(String, String, String)> {
+    /// the call as the request it was, its words, then its answer and the model's.
+    fn apply(&mut self, entry: &FeedbackEntry) -> Option<Mismatch> {
         match entry {
             FeedbackEntry::Rated {
+                op,
+                at_us,
                 thread_id,
                 run_id,
                 user,
                 value,
                 answer,
-                ..
             } => match answer {
                 Ok(id) => {
                     self.rated(*id, thread_id, run_id, user.as_deref(), *value);
                     None
                 }
-                Err(e) => Some((
-                    format!("a valid rating of {run_id} was refused: {e}"),
-                    format!("error {e}"),
-                    "a feedback id".to_string(),
-                )),
+                Err(e) => Some(Mismatch {
+                    at: Request::of_call(
+                        *op,
+                        *at_us,
+                        if user.is_some() { "submit" } else { "create" },
+                        "rating refused",
+                    ),
+                    words: format!("a valid rating of {run_id} was refused: {e}"),
+                    answered: format!("error {e}"),
+                    expected: "a feedback id".to_string(),
+                }),
             },
             FeedbackEntry::Deleted {
+                op,
+                at_us,
                 feedback_id,
                 user,
                 deleted,
-                ..
             } => {
-                let stood = self.value(*feedback_id).is_some()
-                    && self
-                        .handles
-                        .get(feedback_id)
-                        .is_some_and(|h| in_scope(&h.rater, user.as_deref()));
-                if stood {
-                    let h = &self.handles[feedback_id];
-                    self.truth
-                        .withdraw_rating(&h.thread_id, &h.run_id, &h.rater);
-                    self.withdrawn.insert(*feedback_id);
-                }
-                (stood != *deleted).then(|| (
-                    format!("delete of feedback {feedback_id} {} answered deleted={deleted}, the model says {stood}", as_scope(user.as_deref())),
-                    format!("deleted={deleted}"),
-                    format!("deleted={stood}"),
-                ))
+                let stood = self.withdraw_by_id(*feedback_id, user.as_deref());
+                (stood != *deleted).then(|| Mismatch {
+                    at: Request::of_call(*op, *at_us, "delete", "withdraw "),
+                    words: format!("delete of feedback {feedback_id} {} answered deleted={deleted}, the model says {stood}", as_scope(user.as_deref())),
+                    answered: deletion_words(*deleted),
+                    expected: deletion_words(stood),
+                })
             }
             FeedbackEntry::DeletedByRun {
+                op,
+                at_us,
                 thread_id,
                 run_id,
                 user,
                 deleted,
-                ..
             } => {
                 let stood = self.withdrawn_by_run(thread_id, run_id, user);
-                (stood != *deleted).then(|| (
-                    format!("delete_by_run of {run_id} by {user} answered deleted={deleted}, the model says {stood}"),
-                    format!("deleted={deleted}"),
-                    format!("deleted={stood}"),
-                ))
+                (stood != *deleted).then(|| Mismatch {
+                    at: Request::of_call(*op, *at_us, "delete_by_run", "withdraw "),
+                    words: format!("delete_by_run of {run_id} by {user} answered deleted={deleted}, the model says {stood}"),
+                    answered: deletion_words(*deleted),
+                    expected: deletion_words(stood),
+                })
             }
             FeedbackEntry::Read(_) => None,
             FeedbackEntry::ThreadDeleted { thread_id } => {
@@ -158,6 +164,19 @@ impl Replay {
                 None
             }
         }
+    }
+
+    /// The rating under `id` withdrawn in `user`'s scope; whether it stood there.
+    fn withdraw_by_id(&mut self, id: u64, user: Option<&str>) -> bool {
+        let stood = self.value(id).is_some()
+            && (self.handles.get(&id)).is_some_and(|h| in_scope(&h.rater, user));
+        if stood {
+            let h = &self.handles[&id];
+            self.truth
+                .withdraw_rating(&h.thread_id, &h.run_id, &h.rater);
+            self.withdrawn.insert(id);
+        }
+        stood
     }
 
     /// A rating stored under `id`.
@@ -266,6 +285,13 @@ fn in_scope(rater: &Rater, scope: Option<&str>) -> bool {
     scope.is_none_or(|u| *rater == Rater::User(u.to_string()))
 }
 
+/// When the feedback reads were made, as a message names them: their place in the world's
+/// order of operations and their simulated time (`op 12 at 3000us`), as the trace stamps
+/// their `feedback reads` line.
+fn when_read(read: &FeedbackRead) -> String {
+    format!("op {} at {}us", read.op, read.at_us)
+}
+
 /// A read's scope in words: `as user-1`, or `in every user's scope`.
 fn as_scope(scope: Option<&str>) -> String {
     scope.map_or_else(|| "in every user's scope".into(), |u| format!("as {u}"))
@@ -285,11 +311,8 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     let mut replay = Replay::default();
     let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
     for entry in &cx.record.feedback_log {
-        if let Some((mismatch, answered, expected)) = replay.apply(entry) {
-            match Request::of_entry(entry) {
-                Some(at) => f.add_at(BugId::R21, at.pointer(answered, expected), mismatch),
-                None => f.add(BugId::R21, mismatch),
-            }
+        if let Some(m) = replay.apply(entry) {
+            f.add_at(BugId::R21, m.at.pointer(m.answered, m.expected), m.words);
         }
         if let FeedbackEntry::Read(read) = entry {
             let scope = read.user.as_deref();
@@ -334,7 +357,7 @@ pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
 fn check_by_id(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let scope = read.user.as_deref();
     for (id, got) in &read.by_id {
-        let what = format!("op {}: get({id}) {}", read.op, as_scope(scope));
+        let what = format!("{}: get({id}) {}", when_read(read), as_scope(scope));
         let at = Request::of_read(read, "get", what);
         let Some(h) = replay.handles.get(id) else {
             continue;
@@ -369,7 +392,11 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     let scope = read.user.as_deref();
     let rows = replay.truth.rows_in_scope(&read.thread_id, scope);
     for (run, got) in &read.by_run {
-        let what = format!("op {}: list_by_run({run}) {}", read.op, as_scope(scope));
+        let what = format!(
+            "{}: list_by_run({run}) {}",
+            when_read(read),
+            as_scope(scope)
+        );
         let at = Request::of_read(read, "list_by_run", what);
         let mut seen: Vec<RatingRow> = got
             .iter()
@@ -393,9 +420,12 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
     for a in &read.aggregates {
         let want = replay.truth.counts(&read.thread_id, &a.run_id);
         if (a.total, a.positive, a.negative) != (want.total, want.positive, want.negative) {
-            let what = format!("aggregate_by_run({})", a.run_id);
+            let what = format!("{}: aggregate_by_run({})", when_read(read), a.run_id);
             let at = Request::of_read(read, "aggregate_by_run", what);
-            let counts = |t, p, n| format!("{t} (+{p} -{n})");
+            let counts = |t: u64, p, n| {
+                let ratings = if t == 1 { "rating" } else { "ratings" };
+                format!("{t} {ratings}: {p} up, {n} down")
+            };
             f.add_at(
                 BugId::R21,
                 at.pointer(
@@ -403,8 +433,8 @@ fn check_by_run(replay: &Replay, read: &FeedbackRead, f: &mut Findings) {
                     counts(want.total, want.positive, want.negative),
                 ),
                 format!(
-                    "aggregate_by_run({}) counts {} (+{} -{}), the ratings that stand are {} (+{} -{}), anonymous included",
-                    a.run_id, a.total, a.positive, a.negative, want.total, want.positive, want.negative
+                    "{} counts {} (+{} -{}), the ratings that stand are {} (+{} -{}), anonymous included",
+                    at.what, a.total, a.positive, a.negative, want.total, want.positive, want.negative
                 ),
             );
         }
@@ -420,7 +450,7 @@ fn check_grouped(
     f: &mut Findings,
 ) {
     let scope = read.user.as_deref();
-    let what = format!("op {}: {name} {}", read.op, as_scope(scope));
+    let what = format!("{}: {name} {}", when_read(read), as_scope(scope));
     let at = Request::of_read(read, name, what);
     let choices = grouped_choices(&replay.truth, &read.thread_id, scope, runs);
     for (run, row) in got {
@@ -467,7 +497,7 @@ fn check_attached(
     f: &mut Findings,
 ) {
     for ((m, allowed), e) in messages.iter().zip(choices).zip(named) {
-        let what = format!("op {}: /messages on `{}`", read.op, short(&e.text));
+        let what = format!("{}: /messages on `{}`", when_read(read), short(&e.text));
         let at = Request::of_read(read, "/messages with feedback", what);
         match &m.feedback {
             None if allowed.is_empty() => {}

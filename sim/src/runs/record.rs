@@ -76,11 +76,19 @@ pub struct WriteDisagreement {
 /// A call of the journals' side that a store answered with an error.
 #[derive(Clone, Debug)]
 pub struct WriteError {
+    /// The last operation the world began when the call was made (a journal's write belongs
+    /// to no request of the client's), as [`WriteDisagreement::op`].
     pub op: u64,
+    /// Simulated time of the call: the worker's `flush failed` trace line, when the store the
+    /// journal writes to failed it, is stamped alike.
+    pub at_us: u64,
     /// The store op (`put_batch`, `insert_numbered`, ...).
     pub call: &'static str,
-    /// Which store of the pair: `memory` (or `jsonl`) or `sqlite`.
-    pub slot: &'static str,
+    /// The run whose rows the call wrote (`None` for a read of a thread, `max_seq`).
+    pub run_id: Option<String>,
+    /// The stores that answered this error: `the memory store`, `the sqlite store`, or
+    /// `the memory and sqlite stores` when both answered it alike.
+    pub stores: String,
     /// A seq conflict: the refusal the contract requires of `insert_numbered` when a racing
     /// writer took the seq (R5's unique guard), never a defect in itself.
     pub conflict: bool,

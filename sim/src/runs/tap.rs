@@ -46,40 +46,61 @@ impl Tap {
             .extend(rows.map(|event| Written { op, at_us, event }));
     }
 
-    /// Keeps an error a store answered a journal-side call with, for R24 (the journals retry
-    /// or give up on their own, so the error would otherwise leave no mark on the record).
-    fn keep_error<T>(
-        &self,
-        call: &'static str,
-        slot: &'static str,
-        answer: &Result<T, RunStoreError>,
-    ) {
-        let Err(e) = answer else {
-            return;
-        };
-        let conflict = match e {
-            RunStoreError::SeqConflict { .. } => true,
-            RunStoreError::Answered { kind, .. } => kind == "conflict",
-            _ => false,
-        };
-        let error = WriteError {
-            op: self.world.next_op.get(),
-            call,
-            slot,
-            conflict,
-            message: e.to_string(),
-        };
-        self.world.log.borrow_mut().write_errors.push(error);
+    /// The last operation the world began: a journal's call belongs to no request of the
+    /// client's, so its findings name the operation it came after.
+    fn last_op_begun(&self) -> u64 {
+        self.world.next_op.get().saturating_sub(1)
     }
 
-    /// Both stores' answers to a journal-side call, their errors kept for R24.
+    /// Keeps the errors the stores answered a journal-side call with, for R24 (the journals
+    /// retry or give up on their own, so an error would otherwise leave no mark on the record):
+    /// each with its time, the operation it came after and the run it wrote, one error both
+    /// stores answered alike kept once.
     fn keep_errors<T>(
         &self,
         call: &'static str,
+        run_id: Option<&str>,
+        answers: &[(&'static str, &Result<T, RunStoreError>)],
+    ) {
+        let failed: Vec<(&str, &RunStoreError)> = answers
+            .iter()
+            .filter_map(|(slot, a)| a.as_ref().err().map(|e| (*slot, e)))
+            .collect();
+        let stores = match failed.as_slice() {
+            [] => return,
+            [(a, e), (b, f)] if e == f => vec![(format!("the {a} and {b} stores"), *e)],
+            _ => (failed.iter())
+                .map(|(slot, e)| (format!("the {slot} store"), *e))
+                .collect(),
+        };
+        let (op, at_us) = (self.last_op_begun(), now_us());
+        let mut log = self.world.log.borrow_mut();
+        for (stores, e) in stores {
+            let conflict = match e {
+                RunStoreError::SeqConflict { .. } => true,
+                RunStoreError::Answered { kind, .. } => kind == "conflict",
+                _ => false,
+            };
+            log.write_errors.push(WriteError {
+                op,
+                at_us,
+                call,
+                run_id: run_id.map(str::to_string),
+                stores,
+                conflict,
+                message: e.to_string(),
+            });
+        }
+    }
+
+    /// Both stores' answers to a journal-side call, their errors kept for R24.
+    fn keep_both<T>(
+        &self,
+        call: &'static str,
+        run_id: Option<&str>,
         (m, s): (&Result<T, RunStoreError>, &Result<T, RunStoreError>),
     ) {
-        self.keep_error(call, self.world.first_slot, m);
-        self.keep_error(call, "sqlite", s);
+        self.keep_errors(call, run_id, &[(self.world.first_slot, m), ("sqlite", s)]);
     }
 
     /// The primary store's answer to a journal-side read, its error kept for R24.
@@ -94,7 +115,7 @@ impl Tap {
             StoreKind::Memory | StoreKind::Jsonl => w.first_slot,
             StoreKind::Sqlite => "sqlite",
         };
-        self.keep_error(call, slot, &answer);
+        self.keep_errors(call, None, &[(slot, &answer)]);
         answer
     }
 
@@ -107,7 +128,7 @@ impl Tap {
             .borrow_mut()
             .write_disagreements
             .push(WriteDisagreement {
-                op: w.next_op.get().saturating_sub(1),
+                op: self.last_op_begun(),
                 at_us: now_us(),
                 call,
                 first_slot: w.first_slot,
@@ -127,7 +148,8 @@ impl RunEventStore for Tap {
                 w.sqlite.put_batch(events.clone()),
             ),
         };
-        self.keep_errors("put_batch", (&m, &s));
+        let run_id = events.first().map(|e| e.run_id.as_str());
+        self.keep_both("put_batch", run_id, (&m, &s));
         if m != s {
             self.disagree(
                 format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot),
@@ -167,7 +189,8 @@ impl RunEventStore for Tap {
                 w.sqlite.insert_numbered(events.clone()),
             ),
         };
-        self.keep_errors("insert_numbered", (&m, &s));
+        let run_id = events.first().map(|e| e.run_id.as_str());
+        self.keep_both("insert_numbered", run_id, (&m, &s));
         if m != s {
             self.disagree(
                 format!("insert_numbered: {} {m:?}, sqlite {s:?}", w.first_slot),
@@ -195,7 +218,7 @@ impl RunEventStore for Tap {
             Some(pair) => pair.max_seq(thread_id),
             None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
         };
-        self.keep_errors("max_seq", (&m, &s));
+        self.keep_both("max_seq", None, (&m, &s));
         if m != s {
             self.disagree(
                 format!("max_seq({thread_id}): {} {m:?}, sqlite {s:?}", w.first_slot),

@@ -339,3 +339,249 @@ fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
         assert!(d.expected.ends_with(": an answer"), "{d}");
     }
 }
+
+/// R24 of a worker's batch write: a journal's `put_batch` answered with an error names the
+/// call, the last operation begun and its time, as R9 on a write does; the retries a journal
+/// makes at once are one finding, and the first error (in simulated time) is the first wrong
+/// answer.
+#[test]
+fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
+    use sim::runs::record::WriteError;
+    let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
+    let error = |at_us: u64, stores: &str| WriteError {
+        op: 3,
+        at_us,
+        call: "put_batch",
+        run_id: Some("run-0".into()),
+        stores: stores.into(),
+        conflict: false,
+        message: "internal: disk full".into(),
+    };
+    record.write_errors.extend([
+        error(9_000, "the sqlite store"),
+        error(5_000, "the memory and sqlite stores"),
+        error(5_000, "the memory and sqlite stores"),
+        error(5_000, "the memory and sqlite stores"),
+    ]);
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+    assert_eq!(ids, [BugId::R24], "{violations:#?}");
+    let r24 = &violations[0];
+    let d = r24.first_divergence.as_ref().expect("a first wrong answer");
+    assert_eq!(
+        d.to_string(),
+        "put_batch (request 3 at 5000us, the memory and sqlite stores): answered \
+         `error internal: disk full`, the model expects `an answer`"
+    );
+    assert_eq!(r24.whole_state, None, "{r24}");
+    assert_eq!(
+        r24.message,
+        "op 3 at 9000us: run-0's journal writing a batch (put_batch): the sqlite store answered \
+         with an error where the contract asks for an answer: internal: disk full; \
+         op 3 at 5000us: run-0's journal writing a batch (put_batch, 3 calls alike): the memory \
+         and sqlite stores answered with an error where the contract asks for an answer: \
+         internal: disk full"
+    );
+}
+
+fn python_found() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The same through a system under test that answers `internal` to every `put_batch`
+/// (`sim/tests/adapters/err_on.py` in front of `histsim serve runs`): the first wrong answer
+/// is the first batch write, named with its time and the system's command, and its trace
+/// lines (the worker's `flush failed`, the request's own protocol lines) are at that time.
+#[test]
+fn a_system_refusing_a_batch_write_is_named_at_that_write() {
+    use sim::rng::SeedRng;
+    use sim::run::RunConfig;
+    use sim::sut::SutOptions;
+    if !python_found() {
+        eprintln!("skipped: no python3 to run the misbehaving adapter");
+        return;
+    }
+    let command = format!(
+        "python3 {}/tests/adapters/err_on.py internal put_batch -- {} serve runs",
+        env!("CARGO_MANIFEST_DIR").trim_end_matches('/'),
+        env!("CARGO_BIN_EXE_histsim")
+    );
+    let config = RunConfig {
+        sut: Some(SutOptions::new(command.clone())),
+        keep_trace: true,
+        ..RunConfig::only("runs")
+    };
+    let (scenario, _) = config
+        .workload_of(0)
+        .derive(SeedRng::new(0), &config.overrides());
+    let run = scenario.play(&config.world());
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    let trace = run.trace.full().expect("the full trace").to_vec();
+    let d = first_wrong(&run.violations, &trace, BugId::R24);
+    assert_eq!(d.op, "put_batch", "{d}");
+    assert_eq!(
+        d.by,
+        format!("the memory and sqlite stores (`{command}`)"),
+        "{d}"
+    );
+    assert_eq!(d.answered, "error put_batch refused by err_on.py", "{d}");
+    assert_eq!(d.expected, "an answer", "{d}");
+    let stamp = format!("{}us ", d.at_us);
+    let at_that_time: Vec<&String> = trace
+        .iter()
+        .filter(|l| l.trim_start().starts_with(&stamp))
+        .collect();
+    assert!(
+        at_that_time
+            .iter()
+            .any(|l| l.contains("\"op\":\"put_batch\"")),
+        "{at_that_time:#?}"
+    );
+    assert!(
+        at_that_time.iter().any(|l| l.contains(" flush failed: ")),
+        "{at_that_time:#?}"
+    );
+    // No earlier put_batch was answered at all: this is the first.
+    let first_put = trace
+        .iter()
+        .find(|l| l.contains("\"op\":\"put_batch\""))
+        .expect("a put_batch sent");
+    assert!(first_put.trim_start().starts_with(&stamp), "{first_put}");
+}
+
+/// R21 of a feedback read: the first wrong answer is the feedback read's call (its op, its
+/// request id and time, where the trace's `feedback reads` line is), both answers in words.
+#[test]
+fn a_wrong_feedback_read_names_the_read_and_both_answers() {
+    let (violations, trace) = played(
+        "runs/r21_anonymous_feedback_is_left_out_of_the_counts",
+        BugId::R21,
+    );
+    let d = first_wrong(&violations, &trace, BugId::R21);
+    assert_eq!(
+        d.to_string(),
+        "aggregate_by_run (request 10 at 3000us, the feedback store): answered \
+         `1 rating: 1 up, 0 down`, the model expects `2 ratings: 1 up, 1 down`"
+    );
+    let r21 = violations.iter().find(|v| v.id == BugId::R21).expect("R21");
+    assert!(r21.message.starts_with("op 10 at 3000us: "), "{r21}");
+    let mark = r21.trace_marks.first().expect("a mark");
+    assert!(
+        trace
+            .iter()
+            .any(|l| mark.marks(l) && l.contains("feedback reads ")),
+        "{trace:#?}"
+    );
+}
+
+/// A withdrawal the feedback store answered wrongly, found while the feedback calls are
+/// replayed into the model, names its call too (every finding of the replay has its request):
+/// the withdrawal's answer is turned in a clean record, as a store answering so would have.
+#[test]
+fn a_wrong_withdrawal_names_its_call_and_both_answers() {
+    use sim::runs::feedback_record::FeedbackEntry;
+    let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
+    assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
+    let (op, at_us) = record
+        .feedback_log
+        .iter_mut()
+        .find_map(|e| match e {
+            FeedbackEntry::Deleted {
+                op, at_us, deleted, ..
+            }
+            | FeedbackEntry::DeletedByRun {
+                op, at_us, deleted, ..
+            } => {
+                *deleted = !*deleted;
+                Some((*op, *at_us))
+            }
+            _ => None,
+        })
+        .expect("a withdrawal in the scenario");
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let r21 = violations.iter().find(|v| v.id == BugId::R21).expect("R21");
+    let d = r21.first_divergence.as_ref().expect("a first wrong answer");
+    assert_eq!((d.request, d.at_us), (op, at_us), "{d}");
+    assert!(d.op.starts_with("delete"), "{d}");
+    assert_eq!(d.by, "the feedback store", "{d}");
+    assert_eq!(
+        (d.answered.as_str(), d.expected.as_str()),
+        ("nothing deleted", "a rating deleted"),
+        "{d}"
+    );
+}
+
+/// A feedback read whose `/messages` (the thread's messages, each with its feedback) the store
+/// answered with an error is judged (R24), naming the feedback read: no silent pass.
+#[test]
+fn an_error_answer_to_a_feedback_read_names_the_read() {
+    use sim::runs::feedback_record::FeedbackEntry;
+    let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
+    let (op, at_us) = record
+        .feedback_log
+        .iter_mut()
+        .find_map(|e| match e {
+            FeedbackEntry::Read(read) => {
+                read.messages = Err("internal: no such thread".into());
+                Some((read.op, read.at_us))
+            }
+            _ => None,
+        })
+        .expect("a feedback read in the scenario");
+    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+    assert_eq!(ids, [BugId::R24], "{violations:#?}");
+    let d = violations[0]
+        .first_divergence
+        .as_ref()
+        .expect("a first wrong answer");
+    assert_eq!(
+        d.to_string(),
+        format!(
+            "/messages with feedback (request {op} at {at_us}us, the memory store): answered \
+             `error internal: no such thread`, the model expects `an answer`"
+        )
+    );
+}
+
+/// A display finding through `--sut` names the replica and the system's command, as a runs
+/// finding names its store: P4 planted through `histsim serve display` (its switch goes
+/// through `open`).
+#[test]
+fn a_display_finding_through_a_system_names_the_replica_and_the_command() {
+    use sim::run::{run_seed, RunConfig};
+    use sim::sut::SutOptions;
+    let command = format!("{} serve display", env!("CARGO_BIN_EXE_histsim"));
+    let config = RunConfig {
+        sut: Some(SutOptions::new(command.clone())),
+        planted: Some(BugId::P4),
+        ..RunConfig::only("display")
+    };
+    let report = (0..5)
+        .map(|seed| run_seed(seed, &config))
+        .find(|r| !r.passed())
+        .expect("P4 found within 5 seeds");
+    assert_eq!(report.failure, None);
+    let p4 = report.first_violation().expect("a violation");
+    assert_eq!(p4.id, BugId::P4, "{p4}");
+    let d = p4.first_divergence.as_ref().expect("a first wrong answer");
+    let replica =
+        d.by.strip_suffix(&format!(" (`{command}`)"))
+            .unwrap_or_else(|| panic!("{d}"));
+    assert!(replica.starts_with("replica-"), "{d}");
+    // In process, the same finding names the replica alone.
+    let here = run_seed(
+        report.seed,
+        &RunConfig {
+            sut: None,
+            ..config.clone()
+        },
+    );
+    let d_here = here
+        .first_violation()
+        .and_then(|v| v.first_divergence.clone());
+    assert_eq!(d_here.map(|d| d.by), Some(replica.to_string()));
+}
