@@ -85,9 +85,10 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
             .iter()
             .filter_map(|i| scenario.runs.get(*i).map(|r| r.id.as_str()))
             .collect();
+        let ids = check::wording::listed(&ids);
         violations.push(crate::outcome::Violation::liveness(
             history::BugId::R4,
-            format!("after every fault healed, runs {ids:?} never stopped, so their journals never flushed"),
+            format!("after every fault healed, runs {ids} never stopped, so their journals never flushed"),
         )
         // A whole-state rule: the runs' state once every fault healed, not one request.
         .of_whole_state("the runs still running once every fault healed"));
