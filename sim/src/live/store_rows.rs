@@ -24,7 +24,7 @@ pub fn stored_steps(
     path: &Path,
     event_steps: &BTreeMap<String, u32>,
 ) -> Result<StoredSteps, String> {
-    let read = || -> rusqlite::Result<(Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+    let read = || -> rusqlite::Result<[Vec<Vec<u8>>; 2]> {
         let conn = rusqlite::Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -35,9 +35,9 @@ pub fn stored_steps(
             let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))?;
             rows.collect()
         };
-        Ok((table("rows")?, table("quarantine")?))
+        Ok([table("rows")?, table("quarantine")?])
     };
-    let (rows, quarantined) =
+    let [rows, quarantined] =
         read().map_err(|e| format!("cannot read the shared store {}: {e}", path.display()))?;
     Ok(tally(&rows, &quarantined, event_steps))
 }
