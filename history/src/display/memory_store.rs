@@ -189,6 +189,10 @@ impl DisplayEventStore for MemoryDisplayStore {
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
         Ok(self.lock().quarantine.clone())
     }
+
+    fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
+        Ok(self.lock().rows.iter().map(Indexed::row).collect())
+    }
 }
 
 impl Inner {

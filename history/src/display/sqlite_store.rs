@@ -363,4 +363,12 @@ impl DisplayEventStore for SqliteDisplayStore {
             &[],
         )
     }
+
+    fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
+        Self::stored_rows(
+            &self.lock(),
+            "SELECT seq, bytes FROM rows ORDER BY seq",
+            &[],
+        )
+    }
 }

@@ -293,6 +293,15 @@ fn sqlite_store_persists_across_reopen() {
         Admission::Stored
     );
     assert_eq!(store.row_count().expect("count"), 3);
+    let stored: Vec<_> = (store.rows().expect("rows").into_iter())
+        .map(|r| (r.seq, r.bytes.to_vec()))
+        .collect();
+    let expected = [
+        (1, rows[0].bytes()),
+        (2, rows[1].bytes()),
+        (3, rows[0].bytes()),
+    ];
+    assert_eq!(stored, expected, "every row, in commit order");
 }
 
 #[test]
@@ -360,6 +369,7 @@ pub fn compare_stores(rows: &[Vec<u8>], planted: Planted) -> Result<(), TestCase
     }
     prop_assert_eq!(memory.row_count().ok(), sqlite.row_count().ok());
     prop_assert_eq!(memory.quarantined().ok(), sqlite.quarantined().ok());
+    prop_assert_eq!(memory.rows().ok(), sqlite.rows().ok());
     Ok(())
 }
 

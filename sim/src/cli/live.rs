@@ -49,12 +49,22 @@ pub(crate) struct LiveArgs {
     /// side by side.
     #[arg(long)]
     compare_sim: bool,
+    /// A system under test each replica process writes through and reads from, opened on the
+    /// run's directory over the SUT protocol (docs/sut-protocol.md; it must declare
+    /// `stored_rows`), instead of histsim's own replica.
+    #[arg(long, value_name = "CMD", conflicts_with = "compare_sim")]
+    sut: Option<String>,
     /// The seeds of `--compare-sim`.
     #[arg(long, default_value = "0..20", value_parser = parse_seeds)]
     seeds: Range<u64>,
 }
 
 pub(crate) fn cmd(args: LiveArgs) -> Verdict {
+    if let Some(command) = &args.sut {
+        if let Err(e) = crate::live::sut_store::check(command, args.planted) {
+            return Verdict::usage(&e);
+        }
+    }
     let nats = match nats_source(&args) {
         Ok(n) => n,
         Err(e) => return Verdict::usage(&e),
@@ -75,6 +85,9 @@ pub(crate) fn cmd(args: LiveArgs) -> Verdict {
         setup.plan.faults.len(),
         setup.dir.display()
     );
+    if let Some(command) = &setup.sut {
+        println!("each replica writes and reads through the system under test `{command}`");
+    }
     match live_run(setup) {
         Ok(outcome) => verdict_of(&outcome, &args),
         Err(Ended::Interrupted) => {
@@ -187,6 +200,7 @@ fn setup(args: &LiveArgs, seed: u64, nats: &Nats) -> Result<LiveSetup, String> {
         replica_args: replica_command,
         planted: Planted::from_option(args.planted),
         subject: format!("histsim.live.{}.{seed}", std::process::id()),
+        sut: args.sut.clone(),
     })
 }
 
@@ -222,6 +236,9 @@ fn replica_command(setup: &LiveSetup, k: u8, url: &str) -> ReplicaCommand {
     if let Some(bug) = setup.planted.active() {
         args.push(format!("--planted={bug}"));
     }
+    if let Some(command) = &setup.sut {
+        args.push(format!("--sut={command}"));
+    }
     ReplicaCommand { program, args }
 }
 
@@ -243,6 +260,8 @@ pub(crate) struct LiveReplicaArgs {
     primary_id: String,
     #[arg(long)]
     planted: Option<BugId>,
+    #[arg(long, allow_hyphen_values = true)]
+    sut: Option<String>,
 }
 
 pub(crate) fn replica_cmd(args: LiveReplicaArgs) -> Verdict {
@@ -256,6 +275,8 @@ pub(crate) fn replica_cmd(args: LiveReplicaArgs) -> Verdict {
             agent_id: args.primary_id,
         },
         planted: Planted::from_option(args.planted),
+        sut: args.sut,
+        index: args.index,
     };
     match serve(setup) {
         Ok(()) => Verdict::Clean,

@@ -2,13 +2,15 @@
 //! one store, as the real service's replicas share one database; `node` names the replica whose
 //! persister or request handler a request reaches.
 
-use crate::sut::protocol::{Admitted, Appended, ErrorBody, ErrorKind, OpenOptions, Request};
+use crate::sut::protocol::{
+    Admitted, Appended, Durability, ErrorBody, ErrorKind, OpenOptions, Opened, Request, StoredRows,
+};
 use crate::sut::serve::{
     done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, ServeOptions, Served,
 };
 use history::display::{
     project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
-    SqliteDisplayStore,
+    SqliteDisplayStore, StoreOptions,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -16,6 +18,9 @@ use std::path::Path;
 use std::rc::Rc;
 
 type SharedStore = Rc<dyn DisplayEventStore>;
+
+/// How long a writer waits for another process's transaction on the SQLite file.
+const SHARED_BUSY_TIMEOUT_MS: u64 = 10_000;
 
 /// The display system while open.
 struct Open {
@@ -97,7 +102,15 @@ fn answer_absent(rows: &[Vec<u8>], event_id: &Value) -> bool {
 }
 
 /// The display ops histsim's display system serves.
-const DISPLAY_OPS: [&str; 6] = ["hello", "open", "close", "append", "reconstruct", "project"];
+const DISPLAY_OPS: [&str; 7] = [
+    "hello",
+    "open",
+    "close",
+    "append",
+    "reconstruct",
+    "project",
+    "stored_rows",
+];
 
 impl Served for DisplayServer {
     fn answer(&mut self, request: Request) -> Answer {
@@ -132,6 +145,7 @@ impl Served for DisplayServer {
                 let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
                 self.shown(&projection, &rows)
             }
+            Request::StoredRows {} => self.stored_rows(),
             other => Err(refuse(
                 ErrorKind::Unsupported,
                 format!("`{}` is not a display op", other.op()),
@@ -147,9 +161,12 @@ impl DisplayServer {
         let store: SharedStore = match kind.as_str() {
             "memory" => Rc::new(MemoryDisplayStore::new(planted)),
             "sqlite" => {
+                // Several processes may serve one data directory at once (`histsim live --sut`):
+                // write-ahead logging and a busy timeout let their writers take turns.
                 let path = Path::new(data_dir).join("display.sqlite");
+                let options = StoreOptions::planted(planted);
                 Rc::new(
-                    SqliteDisplayStore::open(&path, planted)
+                    SqliteDisplayStore::open_shared(&path, options, SHARED_BUSY_TIMEOUT_MS)
                         .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?,
                 )
             }
@@ -165,7 +182,29 @@ impl DisplayServer {
             options: ProjectorOptions { planted },
             nodes: BTreeMap::new(),
         });
-        done()
+        // The SQLite store commits every row to its file before it answers.
+        match kind.as_str() {
+            "sqlite" => ok(&Opened {
+                durability: Durability::Restart,
+            }),
+            _ => done(),
+        }
+    }
+
+    /// Every row the open store holds, and every row it quarantined, in commit order.
+    fn stored_rows(&self) -> Answer {
+        let open = (self.open.as_ref())
+            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))?;
+        let internal = |e: history::display::StoreError| refuse(ErrorKind::Internal, e.to_string());
+        let texts = |rows: Vec<history::display::StoredRow>| -> Vec<String> {
+            (rows.iter())
+                .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
+                .collect()
+        };
+        ok(&StoredRows {
+            rows: texts(open.store.rows().map_err(internal)?),
+            quarantined: texts(open.store.quarantined().map_err(internal)?),
+        })
     }
 
     fn node(&mut self, node: u32) -> Result<&mut ReplicaNode<SharedStore>, ErrorBody> {
@@ -235,6 +274,40 @@ mod tests {
         );
         let projection = read.ok.expect("ok");
         assert_eq!(projection["messages"], serde_json::json!([]));
+        let stored = exchange(&mut s, r#"{"id":6,"op":"stored_rows"}"#);
+        let stored: StoredRows = serde_json::from_value(stored.ok.expect("ok")).expect("rows");
+        assert_eq!(stored.rows, Vec::<String>::new());
+        assert_eq!(stored.quarantined, ["not json"]);
+    }
+
+    #[test]
+    fn stored_rows_lists_every_row_in_commit_order_across_processes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let open = format!(
+            r#"{{"id":2,"op":"open","data_dir":{},"options":{{"store":"sqlite","planted":null}}}}"#,
+            serde_json::to_string(&dir.path().display().to_string()).expect("a path")
+        );
+        let mut servers = [DisplayServer::default(), DisplayServer::default()];
+        for s in &mut servers {
+            let opened = exchange(s, &open).ok.expect("opens");
+            assert_eq!(opened["durability"], "restart");
+        }
+        for (n, k) in [(1, 0), (2, 1), (3, 0)] {
+            let s = &mut servers[k];
+            let row = serde_json::json!({"agent_class": "A", "agent_id": "a", "thread_id": "t",
+                "display_id": "d", "run_id": "r", "event_type": "display_event", "event_name": "E",
+                "event_id": format!("e{n}"), "event_parents": ["BaseEvent"], "event_data": {}});
+            let line =
+                serde_json::json!({"id": 3, "op": "append", "node": 0, "rows": [row.to_string()]});
+            let appended = exchange(s, &line.to_string()).ok.expect("ok");
+            assert_eq!(appended["admitted"][0], "stored", "{row}");
+        }
+        let stored = exchange(&mut servers[1], r#"{"id":4,"op":"stored_rows"}"#);
+        let stored: StoredRows = serde_json::from_value(stored.ok.expect("ok")).expect("rows");
+        let ids: Vec<String> = (stored.rows.iter())
+            .map(|r| serde_json::from_str::<Value>(r).expect("json")["event_id"].to_string())
+            .collect();
+        assert_eq!(ids, [r#""e1""#, r#""e2""#, r#""e3""#]);
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub enum ReplicaLine {
         step: u32,
         message: String,
     },
+    /// Its system under test broke the protocol (`--sut`): the replica exits, the run is broken.
+    Broken { message: String },
 }
 
 impl fmt::Display for ReplicaLine {
@@ -50,6 +52,7 @@ impl fmt::Display for ReplicaLine {
                 step,
                 message,
             } => write!(f, "error {at_us} {step} {}", message.replace('\n', " ")),
+            ReplicaLine::Broken { message } => write!(f, "broken {}", message.replace('\n', " ")),
         }
     }
 }
@@ -58,6 +61,10 @@ impl ReplicaLine {
     /// Reads a line as [`fmt::Display`] wrote it; `None` for anything else (a replica's
     /// diagnostics go to stderr, so such a line is counted, not guessed at).
     pub fn parse(line: &str) -> Option<ReplicaLine> {
+        if let Some(message) = line.strip_prefix("broken ") {
+            let message = message.to_string();
+            return Some(ReplicaLine::Broken { message });
+        }
         let mut words = line.splitn(4, ' ');
         let kind = words.next()?;
         let mut number = || words.next()?.parse::<u64>().ok();
@@ -125,6 +132,9 @@ mod tests {
                 at_us: 20,
                 step: 6,
                 message: "database is locked".into(),
+            },
+            ReplicaLine::Broken {
+                message: "#4 append gave no answer".into(),
             },
         ] {
             assert_eq!(ReplicaLine::parse(&line.to_string()), Some(line));

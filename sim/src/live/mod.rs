@@ -6,6 +6,7 @@
 //!
 //! Nothing here runs inside a simulated world: live mode alone uses real time and processes.
 
+pub mod backend;
 pub mod children;
 pub mod compare;
 pub mod delivery;
@@ -25,3 +26,4 @@ mod settle;
 pub mod setup;
 pub mod state;
 pub mod store_rows;
+pub mod sut_store;

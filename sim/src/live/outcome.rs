@@ -2,10 +2,12 @@
 //! measure its delivery patterns.
 
 use super::judge::{judge, Expectation};
+use super::line::ReplicaLine;
 use super::patterns::{of_recording, Patterns};
 use super::recording::Recording;
 use super::run::{run, Ended, LiveSetup};
 use super::store_rows::{stored_steps, StoredSteps, UNKNOWN_STEP};
+use super::sut_store;
 use crate::outcome::{Violation, ViolationKind};
 use std::collections::BTreeMap;
 
@@ -43,7 +45,14 @@ pub fn live_run(setup: LiveSetup) -> Result<LiveOutcome, Ended> {
     let event_steps: BTreeMap<String, u32> = (recording.published.iter())
         .map(|p| (p.emitted.event_id.clone(), p.emitted.step))
         .collect();
-    let stored = stored_steps(&setup.store(), &event_steps).map_err(Ended::Broken)?;
+    if let Some(why) = broken_replica(&recording) {
+        return Err(Ended::Broken(why));
+    }
+    let stored = match &setup.sut {
+        Some(command) => sut_store::stored_steps(command, &setup.dir, setup.planted, &event_steps),
+        None => stored_steps(&setup.store(), &event_steps),
+    }
+    .map_err(Ended::Broken)?;
     let (expectation, violations) = judge(&setup.scenario, &recording, &stored);
     let patterns = of_recording(&setup.scenario, &recording, &expectation.fates);
     Ok(LiveOutcome {
@@ -53,5 +62,15 @@ pub fn live_run(setup: LiveSetup) -> Result<LiveOutcome, Ended> {
         expectation,
         violations,
         patterns,
+    })
+}
+
+/// The first replica whose system under test broke the protocol, and how.
+fn broken_replica(recording: &Recording) -> Option<String> {
+    recording.lines.iter().find_map(|(k, line)| match line {
+        ReplicaLine::Broken { message } => Some(format!(
+            "replica-{k}: the system under test broke the protocol: {message}"
+        )),
+        _ => None,
     })
 }

@@ -3,10 +3,11 @@
 //! and writes into the one shared SQLite file, and whose read endpoint rebuilds the history from
 //! that file. It reports each delivery on stdout ([`ReplicaLine`]) for the recording.
 
+use super::backend::{Backend, Broken, Delivered};
 use super::line::{wall_us, ReplicaLine};
 use super::read::{ReadAnswer, READ_REQUEST};
 use history::display::{
-    Admission, AgentIdentity, ProjectorOptions, ReplicaNode, SqliteDisplayStore, StoreOptions,
+    AgentIdentity, ProjectorOptions, ReplicaNode, SqliteDisplayStore, StoreOptions,
 };
 use history::Planted;
 use std::io::Write as _;
@@ -29,14 +30,22 @@ pub struct ReplicaSetup {
     pub thread_id: String,
     pub primary: AgentIdentity,
     pub planted: Planted,
+    /// The system under test to write through and read from, opened on the store's directory
+    /// as replica `index` (`None`: histsim's own replica on the store's file).
+    pub sut: Option<String>,
+    pub index: u8,
 }
 
-type Node = Arc<Mutex<ReplicaNode<SqliteDisplayStore>>>;
+type Node = Arc<Mutex<Backend>>;
 
-/// Runs the replica until it is killed (or its bus connection closes for good).
-pub fn serve(setup: ReplicaSetup) -> Result<(), String> {
-    // A replica must not outlive the `histsim live` that started it, even one killed by SIGKILL.
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+/// What this replica writes through: the system under test, or histsim's own replica.
+fn backend(setup: &ReplicaSetup) -> Result<Backend, String> {
+    if let Some(command) = &setup.sut {
+        let dir = (setup.store.parent()).ok_or("the store has no directory")?;
+        let process = super::sut_store::open_on(command, dir, setup.planted)?;
+        let node = u32::from(setup.index);
+        return Ok(Backend::Sut { process, node });
+    }
     let store = SqliteDisplayStore::open_shared(
         &setup.store,
         StoreOptions::planted(setup.planted),
@@ -48,12 +57,23 @@ pub fn serve(setup: ReplicaSetup) -> Result<(), String> {
             setup.store.display()
         )
     })?;
-    let node: Node = Arc::new(Mutex::new(ReplicaNode::new(
-        store,
-        ProjectorOptions {
-            planted: setup.planted,
-        },
-    )));
+    let options = ProjectorOptions {
+        planted: setup.planted,
+    };
+    Ok(Backend::Own(ReplicaNode::new(store, options)))
+}
+
+/// Says the system under test broke the protocol, and exits: the run is broken, not judged.
+fn broke(Broken(message): Broken) -> ! {
+    say(&ReplicaLine::Broken { message });
+    std::process::exit(3)
+}
+
+/// Runs the replica until it is killed (or its bus connection closes for good).
+pub fn serve(setup: ReplicaSetup) -> Result<(), String> {
+    // A replica must not outlive the `histsim live` that started it, even one killed by SIGKILL.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let node: Node = Arc::new(Mutex::new(backend(&setup)?));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -136,20 +156,21 @@ fn deliver(node: &Node, subject: &str, payload: &[u8]) {
         at_us: wall_us(),
         step,
     });
-    let admitted = node
+    let delivered = node
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .deliver(payload);
-    say(&match admitted {
-        Ok(admission) => ReplicaLine::Stored {
+        .deliver(payload)
+        .unwrap_or_else(|e| broke(e));
+    say(&match delivered {
+        Delivered::Failed(message) => ReplicaLine::Error {
             at_us: wall_us(),
             step,
-            quarantined: matches!(admission, Admission::Quarantined { .. }),
+            message,
         },
-        Err(e) => ReplicaLine::Error {
+        stored => ReplicaLine::Stored {
             at_us: wall_us(),
             step,
-            message: e.to_string(),
+            quarantined: matches!(stored, Delivered::Quarantined),
         },
     });
 }
@@ -174,8 +195,8 @@ async fn answer_read(stream: TcpStream, node: &Node, setup: &ReplicaSetup) -> st
     let answer: ReadAnswer = node
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .reconstruct(&setup.thread_id, Some(&setup.primary))
-        .map_err(|e| e.to_string());
+        .reconstruct(&setup.thread_id, &setup.primary)
+        .unwrap_or_else(|e| broke(e));
     let mut line = serde_json::to_vec(&answer).map_err(std::io::Error::other)?;
     line.push(b'\n');
     wr.write_all(&line).await

@@ -29,6 +29,9 @@ pub struct LiveSetup {
     pub planted: history::Planted,
     /// The subject prefix of this run.
     pub subject: String,
+    /// The system under test each replica writes through (`--sut`); `None`: histsim's own
+    /// replica on the shared SQLite file.
+    pub sut: Option<String>,
 }
 
 impl LiveSetup {

@@ -18,40 +18,54 @@ pub struct StoredSteps {
 /// A row whose event id nobody published is counted under this step.
 pub const UNKNOWN_STEP: u32 = u32::MAX;
 
-/// What the store at `path` holds, by the `event_id` each row carries; `event_steps` maps the
-/// event ids the agents published to their steps.
+/// What the store at `path` (histsim's own SQLite file) holds, by the `event_id` each row
+/// carries; `event_steps` maps the event ids the agents published to their steps.
 pub fn stored_steps(
     path: &Path,
     event_steps: &BTreeMap<String, u32>,
 ) -> Result<StoredSteps, String> {
-    let read = || -> rusqlite::Result<StoredSteps> {
+    let read = || -> rusqlite::Result<[Vec<Vec<u8>>; 2]> {
         let conn = rusqlite::Connection::open_with_flags(
             path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
         )?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let mut stored = StoredSteps::default();
-        for table in ["rows", "quarantine"] {
+        let table = |table: &str| -> rusqlite::Result<Vec<Vec<u8>>> {
             let mut stmt = conn.prepare(&format!("SELECT bytes FROM {table} ORDER BY seq"))?;
             let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))?;
-            for bytes in rows {
-                let step = event_id_of(&bytes?)
-                    .and_then(|id| event_steps.get(&id).copied())
-                    .unwrap_or(UNKNOWN_STEP);
-                let copies = stored.copies.entry(step).or_default();
-                *copies += 1;
-                let order = match table {
-                    "rows" => &mut stored.commit_order,
-                    _ => &mut stored.quarantined,
-                };
-                if *copies == 1 && step != UNKNOWN_STEP {
-                    order.push(step);
-                }
-            }
-        }
-        Ok(stored)
+            rows.collect()
+        };
+        Ok([table("rows")?, table("quarantine")?])
     };
-    read().map_err(|e| format!("cannot read the shared store {}: {e}", path.display()))
+    let [rows, quarantined] =
+        read().map_err(|e| format!("cannot read the shared store {}: {e}", path.display()))?;
+    Ok(tally(&rows, &quarantined, event_steps))
+}
+
+/// What a store holding `rows` and `quarantined` (each in commit order) holds, by step.
+pub fn tally<R: AsRef<[u8]>>(
+    rows: &[R],
+    quarantined: &[R],
+    event_steps: &BTreeMap<String, u32>,
+) -> StoredSteps {
+    let mut stored = StoredSteps::default();
+    for (bytes, in_rows) in
+        (rows.iter().map(|r| (r, true))).chain(quarantined.iter().map(|r| (r, false)))
+    {
+        let step = event_id_of(bytes.as_ref())
+            .and_then(|id| event_steps.get(&id).copied())
+            .unwrap_or(UNKNOWN_STEP);
+        let copies = stored.copies.entry(step).or_default();
+        *copies += 1;
+        let order = match in_rows {
+            true => &mut stored.commit_order,
+            false => &mut stored.quarantined,
+        };
+        if *copies == 1 && step != UNKNOWN_STEP {
+            order.push(step);
+        }
+    }
+    stored
 }
 
 /// A row's top-level `event_id`, if it has one that is a string.

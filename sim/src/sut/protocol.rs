@@ -75,6 +75,9 @@ history::run_store_ops!(protocol_requests {
         rows: Vec<String>,
         primary: Option<AgentIdentity>,
     },
+    /// Display, optional: every row the store holds, of every thread, in commit order. The
+    /// answer is [`StoredRows`].
+    StoredRows {},
 });
 
 impl Request {
@@ -95,6 +98,7 @@ impl Request {
             Request::Append { .. } => "append",
             Request::Reconstruct { .. } => "reconstruct",
             Request::Project { .. } => "project",
+            Request::StoredRows {} => "stored_rows",
             store => store.run_store_op().map_or("", |op| op.name),
         }
     }
@@ -222,6 +226,15 @@ pub struct Appended {
     /// Per row: `"stored"`, `"quarantined"`, or `{"failed": "why"}` when the store failed on
     /// that row (the persister goes on with the next, as the service's does).
     pub admitted: Vec<Admitted>,
+}
+
+/// The answer to `stored_rows`: the rows the store holds and the rows it quarantined, each in
+/// the order they were committed, as the JSON strings `append` sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoredRows {
+    pub rows: Vec<String>,
+    pub quarantined: Vec<String>,
 }
 
 /// What the store did with one row of an `append`.

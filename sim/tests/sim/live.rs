@@ -170,3 +170,71 @@ fn interrupted_mid_run_leaves_no_child(server: &std::path::Path, signal: rustix:
     let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
     assert!(left.is_empty(), "children left running: {left:?}");
 }
+
+/// `histsim serve display`, as `--sut` runs it: each replica process opens it on the run's
+/// directory, and the judge lists what the store holds through its `stored_rows`.
+fn served_display(extra: &str) -> String {
+    format!("{} serve display{extra}", env!("CARGO_BIN_EXE_histsim"))
+}
+
+#[test]
+fn a_live_run_through_a_sut_exits_0_and_1_with_planted_p4() {
+    let Some(server) = nats_server() else { return };
+    let server = server.to_string_lossy().into_owned();
+    let sut = served_display("");
+    let (code, out) = live(&[
+        "--seconds",
+        "8",
+        "--seed",
+        "1",
+        "--nats-server",
+        &server,
+        "--sut",
+        &sut,
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("through the system under test"), "{out}");
+    assert!(
+        out.contains("converged: every replica answered the model's history"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = live(&[
+        "--seconds",
+        "6",
+        "--seed",
+        "1",
+        "--planted",
+        "P4",
+        "--nats-server",
+        &server,
+        "--sut",
+        &sut,
+        "--regressions-dir",
+        &dir.path().to_string_lossy(),
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("violation [P4]"), "{out}");
+}
+
+/// Said at once, before any process of the run starts (so no nats-server is needed).
+#[test]
+fn a_sut_without_what_a_live_run_needs_is_refused_at_once() {
+    let without_stored_rows = served_display(r#" | sed -u 's/,"stored_rows"//'"#);
+    let (code, out) = live(&[
+        "--sut",
+        &without_stored_rows,
+        "--nats-url",
+        "nats://127.0.0.1:1",
+    ]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains(r#"does not declare ["stored_rows"]"#), "{out}");
+    let memory = served_display(" --store memory");
+    let (code, out) = live(&["--sut", &memory, "--nats-url", "nats://127.0.0.1:1"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("declares no durability"), "{out}");
+    let without_switches = served_display(" --without-planted");
+    let (code, out) = live(&["--sut", &without_switches, "--planted", "P4"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("does not declare `planted`"), "{out}");
+}
