@@ -64,6 +64,7 @@ mod summarization;
 mod summarizer;
 mod thread_deletion;
 mod tokens;
+mod trace_truncation;
 mod views;
 mod yield_now;
 
@@ -93,6 +94,7 @@ pub use ops::{run_store_op, ContractErrors, OpKind, RunStoreOp, RUN_STORE_OPS};
 pub use paging::read_all_messages;
 pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;
+pub use trace_truncation::{truncate_trace, CONTENT_TRUNCATED, ORIGINAL_BYTE_LENGTH};
 pub use store::{ForwardRunStore, RunEventStore};
 pub use summarization::{
     orphaned_tool_results, safe_cut, SummarizationMiddleware, SummarizationOptions, SUMMARY_PREFIX,
