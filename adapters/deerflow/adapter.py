@@ -21,7 +21,9 @@ for each backend. Every such place is marked `ADAPTER:` below.
 import argparse
 import asyncio
 import copy
+import importlib.metadata
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -35,6 +37,9 @@ from datetime import datetime, timedelta, timezone
 PROTOCOL = 1
 SYSTEM = "deerflow-kernel"
 VERSION = "0.1.7"
+# `run --source head` installs the repository's own package, `deerflow-harness` (README.md,
+# "The repository's HEAD"); hello then names it and its version.
+HEAD_SYSTEM = "deerflow-harness"
 OPS = [
     "hello",
     "open",
@@ -99,6 +104,15 @@ class Refusal(Exception):
 # themselves (events/store/*.py, persistence/models/run_event.py, persistence/engine.py,
 # runtime/user_context.py) are imported unchanged from the wheel.
 # ---------------------------------------------------------------------------------------------
+
+
+def installed_system() -> dict:
+    """What hello names: the pinned wheel (deerflow-kernel 0.1.7), or the package a checkout of
+    the repository installs (`run --source head`: deerflow-harness, its version)."""
+    try:
+        return {"system": HEAD_SYSTEM, "version": importlib.metadata.version(HEAD_SYSTEM)}
+    except importlib.metadata.PackageNotFoundError:
+        return {"system": SYSTEM, "version": VERSION}
 
 
 def _bare_package(name: str, *parts: str) -> None:
@@ -551,13 +565,20 @@ class Backend:
 
     # -- ADAPTER: what the store's API lacks -------------------------------------------------
 
+    def _ensure_seq_loaded(self, thread_id: str) -> None:
+        """The JSONL store's counter load: a plain method in 0.1.7, a coroutine in the
+        repository's HEAD (which reads the files on a worker thread)."""
+        loaded = self.store._ensure_seq_loaded(thread_id)
+        if inspect.isawaitable(loaded):
+            self.run(loaded)
+
     def max_seq(self, thread_id: str) -> int:
         """The number the store's next put on the thread would be one above."""
         try:
             if self.kind == "memory":
                 return self.store._seq_counters.get(thread_id, 0)
             if self.kind == "jsonl":
-                self.store._ensure_seq_loaded(thread_id)
+                self._ensure_seq_loaded(thread_id)
                 return self.store._seq_counters[thread_id]
             return self.run(self._db_max_seq(thread_id))
         except Refusal:
@@ -589,7 +610,7 @@ class Backend:
                 # The store's put numbers an event one above its per-thread counter: set the
                 # counter to seq - 1, then the published put builds and keeps the record.
                 if self.kind == "jsonl":
-                    self.store._ensure_seq_loaded(e["thread_id"])
+                    self._ensure_seq_loaded(e["thread_id"])
                 self.store._seq_counters[e["thread_id"]] = e["seq"] - 1
                 record = self.run(self.store.put(**to_deerflow(e, keep_user=False)))
                 if record["seq"] != e["seq"]:
@@ -717,7 +738,7 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": self.ops()}
+        return {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
 
     def ops(self) -> list:
         """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""
