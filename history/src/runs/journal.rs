@@ -178,7 +178,12 @@ impl<S: RunEventStore> RunJournal<S> {
     /// What the journal keeps of an entry's content and metadata: a trace cut to
     /// `max_trace_content_bytes` ([`super::trace_truncation`]), anything else as it is (the
     /// content still shared with the caller).
-    fn bounded(&self, category: Category, content: Arc<Value>, metadata: Value) -> (Arc<Value>, Value) {
+    fn bounded(
+        &self,
+        category: Category,
+        content: Arc<Value>,
+        metadata: Value,
+    ) -> (Arc<Value>, Value) {
         let Some(max) = self.options.max_trace_content_bytes else {
             return (content, metadata);
         };

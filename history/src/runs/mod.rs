@@ -94,7 +94,6 @@ pub use ops::{run_store_op, ContractErrors, OpKind, RunStoreOp, RUN_STORE_OPS};
 pub use paging::read_all_messages;
 pub use query::{task_id_of, EventFilter, UserScope, EVENTS_LIMIT_DEFAULT};
 pub use sqlite::SqliteRunEventStore;
-pub use trace_truncation::{truncate_trace, CONTENT_TRUNCATED, ORIGINAL_BYTE_LENGTH};
 pub use store::{ForwardRunStore, RunEventStore};
 pub use summarization::{
     orphaned_tool_results, safe_cut, SummarizationMiddleware, SummarizationOptions, SUMMARY_PREFIX,
@@ -102,6 +101,7 @@ pub use summarization::{
 pub use summarizer::{StubSummarizer, Summarizer};
 pub use thread_deletion::{ThreadDeleted, ThreadRecords};
 pub use tokens::{TokenCounter, MESSAGE_OVERHEAD_TOKENS};
+pub use trace_truncation::{truncate_trace, CONTENT_TRUNCATED, ORIGINAL_BYTE_LENGTH};
 #[cfg(feature = "planted")]
 pub use views::legacy_fill_ids;
 pub use views::{

@@ -50,7 +50,10 @@ pub fn truncate_trace(
     marked.insert(CONTENT_TRUNCATED.into(), Value::Bool(true));
     marked.insert(ORIGINAL_BYTE_LENGTH.into(), Value::from(text.len()));
     debug_assert!(cut <= max_bytes);
-    Some((Value::String(text[..cut].to_string()), Value::Object(marked)))
+    Some((
+        Value::String(text[..cut].to_string()),
+        Value::Object(marked),
+    ))
 }
 
 #[cfg(test)]
@@ -88,6 +91,9 @@ mod tests {
             truncate_trace(Category::Message, &long, &json!({}), 100),
             None
         );
-        assert_eq!(truncate_trace(Category::Trace, &long, &json!({}), 200), None);
+        assert_eq!(
+            truncate_trace(Category::Trace, &long, &json!({}), 200),
+            None
+        );
     }
 }

@@ -176,7 +176,9 @@ fn delivery(content: Value) -> NewRunEvent {
     e
 }
 
-pub(super) fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_if_absent_preserves_the_first_run_scoped_event(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let (first, created) = ok!(s.put_if_absent(delivery(json!({"presented": 1}))));
     let (dup, dup_created) = ok!(s.put_if_absent(delivery(json!({"presented": 0}))));
     same!((created, dup_created), (true, false));
@@ -198,7 +200,9 @@ pub(super) fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEven
 
 /// Our decision where upstream has none: the key ignores category and user, and another run
 /// (or thread) with the same event type is a different key.
-pub(super) fn put_if_absent_keys_on_thread_run_and_type(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_if_absent_keys_on_thread_run_and_type(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     ok!(s.put_if_absent(delivery(json!(1))));
     let mut other_category = delivery(json!(2));
     other_category.category = Category::Trace;
@@ -265,7 +269,9 @@ pub(super) fn cross_run_unified_ordering(s: &dyn RunEventStore) -> Result<(), St
     Ok(())
 }
 
-pub(super) fn pagination_with_interleaved_trace_events(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn pagination_with_interleaved_trace_events(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     for i in 0..10 {
         let category = if i % 2 == 0 {
             Category::Message
@@ -284,7 +290,9 @@ pub(super) fn pagination_with_interleaved_trace_events(s: &dyn RunEventStore) ->
 
 // --- test_run_event_store.py: TestListEvents, TestListMessagesByRun, TestCountMessages --------
 
-pub(super) fn list_events_returns_all_categories_of_the_run_only(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn list_events_returns_all_categories_of_the_run_only(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
     put_plain(s, "t1", "r1", RUN_START, Category::Lifecycle)?;
@@ -336,7 +344,9 @@ pub(super) fn counts_only_message_category(s: &dyn RunEventStore) -> Result<(), 
 
 // --- test_run_event_store.py: TestPutBatch, TestDbRunEventStore ----------------------------------
 
-pub(super) fn batch_returns_records_with_consecutive_seqs(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn batch_returns_records_with_consecutive_seqs(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let batch: Vec<NewRunEvent> = (0..50)
         .map(|_| ev("t1", "r1", "trace", Category::Trace))
         .collect();
@@ -416,7 +426,9 @@ pub(super) fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Resu
 /// whatever its category (messages, traces, lifecycle marks, receipts), and no row of another
 /// thread; the emptied thread reads empty everywhere and starts over at 1, the other keeps its
 /// numbering.
-pub(super) fn delete_by_thread_empties_only_its_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_by_thread_empties_only_its_thread(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     put_plain(s, "t1", "r1", "run_start", Category::Lifecycle)?;
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
@@ -583,7 +595,9 @@ fn cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
     }
 }
 
-pub(super) fn by_run_matches_the_reference_across_cursors(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn by_run_matches_the_reference_across_cursors(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let records = two_interleaved_runs(s)?;
     let mut cursors: Vec<Option<u64>> = vec![None, Some(0)];
     cursors.extend(records.iter().map(|r| Some(r.seq)));
@@ -608,7 +622,9 @@ pub(super) fn by_run_matches_the_reference_across_cursors(s: &dyn RunEventStore)
     Ok(())
 }
 
-pub(super) fn list_events_matches_the_reference_with_filters(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn list_events_matches_the_reference_with_filters(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let records = two_interleaved_runs(s)?;
     for run in ["run-a", "run-b", "run-missing"] {
         let of_run: Vec<RunEvent> = records
@@ -827,7 +843,9 @@ pub(super) fn last_non_middleware_ai_seq(s: &dyn RunEventStore) -> Result<(), St
 /// `test_memory_event_store_defensively_rechecks_message_category`, as rows: an AI-typed row
 /// that is not a message, a legacy `ai_message`, and a capitalised caller (SQL's LIKE would
 /// take it for middleware; the rule is case-sensitive).
-pub(super) fn last_visible_ai_is_a_message_of_a_visible_type(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn last_visible_ai_is_a_message_of_a_visible_type(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let legacy = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     let mut trace = ai("r1", "lead_agent");
     trace.category = Category::Trace;
@@ -935,7 +953,10 @@ pub(super) fn trace_content_truncation(s: &dyn RunEventStore) -> Result<(), Stri
     let rows = events(s, "t1", "r1", EventFilter::default())?;
     same!(rows.len(), 2);
     same!(rows[0].content.as_str().map(str::len), Some(100));
-    same!(rows[0].metadata.get("content_truncated"), Some(&json!(true)));
+    same!(
+        rows[0].metadata.get("content_truncated"),
+        Some(&json!(true))
+    );
     // message content NOT truncated
     same!(rows[1].content.as_str().map(str::len), Some(200));
     Ok(())
@@ -943,8 +964,14 @@ pub(super) fn trace_content_truncation(s: &dyn RunEventStore) -> Result<(), Stri
 
 /// Two puts numbered 1 and 2, both read back and counted.
 pub(super) fn basic_crud(s: &dyn RunEventStore) -> Result<(), String> {
-    same!(put_plain(s, "t1", "r1", "human_message", Category::Message)?.seq, 1);
-    same!(put_plain(s, "t1", "r1", "ai_message", Category::Message)?.seq, 2);
+    same!(
+        put_plain(s, "t1", "r1", "human_message", Category::Message)?.seq,
+        1
+    );
+    same!(
+        put_plain(s, "t1", "r1", "ai_message", Category::Message)?.seq,
+        2
+    );
     same!(msgs(s, "t1", 50, MessageCursor::None)?, vec![1, 2]);
     same!(ok!(s.count_messages("t1")), 2);
     Ok(())
@@ -964,13 +991,25 @@ pub(super) fn an_empty_thread_id_is_refused(s: &dyn RunEventStore) -> Result<(),
 /// every backend and read back as written (JSONL escapes it in its file names), where
 /// upstream's JSONL store refuses it.
 pub(super) fn non_canonical_thread_ids_are_kept(s: &dyn RunEventStore) -> Result<(), String> {
-    let ids = ["thread.with.dot".to_string(), "../escape".to_string(), "x".repeat(65)];
+    let ids = [
+        "thread.with.dot".to_string(),
+        "../escape".to_string(),
+        "x".repeat(65),
+    ];
     for id in &ids {
-        same!(put_plain(s, id, "r1", "human_message", Category::Message)?.seq, 1);
+        same!(
+            put_plain(s, id, "r1", "human_message", Category::Message)?.seq,
+            1
+        );
     }
     for id in &ids {
         let rows = ok!(s.list_messages(id, 50, MessageCursor::None));
-        same!(rows.iter().map(|r| r.thread_id.as_str()).collect::<Vec<_>>(), vec![id.as_str()]);
+        same!(
+            rows.iter()
+                .map(|r| r.thread_id.as_str())
+                .collect::<Vec<_>>(),
+            vec![id.as_str()]
+        );
     }
     same!(ok!(s.dump()).len(), 3);
     Ok(())
@@ -979,12 +1018,18 @@ pub(super) fn non_canonical_thread_ids_are_kept(s: &dyn RunEventStore) -> Result
 /// Declared difference S1 to S3: structured content (a list, a dict) comes back exactly as
 /// written, with the metadata as written: no storage marks (`content_is_json`,
 /// `content_is_dict`) are added to what the caller sees.
-pub(super) fn structured_content_round_trips_without_marks(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn structured_content_round_trips_without_marks(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let list = json!([{"type": "text", "text": "hello"}, {"type": "image_url", "image_url": {"url": "https://example.test/a.png"}}]);
     let dict = json!({"status": "success"});
     for (event_type, category, content) in [
         ("ai_message", Category::Message, list.clone()),
-        ("run.end", Category::Outputs, json!([{"messages": [{"type": "ai", "content": ""}]}])),
+        (
+            "run.end",
+            Category::Outputs,
+            json!([{"messages": [{"type": "ai", "content": ""}]}]),
+        ),
         ("run.end", Category::Outputs, dict.clone()),
     ] {
         let mut e = ev("t1", "r1", event_type, category);
@@ -994,12 +1039,14 @@ pub(super) fn structured_content_round_trips_without_marks(s: &dyn RunEventStore
         same!(record.metadata, json!({}));
     }
     let rows = events(s, "t1", "r1", EventFilter::default())?;
-    same!(rows.iter().map(|r| r.metadata.clone()).collect::<Vec<_>>(), vec![json!({}); 3]);
+    same!(
+        rows.iter().map(|r| r.metadata.clone()).collect::<Vec<_>>(),
+        vec![json!({}); 3]
+    );
     same!(*rows[0].content, list);
     same!(*rows[2].content, dict);
     Ok(())
 }
-
 
 pub(super) const CASES: &[Case] = &[
     ("test_run_event_store.py::TestPutAndSeq::test_put_returns_dict_with_seq", put_returns_the_record_with_seq),

@@ -78,6 +78,14 @@ pub struct RunsScenario {
     /// `jsonl` one.
     #[serde(default, skip_serializing_if = "is_false")]
     pub jsonl_store: bool,
+    /// Every run journal keeps a trace event's content to at most this many bytes, cut and
+    /// marked (`history::runs::truncate_trace`); absent: traces are kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_trace_content_bytes: Option<usize>,
+    /// AI messages whose `llm_response` trace carries a long model output
+    /// ([`super::long_traces`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_traces: Vec<super::long_traces::LongTrace>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -568,6 +576,8 @@ mod tests {
             crashes: Vec::new(),
             store_crashes: Vec::new(),
             jsonl_store: false,
+            max_trace_content_bytes: None,
+            long_traces: Vec::new(),
             threads: [("t".to_string(), "thread-1".to_string())].into(),
             runs: vec![RunSpec {
                 id: "run-1".into(),
