@@ -8,10 +8,9 @@
 //!
 //! [`RunsScenario::max_trace_content_bytes`]: super::scenario::RunsScenario::max_trace_content_bytes
 
-use super::scenario::{MessageSpec, RunSpec};
+use super::scenario::{LongTrace, MessageSpec, RunSpec};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The workload sub-stream long traces are drawn from.
@@ -21,18 +20,6 @@ pub const SUBSTREAM: u64 = 0x2b;
 const BOUNDED_PROBABILITY: f64 = 0.5;
 /// The share of runs with an AI message that get one long trace.
 const LONG_PROBABILITY: f64 = 0.3;
-
-/// One AI message whose `llm_response` trace carries a long output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LongTrace {
-    /// The run's id.
-    pub run: String,
-    /// Which AI message of the run (0: its first `ai_message`, as emitted).
-    pub ai: u32,
-    /// The output's size in bytes (UTF-8).
-    pub bytes: u32,
-}
 
 /// The journals' bound (none: traces kept whole) and the long traces of `runs`.
 pub fn draw(runs: &[RunSpec], rng: &mut ChaCha8Rng) -> (Option<usize>, Vec<LongTrace>) {

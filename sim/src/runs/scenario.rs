@@ -85,11 +85,23 @@ pub struct RunsScenario {
     /// AI messages whose `llm_response` trace carries a long model output
     /// ([`super::long_traces`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub long_traces: Vec<super::long_traces::LongTrace>,
+    pub long_traces: Vec<LongTrace>,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// One AI message whose `llm_response` trace carries a long output ([`super::long_traces`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongTrace {
+    /// The run's id.
+    pub run: String,
+    /// Which AI message of the run (0: its first `ai_message`, as emitted).
+    pub ai: u32,
+    /// The output's size in bytes (UTF-8).
+    pub bytes: u32,
 }
 
 /// A worker host crash.
