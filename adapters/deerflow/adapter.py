@@ -4,7 +4,7 @@ One JSON request a line on stdin, one JSON response a line on stdout (docs/sut-p
 operations"). Nothing else is ever written to stdout: logging and tracebacks go to stderr.
 
     python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--pair memory,db]
-                      [--mask user_id,content_flags,id_fill]
+                      [--mask user_id,content_flags,id_fill,put_return,put_input,events_fill,feedback]
 
 The stores are the published classes, imported from the installed wheel:
 `MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
@@ -21,7 +21,9 @@ for each backend. Every such place is marked `ADAPTER:` below.
 import argparse
 import asyncio
 import copy
+import importlib.metadata
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -35,6 +37,9 @@ from datetime import datetime, timedelta, timezone
 PROTOCOL = 1
 SYSTEM = "deerflow-kernel"
 VERSION = "0.1.7"
+# `run --source head` installs the repository's own package, `deerflow-harness` (README.md,
+# "The repository's HEAD"); hello then names it and its version.
+HEAD_SYSTEM = "deerflow-harness"
 OPS = [
     "hello",
     "open",
@@ -69,6 +74,10 @@ CATEGORIES = ["message", "trace", "lifecycle", "middleware", "outputs", "error",
 # only a `limit` (default 500; the HTTP route caps it at 2000), so the adapter asks for more
 # rows than any run can hold.
 EVENTS_LIMIT_ALL = 2**31 - 1
+# What --mask may hide: a recorded finding (user_id F2, content_flags F3), or one of the caller's
+# steps that show R3 (README.md, "R3"): id_fill (F1), put_return, put_input, events_fill,
+# feedback.
+MASKS = ["user_id", "content_flags", "id_fill", "put_return", "put_input", "events_fill", "feedback"]
 JSONL_DIR = "deerflow-jsonl"
 DB_FILE = "deerflow-run-events.sqlite"
 # ADAPTER state, not the store's: the user_ids --mask user_id answers with for the JSONL store,
@@ -95,6 +104,15 @@ class Refusal(Exception):
 # themselves (events/store/*.py, persistence/models/run_event.py, persistence/engine.py,
 # runtime/user_context.py) are imported unchanged from the wheel.
 # ---------------------------------------------------------------------------------------------
+
+
+def installed_system() -> dict:
+    """What hello names: the pinned wheel (deerflow-kernel 0.1.7), or the package a checkout of
+    the repository installs (`run --source head`: deerflow-harness, its version)."""
+    try:
+        return {"system": HEAD_SYSTEM, "version": importlib.metadata.version(HEAD_SYSTEM)}
+    except importlib.metadata.PackageNotFoundError:
+        return {"system": SYSTEM, "version": VERSION}
 
 
 def _bare_package(name: str, *parts: str) -> None:
@@ -247,7 +265,19 @@ def from_deerflow(record: dict) -> dict:
         }
     except KeyError as e:
         raise Refusal("internal", f"the store returned a record without {e}") from e
+    extra = {k: copy.deepcopy(v) for k, v in record.items() if k not in RECORD_FIELDS}
+    if extra:
+        out["metadata"] = {**(out["metadata"] if isinstance(out["metadata"], dict) else {}), RECORD_EXTRA: extra}
     return out
+
+
+# The top-level fields of a store record (0.1.7's memory, JSONL and DB stores all return these,
+# `user_id` only the DB store). Any other key was put there by a caller writing into a record the
+# store still holds (README.md, "R3": the /messages route's `feedback` key).
+RECORD_FIELDS = {"thread_id", "run_id", "user_id", "event_type", "category", "content", "metadata", "seq", "created_at"}
+# Where an answer shows such a key: inside `metadata`, under this name, so that the dump differs
+# from what was written and histsim's R3 check names it.
+RECORD_EXTRA = "_record_extra"
 
 
 def fill_ids_in_place(record: dict) -> None:
@@ -423,7 +453,17 @@ class Backend:
             raise Refusal("internal", f"put_batch returned {len(records)} records for {len(batch)} events")
         if "user_id" in self.mask and self.kind != "db":
             self.written_users.record([(e["thread_id"], r["seq"], e["user_id"]) for e, r in zip(events, records)])
-        return [r["seq"] for r in records]
+        seqs = [r["seq"] for r in records]
+        # ADAPTER (R3, README.md): the caller's steps after a write. It keeps what put_batch
+        # returned as its own (the view's id fill on the returned records), and it goes on using
+        # the dicts it passed in (the same fill on its own input, numbered as the store answered).
+        if "put_return" not in self.mask:
+            for r in records:
+                fill_ids_in_place(r)
+        if "put_input" not in self.mask:
+            for e, seq in zip(batch, seqs):
+                fill_ids_in_place({**e, "seq": seq})
+        return seqs
 
     def answer_of(self, record: dict) -> dict:
         """A store record as the answer shows it: from_deerflow, then the masks asked for (never
@@ -447,6 +487,11 @@ class Backend:
         if "id_fill" not in self.mask:
             for r in records:
                 fill_ids_in_place(r)
+        # ... and the gateway's /threads/{id}/messages step in 0.1.7: `msg["feedback"] = ...` on
+        # every returned record (None: no rating; the protocol's ratings are not the store's).
+        if "feedback" not in self.mask:
+            for r in records:
+                r["feedback"] = None
         return answer
 
     def list_messages_as(self, thread_id: str, limit: int, before, after, user_id) -> list:
@@ -479,7 +524,12 @@ class Backend:
             records = self.run(self.store.list_events(thread_id, run_id, limit=EVENTS_LIMIT_ALL, **kwargs))
         except Exception as e:
             raise _store_error(e, "list_events") from e
-        return [self.answer_of(r) for r in records]
+        answer = [self.answer_of(r) for r in records]
+        # ADAPTER (R3, README.md): the events route's caller fills ids on the rows it got.
+        if "events_fill" not in self.mask:
+            for r in records:
+                fill_ids_in_place(r)
+        return answer
 
     def delete_by_run(self, thread_id: str, run_id: str) -> int:
         # Every user's rows, as the protocol asks: the DB store's default (AUTO) would need a
@@ -515,13 +565,20 @@ class Backend:
 
     # -- ADAPTER: what the store's API lacks -------------------------------------------------
 
+    def _ensure_seq_loaded(self, thread_id: str) -> None:
+        """The JSONL store's counter load: a plain method in 0.1.7, a coroutine in the
+        repository's HEAD (which reads the files on a worker thread)."""
+        loaded = self.store._ensure_seq_loaded(thread_id)
+        if inspect.isawaitable(loaded):
+            self.run(loaded)
+
     def max_seq(self, thread_id: str) -> int:
         """The number the store's next put on the thread would be one above."""
         try:
             if self.kind == "memory":
                 return self.store._seq_counters.get(thread_id, 0)
             if self.kind == "jsonl":
-                self.store._ensure_seq_loaded(thread_id)
+                self._ensure_seq_loaded(thread_id)
                 return self.store._seq_counters[thread_id]
             return self.run(self._db_max_seq(thread_id))
         except Refusal:
@@ -553,7 +610,7 @@ class Backend:
                 # The store's put numbers an event one above its per-thread counter: set the
                 # counter to seq - 1, then the published put builds and keeps the record.
                 if self.kind == "jsonl":
-                    self.store._ensure_seq_loaded(e["thread_id"])
+                    self._ensure_seq_loaded(e["thread_id"])
                 self.store._seq_counters[e["thread_id"]] = e["seq"] - 1
                 record = self.run(self.store.put(**to_deerflow(e, keep_user=False)))
                 if record["seq"] != e["seq"]:
@@ -681,7 +738,7 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {"system": SYSTEM, "version": VERSION, "protocol": PROTOCOL, "ops": self.ops()}
+        return {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
 
     def ops(self) -> list:
         """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""
@@ -840,11 +897,11 @@ def main() -> None:
     parser.add_argument(
         "--mask",
         default="",
-        help="comma-separated recorded findings to mask: user_id, content_flags, id_fill (README.md)",
+        help="comma-separated recorded findings or caller steps to mask: " + ", ".join(MASKS) + " (README.md)",
     )
     args = parser.parse_args()
     mask = {m for m in args.mask.split(",") if m}
-    unknown = sorted(mask - {"user_id", "content_flags", "id_fill"})
+    unknown = sorted(mask - set(MASKS))
     if unknown:
         parser.error(f"--mask: unknown {unknown}")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)

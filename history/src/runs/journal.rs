@@ -26,6 +26,9 @@ use crate::planted::{BugId, Planted};
 pub struct RunJournalOptions {
     /// Flush as soon as this many events are buffered (the seed's default is 20). At least 1.
     pub flush_threshold_events: usize,
+    /// A trace event's content is kept to at most this many bytes, cut and marked
+    /// ([`super::trace_truncation`]); `None`: every trace is kept whole.
+    pub max_trace_content_bytes: Option<usize>,
     /// Legacy switches: R4 (no flush on error or cancel), R5 (racy max+1 numbering), R25 (the
     /// first human message of any model call taken for the run's input), R26 (every chain end
     /// taken for the run's).
@@ -36,6 +39,7 @@ impl Default for RunJournalOptions {
     fn default() -> RunJournalOptions {
         RunJournalOptions {
             flush_threshold_events: 20,
+            max_trace_content_bytes: None,
             planted: Planted::none(),
         }
     }
@@ -154,20 +158,39 @@ impl<S: RunEventStore> RunJournal<S> {
                 state: self.state,
             });
         }
+        let (content, metadata) = self.bounded(entry.category, entry.content, entry.metadata);
         self.buffer.push_back(NewRunEvent {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),
             user_id: self.user_id.clone(),
             event_type: entry.event_type,
             category: entry.category,
-            content: entry.content,
-            metadata: entry.metadata,
+            content,
+            metadata,
             created_at_ns: entry.created_at_ns,
         });
         if self.buffer.len() >= self.options.flush_threshold_events {
             self.flush().await?;
         }
         Ok(())
+    }
+
+    /// What the journal keeps of an entry's content and metadata: a trace cut to
+    /// `max_trace_content_bytes` ([`super::trace_truncation`]), anything else as it is (the
+    /// content still shared with the caller).
+    fn bounded(
+        &self,
+        category: Category,
+        content: Arc<Value>,
+        metadata: Value,
+    ) -> (Arc<Value>, Value) {
+        let Some(max) = self.options.max_trace_content_bytes else {
+            return (content, metadata);
+        };
+        match super::trace_truncation::truncate_trace(category, &content, &metadata, max) {
+            Some((cut, marked)) => (Arc::new(cut), marked),
+            None => (content, metadata),
+        }
     }
 
     /// Writes everything buffered as one batch. On failure the batch goes back to the front of
@@ -303,6 +326,28 @@ mod tests {
             block_on(j.record(entry(99))),
             Err(JournalError::Closed { .. })
         ));
+    }
+
+    #[test]
+    fn long_traces_are_stored_cut_and_marked_and_messages_whole() {
+        let store = MemoryRunEventStore::new(Planted::none());
+        let options = RunJournalOptions {
+            max_trace_content_bytes: Some(100),
+            ..RunJournalOptions::default()
+        };
+        let mut j = RunJournal::new(&store, "t", "r", None, options);
+        let long = "x".repeat(200);
+        let trace = JournalEntry::other(Category::Trace, "llm_end", Value::from(long.clone()), 0);
+        block_on(j.record(trace)).unwrap();
+        let message = JournalEntry::message(&ChatMessage::ai(long.clone(), None), 1);
+        block_on(j.record(message)).unwrap();
+        block_on(j.end()).unwrap();
+        let rows = store.dump().unwrap();
+        assert_eq!(rows[0].content.as_str().map(str::len), Some(100));
+        assert_eq!(rows[0].metadata["content_truncated"], Value::Bool(true));
+        assert_eq!(rows[0].metadata["original_byte_length"], Value::from(200));
+        assert_eq!(rows[1].content["content"].as_str().map(str::len), Some(200));
+        assert_eq!(rows[1].metadata, Value::Object(Default::default()));
     }
 
     #[test]

@@ -64,6 +64,7 @@ mod summarization;
 mod summarizer;
 mod thread_deletion;
 mod tokens;
+mod trace_truncation;
 mod views;
 mod yield_now;
 
@@ -100,6 +101,7 @@ pub use summarization::{
 pub use summarizer::{StubSummarizer, Summarizer};
 pub use thread_deletion::{ThreadDeleted, ThreadRecords};
 pub use tokens::{TokenCounter, MESSAGE_OVERHEAD_TOKENS};
+pub use trace_truncation::{truncate_trace, CONTENT_TRUNCATED, ORIGINAL_BYTE_LENGTH};
 #[cfg(feature = "planted")]
 pub use views::legacy_fill_ids;
 pub use views::{

@@ -345,6 +345,7 @@ pub fn journal_keeps_events(
     );
     let options = RunJournalOptions {
         flush_threshold_events: threshold,
+        max_trace_content_bytes: None,
         planted,
     };
     let mut journal = RunJournal::new(&store, "t", "run-1", Some("user-a".into()), options);
@@ -439,6 +440,7 @@ pub fn seqs_survive_racing_writers(
     let store = open(backend, planted);
     let options = |threshold| RunJournalOptions {
         flush_threshold_events: threshold,
+        max_trace_content_bytes: None,
         planted,
     };
     let mut ja = RunJournal::new(&*store, "t", "run-a", None, options(thresholds.0));
@@ -495,6 +497,7 @@ pub fn play(
     for run in runs {
         let options = RunJournalOptions {
             flush_threshold_events: 5,
+            max_trace_content_bytes: None,
             planted,
         };
         let mut journal =

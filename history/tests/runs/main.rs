@@ -12,4 +12,5 @@ mod jsonl;
 mod planted;
 mod props;
 mod support;
+mod upstream_ledger;
 mod upstream_store;

@@ -18,13 +18,13 @@ use history::runs::*;
 use history::Planted;
 use serde_json::{json, Value};
 
-type Store = Box<dyn RunEventStore>;
+pub(super) type Store = Box<dyn RunEventStore>;
 
 /// A backend the cases run on: its name and how to open a fresh empty store.
-type Backend = (&'static str, fn() -> Store);
+pub(super) type Backend = (&'static str, fn() -> Store);
 
 /// Every backend the cases run on.
-const BACKENDS: &[Backend] = &[
+pub(super) const BACKENDS: &[Backend] = &[
     ("memory", || {
         Box::new(MemoryRunEventStore::new(Planted::none()))
     }),
@@ -39,10 +39,10 @@ const BACKENDS: &[Backend] = &[
 ];
 
 /// One expectation: the upstream test it transcribes and its body (an `Err` says what differed).
-type Case = (&'static str, Body);
+pub(super) type Case = (&'static str, Body);
 
 /// A case's body: `Err` says what differed.
-type Body = fn(&dyn RunEventStore) -> Result<(), String>;
+pub(super) type Body = fn(&dyn RunEventStore) -> Result<(), String>;
 
 fn ev(thread: &str, run: &str, event_type: &str, category: Category) -> NewRunEvent {
     NewRunEvent {
@@ -134,7 +134,7 @@ fn events(
 
 // --- test_run_event_store.py: TestPutAndSeq ---------------------------------------------------
 
-fn put_returns_the_record_with_seq(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_returns_the_record_with_seq(s: &dyn RunEventStore) -> Result<(), String> {
     let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
     e.content = json!("hello").into();
     let r = put(s, e.clone())?;
@@ -142,7 +142,7 @@ fn put_returns_the_record_with_seq(s: &dyn RunEventStore) -> Result<(), String> 
     Ok(())
 }
 
-fn seq_strictly_increasing_same_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn seq_strictly_increasing_same_thread(s: &dyn RunEventStore) -> Result<(), String> {
     let a = put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     let b = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     let c = put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
@@ -150,14 +150,14 @@ fn seq_strictly_increasing_same_thread(s: &dyn RunEventStore) -> Result<(), Stri
     Ok(())
 }
 
-fn seq_independent_across_threads(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn seq_independent_across_threads(s: &dyn RunEventStore) -> Result<(), String> {
     let a = put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     let b = put_plain(s, "t2", "r2", HUMAN_MESSAGE, Category::Message)?;
     same!((a.seq, b.seq), (1, 1));
     Ok(())
 }
 
-fn put_keeps_created_at_and_metadata(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_keeps_created_at_and_metadata(s: &dyn RunEventStore) -> Result<(), String> {
     let mut e = ev("t1", "r1", "llm_end", Category::Trace);
     e.created_at_ns = 1_717_243_200_000_000_000;
     e.metadata = json!({"model": "gpt-4", "tokens": 100});
@@ -176,7 +176,9 @@ fn delivery(content: Value) -> NewRunEvent {
     e
 }
 
-fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_if_absent_preserves_the_first_run_scoped_event(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let (first, created) = ok!(s.put_if_absent(delivery(json!({"presented": 1}))));
     let (dup, dup_created) = ok!(s.put_if_absent(delivery(json!({"presented": 0}))));
     same!((created, dup_created), (true, false));
@@ -198,7 +200,9 @@ fn put_if_absent_preserves_the_first_run_scoped_event(s: &dyn RunEventStore) -> 
 
 /// Our decision where upstream has none: the key ignores category and user, and another run
 /// (or thread) with the same event type is a different key.
-fn put_if_absent_keys_on_thread_run_and_type(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn put_if_absent_keys_on_thread_run_and_type(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     ok!(s.put_if_absent(delivery(json!(1))));
     let mut other_category = delivery(json!(2));
     other_category.category = Category::Trace;
@@ -215,7 +219,7 @@ fn put_if_absent_keys_on_thread_run_and_type(s: &dyn RunEventStore) -> Result<()
 
 // --- test_run_event_store.py: TestListMessages ------------------------------------------------
 
-fn only_returns_message_category(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn only_returns_message_category(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
     put_plain(s, "t1", "r1", RUN_START, Category::Lifecycle)?;
@@ -227,7 +231,7 @@ fn only_returns_message_category(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn ten_messages(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn ten_messages(s: &dyn RunEventStore) -> Result<(), String> {
     for i in 0..10 {
         let mut e = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
         e.content = json!(i.to_string()).into();
@@ -236,7 +240,7 @@ fn ten_messages(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn before_and_after_seq_pagination(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn before_and_after_seq_pagination(s: &dyn RunEventStore) -> Result<(), String> {
     ten_messages(s)?;
     same!(msgs(s, "t1", 3, MessageCursor::Before(6))?, vec![3, 4, 5]);
     same!(msgs(s, "t1", 3, MessageCursor::After(7))?, vec![8, 9, 10]);
@@ -244,7 +248,7 @@ fn before_and_after_seq_pagination(s: &dyn RunEventStore) -> Result<(), String> 
     Ok(())
 }
 
-fn limit_restricts_count(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn limit_restricts_count(s: &dyn RunEventStore) -> Result<(), String> {
     for _ in 0..20 {
         put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     }
@@ -252,7 +256,7 @@ fn limit_restricts_count(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn cross_run_unified_ordering(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn cross_run_unified_ordering(s: &dyn RunEventStore) -> Result<(), String> {
     for run in ["r1", "r1", "r2", "r2"] {
         put_plain(s, "t1", run, HUMAN_MESSAGE, Category::Message)?;
     }
@@ -265,7 +269,9 @@ fn cross_run_unified_ordering(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn pagination_with_interleaved_trace_events(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn pagination_with_interleaved_trace_events(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     for i in 0..10 {
         let category = if i % 2 == 0 {
             Category::Message
@@ -284,7 +290,9 @@ fn pagination_with_interleaved_trace_events(s: &dyn RunEventStore) -> Result<(),
 
 // --- test_run_event_store.py: TestListEvents, TestListMessagesByRun, TestCountMessages --------
 
-fn list_events_returns_all_categories_of_the_run_only(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn list_events_returns_all_categories_of_the_run_only(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
     put_plain(s, "t1", "r1", RUN_START, Category::Lifecycle)?;
@@ -297,7 +305,7 @@ fn list_events_returns_all_categories_of_the_run_only(s: &dyn RunEventStore) -> 
     Ok(())
 }
 
-fn event_types_filter(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn event_types_filter(s: &dyn RunEventStore) -> Result<(), String> {
     for t in ["llm_start", "llm_end", "tool_start"] {
         put_plain(s, "t1", "r1", t, Category::Trace)?;
     }
@@ -315,7 +323,7 @@ fn event_types_filter(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn by_run_only_messages_of_the_run(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn by_run_only_messages_of_the_run(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
     put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
@@ -326,7 +334,7 @@ fn by_run_only_messages_of_the_run(s: &dyn RunEventStore) -> Result<(), String> 
     Ok(())
 }
 
-fn counts_only_message_category(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn counts_only_message_category(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
@@ -336,7 +344,9 @@ fn counts_only_message_category(s: &dyn RunEventStore) -> Result<(), String> {
 
 // --- test_run_event_store.py: TestPutBatch, TestDbRunEventStore ----------------------------------
 
-fn batch_returns_records_with_consecutive_seqs(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn batch_returns_records_with_consecutive_seqs(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let batch: Vec<NewRunEvent> = (0..50)
         .map(|_| ev("t1", "r1", "trace", Category::Trace))
         .collect();
@@ -346,7 +356,7 @@ fn batch_returns_records_with_consecutive_seqs(s: &dyn RunEventStore) -> Result<
     Ok(())
 }
 
-fn two_batches_on_one_thread_never_collide(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn two_batches_on_one_thread_never_collide(s: &dyn RunEventStore) -> Result<(), String> {
     let batch = |run: &str| {
         (0..20)
             .map(|_| ev("t1", run, "trace", Category::Trace))
@@ -361,7 +371,7 @@ fn two_batches_on_one_thread_never_collide(s: &dyn RunEventStore) -> Result<(), 
 
 // --- test_run_event_store.py: TestDelete, TestDbRunEventStore::test_delete ---------------------
 
-fn delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", "llm_end", Category::Trace)?;
@@ -371,7 +381,7 @@ fn delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", "llm_end", Category::Trace)?;
@@ -384,7 +394,7 @@ fn delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn deleting_nothing_counts_zero(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn deleting_nothing_counts_zero(s: &dyn RunEventStore) -> Result<(), String> {
     same!(ok!(s.delete_by_thread("nope", &UserScope::All)), 0);
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     same!(ok!(s.delete_by_run("t1", "nope", &UserScope::All)), 0);
@@ -392,7 +402,7 @@ fn deleting_nothing_counts_zero(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn delete_run_then_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_run_then_thread(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", AI_MESSAGE, Category::Message)?;
     same!(ok!(s.delete_by_run("t1", "r2", &UserScope::All)), 1);
@@ -404,7 +414,7 @@ fn delete_run_then_thread(s: &dyn RunEventStore) -> Result<(), String> {
 
 /// `TestDbRunEventStoreWriteLock::test_delete_by_thread_evicts_orphaned_write_lock`'s last
 /// assertion: after `delete_by_thread` the thread's numbering restarts at 1.
-fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", "trace", Category::Trace)?;
     ok!(s.delete_by_thread("t1", &UserScope::All));
     same!(ok!(s.max_seq("t1")), 0);
@@ -416,7 +426,9 @@ fn seq_restarts_after_delete_by_thread(s: &dyn RunEventStore) -> Result<(), Stri
 /// whatever its category (messages, traces, lifecycle marks, receipts), and no row of another
 /// thread; the emptied thread reads empty everywhere and starts over at 1, the other keeps its
 /// numbering.
-fn delete_by_thread_empties_only_its_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_by_thread_empties_only_its_thread(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     put_plain(s, "t1", "r1", "run_start", Category::Lifecycle)?;
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", "llm_end", Category::Trace)?;
@@ -441,7 +453,7 @@ fn delete_by_thread_empties_only_its_thread(s: &dyn RunEventStore) -> Result<(),
 
 /// Our decision (R13; upstream's memory store, not its DB store): `delete_by_run` never lowers
 /// the numbering, so a deleted run's seqs (its message ids, a reader's cursor) are not reused.
-fn delete_by_run_keeps_the_high_water_mark(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn delete_by_run_keeps_the_high_water_mark(s: &dyn RunEventStore) -> Result<(), String> {
     put_plain(s, "t1", "r1", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", HUMAN_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r2", AI_MESSAGE, Category::Message)?;
@@ -463,7 +475,7 @@ fn delete_by_run_keeps_the_high_water_mark(s: &dyn RunEventStore) -> Result<(), 
 
 // --- test_run_event_store.py: TestEdgeCases ----------------------------------------------------
 
-fn empty_thread_reads(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn empty_thread_reads(s: &dyn RunEventStore) -> Result<(), String> {
     same!(
         msgs(s, "empty", 50, MessageCursor::None)?,
         Vec::<u64>::new()
@@ -482,7 +494,7 @@ fn empty_thread_reads(s: &dyn RunEventStore) -> Result<(), String> {
 
 // --- test_run_event_store_pagination.py -------------------------------------------------------
 
-fn seven_of_run_a(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn seven_of_run_a(s: &dyn RunEventStore) -> Result<(), String> {
     for i in 0..7 {
         let t = if i % 2 == 0 {
             HUMAN_MESSAGE
@@ -494,7 +506,7 @@ fn seven_of_run_a(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn by_run_default_returns_all(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn by_run_default_returns_all(s: &dyn RunEventStore) -> Result<(), String> {
     seven_of_run_a(s)?;
     for _ in 0..3 {
         put_plain(s, "t1", "run-b", HUMAN_MESSAGE, Category::Message)?;
@@ -512,7 +524,7 @@ fn by_run_default_returns_all(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn by_run_limit_and_cursors(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn by_run_limit_and_cursors(s: &dyn RunEventStore) -> Result<(), String> {
     seven_of_run_a(s)?;
     same!(
         seqs(&by_run(s, "t1", "run-a", 3, MessageCursor::None)?),
@@ -583,7 +595,9 @@ fn cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
     }
 }
 
-fn by_run_matches_the_reference_across_cursors(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn by_run_matches_the_reference_across_cursors(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let records = two_interleaved_runs(s)?;
     let mut cursors: Vec<Option<u64>> = vec![None, Some(0)];
     cursors.extend(records.iter().map(|r| Some(r.seq)));
@@ -608,7 +622,9 @@ fn by_run_matches_the_reference_across_cursors(s: &dyn RunEventStore) -> Result<
     Ok(())
 }
 
-fn list_events_matches_the_reference_with_filters(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn list_events_matches_the_reference_with_filters(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let records = two_interleaved_runs(s)?;
     for run in ["run-a", "run-b", "run-missing"] {
         let of_run: Vec<RunEvent> = records
@@ -644,7 +660,7 @@ fn list_events_matches_the_reference_with_filters(s: &dyn RunEventStore) -> Resu
     Ok(())
 }
 
-fn every_event_is_filed_under_its_run(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn every_event_is_filed_under_its_run(s: &dyn RunEventStore) -> Result<(), String> {
     let records = two_interleaved_runs(s)?;
     let mut union = events(s, "t1", "run-a", EventFilter::everything())?;
     union.extend(events(s, "t1", "run-b", EventFilter::everything())?);
@@ -653,7 +669,7 @@ fn every_event_is_filed_under_its_run(s: &dyn RunEventStore) -> Result<(), Strin
     Ok(())
 }
 
-fn per_run_reads_follow_delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn per_run_reads_follow_delete_by_run(s: &dyn RunEventStore) -> Result<(), String> {
     two_interleaved_runs(s)?;
     same!(ok!(s.delete_by_run("t1", "run-a", &UserScope::All)), 7);
     same!(
@@ -671,7 +687,7 @@ fn per_run_reads_follow_delete_by_run(s: &dyn RunEventStore) -> Result<(), Strin
     Ok(())
 }
 
-fn per_run_reads_follow_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn per_run_reads_follow_delete_by_thread(s: &dyn RunEventStore) -> Result<(), String> {
     two_interleaved_runs(s)?;
     ok!(s.delete_by_thread("t1", &UserScope::All));
     same!(
@@ -689,7 +705,7 @@ fn per_run_reads_follow_delete_by_thread(s: &dyn RunEventStore) -> Result<(), St
 // --- test_run_event_store_filter.py -----------------------------------------------------------
 
 /// Run r1 with task A (start + 3 steps) and task B (start + 2 steps) (`_seed_two_tasks`).
-fn two_tasks(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn two_tasks(s: &dyn RunEventStore) -> Result<(), String> {
     let step = |event_type: &str, task: &str, index: Option<u64>| {
         let mut e = ev("t1", "r1", event_type, Category::Subagent);
         e.metadata = match index {
@@ -723,7 +739,7 @@ fn task(id: &str) -> EventFilter {
     }
 }
 
-fn task_id_filter(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn task_id_filter(s: &dyn RunEventStore) -> Result<(), String> {
     two_tasks(s)?;
     same!(task_ids(&events(s, "t1", "r1", task("A"))?), vec!["A"; 4]);
     same!(task_ids(&events(s, "t1", "r1", task("B"))?), vec!["B"; 3]);
@@ -740,7 +756,7 @@ fn task_id_filter(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn after_seq_cursor(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn after_seq_cursor(s: &dyn RunEventStore) -> Result<(), String> {
     two_tasks(s)?;
     let everything = events(s, "t1", "r1", EventFilter::default())?;
     let cut = everything[2].seq;
@@ -758,7 +774,7 @@ fn after_seq_cursor(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-fn task_id_after_seq_paginate(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn task_id_after_seq_paginate(s: &dyn RunEventStore) -> Result<(), String> {
     two_tasks(s)?;
     let mut collected = Vec::new();
     let mut after_seq = None;
@@ -787,7 +803,7 @@ fn task_id_after_seq_paginate(s: &dyn RunEventStore) -> Result<(), String> {
 
 /// Our decisions on what upstream's backends answer differently: a number never matches a
 /// `task_id` string, and an empty type list selects nothing.
-fn task_id_matches_strings_only(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn task_id_matches_strings_only(s: &dyn RunEventStore) -> Result<(), String> {
     let mut e = ev("t1", "r1", current::SUBAGENT_STEP, Category::Subagent);
     e.metadata = json!({"task_id": 5});
     put(s, e)?;
@@ -809,7 +825,7 @@ fn ai(run: &str, caller: &str) -> NewRunEvent {
     e
 }
 
-fn last_non_middleware_ai_seq(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn last_non_middleware_ai_seq(s: &dyn RunEventStore) -> Result<(), String> {
     put(s, ai("r1", "lead_agent"))?;
     put(s, ai("r1", "middleware:title"))?;
     let last = put(s, ai("r1", "lead_agent"))?;
@@ -827,7 +843,9 @@ fn last_non_middleware_ai_seq(s: &dyn RunEventStore) -> Result<(), String> {
 /// `test_memory_event_store_defensively_rechecks_message_category`, as rows: an AI-typed row
 /// that is not a message, a legacy `ai_message`, and a capitalised caller (SQL's LIKE would
 /// take it for middleware; the rule is case-sensitive).
-fn last_visible_ai_is_a_message_of_a_visible_type(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn last_visible_ai_is_a_message_of_a_visible_type(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
     let legacy = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     let mut trace = ai("r1", "lead_agent");
     trace.category = Category::Trace;
@@ -848,7 +866,7 @@ fn last_visible_ai_is_a_message_of_a_visible_type(s: &dyn RunEventStore) -> Resu
 }
 
 /// Ours (R18): a tool-calling turn (`ai_tool_call`) is an AI message but not an answer.
-fn a_tool_calling_turn_is_no_answer(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn a_tool_calling_turn_is_no_answer(s: &dyn RunEventStore) -> Result<(), String> {
     let answer = put_plain(s, "t1", "r1", AI_MESSAGE, Category::Message)?;
     put_plain(s, "t1", "r1", AI_TOOL_CALL, Category::Message)?;
     put_plain(s, "t1", "r2", AI_TOOL_CALL, Category::Message)?;
@@ -860,7 +878,7 @@ fn a_tool_calling_turn_is_no_answer(s: &dyn RunEventStore) -> Result<(), String>
 
 // --- user scope (deerflow/runtime/user_context.py: resolve_user_id's three states) -------------
 
-fn user_scopes(s: &dyn RunEventStore) -> Result<(), String> {
+pub(super) fn user_scopes(s: &dyn RunEventStore) -> Result<(), String> {
     let mut mine = ev("t1", "r1", HUMAN_MESSAGE, Category::Message);
     mine.user_id = Some("alice".into());
     put(s, mine.clone())?;
@@ -917,7 +935,120 @@ fn user_scopes(s: &dyn RunEventStore) -> Result<(), String> {
     Ok(())
 }
 
-const CASES: &[Case] = &[
+/// Upstream's DB store cuts a long trace at `put`; histsim's journal does it before the write
+/// (`RunJournalOptions::max_trace_content_bytes`), so every backend keeps the same cut event.
+pub(super) fn trace_content_truncation(s: &dyn RunEventStore) -> Result<(), String> {
+    use super::support::block_on;
+    let options = RunJournalOptions {
+        max_trace_content_bytes: Some(100),
+        ..RunJournalOptions::default()
+    };
+    let mut journal = RunJournal::new(s, "t1", "r1", None, options);
+    let long = "x".repeat(200);
+    let trace = JournalEntry::other(Category::Trace, "llm_end", json!(long), 0);
+    ok!(block_on(journal.record(trace)));
+    let message = JournalEntry::other(Category::Message, "ai_message", json!(long), 1);
+    ok!(block_on(journal.record(message)));
+    ok!(block_on(journal.end()));
+    let rows = events(s, "t1", "r1", EventFilter::default())?;
+    same!(rows.len(), 2);
+    same!(rows[0].content.as_str().map(str::len), Some(100));
+    same!(
+        rows[0].metadata.get("content_truncated"),
+        Some(&json!(true))
+    );
+    // message content NOT truncated
+    same!(rows[1].content.as_str().map(str::len), Some(200));
+    Ok(())
+}
+
+/// Two puts numbered 1 and 2, both read back and counted.
+pub(super) fn basic_crud(s: &dyn RunEventStore) -> Result<(), String> {
+    same!(
+        put_plain(s, "t1", "r1", "human_message", Category::Message)?.seq,
+        1
+    );
+    same!(
+        put_plain(s, "t1", "r1", "ai_message", Category::Message)?.seq,
+        2
+    );
+    same!(msgs(s, "t1", 50, MessageCursor::None)?, vec![1, 2]);
+    same!(ok!(s.count_messages("t1")), 2);
+    Ok(())
+}
+
+/// An empty thread id is refused, and nothing is written.
+pub(super) fn an_empty_thread_id_is_refused(s: &dyn RunEventStore) -> Result<(), String> {
+    if put_plain(s, "", "r1", "human_message", Category::Message).is_ok() {
+        return Err("an empty thread id was accepted".into());
+    }
+    same!(ok!(s.dump()).len(), 0);
+    Ok(())
+}
+
+/// Declared difference S4 to S6 (docs/reported-bugs.md, "Known differences with the published
+/// stores"): a thread id with a dot, a path's `..` and `/`, or 65 characters is accepted by
+/// every backend and read back as written (JSONL escapes it in its file names), where
+/// upstream's JSONL store refuses it.
+pub(super) fn non_canonical_thread_ids_are_kept(s: &dyn RunEventStore) -> Result<(), String> {
+    let ids = [
+        "thread.with.dot".to_string(),
+        "../escape".to_string(),
+        "x".repeat(65),
+    ];
+    for id in &ids {
+        same!(
+            put_plain(s, id, "r1", "human_message", Category::Message)?.seq,
+            1
+        );
+    }
+    for id in &ids {
+        let rows = ok!(s.list_messages(id, 50, MessageCursor::None));
+        same!(
+            rows.iter()
+                .map(|r| r.thread_id.as_str())
+                .collect::<Vec<_>>(),
+            vec![id.as_str()]
+        );
+    }
+    same!(ok!(s.dump()).len(), 3);
+    Ok(())
+}
+
+/// Declared difference S1 to S3: structured content (a list, a dict) comes back exactly as
+/// written, with the metadata as written: no storage marks (`content_is_json`,
+/// `content_is_dict`) are added to what the caller sees.
+pub(super) fn structured_content_round_trips_without_marks(
+    s: &dyn RunEventStore,
+) -> Result<(), String> {
+    let list = json!([{"type": "text", "text": "hello"}, {"type": "image_url", "image_url": {"url": "https://example.test/a.png"}}]);
+    let dict = json!({"status": "success"});
+    for (event_type, category, content) in [
+        ("ai_message", Category::Message, list.clone()),
+        (
+            "run.end",
+            Category::Outputs,
+            json!([{"messages": [{"type": "ai", "content": ""}]}]),
+        ),
+        ("run.end", Category::Outputs, dict.clone()),
+    ] {
+        let mut e = ev("t1", "r1", event_type, category);
+        e.content = content.clone().into();
+        let record = put(s, e)?;
+        same!(*record.content, content);
+        same!(record.metadata, json!({}));
+    }
+    let rows = events(s, "t1", "r1", EventFilter::default())?;
+    same!(
+        rows.iter().map(|r| r.metadata.clone()).collect::<Vec<_>>(),
+        vec![json!({}); 3]
+    );
+    same!(*rows[0].content, list);
+    same!(*rows[2].content, dict);
+    Ok(())
+}
+
+pub(super) const CASES: &[Case] = &[
     ("test_run_event_store.py::TestPutAndSeq::test_put_returns_dict_with_seq", put_returns_the_record_with_seq),
     ("test_run_event_store.py::TestPutAndSeq::test_seq_strictly_increasing_same_thread", seq_strictly_increasing_same_thread),
     ("test_run_event_store.py::TestPutAndSeq::test_seq_independent_across_threads", seq_independent_across_threads),
@@ -958,6 +1089,11 @@ const CASES: &[Case] = &[
     ("test_history_batch_queries.py::test_memory_event_store_defensively_rechecks_message_category", last_visible_ai_is_a_message_of_a_visible_type),
     ("ours: a tool-calling turn is no answer", a_tool_calling_turn_is_no_answer),
     ("user_context.py::resolve_user_id (AUTO, None, explicit) as DbRunEventStore applies it", user_scopes),
+    ("test_run_event_store.py::TestDbRunEventStore::test_trace_content_truncation (in the journal)", trace_content_truncation),
+    ("test_run_event_store.py::TestDbRunEventStore::test_basic_crud + TestJsonlRunEventStore::test_basic_crud", basic_crud),
+    ("test_run_event_store.py::TestJsonlRunEventStore::test_rejects_noncanonical_thread_ids[\"\"]", an_empty_thread_id_is_refused),
+    ("ours (S4 to S6): non-canonical thread ids are kept", non_canonical_thread_ids_are_kept),
+    ("ours (S1 to S3): structured content round-trips without storage marks", structured_content_round_trips_without_marks),
 ];
 
 #[test]

@@ -23,6 +23,7 @@ mod feedback_reads;
 mod ratings;
 mod receipts;
 pub mod summarization;
+mod traces;
 mod truth;
 mod wording;
 
@@ -33,5 +34,6 @@ pub use events::{
 pub use feedback_reads::{attachment_choices, grouped_choices};
 pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
+pub use traces::kept_trace;
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
 pub use wording::{brief, brief_json, SHOWN_CHARS};

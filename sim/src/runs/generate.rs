@@ -132,6 +132,10 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     } = faults(seed, options, &gen.runs);
     let ops = weave_wider_calls(gen.ops, &mut gen.runs, options, seed);
     let network_seed = seed.stream(Stream::Network).random::<u64>() & (i64::MAX as u64);
+    // Long model outputs in traces and the journals' bound, last of all.
+    let mut trace_rng = seed.substream(Stream::Workload, super::long_traces::SUBSTREAM);
+    let (max_trace_content_bytes, long_traces) =
+        super::long_traces::draw(&gen.runs, &mut trace_rng);
     RunsScenario {
         network_seed,
         workers: options.workers,
@@ -144,6 +148,8 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         runs: gen.runs,
         ops,
         jsonl_store: options.jsonl_store,
+        max_trace_content_bytes,
+        long_traces,
     }
 }
 

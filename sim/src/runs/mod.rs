@@ -26,6 +26,7 @@ pub mod host;
 pub mod hosted;
 pub mod journal_rules;
 pub mod jsonl_host;
+pub mod long_traces;
 mod map;
 mod message_validation;
 pub mod model_input;

@@ -9,6 +9,7 @@ use super::world::{TruthEvent, WorldRecord};
 use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 use model::runs::RunOutcome;
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
@@ -65,6 +66,8 @@ const OWN: &[&str] = &[
     "runs.feature.nested_ends_before_the_root",
     "runs.feature.stopped_inside_a_nested_step",
     "runs.feature.final_dump",
+    "runs.feature.trace_truncated",
+    "runs.feature.long_trace_kept_whole",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
     "runs.text.nel",
@@ -97,6 +100,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     truth_probes(s, record, cov);
     map::map_probes(record, cov);
     text_probes(record, cov);
+    trace_probes(record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
@@ -482,6 +486,24 @@ fn rating_after_deletion(s: &RunsScenario, cov: &mut Coverage) {
 }
 
 /// The hostile-text classes of the message texts the store kept to the end (its final dump).
+/// Long traces the stores acknowledged: cut by the journal's bound (marked `content_truncated`),
+/// or kept whole (no bound, or within it).
+fn trace_probes(record: &WorldRecord, cov: &mut Coverage) {
+    /// A trace this long is a model's output, never an id.
+    const LONG_BYTES: usize = 200;
+    for w in &record.written {
+        let e = &w.event;
+        if e.category != history::runs::Category::Trace {
+            continue;
+        }
+        if e.metadata.get(history::runs::CONTENT_TRUNCATED) == Some(&Value::Bool(true)) {
+            cov.hit("runs.feature.trace_truncated");
+        } else if e.content.to_string().len() > LONG_BYTES {
+            cov.hit("runs.feature.long_trace_kept_whole");
+        }
+    }
+}
+
 fn text_probes(record: &WorldRecord, cov: &mut Coverage) {
     let Ok(events) = &record.dumps.memory else {
         return;

@@ -78,10 +78,30 @@ pub struct RunsScenario {
     /// `jsonl` one.
     #[serde(default, skip_serializing_if = "is_false")]
     pub jsonl_store: bool,
+    /// Every run journal keeps a trace event's content to at most this many bytes, cut and
+    /// marked (`history::runs::truncate_trace`); absent: traces are kept whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_trace_content_bytes: Option<usize>,
+    /// AI messages whose `llm_response` trace carries a long model output
+    /// ([`super::long_traces`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_traces: Vec<LongTrace>,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// One AI message whose `llm_response` trace carries a long output ([`super::long_traces`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongTrace {
+    /// The run's id.
+    pub run: String,
+    /// Which AI message of the run (0: its first `ai_message`, as emitted).
+    pub ai: u32,
+    /// The output's size in bytes (UTF-8).
+    pub bytes: u32,
 }
 
 /// A worker host crash.
@@ -568,6 +588,8 @@ mod tests {
             crashes: Vec::new(),
             store_crashes: Vec::new(),
             jsonl_store: false,
+            max_trace_content_bytes: None,
+            long_traces: Vec::new(),
             threads: [("t".to_string(), "thread-1".to_string())].into(),
             runs: vec![RunSpec {
                 id: "run-1".into(),

@@ -14,7 +14,7 @@ use super::world::{Answer, EmittedEvent, Read, ReadKind, WorldRecord, Written};
 use crate::divergence::TraceMark;
 use crate::outcome::{Findings, Pointer};
 use crate::workload::StoreKind;
-use history::runs::{MessageKind as Shape, RunEvent};
+use history::runs::{Category, MessageKind as Shape, RunEvent};
 use history::BugId;
 use model::runs::{brief_json, RunOutcome};
 use serde_json::Value;
@@ -161,10 +161,18 @@ pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
-fn same_event(e: &EmittedEvent, row: &RunEvent) -> bool {
+/// Whether `row` is what the journal stores of the emitted event `e`: the same event, a trace's
+/// content and metadata as the model keeps them under the journals' bound (`max_bytes`).
+fn same_event(e: &EmittedEvent, row: &RunEvent, max_bytes: Option<usize>) -> bool {
+    let same_content = if e.category == Category::Trace {
+        let (content, metadata) = model::runs::kept_trace(&e.content, &e.metadata, max_bytes);
+        content == *row.content && metadata == row.metadata
+    } else {
+        *e.content == *row.content
+    };
     e.event_type == row.event_type
         && e.category == row.category
-        && *e.content == *row.content
+        && same_content
         && e.created_at_ns == row.created_at_ns
 }
 
@@ -189,7 +197,7 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
         let matching = emitted
             .iter()
             .zip(stored)
-            .take_while(|(e, s)| same_event(e, s))
+            .take_while(|(e, s)| same_event(e, s, cx.scenario.max_trace_content_bytes))
             .count();
         let complete = outcome.is_some_and(RunOutcome::is_complete);
         let ok = if complete {
@@ -509,5 +517,63 @@ pub fn summaries_keep_tool_pairs(cx: &Context<'_>, f: &mut Findings) {
                 Shape::Human => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn emitted(content: Value) -> EmittedEvent {
+        EmittedEvent {
+            event_type: "llm_response".into(),
+            category: Category::Trace,
+            content: Arc::new(content),
+            metadata: json!({}),
+            created_at_ns: 7,
+        }
+    }
+
+    fn row(content: Value, metadata: Value) -> RunEvent {
+        RunEvent {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            user_id: None,
+            event_type: "llm_response".into(),
+            category: Category::Trace,
+            content: Arc::new(content),
+            metadata,
+            seq: 1,
+            created_at_ns: 7,
+        }
+    }
+
+    /// R4's comparison knows the journals' bound: a long trace must be stored cut and marked
+    /// under a bound, and whole without one.
+    #[test]
+    fn a_stored_trace_is_judged_against_the_bound() {
+        let e = emitted(json!("x".repeat(10)));
+        let cut = row(
+            json!("xxxx"),
+            json!({"content_truncated": true, "original_byte_length": 10}),
+        );
+        let whole = row(json!("x".repeat(10)), json!({}));
+        assert!(same_event(&e, &cut, Some(4)));
+        assert!(
+            !same_event(&e, &whole, Some(4)),
+            "a journal that ignores its bound"
+        );
+        assert!(same_event(&e, &whole, None));
+        assert!(
+            !same_event(&e, &cut, None),
+            "a journal that cuts without a bound"
+        );
+        let unmarked = row(json!("xxxx"), json!({}));
+        assert!(
+            !same_event(&e, &unmarked, Some(4)),
+            "a cut without its marks"
+        );
     }
 }

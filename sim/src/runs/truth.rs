@@ -75,6 +75,8 @@ mod tests {
             crashes: Vec::new(),
             store_crashes: Vec::new(),
             jsonl_store: false,
+            max_trace_content_bytes: None,
+            long_traces: Vec::new(),
             threads: [("t".to_string(), "tid".to_string())].into(),
             runs: vec![RunSpec {
                 id: "r".into(),

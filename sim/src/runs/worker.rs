@@ -100,6 +100,7 @@ pub(super) async fn play_run(run: usize, w: u8, world: Rc<World>, store: Rc<Jour
         spec.user.clone(),
         RunJournalOptions {
             flush_threshold_events: world.scenario.flush_threshold_events,
+            max_trace_content_bytes: world.scenario.max_trace_content_bytes,
             planted: world.planted,
         },
     );
@@ -220,13 +221,30 @@ async fn emit_message(
     }
     record(world, journal, run, entry, Some(e)).await;
     if e.message.kind == Shape::Ai {
-        let trace = JournalEntry::other(
-            Category::Trace,
-            "llm_response",
-            json!({ "message": e.message.id }),
-            now_ns(),
-        );
+        let content = llm_response(world, run, e.message.id.as_deref());
+        let trace = JournalEntry::other(Category::Trace, "llm_response", content, now_ns());
         record(world, journal, run, trace, None).await;
+    }
+}
+
+/// The `llm_response` trace content of the run's next AI message: its id, or the model's long
+/// output where the scenario asks for one ([`super::long_traces`]).
+fn llm_response(world: &World, run: usize, message_id: Option<&str>) -> serde_json::Value {
+    let ai = world.log.borrow().emitted.get(run).map_or(0, |events| {
+        events
+            .iter()
+            .filter(|e| e.event_type == "llm_response")
+            .count()
+    });
+    let spec = &world.scenario.runs[run];
+    let long = world
+        .scenario
+        .long_traces
+        .iter()
+        .find(|l| l.run == spec.id && l.ai as usize == ai);
+    match long {
+        Some(l) => super::long_traces::content(message_id, l.ai, l.bytes),
+        None => json!({ "message": message_id }),
     }
 }
 
