@@ -43,6 +43,7 @@ mod event;
 #[cfg(any(test, feature = "testing"))]
 mod faulty;
 mod feedback;
+mod fence;
 mod ids;
 mod invariants;
 mod journal;

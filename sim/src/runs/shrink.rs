@@ -323,6 +323,7 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
                 c.ops.retain(|op| {
                     !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
                     | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
+                    | Op::LateWrite { run }
                     | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
                 });
             }));
@@ -508,6 +509,8 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         .collect();
     let mut started = BTreeSet::new();
     let mut waited = BTreeSet::new();
+    // Runs stopped before a kept deletion of their thread: a late write needs one (R28).
+    let mut fenced: BTreeSet<String> = BTreeSet::new();
     s.ops.retain(|op| match op {
         Op::Start { run } => started.insert(run.clone()),
         Op::Wait { run } => {
@@ -525,9 +528,17 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         // A deletion and a filtered read need their run stopped: a wait for it before.
         Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
         // A thread's deletion needs every run of it started so far stopped.
-        Op::DeleteThread { thread, .. } => started.iter().all(|run| {
-            waited.contains(run) || thread_of.get(run.as_str()) != Some(&thread.as_str())
-        }),
+        Op::DeleteThread { thread, .. } => {
+            let on_thread = |run: &String| thread_of.get(run.as_str()) == Some(&thread.as_str());
+            let keep = started
+                .iter()
+                .all(|run| waited.contains(run) || !on_thread(run));
+            if keep {
+                fenced.extend(waited.iter().filter(|run| on_thread(run)).cloned());
+            }
+            keep
+        }
+        Op::LateWrite { run } => fenced.contains(run),
         _ => true,
     });
     s.runs.retain(|r| started.contains(&r.id));
