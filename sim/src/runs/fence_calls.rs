@@ -27,6 +27,31 @@ pub(super) fn thread_deleted_since_start(world: &World, r: usize) -> bool {
     })
 }
 
+/// Whether run `r` held a row of its thread when a deletion of the thread came (a row the
+/// store acknowledged before it, not deleted with the run since): only then did the deletion
+/// remove the run, and only then is a late write of it one of the deleted thread's. A run that
+/// wrote nothing before (every write failed, or it was killed first) or was deleted on its own
+/// has no late write: its batch would be the thread's new era, which no rule expects of it.
+fn held_a_row_at_a_deletion(world: &World, r: usize) -> bool {
+    let log = world.log.borrow();
+    let (run, tid) = (
+        &world.scenario.runs[r].id,
+        world.thread_id(&world.scenario.runs[r].thread),
+    );
+    let deleted_since = |w_op: u64, d_op: u64| {
+        (log.deletions.iter())
+            .any(|x| x.run_id == *run && x.thread_id == tid && w_op < x.op && x.op < d_op)
+    };
+    (log.thread_deletions.iter().filter(|d| d.thread_id == tid)).any(|d| {
+        (log.written.iter()).any(|w| {
+            w.event.run_id == *run
+                && w.event.thread_id == tid
+                && w.op < d.op
+                && !deleted_since(w.op, d.op)
+        })
+    })
+}
+
 impl Client {
     /// Whether a write of run `r` (`kind`, e.g. `receipts`) may be sent: always, unless its
     /// thread was deleted since it started and the system keeps no fence (left out, counted).
@@ -47,10 +72,11 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        if !thread_deleted_since_start(world, r) {
-            // Its thread's deletion was left out (counted there): no late commit either.
+        if !thread_deleted_since_start(world, r) || !held_a_row_at_a_deletion(world, r) {
+            // Its thread's deletion was left out (counted there), or removed nothing of the
+            // run: no late commit of the deleted thread either.
             world.record(format_args!(
-                "late write of {run} left out: its thread's deletion was"
+                "late write of {run} not made: no deletion of its thread removed a row of it"
             ));
             return;
         }

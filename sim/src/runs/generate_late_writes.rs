@@ -37,7 +37,7 @@ pub fn weave(ops: Vec<Op>, runs: &[RunSpec], mut rng: ChaCha8Rng) -> Vec<Op> {
     let mut waited: BTreeSet<String> = BTreeSet::new();
     let mut removed: BTreeSet<String> = BTreeSet::new();
     let mut out = Vec::with_capacity(ops.len() + 4);
-    let mut pending: Option<Op> = None;
+    let mut pending: Option<Vec<Op>> = None;
     for op in ops {
         match &op {
             Op::Wait { run } => {
@@ -53,7 +53,7 @@ pub fn weave(ops: Vec<Op>, runs: &[RunSpec], mut rng: ChaCha8Rng) -> Vec<Op> {
             _ => None,
         };
         out.push(op);
-        out.extend(pending.take());
+        out.extend(pending.take().into_iter().flatten());
         let Some(thread) = deleted else { continue };
         // The runs the deletion fenced: stopped on the thread, not deleted on their own.
         let fenced: Vec<&String> = (waited.iter())
@@ -62,17 +62,25 @@ pub fn weave(ops: Vec<Op>, runs: &[RunSpec], mut rng: ChaCha8Rng) -> Vec<Op> {
         if fenced.is_empty() || !chance(&mut rng, LATE_WRITE_SHARE) {
             continue;
         }
-        let late = Op::LateWrite {
-            run: (*fenced.choose(&mut rng).expect("not empty")).clone(),
-        };
+        let run = (*fenced.choose(&mut rng).expect("not empty")).clone();
         if rng.random_bool(0.5) {
-            out.push(late);
+            out.extend(late_writes(run, &mut rng));
         } else {
-            pending = Some(late);
+            pending = Some(late_writes(run, &mut rng));
         }
     }
-    out.extend(pending);
+    out.extend(pending.into_iter().flatten());
     out
+}
+
+/// A late write of `run`, and in half the cases a retry of its receipt after it (another
+/// writer carrying the run the deletion removed).
+fn late_writes(run: String, rng: &mut ChaCha8Rng) -> Vec<Op> {
+    let mut ops = vec![Op::LateWrite { run: run.clone() }];
+    if rng.random_bool(0.5) {
+        ops.push(Op::Receipt { run, attempt: 1 });
+    }
+    ops
 }
 
 /// `ops` (which delete no thread) perhaps followed by the store's deletion of a thread whose
@@ -81,11 +89,13 @@ fn end_with_a_deletion(mut ops: Vec<Op>, runs: &[RunSpec], rng: &mut ChaCha8Rng)
     if !chance(rng, END_DELETION_SHARE) {
         return ops;
     }
-    let (mut started, mut waited) = (BTreeSet::new(), BTreeSet::new());
+    let (mut started, mut waited, mut removed) =
+        (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     for op in &ops {
         match op {
             Op::Start { run } => started.insert(run.as_str()),
             Op::Wait { run } => waited.insert(run.as_str()),
+            Op::DeleteRun { run } => removed.insert(run.as_str()),
             _ => false,
         };
     }
@@ -99,17 +109,16 @@ fn end_with_a_deletion(mut ops: Vec<Op>, runs: &[RunSpec], rng: &mut ChaCha8Rng)
         return ops;
     };
     let stopped: Vec<&str> = (waited.iter().copied())
-        .filter(|r| thread_of(runs, r) == Some(thread))
+        .filter(|r| thread_of(runs, r) == Some(thread) && !removed.contains(r))
         .collect();
-    let run = stopped
-        .choose(rng)
-        .expect("a waited run of the thread")
-        .to_string();
+    let Some(run) = stopped.choose(rng).map(|r| r.to_string()) else {
+        return ops;
+    };
     ops.push(Op::DeleteThread {
         thread: thread.to_string(),
         everywhere: false,
     });
-    ops.push(Op::LateWrite { run });
+    ops.extend(late_writes(run, rng));
     ops
 }
 
@@ -153,7 +162,7 @@ mod tests {
             let rng = SeedRng::new(seed).substream(Stream::Workload, SUBSTREAM);
             let out = weave(ops.clone(), &runs, rng);
             let without: Vec<&Op> = (out.iter())
-                .filter(|op| !matches!(op, Op::LateWrite { .. }))
+                .filter(|op| !matches!(op, Op::LateWrite { .. } | Op::Receipt { .. }))
                 .collect();
             assert_eq!(without, ops.iter().collect::<Vec<_>>(), "seed {seed}");
             for (i, op) in out.iter().enumerate() {
@@ -174,7 +183,7 @@ mod tests {
             assert_eq!(out[..4], no_deletion[..], "seed {seed}");
             match &out[4..] {
                 [] => {}
-                [Op::DeleteThread { thread, .. }, Op::LateWrite { run }] => {
+                [Op::DeleteThread { thread, .. }, Op::LateWrite { run }, ..] => {
                     assert!(
                         matches!((thread.as_str(), run.as_str()), ("t", "a") | ("u", "c")),
                         "seed {seed}: {thread} {run}"
