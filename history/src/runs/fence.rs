@@ -13,6 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::RunStoreError;
 
+/// The capability a run-event store under test declares (the SUT protocol's `hello`) when its
+/// thread deletions fence their writers.
+pub const THREAD_FENCE: &str = "thread_fence";
+
 /// Per thread, the runs its deletions fenced.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Fences {

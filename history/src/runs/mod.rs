@@ -79,6 +79,7 @@ pub use faulty::{FaultSchedule, FaultyRunStore};
 pub use feedback::{
     Feedback, FeedbackAggregate, FeedbackError, FeedbackInput, FeedbackStore, NewFeedback, Rating,
 };
+pub use fence::THREAD_FENCE;
 pub use ids::message_id;
 pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
 pub use journal_callbacks::{CallMessage, Invocation, ModelCall};

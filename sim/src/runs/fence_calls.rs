@@ -8,11 +8,8 @@
 use super::client::Client;
 use super::record::*;
 use super::state::*;
-use history::runs::{current, Category, NewRunEvent};
+use history::runs::{current, Category, NewRunEvent, THREAD_FENCE};
 use serde_json::json;
-
-/// The capability a system declares in `hello` when its thread deletions fence their writers.
-pub const THREAD_FENCE: &str = "thread_fence";
 
 /// Whether a deletion of run `r`'s thread came after the run started: a write of the run now
 /// carries a run the deletion removed (when it had rows then).

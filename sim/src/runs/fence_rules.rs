@@ -8,20 +8,16 @@
 
 use super::check::wording::{alike, Call};
 use super::context::Context;
-use super::record::{Answer, Both, WorldRecord};
+use super::record::{Answer, Both, WorldRecord, FENCE_REFUSED};
 use super::thread_rules::held_rows;
 use crate::outcome::Findings;
 use history::runs::NewRunEvent;
 use history::BugId;
 use model::runs::WriteFence;
 
-/// The answer a fence gives (`thread deleted: ...`): every store's text of its refusal starts
-/// so (`state::text_of` spells a system's `thread_deleted` refusal the same way).
-pub const REFUSED: &str = "thread deleted: ";
-
 /// Whether an answer is the fence's refusal.
 pub fn refused<T>(answer: &Answer<T>) -> bool {
-    answer.as_ref().is_err_and(|e| e.starts_with(REFUSED))
+    answer.as_ref().is_err_and(|e| e.starts_with(FENCE_REFUSED))
 }
 
 /// The fence the world's thread deletions before `op` set.

@@ -17,7 +17,7 @@ mod feedback_calls;
 mod feedback_ops;
 pub mod feedback_record;
 pub mod feedback_rules;
-pub mod fence_calls;
+mod fence_calls;
 pub mod fence_rules;
 pub mod generate;
 mod generate_event_ops;

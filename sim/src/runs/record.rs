@@ -57,6 +57,10 @@ impl<T> Both<T> {
 /// An answer, or the error it failed with.
 pub type Answer<T> = Result<T, String>;
 
+/// How the text of a fence's refusal starts (`thread deleted: ...`, R28): histsim's stores say
+/// so, and the world spells a system's `thread_deleted` refusal the same way.
+pub const FENCE_REFUSED: &str = "thread deleted: ";
+
 /// A write (or a writer's read) the two stores of the pair answered differently.
 #[derive(Clone, Debug)]
 pub struct WriteDisagreement {

@@ -122,8 +122,8 @@ pub(super) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
     r.map_err(|e| {
         let text = e.to_string();
         // A system's fence refusal reads as histsim's own (R28 knows it by its start).
-        if e.is_thread_deleted() && !text.starts_with(super::fence_rules::REFUSED) {
-            format!("{}{text}", super::fence_rules::REFUSED)
+        if e.is_thread_deleted() && !text.starts_with(FENCE_REFUSED) {
+            format!("{FENCE_REFUSED}{text}")
         } else {
             text
         }

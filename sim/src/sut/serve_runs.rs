@@ -27,7 +27,7 @@ const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
 /// and the capability `thread_fence` (its thread deletions fence their writers, R28).
 pub fn runs_ops() -> Vec<&'static str> {
     let store_ops = RUN_STORE_OPS.iter().map(|op| op.name);
-    let capabilities = [crate::runs::fence_calls::THREAD_FENCE];
+    let capabilities = [history::runs::THREAD_FENCE];
     (SESSION_OPS.into_iter().chain(store_ops))
         .chain(capabilities)
         .collect()
