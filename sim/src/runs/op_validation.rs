@@ -156,7 +156,6 @@ impl RunsScenario {
                 }
             }
             Op::DeleteRun { .. }
-            | Op::LateWrite { .. }
             | Op::Receipt { .. }
             | Op::RunMessages { .. }
             | Op::FilteredEvents { .. } => {}
@@ -166,7 +165,7 @@ impl RunsScenario {
                     return Err(format!("{at}.run: run `{run}` is not started before"));
                 }
             }
-            Op::Sleep { .. } => {}
+            Op::Sleep { .. } | Op::LateWrite { .. } => {}
             Op::Views { thread }
             | Op::Page { thread, .. }
             | Op::LastAnswers { thread }

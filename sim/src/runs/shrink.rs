@@ -498,6 +498,43 @@ fn set_pause(m: &mut MessageSpec, ms: u32) {
 /// Drops what a removal left dangling: waits and event reads of runs no op starts any more,
 /// runs nobody starts, threads nothing names; workers that no longer exist become worker 0.
 fn prune(mut s: RunsScenario) -> RunsScenario {
+    let started = prune_ops(&mut s);
+    s.runs.retain(|r| started.contains(&r.id));
+    let mut named: BTreeSet<String> = s.runs.iter().map(|r| r.thread.clone()).collect();
+    for op in &s.ops {
+        if let Op::Views { thread }
+        | Op::Page { thread, .. }
+        | Op::Paginate { thread, .. }
+        | Op::Rate { thread, .. }
+        | Op::LastAnswers { thread }
+        | Op::UserMessages { thread, .. }
+        | Op::RateAnonymously { thread, .. }
+        | Op::Withdraw { thread, .. }
+        | Op::FeedbackReads { thread, .. }
+        | Op::DeleteThread { thread, .. } = op
+        {
+            named.insert(thread.clone());
+        }
+    }
+    if !named.is_empty() {
+        s.threads.retain(|k, _| named.contains(k));
+    }
+    let workers = s.workers;
+    for r in &mut s.runs {
+        if r.worker >= workers {
+            r.worker = 0;
+        }
+    }
+    s.crashes.retain(|c| c.worker < workers);
+    for r in &mut s.runs {
+        cut_nested(r);
+    }
+    s
+}
+
+/// Drops the ops whose run no op starts (or waits for) before them any more; answers the runs
+/// still started.
+fn prune_ops(s: &mut RunsScenario) -> BTreeSet<String> {
     let threads: Vec<(String, String)> = s
         .runs
         .iter()
@@ -541,37 +578,7 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         Op::LateWrite { run } => fenced.contains(run),
         _ => true,
     });
-    s.runs.retain(|r| started.contains(&r.id));
-    let mut named: BTreeSet<String> = s.runs.iter().map(|r| r.thread.clone()).collect();
-    for op in &s.ops {
-        if let Op::Views { thread }
-        | Op::Page { thread, .. }
-        | Op::Paginate { thread, .. }
-        | Op::Rate { thread, .. }
-        | Op::LastAnswers { thread }
-        | Op::UserMessages { thread, .. }
-        | Op::RateAnonymously { thread, .. }
-        | Op::Withdraw { thread, .. }
-        | Op::FeedbackReads { thread, .. }
-        | Op::DeleteThread { thread, .. } = op
-        {
-            named.insert(thread.clone());
-        }
-    }
-    if !named.is_empty() {
-        s.threads.retain(|k, _| named.contains(k));
-    }
-    let workers = s.workers;
-    for r in &mut s.runs {
-        if r.worker >= workers {
-            r.worker = 0;
-        }
-    }
-    s.crashes.retain(|c| c.worker < workers);
-    for r in &mut s.runs {
-        cut_nested(r);
-    }
-    s
+    started
 }
 
 /// Invocations nested around messages a move removed end where the run now ends.
