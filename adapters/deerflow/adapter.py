@@ -59,6 +59,9 @@ OPS = [
     "list_messages_by_run",
     # Every 0.1.7 store has delete_by_thread (it returns the count; a thread left empty is
     # numbered from 1 again: memory and JSONL drop their counter, DB takes MAX(seq) of no row).
+    # Not declared: the capability `thread_fence`. No 0.1.7 deletion fences the thread's
+    # writers (nothing is recorded, and the DB store's deletions take none of the locks its
+    # writers take), so histsim leaves its late writes after a deletion out, counted (R28).
     "delete_by_thread",
 ]
 # The user-scoped message reads: in 0.1.7 only the DB store's list_messages and count_messages

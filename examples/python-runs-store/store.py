@@ -4,7 +4,8 @@ request a line on stdin, one JSON answer a line on stdout, in order. Standard li
 
 Everything lives in memory, so `open` declares durability `none` (histsim then never crashes it).
 The rules histsim checks: every read is ascending by seq; `before`/`after` are EXCLUSIVE bounds; a
-deletion of a run never lowers a thread's numbering, a deletion of the whole thread restarts it.
+deletion of a run never lowers a thread's numbering, a deletion of the whole thread restarts it
+and fences the runs it removed: a later write of one of them on the thread is refused.
 """
 import json
 import sys
@@ -13,11 +14,13 @@ SEQ_MAX = 2**63 - 1  # the largest seq a SQL store can hold; every backend accep
 OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "list_messages",
        "count_messages", "list_events", "dump", "delete_by_run", "put_if_absent",
        "list_messages_by_run", "list_events_filtered", "get_last_visible_ai_seq_by_run",
-       "list_messages_as", "count_messages_as", "delete_by_thread", "count_events"]
+       "list_messages_as", "count_messages_as", "delete_by_thread", "count_events",
+       "thread_fence"]  # a capability, not an op: thread deletions fence their writers
 
 
 class Refused(Exception):
-    """An `err` answer: Refused(kind, message), kind invalid, conflict, unsupported or internal."""
+    """An `err` answer: Refused(kind, message), kind invalid, conflict, thread_deleted,
+    unsupported or internal."""
 
 
 class Thread:
@@ -29,10 +32,19 @@ class Thread:
 class Store:
     def __init__(self):
         self.threads = {}  # thread_id -> Thread
+        self.fenced = set()  # (thread_id, run_id) a thread deletion removed: never written again
+
+    def admit(self, events):
+        """Refuse a write carrying a run its thread's deletion removed; nothing is written."""
+        for e in events:
+            if (e["thread_id"], e["run_id"]) in self.fenced:
+                raise Refused("thread_deleted", f"thread deleted: thread `{e['thread_id']}` "
+                              f"was deleted with run `{e['run_id']}`")
 
     def put_batch(self, events):
         """Number each event above its thread's maximum, in batch order; all or nothing."""
         room = {}
+        self.admit(events)
         for e in events:
             validate(e)
             room[e["thread_id"]] = room.get(e["thread_id"], 0) + 1
@@ -49,6 +61,7 @@ class Store:
     def insert_numbered(self, events):
         """Caller-numbered rows: each seq above its thread's maximum, else nothing is written."""
         top = {}
+        self.admit(events)
         for e in events:
             if not 1 <= e["seq"] <= SEQ_MAX:
                 raise Refused("invalid", f"seq {e['seq']} is outside 1..={SEQ_MAX}")
@@ -69,6 +82,7 @@ class Store:
     def put_if_absent(self, event):
         """Write unless the run already has an event of this type; answer the kept record."""
         validate(event)
+        self.admit([event])
         for row in self.rows(event["thread_id"]):
             if row["run_id"] == event["run_id"] and row["event_type"] == event["event_type"]:
                 return {"event": row, "created": False}
@@ -83,6 +97,7 @@ class Store:
 
     def delete_by_thread(self, thread_id):
         thread = self.threads.pop(thread_id, None)  # forgotten: its numbering restarts at 1
+        self.fenced.update((thread_id, r["run_id"]) for r in (thread.rows if thread else []))
         return len(thread.rows) if thread else 0
 
     def rows(self, thread_id):
@@ -175,7 +190,7 @@ def answer(store, req):
             raise Refused("invalid", f"protocol {req['protocol']}: this store speaks 1")
         return {"system": "python-runs-store", "version": "0.1.0", "protocol": 1, "ops": OPS}
     if op == "open":  # each seed opens a fresh data directory: start empty
-        store.threads = {}
+        store.threads, store.fenced = {}, set()
         return {"durability": "none"}  # in memory only: nothing survives a kill
     if op == "close":
         return {}

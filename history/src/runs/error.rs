@@ -24,6 +24,12 @@ pub enum RunStoreError {
         field: &'static str,
         reason: String,
     },
+    /// A write carries a run that a deletion of its thread removed: the deletion fenced the
+    /// run, and no row of it may land on the thread again (R28). Nothing is written.
+    #[error(
+        "thread deleted: thread `{thread_id}` was deleted with run `{run_id}`, which may not write to it again"
+    )]
+    ThreadDeleted { thread_id: String, run_id: String },
     /// The store does not offer this operation (a wrapper or a system under test that does not
     /// declare it). `op` names it.
     #[error("the store does not offer `{op}`")]
@@ -65,7 +71,8 @@ pub enum RunStoreError {
     #[cfg(any(test, feature = "testing"))]
     #[error("{message}")]
     Answered {
-        /// The refusal's kind on the wire (`invalid`, `conflict`, `unsupported`, `internal`);
+        /// The refusal's kind on the wire (`invalid`, `conflict`, `thread_deleted`,
+        /// `unsupported`, `internal`);
         /// `internal` for what histsim says of a breach or a host that is down.
         kind: String,
         message: String,
@@ -73,6 +80,17 @@ pub enum RunStoreError {
 }
 
 impl RunStoreError {
+    /// Whether this is a deletion's fence refusing a write (R28): [`RunStoreError::ThreadDeleted`],
+    /// or a store under test's refusal of kind `thread_deleted`.
+    pub fn is_thread_deleted(&self) -> bool {
+        match self {
+            RunStoreError::ThreadDeleted { .. } => true,
+            #[cfg(any(test, feature = "testing"))]
+            RunStoreError::Answered { kind, .. } => kind == "thread_deleted",
+            _ => false,
+        }
+    }
+
     pub(crate) fn sqlite(op: &'static str, e: rusqlite::Error) -> RunStoreError {
         RunStoreError::Sqlite {
             op,

@@ -133,10 +133,13 @@ fn recover(
 fn replay_deletion(index: &MemoryRunEventStore, d: &Deletion) -> Result<u64, RunStoreError> {
     let user = scope_of(d.user_id.clone());
     index.raise_max_seq(&d.thread_id, d.max_seq);
-    match &d.run_id {
+    let removed = match &d.run_id {
         Some(run) => index.delete_by_run(&d.thread_id, run, &user),
         None => index.delete_by_thread(&d.thread_id, &user),
-    }
+    };
+    // The fence the line names, whatever rows the files still held when it was replayed (R28).
+    index.fence(&d.thread_id, &d.fenced.iter().cloned().collect());
+    removed
 }
 
 /// The scope a resolved user stands for.
@@ -253,9 +256,12 @@ impl JsonlRunEventStore {
         let mut state = self.usable()?;
         let before = runs_of(&state.index, thread_id)?;
         let max_seq = state.index.max_seq(thread_id)?;
-        let removed = match run_id {
-            Some(run) => state.index.delete_by_run(thread_id, run, user)?,
-            None => state.index.delete_by_thread(thread_id, user)?,
+        let (removed, fenced) = match run_id {
+            Some(run) => (
+                state.index.delete_by_run(thread_id, run, user)?,
+                BTreeSet::new(),
+            ),
+            None => state.index.delete_thread_fencing(thread_id, user)?,
         };
         if removed == 0 && state.index.max_seq(thread_id)? == max_seq {
             // Nothing changed: nothing to write. (A thread `delete_by_run` emptied keeps its
@@ -267,6 +273,7 @@ impl JsonlRunEventStore {
             run_id: run_id.map(str::to_string),
             user_id,
             max_seq,
+            fenced: fenced.into_iter().collect(),
             write: state.next_write,
         };
         let by_file = BTreeMap::from([(deletions_file(thread_id), deletion.encode())]);

@@ -41,6 +41,10 @@ pub(crate) struct Deletion {
     /// The thread's high-water mark before the deletion: the rows that held it may be gone
     /// from the files, and a replay restores it before deleting (R13).
     pub(crate) max_seq: u64,
+    /// The runs a thread deletion fenced (R28): rows of them are refused on the thread from
+    /// now on. Absent from a run deletion's line and from a deletion that fenced none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) fenced: Vec<String>,
     pub(crate) write: u64,
 }
 
@@ -81,6 +85,7 @@ mod tests {
             run_id: Some("r".into()),
             user_id: None,
             max_seq: 3,
+            fenced: Vec::new(),
             write: 7,
         };
         let file = deletions_file("t/1");

@@ -43,6 +43,7 @@ mod event;
 #[cfg(any(test, feature = "testing"))]
 mod faulty;
 mod feedback;
+mod fence;
 mod ids;
 mod invariants;
 mod journal;
@@ -79,6 +80,7 @@ pub use faulty::{FaultSchedule, FaultyRunStore};
 pub use feedback::{
     Feedback, FeedbackAggregate, FeedbackError, FeedbackInput, FeedbackStore, NewFeedback, Rating,
 };
+pub use fence::THREAD_FENCE;
 pub use ids::message_id;
 pub use journal::{JournalEntry, JournalError, JournalState, RunJournal, RunJournalOptions};
 pub use journal_callbacks::{CallMessage, Invocation, ModelCall};

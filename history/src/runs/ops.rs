@@ -65,6 +65,11 @@ pub enum ContractErrors {
     Conflict,
     /// A refusal of the default scope of a request acting for a run without a user (R19).
     NoUser,
+    /// A `thread_deleted` refusal of a write carrying a run a deletion of its thread fenced
+    /// (R28).
+    Fenced,
+    /// A `conflict` (R5) or a `thread_deleted` refusal (R28).
+    ConflictOrFenced,
 }
 
 /// One operation of the table, as data.
@@ -120,11 +125,12 @@ macro_rules! run_store_ops {
 
         /// Writes a batch atomically and returns the `seq` assigned to each event, in batch
         /// order. Events of one thread get consecutive numbers above the thread's maximum, in
-        /// batch order. On error nothing is written.
+        /// batch order. On error nothing is written; an event of a run a deletion of its thread
+        /// fenced is refused, `RunStoreError::ThreadDeleted` (R28).
         write fn put_batch(events: Vec<$crate::runs::NewRunEvent>) -> Vec<u64>, default required;
             wire PutBatch { events: Vec<$crate::runs::NewRunEvent> = events };
             serve (events) answer Seqs;
-            errors Never;
+            errors Fenced;
 
         /// Writes events the caller has numbered itself (imports, and the legacy journal of R5).
         /// Atomic; every `seq` must be above its thread's stored maximum (and above the batch's
@@ -133,7 +139,7 @@ macro_rules! run_store_ops {
         write fn insert_numbered(events: Vec<$crate::runs::RunEvent>) -> (), default required;
             wire InsertNumbered { events: Vec<$crate::runs::RunEvent> = events };
             serve (events) answer Done;
-            errors Conflict;
+            errors ConflictOrFenced;
 
         /// The thread's high-water mark: the largest `seq` it has held since it was last
         /// emptied by `delete_by_thread` (0 for a new thread). `delete_by_run` never lowers it
@@ -206,7 +212,7 @@ macro_rules! run_store_ops {
             default unsupported;
             wire PutIfAbsent { event: $crate::runs::NewRunEvent = event };
             serve (event) answer Kept;
-            errors Never;
+            errors Fenced;
 
         /// Message rows of one run, with exactly the window semantics of `list_messages`
         /// applied to that run's messages.
@@ -309,7 +315,9 @@ macro_rules! run_store_ops {
             errors NoUser;
 
         /// Deletes the thread's rows in `user`'s scope; returns how many. A thread left empty
-        /// starts over: its next row is numbered 1 (see `store`'s module doc).
+        /// starts over: its next row is numbered 1 (see `store`'s module doc). The runs whose
+        /// rows it removed are fenced: a later write of one of them on the thread is refused,
+        /// `RunStoreError::ThreadDeleted`, and a new run writes the thread's new era (R28).
         write fn delete_by_thread(thread_id: &str, user: &$crate::runs::UserScope) -> u64,
             default unsupported;
             wire DeleteByThread { thread_id: String = thread_id.to_string() } every user (user);

@@ -596,7 +596,7 @@ fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
     );
     for s in [&again as &dyn RunEventStore, &memory] {
         assert_eq!(
-            s.put_batch(vec![ev("t1", "r4", "f"), ev("t2", "r1", "g")]),
+            s.put_batch(vec![ev("t1", "r4", "f"), ev("t2", "r5", "g")]),
             Ok(vec![5, 1])
         );
     }
@@ -631,12 +631,15 @@ fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_fil
         ["threads/t/deletions.jsonl"],
         "the open removed the file the deletion had emptied"
     );
-    assert_eq!(again.put_batch(vec![ev("t", "r2", "d")]), Ok(vec![1]));
+    // The deletion fenced r2 (R28), its file gone or not; a new run writes the new era.
+    let late = again.put_batch(vec![ev("t", "r2", "late")]).unwrap_err();
+    assert!(late.is_thread_deleted(), "{late}");
+    assert_eq!(again.put_batch(vec![ev("t", "r4", "d")]), Ok(vec![1]));
     let last = open(&crash(&crashed));
     assert_eq!(
         texts(&last),
         ["d"],
-        "a run written again after its deletion keeps its new rows"
+        "a new run written after the deletion keeps its new rows"
     );
 }
 

@@ -7,6 +7,7 @@
 
 mod checks;
 mod feedback;
+mod fence;
 mod jsonl;
 #[cfg(feature = "planted")]
 mod planted;

@@ -12,6 +12,8 @@
 //! - [`check_filtered_pages`] and [`last_visible_answer`]: what one run's filtered event pages
 //!   (R17) and its last visible AI message (R18) must be, from the events it emitted (an AI
 //!   message a middleware journaled, [`hidden_by_caller`], is never the run's answer).
+//! - [`WriteFence`]: the runs each thread deletion fenced: a later write of one of them on its
+//!   thread must be refused (R28).
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 //!
 //! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
@@ -20,6 +22,7 @@
 
 mod events;
 mod feedback_reads;
+mod fence;
 mod ratings;
 mod receipts;
 pub mod summarization;
@@ -32,6 +35,7 @@ pub use events::{
     EventQuery, FilteredMismatch, RunEventKey,
 };
 pub use feedback_reads::{attachment_choices, grouped_choices};
+pub use fence::WriteFence;
 pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
 pub use traces::kept_trace;

@@ -55,7 +55,8 @@ impl ReceiptTruth {
     }
 
     /// The thread's rows were deleted (`delete_by_thread`): every receipt of its runs with
-    /// them, so a later `put_if_absent` of one writes again.
+    /// them. A later `put_if_absent` of a run the deletion removed is refused ([`super::WriteFence`],
+    /// R28); one of a run it did not remove writes again.
     pub fn delete_thread(&mut self, thread_id: &str) {
         self.first.retain(|(t, _, _), _| t != thread_id);
     }

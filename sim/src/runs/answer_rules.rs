@@ -7,7 +7,9 @@
 //! `FaultyRunStore`, and never reach it), so the contract allows an error in two places only:
 //! - a read in the default user scope of a request acting for a legacy run, which has no
 //!   current user: the store (or, over the protocol, the caller) must refuse it (R19);
-//! - `insert_numbered` of a seq a racing writer took: the unique guard's `conflict` (R5).
+//! - `insert_numbered` of a seq a racing writer took: the unique guard's `conflict` (R5);
+//! - a write of a run a deletion of its thread fenced: `thread_deleted` (R28, which judges
+//!   those writes, the client's late writes and receipts, whatever they answered).
 
 use super::check::wording::{alike, client_store, when, Asked, Call};
 use super::context::Context;
@@ -55,6 +57,10 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
         judge(&what, &at, "list_messages_by_run", messages);
     }
     for r in &cx.record.receipts {
+        if super::fence_rules::fenced(cx.record, r.op, &r.event) {
+            // The contract refuses it (`thread_deleted`): R28 judges what was answered.
+            continue;
+        }
         let what = format!("op {}: the receipt of run {}", r.op, r.event.run_id);
         judge(
             &what,
@@ -247,7 +253,7 @@ mod tests {
 
     /// The operation table says where an error answer is the contract's; these rules let
     /// exactly those through (a conflict of `insert_numbered`, the refused default scope of the
-    /// user-scoped reads) and judge every other.
+    /// user-scoped reads, a fenced write's refusal, which R28 judges) and judge every other.
     #[test]
     fn the_operation_table_allows_errors_where_these_rules_do() {
         let allowed: Vec<(&str, ContractErrors)> = RUN_STORE_OPS
@@ -258,7 +264,9 @@ mod tests {
         assert_eq!(
             allowed,
             [
-                ("insert_numbered", ContractErrors::Conflict),
+                ("put_batch", ContractErrors::Fenced),
+                ("insert_numbered", ContractErrors::ConflictOrFenced),
+                ("put_if_absent", ContractErrors::Fenced),
                 ("list_messages_as", ContractErrors::NoUser),
                 ("count_messages_as", ContractErrors::NoUser),
             ]

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R27 and R29.
+//! The invariant checkers of the runs workload, R1 to R29.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -22,7 +22,8 @@
 //! ratings show), [`super::store_rules`] (deletions, receipts and per-run pages),
 //! [`super::event_rules`] (filtered event reads), [`super::user_rules`] (user-scoped reads),
 //! [`super::summary_rules`] (summarized
-//! checkpoints against the contract), [`super::thread_rules`] (thread deletions and eras).
+//! checkpoints against the contract), [`super::thread_rules`] (thread deletions and eras),
+//! [`super::fence_rules`] (writes a thread deletion fenced).
 
 pub(super) mod wording;
 
@@ -61,6 +62,9 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // The API's thread deletion that never reached the store also looks like a store
         // deletion that removed nothing (R23) and leaves everything R23 leaves.
         BugId::R27,
+        // A late write a deletion should have refused (R28) leaves rows of a deleted run
+        // in the store, which every rule about what the store holds sees too.
+        BugId::R28,
         // A journal that records the wrong human input (R25) stores other events than the run
         // emitted (R4) and shows them in every read (R1).
         BugId::R25,
@@ -114,6 +118,10 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R13, deletions_keep_the_numbering),
     (BugId::R15, deletions_remove_exactly_the_run),
     (BugId::R14, receipts_are_written_once),
+    (
+        BugId::R28,
+        super::fence_rules::deletions_fence_their_writers,
+    ),
     (BugId::R16, run_pages_match_the_model),
     (BugId::R9, wider_answers_agree),
     (BugId::R9, filtered_answers_agree),

@@ -171,6 +171,7 @@ impl Client {
             Op::Events { run } => self.events(world, run),
             Op::DeleteRun { run } => self.delete_run(world, run),
             Op::Receipt { run, attempt } => self.receipt(world, run, *attempt),
+            Op::LateWrite { run } => self.late_write(world, run),
             Op::RunMessages {
                 run,
                 limit,

@@ -64,6 +64,9 @@ fn weave_wider_calls(
     // come into the workload at the same time take numbers of their own), none on a thread
     // after its deletion.
     let ops = super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21));
+    // Late writes of runs whose thread a deletion fenced (R28).
+    let late_rng = seed.substream(Stream::Workload, super::generate_late_writes::SUBSTREAM);
+    let ops = super::generate_late_writes::weave(ops, runs, late_rng);
     // Last, the AI messages' callers: the runs may grow by a middleware's messages, which no
     // draw above saw, so every op and fault of a seed stays what it was.
     let mut caller_rng = seed.substream(

@@ -107,6 +107,20 @@ impl RunsScenario {
                     ));
                 }
                 seen.threads_deleted.insert(thread.clone());
+                let gone = seen
+                    .waited
+                    .iter()
+                    .filter(|&&r| self.runs[r].thread == *thread);
+                seen.deleted_with_thread
+                    .extend(gone.copied().collect::<Vec<_>>());
+            }
+            Op::LateWrite { run } => {
+                let r = started(run)?;
+                if !seen.deleted_with_thread.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` is written late before its thread's deletion (expected a wait for it, then a `delete_thread` of its thread)"
+                    ));
+                }
             }
             Op::Rate { thread, .. }
             | Op::RateAnonymously { thread, .. }
@@ -151,7 +165,7 @@ impl RunsScenario {
                     return Err(format!("{at}.run: run `{run}` is not started before"));
                 }
             }
-            Op::Sleep { .. } => {}
+            Op::Sleep { .. } | Op::LateWrite { .. } => {}
             Op::Views { thread }
             | Op::Page { thread, .. }
             | Op::LastAnswers { thread }
@@ -223,4 +237,7 @@ struct OpsSeen {
     waited: BTreeSet<usize>,
     /// Thread keys deleted whole.
     threads_deleted: BTreeSet<String>,
+    /// Runs waited for before a deletion of their thread: a late write of one comes after
+    /// the deletion that fenced it (R28).
+    deleted_with_thread: BTreeSet<usize>,
 }

@@ -53,6 +53,8 @@ const OWN: &[&str] = &[
     "runs.feature.thread_deleted_everywhere",
     "runs.feature.thread_deleted_with_feedback",
     "runs.feature.thread_recreated",
+    "runs.feature.late_write",
+    "runs.feature.fenced_receipt",
     "runs.feature.default_scope_reads",
     "runs.feature.default_scope_without_user",
     "runs.feature.middleware_caller",
@@ -122,6 +124,14 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
     });
     cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
+    // Writes a thread deletion fenced (R28): late commits, and receipts of a run it removed.
+    cov.hit_n("runs.feature.late_write", record.late_writes.len() as u64);
+    let fenced_receipts =
+        (record.receipts.iter()).filter(|r| super::fence_rules::fenced(record, r.op, &r.event));
+    cov.hit_n(
+        "runs.feature.fenced_receipt",
+        fenced_receipts.count() as u64,
+    );
     // The API's deletions: of a rated thread, and of one a run then created again.
     for d in &record.everywhere_deletions {
         if matches!(&d.deleted.memory, Ok(x) if x.feedback > 0)

@@ -57,6 +57,10 @@ impl<T> Both<T> {
 /// An answer, or the error it failed with.
 pub type Answer<T> = Result<T, String>;
 
+/// How the text of a fence's refusal starts (`thread deleted: ...`, R28): histsim's stores say
+/// so, and the world spells a system's `thread_deleted` refusal the same way.
+pub const FENCE_REFUSED: &str = "thread deleted: ";
+
 /// A write (or a writer's read) the two stores of the pair answered differently.
 #[derive(Clone, Debug)]
 pub struct WriteDisagreement {
@@ -205,6 +209,21 @@ pub struct ReceiptRecord {
     pub answer: Both<Answer<(RunEvent, bool)>>,
 }
 
+/// One late write (`Op::LateWrite`): a run's batch, admitted before its thread's deletion and
+/// committed after it, and what each backend answered (R28: a refusal, `thread_deleted`).
+#[derive(Clone, Debug)]
+pub struct LateWriteRecord {
+    pub op: u64,
+    /// Simulated time of the call, as the trace stamps its line.
+    pub at_us: u64,
+    /// The run (by index).
+    pub run: usize,
+    /// What the late commit asked to write.
+    pub event: NewRunEvent,
+    /// What each backend answered: the seqs it gave the rows, or its refusal.
+    pub answer: Both<Answer<Vec<u64>>>,
+}
+
 /// One rating the client made.
 #[derive(Clone, Debug)]
 pub struct RatingRecord {
@@ -349,6 +368,8 @@ pub struct WorldRecord {
     pub thread_deletions: Vec<ThreadDeletionRecord>,
     /// The deletions of threads through the API.
     pub everywhere_deletions: Vec<EverywhereDeletionRecord>,
+    /// The late writes of runs whose thread was deleted (R28).
+    pub late_writes: Vec<LateWriteRecord>,
     /// The first store's name: `memory`, or `jsonl` when the JSONL store played it (the
     /// answers and dump of that slot are `Both::memory`).
     pub first_slot: &'static str,

@@ -432,6 +432,13 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         everywhere: bool,
     },
+    /// A late commit of `run`'s last batch (one `workspace_changes` row), admitted before a
+    /// deletion of its thread and committed after it, on both backends: the deletion fenced
+    /// the run, so both must refuse it (R28). The run must have been waited for, and its thread
+    /// deleted since.
+    LateWrite {
+        run: String,
+    },
     /// The thread's message rows and their count in the default scope (upstream's `user_id`
     /// AUTO, the request's current user), read whole on both backends by a request acting for
     /// `run`: its user is the current one; a legacy run's request has none, and the store must

@@ -323,6 +323,7 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
                 c.ops.retain(|op| {
                     !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
                     | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
+                    | Op::LateWrite { run }
                     | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
                 });
             }));
@@ -497,39 +498,7 @@ fn set_pause(m: &mut MessageSpec, ms: u32) {
 /// Drops what a removal left dangling: waits and event reads of runs no op starts any more,
 /// runs nobody starts, threads nothing names; workers that no longer exist become worker 0.
 fn prune(mut s: RunsScenario) -> RunsScenario {
-    let threads: Vec<(String, String)> = s
-        .runs
-        .iter()
-        .map(|r| (r.id.clone(), r.thread.clone()))
-        .collect();
-    let thread_of: BTreeMap<&str, &str> = threads
-        .iter()
-        .map(|(r, t)| (r.as_str(), t.as_str()))
-        .collect();
-    let mut started = BTreeSet::new();
-    let mut waited = BTreeSet::new();
-    s.ops.retain(|op| match op {
-        Op::Start { run } => started.insert(run.clone()),
-        Op::Wait { run } => {
-            let keep = started.contains(run);
-            if keep {
-                waited.insert(run.clone());
-            }
-            keep
-        }
-        Op::Events { run }
-        | Op::Receipt { run, .. }
-        | Op::RunMessages { run, .. }
-        | Op::WithdrawRun { run, .. }
-        | Op::DefaultScopeMessages { run, .. } => started.contains(run),
-        // A deletion and a filtered read need their run stopped: a wait for it before.
-        Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
-        // A thread's deletion needs every run of it started so far stopped.
-        Op::DeleteThread { thread, .. } => started.iter().all(|run| {
-            waited.contains(run) || thread_of.get(run.as_str()) != Some(&thread.as_str())
-        }),
-        _ => true,
-    });
+    let started = prune_ops(&mut s);
     s.runs.retain(|r| started.contains(&r.id));
     let mut named: BTreeSet<String> = s.runs.iter().map(|r| r.thread.clone()).collect();
     for op in &s.ops {
@@ -561,6 +530,55 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
         cut_nested(r);
     }
     s
+}
+
+/// Drops the ops whose run no op starts (or waits for) before them any more; answers the runs
+/// still started.
+fn prune_ops(s: &mut RunsScenario) -> BTreeSet<String> {
+    let threads: Vec<(String, String)> = s
+        .runs
+        .iter()
+        .map(|r| (r.id.clone(), r.thread.clone()))
+        .collect();
+    let thread_of: BTreeMap<&str, &str> = threads
+        .iter()
+        .map(|(r, t)| (r.as_str(), t.as_str()))
+        .collect();
+    let mut started = BTreeSet::new();
+    let mut waited = BTreeSet::new();
+    // Runs stopped before a kept deletion of their thread: a late write needs one (R28).
+    let mut fenced: BTreeSet<String> = BTreeSet::new();
+    s.ops.retain(|op| match op {
+        Op::Start { run } => started.insert(run.clone()),
+        Op::Wait { run } => {
+            let keep = started.contains(run);
+            if keep {
+                waited.insert(run.clone());
+            }
+            keep
+        }
+        Op::Events { run }
+        | Op::Receipt { run, .. }
+        | Op::RunMessages { run, .. }
+        | Op::WithdrawRun { run, .. }
+        | Op::DefaultScopeMessages { run, .. } => started.contains(run),
+        // A deletion and a filtered read need their run stopped: a wait for it before.
+        Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
+        // A thread's deletion needs every run of it started so far stopped.
+        Op::DeleteThread { thread, .. } => {
+            let on_thread = |run: &String| thread_of.get(run.as_str()) == Some(&thread.as_str());
+            let keep = started
+                .iter()
+                .all(|run| waited.contains(run) || !on_thread(run));
+            if keep {
+                fenced.extend(waited.iter().filter(|run| on_thread(run)).cloned());
+            }
+            keep
+        }
+        Op::LateWrite { run } => fenced.contains(run),
+        _ => true,
+    });
+    started
 }
 
 /// Invocations nested around messages a move removed end where the run now ends.

@@ -55,6 +55,7 @@ pub(super) struct Log {
     pub(super) feedback: Vec<super::feedback_record::FeedbackEntry>,
     pub(super) thread_deletions: Vec<ThreadDeletionRecord>,
     pub(super) everywhere_deletions: Vec<EverywhereDeletionRecord>,
+    pub(super) late_writes: Vec<LateWriteRecord>,
 }
 
 pub(super) struct World {
@@ -118,7 +119,15 @@ pub(super) async fn sleep_ms(ms: u64) {
 }
 
 pub(super) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
-    r.map_err(|e| e.to_string())
+    r.map_err(|e| {
+        let text = e.to_string();
+        // A system's fence refusal reads as histsim's own (R28 knows it by its start).
+        if e.is_thread_deleted() && !text.starts_with(FENCE_REFUSED) {
+            format!("{FENCE_REFUSED}{text}")
+        } else {
+            text
+        }
+    })
 }
 
 pub(super) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {

@@ -39,7 +39,7 @@ pub(super) fn run_pages(
 impl Client {
     /// Whether the pair serves `ops`; if not, the call (`kind`, e.g. `deletions`, on `run`) is
     /// left out, counted by kind and missing op, and traced.
-    fn served(world: &World, kind: &str, run: &str, ops: &[&str]) -> bool {
+    pub(super) fn served(world: &World, kind: &str, run: &str, ops: &[&str]) -> bool {
         if let Some(op) = ops.iter().find(|op| !world.serves(op)) {
             world.record(format_args!("{kind} of {run} left out: no {op}"));
             world.left_out.borrow_mut().hit(&format!(
@@ -106,7 +106,9 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        if !Client::served(world, "receipts", run, &[PUT_IF_ABSENT]) {
+        if !Client::served(world, "receipts", run, &[PUT_IF_ABSENT])
+            || !Client::fence_served(world, "receipts", r)
+        {
             return;
         }
         let spec = &world.scenario.runs[r];

@@ -6,7 +6,7 @@
 
 use super::check::wording::{alike, answered, client_store, differ, row_seqs, when, Asked, Call};
 use super::context::{of_row, Context};
-use super::record::{DeletionRecord, ReadKind, WorldRecord, Written};
+use super::record::{DeletionRecord, ReadKind, ReceiptRecord, WorldRecord, Written};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
 use crate::outcome::Findings;
@@ -133,7 +133,9 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
     let mut truth = ReceiptTruth::new();
     let mut deletions = cx.record.deletions.iter().peekable();
     let mut thread_deletions = cx.record.thread_deletions.iter().peekable();
-    for rec in &cx.record.receipts {
+    // A receipt of a run its thread's deletion fenced is refused: R28's.
+    let unfenced = |r: &&ReceiptRecord| !super::fence_rules::fenced(cx.record, r.op, &r.event);
+    for rec in cx.record.receipts.iter().filter(unfenced) {
         while let Some(d) = deletions.next_if(|d| d.op < rec.op) {
             truth.delete_run(&d.thread_id, &d.run_id);
         }

@@ -37,15 +37,16 @@ pub fn deleted_with_thread(record: &WorldRecord, w: &Written) -> bool {
     thread_deleted_before(record, w, u64::MAX)
 }
 
-/// How many rows the thread held when `d` deleted it: every row written to it in its era and
-/// not deleted with its run since.
-fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
+/// The rows the thread held when `d` deleted it: every row written to it in its era and not
+/// deleted with its run since.
+pub fn held_rows<'a>(
+    record: &'a WorldRecord,
+    d: &'a ThreadDeletionRecord,
+) -> impl Iterator<Item = &'a Written> + 'a {
     let since = era_start(record, &d.thread_id, d.op);
-    record
-        .written
-        .iter()
-        .filter(|w| w.event.thread_id == d.thread_id && since <= w.op && w.op < d.op)
-        .filter(|w| {
+    (record.written.iter())
+        .filter(move |w| w.event.thread_id == d.thread_id && since <= w.op && w.op < d.op)
+        .filter(move |w| {
             !record.deletions.iter().any(|r| {
                 w.op < r.op
                     && r.op < d.op
@@ -53,7 +54,11 @@ fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
                     && r.thread_id == d.thread_id
             })
         })
-        .count() as u64
+}
+
+/// How many rows the thread held when `d` deleted it.
+fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
+    held_rows(record, d).count() as u64
 }
 
 /// R23: `delete_by_thread` removes every row of the thread and answers how many; right after,

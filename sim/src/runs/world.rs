@@ -215,6 +215,7 @@ fn broken_record(failure: String) -> WorldRecord {
         left_out: Default::default(),
         thread_deletions: Vec::new(),
         everywhere_deletions: Vec::new(),
+        late_writes: Vec::new(),
         first_slot: "memory",
     }
 }
@@ -432,6 +433,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         left_out: world.left_out.take(),
         thread_deletions: log.thread_deletions,
         everywhere_deletions: log.everywhere_deletions,
+        late_writes: log.late_writes,
         first_slot: world.first_slot,
     }
 }

@@ -378,6 +378,8 @@ pub enum ErrorKind {
     Invalid,
     /// The request conflicts with the system's state.
     Conflict,
+    /// A write of a run a deletion of its thread fenced (R28): refused, nothing written.
+    ThreadDeleted,
     /// The system does not implement this op.
     Unsupported,
     /// The system failed.
@@ -390,6 +392,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Invalid => "invalid",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::ThreadDeleted => "thread_deleted",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Internal => "internal",
         }

@@ -23,10 +23,14 @@ use std::sync::Arc;
 /// The ops of the protocol's session (the run-event store's are its table's).
 const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
 
-/// The runs ops histsim's run-event store serves: the session's and every store operation.
+/// The runs ops histsim's run-event store serves: the session's and every store operation,
+/// and the capability `thread_fence` (its thread deletions fence their writers, R28).
 pub fn runs_ops() -> Vec<&'static str> {
     let store_ops = RUN_STORE_OPS.iter().map(|op| op.name);
-    SESSION_OPS.into_iter().chain(store_ops).collect()
+    let capabilities = [history::runs::THREAD_FENCE];
+    (SESSION_OPS.into_iter().chain(store_ops))
+        .chain(capabilities)
+        .collect()
 }
 
 struct Open {
@@ -47,6 +51,7 @@ pub struct RunsServer {
 fn refused(e: RunStoreError) -> ErrorBody {
     let kind = match e {
         RunStoreError::SeqConflict { .. } => ErrorKind::Conflict,
+        RunStoreError::ThreadDeleted { .. } => ErrorKind::ThreadDeleted,
         RunStoreError::InvalidEvent { .. } => ErrorKind::Invalid,
         _ => ErrorKind::Internal,
     };

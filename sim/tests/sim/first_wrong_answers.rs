@@ -585,3 +585,23 @@ fn a_display_finding_through_a_system_names_the_replica_and_the_command() {
         .and_then(|v| v.first_divergence.clone());
     assert_eq!(d_here.map(|d| d.by), Some(replica.to_string()));
 }
+
+#[test]
+fn a_late_write_after_a_thread_deletion_names_the_write_and_both_answers() {
+    let (violations, trace) = played(
+        "runs/r28_a_late_write_brings_a_deleted_thread_back",
+        BugId::R28,
+    );
+    assert_eq!(violations.first().map(|v| v.id), Some(BugId::R28));
+    let d = first_wrong(&violations, &trace, BugId::R28);
+    assert_eq!(d.op, "put_batch", "{d}");
+    assert_eq!(
+        (d.answered.as_str(), d.expected.as_str()),
+        ("stored", "refused: thread deleted"),
+        "{d}"
+    );
+    assert!(d.by.starts_with("the memory and sqlite stores"), "{d}");
+    // The retried receipt of the same run is a wrong answer too.
+    let receipt = |v: &&Violation| v.id == BugId::R28 && v.message.contains("put_if_absent");
+    assert!(violations.iter().any(|v| receipt(&v)), "{violations:#?}");
+}

@@ -11,6 +11,7 @@ use crate::runs::error::RunStoreError;
 use crate::runs::event::{
     check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL,
 };
+use crate::runs::fence::Fences;
 use crate::runs::invariants::{is_page, seqs_follow};
 use crate::runs::query::{EventFilter, UserScope};
 
@@ -21,6 +22,8 @@ use crate::runs::query::{EventFilter, UserScope};
 pub(crate) struct MemoryIndex {
     pub(super) threads: BTreeMap<String, ThreadRows>,
     writes: u64,
+    /// The runs each thread's deletions fenced (R28).
+    fences: Fences,
 }
 
 impl MemoryIndex {
@@ -41,6 +44,8 @@ impl MemoryIndex {
         for e in &events {
             e.validate()?;
         }
+        self.fences
+            .admit(events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
         check_room(&events, |t| Ok(self.max_seq(t)))?;
         // What the post-condition compares with, gathered in debug builds only.
         let (prior, threads): (BTreeMap<String, u64>, Vec<String>) = if cfg!(debug_assertions) {
@@ -92,7 +97,9 @@ impl MemoryIndex {
         events: Vec<RunEvent>,
         planted: Planted,
     ) -> Result<(), RunStoreError> {
-        // Check the whole batch first, so a conflict writes nothing.
+        // Check the whole batch first, so a conflict or a fenced run writes nothing.
+        self.fences
+            .admit(events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
         let mut max_by_thread: BTreeMap<&str, u64> = BTreeMap::new();
         for e in &events {
             NewRunEvent::validate_numbered(e)?;
@@ -122,6 +129,7 @@ impl MemoryIndex {
         planted: Planted,
     ) -> Result<(RunEvent, bool), RunStoreError> {
         event.validate()?;
+        self.fences.admit([(&*event.thread_id, &*event.run_id)])?;
         // planted R14: the legacy lookup keyed on (thread, event type), so a run's receipt was
         // "already there" when another run of the thread had one.
         let any_run = planted.is(BugId::R14);
@@ -326,11 +334,18 @@ impl MemoryIndex {
         last
     }
 
-    /// Deletes the thread's rows in scope; a thread left empty is forgotten, so its numbering
-    /// restarts at 1.
-    pub(crate) fn delete_by_thread(&mut self, thread_id: &str, user: Option<&str>) -> u64 {
+    /// Deletes the thread's rows in scope and fences the runs they held (R28: unless `planted`
+    /// says the legacy deletion took no fence); a thread left empty is forgotten, so its
+    /// numbering restarts at 1. Returns how many rows went, and the runs fenced now.
+    pub(crate) fn delete_by_thread(
+        &mut self,
+        thread_id: &str,
+        user: Option<&str>,
+        planted: Planted,
+    ) -> (u64, BTreeSet<String>) {
+        let runs = self.fence_scope(thread_id, user, planted);
         let Some(rows) = self.threads.get_mut(thread_id) else {
-            return 0;
+            return (0, runs);
         };
         let removed = rows.remove(|e| UserScope::admits(user, e.user_id.as_deref()));
         if rows.is_empty() {
@@ -341,7 +356,39 @@ impl MemoryIndex {
             .merged()
             .iter()
             .all(|s| !UserScope::admits(user, s.event.user_id.as_deref()))));
-        removed
+        (removed, runs)
+    }
+
+    /// Fences the runs of the thread's rows in `user`'s scope, which a thread deletion is about
+    /// to remove (unless planted R28: the legacy deletion took no fence, so a writer admitted
+    /// before it, or one carrying a run of the deleted thread, committed rows afterwards).
+    /// Returns the runs fenced.
+    pub(crate) fn fence_scope(
+        &mut self,
+        thread_id: &str,
+        user: Option<&str>,
+        planted: Planted,
+    ) -> BTreeSet<String> {
+        let Some(rows) = self
+            .threads
+            .get(thread_id)
+            .filter(|_| !planted.is(BugId::R28))
+        else {
+            return BTreeSet::new();
+        };
+        let runs: BTreeSet<String> = (rows.merged().into_iter())
+            .filter(|s| UserScope::admits(user, s.event.user_id.as_deref()))
+            .map(|s| s.event.run_id.clone())
+            .collect();
+        self.fence(thread_id, &runs);
+        runs
+    }
+
+    /// Fences `runs` of the thread: later writes carrying one of them are refused (R28).
+    pub(crate) fn fence(&mut self, thread_id: &str, runs: &BTreeSet<String>) {
+        self.fences
+            .fence(thread_id, runs.iter().map(String::as_str));
+        debug_assert!(runs.iter().all(|r| self.fences.fenced(thread_id, r)));
     }
 
     /// The legacy thread deletion of planted R23: the thread's message rows in scope only.

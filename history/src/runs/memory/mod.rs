@@ -39,6 +39,28 @@ impl MemoryRunEventStore {
         }
     }
 
+    /// `delete_by_thread` answering the runs it fenced too (R28), for the JSONL store's
+    /// deletion line.
+    pub(crate) fn delete_thread_fencing(
+        &self,
+        thread_id: &str,
+        user: &UserScope,
+    ) -> Result<(u64, BTreeSet<String>), RunStoreError> {
+        let user = user.resolve("delete_by_thread")?;
+        Ok(delete_thread_in(
+            &mut self.lock(),
+            thread_id,
+            user,
+            self.planted,
+        ))
+    }
+
+    /// See [`MemoryIndex::fence`]: a reopened JSONL store restoring a deletion's fence, whose
+    /// rows may be gone from its files.
+    pub(crate) fn fence(&self, thread_id: &str, runs: &BTreeSet<String>) {
+        self.lock().fence(thread_id, runs);
+    }
+
     /// See [`MemoryIndex::raise_max_seq`].
     pub(crate) fn raise_max_seq(&self, thread_id: &str, seq: u64) {
         self.lock().raise_max_seq(thread_id, seq);
@@ -50,6 +72,24 @@ impl MemoryRunEventStore {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+/// A thread deletion on `index`: the rows it removed and the runs it fenced (R28).
+fn delete_thread_in(
+    index: &mut MemoryIndex,
+    thread_id: &str,
+    user: Option<&str>,
+    planted: Planted,
+) -> (u64, BTreeSet<String>) {
+    if planted.is(BugId::R23) {
+        // planted R23: the legacy thread deletion dropped the thread's message rows only
+        // (the projection the views read), leaving its traces, lifecycle marks and receipts:
+        // the thread was never emptied, so its numbering went on. It fenced the thread's runs
+        // as the deletion does.
+        let runs = index.fence_scope(thread_id, user, planted);
+        return (index.delete_thread_messages(thread_id, user), runs);
+    }
+    index.delete_by_thread(thread_id, user, planted)
+}
+
 impl RunEventStore for MemoryRunEventStore {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         self.lock().put_batch(events)
@@ -107,13 +147,7 @@ impl RunEventStore for MemoryRunEventStore {
     fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
         let user = user.resolve("delete_by_thread")?;
         let mut index = self.lock();
-        if self.planted.is(BugId::R23) {
-            // planted R23: the legacy thread deletion dropped the thread's message rows only
-            // (the projection the views read), leaving its traces, lifecycle marks and receipts:
-            // the thread was never emptied, so its numbering went on.
-            return Ok(index.delete_thread_messages(thread_id, user));
-        }
-        Ok(index.delete_by_thread(thread_id, user))
+        Ok(delete_thread_in(&mut index, thread_id, user, self.planted).0)
     }
 
     fn delete_by_run(

@@ -5,6 +5,7 @@
 //! cannot race; the unique constraint is the second line of defence (R5). Every read returns the
 //! same rows as the in-memory store, NULL `user_id` rows included (R9).
 
+mod fence;
 mod reads;
 mod schema;
 mod writes;
@@ -102,7 +103,7 @@ impl SqliteRunEventStore {
         }
         conn.execute_batch(
             "DELETE FROM run_events; DELETE FROM run_event_seq_marks; \
-             DELETE FROM sqlite_sequence;",
+             DELETE FROM run_event_fences; DELETE FROM sqlite_sequence;",
         )
         .map_err(|e| RunStoreError::sqlite("clear", e))
     }
@@ -147,6 +148,7 @@ impl RunEventStore for SqliteRunEventStore {
             e.validate()?;
         }
         self.write(|tx| {
+            fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
             check_room(&events, |t| max_seq_in(tx, t))?;
             let mut next: BTreeMap<String, u64> = BTreeMap::new();
             // Each thread's maximum before the write, for the post-condition.
@@ -183,6 +185,7 @@ impl RunEventStore for SqliteRunEventStore {
             NewRunEvent::validate_numbered(e)?;
         }
         self.write(|tx| {
+            fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
             let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
             for e in &events {
                 let max = match max_by_thread.get(&e.thread_id) {
@@ -237,6 +240,7 @@ impl RunEventStore for SqliteRunEventStore {
     fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
         event.validate()?;
         self.write(|tx| {
+            fence::admit(tx, [(&*event.thread_id, &*event.run_id)])?;
             let mut c = Conditions::thread(&event.thread_id)
                 .and("event_type = ?", [SqlValue::Text(event.event_type.clone())]);
             // planted R14: the legacy lookup keyed on (thread, event type), any run.
@@ -262,6 +266,10 @@ impl RunEventStore for SqliteRunEventStore {
         let user = user.resolve("delete_by_thread")?;
         self.write(|tx| {
             let mut c = Conditions::thread(thread_id).and_user(user);
+            if !self.planted.is(BugId::R28) {
+                // planted R28 takes no fence: a late writer's rows land after the deletion.
+                fence::fence_rows(tx, &c)?;
+            }
             if self.planted.is(BugId::R23) {
                 // planted R23: the legacy thread deletion dropped the message rows only.
                 c = c.and("category = 'message'", []);

@@ -1,5 +1,5 @@
 //! The schema of the SQLite run-event store: the `run_events` table (with or without the unique
-//! guard of planted R5), the high-water marks, the indexes the reads need, and their creation.
+//! guard of planted R5), the high-water marks, the fences of thread deletions (R28), the indexes the reads need, and their creation.
 
 use rusqlite::Connection;
 
@@ -44,6 +44,14 @@ CREATE TABLE IF NOT EXISTS run_event_seq_marks (
     max_seq INTEGER NOT NULL
 );";
 
+// The runs each thread deletion fenced (R28): a row of one of them is refused on its thread.
+const FENCES: &str = "
+CREATE TABLE IF NOT EXISTS run_event_fences (
+    thread_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    PRIMARY KEY (thread_id, run_id)
+) WITHOUT ROWID;";
+
 const INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS ix_run_events_thread_category_seq
     ON run_events (thread_id, category, seq);
@@ -68,6 +76,7 @@ pub(super) fn create(conn: &Connection, planted: Planted) -> Result<(), RunStore
         .map_err(|e| RunStoreError::sqlite("set up the connection", e))?;
     conn.execute_batch(table)
         .and_then(|_| conn.execute_batch(SEQ_MARKS))
+        .and_then(|_| conn.execute_batch(FENCES))
         .and_then(|_| conn.execute_batch(INDEXES))
         .map_err(|e| RunStoreError::sqlite("create schema", e))
 }

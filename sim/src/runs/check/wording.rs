@@ -173,6 +173,15 @@ impl Call {
         }
     }
 
+    /// A late write of a run, its trace line `late write {run}: ...`.
+    pub(crate) fn late_write(w: &crate::runs::record::LateWriteRecord) -> Self {
+        Call {
+            op: w.op,
+            at_us: w.at_us,
+            mark: format!("late write {}: ", w.event.run_id),
+        }
+    }
+
     /// A `delete_by_thread`, its trace line `delete thread {thread}: ...`.
     pub(crate) fn thread_deletion(d: &ThreadDeletionRecord) -> Self {
         Call {
