@@ -47,3 +47,4 @@ pub mod sut;
 pub mod trace;
 pub mod verdict;
 pub mod workload;
+pub mod workload_items;

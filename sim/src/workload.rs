@@ -220,8 +220,8 @@ pub trait Workload: 'static {
     const NAME: &'static str;
     /// One line for `--help`.
     const ABOUT: &'static str;
-    /// The table a scenario file holds this workload's script in (`[display]`).
-    const SECTION: &'static str;
+    /// The table a scenario file holds this workload's script in (`[display]`): its name.
+    const SECTION: &'static str = Self::NAME;
     /// The coverage probes this workload declares.
     const PROBES: &'static [&'static str];
     /// Whether the world heals its faults and then waits for convergence (reports the time it

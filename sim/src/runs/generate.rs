@@ -564,18 +564,6 @@ fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> Faults {
 mod tests {
     use super::*;
 
-    #[test]
-    fn generated_scenarios_validate_and_are_deterministic() {
-        for s in 0..300 {
-            let seed = SeedRng::new(s);
-            let options = RunsOptions::from_seed(seed);
-            let a = generate(seed, &options);
-            assert_eq!(a, generate(seed, &options), "seed {s}");
-            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
-            assert!(a.runs.len() >= options.runs as usize);
-        }
-    }
-
     /// The callers come from their own sub-stream: stripping the middlewares' messages and
     /// every caller from a seed's scenario gives the scenario it had with callers switched off,
     /// but for the nested invocations (R26), whose spans are drawn over the run's messages, the
