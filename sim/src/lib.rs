@@ -16,7 +16,6 @@ pub mod bugs;
 pub mod campaign;
 pub mod cli;
 pub mod coverage;
-pub mod crash;
 pub mod determinism;
 pub mod disk;
 pub mod display;

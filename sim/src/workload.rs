@@ -75,6 +75,10 @@ impl WorldConfig {
     }
 }
 
+/// What the system under test of a world declares it does differently from the model on
+/// purpose ([`Workload::DECLARED_DIFFERENCES`]); `Err` says why it could not be asked.
+pub type DeclaredBy = fn(&WorldConfig) -> Result<model::display::Declared, String>;
+
 /// Options a user pins on the command line over what a seed derives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OptionOverrides {
@@ -238,6 +242,11 @@ pub trait Workload: 'static {
     /// NAME`); `None`: nothing to serve.
     const SERVE: Option<StartServed> = None;
 
+    /// The known differences a system under test declares (`hello`), which `histsim diff`
+    /// compares two systems up to unless `--strict`; `None`: this workload's answers are
+    /// compared whole.
+    const DECLARED_DIFFERENCES: Option<DeclaredBy> = None;
+
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
     /// Loads the read-only tables its system under test shares for the whole process (the
@@ -346,6 +355,7 @@ pub trait DynWorkload: Sync {
     fn stores(&self) -> &'static [StoreKind];
     fn fuzz_tuning(&self) -> FuzzTuning;
     fn serve(&self) -> Option<StartServed>;
+    fn declared_differences(&self) -> Option<DeclaredBy>;
     /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
     fn has_sut_boundary(&self) -> bool {
         !self.sut_ops().is_empty()
@@ -435,6 +445,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn serve(&self) -> Option<StartServed> {
         W::SERVE
+    }
+    fn declared_differences(&self) -> Option<DeclaredBy> {
+        W::DECLARED_DIFFERENCES
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

@@ -303,6 +303,8 @@ impl Workload for DisplayWorkload {
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::DISPLAY_OPS;
     const SERVE: Option<StartServed> = Some(served::start);
+    /// Compared up to what either system declares: each such difference is documented.
+    const DECLARED_DIFFERENCES: Option<crate::workload::DeclaredBy> = Some(system::declared_by);
     /// A play takes about 4 ms at 60 steps (release build), room for delegation, a crash and a
     /// recovery in one input. The entropic schedule weighs every feature of every execution,
     /// tens of thousands an input here: off, 60 s from an empty corpus made 895 exec/s against

@@ -8,11 +8,12 @@
 //! checker; [`record`] is what the world saw.
 //!
 //! Every planted journal bug (J1 to J13, J15 to J22) is reachable here. The exhaustive
-//! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
+//! crash-point exploration of one journal is [`crate::journal::crash`] (`histsim crash`).
 
 pub mod check;
 mod corrupt_rules;
 mod corrupted;
+pub mod crash;
 mod crash_disk;
 mod crash_rules;
 mod expect;

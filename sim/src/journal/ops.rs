@@ -12,7 +12,7 @@ use super::process::{reopen_shared, Process};
 use super::record::{Happened, MirrorSeen, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, Op, SharedAction};
 use super::state::{read_rows, sleep_ms, written, Point, Slot, World};
-use crate::crash::classify_image;
+use crate::journal::crash::classify_image;
 use crate::disk::SimDisk;
 use history::journal::{
     clone_journal, fork_journal, plan_truncation, DensityReplacement, FaultOp, Journal,
