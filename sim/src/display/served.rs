@@ -2,13 +2,17 @@
 //! one store, as the real service's replicas share one database; `node` names the replica whose
 //! persister or request handler a request reaches.
 
-use crate::sut::protocol::{Admitted, Appended, ErrorBody, ErrorKind, OpenOptions, Request};
+use crate::sut::protocol::{
+    Admitted, Appended, ErrorBody, ErrorKind, OpenOptions, Request, DISPLAY_PROTOCOL_OPS,
+    SESSION_OPS,
+};
 use crate::sut::serve::{
-    done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, ServeOptions, Served,
+    dispatch_display, done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch,
+    ServeDisplay, ServeOptions, Served,
 };
 use history::display::{
-    project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
-    SqliteDisplayStore,
+    project, Admission, AgentIdentity, DisplayEventStore, MemoryDisplayStore, ProjectorOptions,
+    ReplicaNode, SqliteDisplayStore,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -96,14 +100,19 @@ fn answer_absent(rows: &[Vec<u8>], event_id: &Value) -> bool {
         .is_some_and(|row| row["event_data"].get("output_messages").is_none())
 }
 
-/// The display ops histsim's display system serves.
-const DISPLAY_OPS: [&str; 6] = ["hello", "open", "close", "append", "reconstruct", "project"];
+/// The ops histsim's display system serves: the session's and every display op.
+fn served_ops() -> Vec<&'static str> {
+    SESSION_OPS
+        .into_iter()
+        .chain(DISPLAY_PROTOCOL_OPS.iter().copied())
+        .collect()
+}
 
 impl Served for DisplayServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
             Request::Hello { protocol } => {
-                let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
+                let mut greeting = hello("histsim-display", &served_ops(), protocol)?;
                 greeting.differences = self.emulated.iter().map(|d| d.id().into()).collect();
                 greeting.planted = self.switch.declared();
                 greeting_answer(&greeting)
@@ -113,29 +122,12 @@ impl Served for DisplayServer {
                 self.open = None;
                 done()
             }
-            Request::Append { node, rows } => self.append(node, &rows),
-            Request::Reconstruct {
-                node,
-                thread_id,
-                primary,
-            } => {
-                let node = self.node(node)?;
-                let projection = node
-                    .reconstruct(&thread_id, primary.as_ref())
-                    .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-                let rows = self.thread_rows(&thread_id);
-                self.shown(&projection, &rows)
-            }
-            Request::Project { rows, primary } => {
-                let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
-                let projection = project(&rows, primary.as_ref(), &options);
-                let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
-                self.shown(&projection, &rows)
-            }
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a display op", other.op()),
-            )),
+            display => dispatch_display(self, display, |other| {
+                Err(refuse(
+                    ErrorKind::Unsupported,
+                    format!("`{}` is not a display op", other.op()),
+                ))
+            }),
         }
     }
 }
@@ -180,11 +172,13 @@ impl DisplayServer {
             .entry(node)
             .or_insert_with(|| ReplicaNode::new(store, options)))
     }
+}
 
-    fn append(&mut self, node: u32, rows: &[String]) -> Answer {
+impl ServeDisplay for DisplayServer {
+    fn append(&mut self, node: u32, rows: Vec<String>) -> Answer {
         let node = self.node(node)?;
         let mut admitted = Vec::with_capacity(rows.len());
-        for row in rows {
+        for row in &rows {
             admitted.push(match node.deliver(row.as_bytes()) {
                 Ok(Admission::Stored) => Admitted::Stored,
                 Ok(Admission::Quarantined { .. }) => Admitted::Quarantined,
@@ -192,6 +186,27 @@ impl DisplayServer {
             });
         }
         ok(&Appended { admitted })
+    }
+
+    fn reconstruct(
+        &mut self,
+        node: u32,
+        thread_id: String,
+        primary: Option<AgentIdentity>,
+    ) -> Answer {
+        let node = self.node(node)?;
+        let projection = node
+            .reconstruct(&thread_id, primary.as_ref())
+            .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
+        let rows = self.thread_rows(&thread_id);
+        self.shown(&projection, &rows)
+    }
+
+    fn project(&mut self, rows: Vec<String>, primary: Option<AgentIdentity>) -> Answer {
+        let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
+        let projection = project(&rows, primary.as_ref(), &options);
+        let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
+        self.shown(&projection, &rows)
     }
 }
 
