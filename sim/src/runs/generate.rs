@@ -37,24 +37,32 @@ fn weave_wider_calls(
     options: &RunsOptions,
     seed: SeedRng,
 ) -> Vec<Op> {
-    let ops =
-        super::generate_store_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 2));
+    use super::weaving::Weaving;
+    let ops = super::generate_store_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 2),
+    );
     // Subagent tasks and the filtered reads.
     let mut events_rng = seed.substream(Stream::Workload, 3);
     super::generate_event_ops::add_tasks(runs, options, &mut events_rng);
-    let ops = super::generate_event_ops::weave(ops, runs, options, events_rng);
+    let ops = super::generate_event_ops::weave(ops, Weaving { runs, options }, events_rng);
     // The user-scoped reads.
-    let ops =
-        super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4));
+    let ops = super::generate_user_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 4),
+    );
     // The default-scope reads.
     let scope_rng = seed.substream(
         Stream::Workload,
         super::generate_user_ops::DEFAULT_SCOPE_SUBSTREAM,
     );
-    let ops = super::generate_user_ops::weave_default_scope(ops, runs, options, scope_rng);
+    let ops =
+        super::generate_user_ops::weave_default_scope(ops, Weaving { runs, options }, scope_rng);
     // Thread deletions: only where no rating follows on the thread.
     let thread_rng = seed.substream(Stream::Workload, super::generate_thread_ops::SUBSTREAM);
-    let ops = super::generate_thread_ops::weave(ops, runs, options, thread_rng);
+    let ops = super::generate_thread_ops::weave(ops, Weaving { runs, options }, thread_rng);
     let api_rng = seed.substream(
         Stream::Workload,
         super::generate_thread_ops::EVERYWHERE_SUBSTREAM,
@@ -63,7 +71,11 @@ fn weave_wider_calls(
     // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
     // come into the workload at the same time take numbers of their own), none on a thread
     // after its deletion.
-    let ops = super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21));
+    let ops = super::feedback_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 21),
+    );
     // Last, the AI messages' callers: the runs may grow by a middleware's messages, which no
     // draw above saw, so every op and fault of a seed stays what it was.
     let mut caller_rng = seed.substream(

@@ -54,6 +54,7 @@ pub mod tight_windows;
 pub mod truth;
 mod user_calls;
 pub mod user_rules;
+mod weaving;
 mod worker;
 pub mod world;
 
