@@ -75,6 +75,10 @@ impl WorldConfig {
     }
 }
 
+/// What the system under test of a world declares it does differently from the model on
+/// purpose ([`Workload::DECLARED_DIFFERENCES`]); `Err` says why it could not be asked.
+pub type DeclaredBy = fn(&WorldConfig) -> Result<model::display::Declared, String>;
+
 /// Options a user pins on the command line over what a seed derives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OptionOverrides {
@@ -220,8 +224,8 @@ pub trait Workload: 'static {
     const NAME: &'static str;
     /// One line for `--help`.
     const ABOUT: &'static str;
-    /// The table a scenario file holds this workload's script in (`[display]`).
-    const SECTION: &'static str;
+    /// The table a scenario file holds this workload's script in (`[display]`): its name.
+    const SECTION: &'static str = Self::NAME;
     /// The coverage probes this workload declares.
     const PROBES: &'static [&'static str];
     /// Whether the world heals its faults and then waits for convergence (reports the time it
@@ -237,6 +241,11 @@ pub trait Workload: 'static {
     /// Starts histsim's own system of this workload behind the protocol (`histsim serve
     /// NAME`); `None`: nothing to serve.
     const SERVE: Option<StartServed> = None;
+
+    /// The known differences a system under test declares (`hello`), which `histsim diff`
+    /// compares two systems up to unless `--strict`; `None`: this workload's answers are
+    /// compared whole.
+    const DECLARED_DIFFERENCES: Option<DeclaredBy> = None;
 
     /// Whether this workload's checkers cover catalog ID `id`.
     fn covers(id: BugId) -> bool;
@@ -346,6 +355,7 @@ pub trait DynWorkload: Sync {
     fn stores(&self) -> &'static [StoreKind];
     fn fuzz_tuning(&self) -> FuzzTuning;
     fn serve(&self) -> Option<StartServed>;
+    fn declared_differences(&self) -> Option<DeclaredBy>;
     /// Whether its system under test can be a child process over the SUT protocol (`--sut`).
     fn has_sut_boundary(&self) -> bool {
         !self.sut_ops().is_empty()
@@ -435,6 +445,9 @@ impl<W: Workload> DynWorkload for Registered<W> {
     }
     fn serve(&self) -> Option<StartServed> {
         W::SERVE
+    }
+    fn declared_differences(&self) -> Option<DeclaredBy> {
+        W::DECLARED_DIFFERENCES
     }
     fn covers(&self, id: BugId) -> bool {
         W::covers(id)

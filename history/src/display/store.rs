@@ -111,61 +111,57 @@ pub enum StoreError {
     LegacyDuplicate,
 }
 
-/// The operations every display-event store offers.
-pub trait DisplayEventStore {
-    /// Stores a row as given (duplicates included), or quarantines it when it cannot be indexed.
-    fn append(&self, row: &[u8]) -> Result<Admission, StoreError>;
-    /// Stage 1: the visible displays of the thread, sorted ascending, each once.
-    fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
-    /// Stage 2: the thread's display-event rows on `display_ids` that belong to a family, each
-    /// once, in insertion order.
-    fn rows_on_displays(
-        &self,
-        thread_id: &str,
-        display_ids: &[String],
-    ) -> Result<Vec<StoredRow>, StoreError>;
-    /// Every display of the thread holding a display-event row, sorted ascending. Only the
-    /// planted legacy paths (P2, P9) read it.
-    fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
-    /// The number of stored (not quarantined) rows.
-    fn row_count(&self) -> Result<u64, StoreError>;
-    /// The quarantined rows, in insertion order.
-    fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError>;
-    /// Every stored (not quarantined) row of every thread, in insertion order: what a judge
-    /// reads back after a run with several writers (the commit order).
-    fn rows(&self) -> Result<Vec<StoredRow>, StoreError>;
+/// The operations every display-event store offers, each defined once:
+/// `display_store_ops!(callback { extra tokens })` expands to `callback! { { extra tokens }
+/// rows }`, a row `/// doc` `fn name(argument: type, ...) -> answer;` (the method answers
+/// `Result<answer, StoreError>`). The [`DisplayEventStore`] trait and its forwarding through
+/// `Rc`, `Arc` and references are generated from it: an operation is one row here and its
+/// bodies in the backends.
+macro_rules! display_store_ops {
+    ($callback:ident { $($extra:tt)* }) => { $callback! { { $($extra)* }
+        /// Stores a row as given (duplicates included), or quarantines it when it cannot be
+        /// indexed.
+        fn append(row: &[u8]) -> Admission;
+        /// Stage 1: the visible displays of the thread, sorted ascending, each once.
+        fn visible_displays(thread_id: &str) -> Vec<String>;
+        /// Stage 2: the thread's display-event rows on `display_ids` that belong to a family,
+        /// each once, in insertion order.
+        fn rows_on_displays(thread_id: &str, display_ids: &[String]) -> Vec<StoredRow>;
+        /// Every display of the thread holding a display-event row, sorted ascending. Only the
+        /// planted legacy paths (P2, P9) read it.
+        fn thread_displays(thread_id: &str) -> Vec<String>;
+        /// The number of stored (not quarantined) rows.
+        fn row_count() -> u64;
+        /// The quarantined rows, in insertion order.
+        fn quarantined() -> Vec<StoredRow>;
+        /// Every stored (not quarantined) row of every thread, in insertion order: what a
+        /// judge reads back after a run with several writers (the commit order).
+        fn rows() -> Vec<StoredRow>;
+    } };
 }
 
-macro_rules! forward_store {
-    ($($ptr:ty),*) => {$(
-        impl<T: DisplayEventStore + ?Sized> DisplayEventStore for $ptr {
-            fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
-                (**self).append(row)
-            }
-            fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-                (**self).visible_displays(thread_id)
-            }
-            fn rows_on_displays(
-                &self,
-                thread_id: &str,
-                display_ids: &[String],
-            ) -> Result<Vec<StoredRow>, StoreError> {
-                (**self).rows_on_displays(thread_id, display_ids)
-            }
-            fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-                (**self).thread_displays(thread_id)
-            }
-            fn row_count(&self) -> Result<u64, StoreError> {
-                (**self).row_count()
-            }
-            fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-                (**self).quarantined()
-            }
-            fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-                (**self).rows()
-            }
+macro_rules! store_trait {
+    ({} $($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        /// The operations every display-event store offers.
+        pub trait DisplayEventStore {
+            $($(#[$doc])* fn $name(&self, $($arg: $ty),*) -> Result<$ret, StoreError>;)*
         }
-    )*};
+    };
 }
 
-forward_store!(Rc<T>, Arc<T>, &T);
+display_store_ops!(store_trait {});
+
+/// A pointer to a store is that store.
+macro_rules! forward_store {
+    ({$ptr:ty} $($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        impl<T: DisplayEventStore + ?Sized> DisplayEventStore for $ptr {
+            $(fn $name(&self, $($arg: $ty),*) -> Result<$ret, StoreError> {
+                (**self).$name($($arg),*)
+            })*
+        }
+    };
+}
+
+display_store_ops!(forward_store { Rc<T> });
+display_store_ops!(forward_store { Arc<T> });
+display_store_ops!(forward_store { &T });

@@ -1,10 +1,10 @@
 //! `histsim crash`: every crash state of a journal workload, then the workload on a faulty disk.
 
 use super::args::{parse_fault_seeds, truncate};
-use crate::crash::{
+use crate::disk::Persistence;
+use crate::journal::crash::{
     explore, explore_recorded, run_faulted, CrashOptions, CrashReport, FaultedOptions,
 };
-use crate::disk::Persistence;
 use crate::verdict::Verdict;
 use history::{BugId, Planted};
 use std::ops::Range;
@@ -153,7 +153,7 @@ fn recorded(args: &CrashArgs) -> Verdict {
         "rules: unsynced data lost or kept up to a {}-byte sector boundary; a directory entry \
          (created or removed) unsynced until its directory's fsync; a returned sync's bytes must \
          survive",
-        crate::crash::recorded::states::SECTOR_BYTES
+        crate::journal::crash::recorded::states::SECTOR_BYTES
     );
     let report = explore_recorded(&CrashOptions {
         ops: args.ops as usize,

@@ -219,16 +219,6 @@ fn side(
     }
 }
 
-/// The known differences a display system declares in `hello` (histsim's own: none).
-fn declared_by(side: &Side) -> Result<model::display::Declared, String> {
-    let Some(options) = &side.world.sut else {
-        return Ok(Default::default());
-    };
-    let system = crate::display::system::OverProtocol::start((**options).clone(), &side.world)
-        .map_err(|e| format!("`{}`: {e}", side.name))?;
-    Ok(crate::display::system::DisplaySystem::declared(&system))
-}
-
 pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     let Some(workload) = registry::by_name(&args.workload).filter(|w| w.has_sut_boundary()) else {
         return Verdict::usage(&format!(
@@ -247,14 +237,14 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
         side(a, args.store, timeouts, args.planted),
         side(b, args.store, timeouts, None),
     );
-    if workload.name() == "display" && !args.strict {
+    if let (Some(declared_by), false) = (workload.declared_differences(), args.strict) {
         // Compared up to what either system declares: each such difference is documented, and
         // the report of a campaign on that system says where the model accepted it.
         let mut alike_up_to = model::display::Declared::new();
         for s in [&a, &b] {
-            match declared_by(s) {
+            match declared_by(&s.world) {
                 Ok(d) => alike_up_to.extend(d),
-                Err(e) => return Verdict::usage(&e),
+                Err(e) => return Verdict::usage(&format!("`{}`: {e}", s.name)),
             }
         }
         if !alike_up_to.is_empty() {

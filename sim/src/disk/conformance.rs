@@ -12,7 +12,7 @@ use model::journal::ModelHistory;
 use proptest::prelude::*;
 
 use super::{SimDisk, SimDiskOptions};
-use crate::crash::{describe, model_view, next_op, WorkloadOp};
+use crate::journal::crash::{describe, model_view, next_op, WorkloadOp};
 
 #[derive(Clone, Debug)]
 enum Step {

@@ -41,9 +41,7 @@ pub use options::DisplayOptions;
 pub use scenario::DisplayScenario;
 
 use crate::sut::serve::StartServed;
-use crate::workload::{
-    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
-};
+use crate::workload::{FuzzTuning, Workload, WorkloadRun};
 use history::BugId;
 use model::display as m;
 use std::cell::OnceCell;
@@ -308,16 +306,14 @@ fn describe(reads: &[world::Read], transcript: &m::Transcript) -> String {
 pub struct DisplayWorkload;
 
 impl Workload for DisplayWorkload {
-    type Options = DisplayOptions;
-    type Scenario = DisplayScenario;
     const NAME: &'static str = "display";
     const ABOUT: &'static str =
         "Display events through the fan-out bus, persisters and the projector (P IDs)";
-    const SECTION: &'static str = "display";
-    const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::DISPLAY_OPS;
     const SERVE: Option<StartServed> = Some(served::start);
+    /// Compared up to what either system declares: each such difference is documented.
+    const DECLARED_DIFFERENCES: Option<crate::workload::DeclaredBy> = Some(system::declared_by);
     /// A play takes about 4 ms at 60 steps (release build), room for delegation, a crash and a
     /// recovery in one input. The entropic schedule weighs every feature of every execution,
     /// tens of thousands an input here: off, 60 s from an empty corpus made 895 exec/s against
@@ -331,26 +327,9 @@ impl Workload for DisplayWorkload {
     fn covers(id: BugId) -> bool {
         id.family() == 'P'
     }
-    fn from_seed(rng: crate::rng::SeedRng, overrides: &OptionOverrides) -> DisplayOptions {
-        DisplayOptions::from_seed(rng, overrides.replicas)
-    }
-    fn generate(rng: crate::rng::SeedRng, options: &DisplayOptions) -> DisplayScenario {
-        generate::generate(rng, options)
-    }
-    fn play(scenario: &DisplayScenario, world: &WorldConfig) -> WorkloadRun {
-        run_scenario(scenario, world)
-    }
-    fn validate(scenario: &DisplayScenario) -> Result<(), String> {
-        scenario.validate()
-    }
-    fn shrink_moves(scenario: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
-        shrink::moves(scenario)
-    }
-    fn shrink_integers(scenario: &DisplayScenario) -> Vec<Integer<DisplayScenario>> {
-        shrink::integers(scenario)
-    }
-    fn size(scenario: &DisplayScenario) -> ScenarioSize {
-        let (steps, faults) = shrink::size(scenario);
-        ScenarioSize { steps, faults }
-    }
+    crate::workload_items::workload_items!(
+        DisplayOptions,
+        DisplayScenario,
+        from_seed(rng, overrides) => DisplayOptions::from_seed(rng, overrides.replicas)
+    );
 }

@@ -8,7 +8,6 @@
 use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DisplayOptions {
@@ -164,25 +163,11 @@ impl DisplayOptions {
     }
 }
 
-impl fmt::Display for DisplayOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::options_text::write_options(f, self)
-    }
-}
+crate::workload_items::options_display!(DisplayOptions);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn options_are_a_function_of_the_seed() {
-        let a = DisplayOptions::from_seed(SeedRng::new(11), None);
-        let b = DisplayOptions::from_seed(SeedRng::new(11), None);
-        assert_eq!(a, b);
-        assert!((1..=5).contains(&a.replicas));
-        assert!((2..=10).contains(&a.turns));
-        assert!(a.delegation_depth_max <= 4);
-    }
 
     #[test]
     fn swarming_switches_different_subsets_on() {

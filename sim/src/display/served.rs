@@ -4,13 +4,15 @@
 
 use crate::sut::protocol::{
     Admitted, Appended, Durability, ErrorBody, ErrorKind, OpenOptions, Opened, Request, StoredRows,
+    DISPLAY_PROTOCOL_OPS, SESSION_OPS,
 };
 use crate::sut::serve::{
-    done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, ServeOptions, Served,
+    dispatch_display, done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch,
+    ServeDisplay, ServeOptions, Served,
 };
 use history::display::{
-    project, Admission, DisplayEventStore, MemoryDisplayStore, ProjectorOptions, ReplicaNode,
-    SqliteDisplayStore, StoreOptions,
+    project, Admission, AgentIdentity, DisplayEventStore, MemoryDisplayStore, ProjectorOptions,
+    ReplicaNode, SqliteDisplayStore, StoreOptions,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -101,22 +103,19 @@ fn answer_absent(rows: &[Vec<u8>], event_id: &Value) -> bool {
         .is_some_and(|row| row["event_data"].get("output_messages").is_none())
 }
 
-/// The display ops histsim's display system serves.
-const DISPLAY_OPS: [&str; 7] = [
-    "hello",
-    "open",
-    "close",
-    "append",
-    "reconstruct",
-    "project",
-    "stored_rows",
-];
+/// The ops histsim's display system serves: the session's and every display op.
+fn served_ops() -> Vec<&'static str> {
+    SESSION_OPS
+        .into_iter()
+        .chain(DISPLAY_PROTOCOL_OPS.iter().copied())
+        .collect()
+}
 
 impl Served for DisplayServer {
     fn answer(&mut self, request: Request) -> Answer {
         match request {
             Request::Hello { protocol } => {
-                let mut greeting = hello("histsim-display", &DISPLAY_OPS, protocol)?;
+                let mut greeting = hello("histsim-display", &served_ops(), protocol)?;
                 greeting.differences = self.emulated.iter().map(|d| d.id().into()).collect();
                 greeting.planted = self.switch.declared();
                 greeting_answer(&greeting)
@@ -126,30 +125,12 @@ impl Served for DisplayServer {
                 self.open = None;
                 done()
             }
-            Request::Append { node, rows } => self.append(node, &rows),
-            Request::Reconstruct {
-                node,
-                thread_id,
-                primary,
-            } => {
-                let node = self.node(node)?;
-                let projection = node
-                    .reconstruct(&thread_id, primary.as_ref())
-                    .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
-                let rows = self.thread_rows(&thread_id);
-                self.shown(&projection, &rows)
-            }
-            Request::Project { rows, primary } => {
-                let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
-                let projection = project(&rows, primary.as_ref(), &options);
-                let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
-                self.shown(&projection, &rows)
-            }
-            Request::StoredRows {} => self.stored_rows(),
-            other => Err(refuse(
-                ErrorKind::Unsupported,
-                format!("`{}` is not a display op", other.op()),
-            )),
+            display => dispatch_display(self, display, |other| {
+                Err(refuse(
+                    ErrorKind::Unsupported,
+                    format!("`{}` is not a display op", other.op()),
+                ))
+            }),
         }
     }
 }
@@ -191,22 +172,6 @@ impl DisplayServer {
         }
     }
 
-    /// Every row the open store holds, and every row it quarantined, in commit order.
-    fn stored_rows(&self) -> Answer {
-        let open = (self.open.as_ref())
-            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))?;
-        let internal = |e: history::display::StoreError| refuse(ErrorKind::Internal, e.to_string());
-        let texts = |rows: Vec<history::display::StoredRow>| -> Vec<String> {
-            (rows.iter())
-                .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
-                .collect()
-        };
-        ok(&StoredRows {
-            rows: texts(open.store.rows().map_err(internal)?),
-            quarantined: texts(open.store.quarantined().map_err(internal)?),
-        })
-    }
-
     fn node(&mut self, node: u32) -> Result<&mut ReplicaNode<SharedStore>, ErrorBody> {
         let open = self
             .open
@@ -219,11 +184,13 @@ impl DisplayServer {
             .entry(node)
             .or_insert_with(|| ReplicaNode::new(store, options)))
     }
+}
 
-    fn append(&mut self, node: u32, rows: &[String]) -> Answer {
+impl ServeDisplay for DisplayServer {
+    fn append(&mut self, node: u32, rows: Vec<String>) -> Answer {
         let node = self.node(node)?;
         let mut admitted = Vec::with_capacity(rows.len());
-        for row in rows {
+        for row in &rows {
             admitted.push(match node.deliver(row.as_bytes()) {
                 Ok(Admission::Stored) => Admitted::Stored,
                 Ok(Admission::Quarantined { .. }) => Admitted::Quarantined,
@@ -231,6 +198,43 @@ impl DisplayServer {
             });
         }
         ok(&Appended { admitted })
+    }
+
+    fn reconstruct(
+        &mut self,
+        node: u32,
+        thread_id: String,
+        primary: Option<AgentIdentity>,
+    ) -> Answer {
+        let node = self.node(node)?;
+        let projection = node
+            .reconstruct(&thread_id, primary.as_ref())
+            .map_err(|e| refuse(ErrorKind::Internal, e.to_string()))?;
+        let rows = self.thread_rows(&thread_id);
+        self.shown(&projection, &rows)
+    }
+
+    fn project(&mut self, rows: Vec<String>, primary: Option<AgentIdentity>) -> Answer {
+        let options = self.open.as_ref().map(|o| o.options).unwrap_or_default();
+        let projection = project(&rows, primary.as_ref(), &options);
+        let rows: Vec<Vec<u8>> = rows.into_iter().map(String::into_bytes).collect();
+        self.shown(&projection, &rows)
+    }
+
+    /// Every row the open store holds, and every row it quarantined, in commit order.
+    fn stored_rows(&mut self) -> Answer {
+        let open = (self.open.as_ref())
+            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))?;
+        let internal = |e: history::display::StoreError| refuse(ErrorKind::Internal, e.to_string());
+        let texts = |rows: Vec<history::display::StoredRow>| -> Vec<String> {
+            (rows.iter())
+                .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
+                .collect()
+        };
+        ok(&StoredRows {
+            rows: texts(open.store.rows().map_err(internal)?),
+            quarantined: texts(open.store.quarantined().map_err(internal)?),
+        })
     }
 }
 

@@ -174,6 +174,16 @@ impl OverProtocol {
     }
 }
 
+/// The known differences the system under test of `world` declares in `hello` (histsim's own:
+/// none): what `histsim diff` compares two display systems up to.
+pub fn declared_by(world: &WorldConfig) -> Result<m::Declared, String> {
+    let Some(options) = &world.sut else {
+        return Ok(Default::default());
+    };
+    let system = OverProtocol::start((**options).clone(), world).map_err(|e| e.to_string())?;
+    Ok(system.declared())
+}
+
 impl DisplaySystem for OverProtocol {
     fn declared(&self) -> m::Declared {
         self.declared.clone()

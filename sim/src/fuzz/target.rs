@@ -144,6 +144,42 @@ pub fn load_tables_beside_start(workload: &str) -> Option<std::thread::JoinHandl
         .ok()
 }
 
+/// A `sim_*` fuzz target of workload `$workload`, the whole of its file in `fuzz/fuzz_targets/`
+/// but for its doc comment and `#![no_main]`. Expanded in the fuzz crate, so `libfuzzer_sys`
+/// and `mimalloc` are that crate's. It declares:
+/// - mimalloc as the allocator, as in the `histsim` binary (glibc's malloc and free were a fifth
+///   of an execution);
+/// - the workload's coverage probes (counts and pairs) as libFuzzer extra counters, read after
+///   every input beside its code edges (libFuzzer collects every array in that section, Linux);
+/// - an init that loads the workload's shared tables (the o200k vocabulary) beside libFuzzer's
+///   own start-up ([`load_tables_beside_start`]), nothing for a workload without;
+/// - the target: [`fuzz_one`], its fate told to libFuzzer.
+#[macro_export]
+macro_rules! sim_fuzz_target {
+    ($workload:literal) => {
+        #[global_allocator]
+        static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+        #[link_section = "__libfuzzer_extra_counters"]
+        static mut PROBES: [u8; $crate::fuzz::probes::COUNTERS] = [0; $crate::fuzz::probes::COUNTERS];
+
+        libfuzzer_sys::fuzz_target!(
+            init: {
+                let _ = $crate::fuzz::target::load_tables_beside_start($workload);
+            },
+            |data: &[u8]| -> libfuzzer_sys::Corpus {
+                // SAFETY: libFuzzer runs one input at a time on this thread, and reads the
+                // section only between inputs.
+                let counters = unsafe { &mut *std::ptr::addr_of_mut!(PROBES) };
+                match $crate::fuzz::target::fuzz_one($workload, data, counters) {
+                    $crate::fuzz::target::CorpusFate::Keep => libfuzzer_sys::Corpus::Keep,
+                    $crate::fuzz::target::CorpusFate::Reject => libfuzzer_sys::Corpus::Reject,
+                }
+            }
+        );
+    };
+}
+
 /// Inputs this target process was given, and of them those rejected before play (not a
 /// scenario of the workload, or over its size bound). One thread runs a target, so relaxed
 /// counts are exact.

@@ -36,8 +36,8 @@ use super::shared_rules::{
 };
 use super::step::Step;
 use super::world::WorldRecord;
-use crate::crash::classify_image;
-use crate::crash::invariants::check_swept;
+use crate::journal::crash::classify_image;
+use crate::journal::crash::invariants::check_swept;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use history::BugId;
 

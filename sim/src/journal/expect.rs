@@ -3,11 +3,12 @@
 //! and the shared history, and what each operation does to them.
 
 use super::meaning::{
-    compression, density_positions, insert_after, origin_name, rewind_rows, rewrite_row, row, rows,
-    transformed, SESSION_JOURNAL,
+    density_positions, insert_after, origin_name, rewind_rows, rewrite_row, row, rows, transformed,
+    SESSION_JOURNAL,
 };
 use super::record::Seen;
 use super::scenario::{Action, Op, SessionScript, SharedAction};
+use crate::compression::compression;
 use history::journal::{Origin, Row};
 use model::journal::{ModelHistory, ModelOp};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,12 +1,12 @@
 //! What an operation of a script means against a list of rows: rows built from their specs,
-//! positions resolved, counts clamped, the summary of a compression.
+//! positions resolved, counts clamped (a compression's summary is
+//! [`crate::compression`]'s).
 //!
 //! The world applies these to the rows the system holds, the checker to the rows the model
 //! holds. When the system is right the two agree; when it is wrong, the checker has already
 //! seen the difference. Nothing here reads a journal.
 
 use history::journal::{Block, Origin, Row, Speaker};
-use history::runs::{safe_cut, ChatMessage, StubSummarizer, Summarizer, ToolCall, SUMMARY_PREFIX};
 
 use super::scenario::{RowSpec, SpeakerSpec};
 
@@ -94,77 +94,6 @@ pub fn rewind_rows(requested: u64, n: usize) -> u64 {
     requested.min(n as u64)
 }
 
-/// A row as the summarization middleware sees it.
-fn message(row: &Row) -> ChatMessage {
-    let text: Vec<&str> = row
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    match row.speaker {
-        Speaker::Human => ChatMessage::human(text.join("\n")),
-        Speaker::Ai => {
-            let calls: Vec<ToolCall> = row
-                .blocks
-                .iter()
-                .filter_map(|b| match b {
-                    Block::ToolCall { id, name, .. } => Some(ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        args: serde_json::Value::Null,
-                    }),
-                    _ => None,
-                })
-                .collect();
-            if calls.is_empty() {
-                ChatMessage::ai(text.join("\n"), None)
-            } else {
-                let mut m = ChatMessage::ai_tool_calls(None, calls);
-                m.content = serde_json::Value::String(text.join("\n"));
-                m
-            }
-        }
-        Speaker::Tool => {
-            let (content, call) = row
-                .blocks
-                .iter()
-                .find_map(|b| match b {
-                    Block::ToolResult {
-                        call_id, content, ..
-                    } => Some((content.clone(), call_id.clone())),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            ChatMessage::tool(content, call)
-        }
-    }
-}
-
-/// The summarization middleware's compression of `rows` keeping the last `keep` (more when a
-/// tool call and its results straddle the cut): the summary row (of `origin`) and how many rows
-/// it replaces. `None` when nothing would be summarized.
-pub fn compression(rows: &[Row], keep: u64, origin: &Origin) -> Option<(Row, u64)> {
-    let messages: Vec<ChatMessage> = rows.iter().map(message).collect();
-    let target = rows
-        .len()
-        .saturating_sub(keep.min(rows.len() as u64) as usize);
-    let cut = safe_cut(&messages, target);
-    if cut == 0 {
-        return None;
-    }
-    let summary = format!(
-        "{SUMMARY_PREFIX}{}",
-        StubSummarizer::default().summarize(&messages[..cut])
-    );
-    Some((
-        Row::text(Speaker::Human, origin.clone(), summary),
-        cut as u64,
-    ))
-}
-
 /// The positions a density mutation removes and rewrites among `n` rows, each sorted and without
 /// repeats (a rewrite wins over a removal of the same row). `None` when it changes nothing.
 pub fn density_positions(
@@ -221,6 +150,8 @@ mod tests {
 
     #[test]
     fn compression_keeps_a_tool_pair_together() {
+        use crate::compression::compression;
+        use history::runs::SUMMARY_PREFIX;
         let rows = rows(
             &[
                 spec(SpeakerSpec::Human, "q", None),

@@ -8,11 +8,12 @@
 //! checker; [`record`] is what the world saw.
 //!
 //! Every planted journal bug (J1 to J13, J15 to J22) is reachable here. The exhaustive
-//! crash-point exploration of one journal is [`crate::crash`] (`histsim crash`).
+//! crash-point exploration of one journal is [`crate::journal::crash`] (`histsim crash`).
 
 pub mod check;
 mod corrupt_rules;
 mod corrupted;
+pub mod crash;
 mod crash_disk;
 mod crash_rules;
 mod expect;
@@ -41,9 +42,7 @@ pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
 pub use scenario::JournalScenario;
 
-use crate::workload::{
-    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
-};
+use crate::workload::{FuzzTuning, Workload, WorkloadRun};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -145,13 +144,9 @@ fn brief(seen: &record::Seen) -> String {
 pub struct JournalWorkload;
 
 impl Workload for JournalWorkload {
-    type Options = JournalSimOptions;
-    type Scenario = JournalScenario;
     const NAME: &'static str = "journal";
     const ABOUT: &'static str =
         "Sessions recording to history journals on crashing hosts' disks (J IDs but J14)";
-    const SECTION: &'static str = "journal";
-    const PROBES: &'static [&'static str] = probes::PROBES;
     /// About 5 ms a play at 40 steps. Edit room cost here: 235 exec/s with it against 451
     /// without, and fewer edges. The entropic schedule off: 1,215 exec/s against 918 from an
     /// empty corpus in 60 s, with the same coverage.
@@ -168,26 +163,5 @@ impl Workload for JournalWorkload {
     fn covers(id: BugId) -> bool {
         id.family() == 'J' && id != BugId::J14
     }
-    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> JournalSimOptions {
-        JournalSimOptions::from_seed(rng)
-    }
-    fn generate(rng: crate::rng::SeedRng, options: &JournalSimOptions) -> JournalScenario {
-        generate::generate(rng, options)
-    }
-    fn play(scenario: &JournalScenario, world: &WorldConfig) -> WorkloadRun {
-        run_scenario(scenario, world)
-    }
-    fn validate(scenario: &JournalScenario) -> Result<(), String> {
-        scenario.validate()
-    }
-    fn shrink_moves(scenario: &JournalScenario) -> Vec<Move<JournalScenario>> {
-        shrink::moves(scenario)
-    }
-    fn shrink_integers(scenario: &JournalScenario) -> Vec<Integer<JournalScenario>> {
-        shrink::integers(scenario)
-    }
-    fn size(scenario: &JournalScenario) -> ScenarioSize {
-        let (steps, faults) = shrink::size(scenario);
-        ScenarioSize { steps, faults }
-    }
+    crate::workload_items::workload_items!(JournalSimOptions, JournalScenario);
 }

@@ -5,15 +5,16 @@
 //! pauses between them, each pause a point a crash can hit.
 
 use super::meaning::{
-    compression, density_positions, insert_after, journal_file, mirror_file, origin_of,
-    rewind_rows, rewrite_row, row, rows, transformed,
+    density_positions, insert_after, journal_file, mirror_file, origin_of, rewind_rows,
+    rewrite_row, row, rows, transformed,
 };
 use super::process::{reopen_shared, Process};
 use super::record::{Happened, MirrorSeen, Outcome, Seen};
 use super::scenario::{Action, DisposeFault, Op, SharedAction};
 use super::state::{read_rows, sleep_ms, written, Point, Slot, World};
-use crate::crash::classify_image;
+use crate::compression::compression;
 use crate::disk::SimDisk;
+use crate::journal::crash::classify_image;
 use history::journal::{
     clone_journal, fork_journal, plan_truncation, DensityReplacement, FaultOp, Journal,
     JournalError, JournalReader, Origin, Row, SharedHistory, Storage, TruncationOptions,

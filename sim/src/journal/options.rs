@@ -8,7 +8,6 @@
 use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JournalSimOptions {
@@ -208,21 +207,14 @@ impl JournalSimOptions {
     }
 }
 
-impl fmt::Display for JournalSimOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::options_text::write_options(f, self)
-    }
-}
+crate::workload_items::options_display!(JournalSimOptions);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn options_are_a_function_of_the_seed_and_swarm() {
-        let a = JournalSimOptions::from_seed(SeedRng::new(11));
-        assert_eq!(a, JournalSimOptions::from_seed(SeedRng::new(11)));
-        assert!((1..=3).contains(&a.sessions));
+    fn swarming_switches_different_subsets_on() {
         let subsets: std::collections::BTreeSet<Vec<bool>> = (0..64)
             .map(|s| {
                 let o = JournalSimOptions::from_seed(SeedRng::new(s));

@@ -5,8 +5,8 @@
 use super::meaning::{mirror_file, origin_of, rows, SESSION_JOURNAL, SHARED_JOURNAL};
 use super::record::{Happened, SharedRestart, SoloRestart};
 use super::state::{read_rows, World};
-use crate::crash::classify_image;
 use crate::disk::SimDisk;
+use crate::journal::crash::classify_image;
 use history::journal::{
     Journal, JournalReader, JournalStore, Origin, Row, ScratchOptions, Session, SharedHistory,
     SharedStorage, Storage,

@@ -5,8 +5,8 @@
 use history::journal::{Origin, Row, Statistics};
 use std::collections::BTreeMap;
 
-use crate::crash::ImageFacts;
 use crate::disk::corrupt::Injected;
+use crate::journal::crash::ImageFacts;
 
 /// The outcome of a mutation: written (with the number of records), skipped because it would
 /// change nothing, or failed with the error the journal returned.

@@ -1,7 +1,7 @@
 //! The production file storage under crash states, from the journal workload: a seed may run
 //! the crash workload's first mutations on the real file storage in a temporary directory,
 //! record its file-system calls and check every state a POSIX file system may leave after each
-//! ([`crate::crash::recorded`]). The world itself runs on simulated disks, which implement the
+//! ([`crate::journal::crash::recorded`]). The world itself runs on simulated disks, which implement the
 //! durability contract themselves; this is where a sync the production storage forgets shows
 //! (J22).
 
@@ -9,7 +9,7 @@ use history::Planted;
 use rand::Rng;
 
 use crate::coverage::Coverage;
-use crate::crash::{explore_recorded, CrashOptions};
+use crate::journal::crash::{explore_recorded, CrashOptions};
 use crate::outcome::Violation;
 use crate::rng::{chance, SeedRng, Stream};
 

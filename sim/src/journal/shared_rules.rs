@@ -5,7 +5,7 @@ use super::meaning::{origin_name, origin_of};
 use super::record::{MirrorSeen, Outcome, Seen, SharedRestart};
 use super::scenario::Action;
 use super::step::Step;
-use crate::crash::invariants::check_origins;
+use crate::journal::crash::invariants::check_origins;
 use crate::outcome::Findings;
 use history::BugId;
 

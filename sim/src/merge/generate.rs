@@ -133,20 +133,3 @@ fn emit(rng: &mut ChaCha8Rng, s: &mut Session, marker: &str) -> Step {
         },
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_scenarios_validate_and_are_deterministic() {
-        for s in 0..200 {
-            let seed = SeedRng::new(s);
-            let o = MergeSimOptions::from_seed(seed);
-            let a = generate(seed, &o);
-            assert_eq!(a, generate(seed, &o));
-            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
-            assert_eq!(a.steps.len(), o.steps as usize);
-        }
-    }
-}

@@ -21,9 +21,7 @@ pub use options::MergeSimOptions;
 pub use scenario::MergeScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{
-    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun,
-};
+use crate::workload::{FuzzTuning, Workload, WorkloadRun};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -75,13 +73,9 @@ fn details(record: &world::WorldRecord, expected: &expect::Expectation) -> Strin
 pub struct MergeWorkload;
 
 impl Workload for MergeWorkload {
-    type Options = MergeSimOptions;
-    type Scenario = MergeScenario;
     const NAME: &'static str = "merge";
     const ABOUT: &'static str =
         "A chat client's merge of history pages, live frames and summarization resets (M1-M3)";
-    const SECTION: &'static str = "merge";
-    const PROBES: &'static [&'static str] = probes::PROBES;
     /// A generated session is 20 to 160 steps, each a few microseconds of pure merging.
     const FUZZ: FuzzTuning = FuzzTuning {
         steps_bound: 160,
@@ -92,26 +86,5 @@ impl Workload for MergeWorkload {
     fn covers(id: BugId) -> bool {
         id.family() == 'M'
     }
-    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> MergeSimOptions {
-        MergeSimOptions::from_seed(rng)
-    }
-    fn generate(rng: crate::rng::SeedRng, options: &MergeSimOptions) -> MergeScenario {
-        generate::generate(rng, options)
-    }
-    fn play(scenario: &MergeScenario, world: &WorldConfig) -> WorkloadRun {
-        run_scenario(scenario, world)
-    }
-    fn validate(scenario: &MergeScenario) -> Result<(), String> {
-        scenario.validate()
-    }
-    fn shrink_moves(scenario: &MergeScenario) -> Vec<Move<MergeScenario>> {
-        shrink::moves(scenario)
-    }
-    fn shrink_integers(scenario: &MergeScenario) -> Vec<Integer<MergeScenario>> {
-        shrink::integers(scenario)
-    }
-    fn size(scenario: &MergeScenario) -> ScenarioSize {
-        let (steps, _) = shrink::size(scenario);
-        ScenarioSize { steps, faults: 0 }
-    }
+    crate::workload_items::workload_items!(MergeSimOptions, MergeScenario);
 }

@@ -5,7 +5,6 @@
 use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MergeSimOptions {
@@ -55,21 +54,4 @@ impl MergeSimOptions {
     }
 }
 
-impl fmt::Display for MergeSimOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::options_text::write_options(f, self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_are_a_function_of_the_seed() {
-        let a = MergeSimOptions::from_seed(SeedRng::new(5));
-        assert_eq!(a, MergeSimOptions::from_seed(SeedRng::new(5)));
-        assert!((1..=3).contains(&a.threads));
-        assert!(a.to_string().contains("page_limit_max = "));
-    }
-}
+crate::workload_items::options_display!(MergeSimOptions);

@@ -9,8 +9,8 @@
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads, faults and wider
 //! calls they had before these calls existed.
 
-use super::options::RunsOptions;
-use super::scenario::{thread_of, Op, RunSpec, Target};
+use super::scenario::{thread_of, Op, Target};
+use super::weaving::Weaving;
 use crate::rng::chance;
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -23,12 +23,8 @@ const USERS: [&str; 2] = ["user-1", "user-2"];
 const SCOPES: [Option<&str>; 3] = [Some("user-1"), Some("user-2"), None];
 
 /// `ops` with the feedback calls woven in.
-pub fn weave(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let p = options.feedback_probability;
     let thread_of = |run: &str| thread_of(runs, run).map(str::to_string);
     let mut out = Vec::with_capacity(ops.len());
@@ -130,6 +126,7 @@ mod tests {
     use super::super::generate::generate;
     use super::*;
     use crate::rng::SeedRng;
+    use crate::runs::RunsOptions;
 
     /// Which feedback call an op is (`None`: not one of them).
     fn kind(op: &Op) -> Option<&'static str> {

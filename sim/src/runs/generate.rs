@@ -37,24 +37,32 @@ fn weave_wider_calls(
     options: &RunsOptions,
     seed: SeedRng,
 ) -> Vec<Op> {
-    let ops =
-        super::generate_store_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 2));
+    use super::weaving::Weaving;
+    let ops = super::generate_store_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 2),
+    );
     // Subagent tasks and the filtered reads.
     let mut events_rng = seed.substream(Stream::Workload, 3);
     super::generate_event_ops::add_tasks(runs, options, &mut events_rng);
-    let ops = super::generate_event_ops::weave(ops, runs, options, events_rng);
+    let ops = super::generate_event_ops::weave(ops, Weaving { runs, options }, events_rng);
     // The user-scoped reads.
-    let ops =
-        super::generate_user_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 4));
+    let ops = super::generate_user_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 4),
+    );
     // The default-scope reads.
     let scope_rng = seed.substream(
         Stream::Workload,
         super::generate_user_ops::DEFAULT_SCOPE_SUBSTREAM,
     );
-    let ops = super::generate_user_ops::weave_default_scope(ops, runs, options, scope_rng);
+    let ops =
+        super::generate_user_ops::weave_default_scope(ops, Weaving { runs, options }, scope_rng);
     // Thread deletions: only where no rating follows on the thread.
     let thread_rng = seed.substream(Stream::Workload, super::generate_thread_ops::SUBSTREAM);
-    let ops = super::generate_thread_ops::weave(ops, runs, options, thread_rng);
+    let ops = super::generate_thread_ops::weave(ops, Weaving { runs, options }, thread_rng);
     let api_rng = seed.substream(
         Stream::Workload,
         super::generate_thread_ops::EVERYWHERE_SUBSTREAM,
@@ -63,7 +71,11 @@ fn weave_wider_calls(
     // The feedback calls beyond a rating (sub-stream 21, after R21: other kinds of calls that
     // come into the workload at the same time take numbers of their own), none on a thread
     // after its deletion.
-    let ops = super::feedback_ops::weave(ops, runs, options, seed.substream(Stream::Workload, 21));
+    let ops = super::feedback_ops::weave(
+        ops,
+        Weaving { runs, options },
+        seed.substream(Stream::Workload, 21),
+    );
     // Late writes of runs whose thread a deletion fenced (R28).
     let late_rng = seed.substream(Stream::Workload, super::generate_late_writes::SUBSTREAM);
     let ops = super::generate_late_writes::weave(ops, runs, late_rng);
@@ -572,18 +584,6 @@ fn faults(seed: SeedRng, options: &RunsOptions, runs: &[RunSpec]) -> Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generated_scenarios_validate_and_are_deterministic() {
-        for s in 0..300 {
-            let seed = SeedRng::new(s);
-            let options = RunsOptions::from_seed(seed);
-            let a = generate(seed, &options);
-            assert_eq!(a, generate(seed, &options), "seed {s}");
-            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
-            assert!(a.runs.len() >= options.runs as usize);
-        }
-    }
 
     /// The callers come from their own sub-stream: stripping the middlewares' messages and
     /// every caller from a seed's scenario gives the scenario it had with callers switched off,

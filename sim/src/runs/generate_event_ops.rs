@@ -14,6 +14,7 @@
 use super::options::RunsOptions;
 use super::scenario::{MessageSpec, Op, RunSpec};
 use super::tasks::{TaskSpec, TASK_STEPS_MAX};
+use super::weaving::Weaving;
 use crate::rng::chance;
 use history::runs::{current, AI_MESSAGE, HUMAN_MESSAGE, RUN_START, TOOL_RESULT};
 use rand::seq::IndexedRandom;
@@ -163,12 +164,8 @@ fn filter_op(run: &RunSpec, rng: &mut ChaCha8Rng) -> Op {
 }
 
 /// `ops` with the filtered reads woven in after waits.
-pub fn weave(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let waited = match &op {

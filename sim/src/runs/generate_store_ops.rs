@@ -7,20 +7,16 @@
 //! A sub-stream of its own decides all of it, so seeds keep the runs, reads and faults they had
 //! before these calls existed.
 
-use super::options::RunsOptions;
-use super::scenario::{thread_of, Op, RunSpec};
+use super::scenario::{thread_of, Op};
+use super::weaving::Weaving;
 use crate::rng::chance;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 
 /// `ops` with the wider calls woven in.
-pub fn weave(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let thread_of = |run: &str| thread_of(runs, run).unwrap_or_default().to_string();
     // The last rating per thread: a deletion may only come after it.
     let mut last_rating: BTreeMap<String, usize> = BTreeMap::new();

@@ -9,7 +9,8 @@
 //! calls they had before thread deletions existed.
 
 use super::options::RunsOptions;
-use super::scenario::{thread_of, Op, RunSpec};
+use super::scenario::{thread_of, Op};
+use super::weaving::Weaving;
 use crate::rng::chance;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,12 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const SUBSTREAM: u64 = 23;
 
 /// `ops` with the thread deletions woven in.
-pub fn weave(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let p = options.thread_delete_probability;
     if p <= 0.0 {
         return ops;
@@ -113,6 +110,7 @@ pub fn through_the_api(mut ops: Vec<Op>, options: &RunsOptions, mut rng: ChaCha8
 mod tests {
     use super::*;
     use crate::rng::{SeedRng, Stream};
+    use crate::runs::scenario::RunSpec;
 
     fn run(id: &str, thread: &str) -> RunSpec {
         RunSpec {
@@ -160,7 +158,14 @@ mod tests {
         let mut options = RunsOptions::quiet(4);
         options.thread_delete_probability = 1.0;
         let rng = SeedRng::new(1).substream(Stream::Workload, SUBSTREAM);
-        let out = weave(ops.clone(), &runs, &options, rng);
+        let out = weave(
+            ops.clone(),
+            Weaving {
+                runs: &runs,
+                options: &options,
+            },
+            rng,
+        );
         let deleted: Vec<(usize, &str)> = out
             .iter()
             .enumerate()
@@ -173,7 +178,17 @@ mod tests {
         assert_eq!(deleted, vec![(6, "t")]);
         options.thread_delete_probability = 0.0;
         let rng = SeedRng::new(1).substream(Stream::Workload, SUBSTREAM);
-        assert_eq!(weave(ops.clone(), &runs, &options, rng), ops);
+        assert_eq!(
+            weave(
+                ops.clone(),
+                Weaving {
+                    runs: &runs,
+                    options: &options
+                },
+                rng
+            ),
+            ops
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! calls they had before these reads existed; another decides the reads in the default scope
 //! (`user_id` AUTO) of a request acting for the run just waited for.
 
-use super::options::RunsOptions;
-use super::scenario::{Op, RunSpec};
+use super::scenario::Op;
+use super::weaving::Weaving;
 use crate::rng::chance;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
@@ -18,12 +18,8 @@ use rand_chacha::ChaCha8Rng;
 const SCOPES: [Option<&str>; 4] = [Some("user-1"), Some("user-2"), Some("user-3"), None];
 
 /// `ops` with the user-scoped reads woven in.
-pub fn weave(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let waited = match &op {
@@ -50,12 +46,8 @@ pub const DEFAULT_SCOPE_SUBSTREAM: u64 = 19;
 /// the default scope of a request acting for that run (its user the current one; a legacy
 /// run's request has none). From a sub-stream of its own, so seeds keep every call they had
 /// before these reads existed.
-pub fn weave_default_scope(
-    ops: Vec<Op>,
-    runs: &[RunSpec],
-    options: &RunsOptions,
-    mut rng: ChaCha8Rng,
-) -> Vec<Op> {
+pub fn weave_default_scope(ops: Vec<Op>, w: Weaving, mut rng: ChaCha8Rng) -> Vec<Op> {
+    let Weaving { runs, options } = w;
     let p = options.default_scope_reads_probability;
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {

@@ -58,6 +58,7 @@ pub mod tight_windows;
 pub mod truth;
 mod user_calls;
 pub mod user_rules;
+mod weaving;
 mod worker;
 pub mod world;
 
@@ -65,10 +66,7 @@ pub use options::RunsOptions;
 pub use scenario::RunsScenario;
 
 use crate::sut::serve::StartServed;
-use crate::workload::{
-    FuzzTuning, Integer, Move, OptionOverrides, ScenarioSize, StoreKind, Workload, WorkloadRun,
-    WorldConfig,
-};
+use crate::workload::{FuzzTuning, StoreKind, Workload, WorkloadRun, WorldConfig};
 use history::BugId;
 use std::fmt::Write as _;
 
@@ -211,13 +209,9 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
 pub struct RunsWorkload;
 
 impl Workload for RunsWorkload {
-    type Options = RunsOptions;
-    type Scenario = RunsScenario;
     const NAME: &'static str = "runs";
     const ABOUT: &'static str =
         "Run journals, the run-event stores, summarization, the views and feedback (R IDs)";
-    const SECTION: &'static str = "runs";
-    const PROBES: &'static [&'static str] = probes::PROBES;
     const HAS_LIVENESS_PHASE: bool = true;
     const SUT_OPS: &'static [&'static str] = &system::RUNS_OPS;
     const SERVE: Option<StartServed> = Some(crate::sut::serve_runs::start);
@@ -241,28 +235,7 @@ impl Workload for RunsWorkload {
     fn covers(id: BugId) -> bool {
         id.family() == 'R'
     }
-    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> RunsOptions {
-        RunsOptions::from_seed(rng)
-    }
-    fn generate(rng: crate::rng::SeedRng, options: &RunsOptions) -> RunsScenario {
-        generate::generate(rng, options)
-    }
-    fn play(scenario: &RunsScenario, world: &WorldConfig) -> WorkloadRun {
-        run_scenario(scenario, world)
-    }
-    fn validate(scenario: &RunsScenario) -> Result<(), String> {
-        scenario.validate()
-    }
-    fn shrink_moves(scenario: &RunsScenario) -> Vec<Move<RunsScenario>> {
-        shrink::moves(scenario)
-    }
-    fn shrink_integers(scenario: &RunsScenario) -> Vec<Integer<RunsScenario>> {
-        shrink::integers(scenario)
-    }
-    fn size(scenario: &RunsScenario) -> ScenarioSize {
-        let (steps, faults) = shrink::size(scenario);
-        ScenarioSize { steps, faults }
-    }
+    crate::workload_items::workload_items!(RunsOptions, RunsScenario);
     fn play_cost(scenario: &RunsScenario) -> usize {
         shrink::play_cost(scenario)
     }

@@ -10,7 +10,6 @@ use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use serde::Serialize;
-use std::fmt;
 
 /// Message counts of the long thread of a seed that has one: around 200, 500 and 1000, exact
 /// multiples of the default page size (500) and one past them.
@@ -286,24 +285,11 @@ impl Sizes {
     }
 }
 
-impl fmt::Display for RunsOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::options_text::write_options(f, self)
-    }
-}
+crate::workload_items::options_display!(RunsOptions);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn options_are_a_function_of_the_seed() {
-        let a = RunsOptions::from_seed(SeedRng::new(11));
-        assert_eq!(a, RunsOptions::from_seed(SeedRng::new(11)));
-        assert!((1..=3).contains(&a.workers));
-        assert!((2..=8).contains(&a.runs));
-        assert!(a.flush_threshold_events >= 1 && a.page_size_events >= 2);
-    }
 
     #[test]
     fn swarming_switches_different_subsets_on_and_long_threads_are_a_share() {

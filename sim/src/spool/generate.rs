@@ -61,20 +61,3 @@ fn system_prompt(seed: SeedRng) -> String {
     let mut texts = HostileText::new(rng, HostileMix::default());
     texts.many("You are a careful coding agent. ", "k", 5)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_scenarios_validate_and_are_deterministic() {
-        for s in 0..100 {
-            let seed = SeedRng::new(s);
-            let o = SpoolSimOptions::from_seed(seed);
-            let a = generate(seed, &o);
-            assert_eq!(a, generate(seed, &o));
-            a.validate().unwrap_or_else(|e| panic!("seed {s}: {e}"));
-            assert_eq!(a.requests.len(), 2 * o.turns as usize);
-        }
-    }
-}

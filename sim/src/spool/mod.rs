@@ -19,7 +19,7 @@ pub use options::SpoolSimOptions;
 pub use scenario::SpoolScenario;
 
 use crate::coverage::Coverage;
-use crate::workload::{Integer, Move, OptionOverrides, ScenarioSize, Workload, WorkloadRun};
+use crate::workload::{Workload, WorkloadRun};
 use history::BugId;
 
 /// Plays `scenario` and checks every invariant.
@@ -64,13 +64,9 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
 pub struct SpoolWorkload;
 
 impl Workload for SpoolWorkload {
-    type Options = SpoolSimOptions;
-    type Scenario = SpoolScenario;
     const NAME: &'static str = "spool";
     const ABOUT: &'static str =
         "Request bodies streamed from histories into sealed spools and sent (J14)";
-    const SECTION: &'static str = "spool";
-    const PROBES: &'static [&'static str] = probes::PROBES;
     /// The o200k vocabulary: its journals count every row's tokens.
     const LOAD_SHARED_TABLES: Option<fn()> = Some(|| {
         let _ = history::journal::Tokenizer::o200k();
@@ -79,26 +75,5 @@ impl Workload for SpoolWorkload {
     fn covers(id: BugId) -> bool {
         id == BugId::J14
     }
-    fn from_seed(rng: crate::rng::SeedRng, _overrides: &OptionOverrides) -> SpoolSimOptions {
-        SpoolSimOptions::from_seed(rng)
-    }
-    fn generate(rng: crate::rng::SeedRng, options: &SpoolSimOptions) -> SpoolScenario {
-        generate::generate(rng, options)
-    }
-    fn play(scenario: &SpoolScenario, world: &WorldConfig) -> WorkloadRun {
-        run_scenario(scenario, world)
-    }
-    fn validate(scenario: &SpoolScenario) -> Result<(), String> {
-        scenario.validate()
-    }
-    fn shrink_moves(scenario: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
-        shrink::moves(scenario)
-    }
-    fn shrink_integers(scenario: &SpoolScenario) -> Vec<Integer<SpoolScenario>> {
-        shrink::integers(scenario)
-    }
-    fn size(scenario: &SpoolScenario) -> ScenarioSize {
-        let (steps, faults) = shrink::size(scenario);
-        ScenarioSize { steps, faults }
-    }
+    crate::workload_items::workload_items!(SpoolSimOptions, SpoolScenario);
 }

@@ -5,7 +5,6 @@
 use crate::rng::{swarm_probability, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
-use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SpoolSimOptions {
@@ -65,23 +64,4 @@ impl SpoolSimOptions {
     }
 }
 
-impl fmt::Display for SpoolSimOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::options_text::write_options(f, self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_are_a_function_of_the_seed() {
-        let a = SpoolSimOptions::from_seed(SeedRng::new(5));
-        assert_eq!(a, SpoolSimOptions::from_seed(SeedRng::new(5)));
-        assert!((8 * 1024..=48 * 1024).contains(&a.content_bytes));
-        assert!(SpoolSimOptions::quiet()
-            .to_string()
-            .contains("compress_probability = off"));
-    }
-}
+crate::workload_items::options_display!(SpoolSimOptions);

@@ -2,7 +2,7 @@
 //! [`RowSource`] over a journal's in-context rows that hands them over one at a time.
 
 use super::scenario::HistorySpec;
-use crate::journal::meaning::compression;
+use crate::compression::compression;
 use history::journal::{JournalReader, Origin, Row};
 use history::spool::{RowSource, SpoolError, SyntheticOptions, SyntheticRows};
 use std::cell::RefCell;

@@ -7,8 +7,8 @@
 use super::responder::{Loopback, Received};
 use super::scenario::{ShapeSpec, SourceKind, SpoolScenario};
 use super::source::{compressed, history_rows, prefix, JournalRows};
+use crate::compression::compression;
 use crate::disk::{SimDisk, SimDiskOptions};
-use crate::journal::meaning::compression;
 use crate::trace::Trace;
 use history::journal::{
     Block, Journal, JournalOptions, JournalReader, Origin, Row, SharedStorage, Speaker,

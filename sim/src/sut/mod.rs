@@ -5,6 +5,7 @@
 pub mod affinity;
 mod answer_lines;
 mod command;
+pub mod display_ops;
 mod liveness;
 pub mod opened;
 pub mod process;

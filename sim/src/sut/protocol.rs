@@ -6,7 +6,6 @@
 //! row reaches the system byte for byte. Nothing the system needs from a clock or a random source
 //! is left to it: requests carry every such value.
 
-use history::display::AgentIdentity;
 use history::runs::{
     run_store_op, MessageCursor, OpKind, RunEvent, RunStoreError, RunStoreOp, UserScope,
 };
@@ -18,7 +17,8 @@ use std::collections::BTreeMap;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The protocol's messages: the run-event store's requests are generated from its operation
-/// table ([`history::run_store_ops!`]), the others are listed here.
+/// table ([`history::run_store_ops!`]), the display system's from its own
+/// ([`super::display_ops::display_ops!`]), the session's are listed below.
 macro_rules! protocol_requests {
     ({$($extra:tt)*} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
         default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
@@ -52,7 +52,33 @@ macro_rules! protocol_requests {
     };
 }
 
-history::run_store_ops!(protocol_requests {
+/// The display system's requests, generated from its operation table
+/// ([`super::display_ops::display_ops!`]), join the others: the run-event store's and the
+/// session's own.
+macro_rules! display_requests {
+    ({$($extra:tt)*} $($(#[$doc:meta])* fn $name:ident $variant:ident {
+        $($field:ident: $fty:ty),* };)*) => {
+        history::run_store_ops!(protocol_requests {
+            $($extra)*
+            $($(#[$doc])* $variant { $($field: $fty),* },)*
+        });
+
+        /// The display system's ops, in the table's order.
+        pub const DISPLAY_PROTOCOL_OPS: &[&str] = &[$(stringify!($name)),*];
+
+        impl Request {
+            /// The display op this request asks, if it asks one.
+            pub fn display_op(&self) -> Option<&'static str> {
+                match self {
+                    $(Request::$variant { .. } => Some(stringify!($name)),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+super::display_ops::display_ops!(display_requests {
     /// First request: which protocol histsim speaks. The answer is [`Hello`].
     Hello { protocol: u32 },
     /// Open the system on `data_dir` (created by histsim, kept across a simulated crash).
@@ -62,23 +88,10 @@ history::run_store_ops!(protocol_requests {
     },
     /// Close cleanly (a simulated crash kills the process instead).
     Close {},
-    /// Display: replica `node`'s persister receives `rows` (one delivery batch, in order).
-    Append { node: u32, rows: Vec<String> },
-    /// Display: replica `node` answers a follow-up request: the thread's history.
-    Reconstruct {
-        node: u32,
-        thread_id: String,
-        primary: Option<AgentIdentity>,
-    },
-    /// Display, a pure projector without a store: the history of exactly these rows.
-    Project {
-        rows: Vec<String>,
-        primary: Option<AgentIdentity>,
-    },
-    /// Display, optional: every row the store holds, of every thread, in commit order. The
-    /// answer is [`StoredRows`].
-    StoredRows {},
 });
+
+/// The ops of a session with any system: greet, open, close.
+pub const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
 
 impl Request {
     /// Whether the request only reads and may be sent to the twin store ahead of its own call
@@ -95,11 +108,10 @@ impl Request {
             Request::Hello { .. } => "hello",
             Request::Open { .. } => "open",
             Request::Close {} => "close",
-            Request::Append { .. } => "append",
-            Request::Reconstruct { .. } => "reconstruct",
-            Request::Project { .. } => "project",
-            Request::StoredRows {} => "stored_rows",
-            store => store.run_store_op().map_or("", |op| op.name),
+            other => other
+                .display_op()
+                .or_else(|| other.run_store_op().map(|op| op.name))
+                .unwrap_or(""),
         }
     }
 }

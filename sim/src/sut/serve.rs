@@ -78,6 +78,33 @@ pub(crate) fn done() -> Answer {
     ok(&serde_json::Map::new())
 }
 
+/// What a served display system answers, generated from the display system's operation table
+/// ([`super::display_ops::display_ops!`]).
+macro_rules! serve_display {
+    ({} $($(#[$doc:meta])* fn $name:ident $variant:ident {
+        $($field:ident: $fty:ty),* };)*) => {
+        /// A display system served over the protocol: one method a display op, its arguments
+        /// the request's fields.
+        pub(crate) trait ServeDisplay {
+            $($(#[$doc])* fn $name(&mut self, $($field: $fty),*) -> Answer;)*
+        }
+
+        /// `request` answered by `system` when it asks a display op; by `other` otherwise.
+        pub(crate) fn dispatch_display(
+            system: &mut impl ServeDisplay,
+            request: Request,
+            other: impl FnOnce(Request) -> Answer,
+        ) -> Answer {
+            match request {
+                $(Request::$variant { $($field),* } => system.$name($($field),*),)*
+                request => other(request),
+            }
+        }
+    };
+}
+
+super::display_ops::display_ops!(serve_display {});
+
 /// A system served over the protocol: answers one request at a time.
 pub trait Served {
     fn answer(&mut self, request: Request) -> Answer;

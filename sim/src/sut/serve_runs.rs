@@ -6,7 +6,7 @@
 
 use super::protocol::{
     Count, Done, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions,
-    Opened, Request, Seqs, StoreAnswer,
+    Opened, Request, Seqs, StoreAnswer, SESSION_OPS,
 };
 use super::serve::{
     done, greeting_answer, hello, ok, refuse, Answer, PlantedSwitch, ServeOptions, Served,
@@ -19,9 +19,6 @@ use history::runs::{
 use history::{BugId, Planted};
 use std::path::Path;
 use std::sync::Arc;
-
-/// The ops of the protocol's session (the run-event store's are its table's).
-const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
 
 /// The runs ops histsim's run-event store serves: the session's and every store operation,
 /// and the capability `thread_fence` (its thread deletions fence their writers, R28).

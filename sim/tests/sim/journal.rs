@@ -5,8 +5,8 @@ use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker
 use history::{BugId, Planted};
 use sim::bugs::hunt;
 use sim::campaign::{run_campaign, CampaignConfig};
-use sim::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
 use sim::disk::Persistence;
+use sim::journal::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
 use sim::run::{run_scenario_file, run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
 use sim::workload::StoreKind;
@@ -355,7 +355,10 @@ fn the_default_faulty_disk_budget_corrupts_every_record_kind_parsably() {
     assert!(report.failures.is_empty(), "{:?}", report.failures.first());
     let (hit, missed) = report.parsable_kinds();
     assert!(missed.is_empty(), "never hit: {missed:?} (hit: {hit:?})");
-    assert_eq!(hit.len(), sim::crash::faulted::PARSABLE_PROBES.len());
+    assert_eq!(
+        hit.len(),
+        sim::journal::crash::faulted::PARSABLE_PROBES.len()
+    );
 }
 
 #[test]

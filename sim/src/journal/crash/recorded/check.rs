@@ -10,10 +10,10 @@ use model::journal::CrashModel;
 use super::log::FsOp;
 use super::states::Tracker;
 use super::RecordedReport;
-use crate::crash::check::{check_on, classify_image, Window, JOURNAL};
-use crate::crash::explore::record;
-use crate::crash::{CrashFailure, CrashOptions};
 use crate::disk::states::Image;
+use crate::journal::crash::check::{check_on, classify_image, Window, JOURNAL};
+use crate::journal::crash::explore::record;
+use crate::journal::crash::{CrashFailure, CrashOptions};
 
 /// The recorded run every state of it is checked against.
 pub(super) struct Run<'a> {

@@ -1,0 +1,92 @@
+//! What every workload folder states the same way, written once: the [`crate::workload::Workload`]
+//! items that forward to the folder's own `generate`, `run_scenario`, `shrink` and probes, its
+//! options' `Display` (one `name = value` a line), and the test every workload's seeds pass.
+//! A workload's `impl Workload` then says only what differs: its name, what it covers, its
+//! tuning.
+
+/// The [`crate::workload::Workload`] items a workload folder forwards by convention: `type
+/// Options` and `type Scenario` as given, `PROBES` from its `probes` module, `generate` from
+/// `generate::generate`, `play` from its `run_scenario`, `validate` from the scenario's own,
+/// the shrinker's moves, integers and size from `shrink` (`size` as `(steps, faults)`).
+/// `from_seed` is the options' `from_seed(rng)` unless given as `from_seed(rng, overrides) =>
+/// expression`.
+macro_rules! workload_items {
+    ($options:ty, $scenario:ty) => {
+        $crate::workload_items::workload_items!(
+            $options, $scenario, from_seed(rng, _overrides) => <$options>::from_seed(rng)
+        );
+    };
+    ($options:ty, $scenario:ty, from_seed($rng:ident, $overrides:ident) => $from_seed:expr) => {
+        type Options = $options;
+        type Scenario = $scenario;
+        const PROBES: &'static [&'static str] = probes::PROBES;
+        fn from_seed(
+            $rng: $crate::rng::SeedRng,
+            $overrides: &$crate::workload::OptionOverrides,
+        ) -> $options {
+            $from_seed
+        }
+        fn generate(rng: $crate::rng::SeedRng, options: &$options) -> $scenario {
+            generate::generate(rng, options)
+        }
+        fn play(
+            scenario: &$scenario,
+            world: &$crate::workload::WorldConfig,
+        ) -> $crate::workload::WorkloadRun {
+            run_scenario(scenario, world)
+        }
+        fn validate(scenario: &$scenario) -> Result<(), String> {
+            scenario.validate()
+        }
+        fn shrink_moves(scenario: &$scenario) -> Vec<$crate::workload::Move<$scenario>> {
+            shrink::moves(scenario)
+        }
+        fn shrink_integers(scenario: &$scenario) -> Vec<$crate::workload::Integer<$scenario>> {
+            shrink::integers(scenario)
+        }
+        fn size(scenario: &$scenario) -> $crate::workload::ScenarioSize {
+            let (steps, faults) = shrink::size(scenario);
+            $crate::workload::ScenarioSize { steps, faults }
+        }
+    };
+}
+pub(crate) use workload_items;
+
+/// `impl Display` for a workload's options: one `name = value` a line, as
+/// [`crate::options_text::write_options`] writes every serializable options struct.
+macro_rules! options_display {
+    ($options:ty) => {
+        impl std::fmt::Display for $options {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                $crate::options_text::write_options(f, self)
+            }
+        }
+    };
+}
+pub(crate) use options_display;
+
+#[cfg(test)]
+mod tests {
+    use crate::rng::SeedRng;
+    use crate::workload::OptionOverrides;
+
+    /// What every registered workload's seeds must do: the same seed derives the same options
+    /// (as printed) and the same scenario, and the scenario validates.
+    #[test]
+    fn every_workloads_seeds_derive_the_same_valid_scenario_again() {
+        let overrides = OptionOverrides::default();
+        for workload in crate::registry::REGISTRY {
+            for s in 0..200 {
+                let seed = SeedRng::new(s);
+                let (scenario, options) = workload.derive(seed, &overrides);
+                let (again, options_again) = workload.derive(seed, &overrides);
+                let name = workload.name();
+                assert_eq!(options, options_again, "{name} seed {s}: options");
+                assert_eq!(scenario, again, "{name} seed {s}");
+                workload
+                    .validate(&scenario)
+                    .unwrap_or_else(|e| panic!("{name} seed {s}: {e}"));
+            }
+        }
+    }
+}
