@@ -118,13 +118,14 @@ mod tests {
             .keys()
             .all(|f| !f.contains("/runs/")));
         // The line's sync fails: the deletion is not made, and a power cut keeps the rows.
-        store.put_batch(vec![event("r1", "c")]).expect("writes");
+        // A new run: r1 was fenced by the thread's deletion above (R28).
+        store.put_batch(vec![event("r3", "c")]).expect("writes");
         store
             .host
             .disk
             .borrow()
             .fail("threads/t/deletions.jsonl", FaultOp::Sync);
-        assert!(store.delete_by_run("t", "r1", &UserScope::All).is_err());
+        assert!(store.delete_by_run("t", "r3", &UserScope::All).is_err());
         store.restart(0).expect("reopens");
         assert_eq!(store.count_messages("t"), Ok(1));
     }
