@@ -8,7 +8,7 @@
 use super::client::Client;
 use super::record::*;
 use super::state::*;
-use history::runs::{current, Category, NewRunEvent, THREAD_FENCE};
+use history::runs::{current, Category, THREAD_FENCE};
 use serde_json::json;
 
 /// Whether a deletion of run `r`'s thread came after the run started: a write of the run now
@@ -82,17 +82,13 @@ impl Client {
         {
             return;
         }
-        let spec = &world.scenario.runs[r];
-        let event = NewRunEvent {
-            thread_id: world.thread_id(&spec.thread),
-            run_id: spec.id.clone(),
-            user_id: spec.user.clone(),
-            event_type: current::WORKSPACE_CHANGES.to_string(),
-            category: Category::Workspace,
-            content: json!({ "late": true }).into(),
-            metadata: json!({}),
-            created_at_ns: now_ns(),
-        };
+        let event = super::store_calls::client_event(
+            world,
+            r,
+            current::WORKSPACE_CHANGES,
+            Category::Workspace,
+            json!({ "late": true }),
+        );
         let answer = world.both(|s| s.put_batch(vec![event.clone()]));
         let op = world.next_op();
         let at_us = super::state::now_us();

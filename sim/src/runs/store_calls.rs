@@ -22,6 +22,28 @@ pub const DELETE_OPS: [&str; 4] = [
 pub const PUT_IF_ABSENT: &str = "put_if_absent";
 pub const LIST_MESSAGES_BY_RUN: &str = "list_messages_by_run";
 
+/// A row the client writes for run `r` itself (a receipt, a late write): the run's ids from
+/// its script, stamped now.
+pub(super) fn client_event(
+    world: &World,
+    r: usize,
+    event_type: &str,
+    category: Category,
+    content: serde_json::Value,
+) -> NewRunEvent {
+    let spec = &world.scenario.runs[r];
+    NewRunEvent {
+        thread_id: world.thread_id(&spec.thread),
+        run_id: spec.id.clone(),
+        user_id: spec.user.clone(),
+        event_type: event_type.to_string(),
+        category,
+        content: content.into(),
+        metadata: json!({}),
+        created_at_ns: now_ns(),
+    }
+}
+
 /// Every message of one run by paging `list_messages_by_run` (forward with `after`, backward
 /// with `before`), the pages in the order they were read.
 pub(super) fn run_pages(
@@ -111,17 +133,13 @@ impl Client {
         {
             return;
         }
-        let spec = &world.scenario.runs[r];
-        let event = NewRunEvent {
-            thread_id: world.thread_id(&spec.thread),
-            run_id: spec.id.clone(),
-            user_id: spec.user.clone(),
-            event_type: current::RUN_DELIVERY.to_string(),
-            category: Category::Outputs,
-            content: json!({ "attempt": attempt }).into(),
-            metadata: json!({}),
-            created_at_ns: now_ns(),
-        };
+        let event = client_event(
+            world,
+            r,
+            current::RUN_DELIVERY,
+            Category::Outputs,
+            json!({ "attempt": attempt }),
+        );
         let answer = world.both(|s| s.put_if_absent(event.clone()));
         let op = world.next_op();
         let created = |a: &Answer<(RunEvent, bool)>| match a {
