@@ -126,21 +126,7 @@ fn end_with_a_deletion(mut ops: Vec<Op>, runs: &[RunSpec], rng: &mut ChaCha8Rng)
 mod tests {
     use super::*;
     use crate::rng::{SeedRng, Stream};
-
-    fn run(id: &str, thread: &str) -> RunSpec {
-        RunSpec {
-            id: id.into(),
-            thread: thread.into(),
-            worker: 0,
-            user: None,
-            summarize: None,
-            stop: super::super::scenario::Stop::End,
-            messages: Vec::new(),
-            tasks: Vec::new(),
-            model_input: Default::default(),
-            nested: Vec::new(),
-        }
-    }
+    use crate::runs::generate_thread_ops::tests::run;
 
     #[test]
     fn late_writes_follow_deletions_of_their_thread_only() {

@@ -107,12 +107,13 @@ pub fn through_the_api(mut ops: Vec<Op>, options: &RunsOptions, mut rng: ChaCha8
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::rng::{SeedRng, Stream};
     use crate::runs::scenario::RunSpec;
 
-    fn run(id: &str, thread: &str) -> RunSpec {
+    /// A run of `thread` with no messages: what the thread generators look at.
+    pub(in crate::runs) fn run(id: &str, thread: &str) -> RunSpec {
         RunSpec {
             id: id.into(),
             thread: thread.into(),
