@@ -13,8 +13,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use sim::display::world::TICK_MS as DISPLAY_TICK_MS;
 use sim::display::{DisplayScenario, DisplayWorkload};
 use sim::run::{run_seed, scenario_of, RunConfig};
+use sim::runs::play::world::TICK_MS as RUNS_TICK_MS;
 use sim::runs::scenario::{MessageSpec, Op, RunsScenario};
-use sim::runs::world::TICK_MS as RUNS_TICK_MS;
 use sim::runs::RunsWorkload;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -34,7 +34,7 @@ const ROW_BYTES: usize = 400;
 const REQUEST_BYTES: usize = 32;
 const ANSWER_BYTES: usize = 2048;
 
-/// The builder settings both worlds use (sim/src/display/world.rs, sim/src/runs/world.rs).
+/// The builder settings both worlds use (sim/src/display/world.rs, sim/src/runs/play/world.rs).
 fn builder(network_seed: u64, tick_ms: u64) -> turmoil::Builder {
     let mut b = turmoil::Builder::new();
     b.rng_seed(network_seed)

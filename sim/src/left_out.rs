@@ -17,7 +17,7 @@ pub const STORE_CRASH: &str = "store_crash";
 /// OP)`.
 const NOT_SERVED: &str = "(the system does not serve ";
 
-/// How the runs world says it left a store crash out (`runs::state::STORE_CRASH_LEFT_OUT`).
+/// How the runs world says it left a store crash out (`runs::play::state::STORE_CRASH_LEFT_OUT`).
 const STORE_CRASH_PREFIX: &str = "store crash:";
 
 /// How the display world says a declared known difference weakened a rule: `RULE for ID (the

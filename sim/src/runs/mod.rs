@@ -3,66 +3,28 @@
 //! failing, readers paginating both views, and users rating old and new answers, checked against
 //! [`model::runs`] and across both store backends.
 //!
-//! Seed -> [`generate`] -> [`RunsScenario`] -> [`world::play`] -> [`check::check`] against the
-//! model of the [`truth`] the workers emitted.
+//! Three phases: seed -> [`generate`] -> [`RunsScenario`] -> [`play::world::play`] ->
+//! [`check::check`] against the model of the [`check::truth`] the workers emitted.
 
-pub mod answer_rules;
 pub mod check;
-mod client;
-pub mod context;
-mod event_calls;
-pub mod event_rules;
-pub mod everywhere_rules;
-mod feedback_calls;
-mod feedback_ops;
 pub mod feedback_record;
-pub mod feedback_rules;
-mod fence_calls;
-pub mod fence_rules;
 pub mod generate;
-mod generate_event_ops;
-mod generate_late_writes;
-mod generate_store_ops;
-mod generate_thread_ops;
-mod generate_user_ops;
-pub mod host;
-pub mod hosted;
-pub mod journal_rules;
-pub mod jsonl_host;
 pub mod long_traces;
-mod map;
 mod message_validation;
 pub mod model_input;
 pub mod nested;
 mod op_validation;
 pub mod options;
-mod picture;
-pub mod probes;
-pub mod reads;
+pub mod play;
 pub mod record;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
-mod sqlite_pool;
-mod state;
-mod store_calls;
-pub mod store_rules;
-pub mod stored;
-pub mod summary_rules;
-pub mod system;
-mod tap;
 pub mod tasks;
-mod thread_calls;
-pub mod thread_rules;
-pub mod tight_windows;
-pub mod truth;
-mod user_calls;
-pub mod user_rules;
-mod weaving;
-mod worker;
-pub mod world;
 
+use check::probes;
 pub use options::RunsOptions;
+use record::{ReadKind, WorldRecord};
 pub use scenario::RunsScenario;
 
 use crate::sut::serve::StartServed;
@@ -72,7 +34,7 @@ use std::fmt::Write as _;
 
 /// Plays `scenario` and checks every invariant.
 pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRun {
-    let record = world::play(scenario, config);
+    let record = play::world::play(scenario, config);
     let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
@@ -100,9 +62,9 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
         .then(|| describe(scenario, &record, config.store));
     let picture = config
         .keep_trace
-        .then(|| picture::facts(scenario, &record, config.store));
+        .then(|| check::picture::facts(scenario, &record, config.store));
     let mut coverage = crate::coverage::Coverage::default();
-    probes::probes(scenario, &record, &mut coverage);
+    check::probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
         sut_log: record.sut_log,
         left_out: record.left_out,
@@ -136,10 +98,10 @@ fn show(out: &mut String, lines: &[String]) {
 
 /// Every /history answer of the primary store, every summarized checkpoint, and the model's
 /// history of each thread, for `histsim replay --trace`.
-fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: StoreKind) -> String {
+fn describe(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> String {
     let mut out = String::new();
     for read in &record.reads {
-        let world::ReadKind::Views { history, .. } = &read.kind else {
+        let ReadKind::Views { history, .. } = &read.kind else {
             continue;
         };
         let _ = writeln!(out, "  /history of {} at {}us:", read.thread, read.at_us);
@@ -182,7 +144,7 @@ fn describe(scenario: &RunsScenario, record: &world::WorldRecord, primary: Store
             .collect();
         show(&mut out, &lines);
     }
-    let mut snapshots = truth::Snapshots::new(scenario, &record.truth);
+    let mut snapshots = check::truth::Snapshots::new(scenario, &record.truth);
     let truth = snapshots.at_end();
     for (key, tid) in &scenario.threads {
         let _ = writeln!(out, "  the model's history of {key}:");
@@ -213,7 +175,7 @@ impl Workload for RunsWorkload {
     const ABOUT: &'static str =
         "Run journals, the run-event stores, summarization, the views and feedback (R IDs)";
     const HAS_LIVENESS_PHASE: bool = true;
-    const SUT_OPS: &'static [&'static str] = &system::RUNS_OPS;
+    const SUT_OPS: &'static [&'static str] = &play::system::RUNS_OPS;
     const SERVE: Option<StartServed> = Some(crate::sut::serve_runs::start);
     /// The only workload with a JSONL store: it plays the pair's first slot.
     const STORES: &'static [StoreKind] = &[StoreKind::Memory, StoreKind::Sqlite, StoreKind::Jsonl];

@@ -4,7 +4,7 @@
 //! in order.
 //!
 //! A random seed is turned into one of these by [`super::generate`]; a scenario file holds one
-//! written by hand or by the shrinker. The world ([`super::world`]) plays it; nothing else about a
+//! written by hand or by the shrinker. The world ([`super::play::world`]) plays it; nothing else about a
 //! run is random except turmoil's network jitter, which `network_seed` fixes.
 //!
 //! Message texts are unique per thread (the checkers identify a message by its text), so

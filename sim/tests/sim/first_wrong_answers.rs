@@ -6,9 +6,10 @@
 use history::BugId;
 use sim::outcome::Violation;
 use sim::run::run_scenario_file;
+use sim::runs::check;
+use sim::runs::play::world;
 use sim::runs::record::{Both, WorldRecord};
 use sim::runs::scenario::RunsScenario;
-use sim::runs::{check, world};
 use sim::scenario_file::ScenarioFile;
 use sim::workload::{StoreKind, WorldConfig};
 use std::path::{Path, PathBuf};

@@ -172,14 +172,16 @@ fn the_caller_rules_row_is_complete() {
         .find(|r| r.id() == "sut.last_visible.middleware_caller")
         .expect("the caller rule has a row");
     assert!(row.cells.iter().all(|c| !c.starts_with("none:")), "{row:?}");
-    assert!(tokens(&row.cells[3]).contains(&"sim/src/runs/generate_event_ops.rs::add_callers"));
+    assert!(
+        tokens(&row.cells[3]).contains(&"sim/src/runs/generate/generate_event_ops.rs::add_callers")
+    );
     assert_eq!(tokens(&row.cells[4]), ["runs.feature.middleware_caller"]);
     assert!(tokens(&row.cells[5]).contains(&"R18"));
 }
 
 #[test]
 fn rows_are_read_from_the_section_and_their_cells_judged() {
-    let text = "## Other\n| `x.y` | a | b | c | d | e |\n\n## Documented rules\n\n| rule | r | s | g | p | c |\n|---|---|---|---|---|---|\n| `a.b` | it | S | none: drawn by hand | `runs.feature.last_answers` | `R18` |\n| `a.c` | it | S | `sim/src/runs/generate.rs::nope` | none: | `Q7` |\n\n## Next\n| `z.z` | |\n";
+    let text = "## Other\n| `x.y` | a | b | c | d | e |\n\n## Documented rules\n\n| rule | r | s | g | p | c |\n|---|---|---|---|---|---|\n| `a.b` | it | S | none: drawn by hand | `runs.feature.last_answers` | `R18` |\n| `a.c` | it | S | `sim/src/runs/generate/mod.rs::nope` | none: | `Q7` |\n\n## Next\n| `z.z` | |\n";
     let rows = rule_rows(text);
     assert_eq!(rows.iter().map(Row::id).collect::<Vec<_>>(), ["a.b", "a.c"]);
     let probes = probes();

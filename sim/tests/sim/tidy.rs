@@ -352,3 +352,66 @@ fn model_depends_on_nothing_of_ours_and_history_neither_on_sim_nor_model() {
         );
     }
 }
+
+/// The modules of `graph` inside `from` that depend on a module inside `to`.
+fn crossings(
+    graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    from: &[&str],
+    to: &[&str],
+) -> Vec<String> {
+    let inside = |m: &[String], dir: &[&str]| m.len() >= dir.len() && m[..dir.len()] == *dir;
+    graph
+        .iter()
+        .filter(|(m, _)| inside(m, from))
+        .flat_map(|(m, deps)| {
+            deps.iter()
+                .filter(|d| inside(d, to))
+                .map(move |d| format!("{} -> {}", m.join("::"), d.join("::")))
+        })
+        .collect()
+}
+
+#[test]
+fn the_runs_phases_stay_apart() {
+    let graph = module_graph(&workspace().join("sim").join("src"));
+    for phase in ["generate", "play", "check"] {
+        assert!(
+            graph
+                .keys()
+                .any(|m| m.len() > 2 && m[..2] == ["runs", phase]),
+            "runs::{phase} has no module: the graph was not read"
+        );
+    }
+    // Play appends observations and check reads them: neither names the other, and the
+    // generator names neither (what all three share sits at the top of `runs/`).
+    let mut problems = Vec::new();
+    for (from, to) in [
+        ("play", "check"),
+        ("check", "play"),
+        ("generate", "play"),
+        ("generate", "check"),
+    ] {
+        problems.extend(crossings(&graph, &["runs", from], &["runs", to]));
+    }
+    assert!(
+        problems.is_empty(),
+        "a phase of the runs workload imports another (move what both need to the top of sim/src/runs/): {}",
+        problems.join(", ")
+    );
+}
+
+#[test]
+fn a_crossing_between_phases_is_found() {
+    let m = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+    let mut graph = BTreeMap::new();
+    graph.insert(m("runs::play::tap"), BTreeSet::from([m("runs::record")]));
+    assert!(crossings(&graph, &["runs", "play"], &["runs", "check"]).is_empty());
+    graph.insert(
+        m("runs::play::client"),
+        BTreeSet::from([m("runs::check::truth")]),
+    );
+    assert_eq!(
+        crossings(&graph, &["runs", "play"], &["runs", "check"]),
+        ["runs::play::client -> runs::check::truth"]
+    );
+}

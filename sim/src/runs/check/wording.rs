@@ -1,9 +1,9 @@
 //! How the runs rules word what they saw: a read's place and simulated time, absent values,
 //! lists and answers, the way a user of the store reads them (never Rust's debug form).
 
+use super::context::Context;
 use crate::divergence::{Divergence, TraceMark};
 use crate::outcome::Pointer;
-use crate::runs::context::Context;
 use crate::runs::record::{
     Answer, Both, DeletionRecord, Read, ReadKind, ReceiptRecord, ThreadDeletionRecord,
 };
@@ -31,7 +31,7 @@ impl Asked {
     pub(crate) fn of(cx: &Context<'_>, read: &Read) -> Self {
         let run = |r: usize| cx.scenario.runs.get(r).map_or("", |r| r.id.as_str());
         let t = &read.thread;
-        // The words that open the read's line in the trace (`sim/src/runs/client.rs` and the
+        // The words that open the read's line in the trace (`sim/src/runs/play/client.rs` and the
         // `*_calls.rs` beside it), up to where its answer begins.
         let (op, line) = match &read.kind {
             ReadKind::Views { .. } => ("views", format!("views {t} count=")),

@@ -1,0 +1,262 @@
+//! Thread deletions and the eras they begin. `delete_by_thread` of a thread whose runs have all
+//! stopped leaves it empty, and an empty thread starts over: its next row is numbered 1, as
+//! both of DeerFlow's stores do (the memory store forgets its counter, the DB store numbers
+//! from `MAX(seq)` of no row). A thread's rows since it was last emptied are its current era;
+//! the rules about one continuous numbering (R5, R13) and about what the store holds (R3, R12,
+//! R14, R15) compare within an era. R23 is the deletion itself: it removes every row of the
+//! thread and counts them, the thread then reads empty everywhere, and its next row is
+//! numbered 1. Where the two backends answered a thread deletion differently, R9.
+
+use super::context::Context;
+use super::wording::{alike, answered, at_write, client_store, differ, row_seqs, Call};
+use crate::divergence::TraceMark;
+use crate::outcome::Findings;
+use crate::runs::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
+use history::runs::RunEvent;
+use history::BugId;
+
+/// The op of the last thread deletion of `thread_id` before `op` (0 when none): the rows of the
+/// thread written at or after it are the era `op` falls in.
+pub fn era_start(record: &WorldRecord, thread_id: &str, op: u64) -> u64 {
+    record
+        .thread_deletions
+        .iter()
+        .filter(|d| d.thread_id == thread_id && d.op < op)
+        .map(|d| d.op)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether a thread deletion before `op` removed the written row `w`.
+pub fn thread_deleted_before(record: &WorldRecord, w: &Written, op: u64) -> bool {
+    w.op < era_start(record, &w.event.thread_id, op)
+}
+
+/// Whether any thread deletion of the world removed the written row `w`.
+pub fn deleted_with_thread(record: &WorldRecord, w: &Written) -> bool {
+    thread_deleted_before(record, w, u64::MAX)
+}
+
+/// The rows the thread held when `d` deleted it: every row written to it in its era and not
+/// deleted with its run since.
+pub fn held_rows<'a>(
+    record: &'a WorldRecord,
+    d: &'a ThreadDeletionRecord,
+) -> impl Iterator<Item = &'a Written> + 'a {
+    let since = era_start(record, &d.thread_id, d.op);
+    (record.written.iter())
+        .filter(move |w| w.event.thread_id == d.thread_id && since <= w.op && w.op < d.op)
+        .filter(move |w| {
+            !record.deletions.iter().any(|r| {
+                w.op < r.op
+                    && r.op < d.op
+                    && r.run_id == w.event.run_id
+                    && r.thread_id == d.thread_id
+            })
+        })
+}
+
+/// How many rows the thread held when `d` deleted it.
+fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
+    held_rows(record, d).count() as u64
+}
+
+/// R23: `delete_by_thread` removes every row of the thread and answers how many; right after,
+/// the thread reads empty everywhere (`max_seq` 0, no message, a count of 0, no event of any
+/// of its runs), and the next row written to it is numbered 1.
+pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
+    for d in &cx.record.thread_deletions {
+        let what = format!("delete_by_thread({})", d.thread);
+        let held = rows_held(cx.record, d);
+        let slot = cx.record.first_slot;
+        let call = Call::thread_deletion(d);
+        let rows = format!("{held} rows deleted");
+        for (stores, n) in alike(&d.deleted, slot) {
+            match n {
+                Ok(n) if *n != held => f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        "delete_by_thread",
+                        &stores,
+                        format!("{n} rows deleted"),
+                        &rows,
+                    ),
+                    format!(
+                        "op {}: {what}: {stores} deleted {n} rows, the thread had {held}",
+                        d.op
+                    ),
+                ),
+                Err(e) => f.add_at(
+                    BugId::R23,
+                    call.answered("delete_by_thread", &stores, format!("error {e}"), &rows),
+                    format!("op {}: {what} failed on {stores}: {e}", d.op),
+                ),
+                Ok(_) => {}
+            }
+        }
+        reads_after_show_it_empty(cx, d, &what, f);
+        next_write_is_numbered_one(cx, d, &what, f);
+    }
+}
+
+/// R23's reads right after the deletion: `max_seq` 0, a count of 0, no message and no event of
+/// any of the thread's runs.
+fn reads_after_show_it_empty(
+    cx: &Context<'_>,
+    d: &ThreadDeletionRecord,
+    what: &str,
+    f: &mut Findings,
+) {
+    let slot = cx.record.first_slot;
+    let call = Call::thread_deletion(d);
+    for (stores, seq) in alike(&d.max_seq_after, slot) {
+        if let Ok(seq) = seq {
+            if *seq != 0 {
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        "max_seq after delete_by_thread",
+                        &stores,
+                        format!("max_seq {seq}"),
+                        "max_seq 0",
+                    ),
+                    format!("op {}: after {what}, max_seq on {stores} is {seq}, not 0: the thread was not emptied", d.op),
+                );
+            }
+        }
+    }
+    for (stores, count) in alike(&d.count_after, slot) {
+        if let Ok(c) = count {
+            if *c != 0 {
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        "count_messages after delete_by_thread",
+                        &stores,
+                        format!("{c} messages"),
+                        "0 messages",
+                    ),
+                    format!(
+                        "op {}: after {what}, count_messages on {stores} is {c}",
+                        d.op
+                    ),
+                );
+            }
+        }
+    }
+    for (read, both) in [
+        ("list_messages", &d.messages_after),
+        ("list_events of its runs", &d.events_after),
+    ] {
+        for (stores, rows) in alike(both, slot) {
+            if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {
+                let n = rows.as_ref().map_or(0, Vec::len);
+                f.add_at(
+                    BugId::R23,
+                    call.answered(
+                        &format!("{read} after delete_by_thread"),
+                        &stores,
+                        format!("{n} rows, first seq {} of {}", left.seq, left.run_id),
+                        "no row",
+                    ),
+                    format!(
+                        "op {}: {}",
+                        d.op,
+                        left_behind(what, read, &stores, left, rows)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// What a read after a thread deletion still showed, in words.
+fn left_behind(
+    what: &str,
+    read: &str,
+    stores: &str,
+    first: &RunEvent,
+    rows: &Answer<Vec<RunEvent>>,
+) -> String {
+    let n = rows.as_ref().map_or(0, Vec::len);
+    format!(
+        "after {what}, {read} on {stores} still shows {n} rows, first seq {} of {} ({})",
+        first.seq, first.run_id, first.event_type
+    )
+}
+
+/// R23's last clause: the first row the store accepted on the thread after the deletion is
+/// numbered 1 (the deleted rows' numbers are the old era's).
+fn next_write_is_numbered_one(
+    cx: &Context<'_>,
+    d: &ThreadDeletionRecord,
+    what: &str,
+    f: &mut Findings,
+) {
+    let next = cx
+        .record
+        .written
+        .iter()
+        .find(|w| w.op > d.op && w.event.thread_id == d.thread_id);
+    if let Some(w) = next {
+        if w.event.seq != 1 {
+            let by = client_store(cx);
+            let seq = format!("seq {}", w.event.seq);
+            f.add_at(
+                BugId::R23,
+                at_write(w, by, seq, "seq 1").and(TraceMark::at(d.at_us, Call::thread_deletion(d).mark)),
+                format!(
+                    "op {}: after {what}, the thread's next row ({} of {}) is numbered {}, not 1: the thread was not emptied",
+                    d.op,
+                    w.event.event_type, w.event.run_id, w.event.seq
+                ),
+            );
+        }
+    }
+}
+
+/// R9 for thread deletions: both backends answer the deletion and the reads after it alike.
+pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
+    let slot = cx.record.first_slot;
+    for d in &cx.record.thread_deletions {
+        let count = |n: &u64| format!("{n} rows");
+        let max_seq = |n: &u64| format!("max_seq {n}");
+        let calls = vec![
+            (
+                "delete_by_thread",
+                differ(&d.deleted, |n| format!("{n} rows deleted")),
+            ),
+            (
+                "max_seq after delete_by_thread",
+                differ(&d.max_seq_after, max_seq),
+            ),
+            (
+                "count_messages after delete_by_thread",
+                differ(&d.count_after, count),
+            ),
+            (
+                "list_messages after delete_by_thread",
+                differ(&d.messages_after, |r| row_seqs(r)),
+            ),
+            (
+                "list_events after delete_by_thread",
+                differ(&d.events_after, |r| row_seqs(r)),
+            ),
+        ];
+        if let Some(pointer) = Call::thread_deletion(d).first_apart(slot, calls) {
+            f.add_at(
+                BugId::R9,
+                pointer,
+                format!(
+                    "op {}: delete_by_thread({}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
+                    d.op,
+                    d.thread,
+                    answered(&d.deleted.memory),
+                    answered(&d.max_seq_after.memory),
+                    answered(&d.deleted.sqlite),
+                    answered(&d.max_seq_after.sqlite)
+                ),
+            );
+        }
+    }
+}

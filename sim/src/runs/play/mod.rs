@@ -1,0 +1,19 @@
+//! Play: the simulated deployment that plays a scenario, through the stores, hosts and clocks it
+//! keeps live, and appends what happened to the observation log the checks read.
+
+pub(in crate::runs) mod client;
+pub(in crate::runs) mod event_calls;
+pub(in crate::runs) mod feedback_calls;
+pub(in crate::runs) mod fence_calls;
+pub mod host;
+pub mod hosted;
+pub mod jsonl_host;
+pub(in crate::runs) mod sqlite_pool;
+pub(in crate::runs) mod state;
+pub(in crate::runs) mod store_calls;
+pub mod system;
+pub(in crate::runs) mod tap;
+pub(in crate::runs) mod thread_calls;
+pub(in crate::runs) mod user_calls;
+pub(in crate::runs) mod worker;
+pub mod world;

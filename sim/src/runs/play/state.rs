@@ -1,0 +1,296 @@
+//! The state every host of the runs world shares: both backends, the ground-truth log, and what
+//! the driving loop and the client know about the runs.
+
+use crate::runs::record::*;
+use crate::runs::scenario::RunsScenario;
+use crate::runs::script::Emission;
+use crate::trace::Trace;
+use crate::workload::StoreKind;
+use history::runs::{
+    Checkpointer, FeedbackStore, JournalEntry, RunEventStore, RunStoreError, ViewOptions,
+};
+use history::Planted;
+use model::runs::RunOutcome;
+use serde::Serialize;
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, Ipv4Addr};
+use std::rc::Rc;
+use std::time::Duration;
+
+pub(in crate::runs) const WORKER_PORT: u16 = 7100;
+/// Seconds since the Unix epoch at simulated time zero: created_at values are deterministic.
+pub(in crate::runs) const EPOCH_SECS: u64 = 1_700_000_000;
+/// Upper bound on simulated time: a world that has not finished by then is broken.
+pub(in crate::runs) const SIMULATION_SECS: u64 = 300;
+/// How long the client waits for a worker to acknowledge a dispatch.
+pub(in crate::runs) const DISPATCH_TIMEOUT_MS: u64 = 200;
+/// Why a store crash is left out (the report adds ", which the system under test does not
+/// serve").
+pub(in crate::runs) const STORE_CRASH_LEFT_OUT: &str =
+    "store crash: a restart that keeps the store's data (it declares no durability)";
+/// A paginated read gives up after this many pages (a store whose cursor never ends).
+pub(in crate::runs) const PAGES_MAX: usize = 100_000;
+
+/// The limit of a read of everything (a whole thread, a whole run): above any thread's rows,
+/// and the largest a SQL store binds (SQLite's integers are signed 64-bit; DeerFlow's DB store
+/// passes the limit through, and Python's sqlite3 refuses a larger one with an OverflowError).
+pub(in crate::runs) const WHOLE_READ: usize = i64::MAX as usize;
+
+#[derive(Default)]
+pub(in crate::runs) struct Log {
+    pub(in crate::runs) truth: Vec<(u64, usize, TruthEvent)>,
+    pub(in crate::runs) emitted: Vec<Vec<EmittedEvent>>,
+    pub(in crate::runs) written: Vec<Written>,
+    pub(in crate::runs) write_disagreements: Vec<WriteDisagreement>,
+    pub(in crate::runs) write_errors: Vec<WriteError>,
+    pub(in crate::runs) durable_acked: Vec<Written>,
+    pub(in crate::runs) store_restarts: Vec<StoreRestart>,
+    pub(in crate::runs) reads: Vec<Read>,
+    pub(in crate::runs) ratings: Vec<RatingRecord>,
+    pub(in crate::runs) summaries: Vec<SummaryRecord>,
+    pub(in crate::runs) deletions: Vec<DeletionRecord>,
+    pub(in crate::runs) receipts: Vec<ReceiptRecord>,
+    pub(in crate::runs) feedback: Vec<crate::runs::feedback_record::FeedbackEntry>,
+    pub(in crate::runs) thread_deletions: Vec<ThreadDeletionRecord>,
+    pub(in crate::runs) everywhere_deletions: Vec<EverywhereDeletionRecord>,
+    pub(in crate::runs) late_writes: Vec<LateWriteRecord>,
+}
+
+pub(in crate::runs) struct World {
+    pub(in crate::runs) scenario: RunsScenario,
+    pub(in crate::runs) expanded: Vec<Vec<Emission>>,
+    pub(in crate::runs) primary: StoreKind,
+    pub(in crate::runs) planted: Planted,
+    /// The pair of stores whose answers R9 compares: histsim's memory and SQLite backends, or
+    /// a system under test opened twice, as its `memory` and its `sqlite` store.
+    pub(in crate::runs) memory: Rc<dyn RunEventStore>,
+    pub(in crate::runs) sqlite: Rc<dyn RunEventStore>,
+    /// The stores in child processes, for their stderr logs.
+    pub(in crate::runs) suts: Vec<Rc<super::system::OverProtocolStore>>,
+    /// The hosts store crashes kill and restart, by slot name: the `sqlite` store's (none: an
+    /// in-memory database, in a world that schedules no store crash), and the `jsonl` one's
+    /// when it plays the first slot.
+    pub(in crate::runs) hosts: Vec<(&'static str, Rc<dyn super::host::StoreHost>)>,
+    /// The first store's name in the trace and in findings: `memory` or `jsonl`.
+    pub(in crate::runs) first_slot: &'static str,
+    /// The first protocol breach of a store in a child process: the world ends broken.
+    pub(in crate::runs) breach: super::system::BreachSlot,
+    /// What the checks did not ask of the system under test, counted.
+    pub(in crate::runs) left_out: RefCell<crate::coverage::Coverage>,
+    pub(in crate::runs) checkpointer: Checkpointer,
+    pub(in crate::runs) feedback: FeedbackStore,
+    pub(in crate::runs) trace: Rc<RefCell<Trace>>,
+    pub(in crate::runs) log: RefCell<Log>,
+    pub(in crate::runs) next_op: Cell<u64>,
+    /// Runs playing now, with their worker.
+    pub(in crate::runs) running: RefCell<BTreeMap<usize, u8>>,
+    pub(in crate::runs) started: RefCell<BTreeSet<usize>>,
+    pub(in crate::runs) outcomes: RefCell<BTreeMap<usize, RunOutcome>>,
+    /// Runs whose dispatch attempt is over (acknowledged or not).
+    pub(in crate::runs) settled: RefCell<BTreeSet<usize>>,
+    /// Per run: the message dumps the client saw streamed live.
+    pub(in crate::runs) streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
+    /// Runs still playing when the liveness bound ran out after the last op.
+    pub(in crate::runs) stuck: RefCell<Vec<usize>>,
+    /// Set when every run had stopped after the last op: the simulated ms it took.
+    pub(in crate::runs) stopped_after_ms: Cell<Option<u64>>,
+}
+
+pub(in crate::runs) fn now_us() -> u64 {
+    turmoil::sim_elapsed()
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+pub(in crate::runs) fn now_ns() -> i64 {
+    turmoil::since_epoch()
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+pub(in crate::runs) fn any_addr(port: u16) -> (IpAddr, u16) {
+    (IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+}
+
+pub(in crate::runs) async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+pub(in crate::runs) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
+    r.map_err(|e| {
+        let text = e.to_string();
+        // A system's fence refusal reads as histsim's own (R28 knows it by its start).
+        if e.is_thread_deleted() && !text.starts_with(FENCE_REFUSED) {
+            format!("{FENCE_REFUSED}{text}")
+        } else {
+            text
+        }
+    })
+}
+
+pub(in crate::runs) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {
+    match a {
+        Ok(v) => crate::json_digest::json_xxh3(v),
+        Err(e) => xxhash_rust::xxh3::xxh3_64(e.as_bytes()),
+    }
+}
+
+impl World {
+    pub(in crate::runs) fn next_op(&self) -> u64 {
+        let op = self.next_op.get();
+        self.next_op.set(op + 1);
+        op
+    }
+
+    pub(in crate::runs) fn record(&self, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(now_us(), event);
+    }
+
+    pub(in crate::runs) fn record_at(&self, at_us: u64, event: std::fmt::Arguments<'_>) {
+        self.trace.borrow_mut().record(at_us, event);
+    }
+
+    pub(in crate::runs) fn store(&self, kind: StoreKind) -> &dyn RunEventStore {
+        match kind {
+            StoreKind::Memory | StoreKind::Jsonl => &*self.memory,
+            StoreKind::Sqlite => &*self.sqlite,
+        }
+    }
+
+    pub(in crate::runs) fn both<T: PartialEq>(
+        &self,
+        f: impl Fn(&dyn RunEventStore) -> Result<T, RunStoreError>,
+    ) -> Both<Answer<T>> {
+        let (memory, sqlite) = super::system::ask_both(&self.suts, &*self.memory, &*self.sqlite, f);
+        Both::new(text_of(memory), text_of(sqlite))
+    }
+
+    /// Whether every store of the pair serves `op` (histsim's own serve every op).
+    pub(in crate::runs) fn serves(&self, op: &str) -> bool {
+        self.suts.iter().all(|s| s.serves(op))
+    }
+
+    pub(in crate::runs) fn thread_id(&self, key: &str) -> String {
+        self.scenario.threads.get(key).cloned().unwrap_or_default()
+    }
+
+    pub(in crate::runs) fn view_options(&self) -> ViewOptions {
+        ViewOptions {
+            page_size_events: self.scenario.page_size_events,
+            planted: self.planted,
+        }
+    }
+
+    pub(in crate::runs) fn truth(&self, run: usize, event: TruthEvent) {
+        let op = self.next_op();
+        self.log.borrow_mut().truth.push((op, run, event));
+    }
+
+    pub(in crate::runs) fn start_run(&self, run: usize, worker: u8) {
+        self.started.borrow_mut().insert(run);
+        self.running.borrow_mut().insert(run, worker);
+        self.truth(run, TruthEvent::Start);
+        self.record(format_args!(
+            "worker-{worker} start {}",
+            self.scenario.runs[run].id
+        ));
+    }
+
+    pub(in crate::runs) fn stop_run(&self, run: usize, outcome: RunOutcome, at_us: u64) {
+        if self.running.borrow_mut().remove(&run).is_none() {
+            return;
+        }
+        self.outcomes.borrow_mut().insert(run, outcome);
+        self.truth(run, TruthEvent::Stop(outcome));
+        self.record_at(
+            at_us,
+            format_args!("stop {} {outcome:?}", self.scenario.runs[run].id),
+        );
+    }
+
+    /// A worker crashed: every run it was playing is killed.
+    pub(in crate::runs) fn kill_worker(&self, worker: u8, at_us: u64) {
+        let victims: Vec<usize> = self
+            .running
+            .borrow()
+            .iter()
+            .filter(|(_, w)| **w == worker)
+            .map(|(r, _)| *r)
+            .collect();
+        self.record_at(
+            at_us,
+            format_args!("crash worker-{worker} kills {} runs", victims.len()),
+        );
+        for run in victims {
+            self.stop_run(run, RunOutcome::Killed, at_us);
+        }
+    }
+
+    /// A crash of the store's host, between two store calls: the `sqlite` store (and a `jsonl`
+    /// one) is killed and opened again on its data, or, when it declares no durability, the
+    /// crash is left out (counted and traced; a memory store would only show that memory is
+    /// lost). `Err`: a store could not be brought back.
+    pub(in crate::runs) fn crash_store(&self, at_us: u64) -> Result<(), String> {
+        for (slot, host) in &self.hosts {
+            if host.durability() == crate::sut::protocol::Durability::None {
+                self.record_at(
+                    at_us,
+                    format_args!("store crash left out: the {slot} store declares no durability"),
+                );
+                self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
+                continue;
+            }
+            let op = self.next_op();
+            self.record_at(
+                at_us,
+                format_args!("store crash: the {slot} store's host killed, restarted on its data"),
+            );
+            self.log
+                .borrow_mut()
+                .store_restarts
+                .push(StoreRestart { op, at_us, slot });
+            host.restart(at_us)?;
+        }
+        Ok(())
+    }
+
+    /// Ground truth of one event the run hands its journal.
+    pub(in crate::runs) fn emit(
+        &self,
+        run: usize,
+        entry: &JournalEntry,
+        message: Option<&Emission>,
+    ) {
+        let mut log = self.log.borrow_mut();
+        if log.emitted.len() <= run {
+            log.emitted.resize(run + 1, Vec::new());
+        }
+        log.emitted[run].push(EmittedEvent {
+            event_type: entry.event_type.clone(),
+            category: entry.category,
+            content: entry.content.clone(),
+            metadata: entry.metadata.clone(),
+            created_at_ns: entry.created_at_ns,
+        });
+        drop(log);
+        if let Some(e) = message {
+            self.truth(
+                run,
+                TruthEvent::Message {
+                    kind: e.kind,
+                    text: e.text.clone(),
+                },
+            );
+            // The dump the client sees streamed is the entry's content (`JournalEntry::message`
+            // of this message).
+            debug_assert_eq!(*entry.content, e.message.to_content());
+            self.streamed
+                .borrow_mut()
+                .entry(run)
+                .or_default()
+                .push(Value::clone(&entry.content));
+        }
+    }
+}

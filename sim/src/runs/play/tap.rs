@@ -1,0 +1,282 @@
+//! The store the journals write to: both backends, with a record of every accepted write.
+//! Over the protocol the two stores are asked each write at once ([`ProtocolPair`]).
+
+use super::state::*;
+use super::system::ProtocolPair;
+use crate::runs::record::*;
+use crate::workload::StoreKind;
+use history::runs::{
+    FaultyRunStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
+};
+use std::rc::Rc;
+
+/// The store the journals write to: both backends, with a record of every accepted write.
+pub(in crate::runs) struct Tap {
+    pub(in crate::runs) world: Rc<World>,
+}
+
+impl Tap {
+    pub(in crate::runs) fn accepted(&self, rows: Vec<RunEvent>, how: &str) {
+        let op = self.world.next_op();
+        if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+            self.world.record(format_args!(
+                "{how} {} {} n={} seqs={}..{}",
+                first.thread_id,
+                first.run_id,
+                rows.len(),
+                first.seq,
+                last.seq
+            ));
+        }
+        let at_us = super::state::now_us();
+        let mut log = self.world.log.borrow_mut();
+        log.written
+            .extend(rows.into_iter().map(|event| Written { op, at_us, event }));
+    }
+
+    /// Rows the `sqlite` store acknowledged, with its own seqs: what must survive a crash of
+    /// its host (kept only when the world crashes it).
+    fn durable_acked(&self, rows: impl Iterator<Item = RunEvent>) {
+        if self.world.scenario.store_crashes.is_empty() {
+            return;
+        }
+        let (op, at_us) = (self.world.next_op(), super::state::now_us());
+        let mut log = self.world.log.borrow_mut();
+        log.durable_acked
+            .extend(rows.map(|event| Written { op, at_us, event }));
+    }
+
+    /// The last operation the world began: a journal's call belongs to no request of the
+    /// client's, so its findings name the operation it came after.
+    fn last_op_begun(&self) -> u64 {
+        self.world.next_op.get().saturating_sub(1)
+    }
+
+    /// Keeps the errors the stores answered a journal-side call with, for R24 (the journals
+    /// retry or give up on their own, so an error would otherwise leave no mark on the record):
+    /// each with its time, the operation it came after and the run it wrote, one error both
+    /// stores answered alike kept once.
+    fn keep_errors<T>(
+        &self,
+        call: &'static str,
+        run_id: Option<&str>,
+        answers: &[(&'static str, &Result<T, RunStoreError>)],
+    ) {
+        let failed: Vec<(&str, &RunStoreError)> = answers
+            .iter()
+            .filter_map(|(slot, a)| a.as_ref().err().map(|e| (*slot, e)))
+            .collect();
+        let stores = match failed.as_slice() {
+            [] => return,
+            [(a, e), (b, f)] if e == f => vec![(format!("the {a} and {b} stores"), *e)],
+            _ => (failed.iter())
+                .map(|(slot, e)| (format!("the {slot} store"), *e))
+                .collect(),
+        };
+        let (op, at_us) = (self.last_op_begun(), now_us());
+        let mut log = self.world.log.borrow_mut();
+        for (stores, e) in stores {
+            let conflict = match e {
+                RunStoreError::SeqConflict { .. } => true,
+                RunStoreError::Answered { kind, .. } => kind == "conflict",
+                _ => false,
+            };
+            log.write_errors.push(WriteError {
+                op,
+                at_us,
+                call,
+                run_id: run_id.map(str::to_string),
+                stores,
+                conflict,
+                message: e.to_string(),
+            });
+        }
+    }
+
+    /// Both stores' answers to a journal-side call, their errors kept for R24.
+    fn keep_both<T>(
+        &self,
+        call: &'static str,
+        run_id: Option<&str>,
+        (m, s): (&Result<T, RunStoreError>, &Result<T, RunStoreError>),
+    ) {
+        self.keep_errors(call, run_id, &[(self.world.first_slot, m), ("sqlite", s)]);
+    }
+
+    /// The primary store's answer to a journal-side read, its error kept for R24.
+    fn primary_read<T>(
+        &self,
+        call: &'static str,
+        read: impl FnOnce(&dyn RunEventStore) -> Result<T, RunStoreError>,
+    ) -> Result<T, RunStoreError> {
+        let w = &self.world;
+        let answer = read(w.store(w.primary));
+        let slot = match w.primary {
+            StoreKind::Memory | StoreKind::Jsonl => w.first_slot,
+            StoreKind::Sqlite => "sqlite",
+        };
+        self.keep_errors(call, None, &[(slot, &answer)]);
+        answer
+    }
+
+    /// Records that the two stores answered `call` differently: the trace line as it always
+    /// read (`what`), and the answers in words for the finding.
+    pub(in crate::runs) fn disagree(
+        &self,
+        what: String,
+        call: String,
+        first: String,
+        sqlite: String,
+    ) {
+        let w = &self.world;
+        w.record(format_args!("backends disagree: {what}"));
+        w.log
+            .borrow_mut()
+            .write_disagreements
+            .push(WriteDisagreement {
+                op: self.last_op_begun(),
+                at_us: now_us(),
+                call,
+                first_slot: w.first_slot,
+                first,
+                sqlite,
+            });
+    }
+}
+
+impl RunEventStore for Tap {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        let w = &self.world;
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.put_batch(events.clone()),
+            None => (
+                w.memory.put_batch(events.clone()),
+                w.sqlite.put_batch(events.clone()),
+            ),
+        };
+        let run_id = events.first().map(|e| e.run_id.as_str());
+        self.keep_both("put_batch", run_id, (&m, &s));
+        if m != s {
+            self.disagree(
+                format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot),
+                "put_batch".into(),
+                spoken(&m, |seqs| seqs_words(seqs)),
+                spoken(&s, |seqs| seqs_words(seqs)),
+            );
+        }
+        if let Ok(seqs) = &s {
+            let rows = events
+                .iter()
+                .zip(seqs)
+                .map(|(e, seq)| e.clone().with_seq(*seq));
+            self.durable_acked(rows);
+        }
+        let result = match w.primary {
+            StoreKind::Memory | StoreKind::Jsonl => m,
+            StoreKind::Sqlite => s,
+        };
+        if let Ok(seqs) = &result {
+            let rows = events
+                .into_iter()
+                .zip(seqs)
+                .map(|(e, seq)| e.with_seq(*seq))
+                .collect();
+            self.accepted(rows, "write");
+        }
+        result
+    }
+
+    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
+        let w = &self.world;
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.insert_numbered(events.clone()),
+            None => (
+                w.memory.insert_numbered(events.clone()),
+                w.sqlite.insert_numbered(events.clone()),
+            ),
+        };
+        let run_id = events.first().map(|e| e.run_id.as_str());
+        self.keep_both("insert_numbered", run_id, (&m, &s));
+        if m != s {
+            self.disagree(
+                format!("insert_numbered: {} {m:?}, sqlite {s:?}", w.first_slot),
+                "insert_numbered".into(),
+                spoken(&m, |()| "stored".to_string()),
+                spoken(&s, |()| "stored".to_string()),
+            );
+        }
+        if s.is_ok() {
+            self.durable_acked(events.iter().cloned());
+        }
+        let result = match w.primary {
+            StoreKind::Memory | StoreKind::Jsonl => m,
+            StoreKind::Sqlite => s,
+        };
+        if result.is_ok() {
+            self.accepted(events, "write-numbered");
+        }
+        result
+    }
+
+    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        let w = &self.world;
+        let (m, s) = match ProtocolPair::of(&w.suts) {
+            Some(pair) => pair.max_seq(thread_id),
+            None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
+        };
+        self.keep_both("max_seq", None, (&m, &s));
+        if m != s {
+            self.disagree(
+                format!("max_seq({thread_id}): {} {m:?}, sqlite {s:?}", w.first_slot),
+                format!("max_seq({thread_id})"),
+                spoken(&m, u64::to_string),
+                spoken(&s, u64::to_string),
+            );
+        }
+        // The primary's answer, already asked (asking again is one more store call, one more
+        // round trip over the protocol).
+        match w.primary {
+            StoreKind::Memory | StoreKind::Jsonl => m,
+            StoreKind::Sqlite => s,
+        }
+    }
+
+    fn list_messages(
+        &self,
+        thread_id: &str,
+        limit: usize,
+        cursor: MessageCursor,
+    ) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.primary_read("list_messages", |s| {
+            s.list_messages(thread_id, limit, cursor)
+        })
+    }
+
+    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
+        self.primary_read("count_messages", |s| s.count_messages(thread_id))
+    }
+
+    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.primary_read("list_events", |s| s.list_events(thread_id, run_id))
+    }
+
+    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
+        self.primary_read("dump", |s| s.dump())
+    }
+}
+
+pub(in crate::runs) type JournalStore = FaultyRunStore<Tap>;
+
+/// A store's answer in words: its value by `words`, or `error: ` and the error's own text.
+fn spoken<T>(answer: &Result<T, RunStoreError>, words: impl Fn(&T) -> String) -> String {
+    match answer {
+        Ok(v) => words(v),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// The seqs a batch was given (`seqs 4, 5`).
+fn seqs_words(seqs: &[u64]) -> String {
+    let listed: Vec<String> = seqs.iter().map(u64::to_string).collect();
+    format!("seqs {}", listed.join(", "))
+}

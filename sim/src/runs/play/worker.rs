@@ -1,0 +1,390 @@
+//! The worker hosts: each accepts run dispatches and plays each run in a task of its own.
+
+use super::state::*;
+use super::tap::*;
+use crate::runs::record::*;
+use crate::runs::scenario::Stop;
+use crate::runs::script::{emitted_count, Emission};
+use history::runs::{
+    Category, Checkpoint, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
+    RunJournalOptions, RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END,
+    RUN_ERROR, RUN_START,
+};
+use model::runs::RunOutcome;
+use serde_json::json;
+use std::rc::Rc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::{TcpListener, TcpStream};
+
+pub(in crate::runs) async fn worker_host(
+    w: u8,
+    world: Rc<World>,
+    store: Rc<JournalStore>,
+) -> turmoil::Result {
+    let listener = TcpListener::bind(any_addr(WORKER_PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let world = world.clone();
+        let store = store.clone();
+        tokio::task::spawn_local(async move {
+            let _ = serve_dispatch(w, stream, world, store).await;
+        });
+    }
+}
+
+pub(in crate::runs) async fn serve_dispatch(
+    w: u8,
+    mut stream: TcpStream,
+    world: Rc<World>,
+    store: Rc<JournalStore>,
+) -> std::io::Result<()> {
+    let mut buf = [0u8; 4];
+    stream.read_exact(&mut buf).await?;
+    let run = u32::from_be_bytes(buf) as usize;
+    if run >= world.scenario.runs.len() || world.started.borrow().contains(&run) {
+        return Ok(());
+    }
+    world.start_run(run, w);
+    tokio::task::spawn_local(play_run(run, w, world.clone(), store));
+    stream.write_all(&[1]).await
+}
+
+/// Hands one event to the journal, recording it as ground truth first.
+pub(in crate::runs) async fn record(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    entry: JournalEntry,
+    message: Option<&Emission>,
+) {
+    world.emit(run, &entry, message);
+    if let Err(e) = journal.record(entry).await {
+        world.record(format_args!(
+            "{} flush failed: {e}",
+            world.scenario.runs[run].id
+        ));
+    }
+}
+
+/// Retries a failed final flush until the store accepts it (every failing call fails once).
+pub(in crate::runs) async fn finish(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    first: Result<(), RunStoreError>,
+) {
+    let mut result = first;
+    let mut attempts = 0;
+    while let Err(e) = &result {
+        world.record(format_args!(
+            "{} final flush failed: {e}",
+            world.scenario.runs[run].id
+        ));
+        attempts += 1;
+        if attempts > world.scenario.failing_write_calls.len() + 1 {
+            break;
+        }
+        sleep_ms(1).await;
+        result = journal.flush().await.map(|_| ());
+    }
+}
+
+pub(in crate::runs) async fn play_run(
+    run: usize,
+    w: u8,
+    world: Rc<World>,
+    store: Rc<JournalStore>,
+) {
+    let spec = world.scenario.runs[run].clone();
+    let emissions = world.expanded[run].clone();
+    let thread_id = world.thread_id(&spec.thread);
+    let mut journal = RunJournal::new(
+        &*store,
+        thread_id.clone(),
+        spec.id.clone(),
+        spec.user.clone(),
+        RunJournalOptions {
+            flush_threshold_events: world.scenario.flush_threshold_events,
+            max_trace_content_bytes: world.scenario.max_trace_content_bytes,
+            planted: world.planted,
+        },
+    );
+    let middleware = spec.summarize.map(|s| {
+        SummarizationMiddleware::new(SummarizationOptions {
+            budget_tokens: s.budget_tokens,
+            keep_messages: s.keep_messages,
+            keep_current_request: true,
+            planted: world.planted,
+        })
+    });
+    let mut state = world.checkpointer.latest(&thread_id).unwrap_or_default();
+    let root = crate::runs::nested::root(&spec);
+    let content = json!({ "worker": w });
+    let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
+    let call = Chain::Start(&root, content);
+    lifecycle(&world, &mut journal, run, Some(start), call).await;
+    let count = emitted_count(&spec, emissions.len());
+    let mut turn = 0;
+    for (i, e) in emissions[..count].iter().enumerate() {
+        nested_step(&world, &mut journal, run, i as u32, true).await;
+        delegate(&world, &mut journal, run, i).await;
+        if e.after_ms > 0 {
+            sleep_ms(u64::from(e.after_ms)).await;
+        }
+        if e.message.kind == Shape::Ai && !e.by_middleware() {
+            // The middleware runs before each model call of the agent, as LangChain's does (a
+            // middleware's own call, a title's, is not one: it does not summarize before it).
+            if let Some(m) = &middleware {
+                summarize(&world, &mut journal, run, m, &mut state).await;
+            }
+        }
+        emit_message(&world, &mut journal, run, e, &mut state, turn).await;
+        if e.message.kind == Shape::Human {
+            turn += 1;
+        }
+    }
+    let all = count == emissions.len();
+    nested_step(&world, &mut journal, run, count as u32, all).await;
+    delegate(&world, &mut journal, run, count).await;
+    let Some(outcome) = close(&world, &mut journal, run, count as u32).await else {
+        // The worker process dies: the buffer goes with it.
+        drop(journal);
+        world.stop_run(run, RunOutcome::Killed, now_us());
+        return;
+    };
+    world.checkpointer.put(&thread_id, state);
+    world.stop_run(run, outcome, now_us());
+}
+
+/// Journals the run's subagent tasks due before its message `at` (`crate::runs::tasks`).
+async fn delegate(world: &World, journal: &mut RunJournal<&JournalStore>, run: usize, at: usize) {
+    let spec = &world.scenario.runs[run];
+    for task in crate::runs::tasks::due(&spec.tasks, at) {
+        for entry in crate::runs::tasks::entries(task, now_ns()) {
+            record(world, journal, run, entry, None).await;
+        }
+    }
+}
+
+/// Lets the middleware summarize the thread's state; when it does, checkpoints the summary and
+/// journals a note of it.
+async fn summarize(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    middleware: &SummarizationMiddleware,
+    state: &mut Checkpoint,
+) {
+    let Some(summarized) = middleware.apply(state) else {
+        return;
+    };
+    let spec = &world.scenario.runs[run];
+    let before = std::mem::replace(state, summarized).messages;
+    world
+        .checkpointer
+        .put(&world.thread_id(&spec.thread), state.clone());
+    let op = world.next_op();
+    world.log.borrow_mut().summaries.push(SummaryRecord {
+        op,
+        at_us: super::state::now_us(),
+        run,
+        before,
+        messages: state.messages.clone(),
+    });
+    let kept = state.messages.len();
+    world.record(format_args!("{} summarized, {kept} kept", spec.id));
+    let note = JournalEntry::other(
+        Category::Trace,
+        "summarization",
+        json!({ "kept": kept }),
+        now_ns(),
+    );
+    record(world, journal, run, note, None).await;
+}
+
+/// Adds one scripted message to the state and the journal; an AI message is followed by its
+/// `llm_response` trace event. A middleware's own AI message (a title) is journaled with its
+/// caller, as DeerFlow's journal records every model call, but never enters the agent's state.
+/// A user's turn (`turn`, from 0) reaches the journal through the model calls answering it.
+async fn emit_message(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    e: &Emission,
+    state: &mut Checkpoint,
+    turn: usize,
+) {
+    if !e.by_middleware() {
+        state.messages.push(e.message.clone());
+    }
+    if e.message.kind == Shape::Human {
+        return take_turn(world, journal, run, e, &state.messages, turn).await;
+    }
+    let mut entry = JournalEntry::message(&e.message, now_ns());
+    if let Some(caller) = &e.caller {
+        entry.metadata = json!({ "caller": caller });
+    }
+    record(world, journal, run, entry, Some(e)).await;
+    if e.message.kind == Shape::Ai {
+        let content = llm_response(world, run, e.message.id.as_deref());
+        let trace = JournalEntry::other(Category::Trace, "llm_response", content, now_ns());
+        record(world, journal, run, trace, None).await;
+    }
+}
+
+/// The `llm_response` trace content of the run's next AI message: its id, or the model's long
+/// output where the scenario asks for one ([`crate::runs::long_traces`]).
+fn llm_response(world: &World, run: usize, message_id: Option<&str>) -> serde_json::Value {
+    let ai = world.log.borrow().emitted.get(run).map_or(0, |events| {
+        events
+            .iter()
+            .filter(|e| e.event_type == "llm_response")
+            .count()
+    });
+    let spec = &world.scenario.runs[run];
+    let long = world
+        .scenario
+        .long_traces
+        .iter()
+        .find(|l| l.run == spec.id && l.ai as usize == ai);
+    match long {
+        Some(l) => crate::runs::long_traces::content(message_id, l.ai, l.bytes),
+        None => json!({ "message": message_id }),
+    }
+}
+
+/// The user's turn `e` arrives: it is ground truth as sent; the journal hears the model calls
+/// answering it ([`crate::runs::model_input::model_calls`]) and records the turn from them.
+async fn take_turn(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    e: &Emission,
+    state: &[history::runs::ChatMessage],
+    turn: usize,
+) {
+    let entry = JournalEntry::message(&e.message, now_ns());
+    world.emit(run, &entry, Some(e));
+    let spec = &world.scenario.runs[run];
+    for call in crate::runs::model_input::model_calls(spec, turn, state) {
+        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+            world.record(format_args!("{} flush failed: {err}", spec.id));
+        }
+    }
+}
+
+/// A callback of the run's invocations the journal hears ([`crate::runs::nested`]).
+enum Chain<'a> {
+    Start(&'a Invocation, serde_json::Value),
+    End(&'a Invocation),
+    Error(&'a Invocation, &'a str),
+}
+
+/// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
+/// (the root's), recorded as ground truth first.
+async fn lifecycle(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    truth: Option<JournalEntry>,
+    call: Chain<'_>,
+) {
+    let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
+    if let Some(entry) = &truth {
+        world.emit(run, entry, None);
+    }
+    let result = match call {
+        Chain::Start(invocation, content) => {
+            journal.on_chain_start(invocation, content, at_ns).await
+        }
+        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
+        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
+    };
+    if let Err(e) = result {
+        let id = &world.scenario.runs[run].id;
+        world.record(format_args!("{id} flush failed: {e}"));
+    }
+}
+
+/// Ends the nested invocations due before message `at`, then (when `start`) starts those due
+/// there.
+async fn nested_step(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    at: u32,
+    start: bool,
+) {
+    let spec = &world.scenario.runs[run];
+    if spec.nested.is_empty() {
+        return;
+    }
+    let (ending, starting) = crate::runs::nested::due(spec, at);
+    for k in ending {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+    }
+    for k in starting.into_iter().filter(|_| start) {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        let call = Chain::Start(&invocation, json!({}));
+        lifecycle(world, journal, run, None, call).await;
+        if spec.nested[k].messages == 0 {
+            lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+        }
+    }
+}
+
+/// The nested invocations still open when the run stops after `count` messages fail with it.
+async fn fail_open(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    count: u32,
+    error: &str,
+) {
+    let spec = &world.scenario.runs[run];
+    for k in crate::runs::nested::open_at(spec, count) {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        lifecycle(world, journal, run, None, Chain::Error(&invocation, error)).await;
+    }
+}
+
+/// Stops the run as its script says, after `count` messages, and returns how it stopped;
+/// `None` for a kill, which the caller performs by dropping the journal unflushed.
+async fn close(
+    world: &World,
+    journal: &mut RunJournal<&JournalStore>,
+    run: usize,
+    count: u32,
+) -> Option<RunOutcome> {
+    let spec = &world.scenario.runs[run];
+    let root = crate::runs::nested::root(spec);
+    let outcome = match spec.stop {
+        Stop::Kill { .. } => return None,
+        Stop::End => {
+            let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
+            lifecycle(world, journal, run, Some(end), Chain::End(&root)).await;
+            let first = journal.end().await;
+            finish(world, journal, run, first).await;
+            RunOutcome::Ended
+        }
+        Stop::Error { .. } => {
+            let error = "model call failed";
+            fail_open(world, journal, run, count, error).await;
+            let content = json!({ "error": error });
+            let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
+            let call = Chain::Error(&root, error);
+            lifecycle(world, journal, run, Some(entry), call).await;
+            let first = journal.error().await;
+            finish(world, journal, run, first).await;
+            RunOutcome::Errored
+        }
+        Stop::Cancel { .. } => {
+            fail_open(world, journal, run, count, "cancelled").await;
+            let first = journal.cancel().await;
+            finish(world, journal, run, first).await;
+            RunOutcome::Cancelled
+        }
+    };
+    Some(outcome)
+}
