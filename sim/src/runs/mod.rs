@@ -13,6 +13,7 @@ pub mod long_traces;
 mod message_validation;
 pub mod model_input;
 pub mod nested;
+pub mod observations;
 mod op_validation;
 pub mod options;
 pub mod play;
@@ -23,8 +24,9 @@ pub mod shrink;
 pub mod tasks;
 
 use check::probes;
+use observations::WorldRecord;
 pub use options::RunsOptions;
-use record::{ReadKind, WorldRecord};
+use record::ReadKind;
 pub use scenario::RunsScenario;
 
 use crate::sut::serve::StartServed;
@@ -34,7 +36,8 @@ use std::fmt::Write as _;
 
 /// Plays `scenario` and checks every invariant.
 pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRun {
-    let record = play::world::play(scenario, config);
+    let scripts = script::Scripts::of(scenario);
+    let record = play::world::play(scenario, &scripts, config);
     let mut violations = if record.failure.is_some() {
         Vec::new()
     } else {
@@ -43,10 +46,8 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     if let Some(sut) = &config.sut {
         check::wording::name_the_system(&mut violations, &sut.command);
     }
-    if !record.stuck_runs.is_empty() {
-        let ids: Vec<&str> = record
-            .stuck_runs
-            .iter()
+    if !record.log.stuck_runs().is_empty() {
+        let ids: Vec<&str> = (record.log.stuck_runs().iter())
             .filter_map(|i| scenario.runs.get(*i).map(|r| r.id.as_str()))
             .collect();
         let ids = check::wording::listed(&ids);
@@ -67,14 +68,14 @@ pub fn run_scenario(scenario: &RunsScenario, config: &WorldConfig) -> WorkloadRu
     check::probes::probes(scenario, &record, &mut coverage);
     WorkloadRun {
         sut_log: record.sut_log,
-        left_out: record.left_out,
+        left_out: record.log.left_out().clone(),
         answers: record.answers,
         coverage,
         violations,
         failure: record.failure,
-        steps: record.emitted.iter().map(Vec::len).sum(),
+        steps: record.log.emitted().iter().map(Vec::len).sum(),
         sim_elapsed_ms: record.sim_elapsed_ms,
-        converged_after_ms: record.stopped_after_ms,
+        converged_after_ms: record.log.stopped_after_ms(),
         trace: record.trace,
         details,
         picture,
@@ -100,7 +101,7 @@ fn show(out: &mut String, lines: &[String]) {
 /// history of each thread, for `histsim replay --trace`.
 fn describe(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> String {
     let mut out = String::new();
-    for read in &record.reads {
+    for read in record.log.reads() {
         let ReadKind::Views { history, .. } = &read.kind else {
             continue;
         };
@@ -131,7 +132,7 @@ fn describe(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -
             }
         }
     }
-    for s in &record.summaries {
+    for s in record.log.summaries() {
         let _ = writeln!(
             out,
             "  checkpoint summarized by {}:",
@@ -144,7 +145,7 @@ fn describe(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -
             .collect();
         show(&mut out, &lines);
     }
-    let mut snapshots = check::truth::Snapshots::new(scenario, &record.truth);
+    let mut snapshots = check::truth::Snapshots::new(scenario, record.log.truth());
     let truth = snapshots.at_end();
     for (key, tid) in &scenario.threads {
         let _ = writeln!(out, "  the model's history of {key}:");

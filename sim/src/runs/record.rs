@@ -1,7 +1,6 @@
 //! What a played runs world leaves for the checkers: the ground truth, every accepted write,
 //! every answer of both backends, every rating and summarized checkpoint.
 
-use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
     Category, ChatMessage, EventFilter, Feedback, MessageCursor, MessageView, NewRunEvent,
@@ -40,7 +39,7 @@ impl<T> Both<T> {
     }
 
     /// The two answers, each with its store's name: `first_slot` (`memory` or `jsonl`, the
-    /// world's [`WorldRecord::first_slot`]) and `sqlite`.
+    /// world's `first_slot`) and `sqlite`.
     pub fn named(&self, first_slot: &'static str) -> [(&'static str, &T); 2] {
         [(first_slot, &self.memory), ("sqlite", &self.sqlite)]
     }
@@ -316,67 +315,6 @@ pub struct StoreRestart {
     /// Which store: `sqlite` or `jsonl`.
     pub slot: &'static str,
 }
-
-/// What a played world leaves for the checkers.
-pub struct WorldRecord {
-    /// (op, run index, event), in op order.
-    pub truth: Vec<(u64, usize, TruthEvent)>,
-    /// Per run index: every event it handed its journal, in order.
-    pub emitted: Vec<Vec<EmittedEvent>>,
-    pub written: Vec<Written>,
-    /// Writes the two backends answered differently.
-    pub write_disagreements: Vec<WriteDisagreement>,
-    /// The store calls of the journals' side (writes, and the reads a legacy writer makes)
-    /// that a store answered with an error: R24 judges which the contract allows.
-    pub write_errors: Vec<WriteError>,
-    /// Every row the `sqlite` store of the pair acknowledged, with its own seq (kept only in
-    /// worlds that crash its host).
-    pub durable_acked: Vec<Written>,
-    /// The crashes of the store's host performed, in order.
-    pub store_restarts: Vec<StoreRestart>,
-    pub reads: Vec<Read>,
-    pub ratings: Vec<RatingRecord>,
-    pub summaries: Vec<SummaryRecord>,
-    pub deletions: Vec<DeletionRecord>,
-    pub receipts: Vec<ReceiptRecord>,
-    /// The feedback store at the end, every thread.
-    pub feedback: Vec<Feedback>,
-    /// Every call on the feedback store and its answer, in op order.
-    pub feedback_log: Vec<super::feedback_record::FeedbackEntry>,
-    /// Both stores' rows at the end.
-    pub dumps: Both<Answer<Vec<RunEvent>>>,
-    /// Each thread's `count_events` at the end, as (thread id, count) in the scenario's order of
-    /// threads; `None` when the system does not serve it (left out, counted).
-    pub event_counts: Option<EventCounts>,
-    pub trace: Trace,
-    /// Set when the world did not finish (a hang, a host error).
-    pub failure: Option<String>,
-    pub sim_elapsed_ms: u64,
-    /// Runs (by index) that had not stopped within the liveness bound after the last op, when
-    /// every crashed worker was back and every failing write had failed once.
-    pub stuck_runs: Vec<usize>,
-    /// Simulated ms from the last op (every fault healed) until every run had stopped; `None`
-    /// when some run never did (see `stuck_runs`) or the world broke down.
-    pub stopped_after_ms: Option<u64>,
-    /// What the stores under test in child processes wrote to their stderr.
-    pub sut_log: Option<String>,
-    /// What they answered, op by op, both stores summed ([`crate::sut::tally`]); empty in
-    /// process.
-    pub answers: crate::coverage::Coverage,
-    /// What the checks did not ask of the system under test, counted.
-    pub left_out: crate::coverage::Coverage,
-    pub thread_deletions: Vec<ThreadDeletionRecord>,
-    /// The deletions of threads through the API.
-    pub everywhere_deletions: Vec<EverywhereDeletionRecord>,
-    /// The late writes of runs whose thread was deleted (R28).
-    pub late_writes: Vec<LateWriteRecord>,
-    /// The first store's name: `memory`, or `jsonl` when the JSONL store played it (the
-    /// answers and dump of that slot are `Both::memory`).
-    pub first_slot: &'static str,
-}
-
-/// Both stores' `count_events` of each thread, as (thread id, count).
-pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
 
 /// One deletion of a thread through the API (`DELETE /threads/{id}`: run events, feedback,
 /// checkpoints), and what the API answered of the thread right after. Its store part is also a

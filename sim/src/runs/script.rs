@@ -92,6 +92,23 @@ fn tool(text: String, call_id: String, after_ms: u32) -> Emission {
     }
 }
 
+/// Every run's messages, by run index, expanded once from the scenario and handed along: play
+/// emits them, the checks look their texts and ids up. Cheap to clone (shared).
+#[derive(Clone, Debug, Default)]
+pub struct Scripts(std::rc::Rc<Vec<Vec<Emission>>>);
+
+impl Scripts {
+    /// Every run of `scenario` expanded.
+    pub fn of(scenario: &super::scenario::RunsScenario) -> Scripts {
+        Scripts(std::rc::Rc::new(scenario.runs.iter().map(expand).collect()))
+    }
+
+    /// The messages of the run at index `run`, in emission order.
+    pub fn run(&self, run: usize) -> &[Emission] {
+        &self.0[run]
+    }
+}
+
 /// Every message of `run`, in emission order.
 pub fn expand(run: &RunSpec) -> Vec<Emission> {
     let mut out: Vec<Emission> = Vec::new();

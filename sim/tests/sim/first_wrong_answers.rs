@@ -7,9 +7,11 @@ use history::BugId;
 use sim::outcome::Violation;
 use sim::run::run_scenario_file;
 use sim::runs::check;
+use sim::runs::observations::{Observation, WorldRecord};
 use sim::runs::play::world;
-use sim::runs::record::{Both, WorldRecord};
+use sim::runs::record::Both;
 use sim::runs::scenario::RunsScenario;
+use sim::runs::script::Scripts;
 use sim::scenario_file::ScenarioFile;
 use sim::workload::{StoreKind, WorldConfig};
 use std::path::{Path, PathBuf};
@@ -201,7 +203,7 @@ fn runs_world(file: &str) -> (RunsScenario, WorldRecord) {
         .try_into()
         .expect("a runs scenario");
     let config = WorldConfig::new(StoreKind::Memory, history::Planted::none());
-    let record = world::play(&scenario, &config);
+    let record = world::play(&scenario, &Scripts::of(&scenario), &config);
     assert!(record.failure.is_none(), "{:?}", record.failure);
     (scenario, record)
 }
@@ -213,18 +215,24 @@ fn runs_world(file: &str) -> (RunsScenario, WorldRecord) {
 #[test]
 fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
     let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
-    let d = &mut record.deletions[0];
+    let d = record.log.deletions()[0].clone();
     let (op, at_us) = (d.op, d.at_us);
-    let seq = record
-        .written
-        .iter()
+    let seq = (record.log.written().iter())
         .find(|w| w.event.run_id == d.run_id)
         .map(|w| w.event.seq);
     let mut rows = d.events_after.sqlite.clone().expect("an answer");
     // A row of the deleted run the sqlite store still shows.
-    let deleted = record.written.iter().find(|w| w.event.run_id == d.run_id);
+    let deleted = record
+        .log
+        .written()
+        .iter()
+        .find(|w| w.event.run_id == d.run_id);
     rows.push(deleted.expect("a row of the run").event.clone());
-    d.events_after = Both::new(d.events_after.memory.clone(), Ok(rows));
+    let events_after = Both::new(d.events_after.memory.clone(), Ok(rows));
+    record.log = record.log.edited(|o| match o {
+        Observation::Deletion(x) if x.op == op => x.events_after = events_after.clone(),
+        _ => {}
+    });
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
@@ -242,9 +250,14 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
     );
 
     let (scenario, mut record) = runs_world("runs/r23_a_thread_deletion_leaves_the_runs_traces");
-    let d = &mut record.thread_deletions[0];
-    let (op, at_us) = (d.op, d.at_us);
-    d.count_after = Both::new(Ok(0), Ok(2));
+    let (op, at_us) = {
+        let d = &record.log.thread_deletions()[0];
+        (d.op, d.at_us)
+    };
+    record.log = record.log.edited(|o| match o {
+        Observation::ThreadDeletion(d) if d.op == op => d.count_after = Both::new(Ok(0), Ok(2)),
+        _ => {}
+    });
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
@@ -266,14 +279,16 @@ fn backends_apart_on_a_write_name_the_call_and_both_answers() {
     use sim::runs::record::WriteDisagreement;
     let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
     assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
-    record.write_disagreements.push(WriteDisagreement {
-        op: 3,
-        at_us: 5_000,
-        call: "put_batch".into(),
-        first_slot: "memory",
-        first: "seqs 4, 5".into(),
-        sqlite: "seqs 4, 4".into(),
-    });
+    record
+        .log
+        .push(Observation::WriteDisagreement(WriteDisagreement {
+            op: 3,
+            at_us: 5_000,
+            call: "put_batch".into(),
+            first_slot: "memory",
+            first: "seqs 4, 5".into(),
+            sqlite: "seqs 4, 4".into(),
+        }));
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
@@ -306,24 +321,19 @@ fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
         ),
     ] {
         let (scenario, mut record) = runs_world(file);
-        let read = record
-            .reads
-            .iter_mut()
-            .find(|r| {
-                matches!(
-                    r.kind,
-                    ReadKind::RunMessages { .. } | ReadKind::FilteredEvents { .. }
-                )
-            })
-            .expect("a read of the rule");
-        let (request, at_us) = (read.op, read.at_us);
         let failed = || Err("internal: no such run".to_string());
-        match &mut read.kind {
-            ReadKind::RunMessages { pages, .. } | ReadKind::FilteredEvents { pages, .. } => {
-                *pages = Both::new(failed(), failed());
-            }
-            _ => unreachable!("found above"),
-        }
+        let mut found = None;
+        record.log = record.log.edited(|o| match o {
+            Observation::Read(read) if found.is_none() => match &mut read.kind {
+                ReadKind::RunMessages { pages, .. } | ReadKind::FilteredEvents { pages, .. } => {
+                    found = Some((read.op, read.at_us));
+                    *pages = Both::new(failed(), failed());
+                }
+                _ => {}
+            },
+            _ => {}
+        });
+        let (request, at_us) = found.expect("a read of the rule");
         let violations = check::check(&scenario, &record, StoreKind::Memory);
         let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
         assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
@@ -358,12 +368,15 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
         conflict: false,
         message: "internal: disk full".into(),
     };
-    record.write_errors.extend([
-        error(9_000, "the sqlite store"),
-        error(5_000, "the memory and sqlite stores"),
-        error(5_000, "the memory and sqlite stores"),
-        error(5_000, "the memory and sqlite stores"),
-    ]);
+    record.log.extend(
+        [
+            error(9_000, "the sqlite store"),
+            error(5_000, "the memory and sqlite stores"),
+            error(5_000, "the memory and sqlite stores"),
+            error(5_000, "the memory and sqlite stores"),
+        ]
+        .map(Observation::WriteError),
+    );
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{violations:#?}");
@@ -486,22 +499,22 @@ fn a_wrong_withdrawal_names_its_call_and_both_answers() {
     use sim::runs::feedback_record::FeedbackEntry;
     let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
     assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
-    let (op, at_us) = record
-        .feedback_log
-        .iter_mut()
-        .find_map(|e| match e {
+    let mut found = None;
+    record.log = record.log.edited(|o| match o {
+        Observation::Feedback(
             FeedbackEntry::Deleted {
                 op, at_us, deleted, ..
             }
             | FeedbackEntry::DeletedByRun {
                 op, at_us, deleted, ..
-            } => {
-                *deleted = !*deleted;
-                Some((*op, *at_us))
-            }
-            _ => None,
-        })
-        .expect("a withdrawal in the scenario");
+            },
+        ) if found.is_none() => {
+            *deleted = !*deleted;
+            found = Some((*op, *at_us));
+        }
+        _ => {}
+    });
+    let (op, at_us) = found.expect("a withdrawal in the scenario");
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let r21 = violations.iter().find(|v| v.id == BugId::R21).expect("R21");
     let d = r21.first_divergence.as_ref().expect("a first wrong answer");
@@ -521,17 +534,15 @@ fn a_wrong_withdrawal_names_its_call_and_both_answers() {
 fn an_error_answer_to_a_feedback_read_names_the_read() {
     use sim::runs::feedback_record::FeedbackEntry;
     let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
-    let (op, at_us) = record
-        .feedback_log
-        .iter_mut()
-        .find_map(|e| match e {
-            FeedbackEntry::Read(read) => {
-                read.messages = Err("internal: no such thread".into());
-                Some((read.op, read.at_us))
-            }
-            _ => None,
-        })
-        .expect("a feedback read in the scenario");
+    let mut found = None;
+    record.log = record.log.edited(|o| match o {
+        Observation::Feedback(FeedbackEntry::Read(read)) if found.is_none() => {
+            read.messages = Err("internal: no such thread".into());
+            found = Some((read.op, read.at_us));
+        }
+        _ => {}
+    });
+    let (op, at_us) = found.expect("a feedback read in the scenario");
     let violations = check::check(&scenario, &record, StoreKind::Memory);
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{violations:#?}");

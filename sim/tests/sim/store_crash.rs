@@ -14,6 +14,7 @@ use sim::run::RunConfig;
 use sim::runs::play::world;
 use sim::runs::run_scenario;
 use sim::runs::scenario::RunsScenario;
+use sim::runs::script::Scripts;
 use sim::sut::protocol::{Count, Durability, MaxSeq, Request, Seqs};
 use sim::sut::{OpenedSut, SutOptions};
 use sim::workload::{StoreKind, WorldConfig};
@@ -112,10 +113,10 @@ fn a_store_that_keeps_its_writes_passes_a_crash_of_its_host_every_way_and_repeat
         let b = run_scenario(&scenario, &config);
         assert_eq!(a.trace.hash(), b.trace.hash(), "{how}: deterministic");
         // The crash and the restart are in the store's record, the rows in its dump.
-        let record = world::play(&scenario, &config);
-        assert_eq!(record.store_restarts.len() as u64, restarted, "{how}");
+        let record = world::play(&scenario, &Scripts::of(&scenario), &config);
+        assert_eq!(record.log.store_restarts().len() as u64, restarted, "{how}");
         let dump = record.dumps.sqlite.expect("the sqlite store's dump");
-        assert_eq!(dump.len(), record.written.len(), "{how}");
+        assert_eq!(dump.len(), record.log.written().len(), "{how}");
         assert!(!dump.is_empty(), "{how}: the run wrote before the crash");
         let first = record.dumps.memory.expect("the first store's dump");
         assert_eq!(first, dump, "{how}: the pair holds the same rows");
@@ -278,18 +279,24 @@ fn the_jsonl_r13_scenario_restarts_the_jsonl_store_between_the_deletion_and_the_
     let table = file.remove("runs").expect("a [runs] table");
     let scenario: RunsScenario = table.try_into().expect("a runs scenario");
     assert!(scenario.jsonl_store);
-    let record = world::play(&scenario, &config(StoreKind::Memory, Planted::none(), None));
+    let record = world::play(
+        &scenario,
+        &Scripts::of(&scenario),
+        &config(StoreKind::Memory, Planted::none(), None),
+    );
     assert_eq!(record.failure, None);
     assert_eq!(record.first_slot, "jsonl");
-    let deletion = record.deletions.first().expect("run-2 deleted");
+    let deletion = record.log.deletions().first().expect("run-2 deleted");
     let restart = record
-        .store_restarts
+        .log
+        .store_restarts()
         .iter()
         .find(|r| r.slot == "jsonl")
         .expect("the jsonl store restarted");
     let deleted_top = deletion.max_seq_before.memory.clone().expect("a mark");
     let run3_first = record
-        .written
+        .log
+        .written()
         .iter()
         .find(|w| w.event.run_id == "run-3")
         .expect("run-3 wrote");

@@ -22,7 +22,7 @@ use history::BugId;
 /// R24: no store call the contract requires to answer was answered with an error.
 pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         let at = Asked::of(cx, read);
         let what = format!("{}: a read of thread {}", when(read), read.thread);
         for (call, errors) in read_errors(&read.kind, slot) {
@@ -44,7 +44,7 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
             );
         }
     };
-    for d in &cx.record.deletions {
+    for d in cx.record.log.deletions() {
         let (what, at) = (
             format!("op {}: deleting run {}", d.op, d.run_id),
             Call::deletion(d),
@@ -56,7 +56,7 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
         let messages = errors(&d.messages_after, slot);
         judge(&what, &at, "list_messages_by_run", messages);
     }
-    for r in &cx.record.receipts {
+    for r in cx.record.log.receipts() {
         if super::fence_rules::fenced(cx.record, r.op, &r.event) {
             // The contract refuses it (`thread_deleted`): R28 judges what was answered.
             continue;
@@ -69,7 +69,7 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
             errors(&r.answer, slot),
         );
     }
-    for d in &cx.record.thread_deletions {
+    for d in cx.record.log.thread_deletions() {
         let (what, at) = (
             format!("op {}: deleting thread {}", d.op, d.thread),
             Call::thread_deletion(d),
@@ -89,7 +89,7 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
 /// each with its feedback): an error there names the feedback read, its time and the store.
 fn feedback_read_errors(cx: &Context<'_>, f: &mut Findings) {
     let by = client_store(cx);
-    for entry in &cx.record.feedback_log {
+    for entry in cx.record.log.feedback_log() {
         let FeedbackEntry::Read(read) = entry else {
             continue;
         };
@@ -117,7 +117,7 @@ fn feedback_read_errors(cx: &Context<'_>, f: &mut Findings) {
 /// each error names the call, the last operation begun and its time, where the trace shows
 /// the worker's `flush failed` line (and, through the protocol, the request's own lines).
 fn journal_errors(cx: &Context<'_>, f: &mut Findings) {
-    let errors: Vec<&WriteError> = (cx.record.write_errors.iter())
+    let errors: Vec<&WriteError> = (cx.record.log.write_errors().iter())
         .filter(|e| !e.conflict)
         .collect();
     // A journal retries a failed flush at once: the calls alike at one instant are one finding.

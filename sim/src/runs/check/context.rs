@@ -1,6 +1,6 @@
 //! What the runs checker rules share about one played world, and how they read messages.
 
-use crate::runs::record::WorldRecord;
+use crate::runs::observations::WorldRecord;
 use crate::runs::scenario::RunsScenario;
 use crate::workload::StoreKind;
 use history::runs::{content_text, RunEvent};

@@ -31,8 +31,8 @@ fn key(event_type: &str, metadata: &serde_json::Value, content: &serde_json::Val
 /// `limit` a page and in ascending seq order, exactly the events the run emitted that the
 /// filter selects (a prefix of them for a killed run; none for a deleted or unstarted run).
 pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for read in &cx.record.reads {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for read in cx.record.log.reads() {
         let ReadKind::FilteredEvents { run, filter, pages } = &read.kind else {
             continue;
         };
@@ -57,7 +57,12 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         }
         let (emitted, whole) = match truth.outcome(cx.thread_id(&spec.thread), &spec.id) {
             Some(outcome) => {
-                let emitted = cx.record.emitted.get(*run).map_or(&[][..], Vec::as_slice);
+                let emitted = cx
+                    .record
+                    .log
+                    .emitted()
+                    .get(*run)
+                    .map_or(&[][..], Vec::as_slice);
                 let keys: Vec<RunEventKey> = emitted
                     .iter()
                     .map(|e| key(&e.event_type, &e.metadata, &e.content))
@@ -180,8 +185,8 @@ fn emitted_messages(
 /// what was stored, for a killed run), and there is none for a run without one, a deleted run,
 /// a run not started and a run id nobody has.
 pub fn last_answers_match_the_model(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for read in &cx.record.reads {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for read in cx.record.log.reads() {
         let ReadKind::LastAnswers {
             run_ids,
             answer,
@@ -282,7 +287,7 @@ fn answered_row(messages: &[RunEvent], run_id: &str, seq: u64) -> String {
 /// R9 for the filtered reads: both backends answer every filtered page and last-answer read
 /// alike.
 pub fn filtered_answers_agree(cx: &Context<'_>, f: &mut Findings) {
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         match &read.kind {
             ReadKind::FilteredEvents { run, pages, .. } if !pages.agree() => f.add_at(
                 BugId::R9,

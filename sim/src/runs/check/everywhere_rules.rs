@@ -29,7 +29,7 @@ impl Call {
 
 /// R27: after the API's deletion of a thread, no read answers anything of it.
 pub fn thread_deletions_delete_everywhere(cx: &Context<'_>, f: &mut Findings) {
-    for d in &cx.record.everywhere_deletions {
+    for d in cx.record.log.everywhere_deletions() {
         let call = Call::everywhere_deletion(d);
         let what = format!("op {}: after the deletion of thread {}", d.op, d.thread);
         for (stores, history) in d.history_after.named(cx.record.first_slot) {

@@ -300,7 +300,7 @@ fn as_scope(scope: Option<&str>) -> String {
 /// The model of the feedback store after every call the client made.
 pub fn replayed_ratings(cx: &Context<'_>) -> RatingTruth {
     let mut replay = Replay::default();
-    for entry in &cx.record.feedback_log {
+    for entry in cx.record.log.feedback_log() {
         replay.apply(entry);
     }
     replay.truth
@@ -309,8 +309,8 @@ pub fn replayed_ratings(cx: &Context<'_>) -> RatingTruth {
 /// R21, R22: every feedback read and every withdrawal's answer against the model.
 pub fn feedback_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     let mut replay = Replay::default();
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for entry in &cx.record.feedback_log {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for entry in cx.record.log.feedback_log() {
         if let Some(m) = replay.apply(entry) {
             f.add_at(BugId::R21, m.at.pointer(m.answered, m.expected), m.words);
         }

@@ -10,7 +10,8 @@ use super::context::Context;
 use super::thread_rules::held_rows;
 use super::wording::{alike, Call};
 use crate::outcome::Findings;
-use crate::runs::record::{Answer, Both, WorldRecord, FENCE_REFUSED};
+use crate::runs::observations::WorldRecord;
+use crate::runs::record::{Answer, Both, FENCE_REFUSED};
 use history::runs::NewRunEvent;
 use history::BugId;
 use model::runs::WriteFence;
@@ -23,7 +24,7 @@ pub fn refused<T>(answer: &Answer<T>) -> bool {
 /// The fence the world's thread deletions before `op` set.
 pub fn fence_before(record: &WorldRecord, op: u64) -> WriteFence {
     let mut fence = WriteFence::new();
-    for d in record.thread_deletions.iter().filter(|d| d.op < op) {
+    for d in record.log.thread_deletions().iter().filter(|d| d.op < op) {
         let runs: Vec<&str> = held_rows(record, d)
             .map(|w| w.event.run_id.as_str())
             .collect();
@@ -49,7 +50,7 @@ struct Judged<'a, T> {
 /// R28: every late write and every receipt of a fenced run was refused; a late write of a run
 /// no deletion fenced was stored.
 pub fn deletions_fence_their_writers(cx: &Context<'_>, f: &mut Findings) {
-    for w in &cx.record.late_writes {
+    for w in cx.record.log.late_writes() {
         let judged = Judged {
             call: Call::late_write(w),
             store_op: "put_batch",
@@ -59,7 +60,7 @@ pub fn deletions_fence_their_writers(cx: &Context<'_>, f: &mut Findings) {
         };
         judge(cx, f, &judged, true);
     }
-    for r in &cx.record.receipts {
+    for r in cx.record.log.receipts() {
         let judged = Judged {
             call: Call::receipt(r),
             store_op: "put_if_absent",

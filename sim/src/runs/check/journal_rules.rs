@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 /// middleware's prompt or the model's rewritten copy.
 pub fn inputs_are_the_users(cx: &Context<'_>, f: &mut Findings) {
     let mut stored: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
-    for w in &cx.record.written {
+    for w in cx.record.log.written() {
         if w.event.event_type == HUMAN_MESSAGE {
             stored
                 .entry(&w.event.run_id)
@@ -67,7 +67,7 @@ pub fn inputs_are_the_users(cx: &Context<'_>, f: &mut Findings) {
 /// (R4), never more.
 pub fn lifecycle_is_the_roots(cx: &Context<'_>, f: &mut Findings) {
     let mut stored: BTreeMap<&str, Vec<&RunEvent>> = BTreeMap::new();
-    for w in &cx.record.written {
+    for w in cx.record.log.written() {
         // A receipt is the client's write (`put_if_absent`), not one the run emitted.
         if w.event.event_type != history::runs::current::RUN_DELIVERY {
             stored.entry(&w.event.run_id).or_default().push(&w.event);
@@ -94,7 +94,8 @@ pub fn lifecycle_is_the_roots(cx: &Context<'_>, f: &mut Findings) {
 /// How each run stopped, by the world's ground truth.
 fn outcomes(cx: &Context<'_>) -> BTreeMap<usize, RunOutcome> {
     cx.record
-        .truth
+        .log
+        .truth()
         .iter()
         .filter_map(|(_, run, event)| match event {
             TruthEvent::Stop(outcome) => Some((*run, *outcome)),

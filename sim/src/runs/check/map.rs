@@ -7,7 +7,7 @@
 //! the contract's events this workload does not write, and why.
 
 use crate::coverage::Coverage;
-use crate::runs::record::WorldRecord;
+use crate::runs::observations::WorldRecord;
 use history::runs::{current, Category, AI_MESSAGE};
 use serde_json::Value;
 
@@ -101,7 +101,7 @@ fn caller_probe(metadata: &Value) -> &'static str {
 
 /// Fires the cell of every row a store acknowledged.
 pub fn map_probes(record: &WorldRecord, cov: &mut Coverage) {
-    for written in &record.written {
+    for written in record.log.written() {
         let e = &written.event;
         let event = EVENTS
             .iter()

@@ -62,7 +62,7 @@ use self::stored::{
 use self::summary_rules::summaries_follow_the_contract;
 use self::thread_rules::{thread_answers_agree, thread_deletions_empty_the_thread};
 use self::user_rules::{user_answers_agree, user_reads_match_the_model};
-use super::record::WorldRecord;
+use super::observations::WorldRecord;
 use super::scenario::RunsScenario;
 use super::script::expand;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};

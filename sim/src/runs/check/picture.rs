@@ -4,16 +4,17 @@
 use super::context::{of_rendered, of_row};
 use super::truth::Snapshots;
 use crate::picture::{Facts, ReadBox};
-use crate::runs::record::{ReadKind, WorldRecord};
+use crate::runs::observations::WorldRecord;
+use crate::runs::record::ReadKind;
 use crate::runs::RunsScenario;
 use crate::workload::StoreKind;
 use model::runs::{ExpectedMessage, RunTruth};
 
 /// The facts of a played runs world: its `/history` and paging reads.
 pub fn facts(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> Facts {
-    let mut snapshots = Snapshots::new(scenario, &record.truth);
+    let mut snapshots = Snapshots::new(scenario, record.log.truth());
     let mut reads = Vec::new();
-    for read in &record.reads {
+    for read in record.log.reads() {
         let (label, observed) = match &read.kind {
             ReadKind::Views { history, .. } => {
                 let observed = history.primary(primary).as_ref().map(|h| {

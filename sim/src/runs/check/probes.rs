@@ -4,8 +4,9 @@ use super::answer_rules::read_errors;
 use super::map;
 use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
+use crate::runs::observations::WorldRecord;
 use crate::runs::record::ReadKind;
-use crate::runs::record::{TruthEvent, WorldRecord};
+use crate::runs::record::TruthEvent;
 use crate::runs::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use crate::runs::script::is_middleware_caller;
 use model::runs::RunOutcome;
@@ -85,6 +86,7 @@ const OWN: &[&str] = &[
 ];
 
 pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
+    let log = &record.log;
     cov.hit_n(
         "runs.fault.batch_write_failed",
         s.failing_write_calls.len() as u64,
@@ -92,9 +94,9 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     cov.hit_n("runs.fault.worker_crashed", s.crashes.len() as u64);
     cov.hit_n(
         "runs.fault.store_restarted",
-        record.store_restarts.len() as u64,
+        log.store_restarts().len() as u64,
     );
-    cov.hit_n("runs.feature.summarized", record.summaries.len() as u64);
+    cov.hit_n("runs.feature.summarized", log.summaries().len() as u64);
     cov.hit_n(
         "runs.feature.summary_kept_current_request",
         rescued_requests(s, record),
@@ -117,30 +119,29 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         s.runs.iter().map(|r| r.tasks.len() as u64).sum(),
     );
     // A thread emptied and written again: the new era numbered from 1.
-    let renumbered = record.thread_deletions.iter().filter(|d| {
-        record
-            .written
+    let renumbered = log.thread_deletions().iter().filter(|d| {
+        log.written()
             .iter()
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id)
     });
     cov.hit_n("runs.feature.thread_renumbered", renumbered.count() as u64);
     // Writes a thread deletion fenced (R28): late commits, and receipts of a run it removed.
-    cov.hit_n("runs.feature.late_write", record.late_writes.len() as u64);
+    cov.hit_n("runs.feature.late_write", log.late_writes().len() as u64);
     let fenced_receipts =
-        (record.receipts.iter()).filter(|r| super::fence_rules::fenced(record, r.op, &r.event));
+        (log.receipts().iter()).filter(|r| super::fence_rules::fenced(record, r.op, &r.event));
     cov.hit_n(
         "runs.feature.fenced_receipt",
         fenced_receipts.count() as u64,
     );
     // The API's deletions: of a rated thread, and of one a run then created again.
-    for d in &record.everywhere_deletions {
+    for d in log.everywhere_deletions() {
         if matches!(&d.deleted.memory, Ok(x) if x.feedback > 0)
             || matches!(&d.deleted.sqlite, Ok(x) if x.feedback > 0)
         {
             cov.hit("runs.feature.thread_deleted_with_feedback");
         }
-        let recreated = record
-            .written
+        let recreated = log
+            .written()
             .iter()
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id);
         if recreated {
@@ -152,7 +153,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
 /// Summaries whose plain count back from the end would have folded the latest human message of
 /// their state (R29's situation: the middleware had to keep the current request).
 fn rescued_requests(s: &RunsScenario, record: &WorldRecord) -> u64 {
-    let rescued = record.summaries.iter().filter(|sum| {
+    let rescued = record.log.summaries().iter().filter(|sum| {
         let Some(settings) = s.runs[sum.run].summarize else {
             return false;
         };
@@ -168,7 +169,7 @@ fn rescued_requests(s: &RunsScenario, record: &WorldRecord) -> u64 {
 /// How runs stopped, and how long the threads grew, by the ground truth.
 fn truth_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     let mut messages_per_thread: BTreeMap<&str, u64> = BTreeMap::new();
-    for (_, run, event) in &record.truth {
+    for (_, run, event) in record.log.truth() {
         match event {
             TruthEvent::Stop(outcome) if !s.runs[*run].nested.is_empty() => {
                 nested_probes(&s.runs[*run], *outcome, cov);
@@ -271,22 +272,22 @@ impl<'a> Answered<'a> {
         let slot = record.first_slot;
         let mut queues: BTreeMap<(&'static str, &'a str), VecDeque<bool>> = BTreeMap::new();
         let mut push = |kind, key, ok| queues.entry((kind, key)).or_default().push_back(ok);
-        for read in &record.reads {
+        for read in record.log.reads() {
             let ok = read_errors(&read.kind, slot)
                 .iter()
                 .all(|(_, e)| e.is_empty());
             push(read_kind(&read.kind), read.thread.as_str(), ok);
         }
         let run_id = |r: usize| s.runs.get(r).map_or("", |spec| spec.id.as_str());
-        for d in &record.deletions {
+        for d in record.log.deletions() {
             let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
             push("delete_run", run_id(d.run), ok);
         }
-        for r in &record.receipts {
+        for r in record.log.receipts() {
             let ok = r.answer.memory.is_ok() && r.answer.sqlite.is_ok();
             push("receipt", run_id(r.run), ok);
         }
-        for d in &record.thread_deletions {
+        for d in record.log.thread_deletions() {
             let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
             push("delete_thread", d.thread.as_str(), ok);
         }
@@ -501,7 +502,7 @@ fn rating_after_deletion(s: &RunsScenario, cov: &mut Coverage) {
 fn trace_probes(record: &WorldRecord, cov: &mut Coverage) {
     /// A trace this long is a model's output, never an id.
     const LONG_BYTES: usize = 200;
-    for w in &record.written {
+    for w in record.log.written() {
         let e = &w.event;
         if e.category != history::runs::Category::Trace {
             continue;

@@ -20,8 +20,8 @@ const SUMMARY_OPENING: &str = "Here is a summary of the conversation to date";
 /// R1, R2, R7: every full read (both views, paging) is every message the runs emitted, in
 /// order, as the model says as of the read.
 pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for read in &cx.record.reads {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for read in cx.record.log.reads() {
         match &read.kind {
             ReadKind::Views { .. } => views_match(cx, snapshots.before(read.op), read, f),
             ReadKind::Paginate { .. } => paging_matches(cx, snapshots.before(read.op), read, f),
@@ -331,7 +331,7 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
     // Per thread, per text: the id the first read showed. Nested and looked up by borrowed
     // strings: a long thread's every message is looked up at every read.
     let mut first_seen: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         let ReadKind::Views {
             history, messages, ..
         } = &read.kind
@@ -423,9 +423,9 @@ fn same_id_as_before(
 /// message the client only knows from the checkpoint fallback (no message of the thread was
 /// stored when it read /history) may map to no run, never to a wrong one.
 pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
     let mut all_right = true;
-    for r in &cx.record.ratings {
+    for r in cx.record.log.ratings() {
         let tid = cx.thread_id(&r.thread);
         let truth = snapshots.before(r.op);
         let emitted = truth.run_emitting(tid, &r.text);

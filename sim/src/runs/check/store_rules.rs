@@ -9,7 +9,8 @@ use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before}
 use super::truth::Snapshots;
 use super::wording::{alike, answered, client_store, differ, row_seqs, when, Asked, Call};
 use crate::outcome::Findings;
-use crate::runs::record::{DeletionRecord, ReadKind, ReceiptRecord, WorldRecord, Written};
+use crate::runs::observations::WorldRecord;
+use crate::runs::record::{DeletionRecord, ReadKind, ReceiptRecord, Written};
 use history::runs::{Category, RunEvent};
 use history::BugId;
 use model::runs::{brief_json, ReceiptTruth};
@@ -22,7 +23,7 @@ fn deleted_by(d: &DeletionRecord, w: &Written) -> bool {
 /// Whether any deletion of the world (of its run or of its whole thread) removed the written
 /// row `w`.
 pub fn is_deleted(record: &WorldRecord, w: &Written) -> bool {
-    record.deletions.iter().any(|d| deleted_by(d, w)) || deleted_with_thread(record, w)
+    record.log.deletions().iter().any(|d| deleted_by(d, w)) || deleted_with_thread(record, w)
 }
 
 /// R13: a deletion leaves the thread's numbering where the writes took it: `max_seq` after a
@@ -30,11 +31,12 @@ pub fn is_deleted(record: &WorldRecord, w: &Written) -> bool {
 /// emptied (its era), so no later row can reuse a deleted run's seqs (its message ids, a
 /// reader's cursor).
 pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
-    for d in &cx.record.deletions {
+    for d in cx.record.log.deletions() {
         let since = era_start(cx.record, &d.thread_id, d.op);
         let mark = cx
             .record
-            .written
+            .log
+            .written()
             .iter()
             .filter(|w| since <= w.op && w.op < d.op && w.event.thread_id == d.thread_id)
             .map(|w| w.event.seq)
@@ -66,11 +68,12 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
 /// accepted and had not deleted yet, and afterwards neither `list_events` nor
 /// `list_messages_by_run` shows any row of the run.
 pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
-    for (i, d) in cx.record.deletions.iter().enumerate() {
-        let earlier = &cx.record.deletions[..i];
+    for (i, d) in cx.record.log.deletions().iter().enumerate() {
+        let earlier = &cx.record.log.deletions()[..i];
         let expected = cx
             .record
-            .written
+            .log
+            .written()
             .iter()
             .filter(|w| {
                 deleted_by(d, w)
@@ -131,11 +134,11 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
 /// until the run is deleted.
 pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
     let mut truth = ReceiptTruth::new();
-    let mut deletions = cx.record.deletions.iter().peekable();
-    let mut thread_deletions = cx.record.thread_deletions.iter().peekable();
+    let mut deletions = cx.record.log.deletions().iter().peekable();
+    let mut thread_deletions = cx.record.log.thread_deletions().iter().peekable();
     // A receipt of a run its thread's deletion fenced is refused: R28's.
     let unfenced = |r: &&ReceiptRecord| !super::fence_rules::fenced(cx.record, r.op, &r.event);
-    for rec in cx.record.receipts.iter().filter(unfenced) {
+    for rec in cx.record.log.receipts().iter().filter(unfenced) {
         while let Some(d) = deletions.next_if(|d| d.op < rec.op) {
             truth.delete_run(&d.thread_id, &d.run_id);
         }
@@ -203,8 +206,8 @@ pub fn receipts_are_written_once(cx: &Context<'_>, f: &mut Findings) {
 /// R16: paging one run's messages with `list_messages_by_run` returns, within the limit per
 /// page and in ascending seq order, exactly the messages the run emitted (as of the read).
 pub fn run_pages_match_the_model(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for read in &cx.record.reads {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for read in cx.record.log.reads() {
         let ReadKind::RunMessages {
             run,
             limit,
@@ -294,7 +297,7 @@ fn page_shape_fault(
 /// R9 for the wider API: both backends answer every deletion, receipt and per-run page alike.
 pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
-    for d in &cx.record.deletions {
+    for d in cx.record.log.deletions() {
         let count = |n: &u64| format!("{n} rows deleted");
         let max_seq = |n: &u64| format!("max_seq {n}");
         let calls = vec![
@@ -332,7 +335,7 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             );
         }
     }
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         if let ReadKind::RunMessages { run, pages, .. } = &read.kind {
             if !pages.agree() {
                 let slot = cx.record.first_slot;

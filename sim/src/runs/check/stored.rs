@@ -12,7 +12,8 @@ use super::wording::{
 };
 use crate::divergence::TraceMark;
 use crate::outcome::{Findings, Pointer};
-use crate::runs::record::{Answer, EmittedEvent, Read, ReadKind, WorldRecord, Written};
+use crate::runs::observations::WorldRecord;
+use crate::runs::record::{Answer, EmittedEvent, Read, ReadKind, Written};
 use crate::workload::StoreKind;
 use history::runs::{Category, MessageKind as Shape, RunEvent};
 use history::BugId;
@@ -24,7 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// deletion removed are not among them.
 fn written_in_dump_order(record: &WorldRecord) -> Vec<&RunEvent> {
     let mut rows: Vec<&RunEvent> = record
-        .written
+        .log
+        .written()
         .iter()
         .filter(|w| !is_deleted(record, w))
         .map(|w| &w.event)
@@ -61,7 +63,7 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
     for (i, (name, dump)) in stores.into_iter().enumerate() {
         // A backend that refused a write the primary accepted is R9's business.
         let is_primary = alone || (i == 1) == (cx.primary == StoreKind::Sqlite);
-        if !is_primary && !cx.record.write_disagreements.is_empty() {
+        if !is_primary && !cx.record.log.write_disagreements().is_empty() {
             continue;
         }
         let Ok(dump) = dump else { continue };
@@ -116,7 +118,7 @@ fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut F
         (cx.primary == StoreKind::Sqlite, "sqlite", &counts.sqlite),
     ];
     for (is_primary, name, answer) in backends {
-        if !is_primary && !cx.record.write_disagreements.is_empty() {
+        if !is_primary && !cx.record.log.write_disagreements().is_empty() {
             continue;
         }
         let Ok(counts) = answer else { continue };
@@ -138,7 +140,7 @@ fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut F
 /// was last emptied (its era: a thread deletion restarts its numbering at 1, R23).
 pub fn seqs_unique_and_increasing(cx: &Context<'_>, f: &mut Findings) {
     let mut max: BTreeMap<(&str, u64), (u64, &str)> = BTreeMap::new();
-    for w in &cx.record.written {
+    for w in cx.record.log.written() {
         let e = &w.event;
         let era = (
             e.thread_id.as_str(),
@@ -181,17 +183,22 @@ fn same_event(e: &EmittedEvent, row: &RunEvent, max_bytes: Option<usize>) -> boo
 /// holds of it once the world ended): a finding points at no request, only at the trace lines
 /// of the run's writes, stop and crashes.
 pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
     let truth = snapshots.at_end();
     let mut by_run: BTreeMap<&str, Vec<&RunEvent>> = BTreeMap::new();
-    for w in &cx.record.written {
+    for w in cx.record.log.written() {
         // A receipt is the client's write (`put_if_absent`), not one the run emitted.
         if w.event.event_type != history::runs::current::RUN_DELIVERY {
             by_run.entry(&w.event.run_id).or_default().push(&w.event);
         }
     }
     for (r, spec) in cx.scenario.runs.iter().enumerate() {
-        let emitted = cx.record.emitted.get(r).map_or(&[][..], Vec::as_slice);
+        let emitted = cx
+            .record
+            .log
+            .emitted()
+            .get(r)
+            .map_or(&[][..], Vec::as_slice);
         let stored = by_run.get(spec.id.as_str()).map_or(&[][..], Vec::as_slice);
         let outcome = truth.outcome(cx.thread_id(&spec.thread), &spec.id);
         let matching = emitted
@@ -229,7 +236,7 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
 
 /// R9: both backends answer every operation identically.
 pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
-    for w in &cx.record.write_disagreements {
+    for w in cx.record.log.write_disagreements() {
         let request = crate::divergence::Divergence::of(
             w.call.clone(),
             w.op,
@@ -250,7 +257,7 @@ pub fn backends_agree(cx: &Context<'_>, f: &mut Findings) {
             ),
         );
     }
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         for message in read_disagreements(cx, read) {
             let (sqlite, first) = apart(&message);
             f.add_at(
@@ -435,7 +442,12 @@ fn row_key(row: &RunEvent) -> RowKey {
 /// are the `sqlite` store's (R9 says where the two answered apart).
 pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) {
     for slot in [cx.record.first_slot, "sqlite"] {
-        let mut restarts = cx.record.store_restarts.iter().filter(|r| r.slot == slot);
+        let mut restarts = cx
+            .record
+            .log
+            .store_restarts()
+            .iter()
+            .filter(|r| r.slot == slot);
         let Some(last) = restarts.next_back() else {
             continue;
         };
@@ -450,7 +462,8 @@ pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) 
         let held: BTreeSet<RowKey> = dump.iter().map(row_key).collect();
         let lost: Vec<&Written> = cx
             .record
-            .durable_acked
+            .log
+            .durable_acked()
             .iter()
             .filter(|w| {
                 w.op < last.op && !is_deleted(cx.record, w) && !held.contains(&row_key(&w.event))
@@ -487,7 +500,7 @@ pub fn acknowledged_writes_survive_restarts(cx: &Context<'_>, f: &mut Findings) 
 
 /// R11: no summarized checkpoint keeps a tool result without the AI message that called it.
 pub fn summaries_keep_tool_pairs(cx: &Context<'_>, f: &mut Findings) {
-    for s in &cx.record.summaries {
+    for s in cx.record.log.summaries() {
         let mut calls: BTreeSet<&str> = BTreeSet::new();
         for (i, m) in s.messages.iter().enumerate() {
             match m.kind {

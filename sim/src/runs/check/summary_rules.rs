@@ -27,7 +27,7 @@ use model::runs::summarization::{
 /// state the previous one left.
 pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
     let mut last_left: Vec<Option<Vec<StateMessage>>> = vec![None; cx.scenario.runs.len()];
-    for s in &cx.record.summaries {
+    for s in cx.record.log.summaries() {
         let run = &cx.scenario.runs[s.run];
         let Some(settings) = run.summarize else {
             f.add_at(
@@ -79,7 +79,7 @@ pub fn summaries_follow_the_contract(cx: &Context<'_>, f: &mut Findings) {
 /// R29: after each summary the kept window still holds the latest human message of the state
 /// the middleware was handed (the request the run is answering), unchanged.
 pub fn summaries_keep_the_current_request(cx: &Context<'_>, f: &mut Findings) {
-    for s in &cx.record.summaries {
+    for s in cx.record.log.summaries() {
         let Some(current) = s.before.iter().rev().find(|m| m.kind == Shape::Human) else {
             continue;
         };

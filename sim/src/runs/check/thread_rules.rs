@@ -11,7 +11,8 @@ use super::context::Context;
 use super::wording::{alike, answered, at_write, client_store, differ, row_seqs, Call};
 use crate::divergence::TraceMark;
 use crate::outcome::Findings;
-use crate::runs::record::{Answer, ThreadDeletionRecord, WorldRecord, Written};
+use crate::runs::observations::WorldRecord;
+use crate::runs::record::{Answer, ThreadDeletionRecord, Written};
 use history::runs::RunEvent;
 use history::BugId;
 
@@ -19,7 +20,8 @@ use history::BugId;
 /// thread written at or after it are the era `op` falls in.
 pub fn era_start(record: &WorldRecord, thread_id: &str, op: u64) -> u64 {
     record
-        .thread_deletions
+        .log
+        .thread_deletions()
         .iter()
         .filter(|d| d.thread_id == thread_id && d.op < op)
         .map(|d| d.op)
@@ -44,10 +46,10 @@ pub fn held_rows<'a>(
     d: &'a ThreadDeletionRecord,
 ) -> impl Iterator<Item = &'a Written> + 'a {
     let since = era_start(record, &d.thread_id, d.op);
-    (record.written.iter())
+    (record.log.written().iter())
         .filter(move |w| w.event.thread_id == d.thread_id && since <= w.op && w.op < d.op)
         .filter(move |w| {
-            !record.deletions.iter().any(|r| {
+            !record.log.deletions().iter().any(|r| {
                 w.op < r.op
                     && r.op < d.op
                     && r.run_id == w.event.run_id
@@ -65,7 +67,7 @@ fn rows_held(record: &WorldRecord, d: &ThreadDeletionRecord) -> u64 {
 /// the thread reads empty everywhere (`max_seq` 0, no message, a count of 0, no event of any
 /// of its runs), and the next row written to it is numbered 1.
 pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
-    for d in &cx.record.thread_deletions {
+    for d in cx.record.log.thread_deletions() {
         let what = format!("delete_by_thread({})", d.thread);
         let held = rows_held(cx.record, d);
         let slot = cx.record.first_slot;
@@ -195,7 +197,8 @@ fn next_write_is_numbered_one(
 ) {
     let next = cx
         .record
-        .written
+        .log
+        .written()
         .iter()
         .find(|w| w.op > d.op && w.event.thread_id == d.thread_id);
     if let Some(w) = next {
@@ -218,7 +221,7 @@ fn next_write_is_numbered_one(
 /// R9 for thread deletions: both backends answer the deletion and the reads after it alike.
 pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
-    for d in &cx.record.thread_deletions {
+    for d in cx.record.log.thread_deletions() {
         let count = |n: &u64| format!("{n} rows");
         let max_seq = |n: &u64| format!("max_seq {n}");
         let calls = vec![

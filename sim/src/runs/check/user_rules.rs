@@ -18,8 +18,8 @@ use model::runs::{ExpectedMessage, RunTruth};
 /// read (`user_id` AUTO) acting for a run is the run's user's scope; with no user in the
 /// context (a legacy run's request) it must be refused, never answered with every user's rows.
 pub fn user_reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
-    let mut snapshots = Snapshots::new(cx.scenario, &cx.record.truth);
-    for read in &cx.record.reads {
+    let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
+    for read in cx.record.log.reads() {
         let (user, rows, count, default_for) = match &read.kind {
             ReadKind::UserMessages { user, rows, count } => (user, rows, count, None),
             ReadKind::DefaultScopeMessages {
@@ -143,7 +143,7 @@ fn check_scope(
 
 /// R9 for the user-scoped reads: both backends answer them alike.
 pub fn user_answers_agree(cx: &Context<'_>, f: &mut Findings) {
-    for read in &cx.record.reads {
+    for read in cx.record.log.reads() {
         let (user, rows, count) = match &read.kind {
             ReadKind::UserMessages { user, rows, count }
             | ReadKind::DefaultScopeMessages {

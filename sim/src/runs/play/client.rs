@@ -2,6 +2,7 @@
 //! the last op it waits for every run to stop (liveness) and reads every thread once more.
 
 use super::state::*;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use crate::runs::scenario::{Op, Target};
 use history::runs::{
@@ -143,12 +144,12 @@ impl Client {
     }
 
     pub(in crate::runs) fn push_read(&self, world: &World, op: u64, thread: &str, kind: ReadKind) {
-        world.log.borrow_mut().reads.push(Read {
+        world.observe(Observation::Read(Read {
             op,
             at_us: now_us(),
             thread: thread.to_string(),
             kind,
-        });
+        }));
     }
 
     pub(in crate::runs) async fn play(&mut self, world: &World, op: &Op) {
@@ -282,10 +283,9 @@ impl Client {
         if !world.serves(super::system::LIST_EVENTS) {
             // Left out, not weakened in silence: counted for the report, and in the trace.
             world.record(format_args!("events {run} left out: no list_events"));
-            world
-                .left_out
-                .borrow_mut()
-                .hit("the client's `events` reads (the system does not serve list_events)");
+            world.observe(Observation::LeftOut(
+                "the client's `events` reads (the system does not serve list_events)".to_string(),
+            ));
             return;
         }
         let spec = &world.scenario.runs[r];
@@ -425,7 +425,7 @@ impl Client {
                 .map(str::to_string);
             self.store_rating(world, thread, user, up, message_id, run_id);
         }
-        world.log.borrow_mut().ratings.push(RatingRecord {
+        world.observe(Observation::Rating(RatingRecord {
             op,
             at_us,
             thread: thread.to_string(),
@@ -435,7 +435,7 @@ impl Client {
             source,
             client,
             fresh,
-        });
+        }));
     }
 
     /// The rendered position of the final AI message the target names, if there is one.
@@ -493,7 +493,9 @@ pub(in crate::runs) async fn client(world: Rc<World>) -> turmoil::Result {
     let mut waited_ms = 0;
     loop {
         if world.running.borrow().is_empty() {
-            world.stopped_after_ms.set(Some(waited_ms));
+            world.observe(Observation::AllStopped {
+                after_ms: waited_ms,
+            });
             break;
         }
         if waited_ms >= LIVENESS_BOUND_MS {
@@ -501,7 +503,7 @@ pub(in crate::runs) async fn client(world: Rc<World>) -> turmoil::Result {
             world.record(format_args!(
                 "liveness: runs {stuck:?} still running after {waited_ms} ms"
             ));
-            *world.stuck.borrow_mut() = stuck;
+            world.observe_all(stuck.into_iter().map(Observation::Stuck));
             break;
         }
         sleep_ms(1).await;

@@ -5,6 +5,7 @@
 
 use super::client::Client;
 use super::state::*;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use history::runs::{
     EventFilter, MessageCursor, RunEvent, RunEventStore, RunStoreError, UserScope,
@@ -52,9 +53,9 @@ impl Client {
             return true;
         }
         world.record(format_args!("{kind} of {what} left out: no {op}"));
-        world.left_out.borrow_mut().hit(&format!(
+        world.observe(Observation::LeftOut(format!(
             "the client's {kind} (the system does not serve {op})"
-        ));
+        )));
         false
     }
 

@@ -6,6 +6,7 @@
 use super::client::Client;
 use super::state::*;
 use crate::runs::feedback_record::{FeedbackEntry, FeedbackRead};
+use crate::runs::observations::Observation;
 use history::runs::{thread_messages_with_feedback, Feedback, FeedbackInput, NewFeedback, Rating};
 use std::collections::BTreeSet;
 
@@ -56,7 +57,7 @@ impl Client {
                 given.push((user.map(str::to_string), id));
             }
         }
-        world.log.borrow_mut().feedback.push(FeedbackEntry::Rated {
+        world.observe(Observation::Feedback(FeedbackEntry::Rated {
             op: world.next_op(),
             at_us: now_us(),
             thread_id,
@@ -64,7 +65,7 @@ impl Client {
             user: user.map(str::to_string),
             value: rating.value(),
             answer,
-        });
+        }));
     }
 
     /// Delete by id: the `nth` id the client was given on the thread for `user` (`None`: an
@@ -95,17 +96,13 @@ impl Client {
         world.record(format_args!(
             "withdraw {thread} {user:?} feedback {feedback_id}: deleted={deleted}"
         ));
-        world
-            .log
-            .borrow_mut()
-            .feedback
-            .push(FeedbackEntry::Deleted {
-                op: world.next_op(),
-                at_us: now_us(),
-                feedback_id,
-                user: user.map(str::to_string),
-                deleted,
-            });
+        world.observe(Observation::Feedback(FeedbackEntry::Deleted {
+            op: world.next_op(),
+            at_us: now_us(),
+            feedback_id,
+            user: user.map(str::to_string),
+            deleted,
+        }));
     }
 
     /// `delete_by_run`: the user withdraws their rating of the run.
@@ -116,18 +113,14 @@ impl Client {
         let thread_id = world.thread_id(&world.scenario.runs[r].thread);
         let deleted = world.feedback.delete_by_run(&thread_id, run, user);
         world.record(format_args!("withdraw {run} by {user}: deleted={deleted}"));
-        world
-            .log
-            .borrow_mut()
-            .feedback
-            .push(FeedbackEntry::DeletedByRun {
-                op: world.next_op(),
-                at_us: now_us(),
-                thread_id,
-                run_id: run.to_string(),
-                user: user.to_string(),
-                deleted,
-            });
+        world.observe(Observation::Feedback(FeedbackEntry::DeletedByRun {
+            op: world.next_op(),
+            at_us: now_us(),
+            thread_id,
+            run_id: run.to_string(),
+            user: user.to_string(),
+            deleted,
+        }));
     }
 
     /// Every feedback read of the thread in `user`'s scope (`None`: every user's).
@@ -183,11 +176,7 @@ impl Client {
             "feedback reads {thread} as {user:?}: {:016x}",
             read_hash(&read)
         ));
-        world
-            .log
-            .borrow_mut()
-            .feedback
-            .push(FeedbackEntry::Read(Box::new(read)));
+        world.observe(Observation::Feedback(FeedbackEntry::Read(Box::new(read))));
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::client::Client;
 use super::state::*;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use history::runs::{current, Category, THREAD_FENCE};
 use serde_json::json;
@@ -15,12 +16,12 @@ use serde_json::json;
 /// carries a run the deletion removed (when it had rows then).
 pub(in crate::runs) fn thread_deleted_since_start(world: &World, r: usize) -> bool {
     let log = world.log.borrow();
-    let started = (log.truth.iter())
+    let started = (log.truth().iter())
         .find(|(_, run, e)| *run == r && matches!(e, TruthEvent::Start))
         .map(|(op, _, _)| *op);
     let thread = &world.scenario.runs[r].thread;
     started.is_some_and(|started| {
-        (log.thread_deletions.iter()).any(|d| d.thread == *thread && d.op > started)
+        (log.thread_deletions().iter()).any(|d| d.thread == *thread && d.op > started)
     })
 }
 
@@ -36,11 +37,11 @@ fn held_a_row_at_a_deletion(world: &World, r: usize) -> bool {
         world.thread_id(&world.scenario.runs[r].thread),
     );
     let deleted_since = |w_op: u64, d_op: u64| {
-        (log.deletions.iter())
+        (log.deletions().iter())
             .any(|x| x.run_id == *run && x.thread_id == tid && w_op < x.op && x.op < d_op)
     };
-    (log.thread_deletions.iter().filter(|d| d.thread_id == tid)).any(|d| {
-        (log.written.iter()).any(|w| {
+    (log.thread_deletions().iter().filter(|d| d.thread_id == tid)).any(|d| {
+        (log.written().iter()).any(|w| {
             w.event.run_id == *run
                 && w.event.thread_id == tid
                 && w.op < d.op
@@ -58,9 +59,9 @@ impl Client {
         }
         let run = &world.scenario.runs[r].id;
         world.record(format_args!("{kind} of {run} left out: no {THREAD_FENCE}"));
-        world.left_out.borrow_mut().hit(&format!(
+        world.observe(Observation::LeftOut(format!(
             "the client's {kind} after a thread deletion (the system does not serve {THREAD_FENCE})"
-        ));
+        )));
         false
     }
 
@@ -96,28 +97,33 @@ impl Client {
             "late write {run}: {:?}",
             answer.primary(world.primary)
         ));
-        let mut log = world.log.borrow_mut();
         if let Ok(seqs) = answer.primary(world.primary) {
             // Only a store without the fence takes it: a row like any acknowledged one.
-            (log.written).extend(seqs.iter().map(|&seq| Written {
-                op,
-                at_us,
-                event: event.clone().with_seq(seq),
-            }));
+            world.observe_all(
+                (seqs.iter().map(|&seq| Written {
+                    op,
+                    at_us,
+                    event: event.clone().with_seq(seq),
+                }))
+                .map(Observation::Written),
+            );
         }
         if let (Ok(seqs), false) = (&answer.sqlite, world.scenario.store_crashes.is_empty()) {
-            (log.durable_acked).extend(seqs.iter().map(|&seq| Written {
-                op,
-                at_us,
-                event: event.clone().with_seq(seq),
-            }));
+            world.observe_all(
+                (seqs.iter().map(|&seq| Written {
+                    op,
+                    at_us,
+                    event: event.clone().with_seq(seq),
+                }))
+                .map(Observation::DurableAcked),
+            );
         }
-        log.late_writes.push(LateWriteRecord {
+        world.observe(Observation::LateWrite(LateWriteRecord {
             op,
             at_us,
             run: r,
             event,
             answer,
-        });
+        }));
     }
 }

@@ -1,9 +1,10 @@
 //! The state every host of the runs world shares: both backends, the ground-truth log, and what
 //! the driving loop and the client know about the runs.
 
+use crate::runs::observations::{Observation, ObservationLog};
 use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
-use crate::runs::script::Emission;
+use crate::runs::script::{Emission, Scripts};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
@@ -38,29 +39,10 @@ pub(in crate::runs) const PAGES_MAX: usize = 100_000;
 /// passes the limit through, and Python's sqlite3 refuses a larger one with an OverflowError).
 pub(in crate::runs) const WHOLE_READ: usize = i64::MAX as usize;
 
-#[derive(Default)]
-pub(in crate::runs) struct Log {
-    pub(in crate::runs) truth: Vec<(u64, usize, TruthEvent)>,
-    pub(in crate::runs) emitted: Vec<Vec<EmittedEvent>>,
-    pub(in crate::runs) written: Vec<Written>,
-    pub(in crate::runs) write_disagreements: Vec<WriteDisagreement>,
-    pub(in crate::runs) write_errors: Vec<WriteError>,
-    pub(in crate::runs) durable_acked: Vec<Written>,
-    pub(in crate::runs) store_restarts: Vec<StoreRestart>,
-    pub(in crate::runs) reads: Vec<Read>,
-    pub(in crate::runs) ratings: Vec<RatingRecord>,
-    pub(in crate::runs) summaries: Vec<SummaryRecord>,
-    pub(in crate::runs) deletions: Vec<DeletionRecord>,
-    pub(in crate::runs) receipts: Vec<ReceiptRecord>,
-    pub(in crate::runs) feedback: Vec<crate::runs::feedback_record::FeedbackEntry>,
-    pub(in crate::runs) thread_deletions: Vec<ThreadDeletionRecord>,
-    pub(in crate::runs) everywhere_deletions: Vec<EverywhereDeletionRecord>,
-    pub(in crate::runs) late_writes: Vec<LateWriteRecord>,
-}
-
 pub(in crate::runs) struct World {
     pub(in crate::runs) scenario: RunsScenario,
-    pub(in crate::runs) expanded: Vec<Vec<Emission>>,
+    /// Every run's messages, expanded once before the world was set up.
+    pub(in crate::runs) scripts: Scripts,
     pub(in crate::runs) primary: StoreKind,
     pub(in crate::runs) planted: Planted,
     /// The pair of stores whose answers R9 compares: histsim's memory and SQLite backends, or
@@ -77,12 +59,12 @@ pub(in crate::runs) struct World {
     pub(in crate::runs) first_slot: &'static str,
     /// The first protocol breach of a store in a child process: the world ends broken.
     pub(in crate::runs) breach: super::system::BreachSlot,
-    /// What the checks did not ask of the system under test, counted.
-    pub(in crate::runs) left_out: RefCell<crate::coverage::Coverage>,
     pub(in crate::runs) checkpointer: Checkpointer,
     pub(in crate::runs) feedback: FeedbackStore,
     pub(in crate::runs) trace: Rc<RefCell<Trace>>,
-    pub(in crate::runs) log: RefCell<Log>,
+    /// What play observed: appended through [`World::observe`], read back by nobody but the
+    /// client's own bookkeeping and, once the world is over, the checks.
+    pub(super) log: RefCell<ObservationLog>,
     pub(in crate::runs) next_op: Cell<u64>,
     /// Runs playing now, with their worker.
     pub(in crate::runs) running: RefCell<BTreeMap<usize, u8>>,
@@ -92,10 +74,6 @@ pub(in crate::runs) struct World {
     pub(in crate::runs) settled: RefCell<BTreeSet<usize>>,
     /// Per run: the message dumps the client saw streamed live.
     pub(in crate::runs) streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
-    /// Runs still playing when the liveness bound ran out after the last op.
-    pub(in crate::runs) stuck: RefCell<Vec<usize>>,
-    /// Set when every run had stopped after the last op: the simulated ms it took.
-    pub(in crate::runs) stopped_after_ms: Cell<Option<u64>>,
 }
 
 pub(in crate::runs) fn now_us() -> u64 {
@@ -138,6 +116,21 @@ pub(in crate::runs) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {
 }
 
 impl World {
+    /// Appends one observation to the world's log.
+    pub(in crate::runs) fn observe(&self, observation: Observation) {
+        self.log.borrow_mut().push(observation);
+    }
+
+    /// Appends observations, in order.
+    pub(in crate::runs) fn observe_all(&self, observations: impl IntoIterator<Item = Observation>) {
+        self.log.borrow_mut().extend(observations);
+    }
+
+    /// The log, taken out once the simulation is over.
+    pub(in crate::runs) fn take_log(&self) -> ObservationLog {
+        self.log.take()
+    }
+
     pub(in crate::runs) fn next_op(&self) -> u64 {
         let op = self.next_op.get();
         self.next_op.set(op + 1);
@@ -185,7 +178,7 @@ impl World {
 
     pub(in crate::runs) fn truth(&self, run: usize, event: TruthEvent) {
         let op = self.next_op();
-        self.log.borrow_mut().truth.push((op, run, event));
+        self.observe(Observation::Truth { op, run, event });
     }
 
     pub(in crate::runs) fn start_run(&self, run: usize, worker: u8) {
@@ -239,7 +232,7 @@ impl World {
                     at_us,
                     format_args!("store crash left out: the {slot} store declares no durability"),
                 );
-                self.left_out.borrow_mut().hit(STORE_CRASH_LEFT_OUT);
+                self.observe(Observation::LeftOut(STORE_CRASH_LEFT_OUT.to_string()));
                 continue;
             }
             let op = self.next_op();
@@ -247,10 +240,7 @@ impl World {
                 at_us,
                 format_args!("store crash: the {slot} store's host killed, restarted on its data"),
             );
-            self.log
-                .borrow_mut()
-                .store_restarts
-                .push(StoreRestart { op, at_us, slot });
+            self.observe(Observation::StoreRestart(StoreRestart { op, at_us, slot }));
             host.restart(at_us)?;
         }
         Ok(())
@@ -263,18 +253,16 @@ impl World {
         entry: &JournalEntry,
         message: Option<&Emission>,
     ) {
-        let mut log = self.log.borrow_mut();
-        if log.emitted.len() <= run {
-            log.emitted.resize(run + 1, Vec::new());
-        }
-        log.emitted[run].push(EmittedEvent {
-            event_type: entry.event_type.clone(),
-            category: entry.category,
-            content: entry.content.clone(),
-            metadata: entry.metadata.clone(),
-            created_at_ns: entry.created_at_ns,
+        self.observe(Observation::Emitted {
+            run,
+            event: EmittedEvent {
+                event_type: entry.event_type.clone(),
+                category: entry.category,
+                content: entry.content.clone(),
+                metadata: entry.metadata.clone(),
+                created_at_ns: entry.created_at_ns,
+            },
         });
-        drop(log);
         if let Some(e) = message {
             self.truth(
                 run,

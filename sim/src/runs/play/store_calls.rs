@@ -5,6 +5,7 @@
 
 use super::client::{page_through, Client};
 use super::state::*;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use history::runs::{
     current, Category, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
@@ -64,9 +65,9 @@ impl Client {
     pub(in crate::runs) fn served(world: &World, kind: &str, run: &str, ops: &[&str]) -> bool {
         if let Some(op) = ops.iter().find(|op| !world.serves(op)) {
             world.record(format_args!("{kind} of {run} left out: no {op}"));
-            world.left_out.borrow_mut().hit(&format!(
+            world.observe(Observation::LeftOut(format!(
                 "the client's {kind} (the system does not serve {op})"
-            ));
+            )));
             return false;
         }
         true
@@ -86,11 +87,11 @@ impl Client {
         let max_seq_before = world.both(|s| s.max_seq(&tid));
         let deleted = world.both(|s| s.delete_by_run(&tid, &spec.id, &UserScope::All));
         let op = world.next_op();
-        world
-            .log
-            .borrow_mut()
-            .truth
-            .push((op, r, TruthEvent::Deleted));
+        world.observe(Observation::Truth {
+            op,
+            run: r,
+            event: TruthEvent::Deleted,
+        });
         let max_seq_after = world.both(|s| s.max_seq(&tid));
         let events_after = world.both(|s| s.list_events(&tid, &spec.id));
         let messages_after = world.both(|s| {
@@ -108,7 +109,7 @@ impl Client {
             max_seq_before.primary(world.primary),
             max_seq_after.primary(world.primary)
         ));
-        world.log.borrow_mut().deletions.push(DeletionRecord {
+        world.observe(Observation::Deletion(DeletionRecord {
             op,
             at_us: super::state::now_us(),
             run: r,
@@ -119,7 +120,7 @@ impl Client {
             max_seq_after,
             events_after,
             messages_after,
-        });
+        }));
     }
 
     /// Writes the run's delivery receipt unless it is there; a row written is recorded as
@@ -147,33 +148,31 @@ impl Client {
             _ => None,
         };
         let at_us = super::state::now_us();
-        let mut log = world.log.borrow_mut();
         if !answer.agree() {
-            log.write_disagreements.push(receipt_disagreement(
+            world.observe(Observation::WriteDisagreement(receipt_disagreement(
                 op,
                 at_us,
                 world.first_slot,
                 &answer,
-            ));
+            )));
         }
         if let Some(row) = created(answer.primary(world.primary)) {
-            log.written.push(Written {
+            world.observe(Observation::Written(Written {
                 op,
                 at_us,
                 event: row,
-            });
+            }));
         }
         if let (Some(row), false) = (
             created(&answer.sqlite),
             world.scenario.store_crashes.is_empty(),
         ) {
-            log.durable_acked.push(Written {
+            world.observe(Observation::DurableAcked(Written {
                 op,
                 at_us,
                 event: row,
-            });
+            }));
         }
-        drop(log);
         world.record(format_args!(
             "receipt {run} attempt {attempt}: {:?}",
             answer
@@ -181,13 +180,13 @@ impl Client {
                 .as_ref()
                 .map(|(row, c)| (row.seq, *c))
         ));
-        world.log.borrow_mut().receipts.push(ReceiptRecord {
+        world.observe(Observation::Receipt(ReceiptRecord {
             op,
             at_us,
             run: r,
             event,
             answer,
-        });
+        }));
     }
 
     /// Every message of one run, paged through `list_messages_by_run` on both backends.

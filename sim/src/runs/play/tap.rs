@@ -3,6 +3,7 @@
 
 use super::state::*;
 use super::system::ProtocolPair;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use crate::workload::StoreKind;
 use history::runs::{
@@ -29,9 +30,9 @@ impl Tap {
             ));
         }
         let at_us = super::state::now_us();
-        let mut log = self.world.log.borrow_mut();
-        log.written
-            .extend(rows.into_iter().map(|event| Written { op, at_us, event }));
+        self.world.observe_all(
+            (rows.into_iter().map(|event| Written { op, at_us, event })).map(Observation::Written),
+        );
     }
 
     /// Rows the `sqlite` store acknowledged, with its own seqs: what must survive a crash of
@@ -41,9 +42,9 @@ impl Tap {
             return;
         }
         let (op, at_us) = (self.world.next_op(), super::state::now_us());
-        let mut log = self.world.log.borrow_mut();
-        log.durable_acked
-            .extend(rows.map(|event| Written { op, at_us, event }));
+        self.world.observe_all(
+            (rows.map(|event| Written { op, at_us, event })).map(Observation::DurableAcked),
+        );
     }
 
     /// The last operation the world began: a journal's call belongs to no request of the
@@ -74,14 +75,13 @@ impl Tap {
                 .collect(),
         };
         let (op, at_us) = (self.last_op_begun(), now_us());
-        let mut log = self.world.log.borrow_mut();
         for (stores, e) in stores {
             let conflict = match e {
                 RunStoreError::SeqConflict { .. } => true,
                 RunStoreError::Answered { kind, .. } => kind == "conflict",
                 _ => false,
             };
-            log.write_errors.push(WriteError {
+            self.world.observe(Observation::WriteError(WriteError {
                 op,
                 at_us,
                 call,
@@ -89,7 +89,7 @@ impl Tap {
                 stores,
                 conflict,
                 message: e.to_string(),
-            });
+            }));
         }
     }
 
@@ -130,17 +130,14 @@ impl Tap {
     ) {
         let w = &self.world;
         w.record(format_args!("backends disagree: {what}"));
-        w.log
-            .borrow_mut()
-            .write_disagreements
-            .push(WriteDisagreement {
-                op: self.last_op_begun(),
-                at_us: now_us(),
-                call,
-                first_slot: w.first_slot,
-                first,
-                sqlite,
-            });
+        w.observe(Observation::WriteDisagreement(WriteDisagreement {
+            op: self.last_op_begun(),
+            at_us: now_us(),
+            call,
+            first_slot: w.first_slot,
+            first,
+            sqlite,
+        }));
     }
 }
 

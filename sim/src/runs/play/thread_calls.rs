@@ -7,6 +7,7 @@
 use super::client::Client;
 use super::state::*;
 use crate::runs::feedback_record::FeedbackEntry;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use history::runs::{
     thread_history, MessageCursor, RunEvent, RunEventStore, RunStoreError, ThreadDeleted,
@@ -61,11 +62,11 @@ impl Client {
         };
         if let Some(&r) = runs.first() {
             // The truth event names the thread by one of its runs.
-            world
-                .log
-                .borrow_mut()
-                .truth
-                .push((op, r, TruthEvent::ThreadDeleted));
+            world.observe(Observation::Truth {
+                op,
+                run: r,
+                event: TruthEvent::ThreadDeleted,
+            });
         }
         let max_seq_after = world.both(|s| s.max_seq(&tid));
         let count_after = world.both(|s| s.count_messages(&tid));
@@ -78,21 +79,17 @@ impl Client {
             max_seq_after.primary(world.primary),
             count_after.primary(world.primary)
         ));
-        world
-            .log
-            .borrow_mut()
-            .thread_deletions
-            .push(ThreadDeletionRecord {
-                op,
-                at_us: super::state::now_us(),
-                thread: thread.to_string(),
-                thread_id: tid,
-                deleted,
-                max_seq_after,
-                count_after,
-                messages_after,
-                events_after,
-            });
+        world.observe(Observation::ThreadDeletion(ThreadDeletionRecord {
+            op,
+            at_us: super::state::now_us(),
+            thread: thread.to_string(),
+            thread_id: tid,
+            deleted,
+            max_seq_after,
+            count_after,
+            messages_after,
+            events_after,
+        }));
     }
 
     /// The API's deletion of the thread through each backend (its feedback and checkpoints go
@@ -112,13 +109,9 @@ impl Client {
         let deleted = world.both(|s| records.delete_thread(s, tid));
         let op = world.next_op();
         let at_us = super::state::now_us();
-        world
-            .log
-            .borrow_mut()
-            .feedback
-            .push(FeedbackEntry::ThreadDeleted {
-                thread_id: tid.to_string(),
-            });
+        world.observe(Observation::Feedback(FeedbackEntry::ThreadDeleted {
+            thread_id: tid.to_string(),
+        }));
         let options = world.view_options();
         let history_after = world.both(|s| thread_history(s, &world.checkpointer, tid, &options));
         let feedback_after = world.feedback.list_thread(tid);
@@ -142,20 +135,16 @@ impl Client {
             hash_of(history_after.primary(world.primary)),
             feedback_after.len()
         ));
-        world
-            .log
-            .borrow_mut()
-            .everywhere_deletions
-            .push(EverywhereDeletionRecord {
-                op,
-                at_us,
-                thread: thread.to_string(),
-                thread_id: tid.to_string(),
-                deleted,
-                history_after,
-                feedback_after,
-                checkpoint_after,
-            });
+        world.observe(Observation::EverywhereDeletion(EverywhereDeletionRecord {
+            op,
+            at_us,
+            thread: thread.to_string(),
+            thread_id: tid.to_string(),
+            deleted,
+            history_after,
+            feedback_after,
+            checkpoint_after,
+        }));
         (rows, op)
     }
 }

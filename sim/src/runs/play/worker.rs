@@ -2,6 +2,7 @@
 
 use super::state::*;
 use super::tap::*;
+use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use crate::runs::scenario::Stop;
 use crate::runs::script::{emitted_count, Emission};
@@ -96,7 +97,7 @@ pub(in crate::runs) async fn play_run(
     store: Rc<JournalStore>,
 ) {
     let spec = world.scenario.runs[run].clone();
-    let emissions = world.expanded[run].clone();
+    let emissions = world.scripts.run(run).to_vec();
     let thread_id = world.thread_id(&spec.thread);
     let mut journal = RunJournal::new(
         &*store,
@@ -184,13 +185,13 @@ async fn summarize(
         .checkpointer
         .put(&world.thread_id(&spec.thread), state.clone());
     let op = world.next_op();
-    world.log.borrow_mut().summaries.push(SummaryRecord {
+    world.observe(Observation::Summary(SummaryRecord {
         op,
         at_us: super::state::now_us(),
         run,
         before,
         messages: state.messages.clone(),
-    });
+    }));
     let kept = state.messages.len();
     world.record(format_args!("{} summarized, {kept} kept", spec.id));
     let note = JournalEntry::other(
@@ -235,7 +236,7 @@ async fn emit_message(
 /// The `llm_response` trace content of the run's next AI message: its id, or the model's long
 /// output where the scenario asks for one ([`crate::runs::long_traces`]).
 fn llm_response(world: &World, run: usize, message_id: Option<&str>) -> serde_json::Value {
-    let ai = world.log.borrow().emitted.get(run).map_or(0, |events| {
+    let ai = world.log.borrow().emitted().get(run).map_or(0, |events| {
         events
             .iter()
             .filter(|e| e.event_type == "llm_response")

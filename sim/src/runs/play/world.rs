@@ -36,9 +36,10 @@ use super::state::*;
 use super::system::{BreachSlot, OverProtocolStore};
 use super::tap::*;
 use super::worker::worker_host;
+use crate::runs::observations::{Observation, ObservationLog, WorldRecord};
 pub use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
-use crate::runs::script::expand;
+use crate::runs::script::Scripts;
 use crate::trace::Trace;
 use crate::workload::{StoreKind, WorldConfig};
 use history::runs::{
@@ -156,8 +157,9 @@ fn stores_of(
 /// The bytes of each child's stderr a failing seed's report keeps.
 const SUT_LOG_BYTES_MAX: usize = 512 * 1024;
 
-/// Plays `scenario` once. Deterministic: the same scenario and config give the same record.
-pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
+/// Plays `scenario`, whose runs `scripts` expands, once. Deterministic: the same scenario and
+/// config give the same record.
+pub fn play(scenario: &RunsScenario, scripts: &Scripts, config: &WorldConfig) -> WorldRecord {
     let trace = Rc::new(RefCell::new(Trace::new(config.keep_trace)));
     let breach = BreachSlot::default();
     let mut stores = match stores_of(scenario, config, &trace, &breach) {
@@ -165,7 +167,7 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
         Err(e) => return broken_record(e),
     };
     let pooled_sqlite = stores.pooled_sqlite.take();
-    let world = Rc::new(new_world(scenario, config, stores, trace, breach));
+    let world = Rc::new(new_world(scenario, scripts, config, stores, trace, breach));
     let journal_store = Rc::new(FaultyRunStore::new(
         Tap {
             world: world.clone(),
@@ -189,33 +191,15 @@ pub fn play(scenario: &RunsScenario, config: &WorldConfig) -> WorldRecord {
 /// The record of a world that could not be set up: nothing happened, only the failure.
 fn broken_record(failure: String) -> WorldRecord {
     WorldRecord {
-        truth: Vec::new(),
-        emitted: Vec::new(),
-        written: Vec::new(),
-        write_disagreements: Vec::new(),
-        write_errors: Vec::new(),
-        durable_acked: Vec::new(),
-        store_restarts: Vec::new(),
-        reads: Vec::new(),
-        ratings: Vec::new(),
-        summaries: Vec::new(),
-        deletions: Vec::new(),
-        receipts: Vec::new(),
+        log: ObservationLog::default(),
         feedback: Vec::new(),
-        feedback_log: Vec::new(),
         dumps: Both::new(Ok(Vec::new()), Ok(Vec::new())),
         event_counts: None,
         trace: Trace::new(false),
         failure: Some(failure),
         sim_elapsed_ms: 0,
-        stuck_runs: Vec::new(),
-        stopped_after_ms: None,
         sut_log: None,
         answers: Default::default(),
-        left_out: Default::default(),
-        thread_deletions: Vec::new(),
-        everywhere_deletions: Vec::new(),
-        late_writes: Vec::new(),
         first_slot: "memory",
     }
 }
@@ -223,6 +207,7 @@ fn broken_record(failure: String) -> WorldRecord {
 /// The shared state of a fresh world: both stores empty, nothing logged yet.
 fn new_world(
     scenario: &RunsScenario,
+    scripts: &Scripts,
     config: &WorldConfig,
     stores: Stores,
     trace: Rc<RefCell<Trace>>,
@@ -230,7 +215,7 @@ fn new_world(
 ) -> World {
     World {
         scenario: scenario.clone(),
-        expanded: scenario.runs.iter().map(expand).collect(),
+        scripts: scripts.clone(),
         primary: config.store,
         planted: config.planted,
         memory: stores.memory,
@@ -239,18 +224,12 @@ fn new_world(
         hosts: stores.hosts,
         first_slot: stores.first_slot.as_str(),
         breach,
-        left_out: RefCell::default(),
         checkpointer: Checkpointer::new(),
         feedback: FeedbackStore::with_planted(config.planted),
         trace,
-        log: RefCell::new(Log {
-            emitted: vec![Vec::new(); scenario.runs.len()],
-            ..Log::default()
-        }),
+        log: RefCell::new(ObservationLog::new(scenario.runs.len())),
         next_op: Cell::new(0),
         running: RefCell::default(),
-        stuck: RefCell::default(),
-        stopped_after_ms: Cell::new(None),
         started: RefCell::default(),
         outcomes: RefCell::default(),
         settled: RefCell::default(),
@@ -367,11 +346,11 @@ fn store_crash_schedule(scenario: &RunsScenario) -> Vec<u64> {
 
 /// Each thread's `count_events` at the end (R3 compares them with the rows written), or, when
 /// the system does not serve it, `None` and the count left out.
-fn final_event_counts(world: &World) -> Option<crate::runs::record::EventCounts> {
+fn final_event_counts(world: &World) -> Option<crate::runs::observations::EventCounts> {
     const COUNT_EVENTS: &str = "count_events";
     if !world.serves(COUNT_EVENTS) {
         let left_out = format!("the final event counts (the system does not serve {COUNT_EVENTS})");
-        world.left_out.borrow_mut().hit(&left_out);
+        world.observe(Observation::LeftOut(left_out));
         return None;
     }
     let threads: Vec<&String> = world.scenario.threads.values().collect();
@@ -405,35 +384,16 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
             .collect();
         logs.join("\n")
     });
-    let log = world.log.take();
     WorldRecord {
-        truth: log.truth,
-        emitted: log.emitted,
-        written: log.written,
-        write_disagreements: log.write_disagreements,
-        write_errors: log.write_errors,
-        durable_acked: log.durable_acked,
-        store_restarts: log.store_restarts,
-        reads: log.reads,
-        ratings: log.ratings,
-        summaries: log.summaries,
-        deletions: log.deletions,
-        receipts: log.receipts,
+        log: world.take_log(),
         feedback,
-        feedback_log: log.feedback,
         dumps,
         event_counts,
         trace: world.trace.replace(Trace::new(false)),
         failure,
         sim_elapsed_ms,
-        stuck_runs: world.stuck.take(),
-        stopped_after_ms: world.stopped_after_ms.get(),
         sut_log,
         answers,
-        left_out: world.left_out.take(),
-        thread_deletions: log.thread_deletions,
-        everywhere_deletions: log.everywhere_deletions,
-        late_writes: log.late_writes,
         first_slot: world.first_slot,
     }
 }
