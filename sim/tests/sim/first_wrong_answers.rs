@@ -233,7 +233,12 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         Observation::Deletion(x) if x.op == op => x.events_after = events_after.clone(),
         _ => {}
     });
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
     assert_eq!(first.op, "list_events after delete_by_run", "{first}");
@@ -258,7 +263,12 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         Observation::ThreadDeletion(d) if d.op == op => d.count_after = Both::new(Ok(0), Ok(2)),
         _ => {}
     });
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
     assert_eq!(first.op, "count_messages after delete_by_thread", "{first}");
@@ -278,7 +288,13 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
 fn backends_apart_on_a_write_name_the_call_and_both_answers() {
     use sim::runs::record::WriteDisagreement;
     let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
-    assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
+    assert!(check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory
+    )
+    .is_empty());
     record
         .log
         .push(Observation::WriteDisagreement(WriteDisagreement {
@@ -289,7 +305,12 @@ fn backends_apart_on_a_write_name_the_call_and_both_answers() {
             first: "seqs 4, 5".into(),
             sqlite: "seqs 4, 4".into(),
         }));
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     let first = r9.first_divergence.as_ref().expect("a first wrong answer");
     assert_eq!(first.op, "put_batch", "{first}");
@@ -334,7 +355,12 @@ fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
             _ => {}
         });
         let (request, at_us) = found.expect("a read of the rule");
-        let violations = check::check(&scenario, &record, StoreKind::Memory);
+        let violations = check::check(
+            &scenario,
+            &Scripts::of(&scenario),
+            &record,
+            StoreKind::Memory,
+        );
         let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
         assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
         let d = violations[0]
@@ -377,7 +403,12 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
         ]
         .map(Observation::WriteError),
     );
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{violations:#?}");
     let r24 = &violations[0];
@@ -498,7 +529,13 @@ fn a_wrong_feedback_read_names_the_read_and_both_answers() {
 fn a_wrong_withdrawal_names_its_call_and_both_answers() {
     use sim::runs::feedback_record::FeedbackEntry;
     let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
-    assert!(check::check(&scenario, &record, StoreKind::Memory).is_empty());
+    assert!(check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory
+    )
+    .is_empty());
     let mut found = None;
     record.log = record.log.edited(|o| match o {
         Observation::Feedback(
@@ -515,7 +552,12 @@ fn a_wrong_withdrawal_names_its_call_and_both_answers() {
         _ => {}
     });
     let (op, at_us) = found.expect("a withdrawal in the scenario");
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let r21 = violations.iter().find(|v| v.id == BugId::R21).expect("R21");
     let d = r21.first_divergence.as_ref().expect("a first wrong answer");
     assert_eq!((d.request, d.at_us), (op, at_us), "{d}");
@@ -543,7 +585,12 @@ fn an_error_answer_to_a_feedback_read_names_the_read() {
         _ => {}
     });
     let (op, at_us) = found.expect("a feedback read in the scenario");
-    let violations = check::check(&scenario, &record, StoreKind::Memory);
+    let violations = check::check(
+        &scenario,
+        &Scripts::of(&scenario),
+        &record,
+        StoreKind::Memory,
+    );
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{violations:#?}");
     let d = violations[0]

@@ -2,6 +2,7 @@
 
 use crate::runs::observations::WorldRecord;
 use crate::runs::scenario::RunsScenario;
+use crate::runs::script::Scripts;
 use crate::workload::StoreKind;
 use history::runs::{content_text, RunEvent};
 use model::runs::{ExpectedMessage, MessageKind};
@@ -10,6 +11,8 @@ use std::collections::BTreeMap;
 
 pub struct Context<'a> {
     pub scenario: &'a RunsScenario,
+    /// Every run's messages, expanded once.
+    pub scripts: &'a Scripts,
     pub record: &'a WorldRecord,
     pub primary: StoreKind,
     /// Per thread key, per text: the id the message was emitted with (`None`: none, the views

@@ -8,7 +8,7 @@ use super::context::{short, Context};
 use crate::divergence::TraceMark;
 use crate::outcome::{Findings, Pointer};
 use crate::runs::record::TruthEvent;
-use crate::runs::script::{emitted_count, expand};
+use crate::runs::script::emitted_count;
 use history::runs::{
     content_text, MessageKind, RunEvent, HUMAN_MESSAGE, RUN_END, RUN_ERROR, RUN_START,
 };
@@ -30,8 +30,8 @@ pub fn inputs_are_the_users(cx: &Context<'_>, f: &mut Findings) {
                 .push(&w.event.content);
         }
     }
-    for spec in &cx.scenario.runs {
-        let emissions = expand(spec);
+    for (i, spec) in cx.scenario.runs.iter().enumerate() {
+        let emissions = cx.scripts.run(i);
         let sent: Vec<Value> = emissions[..emitted_count(spec, emissions.len())]
             .iter()
             .filter(|e| e.message.kind == MessageKind::Human)

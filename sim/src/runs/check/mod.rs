@@ -32,6 +32,7 @@ pub mod everywhere_rules;
 pub mod feedback_rules;
 pub mod fence_rules;
 pub mod journal_rules;
+pub mod liveness;
 pub(in crate::runs) mod map;
 pub(in crate::runs) mod picture;
 pub mod probes;
@@ -64,7 +65,7 @@ use self::thread_rules::{thread_answers_agree, thread_deletions_empty_the_thread
 use self::user_rules::{user_answers_agree, user_reads_match_the_model};
 use super::observations::WorldRecord;
 use super::scenario::RunsScenario;
-use super::script::expand;
+use super::script::Scripts;
 use crate::outcome::{Attribution, Findings, Unexplained, Violation};
 use crate::workload::StoreKind;
 use history::BugId;
@@ -171,17 +172,41 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, thread_answers_agree),
 ];
 
-/// Checks one played world.
-pub fn check(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> Vec<Violation> {
+/// The runs verdicts of one played world, every one of them: the rules' findings (when the
+/// world finished) in priority order, then R4's liveness. `scripts` is every run of `scenario`
+/// expanded ([`Scripts::of`]), as play emitted them; `record` is what play observed.
+pub fn check(
+    scenario: &RunsScenario,
+    scripts: &Scripts,
+    record: &WorldRecord,
+    primary: StoreKind,
+) -> Vec<Violation> {
+    let mut violations = if record.failure.is_some() {
+        Vec::new()
+    } else {
+        rules(scenario, scripts, record, primary)
+    };
+    violations.extend(liveness::runs_stop_once_faults_heal(scenario, &record.log));
+    violations
+}
+
+/// Every rule of [`RULES`] over one finished world.
+fn rules(
+    scenario: &RunsScenario,
+    scripts: &Scripts,
+    record: &WorldRecord,
+    primary: StoreKind,
+) -> Vec<Violation> {
     let mut emitted_ids: BTreeMap<String, BTreeMap<String, Option<String>>> = BTreeMap::new();
-    for run in &scenario.runs {
+    for (i, run) in scenario.runs.iter().enumerate() {
         let on_thread = emitted_ids.entry(run.thread.clone()).or_default();
-        for e in expand(run) {
-            on_thread.insert(e.text, e.message.id);
+        for e in scripts.run(i) {
+            on_thread.insert(e.text.clone(), e.message.id.clone());
         }
     }
     let cx = Context {
         scenario,
+        scripts,
         record,
         primary,
         emitted_ids,

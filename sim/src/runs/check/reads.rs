@@ -7,7 +7,6 @@ use super::truth::Snapshots;
 use super::wording::{at_rating, listed, or_none, Asked};
 use crate::outcome::Findings;
 use crate::runs::record::{RatedFrom, Read, ReadKind};
-use crate::runs::script::expand;
 use history::runs::{content_text, MessageView, ThreadHistory};
 use history::BugId;
 use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
@@ -538,9 +537,10 @@ fn deleted_run_emitting(
     cx.scenario
         .runs
         .iter()
-        .filter(|run| run.thread == thread && truth.is_deleted(tid, &run.id))
-        .find(|run| expand(run).iter().any(|e| e.text == text))
-        .map(|run| run.id.clone())
+        .enumerate()
+        .filter(|(_, run)| run.thread == thread && truth.is_deleted(tid, &run.id))
+        .find(|(i, _)| cx.scripts.run(*i).iter().any(|e| e.text == text))
+        .map(|(_, run)| run.id.clone())
 }
 
 /// Whether every run the observed list differs on only lost its oldest messages: the observed
