@@ -33,3 +33,29 @@ pub fn runs_stop_once_faults_heal(
     // A whole-state rule: the runs' state once every fault healed, not one request.
     Some(violation.of_whole_state("the runs still running once every fault healed"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SeedRng;
+    use crate::runs::observations::Observation;
+    use crate::runs::options::RunsOptions;
+
+    #[test]
+    fn a_run_still_running_once_faults_healed_is_an_r4_liveness_finding() {
+        let rng = SeedRng::new(0);
+        let scenario = crate::runs::generate::generate(rng, &RunsOptions::from_seed(rng));
+        let mut log = ObservationLog::new(scenario.runs.len());
+        log.push(Observation::AllStopped { after_ms: 3 });
+        assert_eq!(runs_stop_once_faults_heal(&scenario, &log), None);
+
+        let mut log = ObservationLog::new(scenario.runs.len());
+        log.extend([Observation::Stuck(0), Observation::Stuck(1)]);
+        let v = runs_stop_once_faults_heal(&scenario, &log).expect("a finding");
+        assert_eq!(v.id, BugId::R4);
+        assert_eq!(v.kind, crate::outcome::ViolationKind::Liveness);
+        let first = &scenario.runs[0].id;
+        assert!(v.message.contains(first.as_str()), "{}", v.message);
+        assert!(v.message.contains("never stopped"), "{}", v.message);
+    }
+}
