@@ -51,7 +51,6 @@ pub use crate::workload::{StoreKind, WorldConfig};
 pub use super::record::{Emitted, Read, WorldRecord};
 
 use super::bus::bus_host;
-pub use super::state::Converged;
 use super::state::{any_addr, now_us, Shared};
 
 /// The system under test the config names: a child process over the SUT protocol, or histsim's
@@ -88,72 +87,134 @@ fn primary_identity(scenario: &DisplayScenario) -> AgentIdentity {
         })
 }
 
-/// Plays `scenario` under `plan` (its [`FaultPlan`]) once. Deterministic: the same scenario and
-/// config give the same record. The hosts share the scenario and the plan, and so can `converged`.
-pub fn play(
-    scenario: Rc<DisplayScenario>,
-    plan: Rc<FaultPlan>,
-    config: &WorldConfig,
-    converged: Converged,
-) -> WorldRecord {
-    let system = match system_of(&scenario, config) {
-        Ok(s) => s,
-        Err(e) => return WorldRecord::broken(e, 0),
-    };
-    let primary = primary_identity(&scenario);
-    let declared = system.declared();
-    let shared = Rc::new(Shared {
-        scenario: scenario.clone(),
-        converged,
-        plan,
-        primary,
-        trace: RefCell::new(Trace::new(config.keep_trace)),
-        emissions: RefCell::new(Vec::new()),
-        reads: RefCell::new(Vec::new()),
-        next_event: Cell::new(1),
-        next_op: Cell::new(0),
-        first_stored: RefCell::new(BTreeMap::new()),
-        first_received: RefCell::new(BTreeMap::new()),
-        append_errors: RefCell::new(Vec::new()),
-        turns_done: Cell::new(0),
-        replicas_ready: Cell::new(0),
-        progress: tokio::sync::Notify::new(),
-        coverage: RefCell::new(crate::coverage::Coverage::default()),
-        converged_after_ms: Cell::new(None),
-        system: RefCell::new(system),
-        declared,
-        alike_up_to: config.alike_up_to.clone(),
-        subjects: super::state::subjects(&scenario),
-        breach: RefCell::new(None),
-    });
-    let mut sim = build_sim(&scenario, &shared);
-    let failure = sim.run().err().map(|e| e.to_string());
-    // A breach of the protocol is why the world broke, whatever the hosts then reported.
-    let failure = shared
-        .breach
-        .borrow()
-        .as_ref()
-        .map(|b| b.to_string())
-        .or(failure);
-    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
-    let projected = match failure {
-        None => project_stored(&shared, sim_elapsed_ms * 1000),
-        Some(_) => None,
-    };
-    let failure = failure.or_else(|| shared.breach.borrow().as_ref().map(|b| b.to_string()));
-    let shared = match Rc::try_unwrap(shared) {
-        Ok(s) => s,
-        Err(_) => {
-            return WorldRecord::broken(
-                "the world still holds its state after the simulation ended".into(),
-                sim_elapsed_ms,
-            )
+/// A world being played: the turmoil simulation and the state its hosts share. It plays and
+/// records what it observes; it never models. [`World::start`], then
+/// [`World::until_every_run_emitted`], [`World::settle_on`] the history the caller modelled from
+/// what was published by then, and [`World::finish`]. Deterministic: the same scenario, config
+/// and settled history give the same record.
+pub struct World {
+    sim: turmoil::Sim<'static>,
+    shared: Rc<Shared>,
+    /// How the simulation ended, once it has (every client done, or a host's error).
+    ended: Option<turmoil::Result>,
+}
+
+impl World {
+    /// Opens the system under test and builds the hosts of `scenario` under `plan` (its
+    /// [`FaultPlan`]); nothing has run yet. A system that cannot start is a broken world's
+    /// record.
+    pub fn start(
+        scenario: Rc<DisplayScenario>,
+        plan: Rc<FaultPlan>,
+        config: &WorldConfig,
+    ) -> Result<World, Box<WorldRecord>> {
+        let system =
+            system_of(&scenario, config).map_err(|e| Box::new(WorldRecord::broken(e, 0)))?;
+        let shared = Rc::new(Shared {
+            primary: primary_identity(&scenario),
+            scenario: scenario.clone(),
+            settled: std::cell::OnceCell::new(),
+            plan,
+            trace: RefCell::new(Trace::new(config.keep_trace)),
+            emissions: RefCell::new(Vec::new()),
+            reads: RefCell::new(Vec::new()),
+            next_event: Cell::new(1),
+            next_op: Cell::new(0),
+            first_stored: RefCell::new(BTreeMap::new()),
+            first_received: RefCell::new(BTreeMap::new()),
+            append_errors: RefCell::new(Vec::new()),
+            turns_done: Cell::new(0),
+            replicas_ready: Cell::new(0),
+            progress: tokio::sync::Notify::new(),
+            coverage: RefCell::new(crate::coverage::Coverage::default()),
+            converged_after_ms: Cell::new(None),
+            declared: system.declared(),
+            system: RefCell::new(system),
+            alike_up_to: config.alike_up_to.clone(),
+            subjects: super::state::subjects(&scenario),
+            breach: RefCell::new(None),
+        });
+        let sim = build_sim(&scenario, &shared);
+        Ok(World {
+            sim,
+            shared,
+            ended: None,
+        })
+    }
+
+    /// Plays until every run has emitted, from when nothing more is published: `true` then,
+    /// `false` if the world ended first. Steps as `turmoil::Sim::run` would, so stopping here
+    /// changes nothing of the play.
+    pub fn until_every_run_emitted(&mut self) -> bool {
+        let turns = self.shared.scenario.turns.len() as u32;
+        while self.ended.is_none() {
+            if self.shared.turns_done.get() == turns {
+                return true;
+            }
+            match self.sim.step() {
+                Ok(false) => {}
+                Ok(true) => self.ended = Some(Ok(())),
+                Err(e) => self.ended = Some(Err(e)),
+            }
         }
-    };
-    let mut record = record_of(shared, failure, sim_elapsed_ms);
-    record.projected = projected;
-    record
+        false
+    }
+
+    /// What the agents published so far, in emission order.
+    pub fn published(&self) -> std::cell::Ref<'_, [Emitted]> {
+        std::cell::Ref::map(self.shared.emissions.borrow(), Vec::as_slice)
+    }
+
+    /// The known differences the system under test declares.
+    pub fn declared(&self) -> &model::display::Declared {
+        &self.shared.declared
+    }
+
+    /// The history the replicas must converge on after healing; the world polls until every
+    /// replica shows it, or the liveness bound runs out. Given once, before the first poll.
+    pub fn settle_on(&self, history: super::view::SettledHistory) {
+        let first = self.shared.settled.set(history).is_ok();
+        debug_assert!(first, "the settled history is given once");
+        debug_assert!(
+            self.shared.reads.borrow().iter().all(|r| r.turn.is_some()),
+            "given before the first poll after healing"
+        );
+    }
+
+    /// Plays to the end and leaves the record.
+    pub fn finish(mut self) -> WorldRecord {
+        let ended = match self.ended.take() {
+            Some(ended) => ended,
+            None => self.sim.run(),
+        };
+        let shared = self.shared;
+        // A breach of the protocol is why the world broke, whatever the hosts then reported.
+        let failure = shared
+            .breach
+            .borrow()
+            .as_ref()
+            .map(|b| b.to_string())
+            .or(ended.err().map(|e| e.to_string()));
+        let sim_elapsed_ms = self.sim.elapsed().as_millis() as u64;
+        drop(self.sim);
+        let projected = match failure {
+            None => project_stored(&shared, sim_elapsed_ms * 1000),
+            Some(_) => None,
+        };
+        let failure = failure.or_else(|| shared.breach.borrow().as_ref().map(|b| b.to_string()));
+        let shared = match Rc::try_unwrap(shared) {
+            Ok(s) => s,
+            Err(_) => {
+                return WorldRecord::broken(
+                    "the world still holds its state after the simulation ended".into(),
+                    sim_elapsed_ms,
+                )
+            }
+        };
+        let mut record = record_of(shared, failure, sim_elapsed_ms);
+        record.projected = projected;
+        record
+    }
 }
 
 /// What the played world leaves for the checkers.
@@ -553,11 +614,18 @@ async fn poll_until_converged(shared: &Shared, requests: &mut Requests) -> turmo
             requests.request(r, u32::MAX, false).await?;
         }
         let waited_ms = (turmoil::sim_elapsed().unwrap_or_default() - healed_at).as_millis() as u64;
+        // Handed in between the step in which the last run ended and the next: a round of
+        // requests takes a step at least.
+        let settled = shared.settled.get();
+        debug_assert!(
+            settled.is_some(),
+            "the settled history is known after a round"
+        );
         let converged =
             shared.reads.borrow()[round_start..]
                 .iter()
                 .all(|read| match &read.result {
-                    Ok(p) => (shared.converged)(&shared.emissions.borrow(), p, &shared.declared),
+                    Ok(p) => settled.is_some_and(|history| history.shown_by(p)),
                     Err(_) => false,
                 });
         if converged || waited_ms >= bound {
