@@ -133,6 +133,10 @@ pub(crate) fn project_stored(
             }
         }
     }
+    // Post-condition: every row that parses is named once, and every envelope read is named by
+    // the first row that has it.
+    debug_assert!(order.len() <= rows.len() && parsed.len() <= order.len());
+    debug_assert!(order.iter().all(|&i| i < parsed.len()));
     project_envelopes(&parsed, &order, primary, options)
 }
 
@@ -164,6 +168,10 @@ fn project_envelopes(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
+    debug_assert!(
+        order.iter().all(|&i| i < parsed.len()),
+        "order names parsed rows"
+    );
     let planted = options.planted;
     let visible = visible_displays(parsed, planted);
     let (ordered, warnings) = admitted_rows(parsed, order, &visible, planted);
@@ -171,6 +179,12 @@ fn project_envelopes(
     ordered.sort_by(|a, b| {
         (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
     });
+    // Step 2's order: by created_at, then event id; two rows with one identity only where
+    // planted P4 keeps copies.
+    debug_assert!(ordered.windows(2).all(|pair| {
+        (pair[0].created_at, pair[0].event_id()) <= (pair[1].created_at, pair[1].event_id())
+            && (planted.is(BugId::P4) || pair[0].identity() != pair[1].identity())
+    }));
     let mut walk = Walk {
         primary,
         planted,
@@ -191,6 +205,13 @@ fn project_envelopes(
             "a message from a hidden display"
         );
     }
+    // Post-condition: no message is empty, and two adjacent messages never share role and
+    // display (step 4 merged them).
+    debug_assert!(walk.messages.iter().all(|(m, _)| !m.content.is_empty()));
+    debug_assert!(walk
+        .messages
+        .windows(2)
+        .all(|pair| (pair[0].0.role, &pair[0].1) != (pair[1].0.role, &pair[1].1)));
     Projection {
         messages: walk.messages.into_iter().map(|(m, _)| m).collect(),
         warnings: walk.warnings,
@@ -254,8 +275,18 @@ fn admitted_rows<'p, 'a>(
             None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
-    // Post-condition: every kept row lies on a visible display.
+    // Post-condition: every kept row lies on a visible display, its identity complete (8
+    // non-empty strings, which the walk reads without looking), and no row was both kept and
+    // warned about.
     debug_assert!(ordered.iter().all(|r| visible.admits(r.env)));
+    debug_assert!(ordered.iter().all(|r| r
+        .identity()
+        .iter()
+        .all(|f| f.as_deref().is_some_and(|s| !s.is_empty()))));
+    debug_assert!(
+        ordered.len() + identity_warnings.len() + created_at_warnings.len() <= order.len(),
+        "one outcome at most a row"
+    );
     identity_warnings.append(&mut created_at_warnings);
     (ordered, identity_warnings)
 }
@@ -330,6 +361,11 @@ fn with_created_at<'p, 'a>(
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Option<Ordered<'p, 'a>> {
+    debug_assert_eq!(
+        Family::of_parents(&env.parents, planted),
+        Some(family),
+        "the family step 1a found"
+    );
     let data = match env.family_data {
         Some(kept) if kept.family == family => kept,
         _ => FamilyData::read(family, env.data),
@@ -380,6 +416,11 @@ fn with_raw_data(mut warning: Warning, data: Option<&RawValue>, planted: Planted
     warning
 }
 
+/// Whether `message`'s last part is text ending with `text`.
+fn ends_with_text(message: &ChatMessage, text: &str) -> bool {
+    matches!(message.content.last(), Some(ContentPart::Text { text: last }) if last.ends_with(text))
+}
+
 /// Step 3 and 4: the walk over ordered rows and the merging of contributions.
 struct Walk<'p> {
     primary: Option<&'p AgentIdentity>,
@@ -421,6 +462,11 @@ impl Walk<'_> {
         );
         self.warnings
             .push(with_raw_data(w, row.data(), self.planted));
+        // Post-condition: a walk's warning names its row (the identity is complete here).
+        debug_assert!(self
+            .warnings
+            .last()
+            .is_some_and(|w| w.event_id.as_deref() == Some(row.event_id())));
     }
 
     /// A user turn: the display's streamed text starts over whether or not the payload is
@@ -438,6 +484,8 @@ impl Walk<'_> {
             self.warn(row, WarningCode::BadMedia, field);
         }
         self.emit(Role::User, row.display_id(), turn.parts.clone());
+        // Post-condition: a user turn leaves nothing streamed on its display for a stop.
+        debug_assert!(!self.streamed.contains_key(row.display_id()));
         Ok(())
     }
 
@@ -457,6 +505,7 @@ impl Walk<'_> {
             // planted P3: the legacy union also rendered every answer as assistant text.
             self.emit_text(Role::Assistant, row.display_id(), &text);
         }
+        debug_assert!(!self.streamed.contains_key(row.display_id()));
         Ok(())
     }
 
@@ -472,6 +521,13 @@ impl Walk<'_> {
         }
         self.stream(row.display_id(), &content);
         Ok(())
+    }
+
+    /// Whether `display`'s streamed text ends with `text` (what was just streamed).
+    fn streamed_ends_with(&self, display: &str, text: &str) -> bool {
+        self.streamed
+            .get(display)
+            .is_some_and(|s| s.ends_with(text))
     }
 
     /// A question is assistant text the client saw streamed: a primary stop repeating it adds
@@ -515,6 +571,13 @@ impl Walk<'_> {
         if let Some(rest) = answer.strip_prefix(streamed) {
             let rest = rest.to_owned();
             self.stream(row.display_id(), &rest);
+            // Post-condition: the stop completed the display's streamed text to its answer.
+            debug_assert!(
+                self.streamed
+                    .get(row.display_id())
+                    .map_or("", String::as_str)
+                    == answer
+            );
         }
         Ok(())
     }
@@ -528,6 +591,15 @@ impl Walk<'_> {
                 self.streamed.insert(display.to_owned(), text.to_owned());
             }
         }
+        // Post-condition: what was streamed shows, as the end of the display's last assistant
+        // message, and the stop-suffix rule sees it.
+        debug_assert!(self.streamed_ends_with(display, text));
+        debug_assert!(
+            text.is_empty()
+                || self.messages.last().is_some_and(|(m, d)| {
+                    m.role == Role::Assistant && d == display && ends_with_text(m, text)
+                })
+        );
     }
 
     fn is_agent(&self, row: &Ordered<'_, '_>, agent: &AgentIdentity) -> bool {
@@ -538,12 +610,14 @@ impl Walk<'_> {
         if text.is_empty() {
             return;
         }
+        let messages_before = self.messages.len();
         // Assistant text continuing the same display's trailing text part: what `emit` does
         // with it, without building a part to fold in (most chunks of a stream take this path).
         if let Some((message, on)) = self.messages.last_mut() {
             if role == Role::Assistant && message.role == role && on == display {
                 if let Some(ContentPart::Text { text: last }) = message.content.last_mut() {
                     last.push_str(text);
+                    debug_assert_eq!(self.messages.len(), messages_before, "continued in place");
                     return;
                 }
             }

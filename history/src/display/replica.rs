@@ -72,6 +72,9 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
             None => self.persister.store(),
         };
         let mut projection = reconstruct(store, thread_id, primary, &self.options)?;
+        // Post-condition: the replica answers what the service reconstructed; only planted P14
+        // adds to it.
+        let reconstructed = projection.messages.len();
         if self.options.planted.is(BugId::P14) {
             // planted P14: the legacy handler appended what it had seen streaming, unchecked.
             let visible = store.visible_displays(thread_id)?;
@@ -85,6 +88,9 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
                 }
             }
         }
+        debug_assert!(
+            self.options.planted.is(BugId::P14) || projection.messages.len() == reconstructed
+        );
         Ok(projection)
     }
 
