@@ -51,7 +51,10 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
 
     /// The persister: appends one delivery to the shared store.
     pub fn deliver(&mut self, bytes: &[u8]) -> Result<Admission, StoreError> {
+        let delivered_before = self.persister.stats().delivered;
         let admission = self.persister.deliver(bytes)?;
+        // Every delivery reaches the shared store through the persister, counted there.
+        debug_assert_eq!(self.persister.stats().delivered, delivered_before + 1);
         if let Some(local) = &self.local {
             local.append(bytes)?;
         }

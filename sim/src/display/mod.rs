@@ -10,6 +10,7 @@
 
 mod bus;
 pub mod check;
+mod client;
 pub mod context;
 pub mod departure;
 mod digest;
