@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::envelope::{self, AdmissionError, Envelope, KeptEnvelope};
 use super::family::Family;
-use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
+use super::store::{
+    ascending_once, in_insertion_order, numbered_from_one, Admission, DisplayEventStore,
+    StoreError, StoreOptions, StoredRow,
+};
 use super::USER_AGENT_CLASS;
 use crate::Planted;
 
@@ -83,6 +86,18 @@ impl MemoryDisplayStore {
         }
     }
 
+    /// The display of each marker row of the thread (a `UserAgent` row of a user-turn family),
+    /// in insertion order, repeats included.
+    fn marked_displays<'s>(
+        &'s self,
+        inner: &'s Inner,
+        thread_id: &str,
+    ) -> impl Iterator<Item = &'s str> + 's {
+        (inner.thread_rows(thread_id))
+            .filter(|r| r.from_user_agent && Family::marks_visible(r.parents(), self.planted))
+            .map(Indexed::display_id)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic elsewhere while holding the lock leaves the vectors consistent (every mutation
         // is a single push), so a poisoned lock is still safe to use.
@@ -101,6 +116,11 @@ impl DisplayEventStore for MemoryDisplayStore {
                 return Err(StoreError::LegacyDuplicate);
             }
             inner.push_copy_of(first);
+            // Post-condition: the copy is the newest row, numbered next, with the bytes given.
+            debug_assert!(inner
+                .rows
+                .last()
+                .is_some_and(|r| { r.seq == inner.rows.len() as u64 && *r.bytes == *row }));
             return Ok(Admission::Stored);
         }
         let bytes: Arc<[u8]> = Arc::from(row);
@@ -112,6 +132,10 @@ impl DisplayEventStore for MemoryDisplayStore {
             Err(reason) => {
                 let seq = inner.quarantine.len() as u64 + 1;
                 inner.quarantine.push(StoredRow::new(seq, bytes));
+                debug_assert!(
+                    !inner.first_with_bytes.contains_key(row),
+                    "quarantined bytes are never those of a stored row"
+                );
                 return Ok(Admission::Quarantined {
                     reason: reason.to_string(),
                 });
@@ -136,17 +160,20 @@ impl DisplayEventStore for MemoryDisplayStore {
             event_is_display: indexed(envelope::EVENT_TYPE) == self.display_event_type,
             from_user_agent: indexed(envelope::AGENT_CLASS) == USER_AGENT_CLASS,
         });
+        // Post-condition: a new row is the first with its bytes, and its kept envelope reads
+        // the thread it is filed under.
+        debug_assert!(inner.rows.last().is_some_and(|r| {
+            r.first_slot == r.thread_slot && inner.by_thread[&*thread_id][r.thread_slot] == position
+        }));
         Ok(Admission::Stored)
     }
 
     fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         let inner = self.lock();
-        let displays: BTreeSet<&str> = inner
-            .thread_rows(thread_id)
-            .filter(|r| r.from_user_agent && Family::marks_visible(r.parents(), self.planted))
-            .map(Indexed::display_id)
-            .collect();
-        Ok(displays.into_iter().map(str::to_owned).collect())
+        let displays: BTreeSet<&str> = self.marked_displays(&inner, thread_id).collect();
+        let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
+        debug_assert!(ascending_once(&displays));
+        Ok(displays)
     }
 
     fn rows_on_displays(
@@ -161,7 +188,7 @@ impl DisplayEventStore for MemoryDisplayStore {
         // rows are copies (every replica stores its own copy of a delivery).
         let thread_len = inner.by_thread.get(thread_id).map_or(0, Vec::len);
         let mut first_wanted: Vec<Option<bool>> = vec![None; thread_len];
-        Ok(inner
+        let rows: Vec<StoredRow> = inner
             .thread_rows(thread_id)
             .filter(|r| {
                 *first_wanted[r.first_slot].get_or_insert_with(|| {
@@ -170,7 +197,15 @@ impl DisplayEventStore for MemoryDisplayStore {
                 })
             })
             .map(Indexed::row)
-            .collect())
+            .collect();
+        // Post-condition: each row once, in insertion order, on a display asked for.
+        debug_assert!(in_insertion_order(&rows));
+        debug_assert!(rows.iter().all(|r| r
+            .kept
+            .as_ref()
+            .and_then(|k| k.str_field(envelope::DISPLAY_ID))
+            .is_some_and(|d| wanted.contains(d))));
+        Ok(rows)
     }
 
     fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
@@ -179,7 +214,12 @@ impl DisplayEventStore for MemoryDisplayStore {
             .thread_rows(thread_id)
             .map(Indexed::display_id)
             .collect();
-        Ok(displays.into_iter().map(str::to_owned).collect())
+        let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
+        // Post-condition: the thread's visible displays are among its displays.
+        debug_assert!(self
+            .marked_displays(&inner, thread_id)
+            .all(|v| displays.iter().any(|d| d == v)));
+        Ok(displays)
     }
 
     fn row_count(&self) -> Result<u64, StoreError> {
@@ -187,19 +227,27 @@ impl DisplayEventStore for MemoryDisplayStore {
     }
 
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        Ok(self.lock().quarantine.clone())
+        let quarantined = self.lock().quarantine.clone();
+        debug_assert!(numbered_from_one(&quarantined));
+        Ok(quarantined)
     }
 
     fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        Ok(self.lock().rows.iter().map(Indexed::row).collect())
+        let rows: Vec<StoredRow> = self.lock().rows.iter().map(Indexed::row).collect();
+        debug_assert!(numbered_from_one(&rows));
+        Ok(rows)
     }
 }
 
 impl Inner {
     /// Files the row at `position` under its thread; its slot in the thread's list.
     fn index(&mut self, thread_id: &str, position: usize) -> usize {
+        debug_assert_eq!(position, self.rows.len(), "the row filed is the next one");
         match self.by_thread.get_mut(thread_id) {
             Some(positions) => {
+                // Pre-condition: a thread's positions ascend, so its rows read in insertion
+                // order.
+                debug_assert!(positions.last().is_none_or(|&last| last < position));
                 positions.push(position);
                 positions.len() - 1
             }

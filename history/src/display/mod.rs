@@ -29,6 +29,7 @@ mod sqlite_store;
 mod store;
 mod thread_id;
 mod visible;
+mod walk;
 mod warning;
 
 pub use chat::{ChatMessage, ContentPart, Role};

@@ -35,6 +35,7 @@ impl<S: DisplayEventStore> Persister<S> {
     /// Appends one delivery, duplicates included. A store error leaves the delivery counted as
     /// delivered but neither stored nor quarantined.
     pub fn deliver(&mut self, bytes: &[u8]) -> Result<Admission, StoreError> {
+        let before = self.stats;
         self.stats.delivered += 1;
         let admission = self.store.append(bytes)?;
         match admission {
@@ -42,6 +43,11 @@ impl<S: DisplayEventStore> Persister<S> {
             Admission::Quarantined { .. } => self.stats.quarantined += 1,
         }
         debug_assert!(self.stats.stored + self.stats.quarantined <= self.stats.delivered);
+        // Post-condition: this delivery was counted once, as the one thing the store did.
+        debug_assert_eq!(
+            (self.stats.stored + self.stats.quarantined) - (before.stored + before.quarantined),
+            1
+        );
         Ok(admission)
     }
 

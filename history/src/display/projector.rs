@@ -12,23 +12,21 @@
 //! can complete [P5, P6]; (4) merge consecutive contributions of one role on one display: user
 //! parts side by side, assistant text concatenated.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::chat::{ChatMessage, ContentPart, Role};
+use super::chat::ChatMessage;
 use super::envelope::{self, Envelope, EnvelopeFields, FamilyData, KeptEnvelope, IDENTITY_FIELDS};
 use super::family::Family;
 use super::identity::AgentIdentity;
 use super::json;
-use super::payload::{self, PayloadCell, Reading};
 use super::store::StoredRow;
 use super::visible::{visible_displays, Visible};
-use super::warning::{Warning, WarningCode};
-use super::USER_AGENT_CLASS;
+use super::walk::{Ordered, Walk};
+use super::warning::{with_raw_data, Warning, WarningCode};
 use crate::{BugId, Planted};
 
 /// How to project.
@@ -45,45 +43,6 @@ pub struct Projection {
     /// Identity and `created_at` warnings in input order, then payload and media warnings in
     /// projection order.
     pub warnings: Vec<Warning>,
-}
-
-/// A row of a family on a visible display whose identity is complete and whose `created_at` is
-/// an integer, ready for the walk. It borrows the row's envelope: the steps pass small handles
-/// of rows, never the rows themselves.
-#[derive(Clone, Copy)]
-struct Ordered<'p, 'a> {
-    created_at: i128,
-    family: Family,
-    /// The envelope; each of its 8 identity fields is a non-empty string.
-    env: &'p EnvelopeFields<'a>,
-    payload: Option<&'a RawValue>,
-    /// Where a kept row keeps what its payload says.
-    reading: Option<&'a PayloadCell>,
-}
-
-impl<'a> Ordered<'_, 'a> {
-    fn identity(&self) -> &[Option<Cow<'a, str>>; 8] {
-        &self.env.identity
-    }
-    fn field(&self, index: usize) -> &str {
-        self.env.str_field(index).unwrap_or_default()
-    }
-    fn agent_class(&self) -> &str {
-        self.field(envelope::AGENT_CLASS)
-    }
-    fn agent_id(&self) -> &str {
-        self.field(envelope::AGENT_ID)
-    }
-    fn display_id(&self) -> &str {
-        self.field(envelope::DISPLAY_ID)
-    }
-    fn event_id(&self) -> &str {
-        self.field(envelope::EVENT_ID)
-    }
-    /// The whole `event_data`, only for planted bug P10's warning text.
-    fn data(&self) -> Option<&'a RawValue> {
-        self.env.data
-    }
 }
 
 /// Projects `rows` (raw persisted bytes, any order, duplicates allowed) into a chat history.
@@ -133,6 +92,10 @@ pub(crate) fn project_stored(
             }
         }
     }
+    // Post-condition: every row that parses is named once, and every envelope read is named by
+    // the first row that has it.
+    debug_assert!(order.len() <= rows.len() && parsed.len() <= order.len());
+    debug_assert!(order.iter().all(|&i| i < parsed.len()));
     project_envelopes(&parsed, &order, primary, options)
 }
 
@@ -164,6 +127,10 @@ fn project_envelopes(
     primary: Option<&AgentIdentity>,
     options: &ProjectorOptions,
 ) -> Projection {
+    debug_assert!(
+        order.iter().all(|&i| i < parsed.len()),
+        "order names parsed rows"
+    );
     let planted = options.planted;
     let visible = visible_displays(parsed, planted);
     let (ordered, warnings) = admitted_rows(parsed, order, &visible, planted);
@@ -171,6 +138,12 @@ fn project_envelopes(
     ordered.sort_by(|a, b| {
         (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
     });
+    // Step 2's order: by created_at, then event id; two rows with one identity only where
+    // planted P4 keeps copies.
+    debug_assert!(ordered.windows(2).all(|pair| {
+        (pair[0].created_at, pair[0].event_id()) <= (pair[1].created_at, pair[1].event_id())
+            && (planted.is(BugId::P4) || pair[0].identity() != pair[1].identity())
+    }));
     let mut walk = Walk {
         primary,
         planted,
@@ -191,6 +164,13 @@ fn project_envelopes(
             "a message from a hidden display"
         );
     }
+    // Post-condition: no message is empty, and two adjacent messages never share role and
+    // display (step 4 merged them).
+    debug_assert!(walk.messages.iter().all(|(m, _)| !m.content.is_empty()));
+    debug_assert!(walk
+        .messages
+        .windows(2)
+        .all(|pair| (pair[0].0.role, &pair[0].1) != (pair[1].0.role, &pair[1].1)));
     Projection {
         messages: walk.messages.into_iter().map(|(m, _)| m).collect(),
         warnings: walk.warnings,
@@ -254,8 +234,18 @@ fn admitted_rows<'p, 'a>(
             None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
-    // Post-condition: every kept row lies on a visible display.
+    // Post-condition: every kept row lies on a visible display, its identity complete (8
+    // non-empty strings, which the walk reads without looking), and no row was both kept and
+    // warned about.
     debug_assert!(ordered.iter().all(|r| visible.admits(r.env)));
+    debug_assert!(ordered.iter().all(|r| r
+        .identity()
+        .iter()
+        .all(|f| f.as_deref().is_some_and(|s| !s.is_empty()))));
+    debug_assert!(
+        ordered.len() + identity_warnings.len() + created_at_warnings.len() <= order.len(),
+        "one outcome at most a row"
+    );
     identity_warnings.append(&mut created_at_warnings);
     (ordered, identity_warnings)
 }
@@ -330,6 +320,11 @@ fn with_created_at<'p, 'a>(
     planted: Planted,
     warnings: &mut Vec<Warning>,
 ) -> Option<Ordered<'p, 'a>> {
+    debug_assert_eq!(
+        Family::of_parents(&env.parents, planted),
+        Some(family),
+        "the family step 1a found"
+    );
     let data = match env.family_data {
         Some(kept) if kept.family == family => kept,
         _ => FamilyData::read(family, env.data),
@@ -369,238 +364,11 @@ fn lenient_created_at(raw: Option<&RawValue>) -> i128 {
         .unwrap_or(0)
 }
 
-/// Planted bug P10 appends the raw payload to a warning; otherwise the warning is unchanged.
-fn with_raw_data(mut warning: Warning, data: Option<&RawValue>, planted: Planted) -> Warning {
-    if planted.is(BugId::P10) {
-        // planted P10: the legacy log line included the offending event's data.
-        warning
-            .text
-            .push_str(&format!(" event_data={}", data.map_or("null", |d| d.get())));
-    }
-    warning
-}
-
-/// Step 3 and 4: the walk over ordered rows and the merging of contributions.
-struct Walk<'p> {
-    primary: Option<&'p AgentIdentity>,
-    planted: Planted,
-    /// Each message with the display it came from (messages of two displays never merge).
-    messages: Vec<(ChatMessage, String)>,
-    /// Per display: chunk, HITL question and recovered stop text since the last user turn on it.
-    streamed: BTreeMap<String, String>,
-    warnings: Vec<Warning>,
-}
-
-impl Walk<'_> {
-    fn apply(&mut self, row: &Ordered<'_, '_>) {
-        let user_turn = matches!(row.family, Family::UserMessage | Family::HitlResponse);
-        // planted P9: the legacy reader took a user turn from whoever wrote it.
-        if user_turn && row.agent_class() != USER_AGENT_CLASS && !self.planted.is(BugId::P9) {
-            // Only the client's own agent speaks for the user: another agent's user-message or
-            // HITL-answer row is not a user turn, and its payload is never read.
-            return;
-        }
-        let result = match row.family {
-            Family::UserMessage => self.user_message(row),
-            Family::HitlResponse => self.hitl_response(row),
-            Family::Chunk => self.chunk(row),
-            Family::HitlRequest => self.hitl_request(row),
-            Family::Stop => self.stop(row),
-        };
-        if result.is_err() {
-            self.warn(row, WarningCode::BadPayload, row.family.payload_field());
-        }
-    }
-
-    fn warn(&mut self, row: &Ordered<'_, '_>, code: WarningCode, field: &str) {
-        let w = Warning::new(
-            code,
-            Some(row.event_id().to_owned()),
-            Some(row.display_id().to_owned()),
-            Some(field),
-        );
-        self.warnings
-            .push(with_raw_data(w, row.data(), self.planted));
-    }
-
-    /// A user turn: the display's streamed text starts over whether or not the payload is
-    /// well-formed (the marker is the turn; a malformed payload only loses its parts).
-    fn user_message(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        self.streamed.remove(row.display_id());
-        let reading = payload::read_once(row.reading, self.planted, || {
-            Reading::User(payload::user_turn(row.payload, self.planted))
-        });
-        let Reading::User(turn) = reading.as_ref() else {
-            unreachable!("a user message's reading is a user turn");
-        };
-        let turn = turn.as_ref().map_err(|&()| ())?;
-        for &field in &turn.bad_media {
-            self.warn(row, WarningCode::BadMedia, field);
-        }
-        self.emit(Role::User, row.display_id(), turn.parts.clone());
-        Ok(())
-    }
-
-    /// A user turn: the streamed text starts over even when the answer is malformed. An empty
-    /// answer is no answer (the published projector's rule): `bad_payload`, after the reset.
-    fn hitl_response(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        self.streamed.remove(row.display_id());
-        let payload = row.payload.ok_or(())?;
-        let text = json::as_str(payload).filter(|s| !s.is_empty());
-        let text = match (text, json::as_bool(payload)) {
-            (Some(s), _) => s.into_owned(),
-            (None, Some(b)) => b.to_string(),
-            (None, None) => return Err(()),
-        };
-        self.emit_text(Role::User, row.display_id(), &text);
-        if self.planted.is(BugId::P3) {
-            // planted P3: the legacy union also rendered every answer as assistant text.
-            self.emit_text(Role::Assistant, row.display_id(), &text);
-        }
-        Ok(())
-    }
-
-    fn chunk(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        let content = row
-            .payload
-            .and_then(json::as_str)
-            .filter(|c| !c.is_empty())
-            .ok_or(())?;
-        if self.planted.is(BugId::P11) && self.primary.is_some_and(|p| !self.is_agent(row, p)) {
-            // planted P11: the legacy filter kept only the selected agent's chunks.
-            return Ok(());
-        }
-        self.stream(row.display_id(), &content);
-        Ok(())
-    }
-
-    /// A question is assistant text the client saw streamed: a primary stop repeating it adds
-    /// nothing. An empty question is malformed, as an empty chunk is (the published projector's
-    /// rule).
-    fn hitl_request(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        let question = row
-            .payload
-            .and_then(json::as_str)
-            .filter(|q| !q.is_empty())
-            .ok_or(())?;
-        self.stream(row.display_id(), &question);
-        if self.planted.is(BugId::P3) {
-            // planted P3: the legacy union also rendered every question as user text.
-            self.emit_text(Role::User, row.display_id(), &question);
-        }
-        Ok(())
-    }
-
-    fn stop(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        if self.planted.is(BugId::P5) {
-            // planted P5: the legacy history ignored stop events altogether.
-            return Ok(());
-        }
-        let from_primary = self.primary.is_some_and(|p| self.is_agent(row, p));
-        // planted P6: the legacy path took a stop from any agent.
-        if !from_primary && !self.planted.is(BugId::P6) {
-            return Ok(());
-        }
-        let reading = payload::read_once(row.reading, self.planted, || {
-            Reading::Stop(payload::stop_answer(row.payload))
-        });
-        let Reading::Stop(answer) = reading.as_ref() else {
-            unreachable!("a stop's reading is its answer");
-        };
-        let answer = answer.as_deref().map_err(|&()| ())?;
-        let streamed = self
-            .streamed
-            .get(row.display_id())
-            .map_or("", String::as_str);
-        if let Some(rest) = answer.strip_prefix(streamed) {
-            let rest = rest.to_owned();
-            self.stream(row.display_id(), &rest);
-        }
-        Ok(())
-    }
-
-    /// Assistant text on `display` that counts as streamed for the stop-suffix rule.
-    fn stream(&mut self, display: &str, text: &str) {
-        self.emit_text(Role::Assistant, display, text);
-        match self.streamed.get_mut(display) {
-            Some(streamed) => streamed.push_str(text),
-            None => {
-                self.streamed.insert(display.to_owned(), text.to_owned());
-            }
-        }
-    }
-
-    fn is_agent(&self, row: &Ordered<'_, '_>, agent: &AgentIdentity) -> bool {
-        row.agent_class() == agent.agent_class && row.agent_id() == agent.agent_id
-    }
-
-    fn emit_text(&mut self, role: Role, display: &str, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        // Assistant text continuing the same display's trailing text part: what `emit` does
-        // with it, without building a part to fold in (most chunks of a stream take this path).
-        if let Some((message, on)) = self.messages.last_mut() {
-            if role == Role::Assistant && message.role == role && on == display {
-                if let Some(ContentPart::Text { text: last }) = message.content.last_mut() {
-                    last.push_str(text);
-                    return;
-                }
-            }
-        }
-        self.emit(
-            role,
-            display,
-            vec![ContentPart::Text {
-                text: text.to_owned(),
-            }],
-        );
-    }
-
-    /// Appends a contribution: onto the last message when role and display match, else as a new
-    /// message. Nothing is emitted for an empty contribution. User parts stay side by side (two
-    /// user contributions are two parts, as two text blocks are); assistant text concatenates onto
-    /// a trailing text part.
-    fn emit(&mut self, role: Role, display: &str, parts: Vec<ContentPart>) {
-        if parts.is_empty() {
-            return;
-        }
-        let continues = self
-            .messages
-            .last()
-            .is_some_and(|(m, d)| m.role == role && d == display);
-        if !continues {
-            let message = ChatMessage {
-                role,
-                content: Vec::new(),
-            };
-            self.messages.push((message, display.to_owned()));
-        }
-        if let Some((message, _)) = self.messages.last_mut() {
-            for part in parts {
-                debug_assert!(
-                    self.planted.is(BugId::P13)
-                        || !matches!(&part, ContentPart::Text { text } if text.is_empty())
-                );
-                match role {
-                    Role::User => message.content.push(part),
-                    Role::Assistant => message.push_part(part),
-                }
-            }
-        }
-        // Post-condition: the parts went to a message of `role` on `display` (messages of two
-        // displays never merge).
-        debug_assert!(self
-            .messages
-            .last()
-            .is_some_and(|(m, d)| m.role == role && d == display));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::display::json::tests::raw;
+    use crate::display::payload;
     use crate::display::{DisplayEventStore, MemoryDisplayStore};
 
     fn display_row(

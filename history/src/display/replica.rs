@@ -51,7 +51,10 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
 
     /// The persister: appends one delivery to the shared store.
     pub fn deliver(&mut self, bytes: &[u8]) -> Result<Admission, StoreError> {
+        let delivered_before = self.persister.stats().delivered;
         let admission = self.persister.deliver(bytes)?;
+        // Every delivery reaches the shared store through the persister, counted there.
+        debug_assert_eq!(self.persister.stats().delivered, delivered_before + 1);
         if let Some(local) = &self.local {
             local.append(bytes)?;
         }
@@ -72,6 +75,9 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
             None => self.persister.store(),
         };
         let mut projection = reconstruct(store, thread_id, primary, &self.options)?;
+        // Post-condition: the replica answers what the service reconstructed; only planted P14
+        // adds to it.
+        let reconstructed = projection.messages.len();
         if self.options.planted.is(BugId::P14) {
             // planted P14: the legacy handler appended what it had seen streaming, unchecked.
             let visible = store.visible_displays(thread_id)?;
@@ -85,6 +91,9 @@ impl<S: DisplayEventStore> ReplicaNode<S> {
                 }
             }
         }
+        debug_assert!(
+            self.options.planted.is(BugId::P14) || projection.messages.len() == reconstructed
+        );
         Ok(projection)
     }
 

@@ -64,7 +64,11 @@ pub fn reconstruct<S: DisplayEventStore + ?Sized>(
         // HITL answer of any agent class) as visible, silently.
         displays = legacy_user_displays(store, thread_id, options)?;
     }
+    // Stage 1's answer: the contract's order (ascending, each display once).
+    debug_assert!(super::store::ascending_once(&displays));
     let rows = store.rows_on_displays(thread_id, &displays)?;
+    // Stage 2's answer: each row once, in insertion order.
+    debug_assert!(super::store::in_insertion_order(&rows));
     if planted.is(BugId::P1) {
         legacy_union_validation(&rows)?;
     }
@@ -90,6 +94,8 @@ fn legacy_user_displays<S: DisplayEventStore + ?Sized>(
             spoken.insert(key.display_id.into_owned());
         }
     }
+    // Post-condition: the displays where a user spoke are displays of the thread.
+    debug_assert!(spoken.iter().all(|d| all.contains(d)));
     Ok(spoken.into_iter().collect())
 }
 

@@ -13,7 +13,10 @@ use rusqlite::{params, Connection, ToSql};
 
 use super::envelope::admit;
 use super::family::Family;
-use super::store::{Admission, DisplayEventStore, StoreError, StoreOptions, StoredRow};
+use super::store::{
+    ascending_once, in_insertion_order, numbered_from_one, Admission, DisplayEventStore,
+    StoreError, StoreOptions, StoredRow,
+};
 use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
 
@@ -166,6 +169,11 @@ impl SqliteDisplayStore {
         let mut all = vec![thread_id.to_string(), self.display_event_type.clone()];
         all.append(&mut params);
         all.push(USER_AGENT_CLASS.to_string());
+        // Post-condition: one parameter for each numbered slot, the last the agent class.
+        debug_assert!(
+            sql.contains(&format!("?{}", all.len()))
+                && !sql.contains(&format!("?{}", all.len() + 1))
+        );
         (sql, all)
     }
 
@@ -187,12 +195,19 @@ impl SqliteDisplayStore {
         let mut all = vec![thread_id.to_string(), self.display_event_type.clone()];
         all.append(&mut params);
         all.extend(displays.iter().cloned());
+        // Post-condition: one parameter for each numbered slot, the displays last.
+        debug_assert!(
+            sql.contains(&format!("?{}", all.len()))
+                && !sql.contains(&format!("?{}", all.len() + 1))
+        );
         (sql, all)
     }
 
     /// The SQL condition "some parent is one of `families`", with its parameters numbered from
     /// `first`.
     fn membership(&self, families: &[Family], first: usize) -> (String, Vec<String>) {
+        // Pre-condition: slots 1 and 2 are the thread and the event type.
+        debug_assert!(first >= 3 && !families.is_empty());
         let params: Vec<String> = families
             .iter()
             .map(|f| f.class_name().to_string())
@@ -290,6 +305,8 @@ impl DisplayEventStore for SqliteDisplayStore {
                 )
                 .map_err(sqlite("inserting a row"))?;
                 let seq = tx.last_insert_rowid();
+                // Reads take a seq below 1 for corruption: the key SQLite gave is 1 or more.
+                debug_assert!(seq >= 1);
                 let mut stmt = tx
                     .prepare_cached(
                         "INSERT INTO row_parents(seq, thread_id, event_type, parent, agent_class, display_id) \
@@ -317,7 +334,10 @@ impl DisplayEventStore for SqliteDisplayStore {
 
     fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         let (sql, params) = self.stage1_query(thread_id);
-        Self::strings(&self.lock(), &sql, &params)
+        let displays = Self::strings(&self.lock(), &sql, &params)?;
+        // Post-condition: `DISTINCT ... ORDER BY display_id` is the contract's order.
+        debug_assert!(ascending_once(&displays));
+        Ok(displays)
     }
 
     fn rows_on_displays(
@@ -334,6 +354,7 @@ impl DisplayEventStore for SqliteDisplayStore {
         // A row has one display, so batches are disjoint unless a display id repeats.
         out.sort_by_key(|r| r.seq);
         out.dedup_by_key(|r| r.seq);
+        debug_assert!(in_insertion_order(&out));
         Ok(out)
     }
 
@@ -341,11 +362,13 @@ impl DisplayEventStore for SqliteDisplayStore {
         // Legacy paths only: the scan over `rows` is accepted there (no index for it, by design).
         let sql = "SELECT DISTINCT display_id FROM rows WHERE thread_id = ?1 AND event_type = ?2 \
                    ORDER BY display_id";
-        Self::strings(
+        let displays = Self::strings(
             &self.lock(),
             sql,
             &[thread_id.to_string(), self.display_event_type.clone()],
-        )
+        )?;
+        debug_assert!(ascending_once(&displays));
+        Ok(displays)
     }
 
     fn row_count(&self) -> Result<u64, StoreError> {
@@ -357,18 +380,23 @@ impl DisplayEventStore for SqliteDisplayStore {
     }
 
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        Self::stored_rows(
+        let rows = Self::stored_rows(
             &self.lock(),
             "SELECT seq, bytes FROM quarantine ORDER BY seq",
             &[],
-        )
+        )?;
+        // Post-condition: rowids of a table no row is ever deleted from are 1 to n.
+        debug_assert!(numbered_from_one(&rows));
+        Ok(rows)
     }
 
     fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        Self::stored_rows(
+        let rows = Self::stored_rows(
             &self.lock(),
             "SELECT seq, bytes FROM rows ORDER BY seq",
             &[],
-        )
+        )?;
+        debug_assert!(numbered_from_one(&rows));
+        Ok(rows)
     }
 }

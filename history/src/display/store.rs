@@ -26,6 +26,7 @@ pub struct StoredRow {
 impl StoredRow {
     /// A row known only by its bytes.
     pub fn new(seq: u64, bytes: Arc<[u8]>) -> Self {
+        debug_assert!(seq >= 1, "seqs count from 1");
         StoredRow {
             seq,
             bytes,
@@ -48,6 +49,23 @@ impl AsRef<[u8]> for StoredRow {
     fn as_ref(&self) -> &[u8] {
         &self.bytes
     }
+}
+
+/// The order stage 1 and the thread's displays are answered in: ascending, each once (byte
+/// order, as SQLite's `ORDER BY` on text and Rust's `str` compare).
+pub(crate) fn ascending_once(displays: &[String]) -> bool {
+    displays.windows(2).all(|pair| pair[0] < pair[1])
+}
+
+/// The order rows are answered in: insertion order, each once (`seq` strictly ascending, from 1).
+pub(crate) fn in_insertion_order(rows: &[StoredRow]) -> bool {
+    rows.first().is_none_or(|r| r.seq >= 1) && rows.windows(2).all(|pair| pair[0].seq < pair[1].seq)
+}
+
+/// Every row of a whole table (`rows`, `quarantined`): its seqs are 1 to n, none missing, as
+/// both backends number a table's rows.
+pub(crate) fn numbered_from_one(rows: &[StoredRow]) -> bool {
+    rows.iter().zip(1u64..).all(|(row, seq)| row.seq == seq)
 }
 
 /// How a store reads rows.

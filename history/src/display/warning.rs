@@ -6,6 +6,9 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::{BugId, Planted};
 
 /// What was wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -94,6 +97,21 @@ impl Warning {
     pub fn no_visible_display() -> Warning {
         Warning::new(WarningCode::NoVisibleDisplay, None, None, None)
     }
+}
+
+/// Planted bug P10 appends the raw payload to a warning; otherwise the warning is unchanged.
+pub(crate) fn with_raw_data(
+    mut warning: Warning,
+    data: Option<&RawValue>,
+    planted: Planted,
+) -> Warning {
+    if planted.is(BugId::P10) {
+        // planted P10: the legacy log line included the offending event's data.
+        warning
+            .text
+            .push_str(&format!(" event_data={}", data.map_or("null", |d| d.get())));
+    }
+    warning
 }
 
 #[cfg(test)]

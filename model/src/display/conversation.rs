@@ -81,8 +81,13 @@ impl Emission {
     /// A marker makes its display visible: persisted, by the UserAgent class, of the user-message
     /// or HITL-answer family, whatever its defect (contract, "Visible displays").
     pub fn is_marker(&self) -> bool {
-        self.persisted
-            && self.agent.is_user_agent()
+        self.persisted && self.marks_its_display()
+    }
+
+    /// Whether this emission, once persisted, is a marker: by the UserAgent class, of the
+    /// user-message or HITL-answer family.
+    pub fn marks_its_display(&self) -> bool {
+        self.agent.is_user_agent()
             && matches!(
                 self.kind,
                 EmissionKind::UserMessage { .. } | EmissionKind::HitlAnswer { .. }

@@ -92,6 +92,21 @@ pub fn client_transcript(conversation: &Conversation) -> Transcript {
     client_transcript_declaring(conversation, &Declared::new())
 }
 
+/// What the client must see of the first `stored.len()` emissions of `conversation` had
+/// exactly those `stored` marks reached the store (`stored[i]` for emission `i`), whatever their
+/// own `persisted` says: the model of a read taken while the store holds part of what it will.
+/// The emissions after the prefix are not modelled: ones never stored after the last stored one
+/// change no message, only accepted losses.
+pub fn client_transcript_when_stored(conversation: &Conversation, stored: &[bool]) -> Transcript {
+    let emissions = &conversation.emissions[..stored.len()];
+    let visible = (emissions.iter().zip(stored))
+        .filter(|(emission, &stored)| stored && emission.marks_its_display())
+        .map(|(emission, _)| emission.display.clone())
+        .collect();
+    ClientView::new(conversation.primary.clone(), visible)
+        .transcript_where(emissions, |emission| stored[emission.index])
+}
+
 /// [`client_transcript`] for a system that declares the known differences `declared`: where one
 /// applies, the model expects the system's documented behaviour and records an accepted loss.
 pub fn client_transcript_declaring(conversation: &Conversation, declared: &Declared) -> Transcript {

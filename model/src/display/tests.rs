@@ -15,7 +15,10 @@ use super::conversation::{
     DEFECTIVE_IDENTITY_FIELDS,
 };
 use super::transcript::{code, Part, Transcript};
-use super::{client_transcript, message_is_malformed, text_sources, visible_displays};
+use super::{
+    client_transcript, client_transcript_when_stored, message_is_malformed, text_sources,
+    visible_displays,
+};
 
 const AGENTS: [Who; 5] = [USER, LEAD, SUB, SUB2, ("LeadAgent", "lead2")];
 const DISPLAYS: [&str; 4] = ["d0", "d1", "d2", "d3"];
@@ -272,6 +275,26 @@ proptest! {
         let mut cut = conversation.clone();
         cut.emissions.truncate(stored_up_to);
         prop_assert_eq!(observable(&client_transcript(&cut)), expected);
+    }
+
+    #[test]
+    fn the_model_of_a_partly_stored_prefix_is_the_model_with_those_flags(
+        conversation in conversation(),
+        flips in proptest::collection::vec(any::<bool>(), 0..40),
+        cut in any::<proptest::sample::Index>(),
+    ) {
+        // What an early read's expectation is: the stored marks given apart from the
+        // conversation, which stays as it is, equal the conversation copied with those flags.
+        let len = cut.index(conversation.emissions.len() + 1);
+        let stored: Vec<bool> = (0..len).map(|i| flips.get(i).copied().unwrap_or(i % 2 == 0)).collect();
+        let mut flagged = conversation.clone();
+        flagged.emissions.truncate(len);
+        for (emission, &s) in flagged.emissions.iter_mut().zip(&stored) {
+            emission.persisted = s;
+        }
+        let given_apart = client_transcript_when_stored(&conversation, &stored);
+        prop_assert_eq!(observable(&given_apart), observable(&client_transcript(&flagged)));
+        prop_assert_eq!(given_apart.accepted_losses, client_transcript(&flagged).accepted_losses);
     }
 
     #[test]

@@ -76,7 +76,7 @@ impl ClientView {
             emission.event_id,
             emission.index
         );
-        self.take(emission);
+        self.take(emission, emission.persisted);
     }
 
     /// The transcript of a whole conversation's emissions: [`ClientView::apply`] for each, in
@@ -84,7 +84,18 @@ impl ClientView {
     /// list instead of remembered one emission at a time. The simulator models the same
     /// conversation many times over with different emissions persisted, and copying every id
     /// into a set each time was a fortieth of the display workload's instructions.
-    pub fn transcript_of(mut self, emissions: &[Emission]) -> Transcript {
+    pub fn transcript_of(self, emissions: &[Emission]) -> Transcript {
+        self.transcript_where(emissions, |emission| emission.persisted)
+    }
+
+    /// [`ClientView::transcript_of`] with the fault decisions given apart: `persisted(e)` says
+    /// whether emission `e` reached the store, whatever its own `persisted` says. The model of
+    /// a store that holds only part of what it will, without a copy of the conversation.
+    pub fn transcript_where(
+        mut self,
+        emissions: &[Emission],
+        persisted: impl Fn(&Emission) -> bool,
+    ) -> Transcript {
         assert_eq!(
             self.next_index, 0,
             "a whole conversation starts at its first emission"
@@ -100,16 +111,17 @@ impl ClientView {
             );
         }
         for emission in emissions {
-            self.take(emission);
+            self.take(emission, persisted(emission));
         }
         self.finish()
     }
 
-    /// [`ClientView::apply`] once the event id is known to be new.
-    fn take(&mut self, emission: &Emission) {
+    /// [`ClientView::apply`] once the event id is known to be new; `persisted`: whether the
+    /// emission reached the store.
+    fn take(&mut self, emission: &Emission, persisted: bool) {
         self.check_emission(emission);
         self.next_index += 1;
-        if !emission.persisted {
+        if !persisted {
             self.not_persisted(emission);
             return;
         }

@@ -123,7 +123,7 @@ fn optional(w: &mut impl Write, s: Option<&str>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::display::{generate::generate, world, DisplayOptions, StoreKind, WorldConfig};
+    use crate::display::{generate::generate, DisplayOptions, StoreKind, WorldConfig};
     use crate::rng::SeedRng;
     use history::display::WarningCode;
     use history::Planted;
@@ -159,9 +159,8 @@ mod tests {
             let rng = SeedRng::new(seed);
             let scenario = generate(rng, &DisplayOptions::from_seed(rng, None));
             let config = WorldConfig::new(StoreKind::Memory, Planted::none());
-            // Converged at the first round: the answers before it are the ones compared.
             let plan = Rc::new(super::super::faults::FaultPlan::new(&scenario));
-            let record = world::play(Rc::new(scenario), plan, &config, Rc::new(|_, _, _| true));
+            let (record, _) = super::super::play_and_model(&scenario, &plan, &config);
             for read in &record.reads {
                 for declared in declared_sets() {
                     assert_eq!(

@@ -1,16 +1,20 @@
 //! The display workload (seed 000): a thread's conversation persisted by every API replica from a
 //! fan-out bus and rebuilt by the display-scoped projector, checked against the client-view model.
 //!
-//! Seed -> [`generate`] -> [`DisplayScenario`] -> [`world::play`] -> [`check::check`] against
-//! [`model::display::client_transcript`] of the [`truth`]. The world plays, the checker checks,
-//! and the model is computed once per world: the liveness phase polls until the answers match it
-//! and the checker compares against the same one.
+//! Seed -> [`generate`] -> [`DisplayScenario`] -> [`world::World`] -> [`check::check`] against
+//! [`model::display::client_transcript`] of the [`truth`]. The world plays and records, the
+//! model is computed once per world outside it (once every run emitted), the world's liveness
+//! phase polls until the answers show the model's history, the checker compares against the
+//! same model, and what a read before settling may answer is [`early`]'s function of the model
+//! and the record up to that read.
 
 mod bus;
 pub mod check;
+mod client;
 pub mod context;
 pub mod departure;
 mod digest;
+mod early;
 pub mod faults;
 pub mod generate;
 mod live;
@@ -44,8 +48,6 @@ use crate::sut::serve::StartServed;
 use crate::workload::{FuzzTuning, Workload, WorkloadRun};
 use history::BugId;
 use model::display as m;
-use std::cell::OnceCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use world::Emitted;
 
@@ -71,31 +73,58 @@ impl Model {
     }
 }
 
-/// Plays `scenario` and checks every invariant.
-pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> WorkloadRun {
+/// Plays `scenario` and models it. The world plays until every run has emitted; the model is
+/// computed then, once, outside the world, from the ground truth (the scenario, the fault plan,
+/// what was published) and the system's declared differences; the world, handed the history
+/// the model says the replicas must converge on, polls until they show it. Nothing the world
+/// does after that changes the model: the emissions were final.
+fn play_and_model(
+    scenario: &DisplayScenario,
+    plan: &Rc<faults::FaultPlan>,
+    config: &WorldConfig,
+) -> (world::WorldRecord, Model) {
     // One copy of the scenario and one fault plan, shared by the world's hosts (which outlive
     // this borrow) and the model: a copy each and a plan each were 0.7 % of the instructions.
-    let hosted = Rc::new(scenario.clone());
-    let plan = Rc::new(faults::FaultPlan::new(scenario));
-    // The world asks for convergence once every run has emitted, so the emissions it hands over
-    // are the final ones: the model computed then is the one the checker uses.
-    let model: Rc<OnceCell<Model>> = Rc::default();
-    let converged: world::Converged = {
-        let (model, scenario, plan) = (model.clone(), hosted.clone(), plan.clone());
-        Rc::new(move |emissions, answer, declared| {
-            let model = model.get_or_init(|| Model::of(&scenario, &plan, emissions, declared));
-            view::matches_model(answer, &model.conversation, &model.transcript)
-        })
+    let mut world = match world::World::start(Rc::new(scenario.clone()), plan.clone(), config) {
+        Ok(world) => world,
+        Err(broken) => {
+            let model = Model::of(scenario, plan, &broken.emissions, &broken.declared);
+            return (*broken, model);
+        }
     };
-    let record = world::play(hosted, plan.clone(), config, converged);
-    let mut model = match Rc::try_unwrap(model).ok().and_then(OnceCell::into_inner) {
+    let modelled = world
+        .until_every_run_emitted()
+        .then(|| Model::of(scenario, plan, &world.published(), world.declared()));
+    if let Some(model) = &modelled {
+        world.settle_on(view::SettledHistory::of(
+            &model.conversation,
+            &model.transcript,
+        ));
+    }
+    let record = world.finish();
+    let model = match modelled {
         Some(model) => model,
-        None => Model::of(scenario, &plan, &record.emissions, &record.declared),
+        // The world ended before every run emitted (it broke): the model of what it published.
+        None => Model::of(scenario, plan, &record.emissions, &record.declared),
     };
+    debug_assert_eq!(
+        model.conversation.emissions.len(),
+        (record.emissions.iter())
+            .filter(|e| scenario.steps().any(|s| s.id == e.step))
+            .count(),
+        "the model holds every emission the world published"
+    );
+    (record, model)
+}
+
+/// Plays `scenario` and checks every invariant.
+pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> WorkloadRun {
+    let plan = Rc::new(faults::FaultPlan::new(scenario));
+    let (record, model) = play_and_model(scenario, &plan, config);
     let early_expected = if record.failure.is_some() {
         Vec::new()
     } else {
-        early_expectations(&record, &mut model.conversation)
+        early::expectations(&record, &model.conversation)
     };
     let mut violations = if record.failure.is_some() {
         Vec::new()
@@ -169,77 +198,6 @@ fn declared_losses(transcript: &m::Transcript) -> crate::coverage::Coverage {
         ));
     }
     left_out
-}
-
-/// What each read before settling must show (messages only, which no declared known difference
-/// changes, so the model here needs no declaration): the model of the rows stored by then; and, to tell
-/// a replica reading its own deliveries (P12) from other early-read defects, the model of the
-/// rows that replica's own persister had received.
-///
-/// The model of a set of stored rows depends on that set only, and reads taken between the same
-/// two deliveries (every replica of a round, `shared` and `own` of a caught-up replica) see the
-/// same set: each distinct set is modelled once, the same computation as before.
-///
-/// The sets are modelled on `conversation` itself, its `persisted` flags set for each and put
-/// back before returning (copying the conversation once a seed spent about half a percent of
-/// the workload's time allocating, by a timer profile).
-fn early_expectations(
-    record: &world::WorldRecord,
-    conversation: &mut m::Conversation,
-) -> Vec<Option<context::EarlyExpectation>> {
-    let persisted_in_the_end: Vec<bool> = (conversation.emissions.iter())
-        .map(|emission| emission.persisted)
-        .collect();
-    let then = conversation;
-    let mut modelled: BTreeMap<Vec<bool>, Rc<Vec<view::ViewMessage>>> = BTreeMap::new();
-    // The op that first stored each emission, looked up once per seed (and per replica for its
-    // own persister) rather than once per emission and read.
-    let ops_of = |stored: &dyn Fn(u32) -> Option<u64>| -> Vec<Option<u64>> {
-        (record.emissions.iter())
-            .map(|emitted| stored(emitted.step))
-            .collect()
-    };
-    let shared_ops = ops_of(&|step| record.first_stored.get(&step).copied());
-    let mut own_ops: BTreeMap<u8, Vec<Option<u64>>> = BTreeMap::new();
-    let mut stored_by = |read: &world::Read, ops: &[Option<u64>]| {
-        let persisted: Vec<bool> = (ops.iter())
-            .map(|stored| stored.is_some_and(|op| op < read.op))
-            .collect();
-        modelled
-            .entry(persisted)
-            .or_insert_with_key(|persisted| {
-                for (emission, &p) in then.emissions.iter_mut().zip(persisted) {
-                    emission.persisted = p;
-                }
-                // Cut after the last stored emission: the unstored ones after it add accepted
-                // losses only, never a message (the model's property
-                // `unstored_emissions_after_the_last_stored_one_change_no_message`), and an
-                // early read's model walked them all (0.5 % of display's instructions).
-                let stored_up_to = persisted.iter().rposition(|&p| p).map_or(0, |i| i + 1);
-                let unstored_tail = then.emissions.split_off(stored_up_to);
-                let view = view::view_of_model(&m::client_transcript(then).messages);
-                then.emissions.extend(unstored_tail);
-                Rc::new(view)
-            })
-            .clone()
-    };
-    let expectations = (record.reads.iter())
-        .map(|read| {
-            if read.settled {
-                return None;
-            }
-            let shared = stored_by(read, &shared_ops);
-            let own = own_ops.entry(read.replica).or_insert_with(|| {
-                ops_of(&|step| record.first_received.get(&(read.replica, step)).copied())
-            });
-            let own = stored_by(read, own);
-            Some(context::EarlyExpectation { shared, own })
-        })
-        .collect();
-    for (emission, persisted) in then.emissions.iter_mut().zip(persisted_in_the_end) {
-        emission.persisted = persisted;
-    }
-    expectations
 }
 
 /// Every answer and the expected transcript, one message a line, for `histsim replay --trace`.

@@ -5,24 +5,22 @@ use super::faults::FaultPlan;
 use super::record::{AppendError, Emitted, Read};
 use super::scenario::DisplayScenario;
 use super::system::{Delivered, DisplaySystem};
+use super::view::SettledHistory;
 use crate::sut::SutError;
 use crate::trace::Trace;
-use history::display::{AgentIdentity, Projection};
+use history::display::AgentIdentity;
 use model::display as m;
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
 
-/// Whether an answer shows what the client must see, asked only after every run emitted (the
-/// emissions it is given are final). The workload builds it from the ground truth and the model;
-/// the world only polls until it holds. The known differences are those the system declares.
-pub type Converged = Rc<dyn Fn(&[Emitted], &Projection, &m::Declared) -> bool>;
-
 pub(super) struct Shared {
     pub(super) scenario: Rc<DisplayScenario>,
-    pub(super) converged: Converged,
+    /// The history the replicas must converge on, handed in from outside once every run
+    /// emitted ([`super::world::World::settle_on`]); the world only polls until it is shown.
+    pub(super) settled: OnceCell<SettledHistory>,
     pub(super) plan: Rc<FaultPlan>,
     pub(super) primary: AgentIdentity,
     pub(super) trace: RefCell<Trace>,

@@ -41,20 +41,50 @@ pub fn matches_model(
     conversation: &m::Conversation,
     transcript: &m::Transcript,
 ) -> bool {
-    view_of_projection(&projection.messages) == view_of_model(&transcript.messages)
-        && transcript
-            .expected_warnings
-            .iter()
-            .all(|w| match w.emission {
-                Some(i) => conversation
-                    .emissions
-                    .get(i)
-                    .is_none_or(|e| warning_named(projection, w.code, &e.event_id)),
-                None => projection
-                    .warnings
-                    .iter()
-                    .any(|x| x.code.as_str() == w.code),
+    SettledHistory::of(conversation, transcript).shown_by(projection)
+}
+
+/// The history the replicas must converge on once every fault healed, as an answer is compared
+/// with it: the model's messages, and the warnings it expects. Made once from the model, outside
+/// the world, and handed to the world read-only, which polls until every replica shows it.
+#[derive(Clone, Debug)]
+pub struct SettledHistory {
+    messages: Vec<ViewMessage>,
+    /// Each expected warning's code and the event id of the row it must name (`None`: any
+    /// row's warning of that code will do, as for a thread with no visible display).
+    warnings: Vec<(&'static str, Option<String>)>,
+}
+
+impl SettledHistory {
+    /// The history `transcript`, the model of `conversation`, says the client must see.
+    pub fn of(conversation: &m::Conversation, transcript: &m::Transcript) -> SettledHistory {
+        let warnings: Vec<(&'static str, Option<String>)> = (transcript.expected_warnings.iter())
+            .filter_map(|w| match w.emission {
+                // A warning about an emission the conversation does not hold constrains nothing.
+                Some(i) => {
+                    (conversation.emissions.get(i)).map(|e| (w.code, Some(e.event_id.clone())))
+                }
+                None => Some((w.code, None)),
             })
+            .collect();
+        debug_assert!(
+            warnings.len() <= transcript.expected_warnings.len(),
+            "one expected warning at most for each the model states"
+        );
+        SettledHistory {
+            messages: view_of_model(&transcript.messages),
+            warnings,
+        }
+    }
+
+    /// Whether `projection` shows this history: the same messages, and every expected warning.
+    pub fn shown_by(&self, projection: &Projection) -> bool {
+        view_of_projection(&projection.messages) == self.messages
+            && self.warnings.iter().all(|(code, event_id)| match event_id {
+                Some(event_id) => warning_named(projection, code, event_id),
+                None => projection.warnings.iter().any(|x| x.code.as_str() == *code),
+            })
+    }
 }
 
 /// A message reduced to what both sides can be compared on.

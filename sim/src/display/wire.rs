@@ -11,6 +11,9 @@ use turmoil::net::TcpStream;
 /// The bus's port on host `bus`.
 pub const BUS_PORT: u16 = 4222;
 
+/// Each replica's port for the client's requests, on host `replica-{k}`.
+pub const REPLICA_PORT: u16 = 8080;
+
 /// The largest frame either side accepts: a guard against a corrupt length.
 pub const FRAME_BYTES_MAX: u32 = 16 << 20;
 

@@ -14,11 +14,12 @@
 
 use super::digest::answer_digest;
 use super::faults::FaultPlan;
-use super::live::LiveSteps;
-use super::scenario::{DisplayScenario, Event, Subscriber, LIVE_STOP_WAIT_MS};
+use super::scenario::{DisplayScenario, Subscriber};
 use super::stored_rows::{project_stored, row_of};
 use super::system::{DisplaySystem, InProcess, OverProtocol};
-use super::wire::{read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT};
+use super::wire::{
+    read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT, REPLICA_PORT,
+};
 use crate::trace::Trace;
 use history::display::AgentIdentity;
 use std::cell::{Cell, RefCell};
@@ -28,16 +29,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
-const REPLICA_PORT: u16 = 8080;
 const AGENTS_PORT: u16 = 7000;
 /// Seconds since the Unix epoch at simulated time zero (2023-11-14): created_at values are
 /// deterministic.
 const EPOCH_SECS: u64 = 1_700_000_000;
-/// After the faults heal, how long the client polls for the replicas to converge on the model
-/// before it declares a liveness failure.
-const LIVENESS_BOUND_MS: u64 = 1_000;
-/// Between two rounds of polls.
-const POLL_INTERVAL_MS: u64 = 5;
 
 /// One turmoil step. Hosts' timers keep millisecond resolution inside a step; the network delivers
 /// at step boundaries. Larger steps mean fewer host polls per simulated second. Public for the
@@ -51,7 +46,6 @@ pub use crate::workload::{StoreKind, WorldConfig};
 pub use super::record::{Emitted, Read, WorldRecord};
 
 use super::bus::bus_host;
-pub use super::state::Converged;
 use super::state::{any_addr, now_us, Shared};
 
 /// The system under test the config names: a child process over the SUT protocol, or histsim's
@@ -88,72 +82,134 @@ fn primary_identity(scenario: &DisplayScenario) -> AgentIdentity {
         })
 }
 
-/// Plays `scenario` under `plan` (its [`FaultPlan`]) once. Deterministic: the same scenario and
-/// config give the same record. The hosts share the scenario and the plan, and so can `converged`.
-pub fn play(
-    scenario: Rc<DisplayScenario>,
-    plan: Rc<FaultPlan>,
-    config: &WorldConfig,
-    converged: Converged,
-) -> WorldRecord {
-    let system = match system_of(&scenario, config) {
-        Ok(s) => s,
-        Err(e) => return WorldRecord::broken(e, 0),
-    };
-    let primary = primary_identity(&scenario);
-    let declared = system.declared();
-    let shared = Rc::new(Shared {
-        scenario: scenario.clone(),
-        converged,
-        plan,
-        primary,
-        trace: RefCell::new(Trace::new(config.keep_trace)),
-        emissions: RefCell::new(Vec::new()),
-        reads: RefCell::new(Vec::new()),
-        next_event: Cell::new(1),
-        next_op: Cell::new(0),
-        first_stored: RefCell::new(BTreeMap::new()),
-        first_received: RefCell::new(BTreeMap::new()),
-        append_errors: RefCell::new(Vec::new()),
-        turns_done: Cell::new(0),
-        replicas_ready: Cell::new(0),
-        progress: tokio::sync::Notify::new(),
-        coverage: RefCell::new(crate::coverage::Coverage::default()),
-        converged_after_ms: Cell::new(None),
-        system: RefCell::new(system),
-        declared,
-        alike_up_to: config.alike_up_to.clone(),
-        subjects: super::state::subjects(&scenario),
-        breach: RefCell::new(None),
-    });
-    let mut sim = build_sim(&scenario, &shared);
-    let failure = sim.run().err().map(|e| e.to_string());
-    // A breach of the protocol is why the world broke, whatever the hosts then reported.
-    let failure = shared
-        .breach
-        .borrow()
-        .as_ref()
-        .map(|b| b.to_string())
-        .or(failure);
-    let sim_elapsed_ms = sim.elapsed().as_millis() as u64;
-    drop(sim);
-    let projected = match failure {
-        None => project_stored(&shared, sim_elapsed_ms * 1000),
-        Some(_) => None,
-    };
-    let failure = failure.or_else(|| shared.breach.borrow().as_ref().map(|b| b.to_string()));
-    let shared = match Rc::try_unwrap(shared) {
-        Ok(s) => s,
-        Err(_) => {
-            return WorldRecord::broken(
-                "the world still holds its state after the simulation ended".into(),
-                sim_elapsed_ms,
-            )
+/// A world being played: the turmoil simulation and the state its hosts share. It plays and
+/// records what it observes; it never models. [`World::start`], then
+/// [`World::until_every_run_emitted`], [`World::settle_on`] the history the caller modelled from
+/// what was published by then, and [`World::finish`]. Deterministic: the same scenario, config
+/// and settled history give the same record.
+pub struct World {
+    sim: turmoil::Sim<'static>,
+    shared: Rc<Shared>,
+    /// How the simulation ended, once it has (every client done, or a host's error).
+    ended: Option<turmoil::Result>,
+}
+
+impl World {
+    /// Opens the system under test and builds the hosts of `scenario` under `plan` (its
+    /// [`FaultPlan`]); nothing has run yet. A system that cannot start is a broken world's
+    /// record.
+    pub fn start(
+        scenario: Rc<DisplayScenario>,
+        plan: Rc<FaultPlan>,
+        config: &WorldConfig,
+    ) -> Result<World, Box<WorldRecord>> {
+        let system =
+            system_of(&scenario, config).map_err(|e| Box::new(WorldRecord::broken(e, 0)))?;
+        let shared = Rc::new(Shared {
+            primary: primary_identity(&scenario),
+            scenario: scenario.clone(),
+            settled: std::cell::OnceCell::new(),
+            plan,
+            trace: RefCell::new(Trace::new(config.keep_trace)),
+            emissions: RefCell::new(Vec::new()),
+            reads: RefCell::new(Vec::new()),
+            next_event: Cell::new(1),
+            next_op: Cell::new(0),
+            first_stored: RefCell::new(BTreeMap::new()),
+            first_received: RefCell::new(BTreeMap::new()),
+            append_errors: RefCell::new(Vec::new()),
+            turns_done: Cell::new(0),
+            replicas_ready: Cell::new(0),
+            progress: tokio::sync::Notify::new(),
+            coverage: RefCell::new(crate::coverage::Coverage::default()),
+            converged_after_ms: Cell::new(None),
+            declared: system.declared(),
+            system: RefCell::new(system),
+            alike_up_to: config.alike_up_to.clone(),
+            subjects: super::state::subjects(&scenario),
+            breach: RefCell::new(None),
+        });
+        let sim = build_sim(&scenario, &shared);
+        Ok(World {
+            sim,
+            shared,
+            ended: None,
+        })
+    }
+
+    /// Plays until every run has emitted, from when nothing more is published: `true` then,
+    /// `false` if the world ended first. Steps as `turmoil::Sim::run` would, so stopping here
+    /// changes nothing of the play.
+    pub fn until_every_run_emitted(&mut self) -> bool {
+        let turns = self.shared.scenario.turns.len() as u32;
+        while self.ended.is_none() {
+            if self.shared.turns_done.get() == turns {
+                return true;
+            }
+            match self.sim.step() {
+                Ok(false) => {}
+                Ok(true) => self.ended = Some(Ok(())),
+                Err(e) => self.ended = Some(Err(e)),
+            }
         }
-    };
-    let mut record = record_of(shared, failure, sim_elapsed_ms);
-    record.projected = projected;
-    record
+        false
+    }
+
+    /// What the agents published so far, in emission order.
+    pub fn published(&self) -> std::cell::Ref<'_, [Emitted]> {
+        std::cell::Ref::map(self.shared.emissions.borrow(), Vec::as_slice)
+    }
+
+    /// The known differences the system under test declares.
+    pub fn declared(&self) -> &model::display::Declared {
+        &self.shared.declared
+    }
+
+    /// The history the replicas must converge on after healing; the world polls until every
+    /// replica shows it, or the liveness bound runs out. Given once, before the first poll.
+    pub fn settle_on(&self, history: super::view::SettledHistory) {
+        let first = self.shared.settled.set(history).is_ok();
+        debug_assert!(first, "the settled history is given once");
+        debug_assert!(
+            self.shared.reads.borrow().iter().all(|r| r.turn.is_some()),
+            "given before the first poll after healing"
+        );
+    }
+
+    /// Plays to the end and leaves the record.
+    pub fn finish(mut self) -> WorldRecord {
+        let ended = match self.ended.take() {
+            Some(ended) => ended,
+            None => self.sim.run(),
+        };
+        let shared = self.shared;
+        // A breach of the protocol is why the world broke, whatever the hosts then reported.
+        let failure = shared
+            .breach
+            .borrow()
+            .as_ref()
+            .map(|b| b.to_string())
+            .or(ended.err().map(|e| e.to_string()));
+        let sim_elapsed_ms = self.sim.elapsed().as_millis() as u64;
+        drop(self.sim);
+        let projected = match failure {
+            None => project_stored(&shared, sim_elapsed_ms * 1000),
+            Some(_) => None,
+        };
+        let failure = failure.or_else(|| shared.breach.borrow().as_ref().map(|b| b.to_string()));
+        let shared = match Rc::try_unwrap(shared) {
+            Ok(s) => s,
+            Err(_) => {
+                return WorldRecord::broken(
+                    "the world still holds its state after the simulation ended".into(),
+                    sim_elapsed_ms,
+                )
+            }
+        };
+        let mut record = record_of(shared, failure, sim_elapsed_ms);
+        record.projected = projected;
+        record
+    }
 }
 
 /// What the played world leaves for the checkers.
@@ -197,7 +253,7 @@ fn build_sim(scenario: &DisplayScenario, shared: &Rc<Shared>) -> turmoil::Sim<'s
     }
     let s = shared.clone();
     sim.host("agents", move || agents_host(s.clone()));
-    sim.client("client", client(shared.clone()));
+    sim.client("client", super::client::client(shared.clone()));
 
     sim
 }
@@ -292,15 +348,6 @@ fn emit_line(line: &mut String, step: u32, event_id: &str, bytes: usize) {
     line.push_str(event_id);
     line.push_str(" bytes=");
     line.push_str(number.format(bytes));
-}
-
-/// Appends `client live step={step} copy={copy}`.
-fn live_line(line: &mut String, step: u32, copy: u8) {
-    let mut number = itoa::Buffer::new();
-    line.push_str("client live step=");
-    line.push_str(number.format(step));
-    line.push_str(" copy=");
-    line.push_str(number.format(copy));
 }
 
 /// Serves a connection's requests in turn until it ends.
@@ -445,137 +492,9 @@ async fn play_turn(turn: u32, shared: &Shared, bus: &mpsc::UnboundedSender<Frame
     }
 }
 
-// ---- the client ----
-
-/// The step the client waits to see live after a request: the turn's last stop by the primary on
-/// the client's display.
-fn live_stop_step(scenario: &DisplayScenario, turn: usize) -> Option<u32> {
-    scenario.turns.get(turn)?.steps.iter().rev().find_map(|s| {
-        (s.agent == scenario.primary
-            && s.display == scenario.client_display
-            && matches!(s.event, Event::Stop { .. }))
-        .then_some(s.id)
-    })
-}
-
-/// The client's connections to the replicas, one a replica, opened at its first request and
-/// kept, as an HTTP client keeps its connections alive: a connection's handshake is two network
-/// steps, and a request on a new one waited for them every turn.
-#[derive(Default)]
-struct Requests {
-    open: BTreeMap<u8, TcpStream>,
-}
-
-impl Requests {
-    async fn request(&mut self, replica: u8, turn: u32, dispatch: bool) -> std::io::Result<()> {
-        let stream = match self.open.entry(replica) {
-            std::collections::btree_map::Entry::Occupied(open) => open.into_mut(),
-            std::collections::btree_map::Entry::Vacant(new) => {
-                let host = format!("replica-{replica}");
-                new.insert(TcpStream::connect((host.as_str(), REPLICA_PORT)).await?)
-            }
-        };
-        write_frame(stream, &Frame::Request { turn, dispatch }).await?;
-        match read_frame(stream).await? {
-            Some(Frame::Answer { .. }) => Ok(()),
-            other => Err(std::io::Error::other(format!(
-                "expected an answer from replica-{replica}, got {other:?}"
-            ))),
-        }
-    }
-}
-
-async fn sleep_ms(ms: u64) {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-}
-
-/// A system under test that broke the protocol ends the world (the breach is its failure).
-fn stop_if_broken(shared: &Shared) -> turmoil::Result {
-    if shared.broken() {
-        return Err("the system under test broke the protocol".into());
-    }
-    Ok(())
-}
-
-async fn client(shared: Rc<Shared>) -> turmoil::Result {
-    let scenario = &shared.scenario;
-    let prefix = shared.subject(&scenario.client_display);
-    // Subscribe before anything is dispatched, as the live endpoint does (while the replicas
-    // subscribe too), then wait for the replicas to listen.
-    let mut live = subscribe("client", &prefix).await?;
-    let replicas = u32::from(scenario.replicas);
-    shared.until(|s| s.replicas_ready.get() == replicas).await;
-    let live_steps: Rc<LiveSteps> = Rc::default();
-    let reader_steps = live_steps.clone();
-    let reader_shared = shared.clone();
-    tokio::task::spawn_local(async move {
-        while let Ok(Some(frame)) = read_frame(&mut live).await {
-            if let Frame::Deliver { step, copy, .. } = frame {
-                reader_shared.record_with(|line| live_line(line, step, copy));
-                reader_steps.saw(step);
-            }
-        }
-    });
-    let mut requests = Requests::default();
-    for (k, turn) in scenario.turns.iter().enumerate() {
-        stop_if_broken(&shared)?;
-        requests.request(turn.replica, k as u32, true).await?;
-        match turn.wait_ms {
-            Some(ms) => sleep_ms(u64::from(ms)).await,
-            None => {
-                if let Some(stop) = live_stop_step(scenario, k) {
-                    live_steps
-                        .wait_for(stop, u64::from(LIVE_STOP_WAIT_MS))
-                        .await;
-                }
-            }
-        }
-    }
-    // The fault phase ends when every run has emitted: nothing new is published, disconnected
-    // subscriptions are back, and only held deliveries are still in flight. From here the
-    // replicas must converge on the model's history within a bound (liveness). The harness, not
-    // the client, knows that history: it computes it from the ground truth.
-    let turns = scenario.turns.len() as u32;
-    shared.until(|s| s.turns_done.get() == turns).await;
-    poll_until_converged(&shared, &mut requests).await
-}
-
-/// After healing: every replica is asked in rounds until all answer what the model says, or
-/// the liveness bound runs out; the last round is the settled history.
-async fn poll_until_converged(shared: &Shared, requests: &mut Requests) -> turmoil::Result {
-    let scenario = &shared.scenario;
-    let healed_at = turmoil::sim_elapsed().unwrap_or_default();
-    let bound = LIVENESS_BOUND_MS + u64::from(shared.plan.settle_ms());
-    loop {
-        stop_if_broken(shared)?;
-        let round_start = shared.reads.borrow().len();
-        for r in 0..scenario.replicas {
-            requests.request(r, u32::MAX, false).await?;
-        }
-        let waited_ms = (turmoil::sim_elapsed().unwrap_or_default() - healed_at).as_millis() as u64;
-        let converged =
-            shared.reads.borrow()[round_start..]
-                .iter()
-                .all(|read| match &read.result {
-                    Ok(p) => (shared.converged)(&shared.emissions.borrow(), p, &shared.declared),
-                    Err(_) => false,
-                });
-        if converged || waited_ms >= bound {
-            for read in shared.reads.borrow_mut()[round_start..].iter_mut() {
-                read.settled = true;
-            }
-            if converged {
-                shared.converged_after_ms.set(Some(waited_ms));
-            }
-            break;
-        }
-        sleep_ms(POLL_INTERVAL_MS).await;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::client::live_line;
     use super::*;
 
     #[test]

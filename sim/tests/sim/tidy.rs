@@ -415,3 +415,37 @@ fn a_crossing_between_phases_is_found() {
         ["runs::play::client -> runs::check::truth"]
     );
 }
+
+#[test]
+fn the_sut_transport_imports_no_workload() {
+    // `sut` is the transport every workload's boundary uses: a workload imports it, never the
+    // other way (a workload's served system lives in its own folder; what the client and the
+    // workloads share, such as `StoreKind`, in a module of its own).
+    let graph = module_graph(&workspace().join("sim").join("src"));
+    let sut: Vec<(&Vec<String>, &BTreeSet<Vec<String>>)> = graph
+        .iter()
+        .filter(|(module, _)| module.first().is_some_and(|m| m == "sut"))
+        .collect();
+    assert!(sut.len() > 5, "the sut modules were not read");
+    let workloads = [
+        "display",
+        "runs",
+        "journal",
+        "merge",
+        "spool",
+        "live",
+        "run",
+        "workload",
+        "workload_items",
+        "registry",
+    ];
+    let wrong: Vec<String> = sut
+        .iter()
+        .flat_map(|(module, deps)| {
+            deps.iter()
+                .filter(|dep| workloads.contains(&dep[0].as_str()))
+                .map(move |dep| format!("{} imports {}", module.join("::"), dep.join("::")))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
