@@ -28,18 +28,17 @@ pub const IDENTITY_FIELDS: [&str; 8] = [
 ];
 
 /// All fields the envelope reads: the identity, then `event_parents` and `event_data`.
-const FIELDS: [&str; 10] = [
-    "agent_class",
-    "agent_id",
-    "thread_id",
-    "display_id",
-    "run_id",
-    "event_type",
-    "event_name",
-    "event_id",
-    "event_parents",
-    "event_data",
-];
+const FIELDS: [&str; 10] = {
+    let mut fields = [""; 10];
+    let mut i = 0;
+    while i < IDENTITY_FIELDS.len() {
+        fields[i] = IDENTITY_FIELDS[i];
+        i += 1;
+    }
+    fields[8] = "event_parents";
+    fields[9] = "event_data";
+    fields
+};
 const PARENTS: usize = 8;
 const DATA: usize = 9;
 pub(crate) const AGENT_CLASS: usize = 0;

@@ -53,11 +53,26 @@ pub fn density_records(removed: &[RowId], replacements: &[DensityReplacement]) -
         bytes += size;
     }
     flush(&mut rem, &mut rep, &mut chunks);
+    // Post-condition: no record over the row bound, and every replacement in one of them.
+    debug_assert!(chunks.iter().all(|c| matches!(c,
+        RecordBody::DensityMutation { removed, replacements }
+            if removed.len() + replacements.len() <= MAX_RECORD_ROWS)));
+    debug_assert_eq!(
+        chunks
+            .iter()
+            .map(|c| match c {
+                RecordBody::DensityMutation { replacements, .. } => replacements.len(),
+                _ => 0,
+            })
+            .sum::<usize>(),
+        replacements.len()
+    );
     chunks
 }
 
 /// The rows of a replacement, as bounded groups for `replace_rows` records.
 pub fn row_groups(rows: Vec<Row>) -> Vec<Vec<Row>> {
+    let count = rows.len();
     let mut groups: Vec<Vec<Row>> = Vec::new();
     let mut group: Vec<Row> = Vec::new();
     let mut bytes = RECORD_OVERHEAD_BYTES;
@@ -74,6 +89,11 @@ pub fn row_groups(rows: Vec<Row>) -> Vec<Vec<Row>> {
     if !group.is_empty() {
         groups.push(group);
     }
+    // Post-condition: every row in one group, in no empty group over the row bound.
+    debug_assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), count);
+    debug_assert!(groups
+        .iter()
+        .all(|g| !g.is_empty() && g.len() <= MAX_RECORD_ROWS));
     groups
 }
 

@@ -307,6 +307,7 @@ impl Fold {
             }
         }
         if self.planted.is(BugId::J1) && self.apply_legacy_txn(&record.body) {
+            debug_assert_eq!(self.stats.rows, self.in_context.len() as u64);
             return Ok(());
         }
         match &record.body {
@@ -353,6 +354,10 @@ impl Fold {
             }
             RecordBody::SyntheticInsert { anchor, row } => self.insert(*anchor, row),
         }
+        // Post-condition: the record is the last one folded, and the statistics count the rows
+        // in context.
+        debug_assert_eq!(self.last_seq, record.seq);
+        debug_assert_eq!(self.stats.rows, self.in_context.len() as u64);
         Ok(())
     }
 
@@ -384,6 +389,10 @@ impl Fold {
         };
         self.next_row_id += 1;
         self.transcript.push(e.clone());
+        // Post-condition: row ids are handed out in increasing order, each once.
+        debug_assert!(
+            self.transcript.len() < 2 || self.transcript[self.transcript.len() - 2].id < e.id
+        );
         e
     }
 
@@ -398,6 +407,10 @@ impl Fold {
     }
 
     fn cut(&mut self, rows: usize) {
+        debug_assert!(
+            rows <= self.in_context.len(),
+            "validated: a cut within the context"
+        );
         let keep = self.in_context.len() - rows;
         let mut gone: BTreeSet<RowId> = BTreeSet::new();
         for e in self.in_context.drain(keep..) {
@@ -412,15 +425,23 @@ impl Fold {
                 self.transcript.remove(i);
             }
         }
+        // Post-condition: every row cut from the context left the transcript too.
+        debug_assert!(
+            gone.is_empty(),
+            "cut rows {gone:?} missing from the transcript"
+        );
     }
 
     fn compress(&mut self, summary: &Row, rows: usize) {
+        let before = self.in_context.len();
         for e in &self.in_context[..rows] {
             self.stats.sub(e);
         }
         let e = self.introduce(summary.clone());
         self.stats.add(&e);
         self.in_context.splice(..rows, std::iter::once(e));
+        // Post-condition: `rows` rows became one summary, first in context.
+        debug_assert_eq!(self.in_context.len(), before - rows + 1);
     }
 
     fn density(&mut self, removed: &BTreeSet<RowId>, replaced: &BTreeMap<RowId, &Row>) {
@@ -445,6 +466,11 @@ impl Fold {
             }
         }
         self.in_context = kept;
+        // Post-condition: no row left in context was removed without a replacement.
+        debug_assert!(self
+            .in_context
+            .iter()
+            .all(|e| !removed.contains(&e.id) || replaced.contains_key(&e.id)));
     }
 
     fn insert(&mut self, anchor: Option<RowId>, row: &Row) {

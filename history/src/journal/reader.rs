@@ -77,6 +77,10 @@ impl JournalReader {
                     })
             },
         )?;
+        // Post-condition: the read went on from where the last one stopped, within the file, and
+        // read no more bytes than the file holds past that point (J11).
+        debug_assert!(out.valid_end >= self.offset && out.valid_end <= len);
+        debug_assert!(out.bytes_read <= len - self.offset);
         self.offset = out.valid_end;
         self.bytes_read += out.bytes_read;
         Ok(out.bytes_read)
@@ -94,6 +98,7 @@ impl JournalReader {
         let rows = self.fold.in_context();
         let end = range.end.min(rows.len());
         let start = range.start.min(end);
+        debug_assert!(start <= end && end <= rows.len());
         Ok(rows[start..end].iter().map(|e| e.row.clone()).collect())
     }
 

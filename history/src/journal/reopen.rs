@@ -40,6 +40,8 @@ pub fn clone_journal(
     copy_prefix(&storage, src, dst, source.end_offset())?;
     let mut j = Journal::open(storage, dst, opts)?;
     close_for_writer(&mut j)?;
+    // Post-condition: the copy holds the source's records, an abort perhaps after them.
+    debug_assert!(j.fold().last_seq() >= source.fold().last_seq());
     Ok(j)
 }
 
@@ -96,7 +98,10 @@ pub(crate) fn close_for_writer(j: &mut Journal) -> Result<Option<u64>, JournalEr
         return Ok(None);
     }
     let origin = j.fold().mirror_of().cloned().unwrap_or(Origin::Main);
-    j.close_open_transaction(origin)
+    let aborted = j.close_open_transaction(origin)?;
+    // Post-condition: the new writer starts with no transaction open (J2).
+    debug_assert_eq!(j.open_txn(), None);
+    Ok(aborted)
 }
 
 /// The bytes of the frame of `txn`'s abort as record `seq` by `origin`.

@@ -35,6 +35,8 @@ impl Journal {
             vec![RecordBody::ReplaceBegin { txn }],
             false,
         )?;
+        // Post-condition: the transaction is named by its begin record, the last one written.
+        debug_assert_eq!(self.fold().last_seq(), txn);
         Ok(ReplaceGuard::new(self, origin, txn))
     }
 }
@@ -67,6 +69,11 @@ impl<'a> ReplaceGuard<'a> {
 
     /// Adds rows to the replacement, in records of at most 64 rows or 64 KiB.
     pub fn push_rows(&mut self, rows: Vec<Row>) -> Result<(), JournalError> {
+        // Pre-condition: the transaction is still open (J1's legacy fold tracks none).
+        debug_assert!(
+            self.journal.fold().open_txn() == Some(self.txn)
+                || self.journal.options().planted.is(BugId::J1)
+        );
         for rows in row_groups(rows) {
             let body = RecordBody::ReplaceRows {
                 txn: self.txn,
@@ -82,6 +89,8 @@ impl<'a> ReplaceGuard<'a> {
     pub fn commit(mut self) -> Result<WriteReceipt, JournalError> {
         let body = RecordBody::ReplaceCommit { txn: self.txn };
         let receipt = self.journal.write(self.origin.clone(), vec![body], true)?;
+        // Post-condition: the commit closed this transaction (a legacy J1 fold keeps none).
+        debug_assert_ne!(self.journal.fold().open_txn(), Some(self.txn));
         self.finished = true;
         self.drain_after();
         Ok(receipt)
@@ -91,6 +100,7 @@ impl<'a> ReplaceGuard<'a> {
     pub fn abort(mut self) -> Result<(), JournalError> {
         let body = RecordBody::ReplaceAbort { txn: self.txn };
         self.journal.write(self.origin.clone(), vec![body], true)?;
+        debug_assert_ne!(self.journal.fold().open_txn(), Some(self.txn));
         self.finished = true;
         self.drain_after();
         Ok(())

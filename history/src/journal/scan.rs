@@ -113,6 +113,14 @@ pub fn scan(
         }
     }
     out.bytes_read = w.bytes_read;
+    // Post-condition: the good records end inside the range, a torn tail runs from there (but
+    // past skipped records, planted J10) to its end.
+    debug_assert!(from <= out.valid_end && out.valid_end <= to);
+    debug_assert!(out
+        .torn_tail
+        .as_ref()
+        .is_none_or(|t| t.offset + t.bytes == to
+            && (t.offset == out.valid_end || opts.planted.is(BugId::J10))));
     Ok(out)
 }
 
@@ -238,6 +246,8 @@ impl Window<'_> {
             }
         }
         let at = (offset - self.start) as usize;
+        // Post-condition: the window never reaches past the end of the scan.
+        debug_assert!(self.start + self.buf.len() as u64 <= self.to);
         Ok(&self.buf[at..at + n])
     }
 

@@ -95,6 +95,8 @@ impl ScratchArea {
             .append(&path, bytes)
             .map_err(|e| JournalError::io(&path, "write scratch", e))?;
         self.files.insert(path.clone());
+        // Post-condition: the file is inside the area, and known to it for disposal.
+        debug_assert!(path.starts_with(&self.dir) && self.files.contains(&path));
         Ok(path)
     }
 
@@ -115,6 +117,8 @@ impl ScratchArea {
                 }
             }
         }
+        // Post-condition: the area still knows exactly the files it could not remove.
+        debug_assert_eq!(self.files.len(), failures.len());
         failures
     }
 }

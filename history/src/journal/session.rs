@@ -101,6 +101,8 @@ impl Session {
     /// Starts recording to a new journal `name`.
     pub fn start(&mut self, name: &str) -> Result<(), JournalError> {
         let j = Journal::create(self.storage.clone(), name, self.opts.clone(), None)?;
+        // Post-condition: a new recording starts empty.
+        debug_assert!(j.fold().in_context().is_empty());
         self.recording = Some(Recorder::new(j));
         Ok(())
     }

@@ -232,6 +232,8 @@ impl SharedHistory {
                 apply_write(m, origin, write)?;
             }
         }
+        // Post-condition: no mirror work is left handed over and unwritten (J9).
+        debug_assert!(self.deferred.is_empty());
         Ok(())
     }
 
@@ -267,6 +269,12 @@ impl SharedHistory {
                 return Err(self.roll_back(origin, rollback, e));
             }
         }
+        // Post-condition: the mutation is the primary's newest records, and every mirror wrote
+        // its part before it resolved (J9).
+        debug_assert!(
+            seq_before < receipt.first_seq && receipt.last_seq <= self.primary.fold().last_seq()
+        );
+        debug_assert!(self.deferred.is_empty() && self.stale.is_empty());
         Ok(receipt)
     }
 
@@ -377,6 +385,8 @@ impl SharedHistory {
             }
             self.stale.remove(&origin);
         }
+        // Post-condition: every mirror is back in line with the primary.
+        debug_assert!(self.stale.is_empty());
         Ok(())
     }
 }

@@ -64,6 +64,10 @@ pub fn plan_truncation(rows: &[&Row], opts: TruncationOptions) -> TruncationPlan
             total -= saved;
         }
     }
+    // Post-condition: cuts only shrink the history, and (but with J13 planted) deciding visits
+    // each row once.
+    debug_assert!(total <= bytes_before);
+    debug_assert!(rows_visited == rows.len() as u64 || opts.planted.is(BugId::J13));
     TruncationPlan {
         replacements,
         bytes_before,
@@ -111,6 +115,8 @@ fn shortened(content: &str, keep_bytes: usize) -> Option<String> {
         &content[..end],
         content.len() - end
     );
+    // Post-condition: the cut keeps the start of `content`, at most `keep_bytes` of it.
+    debug_assert!(end <= keep_bytes && cut.starts_with(&content[..end]));
     (cut.len() < content.len()).then_some(cut)
 }
 

@@ -71,6 +71,8 @@ impl Journal {
         let mut j = Journal::empty(storage, name, opts);
         let origin = mirror_of.clone().unwrap_or(Origin::Main);
         j.write(origin, vec![RecordBody::Start { mirror_of }], true)?;
+        // Post-condition: the start record is record 1, and durable.
+        debug_assert!(j.fold().last_seq() == 1 && !j.unsynced);
         Ok(j)
     }
 
@@ -219,6 +221,8 @@ impl Journal {
         if written > 0 {
             self.sync()?;
         }
+        // Post-condition: whatever was written is durable.
+        debug_assert!(written == 0 || !self.unsynced);
         Ok(written)
     }
 
@@ -228,7 +232,11 @@ impl Journal {
             return Err(JournalError::Argument("append of no rows".into()));
         }
         self.pump()?;
-        self.write(origin, vec![RecordBody::Append { rows }], true)
+        let receipt = self.write(origin, vec![RecordBody::Append { rows }], true)?;
+        // Post-condition: an append is one record, written and synced.
+        debug_assert!(receipt.records == 1 && receipt.first_seq == receipt.last_seq);
+        debug_assert!(!self.unsynced);
+        Ok(receipt)
     }
 
     /// Removes the last `rows` in-context rows (a rewind), as one record (J15).
@@ -242,7 +250,10 @@ impl Journal {
         } else {
             vec![RecordBody::SuffixCut { rows }]
         };
-        self.write(origin, bodies, true)
+        let receipt = self.write(origin, bodies, true)?;
+        // Post-condition: a rewind is one record (J15).
+        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
+        Ok(receipt)
     }
 
     /// Removes every in-context row, as one record (J15).
@@ -255,7 +266,10 @@ impl Journal {
         } else {
             vec![RecordBody::Clear]
         };
-        self.write(origin, bodies, true)
+        let receipt = self.write(origin, bodies, true)?;
+        // Post-condition: a clear is one record (J15).
+        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
+        Ok(receipt)
     }
 
     /// Replaces the first `compressed_rows` in-context rows with `summary`, as one record (J15).
@@ -279,7 +293,10 @@ impl Journal {
                 compressed_rows,
             }]
         };
-        self.write(origin, bodies, true)
+        let receipt = self.write(origin, bodies, true)?;
+        // Post-condition: a compression is one record (J15).
+        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
+        Ok(receipt)
     }
 
     /// Removes and rewrites rows, in records of at most 64 rows or 64 KiB (J16).
@@ -313,11 +330,14 @@ impl Journal {
         row: Row,
     ) -> Result<WriteReceipt, JournalError> {
         self.pump()?;
-        self.write(
+        let receipt = self.write(
             origin,
             vec![RecordBody::SyntheticInsert { anchor, row }],
             true,
-        )
+        )?;
+        // Post-condition: an insert is one record, synced.
+        debug_assert!(receipt.records == 1 && !self.unsynced);
+        Ok(receipt)
     }
 
     /// Writes a `replace_abort` for a replacement left open in the file, and syncs. Resume,
@@ -327,6 +347,8 @@ impl Journal {
             return Ok(None);
         };
         self.write(origin, vec![RecordBody::ReplaceAbort { txn }], true)?;
+        // Post-condition: the abort closed the transaction.
+        debug_assert_ne!(self.fold.open_txn(), Some(txn));
         Ok(Some(txn))
     }
 
@@ -356,6 +378,8 @@ impl Journal {
         if self.unsynced && !self.opts.planted.is(BugId::J19) {
             self.sync()?;
         }
+        // Post-condition: nothing unsynced lies before the next record (but with J19 planted).
+        debug_assert!(!self.unsynced || self.opts.planted.is(BugId::J19));
         Ok(())
     }
 
@@ -385,12 +409,18 @@ impl Journal {
         if let Err(e) = self.catch_up_to(len, &mut |_| Ok(())) {
             self.poison(format!("reading it back failed ({e})"));
         }
+        // Post-condition: a writer that read its file back ends within it.
+        debug_assert!(self.poisoned.is_some() || self.end <= len);
     }
 
     fn poison(&mut self, reason: String) {
         if self.poisoned.is_none() {
             self.poisoned = Some(reason);
         }
+        debug_assert!(
+            self.check_writable().is_err(),
+            "a poisoned writer refuses writes"
+        );
     }
 
     /// Brings the fold up to the file (another handle may have appended) and cuts a torn tail.

@@ -55,6 +55,8 @@ impl Fences {
                 return Err(thread_deleted(thread_id, run_id));
             }
         }
+        // Post-condition: every fenced thread still names a run (fences are never empty).
+        debug_assert!(self.runs.values().all(|runs| !runs.is_empty()));
         Ok(())
     }
 }

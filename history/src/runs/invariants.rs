@@ -28,6 +28,20 @@ pub(crate) fn seqs_follow(threads: &[&str], seqs: &[u64], prior: impl Fn(&str) -
     true
 }
 
+/// The post-condition of a batch write that numbered events of `threads` with `seqs`, each
+/// thread's maximum before it in `prior`: [`seqs_follow`], checked in debug builds.
+pub(crate) fn debug_assert_seqs_follow(
+    threads: &[String],
+    seqs: &[u64],
+    prior: &BTreeMap<String, u64>,
+) {
+    let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
+    debug_assert!(
+        seqs_follow(&threads, seqs, |t| prior[t]),
+        "seqs {seqs:?} of threads {threads:?} do not follow the maxima {prior:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -172,6 +172,8 @@ impl<S: RunEventStore> RunJournal<S> {
         if self.buffer.len() >= self.options.flush_threshold_events {
             self.flush().await?;
         }
+        // Post-condition: a kept entry never leaves a full buffer behind.
+        debug_assert!(self.buffer.len() < self.options.flush_threshold_events);
         Ok(())
     }
 
@@ -212,6 +214,8 @@ impl<S: RunEventStore> RunJournal<S> {
         match result {
             Ok(()) => {
                 self.written_events += n as u64;
+                // Post-condition: everything buffered was written.
+                debug_assert!(self.buffer.is_empty());
                 Ok(n)
             }
             Err(e) => {
@@ -219,6 +223,8 @@ impl<S: RunEventStore> RunJournal<S> {
                 for event in batch.into_iter().rev() {
                     self.buffer.push_front(event);
                 }
+                // Post-condition: nothing of the failed batch is lost.
+                debug_assert!(self.buffer.len() >= n);
                 Err(e)
             }
         }
@@ -240,7 +246,10 @@ impl<S: RunEventStore> RunJournal<S> {
     /// The run ended normally: flush. (Record the `run_end` lifecycle entry first.)
     pub async fn end(&mut self) -> Result<(), RunStoreError> {
         self.state = JournalState::Ended;
-        self.flush().await.map(|_| ())
+        self.flush().await?;
+        // Post-condition: a run that ended holds nothing back.
+        debug_assert_eq!(self.buffered(), 0);
+        Ok(())
     }
 
     /// The run failed: flush. (Record the `run_error` lifecycle entry first.)
@@ -249,7 +258,10 @@ impl<S: RunEventStore> RunJournal<S> {
         if self.options.planted.is(BugId::R4) {
             return Ok(()); // planted R4: the legacy error path did not flush the buffer.
         }
-        self.flush().await.map(|_| ())
+        self.flush().await?;
+        // Post-condition: a failed run holds nothing back either (R4).
+        debug_assert_eq!(self.buffered(), 0);
+        Ok(())
     }
 
     /// The run was cancelled: flush (the seed's worker does it in `finally`).
@@ -258,7 +270,10 @@ impl<S: RunEventStore> RunJournal<S> {
         if self.options.planted.is(BugId::R4) {
             return Ok(()); // planted R4: the legacy cancel path did not flush the buffer.
         }
-        self.flush().await.map(|_| ())
+        self.flush().await?;
+        // Post-condition: a cancelled run holds nothing back either (R4).
+        debug_assert_eq!(self.buffered(), 0);
+        Ok(())
     }
 
     /// Events recorded but not yet stored.

@@ -239,6 +239,8 @@ impl JsonlRunEventStore {
                 .extend(line);
         }
         self.commit(&mut state, &by_file, batch.1)?;
+        // Post-condition: one write number a row written.
+        debug_assert_eq!(state.next_write, first + batch.1);
         Ok(answer)
     }
 
@@ -279,6 +281,11 @@ impl JsonlRunEventStore {
         let by_file = BTreeMap::from([(deletions_file(thread_id), deletion.encode())]);
         self.commit(&mut state, &by_file, 1)?;
         let after = runs_of(&state.index, thread_id)?;
+        // Post-condition: a deletion leaves no run that was not there before.
+        debug_assert!(
+            after.is_subset(&before),
+            "{after:?} after, {before:?} before"
+        );
         for run in before.difference(&after) {
             // Tidying only: the synced line already deletes the rows, and a file that stays
             // (this removal failed, or a crash came first) is removed by the next open.
@@ -296,6 +303,10 @@ impl JsonlRunEventStore {
         by_file: &BTreeMap<String, Vec<u8>>,
         writes: u64,
     ) -> Result<(), RunStoreError> {
+        debug_assert!(
+            writes >= 1 && !by_file.is_empty(),
+            "a commit writes something"
+        );
         let Err(failure) = self.append_synced(by_file) else {
             state.next_write += writes;
             return Ok(());

@@ -25,11 +25,14 @@ pub(crate) const THREADS_DIR: &str = "threads";
 
 /// The file of one run: `threads/{thread}/runs/{run}.jsonl`, ids escaped.
 pub(crate) fn run_file(thread_id: &str, run_id: &str) -> String {
-    format!(
+    let file = format!(
         "{THREADS_DIR}/{}/runs/{}.jsonl",
         escape_id(thread_id),
         escape_id(run_id)
-    )
+    );
+    // Post-condition: the layout's reader takes it for a run file (but an empty run id's).
+    debug_assert!(is_run_file(&file) || run_id.is_empty());
+    file
 }
 
 /// An id as a file-name part: bytes upstream allows stay, every other byte becomes `%XX`.
@@ -43,6 +46,8 @@ pub(crate) fn escape_id(id: &str) -> String {
             out.push_str(&format!("%{b:02X}"));
         }
     }
+    // Post-condition: a file-name part, with no separator.
+    debug_assert!(!out.contains('/') && out.len() >= id.len());
     out
 }
 
@@ -122,6 +127,8 @@ pub(crate) fn encode(event: &RunEvent, write: u64, batch: (u64, u64)) -> Vec<u8>
         batch: [batch.0, batch.1],
     };
     let mut bytes = serde_json::to_vec(&line).expect("a run event serializes");
+    // Post-condition: one line, no newline inside it (JSON escapes them).
+    debug_assert!(!bytes.contains(&b'\n'));
     bytes.push(b'\n');
     bytes
 }

@@ -13,11 +13,27 @@ pub fn read_all_messages<S: RunEventStore + ?Sized>(
     page_size_events: usize,
 ) -> Result<Vec<RunEvent>, RunStoreError> {
     assert!(page_size_events >= 1, "page_size_events must be at least 1");
+    let rows = forward_pages(page_size_events, |cursor| {
+        store
+            .list_messages(thread_id, page_size_events, cursor)
+            .map(Some)
+    })?;
+    Ok(rows.unwrap_or_default())
+}
+
+/// The rows of every forward page, in order: `page_at` answers the page at a cursor (`None`: it
+/// cannot, and the read ends with `None`). Ends: every full page moves the cursor strictly up,
+/// and seqs are bounded.
+fn forward_pages(
+    page_size_events: usize,
+    mut page_at: impl FnMut(MessageCursor) -> Result<Option<Vec<RunEvent>>, RunStoreError>,
+) -> Result<Option<Vec<RunEvent>>, RunStoreError> {
     let mut rows: Vec<RunEvent> = Vec::new();
     let mut after = 0u64;
-    // Ends: every full page moves the cursor strictly up, and seqs are bounded.
     loop {
-        let page = store.list_messages(thread_id, page_size_events, MessageCursor::After(after))?;
+        let Some(page) = page_at(MessageCursor::After(after))? else {
+            return Ok(None);
+        };
         let full = page.len() >= page_size_events;
         let last = page.last().map(|e| e.seq);
         rows.extend(page);
@@ -26,7 +42,7 @@ pub fn read_all_messages<S: RunEventStore + ?Sized>(
             _ => break,
         }
     }
-    Ok(rows)
+    Ok(Some(rows))
 }
 
 /// The legacy read of planted R3: the same pages, but each stored row is handed to `edit` itself
@@ -39,31 +55,18 @@ pub(crate) fn read_all_messages_live<S: RunEventStore + ?Sized>(
     page_size_events: usize,
     edit: &mut dyn FnMut(&mut RunEvent),
 ) -> Result<Vec<RunEvent>, RunStoreError> {
-    let mut rows: Vec<RunEvent> = Vec::new();
-    let mut after = 0u64;
-    loop {
+    let live = forward_pages(page_size_events, |cursor| {
         let mut page = Vec::new();
-        let live = store.legacy_edit_messages(
-            thread_id,
-            page_size_events,
-            MessageCursor::After(after),
-            &mut |row| {
-                edit(row);
-                page.push(row.clone());
-            },
-        )?;
-        if !live {
-            return read_all_messages(store, thread_id, page_size_events);
-        }
-        let full = page.len() >= page_size_events;
-        let last = page.last().map(|e| e.seq);
-        rows.extend(page);
-        match last {
-            Some(seq) if full && seq > after => after = seq,
-            _ => break,
-        }
+        let live = store.legacy_edit_messages(thread_id, page_size_events, cursor, &mut |row| {
+            edit(row);
+            page.push(row.clone());
+        })?;
+        Ok(live.then_some(page))
+    })?;
+    match live {
+        Some(rows) => Ok(rows),
+        None => read_all_messages(store, thread_id, page_size_events),
     }
-    Ok(rows)
 }
 
 #[cfg(test)]

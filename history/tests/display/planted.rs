@@ -61,10 +61,8 @@ fn rebuild(
 fn planted_p1_unknown_event_fails_reconstruction() {
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom(
+        Ev::custom_at(
             &sub(),
-            "d",
-            "e1",
             1,
             &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
             json!({"result": 3}),
@@ -176,14 +174,7 @@ fn planted_p6_nested_stop_supplies_the_answer() {
 fn planted_p7_substring_membership() {
     let rows = [
         Ev::user("d", "e0", 0, "hi"),
-        Ev::custom(
-            &lead(),
-            "d",
-            "e1",
-            1,
-            &["XChunkEventY"],
-            json!({"content": "decoy"}),
-        ),
+        Ev::custom_at(&lead(), 1, &["XChunkEventY"], json!({"content": "decoy"})),
         Ev::custom(
             &user_agent(),
             "x",

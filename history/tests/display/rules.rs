@@ -737,40 +737,27 @@ fn warnings_never_carry_payload_text() {
 fn rows_outside_the_families_are_never_read() {
     let hi = Ev::user("d", "e0", 0, "hi");
     let decoys = [
-        Ev::custom(
+        Ev::custom_at(
             &lead(),
-            "d",
-            "e1",
             1,
             &["NoAnswerStopEvent"],
             json!({"output_messages": [{"content": "leak"}]}),
         ),
-        Ev::custom(
-            &lead(),
-            "d",
-            "e2",
-            2,
-            &["XChunkEventY"],
-            json!({"content": "leak"}),
-        ),
-        Ev::custom(
+        Ev::custom_at(&lead(), 2, &["XChunkEventY"], json!({"content": "leak"})),
+        Ev::custom_at(
             &user_agent(),
-            "d",
-            "e3",
             3,
             &["UserMessageEventLog"],
             json!({"messages": [{"content": "leak"}]}),
         ),
-        Ev::custom(
+        Ev::custom_at(
             &sub(),
-            "d",
-            "e4",
             4,
             &["RetrievalAgentInTheLoopResponseEvent", "RetrieverEvent"],
             json!({"stop": 5}),
         ),
         // Garbage payloads of unknown classes raise no warnings: they are never parsed.
-        Ev::custom(&sub(), "d", "e5", 5, &["Custom"], json!({}))
+        Ev::custom_at(&sub(), 5, &["Custom"], json!({}))
             .set("event_data", json!("garbage"))
             .set("agent_id", json!(5)),
     ];
@@ -783,19 +770,15 @@ fn rows_outside_the_families_are_never_read() {
 fn a_custom_subclass_of_a_family_follows_the_family() {
     let rows = [
         Ev::user("d", "e0", 0, "hi"),
-        Ev::custom(
+        Ev::custom_at(
             &lead(),
-            "d",
-            "e1",
             1,
             &["FancyChunkEvent", "ChunkEvent", "BaseEvent"],
             json!({"content": "styled"}),
         ),
         // Two families named: the first in chain order wins.
-        Ev::custom(
+        Ev::custom_at(
             &lead(),
-            "d",
-            "e2",
             2,
             &["ChunkEvent", "StopEvent"],
             json!({"content": "!"}),

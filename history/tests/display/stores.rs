@@ -249,10 +249,8 @@ fn an_unknown_nested_event_cannot_break_reconstruction() {
     // field the legacy union required.
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom(
+        Ev::custom_at(
             &sub(),
-            "d",
-            "e1",
             1,
             &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
             json!({"result": {"hits": 3}}),

@@ -165,6 +165,11 @@ impl Ev {
         Ev::new(agent, display, "r-custom", event_id, parents, data)
     }
 
+    /// [`Ev::custom`] on display `d`, its event id `e{t}`.
+    pub fn custom_at(agent: &AgentIdentity, t: i64, parents: &[&str], data: Value) -> Ev {
+        Ev::custom(agent, "d", &format!("e{t}"), t, parents, data)
+    }
+
     /// Sets a top-level field.
     pub fn set(mut self, field: &str, value: Value) -> Ev {
         if let Some(o) = self.0.as_object_mut() {

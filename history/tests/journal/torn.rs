@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use history::journal::storage::read_all;
-use history::journal::{resume_journal, Journal, JournalError, MemStorage, Origin};
+use history::journal::{resume_journal, Journal, JournalError, MemStorage, Origin, SharedStorage};
 #[cfg(feature = "planted")]
 use history::{BugId, Planted};
 
@@ -89,15 +89,20 @@ fn two_appends_and_a_torn_tail(tail: usize) -> Vec<u8> {
     bytes[..last + tail].to_vec()
 }
 
+/// Writes journal `j`, two appends and 4 bytes of a third record, to `storage`, and resumes it.
+fn resumed_with_a_torn_tail(storage: &SharedStorage) -> Journal {
+    storage
+        .append("j", &two_appends_and_a_torn_tail(4))
+        .expect("seed file");
+    resume_journal(storage.clone(), "j", opts()).expect("resume")
+}
+
 #[test]
 fn j10_a_writer_whose_torn_tail_another_handle_cut_keeps_writing() {
     // Issue 15 (seed 140881): two writers of one file both found the torn tail; one cut it, and
     // the other then refused every write ("length 1415 is below this writer's end 1419").
     on_every_storage(|kind, storage| {
-        storage
-            .append("j", &two_appends_and_a_torn_tail(4))
-            .expect("seed file");
-        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let mut first = resumed_with_a_torn_tail(&storage);
         let mut second = resume_journal(storage.clone(), "j", opts()).expect("resume");
         assert!(first.torn_tail().is_some() && second.torn_tail().is_some());
         second
@@ -120,10 +125,7 @@ fn j10_a_writer_whose_torn_tail_another_handle_cut_keeps_writing() {
 #[test]
 fn j10_a_writer_whose_torn_tail_was_cut_and_nothing_written_keeps_writing() {
     on_every_storage(|kind, storage| {
-        storage
-            .append("j", &two_appends_and_a_torn_tail(4))
-            .expect("seed file");
-        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let mut first = resumed_with_a_torn_tail(&storage);
         let end = first.end_offset();
         storage
             .truncate("j", end)
@@ -141,10 +143,7 @@ fn a_writer_whose_good_records_were_cut_still_refuses() {
     // The other side of the rule above: bytes of a good record are history, and a file cut below
     // them lost some; the writer must say so rather than write after the gap.
     on_every_storage(|kind, storage| {
-        storage
-            .append("j", &two_appends_and_a_torn_tail(4))
-            .expect("seed file");
-        let mut first = resume_journal(storage.clone(), "j", opts()).expect("resume");
+        let mut first = resumed_with_a_torn_tail(&storage);
         let end = first.end_offset();
         storage.truncate("j", end - 1).expect("cut into a record");
         let err = first

@@ -10,20 +10,29 @@ use history::runs::*;
 use history::Planted;
 use serde_json::json;
 
-use crate::support::{open, Backend, BACKENDS};
+use crate::support::{new_feedback as new, open, Backend, BACKENDS};
 
 const AUTO_USER: &str = "test-user-autouse";
 
-fn new(run: &str, thread: &str, rating: Rating, user: Option<&str>) -> NewFeedback {
-    NewFeedback {
-        thread_id: thread.into(),
-        run_id: run.into(),
-        user_id: user.map(str::to_string),
-        message_id: None,
-        rating,
-        comment: None,
-        created_at_ns: 0,
-    }
+/// Thread `t1`'s messages with the feedback `user` sees attached.
+fn shown_to(
+    store: &dyn RunEventStore,
+    feedback: &FeedbackStore,
+    user: &str,
+) -> Vec<MessageWithFeedback> {
+    thread_messages_with_feedback(store, feedback, "t1", Some(user), &ViewOptions::default())
+        .unwrap()
+}
+
+/// Creates the feedback `new` describes in `store`, which must take it.
+fn create(
+    store: &FeedbackStore,
+    run: &str,
+    thread: &str,
+    rating: Rating,
+    user: Option<&str>,
+) -> Feedback {
+    store.create(new(run, thread, rating, user)).unwrap()
 }
 
 fn upsert(store: &FeedbackStore, run: &str, thread: &str, rating: Rating, user: &str) -> Feedback {
@@ -60,9 +69,7 @@ fn create_positive_negative_with_comment_message_and_owner() {
     // test_create_positive, test_create_negative_with_comment, test_create_with_message_id,
     // test_create_with_owner.
     let s = FeedbackStore::new();
-    let up = s
-        .create(new("r1", "t1", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
+    let up = create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
     assert_eq!(
         (up.rating.value(), up.run_id.as_str(), up.thread_id.as_str()),
         (1, "r1", "t1")
@@ -78,9 +85,7 @@ fn create_positive_negative_with_comment_message_and_owner() {
         s.create(with_message).unwrap().message_id.as_deref(),
         Some("msg-42")
     );
-    let owned = s
-        .create(new("r4", "t1", Rating::Up, Some("user-1")))
-        .unwrap();
+    let owned = create(&s, "r4", "t1", Rating::Up, Some("user-1"));
     assert_eq!(owned.user_id.as_deref(), Some("user-1"));
     assert_ne!(up.feedback_id, down.feedback_id);
 }
@@ -105,9 +110,7 @@ fn ratings_other_than_plus_and_minus_one_are_refused() {
 fn get_by_id_and_a_missing_id() {
     // test_get, test_get_nonexistent.
     let s = FeedbackStore::new();
-    let created = s
-        .create(new("r1", "t1", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
+    let created = create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
     let fetched = s.get(created.feedback_id, Some(AUTO_USER)).unwrap();
     assert_eq!(fetched.feedback_id, created.feedback_id);
     assert_eq!(fetched.rating, Rating::Up);
@@ -121,12 +124,9 @@ fn get_by_id_and_a_missing_id() {
 fn list_by_run_and_list_by_thread() {
     // test_list_by_run: two users on r1, one on r2; unfiltered list of r1 has 2, all of r1.
     let s = FeedbackStore::new();
-    s.create(new("r1", "t1", Rating::Up, Some("user-1")))
-        .unwrap();
-    s.create(new("r1", "t1", Rating::Down, Some("user-2")))
-        .unwrap();
-    s.create(new("r2", "t1", Rating::Up, Some("user-1")))
-        .unwrap();
+    create(&s, "r1", "t1", Rating::Up, Some("user-1"));
+    create(&s, "r1", "t1", Rating::Down, Some("user-2"));
+    create(&s, "r2", "t1", Rating::Up, Some("user-1"));
     let results = s.list_by_run("t1", "r1", 100, None);
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.run_id == "r1"));
@@ -134,12 +134,9 @@ fn list_by_run_and_list_by_thread() {
     assert_eq!(s.list_by_run("t1", "r1", 1, None).len(), 1);
     // test_list_by_thread: two of t1, one of t2; t1's list has the two.
     let s = FeedbackStore::new();
-    s.create(new("r1", "t1", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
-    s.create(new("r2", "t1", Rating::Down, Some(AUTO_USER)))
-        .unwrap();
-    s.create(new("r3", "t2", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
+    create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
+    create(&s, "r2", "t1", Rating::Down, Some(AUTO_USER));
+    create(&s, "r3", "t2", Rating::Up, Some(AUTO_USER));
     let results = s.list_by_thread("t1", 100, Some(AUTO_USER));
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.thread_id == "t1"));
@@ -165,17 +162,13 @@ fn lists_are_oldest_first() {
 fn delete_by_id_and_a_missing_id() {
     // test_delete, test_delete_nonexistent.
     let s = FeedbackStore::new();
-    let created = s
-        .create(new("r1", "t1", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
+    let created = create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
     assert!(!s.delete(created.feedback_id, Some("someone-else")));
     assert!(s.delete(created.feedback_id, Some(AUTO_USER)));
     assert_eq!(s.get(created.feedback_id, None), None);
     assert!(!s.delete(created.feedback_id, None));
     // The key is free again, and ids are never reused.
-    let again = s
-        .create(new("r1", "t1", Rating::Up, Some(AUTO_USER)))
-        .unwrap();
+    let again = create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
     assert!(again.feedback_id > created.feedback_id);
 }
 
@@ -183,12 +176,9 @@ fn delete_by_id_and_a_missing_id() {
 fn aggregate_by_run_and_an_empty_run() {
     // test_aggregate_by_run, test_aggregate_empty.
     let s = FeedbackStore::new();
-    s.create(new("r1", "t1", Rating::Up, Some("user-1")))
-        .unwrap();
-    s.create(new("r1", "t1", Rating::Up, Some("user-2")))
-        .unwrap();
-    s.create(new("r1", "t1", Rating::Down, Some("user-3")))
-        .unwrap();
+    create(&s, "r1", "t1", Rating::Up, Some("user-1"));
+    create(&s, "r1", "t1", Rating::Up, Some("user-2"));
+    create(&s, "r1", "t1", Rating::Down, Some("user-3"));
     let stats = s.aggregate_by_run("t1", "r1");
     assert_eq!((stats.total, stats.positive, stats.negative), (3, 2, 1));
     assert_eq!(stats.run_id, "r1");
@@ -216,7 +206,7 @@ fn upsert_creates_then_updates_and_users_stay_apart() {
 fn create_refuses_a_known_users_second_rating_of_a_run() {
     // Upstream's UniqueConstraint(thread_id, run_id, user_id) makes `create` fail here.
     let s = FeedbackStore::new();
-    let first = s.create(new("r1", "t1", Rating::Up, Some("u1"))).unwrap();
+    let first = create(&s, "r1", "t1", Rating::Up, Some("u1"));
     match s.create(new("r1", "t1", Rating::Down, Some("u1"))) {
         Err(FeedbackError::Duplicate { feedback_id, .. }) => {
             assert_eq!(feedback_id, first.feedback_id)
@@ -235,9 +225,9 @@ fn create_refuses_a_known_users_second_rating_of_a_run() {
 #[test]
 fn anonymous_feedback_is_any_number_of_rows_seen_only_without_a_user_filter() {
     let s = FeedbackStore::new();
-    let a = s.create(new("r1", "t1", Rating::Up, None)).unwrap();
-    let b = s.create(new("r1", "t1", Rating::Down, None)).unwrap();
-    s.create(new("r1", "t1", Rating::Up, Some("u1"))).unwrap();
+    let a = create(&s, "r1", "t1", Rating::Up, None);
+    let b = create(&s, "r1", "t1", Rating::Down, None);
+    create(&s, "r1", "t1", Rating::Up, Some("u1"));
     assert_ne!(a.feedback_id, b.feedback_id);
     assert_eq!(a.user_id, None);
     assert_eq!(s.list_by_run("t1", "r1", 100, None).len(), 3);
@@ -336,14 +326,7 @@ fn feedback_is_attached_to_the_last_ai_message_of_each_run() {
             let mut f = new("r1", "t1", Rating::Up, Some("u1"));
             f.comment = Some("nice".into());
             let stored = feedback.create(f).unwrap();
-            let rows = thread_messages_with_feedback(
-                &*store,
-                &feedback,
-                "t1",
-                Some("u1"),
-                &ViewOptions::default(),
-            )
-            .unwrap();
+            let rows = shown_to(&*store, &feedback, "u1");
             let by_seq: Vec<(u64, Option<AttachedFeedback>)> =
                 rows.into_iter().map(|r| (r.view.seq, r.feedback)).collect();
             let attached = AttachedFeedback {
@@ -357,14 +340,7 @@ fn feedback_is_attached_to_the_last_ai_message_of_each_run() {
                 "{b:?} {event_type}"
             );
             // Another user's view of the same thread shows none of u1's feedback.
-            let other = thread_messages_with_feedback(
-                &*store,
-                &feedback,
-                "t1",
-                Some("u2"),
-                &ViewOptions::default(),
-            )
-            .unwrap();
+            let other = shown_to(&*store, &feedback, "u2");
             assert!(other.iter().all(|r| r.feedback.is_none()), "{b:?}");
         }
     }
@@ -378,14 +354,7 @@ fn a_thread_without_an_ai_message_carries_no_feedback() {
         message(&*store, "r1", HUMAN_MESSAGE, "hi");
         let feedback = FeedbackStore::new();
         upsert(&feedback, "r1", "t1", Rating::Up, "u1");
-        let rows = thread_messages_with_feedback(
-            &*store,
-            &feedback,
-            "t1",
-            Some("u1"),
-            &ViewOptions::default(),
-        )
-        .unwrap();
+        let rows = shown_to(&*store, &feedback, "u1");
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].feedback, None, "{b:?}");
     }
@@ -418,14 +387,7 @@ fn a_runs_feedback_outlives_the_deletion_of_its_events() {
         assert!(feedback
             .list_by_thread_grouped("t1", None)
             .contains_key("r1"));
-        let rows = thread_messages_with_feedback(
-            &*store,
-            &feedback,
-            "t1",
-            Some("u1"),
-            &ViewOptions::default(),
-        )
-        .unwrap();
+        let rows = shown_to(&*store, &feedback, "u1");
         let attached: Vec<(String, Option<Rating>)> = rows
             .into_iter()
             .map(|r| (r.view.run_id, r.feedback.map(|f| f.rating)))

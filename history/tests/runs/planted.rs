@@ -204,15 +204,7 @@ fn planted_r11_summary_splits_tool_pairs() {
 
 /// A feedback row of thread `t1`.
 fn feedback(run: &str, rating: Rating, user: Option<&str>) -> NewFeedback {
-    NewFeedback {
-        thread_id: "t1".into(),
-        run_id: run.into(),
-        user_id: user.map(str::to_string),
-        message_id: None,
-        rating,
-        comment: None,
-        created_at_ns: 0,
-    }
+    crate::support::new_feedback(run, "t1", rating, user)
 }
 
 /// R21's legacy count: anonymous feedback is left out of `aggregate_by_run` (upstream's

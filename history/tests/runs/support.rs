@@ -251,3 +251,16 @@ pub fn drive_two<A: Future, B: Future>(a: A, b: B, schedule: &[bool]) -> (A::Out
         _ => panic!("two writers did not finish"),
     }
 }
+
+/// A feedback row of `run` on `thread`, by `user` (`None`: anonymous), with no message or comment.
+pub fn new_feedback(run: &str, thread: &str, rating: Rating, user: Option<&str>) -> NewFeedback {
+    NewFeedback {
+        thread_id: thread.into(),
+        run_id: run.into(),
+        user_id: user.map(str::to_string),
+        message_id: None,
+        rating,
+        comment: None,
+        created_at_ns: 0,
+    }
+}

@@ -53,17 +53,9 @@ pub fn attachment_choices(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ratings::Rater;
+    use super::super::ratings::{message, Rater};
     use super::super::truth::MessageKind;
     use super::*;
-
-    fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
-        ExpectedMessage {
-            run_id: run.into(),
-            kind,
-            text: format!("{run} {kind:?}"),
-        }
-    }
 
     #[test]
     fn withdrawn_ratings_leave_every_grouping_and_anonymous_ones_show_to_every_user_only() {

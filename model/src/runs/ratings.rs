@@ -244,17 +244,19 @@ pub(super) fn last_ai_of_its_run(messages: &[ExpectedMessage]) -> Vec<bool> {
         .collect()
 }
 
+/// A message of `run` of `kind`, its text naming both: the tests' fixture.
+#[cfg(test)]
+pub(super) fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
+    ExpectedMessage {
+        run_id: run.into(),
+        kind,
+        text: format!("{run} {kind:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
-        ExpectedMessage {
-            run_id: run.into(),
-            kind,
-            text: format!("{run} {kind:?}"),
-        }
-    }
 
     #[test]
     fn a_deleted_thread_keeps_no_rating_and_starts_over() {

@@ -10,7 +10,7 @@ use super::meaning::{
 };
 use super::process::{reopen_shared, Process};
 use super::record::{Happened, MirrorSeen, Outcome, Seen};
-use super::scenario::{Action, DisposeFault, Op, SharedAction};
+use super::scenario::{solo_mutation, Action, DisposeFault, Op, SharedAction};
 use super::state::{read_rows, sleep_ms, written, Point, Slot, World};
 use crate::compression::compression;
 use crate::disk::SimDisk;
@@ -25,13 +25,7 @@ use std::time::Duration;
 pub(super) async fn run_op(world: &World, proc: &mut Process, k: usize, op: &Op) {
     let s = proc.s;
     let seen = match &op.action {
-        Action::Append { .. }
-        | Action::Replace { .. }
-        | Action::Rewind { .. }
-        | Action::Clear
-        | Action::Compress { .. }
-        | Action::Density { .. }
-        | Action::Insert { .. } => solo_mutation(world, proc, k, op).await,
+        solo_mutation!() => solo_mutation(world, proc, k, op).await,
         Action::Read => read(world, proc),
         Action::Estimate { texts, schedule } => estimate(world, texts, schedule).await,
         Action::Send {

@@ -312,6 +312,21 @@ pub enum Pending {
     Reorder { seed: u64 },
 }
 
+/// The pattern of the actions that mutate the session's recording (and can take a `fail`
+/// fault): one list for [`Action::is_solo_mutation`] and the player's dispatch.
+macro_rules! solo_mutation {
+    () => {
+        Action::Append { .. }
+            | Action::Replace { .. }
+            | Action::Rewind { .. }
+            | Action::Clear
+            | Action::Compress { .. }
+            | Action::Density { .. }
+            | Action::Insert { .. }
+    };
+}
+pub(super) use solo_mutation;
+
 impl Action {
     /// The action's name, as the trace and probes spell it.
     pub fn kind(&self) -> &'static str {
@@ -339,16 +354,7 @@ impl Action {
 
     /// Whether the action mutates the session's recording (and can take a `fail` fault).
     pub fn is_solo_mutation(&self) -> bool {
-        matches!(
-            self,
-            Action::Append { .. }
-                | Action::Replace { .. }
-                | Action::Rewind { .. }
-                | Action::Clear
-                | Action::Compress { .. }
-                | Action::Density { .. }
-                | Action::Insert { .. }
-        )
+        matches!(self, solo_mutation!())
     }
 }
 

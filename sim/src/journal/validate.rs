@@ -234,24 +234,29 @@ impl SessionScript {
                 op,
                 fail_mirror,
             } => self.validate_shared(at, origin, op, fail_mirror.as_deref())?,
-            Action::AttachMirror { origin } => {
-                if self.subagents.is_empty() {
-                    return Err(format!(
-                        "{at}: the session has no shared history (no subagents)"
-                    ));
-                }
-                if !self.knows_origin(origin) {
-                    return Err(format!(
-                        "{at}.origin: `{origin}` is neither `main` nor a subagent"
-                    ));
-                }
-            }
+            Action::AttachMirror { origin } => self.validate_shared_origin(at, origin)?,
             Action::SharedResume if self.subagents.is_empty() => {
                 return Err(format!(
                     "{at}: the session has no shared history (no subagents)"
                 ))
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// An operation on the shared history by `origin`: the session has one, and `origin` is
+    /// one of its writers.
+    fn validate_shared_origin(&self, at: &str, origin: &str) -> Result<(), String> {
+        if self.subagents.is_empty() {
+            return Err(format!(
+                "{at}: the session has no shared history (no subagents)"
+            ));
+        }
+        if !self.knows_origin(origin) {
+            return Err(format!(
+                "{at}.origin: `{origin}` is neither `main` nor a subagent"
+            ));
         }
         Ok(())
     }
@@ -264,16 +269,7 @@ impl SessionScript {
         op: &SharedAction,
         fail_mirror: Option<&str>,
     ) -> Result<(), String> {
-        if self.subagents.is_empty() {
-            return Err(format!(
-                "{at}: the session has no shared history (no subagents)"
-            ));
-        }
-        if !self.knows_origin(origin) {
-            return Err(format!(
-                "{at}.origin: `{origin}` is neither `main` nor a subagent"
-            ));
-        }
+        self.validate_shared_origin(at, origin)?;
         if let Some(m) = fail_mirror {
             if !self.knows_origin(m) {
                 return Err(format!(

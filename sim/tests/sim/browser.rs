@@ -10,6 +10,7 @@
 //! `.ci/run` installs it, so CI always runs it.
 
 use super::histsim_cli;
+use super::support::diff_display;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -294,23 +295,19 @@ fn fuzz_page(browser: &Path, dir: &Path, shots: &Path) {
 fn diff_page(browser: &Path, dir: &Path, shots: &Path) {
     let out = dir.join("diff");
     let serve = format!("{} serve display", env!("CARGO_BIN_EXE_histsim"));
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--sut",
-        "in-process",
-        "--sut",
+    let (code, text) = diff_display(
         &serve,
-        "--planted",
-        "P4",
-        "--seeds",
-        "0..20",
-        "--shrink-cap-s",
-        "5",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
+        &[
+            "--planted",
+            "P4",
+            "--seeds",
+            "0..20",
+            "--shrink-cap-s",
+            "5",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    );
     assert_eq!(code, Some(1), "{text}");
     let page = std::fs::read_dir(&out)
         .expect("diff output")

@@ -1,30 +1,18 @@
 //! Short clean campaigns: no violation on either store.
 
+use super::support::{assert_clean_campaign, finish, histsim_command};
 use sim::campaign::{run_campaign, CampaignConfig};
 use sim::run::RunConfig;
 use sim::workload::StoreKind;
 
 fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
-    let result = run_campaign(&CampaignConfig {
-        seeds: seeds.clone(),
-        shard: None,
-        jobs: 2,
-        stop_at_first: false,
-        progress: false,
-        budget: None,
-        run: RunConfig {
+    assert_clean_campaign(
+        RunConfig {
             store,
             ..RunConfig::new()
         },
-    });
-    assert_eq!(result.seeds_run(), (seeds.end - seeds.start) as usize);
-    if let Some(f) = result.failures.first() {
-        panic!(
-            "seed {} failed on {store:?}: {:?} {:?}\n{}",
-            f.seed, f.violations, f.failure, f.options
-        );
-    }
-    assert!(result.steps_total > 0);
+        seeds,
+    );
 }
 
 #[test]
@@ -148,18 +136,12 @@ const SHARD_VARIABLES: &[&str] = &[
 ];
 
 fn histsim_with_env(args: &[&str], env: &[(&str, String)]) -> (Option<i32>, String) {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"));
+    let mut command = histsim_command();
     for name in SHARD_VARIABLES {
         command.env_remove(name);
     }
-    let out = command
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
+    let (code, out, err) = finish(command.args(args).envs(env.iter().map(|(k, v)| (k, v))));
+    (code, out + &err)
 }
 
 #[test]

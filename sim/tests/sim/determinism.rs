@@ -1,17 +1,14 @@
 //! The same seed gives the same trace, byte for byte: in this process and in another.
 
+use super::support::{only_on, printed_trace_hash};
 use sim::run::{run_seed, RunConfig};
 use sim::workload::StoreKind;
-use std::process::Command;
 
 /// The display workload: the store is part of its world. (A mixed campaign would draw journal and
 /// spool seeds for some of these seeds, and those ignore the store, so a comparison across stores
 /// could not fail on them.)
 fn display(store: StoreKind) -> RunConfig {
-    RunConfig {
-        store,
-        ..RunConfig::only("display")
-    }
+    only_on("display", store)
 }
 
 #[test]
@@ -46,15 +43,7 @@ fn both_stores_drive_the_same_world() {
 }
 
 fn replay_hash(seed: u64) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(["replay", "--seed", &seed.to_string()])
-        .output()
-        .expect("histsim runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.strip_prefix("trace-hash: "))
-        .unwrap_or_else(|| panic!("no trace-hash line in:\n{text}"))
-        .to_string()
+    printed_trace_hash(&["replay", "--seed", &seed.to_string()], |_| {})
 }
 
 #[test]

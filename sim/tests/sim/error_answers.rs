@@ -21,6 +21,34 @@ fn python_found() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// `histsim run` of `seeds` of `workload` against `sut`, without shrinking, quiet, the report
+/// under `reports/NAME`, with `extra` arguments: exit code and output.
+fn campaign_against(
+    workload: &str,
+    seeds: &str,
+    sut: &str,
+    (name, reports): (&str, &std::path::Path),
+    extra: &[&str],
+) -> (Option<i32>, String) {
+    let reports = reports.to_str().expect("a UTF-8 path");
+    let args = [
+        "run",
+        "--workload",
+        workload,
+        "--seeds",
+        seeds,
+        "--sut",
+        sut,
+        "--no-shrink",
+        "--quiet",
+        "--name",
+        name,
+        "--report-dir",
+        reports,
+    ];
+    histsim_cli(&[&args[..], extra].concat())
+}
+
 /// Runs `seeds` of `workload` against the reference adapter answering `internal` to `op`:
 /// exit code and output.
 fn campaign_erring_on(workload: &str, op: &str, seeds: &str) -> (Option<i32>, String) {
@@ -30,26 +58,17 @@ fn campaign_erring_on(workload: &str, op: &str, seeds: &str) -> (Option<i32>, St
         adapter()
     );
     let reports = tempfile::tempdir().expect("a temporary directory");
-    histsim_cli(&[
-        "run",
-        "--workload",
+    // One seed at a time, in order: the campaign stops at the first failing seed and starts no
+    // other (a store failing every write makes a seed slow: each journal flush re-sends its
+    // whole growing buffer).
+    let name = format!("err-on-{op}");
+    campaign_against(
         workload,
-        "--seeds",
         seeds,
-        "--sut",
         &sut,
-        "--no-shrink",
-        "--quiet",
-        // One seed at a time, in order: the campaign stops at the first failing seed and
-        // starts no other (a store failing every write makes a seed slow: each journal flush
-        // re-sends its whole growing buffer).
-        "--jobs",
-        "1",
-        "--name",
-        &format!("err-on-{op}"),
-        "--report-dir",
-        reports.path().to_str().expect("a UTF-8 path"),
-    ])
+        (&name, reports.path()),
+        &["--jobs", "1"],
+    )
 }
 
 fn assert_caught(workload: &str, op: &str, seeds: &str, id: &str) {
@@ -120,23 +139,13 @@ fn a_project_of_other_rows_than_given_is_p2() {
         env!("CARGO_MANIFEST_DIR").trim_end_matches('/')
     );
     let reports = tempfile::tempdir().expect("a temporary directory");
-    let (code, out) = histsim_cli(&[
-        "run",
-        "--workload",
+    let (code, out) = campaign_against(
         "display",
-        "--seeds",
         "0..8",
-        "--sut",
         &sut,
-        "--no-shrink",
-        "--quiet",
-        "--jobs",
-        "1",
-        "--name",
-        "project-drops-a-row",
-        "--report-dir",
-        reports.path().to_str().expect("a UTF-8 path"),
-    ]);
+        ("project-drops-a-row", reports.path()),
+        &["--jobs", "1"],
+    );
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("invariant: P2"), "{out}");
     assert!(
@@ -159,22 +168,13 @@ fn every_answer_is_counted_op_by_op() {
         adapter()
     );
     let reports = tempfile::tempdir().expect("a temporary directory");
-    let (code, out) = histsim_cli(&[
-        "run",
-        "--workload",
+    let (code, out) = campaign_against(
         "runs",
-        "--seeds",
         "0..2",
-        "--keep-going",
-        "--sut",
         &sut,
-        "--no-shrink",
-        "--quiet",
-        "--name",
-        "tally",
-        "--report-dir",
-        reports.path().to_str().expect("a UTF-8 path"),
-    ]);
+        ("tally", reports.path()),
+        &["--keep-going"],
+    );
     assert_eq!(code, Some(1), "{out}");
     let line = out
         .lines()

@@ -1,6 +1,7 @@
 //! The examples people copy (`examples/`): the sample-data commands of their READMEs work on
 //! `examples/data/`, and the Python run-event store passes a short campaign.
 
+use super::support::dumped_kinds;
 use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,16 +14,7 @@ fn examples() -> PathBuf {
 
 /// `histsim ARGS` run from the repository's root: exit code, stdout, stderr.
 fn histsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(args)
-        .current_dir(examples().join(".."))
-        .output()
-        .expect("histsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    super::support::histsim_in(&examples().join(".."), args)
 }
 
 #[test]
@@ -61,13 +53,7 @@ fn histsim_runs_inspect_finds_the_sample_jsonl_store_clean() {
 fn histsim_journal_dump_prints_the_sample_journal() {
     let (code, out, err) = histsim(&["journal", "dump", "examples/data/sample.journal"]);
     assert_eq!(code, 0, "{out}{err}");
-    let kinds: Vec<String> = out
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-            v["kind"].as_str().unwrap_or("").to_string()
-        })
-        .collect();
+    let kinds = dumped_kinds(&out);
     assert_eq!(kinds, ["start", "append", "append", "append"], "{out}");
 }
 

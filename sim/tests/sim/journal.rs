@@ -1,17 +1,16 @@
 //! The journal and spool workloads: determinism, clean campaigns, every planted J bug found under
 //! its own ID, crash-point exploration, the J scenario files and the journal commands.
 
+use super::support::{
+    assert_family_found, assert_reproduces_first, campaign, dumped_kinds, histsim, scenario_dir,
+};
 use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
 use history::{BugId, Planted};
-use sim::bugs::hunt;
-use sim::campaign::{run_campaign, CampaignConfig};
 use sim::disk::Persistence;
 use sim::journal::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
-use sim::run::{run_scenario_file, run_seed, RunConfig};
+use sim::run::{run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
 use sim::workload::StoreKind;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 fn config(workload: &str) -> RunConfig {
@@ -35,15 +34,7 @@ fn a_journal_seed_and_a_spool_seed_replay_to_one_trace_hash() {
 #[test]
 fn short_clean_campaigns_of_both_workloads_pass() {
     for (choice, seeds) in [("journal", 0..40), ("spool", 0..16)] {
-        let result = run_campaign(&CampaignConfig {
-            seeds,
-            shard: None,
-            jobs: 2,
-            stop_at_first: true,
-            progress: false,
-            budget: None,
-            run: config(choice),
-        });
+        let result = campaign(config(choice), seeds, true);
         assert!(
             result.failures.is_empty(),
             "{:?}: {:?}",
@@ -60,23 +51,13 @@ fn short_clean_campaigns_of_both_workloads_pass() {
 
 #[test]
 fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
-    let ids: Vec<BugId> = BugId::ALL
-        .iter()
-        .copied()
-        .filter(|id| id.family() == 'J')
-        .collect();
-    assert_eq!(ids.len(), 22);
-    for id in ids {
-        let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
-        assert!(
-            d.detected(),
-            "{id}: fired {:?} after {:?} seeds ({:?})",
-            d.fired,
-            d.seeds_to_detection,
-            d.message
-        );
-        let expected = if id == BugId::J14 { "spool" } else { "journal" };
-        assert_eq!(d.workload, expected, "{id}");
+    for d in assert_family_found('J', 22) {
+        let expected = if d.id == BugId::J14 {
+            "spool"
+        } else {
+            "journal"
+        };
+        assert_eq!(d.workload, expected, "{}", d.id);
     }
 }
 
@@ -165,60 +146,19 @@ fn crash_sequences_find_nothing_clean_and_j21_only_inside_a_recovery() {
     );
 }
 
-fn scenario_dir(area: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(area)
-}
-
 #[test]
 fn every_j_scenario_reproduces_its_id_first_and_passes_without_its_bug() {
     let mut ids = std::collections::BTreeSet::new();
     for area in ["journal", "spool"] {
         for path in discover(&scenario_dir(area)).expect("the scenario directory is readable") {
             let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
-            let with_bug = run_scenario_file(
-                &file,
-                &sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none()),
-                Some(file.id),
-            );
-            assert_eq!(
-                with_bug.violations.first().map(|v| v.id),
-                Some(file.id),
-                "{}: {:?}",
-                path.display(),
-                with_bug.violations
-            );
-            let without = run_scenario_file(
-                &file,
-                &sim::workload::WorldConfig::new(StoreKind::Memory, history::Planted::none()),
-                None,
-            );
-            assert!(
-                without.violations.is_empty() && without.failure.is_none(),
-                "{}: fails without its bug: {:?} {:?}",
-                path.display(),
-                without.violations,
-                without.failure
-            );
+            assert_reproduces_first(&path, &file, StoreKind::Memory);
             ids.insert(file.id);
         }
     }
     for id in BugId::ALL.iter().filter(|id| id.family() == 'J') {
         assert!(ids.contains(id), "no scenario for {id}");
     }
-}
-
-fn histsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(args)
-        .output()
-        .expect("histsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -239,13 +179,7 @@ fn journal_dump_prints_json_lines_and_names_a_corrupt_offset() {
     std::fs::write(&good, &bytes).expect("write");
     let (code, out, _) = histsim(&["journal", "dump", good.to_str().expect("utf-8 path")]);
     assert_eq!(code, 0);
-    let kinds: Vec<String> = out
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-            v["kind"].as_str().unwrap_or("").to_string()
-        })
-        .collect();
+    let kinds = dumped_kinds(&out);
     assert_eq!(kinds, ["start", "append", "append", "append"]);
 
     // Flip a byte inside the second record: the dump stops there and names its offset.

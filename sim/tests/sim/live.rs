@@ -2,6 +2,7 @@
 //! scenario the simulation plays, and an interrupted run that leaves no child behind. Each test
 //! needs nats-server (scripts/install-nats-server.sh) and is skipped, saying so, without it.
 
+use super::histsim_cli;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,14 +22,22 @@ fn nats_server() -> Option<PathBuf> {
 }
 
 fn live(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .arg("live")
-        .args(args)
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
+    histsim_cli(&[&["live"], args].concat())
+}
+
+/// A 6-second live run of seed 1 with P4 planted on `server`, with `extra` arguments.
+fn live_with_p4(server: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let args = [
+        "--seconds",
+        "6",
+        "--seed",
+        "1",
+        "--planted",
+        "P4",
+        "--nats-server",
+        server,
+    ];
+    live(&[&args[..], extra].concat())
 }
 
 #[test]
@@ -61,18 +70,7 @@ fn planted_p4_fails_the_live_run_and_the_simulation_replays_it() {
     let server = server.to_string_lossy().into_owned();
     let dir = tempfile::tempdir().unwrap();
     let regressions = dir.path().to_string_lossy().into_owned();
-    let (code, out) = live(&[
-        "--seconds",
-        "6",
-        "--seed",
-        "1",
-        "--planted",
-        "P4",
-        "--nats-server",
-        &server,
-        "--regressions-dir",
-        &regressions,
-    ]);
+    let (code, out) = live_with_p4(&server, &["--regressions-dir", &regressions]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("violation [P4]"), "{out}");
     let file = dir.path().join("live-seed-1-P4.toml");
@@ -199,20 +197,15 @@ fn a_live_run_through_a_sut_exits_0_and_1_with_planted_p4() {
         "{out}"
     );
     let dir = tempfile::tempdir().unwrap();
-    let (code, out) = live(&[
-        "--seconds",
-        "6",
-        "--seed",
-        "1",
-        "--planted",
-        "P4",
-        "--nats-server",
+    let (code, out) = live_with_p4(
         &server,
-        "--sut",
-        &sut,
-        "--regressions-dir",
-        &dir.path().to_string_lossy(),
-    ]);
+        &[
+            "--sut",
+            &sut,
+            "--regressions-dir",
+            &dir.path().to_string_lossy(),
+        ],
+    );
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("violation [P4]"), "{out}");
 }

@@ -25,19 +25,11 @@ mod scenarios;
 mod shrinking;
 mod spool;
 mod store_crash;
+mod support;
 mod sut;
 mod sut_time;
 mod sut_world;
 mod tidy;
 mod user_workflow;
 
-/// Runs the `histsim` binary with `args`: its exit code, and its stdout then stderr.
-fn histsim_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(args)
-        .output()
-        .expect("histsim runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
-}
+use support::histsim_cli;

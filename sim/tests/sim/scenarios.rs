@@ -1,12 +1,13 @@
 //! The committed scenario files: each reproduces its ID with the planted bug and passes without.
 
+use super::support::{assert_passes_without, played_with_and_without};
 use sim::run::run_scenario_file;
 use sim::scenario_file::{discover, ScenarioFile};
 use sim::workload::StoreKind;
 use std::path::Path;
 
 fn scenario_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+    super::support::scenario_dir("")
 }
 
 #[test]
@@ -23,46 +24,19 @@ fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
     for path in files {
         let file = ScenarioFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
+            let (with_bug, without) = played_with_and_without(&file, store);
+            assert_passes_without(&path, store, &without);
             if file.system.is_some() {
                 // An upstream finding: nothing of ours is planted; our components pass it (that
                 // it still fails the system it names is adapters/deerflow/findings_check.sh's).
-                let ours = run_scenario_file(
-                    &file,
-                    &sim::workload::WorldConfig::new(store, history::Planted::none()),
-                    None,
-                );
-                assert!(
-                    ours.violations.is_empty() && ours.failure.is_none(),
-                    "{} ({store:?}): histsim's components fail an upstream finding: {:?} {:?}",
-                    path.display(),
-                    ours.violations,
-                    ours.failure
-                );
                 continue;
             }
-            let with_bug = run_scenario_file(
-                &file,
-                &sim::workload::WorldConfig::new(store, history::Planted::none()),
-                Some(file.id),
-            );
             assert!(
                 with_bug.violations.iter().any(|v| v.id == file.id),
                 "{} ({store:?}): no {} violation with the bug planted: {:?}",
                 path.display(),
                 file.id,
                 with_bug.violations
-            );
-            let without = run_scenario_file(
-                &file,
-                &sim::workload::WorldConfig::new(store, history::Planted::none()),
-                None,
-            );
-            assert!(
-                without.violations.is_empty() && without.failure.is_none(),
-                "{} ({store:?}): fails without the bug: {:?} {:?}",
-                path.display(),
-                without.violations,
-                without.failure
             );
         }
     }

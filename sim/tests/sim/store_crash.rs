@@ -25,14 +25,20 @@ const PROBE: &str = "runs.fault.store_restarted";
 /// The R12 scenario file's world: one run in batches of two, then a crash of the store's host,
 /// then the views.
 fn crash_after_a_run() -> RunsScenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios/runs/r12_a_restart_loses_the_last_acknowledged_batch.toml");
-    let text = std::fs::read_to_string(&path).expect("the R12 scenario file");
-    let mut file: toml::Table = toml::from_str(&text).expect("TOML");
-    let table = file.remove("runs").expect("a [runs] table");
-    let scenario: RunsScenario = table.try_into().expect("a runs scenario");
+    let scenario = runs_scenario("r12_a_restart_loses_the_last_acknowledged_batch.toml");
     assert_eq!(scenario.store_crashes.len(), 1);
     scenario
+}
+
+/// The `[runs]` table of the committed scenario file `scenarios/runs/NAME`.
+fn runs_scenario(name: &str) -> RunsScenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/runs")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
+    let mut file: toml::Table = toml::from_str(&text).expect("TOML");
+    let table = file.remove("runs").expect("a [runs] table");
+    table.try_into().expect("a runs scenario")
 }
 
 fn serve_runs(args: &str) -> SutOptions {
@@ -183,26 +189,40 @@ fn event(text: &str) -> NewRunEvent {
     }
 }
 
-#[test]
-fn a_killed_store_process_is_restarted_on_the_same_data_directory_with_its_data() {
-    let mut sut = OpenedSut::start(serve_runs(""), StoreKind::Sqlite, Planted::none(), &[])
-        .expect("starts and opens");
+/// `request`'s answer from `sut`, which must give one.
+fn answer<T: serde::de::DeserializeOwned>(sut: &mut OpenedSut, request: &Request) -> T {
+    sut.call_for(request).expect("no breach").expect("answered")
+}
+
+/// `histsim serve runs` on `store`, which declares that it survives a restart, holding two
+/// messages of thread `t1` numbered 1 and 2.
+fn started_with_two_writes(store: StoreKind) -> OpenedSut {
+    let mut sut =
+        OpenedSut::start(serve_runs(""), store, Planted::none(), &[]).expect("starts and opens");
     assert_eq!(sut.durability(), Durability::Restart);
     let events = vec![event("hi"), event("hello")];
-    let seqs: Seqs = sut
-        .call_for(&Request::PutBatch { events })
-        .expect("no breach")
-        .expect("written");
+    let seqs: Seqs = answer(&mut sut, &Request::PutBatch { events });
     assert_eq!(seqs.seqs, vec![1, 2]);
-    let before = sut.take_transcript();
+    sut
+}
+
+/// Kills and restarts `sut`: its two acknowledged messages are still counted.
+fn restarted_with_two_messages(sut: &mut OpenedSut) {
     sut.restart().expect("killed and restarted");
-    let count: Count = sut
-        .call_for(&Request::CountMessages {
+    let count: Count = answer(
+        sut,
+        &Request::CountMessages {
             thread_id: "t1".into(),
-        })
-        .expect("no breach")
-        .expect("answered");
+        },
+    );
     assert_eq!(count.count, 2, "the acknowledged writes survived the kill");
+}
+
+#[test]
+fn a_killed_store_process_is_restarted_on_the_same_data_directory_with_its_data() {
+    let mut sut = started_with_two_writes(StoreKind::Sqlite);
+    let before = sut.take_transcript();
+    restarted_with_two_messages(&mut sut);
     let after = sut.take_transcript();
     // The new process was greeted and opened on the same directory, shown as `<data_dir>`.
     let open_of = |lines: &[String]| {
@@ -232,38 +252,23 @@ fn a_killed_store_process_is_restarted_on_the_same_data_directory_with_its_data(
 
 #[test]
 fn a_killed_jsonl_store_process_reopens_its_files_with_every_write_and_deletion() {
-    let mut sut = OpenedSut::start(serve_runs(""), StoreKind::Jsonl, Planted::none(), &[])
-        .expect("starts and opens");
-    assert_eq!(sut.durability(), Durability::Restart);
-    let events = vec![event("hi"), event("hello")];
-    let seqs: Seqs = sut
-        .call_for(&Request::PutBatch { events })
-        .expect("no breach")
-        .expect("written");
-    assert_eq!(seqs.seqs, vec![1, 2]);
-    sut.restart().expect("killed and restarted");
-    let count: Count = sut
-        .call_for(&Request::CountMessages {
-            thread_id: "t1".into(),
-        })
-        .expect("no breach")
-        .expect("answered");
-    assert_eq!(count.count, 2, "the acknowledged writes survived the kill");
-    let deleted: Count = sut
-        .call_for(&Request::DeleteByRun {
+    let mut sut = started_with_two_writes(StoreKind::Jsonl);
+    restarted_with_two_messages(&mut sut);
+    let deleted: Count = answer(
+        &mut sut,
+        &Request::DeleteByRun {
             thread_id: "t1".into(),
             run_id: "run-0".into(),
-        })
-        .expect("no breach")
-        .expect("deleted");
+        },
+    );
     assert_eq!(deleted.count, 2);
     sut.restart().expect("killed and restarted again");
-    let max: MaxSeq = sut
-        .call_for(&Request::MaxSeq {
+    let max: MaxSeq = answer(
+        &mut sut,
+        &Request::MaxSeq {
             thread_id: "t1".into(),
-        })
-        .expect("no breach")
-        .expect("answered");
+        },
+    );
     assert_eq!(
         max.max_seq, 2,
         "the deletion and the thread's mark survived (R13)"
@@ -272,12 +277,7 @@ fn a_killed_jsonl_store_process_reopens_its_files_with_every_write_and_deletion(
 
 #[test]
 fn the_jsonl_r13_scenario_restarts_the_jsonl_store_between_the_deletion_and_the_next_run() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios/runs/r13_a_jsonl_restart_after_a_deletion_reuses_its_seqs.toml");
-    let text = std::fs::read_to_string(&path).expect("the scenario file");
-    let mut file: toml::Table = toml::from_str(&text).expect("TOML");
-    let table = file.remove("runs").expect("a [runs] table");
-    let scenario: RunsScenario = table.try_into().expect("a runs scenario");
+    let scenario = runs_scenario("r13_a_jsonl_restart_after_a_deletion_reuses_its_seqs.toml");
     assert!(scenario.jsonl_store);
     let record = world::play(
         &scenario,

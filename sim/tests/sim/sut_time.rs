@@ -7,6 +7,7 @@
 //! timeout, with or without its grace, ends them with the same outcome.
 
 use super::histsim_cli;
+use super::support::diff_display;
 use sim::sut::{check_command, Breach, SutOptions, SutProcess, START_TIMEOUT_FLAG};
 
 fn histsim() -> &'static str {
@@ -174,15 +175,7 @@ fn a_sut_command_that_cannot_run_is_a_usage_error_before_any_seed() {
         assert_eq!(code, Some(2), "bugs --sut {command}: {text}");
         assert!(text.contains(why), "bugs --sut {command}: {text}");
     }
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--sut",
-        "in-process",
-        "--sut",
-        &missing.display().to_string(),
-    ]);
+    let (code, text) = diff_display(&missing.display().to_string(), &[]);
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("does not exist"), "{text}");
 }

@@ -22,6 +22,37 @@ fn through(workload: &str, sut: SutOptions) -> RunConfig {
     }
 }
 
+/// The reference store (`histsim serve runs`), its output edited by the `sed` script `script`
+/// (e.g. to leave an op out of its `hello`).
+fn serve_runs_edited(script: &str) -> SutOptions {
+    SutOptions::new(format!(
+        "{} serve runs | stdbuf -oL sed '{script}'",
+        env!("CARGO_BIN_EXE_histsim")
+    ))
+}
+
+/// Plays `seeds` with `config`: every seed passes. How many of each of `kinds` they left out.
+fn passing_seeds_leave_out<const N: usize>(
+    config: &RunConfig,
+    seeds: impl IntoIterator<Item = u64>,
+    kinds: [&str; N],
+) -> [u64; N] {
+    let mut left_out = [0; N];
+    for seed in seeds {
+        let report = run_seed(seed, config);
+        assert!(
+            report.passed(),
+            "seed {seed}: {:?} {:?}",
+            report.violations,
+            report.failure
+        );
+        for (n, kind) in left_out.iter_mut().zip(kinds) {
+            *n += report.left_out.counts.get(kind).copied().unwrap_or(0);
+        }
+    }
+    left_out
+}
+
 /// Plays `seeds` of `workload` through `histsim serve` twice (the second time on a process kept
 /// from the first) and in process: all pass, the protocol path repeats exactly and plays the
 /// same world. Returns the trace events the protocol added (its requests and answers).
@@ -179,26 +210,10 @@ fn a_store_that_lacks_an_op_the_workload_needs_is_refused_by_name() {
 #[test]
 fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence() {
     // The reference store, minus `list_events` in its `hello`.
-    let without_list_events = SutOptions::new(format!(
-        r#"{} serve runs | stdbuf -oL sed 's/"list_events",//'"#,
-        env!("CARGO_BIN_EXE_histsim")
-    ));
-    let config = through("runs", without_list_events);
-    let mut left_out = 0;
+    let config = through("runs", serve_runs_edited(r#"s/"list_events",//"#));
+    let kind = "the client's `events` reads (the system does not serve list_events)";
+    let [left_out] = passing_seeds_leave_out(&config, 0..6, [kind]);
     for seed in 0..6 {
-        let report = run_seed(seed, &config);
-        assert!(
-            report.passed(),
-            "seed {seed}: {:?} {:?}",
-            report.violations,
-            report.failure
-        );
-        left_out += report
-            .left_out
-            .counts
-            .get("the client's `events` reads (the system does not serve list_events)")
-            .copied()
-            .unwrap_or(0);
         let full = run_seed(seed, &through("runs", serve("runs")));
         assert!(full.left_out.counts.is_empty(), "seed {seed}");
     }
@@ -208,28 +223,14 @@ fn what_a_system_does_not_serve_is_left_out_and_counted_not_weakened_in_silence(
 #[test]
 fn filtered_reads_a_system_does_not_declare_are_left_out_and_counted() {
     // The reference store, minus the two filtered reads in its `hello` (as DeerFlow 0.1.7).
-    let without = SutOptions::new(format!(
-        r#"{} serve runs | stdbuf -oL sed 's/"list_events_filtered",//; s/,"get_last_visible_ai_seq_by_run"//'"#,
-        env!("CARGO_BIN_EXE_histsim")
-    ));
+    let without =
+        serve_runs_edited(r#"s/"list_events_filtered",//; s/,"get_last_visible_ai_seq_by_run"//"#);
     let config = through("runs", without);
     let kinds = [
         "the client's filtered event reads (the system does not serve list_events_filtered)",
         "the client's last-answer reads (the system does not serve get_last_visible_ai_seq_by_run)",
     ];
-    let mut left_out = [0, 0];
-    for seed in 0..8 {
-        let report = run_seed(seed, &config);
-        assert!(
-            report.passed(),
-            "seed {seed}: {:?} {:?}",
-            report.violations,
-            report.failure
-        );
-        for (n, kind) in left_out.iter_mut().zip(kinds) {
-            *n += report.left_out.counts.get(kind).copied().unwrap_or(0);
-        }
-    }
+    let left_out = passing_seeds_leave_out(&config, 0..8, kinds);
     assert!(left_out.iter().all(|n| *n > 0), "left out {left_out:?}");
 }
 
@@ -237,23 +238,10 @@ fn filtered_reads_a_system_does_not_declare_are_left_out_and_counted() {
 fn user_scoped_reads_a_system_does_not_declare_are_left_out_and_counted() {
     // The reference store, minus the user-scoped reads in its `hello` (as DeerFlow 0.1.7's
     // memory and JSONL stores, which take no user_id).
-    let without = SutOptions::new(format!(
-        r#"{} serve runs | stdbuf -oL sed 's/,"list_messages_as","count_messages_as"//'"#,
-        env!("CARGO_BIN_EXE_histsim")
-    ));
+    let without = serve_runs_edited(r#"s/,"list_messages_as","count_messages_as"//"#);
     let config = through("runs", without);
     let kind = "the client's user-scoped reads (the system does not serve list_messages_as)";
-    let mut left_out = 0;
-    for seed in 0..8 {
-        let report = run_seed(seed, &config);
-        assert!(
-            report.passed(),
-            "seed {seed}: {:?} {:?}",
-            report.violations,
-            report.failure
-        );
-        left_out += report.left_out.counts.get(kind).copied().unwrap_or(0);
-    }
+    let [left_out] = passing_seeds_leave_out(&config, 0..8, [kind]);
     assert!(left_out > 0, "some seed issued a user-scoped read");
 }
 
@@ -262,28 +250,10 @@ fn thread_deletions_a_system_does_not_declare_are_left_out_and_counted() {
     // Seeds 42 and 52 delete a thread and run on it again (generate_thread_ops.rs): through the
     // reference store they pass with every deletion made; without `delete_by_thread` in its
     // `hello` the deletions are left out, counted, and the seeds still pass.
-    let histsim = env!("CARGO_BIN_EXE_histsim");
     let kind = "the client's thread deletions (the system does not serve delete_by_thread)";
-    let with = through("runs", SutOptions::new(format!("{histsim} serve runs")));
-    let without = through(
-        "runs",
-        SutOptions::new(format!(
-            r#"{histsim} serve runs | stdbuf -oL sed 's/,"delete_by_thread"//'"#
-        )),
-    );
-    let mut left_out = [0, 0];
-    for seed in [42, 52] {
-        for (n, config) in left_out.iter_mut().zip([&with, &without]) {
-            let report = run_seed(seed, config);
-            assert!(
-                report.passed(),
-                "seed {seed}: {:?} {:?}",
-                report.violations,
-                report.failure
-            );
-            *n += report.left_out.counts.get(kind).copied().unwrap_or(0);
-        }
-    }
+    let with = through("runs", serve("runs"));
+    let without = through("runs", serve_runs_edited(r#"s/,"delete_by_thread"//"#));
+    let left_out = [with, without].map(|c| passing_seeds_leave_out(&c, [42, 52], [kind])[0]);
     assert_eq!(left_out[0], 0, "the reference store serves every deletion");
     assert!(left_out[1] > 0, "left out {left_out:?}");
 }
@@ -320,44 +290,23 @@ fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_
     );
 }
 
-use super::histsim_cli;
+use super::support::diff_display;
 
 #[test]
 fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replayable_file() {
     let histsim = env!("CARGO_BIN_EXE_histsim");
     let reference = format!("{histsim} serve display --store sqlite");
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--seeds",
-        "0..3",
-        "--sut",
-        "in-process",
-        "--sut",
-        &reference,
-    ]);
+    let (code, text) = diff_display(&reference, &["--seeds", "0..3"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("alike: 3 seeds"), "{text}");
     // A system whose answers spell every text part starting with `c` in capitals.
     let altered = format!(r#"{histsim} serve display | stdbuf -oL sed 's/"text":"c/"text":"C/g'"#);
     let out = tempfile::tempdir().expect("a temp dir");
     let out_dir = out.path().to_str().expect("utf-8");
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--seeds",
-        "0..5",
-        "--sut",
-        "in-process",
-        "--sut",
+    let (code, text) = diff_display(
         &altered,
-        "--shrink-cap-s",
-        "20",
-        "--out",
-        out_dir,
-    ]);
+        &["--seeds", "0..5", "--shrink-cap-s", "20", "--out", out_dir],
+    );
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("DIFFERENT at seed"), "{text}");
     let file = std::fs::read_dir(out.path())
@@ -367,32 +316,12 @@ fn diff_finds_alike_systems_alike_and_shrinks_the_first_difference_into_a_replay
         .find(|p| p.to_string_lossy().ends_with(".diff.toml"))
         .expect("a difference file");
     let file = file.to_str().expect("utf-8");
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--sut",
-        "in-process",
-        "--sut",
-        &altered,
-        "--scenario",
-        file,
-    ]);
+    let (code, text) = diff_display(&altered, &["--scenario", file]);
     assert_eq!(
         code,
         Some(1),
         "the difference replays from its file: {text}"
     );
-    let (code, text) = histsim_cli(&[
-        "diff",
-        "--workload",
-        "display",
-        "--sut",
-        "in-process",
-        "--sut",
-        &reference,
-        "--scenario",
-        file,
-    ]);
+    let (code, text) = diff_display(&reference, &["--scenario", file]);
     assert_eq!(code, Some(0), "and is the altered system's: {text}");
 }

@@ -12,7 +12,7 @@ use crate::runs::event::{
     check_room, Category, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL,
 };
 use crate::runs::fence::Fences;
-use crate::runs::invariants::{is_page, seqs_follow};
+use crate::runs::invariants::{debug_assert_seqs_follow, is_page};
 use crate::runs::query::{EventFilter, UserScope};
 
 /// The in-memory index every operation of the memory store runs on, with no lock of its own:
@@ -63,14 +63,7 @@ impl MemoryIndex {
             self.append(e.with_seq(seq));
             seqs.push(seq);
         }
-        debug_assert!(
-            seqs_follow(
-                &threads.iter().map(String::as_str).collect::<Vec<_>>(),
-                &seqs,
-                |t| prior[t]
-            ),
-            "seqs {seqs:?} of threads {threads:?} do not follow the maxima {prior:?}"
-        );
+        debug_assert_seqs_follow(&threads, &seqs, &prior);
         Ok(seqs)
     }
 
@@ -80,6 +73,8 @@ impl MemoryIndex {
         events: Vec<NewRunEvent>,
     ) -> Result<Vec<RunEvent>, RunStoreError> {
         let seqs = self.put_batch(events.clone())?;
+        // Post-condition: one seq an event.
+        debug_assert_eq!(seqs.len(), events.len());
         Ok(events
             .into_iter()
             .zip(seqs)
@@ -116,10 +111,24 @@ impl MemoryIndex {
             }
             *max = (*max).max(e.seq);
         }
+        let maxima: Vec<(String, u64)> = (max_by_thread.into_iter())
+            .map(|(t, max)| (t.to_string(), max))
+            .collect();
+        let (written, before) = (events.len(), self.rows_held());
         for e in events {
             self.append(e);
         }
+        // Post-condition: the whole batch went in, and each thread's mark covers its rows.
+        debug_assert_eq!(self.rows_held(), before + written);
+        debug_assert!(maxima.iter().all(|(t, max)| self.max_seq_of(t) >= *max));
         Ok(())
+    }
+
+    /// How many rows the index holds, every thread's.
+    fn rows_held(&self) -> usize {
+        (self.threads.values())
+            .map(|t| t.messages.len() + t.others.len())
+            .sum()
     }
 
     /// Writes `event` unless its run has an event of its type; see the trait.
@@ -143,9 +152,20 @@ impl MemoryIndex {
                 .map(|s| s.event.clone())
         });
         match first {
-            Some(existing) => Ok((existing, false)),
+            Some(existing) => {
+                // Post-condition: what was there is of the same type (and run, but with R14).
+                debug_assert!(
+                    existing.event_type == event.event_type
+                        && (any_run || existing.run_id == event.run_id)
+                );
+                Ok((existing, false))
+            }
             None => {
                 let mut records = self.put_batch_records(vec![event])?;
+                // Post-condition: the one written record is the thread's newest.
+                debug_assert!(
+                    records.len() == 1 && self.max_seq_of(&records[0].thread_id) == records[0].seq
+                );
                 Ok((records.remove(0), true))
             }
         }
@@ -222,13 +242,16 @@ impl MemoryIndex {
     }
 
     pub(crate) fn count_messages(&self, thread_id: &str, user: Option<&str>) -> u64 {
-        match user {
+        let count = match user {
             None => self
                 .threads
                 .get(thread_id)
                 .map_or(0, |t| t.messages.len() as u64),
             Some(_) => self.messages_of(thread_id, None, user).count() as u64,
-        }
+        };
+        // Post-condition: a user's messages are among the thread's.
+        debug_assert!(count <= self.message_rows(thread_id).len() as u64);
+        count
     }
 
     /// Whether the thread holds a message row of `run_id` (any user's).
@@ -433,9 +456,11 @@ impl MemoryIndex {
     }
 
     pub(crate) fn dump(&self) -> Vec<RunEvent> {
-        self.threads
-            .values()
+        let rows: Vec<RunEvent> = (self.threads.values())
             .flat_map(|t| t.merged().into_iter().map(|s| s.event.clone()))
-            .collect()
+            .collect();
+        // Post-condition: every row, none twice.
+        debug_assert_eq!(rows.len(), self.rows_held());
+        rows
     }
 }

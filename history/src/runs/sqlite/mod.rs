@@ -17,7 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection};
 
-use super::invariants::seqs_follow;
+use super::invariants::debug_assert_seqs_follow;
 use reads::{count_where, max_seq_in, query, query_where, seq_arg, Conditions};
 use schema::COLUMNS;
 use writes::{delete_keeping_mark, insert_row};
@@ -105,7 +105,16 @@ impl SqliteRunEventStore {
             "DELETE FROM run_events; DELETE FROM run_event_seq_marks; \
              DELETE FROM run_event_fences; DELETE FROM sqlite_sequence;",
         )
-        .map_err(|e| RunStoreError::sqlite("clear", e))
+        .map_err(|e| RunStoreError::sqlite("clear", e))?;
+        // Post-condition: nothing left, and no transaction open.
+        debug_assert!(conn.is_autocommit());
+        debug_assert_eq!(
+            conn.query_row("SELECT COUNT(*) FROM run_events", [], |r| r
+                .get::<_, i64>(0))
+                .ok(),
+            Some(0)
+        );
+        Ok(())
     }
 
     fn with_connection(
@@ -168,14 +177,7 @@ impl RunEventStore for SqliteRunEventStore {
                 insert_row(tx, &e.with_seq(seq))?;
                 seqs.push(seq);
             }
-            debug_assert!(
-                seqs_follow(
-                    &threads.iter().map(String::as_str).collect::<Vec<_>>(),
-                    &seqs,
-                    |t| prior[t]
-                ),
-                "seqs {seqs:?} of threads {threads:?} do not follow the maxima {prior:?}"
-            );
+            debug_assert_seqs_follow(&threads, &seqs, &prior);
             Ok(seqs)
         })
     }
@@ -203,6 +205,10 @@ impl RunEventStore for SqliteRunEventStore {
                 max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
                 insert_row(tx, e)?;
             }
+            // Post-condition: each thread's maximum covers the rows just written.
+            debug_assert!(max_by_thread
+                .iter()
+                .all(|(t, m)| max_seq_in(tx, t).is_ok_and(|now| now >= *m)));
             Ok(())
         })
     }
@@ -258,6 +264,8 @@ impl RunEventStore for SqliteRunEventStore {
             let seq = max_seq_in(tx, &event.thread_id)? + 1;
             let record = event.with_seq(seq);
             insert_row(tx, &record)?;
+            // Post-condition: the record written is the thread's newest.
+            debug_assert_eq!(max_seq_in(tx, &record.thread_id).ok(), Some(seq));
             Ok((record, true))
         })
     }
@@ -457,6 +465,8 @@ impl RunEventStore for SqliteRunEventStore {
             let (run, seq) = row.map_err(|e| RunStoreError::sqlite("step", e))?;
             last.insert(run, u64::try_from(seq).unwrap_or(0));
         }
+        // Post-condition: only runs asked about, each with a seq of a stored row.
+        debug_assert!(last.iter().all(|(r, s)| run_ids.contains(r) && *s > 0));
         Ok(last)
     }
 

@@ -6,7 +6,11 @@ use rusqlite::Connection;
 use crate::planted::{BugId, Planted};
 use crate::runs::error::RunStoreError;
 
-const SCHEMA_UNIQUE: &str = "
+/// The `run_events` table, its columns written once; `$guard`, when given, is a table constraint.
+macro_rules! run_events_table {
+    ($($guard:literal)?) => {
+        concat!(
+            "
 CREATE TABLE IF NOT EXISTS run_events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     thread_id TEXT NOT NULL,
@@ -17,24 +21,17 @@ CREATE TABLE IF NOT EXISTS run_events (
     content TEXT NOT NULL,
     event_metadata TEXT NOT NULL,
     seq INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    UNIQUE (thread_id, seq)
-);";
+    created_at INTEGER NOT NULL",
+            $(",\n    ", $guard,)?
+            "\n);"
+        )
+    };
+}
+
+const SCHEMA_UNIQUE: &str = run_events_table!("UNIQUE (thread_id, seq)");
 
 // planted R5: the legacy table had no unique guard on (thread_id, seq).
-const SCHEMA_NO_UNIQUE: &str = "
-CREATE TABLE IF NOT EXISTS run_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    thread_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    user_id TEXT,
-    event_type TEXT NOT NULL,
-    category TEXT NOT NULL,
-    content TEXT NOT NULL,
-    event_metadata TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    created_at INTEGER NOT NULL
-);";
+const SCHEMA_NO_UNIQUE: &str = run_events_table!();
 
 // A thread's high-water mark, written when a deletion removes rows: `delete_by_run` must not let
 // the next write reuse a deleted run's seqs (R13), and `MAX(seq)` of the remaining rows would.

@@ -1,0 +1,188 @@
+//! What many of these tests do: run the `histsim` binary, run a clean campaign, hunt a family of
+//! planted bugs, play a scenario file with and without its bug.
+
+use history::BugId;
+use sim::bugs::{hunt, Detection};
+use sim::campaign::{run_campaign, CampaignConfig, CampaignResult};
+use sim::run::{run_scenario_file, RunConfig};
+use sim::scenario_file::ScenarioFile;
+use sim::workload::{StoreKind, WorkloadRun, WorldConfig};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `histsim` binary, ready for arguments.
+pub fn histsim_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_histsim"))
+}
+
+/// Runs `command` to its end: its exit code (`None` when a signal ended it), stdout and stderr.
+pub fn finish(command: &mut Command) -> (Option<i32>, String, String) {
+    let out = command.output().expect("histsim runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the `histsim` binary with `args`: its exit code, and its stdout then stderr.
+pub fn histsim_cli<S: AsRef<OsStr>>(args: &[S]) -> (Option<i32>, String) {
+    let (code, out, err) = finish(histsim_command().args(args));
+    (code, out + &err)
+}
+
+/// `histsim diff --workload display` of histsim in process against `sut`, with `extra` arguments:
+/// its exit code, and its stdout then stderr.
+pub fn diff_display(sut: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let args = [
+        "diff",
+        "--workload",
+        "display",
+        "--sut",
+        "in-process",
+        "--sut",
+        sut,
+    ];
+    histsim_cli(&[&args[..], extra].concat())
+}
+
+/// `histsim ARGS`: its exit code (-1 when a signal ended it), stdout and stderr apart.
+pub fn histsim(args: &[&str]) -> (i32, String, String) {
+    histsim_in(Path::new("."), args)
+}
+
+/// `histsim ARGS` run from `dir`: its exit code (-1 when a signal ended it), stdout and stderr.
+pub fn histsim_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let (code, out, err) = finish(histsim_command().args(args).current_dir(dir));
+    (code.unwrap_or(-1), out, err)
+}
+
+/// The `trace-hash:` line `histsim ARGS` prints (a replay), checking its stdout with `check`.
+pub fn printed_trace_hash(args: &[&str], check: impl Fn(&str)) -> String {
+    let (_, text, _) = histsim(args);
+    check(&text);
+    text.lines()
+        .find_map(|l| l.strip_prefix("trace-hash: "))
+        .unwrap_or_else(|| panic!("no trace-hash line in:\n{text}"))
+        .to_string()
+}
+
+/// The `kind` of each JSON line `histsim journal dump` printed (`out`).
+pub fn dumped_kinds(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["kind"].as_str().unwrap_or("").to_string()
+        })
+        .collect()
+}
+
+/// `workload` alone, on `store`.
+pub fn only_on(workload: &str, store: StoreKind) -> RunConfig {
+    RunConfig {
+        store,
+        ..RunConfig::only(workload)
+    }
+}
+
+/// A campaign of `seeds` with `run` on two threads, every seed run (`stop_at_first`: or up to the
+/// first failure).
+pub fn campaign(
+    run: RunConfig,
+    seeds: std::ops::Range<u64>,
+    stop_at_first: bool,
+) -> CampaignResult {
+    run_campaign(&CampaignConfig {
+        seeds,
+        shard: None,
+        jobs: 2,
+        stop_at_first,
+        progress: false,
+        budget: None,
+        run,
+    })
+}
+
+/// A campaign of `seeds` with `run` on `store` runs every seed, steps, and fails none.
+pub fn assert_clean_campaign(run: RunConfig, seeds: std::ops::Range<u64>) {
+    let store = run.store;
+    let result = campaign(run, seeds.clone(), false);
+    assert_eq!(result.seeds_run(), (seeds.end - seeds.start) as usize);
+    if let Some(f) = result.failures.first() {
+        panic!(
+            "seed {} failed on {store:?}: {:?} {:?}\n{}",
+            f.seed, f.violations, f.failure, f.options
+        );
+    }
+    assert!(result.steps_total > 0);
+}
+
+/// Hunts every catalog ID of `family` (there are `count`) from random seeds: each is found under
+/// its own ID. The detections, for what a family checks besides.
+pub fn assert_family_found(family: char, count: usize) -> Vec<Detection> {
+    let ids: Vec<BugId> = BugId::ALL
+        .iter()
+        .copied()
+        .filter(|id| id.family() == family)
+        .collect();
+    assert_eq!(ids.len(), count);
+    let found: Vec<Detection> = ids
+        .into_iter()
+        .map(|id| hunt(id, &RunConfig::new(), 0, 10_000, 2))
+        .collect();
+    for d in &found {
+        assert!(
+            d.detected(),
+            "{}: fired {:?} after {:?} seeds ({:?})",
+            d.id,
+            d.fired,
+            d.seeds_to_detection,
+            d.message
+        );
+    }
+    found
+}
+
+/// The committed scenario files of `area` (`scenarios/AREA`).
+pub fn scenario_dir(area: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(area)
+}
+
+/// `file` played on `store` with its own bug planted, then with nothing planted.
+pub fn played_with_and_without(
+    file: &ScenarioFile,
+    store: StoreKind,
+) -> (WorkloadRun, WorkloadRun) {
+    let world = WorldConfig::new(store, history::Planted::none());
+    (
+        run_scenario_file(file, &world, Some(file.id)),
+        run_scenario_file(file, &world, None),
+    )
+}
+
+/// `file` (at `path`) on `store` reports its own ID first with its bug planted, and passes without.
+pub fn assert_reproduces_first(path: &Path, file: &ScenarioFile, store: StoreKind) {
+    let (with_bug, without) = played_with_and_without(file, store);
+    assert_eq!(
+        with_bug.violations.first().map(|v| v.id),
+        Some(file.id),
+        "{} ({store:?}) with its bug: {:?}",
+        path.display(),
+        with_bug.violations
+    );
+    assert_passes_without(path, store, &without);
+}
+
+/// `without` (the scenario at `path`, played on `store` with nothing planted) passed.
+pub fn assert_passes_without(path: &Path, store: StoreKind, without: &WorkloadRun) {
+    assert!(
+        without.violations.is_empty() && without.failure.is_none(),
+        "{} ({store:?}) without its bug: {:?} {:?}",
+        path.display(),
+        without.violations,
+        without.failure
+    );
+}
