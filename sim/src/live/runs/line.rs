@@ -95,6 +95,14 @@ impl WorkerLine {
     }
 }
 
+/// Writes one line on the worker's stdout at once: a kill right after it leaves it whole.
+pub fn say(line: &WorkerLine) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", line.to_text());
+    let _ = out.flush();
+}
+
 /// The word a stop line uses for `outcome`, and back.
 pub fn outcome_word(outcome: model::runs::RunOutcome) -> &'static str {
     use model::runs::RunOutcome;

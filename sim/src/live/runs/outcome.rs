@@ -2,11 +2,11 @@
 //! onto the runs world's record and judge it with the runs workload's own checks
 //! ([`crate::runs::check::check`]).
 
+use super::recording::RunsRecording;
 use super::run::run;
 use super::setup::RunsSetup;
 use super::stored::{read_back, StoredRows};
 use super::to_world::{to_world, Mapped};
-use super::recording::RunsRecording;
 use crate::live::run::Ended;
 use crate::outcome::{Violation, ViolationKind};
 use crate::workload::StoreKind;

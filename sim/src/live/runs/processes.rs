@@ -52,7 +52,10 @@ impl Workers {
             let mut generations = self.generations.borrow_mut();
             let generation = generations[usize::from(k)];
             generations[usize::from(k)] += 1;
-            Proc { worker: k, generation }
+            Proc {
+                worker: k,
+                generation,
+            }
         };
         let log = log_file(&self.setup.dir, &name).map_err(|e| e.to_string())?;
         let program = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -103,7 +106,10 @@ impl Workers {
     pub async fn kill(&self, k: u8) {
         let taken = self.running.borrow_mut()[usize::from(k)].take();
         if let Some(running) = taken {
-            self.recording.borrow_mut().kills.push((running.proc, wall_us()));
+            self.recording
+                .borrow_mut()
+                .kills
+                .push((running.proc, wall_us()));
             running.tracked.stop().await;
         }
     }
@@ -142,7 +148,12 @@ impl Workers {
     /// finish the runs under way, then kills and reaps each, and lets each reader take the
     /// lines left.
     pub async fn stop_everything(&self, grace: Duration) {
-        let running: Vec<Running> = self.running.borrow_mut().iter_mut().flat_map(Option::take).collect();
+        let running: Vec<Running> = self
+            .running
+            .borrow_mut()
+            .iter_mut()
+            .flat_map(Option::take)
+            .collect();
         let deadline = tokio::time::Instant::now() + grace;
         for Running {
             mut tracked, stdin, ..

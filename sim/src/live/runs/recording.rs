@@ -85,7 +85,9 @@ impl RunsRecording {
 
     /// When process `proc` was killed, if it was.
     pub fn killed(&self, proc: Proc) -> Option<u64> {
-        (self.kills.iter()).find(|(p, _)| *p == proc).map(|(_, at)| *at)
+        (self.kills.iter())
+            .find(|(p, _)| *p == proc)
+            .map(|(_, at)| *at)
     }
 
     /// The first kill of any process of `worker` at or after `since_us`.

@@ -1,48 +1,65 @@
-//! A failing live runs run becomes a runs scenario file: the cut scenario with each SIGKILL of a
-//! worker as a worker crash (`crashes`, at the kill's wall time and down for the restart's,
-//! both in scenario milliseconds), played by the simulation with the run's planted bug.
+//! A failing live runs run becomes a runs scenario file: the cut scenario with each run a
+//! SIGKILL stopped written as the scenario's own stop of that kind (`stop = kill` after the
+//! messages it had emitted: the worker process dies, the journal's buffer with it), and each
+//! run that never started (its worker was down at the dispatch) taken out of the client's ops;
+//! played by the simulation with the run's planted bug.
 
+use super::line::WorkerLine;
 use super::outcome::RunsOutcome;
-use crate::runs::scenario::{Crash, CRASH_AT_MS_MAX};
+use crate::runs::record::TruthEvent;
+use crate::runs::scenario::{Op, RunsScenario, Stop};
 use crate::runs::RunsWorkload;
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
 use crate::workload::{AnyScenario, StoreKind, WorldConfig};
+use model::runs::RunOutcome;
 use std::path::{Path, PathBuf};
 
-/// The run's kills as the scenario's worker crashes.
-pub fn crashes(o: &RunsOutcome) -> Vec<Crash> {
-    let rec = &o.recording;
-    let ms = |us: u64| ((us as f64 / rec.us_per_ms.max(1.0)) as u64).clamp(1, u64::from(CRASH_AT_MS_MAX)) as u32;
-    (rec.kills.iter())
-        .map(|(proc, at)| {
-            // The restart is when the fault healed (its worker ready again).
-            let healed = (rec.faults.iter())
-                .find(|f| f.from_us <= *at && *at <= f.healed_us)
-                .map_or(*at, |f| f.healed_us);
-            Crash {
-                worker: proc.worker,
-                at_ms: ms(at.saturating_sub(rec.started_us)),
-                down_ms: ms(healed.saturating_sub(*at)),
-            }
-        })
-        .collect()
+/// The live run as a runs scenario: kills as `stop = kill`, runs never started left out.
+pub fn replay_scenario(o: &RunsOutcome) -> RunsScenario {
+    let mut scenario = o.setup.live.scenario.clone();
+    let record = &o.mapped.record;
+    for (_, run, event) in &record.truth {
+        if *event != TruthEvent::Stop(RunOutcome::Killed) {
+            continue;
+        }
+        let messages = (o.recording.lines.iter())
+            .filter(|(_, l)| matches!(l, WorkerLine::Emit { run: r, emission: Some(_), .. } if r == run))
+            .count();
+        scenario.runs[*run].stop = Stop::Kill {
+            after: messages as u32,
+        };
+    }
+    let never: Vec<String> = (0..scenario.runs.len())
+        .filter(|r| o.recording.started_on(*r).is_none())
+        .map(|r| scenario.runs[r].id.clone())
+        .collect();
+    scenario.ops.retain(|op| match op {
+        Op::Start { run } | Op::Wait { run } => !never.contains(run),
+        _ => true,
+    });
+    scenario
 }
 
 /// Writes the failing run's scenario file into `dir`; its path.
 pub fn write(o: &RunsOutcome, dir: &Path) -> Result<PathBuf, String> {
     let first = o.violations.first().ok_or("the run did not fail")?;
-    let mut scenario = o.setup.live.scenario.clone();
-    scenario.crashes = crashes(o);
+    let scenario = replay_scenario(o);
     scenario.validate()?;
     let planted = (o.setup.planted.active()).map_or(String::new(), |p| format!(" --planted {p}"));
     let file = ScenarioFile {
         format: SCENARIO_FORMAT,
         id: first.id,
-        title: format!("live runs run of seed {}: {}", o.setup.seed, first.message),
+        // The finding's first clause: the message lists every place it was seen.
+        title: format!(
+            "live runs run of seed {}: {}",
+            o.setup.seed,
+            first.message.split("; ").next().unwrap_or_default()
+        ),
         description: "A live runs run (worker processes writing one shared SQLite file) as the \
-                      runs scenario it played, each SIGKILL of a worker as a worker crash at its \
-                      time in scenario milliseconds. Pauses, the interleaving of the processes' \
-                      writes and when each read landed are not in the file."
+                      runs scenario it played: each run a SIGKILL stopped as a kill after the \
+                      messages it had emitted, runs that never started left out. Pauses, the \
+                      interleaving of the processes' writes and when each read landed are not \
+                      in the file."
             .into(),
         origin: Some(format!(
             "histsim live --workload runs --seed {} --workers {}{planted}",

@@ -35,7 +35,9 @@ fn accepted_losses(o: &RunsOutcome) -> (usize, usize) {
         .iter()
         .map(|run| {
             let id = &o.setup.live.scenario.runs[*run].id;
-            let stored = (record.written.iter()).filter(|w| &w.event.run_id == id).count();
+            let stored = (record.written.iter())
+                .filter(|w| &w.event.run_id == id)
+                .count();
             record.emitted[*run].len().saturating_sub(stored)
         })
         .sum();
@@ -53,7 +55,9 @@ pub fn report(o: &RunsOutcome) -> String {
         rec.dispatches.len() - dispatched,
         rec.unreadable_lines
     );
-    let pauses = (rec.faults.iter()).filter(|f| matches!(f.fault, LiveFault::Pause { .. })).count();
+    let pauses = (rec.faults.iter())
+        .filter(|f| matches!(f.fault, LiveFault::Pause { .. }))
+        .count();
     let (killed_runs, lost) = accepted_losses(o);
     let _ = writeln!(
         out,
@@ -63,7 +67,13 @@ pub fn report(o: &RunsOutcome) -> String {
         o.mapped.never_committed
     );
     for f in rec.faults.iter().filter(|f| f.trouble.is_some()) {
-        let _ = writeln!(out, "  fault trouble: {} at {} us: {}", f.fault.name(), f.from_us.saturating_sub(rec.started_us), f.trouble.as_deref().unwrap_or(""));
+        let _ = writeln!(
+            out,
+            "  fault trouble: {} at {} us: {}",
+            f.fault.name(),
+            f.from_us.saturating_sub(rec.started_us),
+            f.trouble.as_deref().unwrap_or("")
+        );
     }
     let stored = o.stored.dump.as_ref().map_or(0, Vec::len);
     let _ = writeln!(
@@ -80,10 +90,27 @@ pub fn report(o: &RunsOutcome) -> String {
     );
     let _ = writeln!(out, "accepted losses: {lost} events of {killed_runs} killed runs never stored (a killed run keeps a prefix, R4)");
     if !rec.waits_given_up.is_empty() {
-        let _ = writeln!(out, "waits given up: {} runs did not stop within the bound", rec.waits_given_up.len());
+        let _ = writeln!(
+            out,
+            "waits given up: {} runs did not stop within the bound",
+            rec.waits_given_up.len()
+        );
     }
-    let left: Vec<String> = (o.setup.live.left_out.iter()).map(|(what, n)| format!("{what} x{n}")).collect();
-    let _ = writeln!(out, "left out of the scenario (not played live): {}", if left.is_empty() { "nothing".into() } else { left.join(", ") });
-    let _ = writeln!(out, "not compared: R9 (one shared store, no second backend)");
+    let left: Vec<String> = (o.setup.live.left_out.iter())
+        .map(|(what, n)| format!("{what} x{n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "left out of the scenario (not played live): {}",
+        if left.is_empty() {
+            "nothing".into()
+        } else {
+            left.join(", ")
+        }
+    );
+    let _ = writeln!(
+        out,
+        "not compared: R9 (one shared store, no second backend)"
+    );
     out
 }

@@ -25,7 +25,8 @@ const WAIT_MS_MAX: u64 = 20_000;
 
 /// Runs `setup` and returns what it recorded.
 pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
-    let text = serde_json::to_string(&setup.live.scenario).map_err(|e| Ended::Broken(e.to_string()))?;
+    let text =
+        serde_json::to_string(&setup.live.scenario).map_err(|e| Ended::Broken(e.to_string()))?;
     std::fs::write(setup.scenario_file(), text).map_err(|e| Ended::Broken(e.to_string()))?;
     // The schema is made once, before any worker opens the file.
     let client = SqliteRunEventStore::open_surviving_process_death(&setup.store(), setup.planted)
@@ -42,7 +43,11 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
             played = play(workers.clone(), client) => played.map_err(Ended::Broken),
             () = crate::live::run::interrupted() => Err(Ended::Interrupted),
         };
-        let grace = if ended.is_ok() { Duration::from_secs(2) } else { Duration::ZERO };
+        let grace = if ended.is_ok() {
+            Duration::from_secs(2)
+        } else {
+            Duration::ZERO
+        };
         workers.stop_everything(grace).await;
         ended?;
         let recording = workers.recording.borrow().clone();
@@ -80,7 +85,14 @@ async fn play(workers: Rc<Workers>, client: Rc<SqliteRunEventStore>) -> Result<(
     for run in 0..runs {
         wait_for(&workers, run).await;
     }
-    let threads: Vec<String> = workers.setup.live.scenario.threads.keys().cloned().collect();
+    let threads: Vec<String> = workers
+        .setup
+        .live
+        .scenario
+        .threads
+        .keys()
+        .cloned()
+        .collect();
     for thread in threads {
         read_views(&workers, &client, &thread);
     }
@@ -164,9 +176,20 @@ fn read_views(workers: &Workers, client: &SqliteRunEventStore, thread: &str) {
 }
 
 /// A client reading a random thread's views every few hundred milliseconds while writes land.
-async fn read_in_background(workers: Rc<Workers>, client: Rc<SqliteRunEventStore>, reading: Rc<Cell<bool>>) {
+async fn read_in_background(
+    workers: Rc<Workers>,
+    client: Rc<SqliteRunEventStore>,
+    reading: Rc<Cell<bool>>,
+) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(workers.setup.seed);
-    let threads: Vec<String> = workers.setup.live.scenario.threads.keys().cloned().collect();
+    let threads: Vec<String> = workers
+        .setup
+        .live
+        .scenario
+        .threads
+        .keys()
+        .cloned()
+        .collect();
     while reading.get() && !threads.is_empty() {
         tokio::time::sleep(Duration::from_millis(rng.random_range(200..700))).await;
         let thread = &threads[rng.random_range(0..threads.len())];

@@ -58,15 +58,25 @@ pub fn cut(mut scenario: RunsScenario, workers: u8) -> LiveRunsScenario {
         count(&op_name(op), 1);
     }
     scenario.ops.retain(plays);
-    count("failing batch write (simulated)", scenario.failing_write_calls.len());
+    count(
+        "failing batch write (simulated)",
+        scenario.failing_write_calls.len(),
+    );
     scenario.failing_write_calls.clear();
-    count("worker crash (simulated; live kills replace it)", scenario.crashes.len());
+    count(
+        "worker crash (simulated; live kills replace it)",
+        scenario.crashes.len(),
+    );
     scenario.crashes.clear();
     count("store host crash (simulated)", scenario.store_crashes.len());
     scenario.store_crashes.clear();
     count("JSONL store", usize::from(scenario.jsonl_store));
     scenario.jsonl_store = false;
-    let summarized = scenario.runs.iter().filter(|r| r.summarize.is_some()).count();
+    let summarized = scenario
+        .runs
+        .iter()
+        .filter(|r| r.summarize.is_some())
+        .count();
     count("summarization of a run's checkpoint", summarized);
     scenario.workers = workers.max(1);
     for run in &mut scenario.runs {
@@ -85,7 +95,11 @@ mod tests {
     fn a_seed_is_cut_to_what_live_mode_plays_and_the_rest_is_counted() {
         let live = of_seed(3, 2).unwrap();
         assert!(live.scenario.ops.iter().all(plays));
-        assert!(live.scenario.runs.iter().all(|r| r.worker < 2 && r.summarize.is_none()));
+        assert!(live
+            .scenario
+            .runs
+            .iter()
+            .all(|r| r.worker < 2 && r.summarize.is_none()));
         assert!(live.scenario.crashes.is_empty() && live.scenario.store_crashes.is_empty());
         assert_eq!(live.scenario.validate(), Ok(()));
         let whole = of_seed(3, 2).unwrap();

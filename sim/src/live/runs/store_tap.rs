@@ -2,8 +2,7 @@
 //! call announced on stdout before it reaches the store and its answer after (so a kill between
 //! the two leaves a call whose rows only the store can tell about).
 
-use super::line::{CallRows, WorkerLine};
-use super::worker::say;
+use super::line::{say, CallRows, WorkerLine};
 use crate::live::line::wall_us;
 use history::runs::{
     MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,

@@ -26,7 +26,11 @@ pub fn key_of(row: &RunEvent) -> RowKey {
 }
 
 /// Reads the store at `path` back; `thread_ids` are the scenario's threads.
-pub fn read_back(path: &Path, planted: Planted, thread_ids: &[String]) -> Result<StoredRows, String> {
+pub fn read_back(
+    path: &Path,
+    planted: Planted,
+    thread_ids: &[String],
+) -> Result<StoredRows, String> {
     let store = SqliteRunEventStore::open_surviving_process_death(path, planted)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let dump = store.dump().map_err(|e| e.to_string());
@@ -36,11 +40,18 @@ pub fn read_back(path: &Path, planted: Planted, thread_ids: &[String]) -> Result
         .map_err(|e| e.to_string());
     drop(store);
     let read = || -> rusqlite::Result<BTreeMap<RowKey, u64>> {
-        let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let mut stmt = conn.prepare("SELECT id, thread_id, run_id, seq FROM run_events ORDER BY id")?;
+        let mut stmt =
+            conn.prepare("SELECT id, thread_id, run_id, seq FROM run_events ORDER BY id")?;
         let rows = stmt.query_map([], |r| {
-            Ok(((r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64), r.get::<_, i64>(0)? as u64))
+            Ok((
+                (r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64),
+                r.get::<_, i64>(0)? as u64,
+            ))
         })?;
         let mut order = BTreeMap::new();
         for row in rows {

@@ -82,7 +82,9 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
         let at = line.at_us();
         match line {
             WorkerLine::Ready { .. } => {}
-            WorkerLine::Start { run, .. } => out.items.push((at, Item::Truth(*run, TruthEvent::Start))),
+            WorkerLine::Start { run, .. } => {
+                out.items.push((at, Item::Truth(*run, TruthEvent::Start)))
+            }
             WorkerLine::Emit {
                 run,
                 event,
@@ -135,7 +137,8 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
             }
             WorkerLine::Stop { run, outcome, .. } => {
                 let outcome = outcome_of(outcome).unwrap_or(RunOutcome::Killed);
-                out.items.push((at, Item::Truth(*run, TruthEvent::Stop(outcome))));
+                out.items
+                    .push((at, Item::Truth(*run, TruthEvent::Stop(outcome))));
             }
         }
     }
@@ -166,7 +169,12 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
         };
         let mut committed = Vec::new();
         for row in rows_of(&rows, &vec![0; rows_len(&rows)]) {
-            let key = (row.thread_id.clone(), row.run_id.clone(), row.event_type.clone(), row.created_at_ns);
+            let key = (
+                row.thread_id.clone(),
+                row.run_id.clone(),
+                row.event_type.clone(),
+                row.created_at_ns,
+            );
             match held.get_mut(&key).and_then(VecDeque::pop_front) {
                 Some(seq) => committed.push(RunEvent { seq, ..row }),
                 None => missing += 1,
@@ -184,7 +192,10 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
 type RowMatch = (String, String, String, i64);
 
 /// The seqs of the rows the store holds that no confirmed write explains, by what they are.
-fn held_unconfirmed(stored: &StoredRows, items: &[(u64, Item)]) -> BTreeMap<RowMatch, VecDeque<u64>> {
+fn held_unconfirmed(
+    stored: &StoredRows,
+    items: &[(u64, Item)],
+) -> BTreeMap<RowMatch, VecDeque<u64>> {
     let confirmed: BTreeSet<(&str, u64)> = (items.iter())
         .filter_map(|(_, item)| match item {
             Item::Rows(rows) => Some(rows),
@@ -196,7 +207,12 @@ fn held_unconfirmed(stored: &StoredRows, items: &[(u64, Item)]) -> BTreeMap<RowM
     let mut held: BTreeMap<RowMatch, VecDeque<u64>> = BTreeMap::new();
     for r in stored.dump.iter().flatten() {
         if !confirmed.contains(&(r.thread_id.as_str(), r.seq)) {
-            let key = (r.thread_id.clone(), r.run_id.clone(), r.event_type.clone(), r.created_at_ns);
+            let key = (
+                r.thread_id.clone(),
+                r.run_id.clone(),
+                r.event_type.clone(),
+                r.created_at_ns,
+            );
             held.entry(key).or_default().push_back(r.seq);
         }
     }
@@ -218,7 +234,10 @@ fn commit_ordered(items: &mut [(u64, Item)], stored: &StoredRows) {
         .enumerate()
         .filter_map(|(i, (_, item))| match item {
             Item::Rows(rows) => {
-                let first = rows.iter().filter_map(|r| stored.commit_order.get(&key_of(r))).min();
+                let first = rows
+                    .iter()
+                    .filter_map(|r| stored.commit_order.get(&key_of(r)))
+                    .min();
                 first.map(|id| (*id, i))
             }
             _ => None,
@@ -242,7 +261,10 @@ fn reads_placed(scenario: &RunsScenario, recording: &RunsRecording, items: &mut 
             continue;
         };
         let thread = scenario.runs[*run].thread.as_str();
-        if let Some((_, _, ended)) = spans.iter().find(|(t, s, e)| *t == thread && *s < *at && *at <= *e) {
+        if let Some((_, _, ended)) = spans
+            .iter()
+            .find(|(t, s, e)| *t == thread && *s < *at && *at <= *e)
+        {
             *at = ended + 1;
         }
     }
@@ -266,8 +288,9 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
         let (op, at_us) = (op as u64, relative(at));
         match item {
             Item::Truth(run, event) => record.truth.push((op, run, event)),
-            Item::Rows(rows) => (record.written)
-                .extend(rows.into_iter().map(|event| Written { op, at_us, event })),
+            Item::Rows(rows) => {
+                (record.written).extend(rows.into_iter().map(|event| Written { op, at_us, event }))
+            }
             Item::Read(i) => record.reads.push(read_of(&recording.reads[i], op, at_us)),
             Item::Error(e) => record.write_errors.push(WriteError { op, at_us, ..e }),
         }

@@ -9,7 +9,7 @@
 //! keeps in its shared state, the thread's checkpoint, is this process's own here: a run sees
 //! the checkpoints of the runs this process played since it started.
 
-use super::line::{outcome_word, WireEvent, WorkerLine};
+use super::line::{outcome_word, say, WireEvent, WorkerLine};
 use super::store_tap::LiveTap;
 use crate::live::line::wall_us;
 use crate::runs::scenario::{RunsScenario, Stop};
@@ -21,7 +21,6 @@ use history::runs::{
 use history::Planted;
 use model::runs::RunOutcome;
 use serde_json::json;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
@@ -40,13 +39,6 @@ pub struct WorkerSetup {
     /// Wall microseconds before each message of a run, beside its scripted delay: a run's
     /// messages then span the run's window, so kills, pauses and reads land inside runs.
     pub message_gap_us: u64,
-}
-
-/// Writes one line on stdout at once: a kill right after it leaves it whole.
-pub fn say(line: &WorkerLine) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", line.to_text());
-    let _ = out.flush();
 }
 
 fn now_ns() -> i64 {
@@ -98,7 +90,9 @@ pub fn serve(setup: WorkerSetup) -> Result<(), String> {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
         let mut playing = Vec::new();
         while let Ok(Some(line)) = lines.next_line().await {
-            let run = line.strip_prefix("run ").and_then(|n| n.trim().parse().ok());
+            let run = line
+                .strip_prefix("run ")
+                .and_then(|n| n.trim().parse().ok());
             match run {
                 Some(run) if run < worker.scenario.runs.len() => {
                     playing.push(tokio::task::spawn_local(play_run(worker.clone(), run)));
@@ -156,7 +150,12 @@ async fn play_run(worker: Rc<Worker>, run: usize) {
     let w = &*worker;
     let spec = &w.scenario.runs[run];
     let emissions = expand(spec);
-    let thread_id = w.scenario.threads.get(&spec.thread).cloned().unwrap_or_default();
+    let thread_id = w
+        .scenario
+        .threads
+        .get(&spec.thread)
+        .cloned()
+        .unwrap_or_default();
     say(&WorkerLine::Start {
         run,
         at_us: wall_us(),
@@ -289,7 +288,9 @@ async fn lifecycle(
         emitted(run, entry, None);
     }
     let result = match call {
-        Chain::Start(invocation, content) => journal.on_chain_start(invocation, content, at_ns).await,
+        Chain::Start(invocation, content) => {
+            journal.on_chain_start(invocation, content, at_ns).await
+        }
         Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
         Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
     };
