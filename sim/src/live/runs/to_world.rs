@@ -16,12 +16,12 @@
 //!   their commit order (the table's ids), each placed no later than any write committed after
 //!   it.
 
-use super::line::{outcome_of, CallRows, WorkerLine};
+use super::line::{outcome_of, CallRows, WireEvent, WorkerLine};
 use super::recording::{Proc, RunsRecording};
 use super::stored::{key_of, StoredRows};
 use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
-use crate::runs::script::expand;
+use crate::runs::script::{expand, Emission};
 use crate::trace::Trace;
 use history::runs::RunEvent;
 use model::runs::RunOutcome;
@@ -69,6 +69,26 @@ fn rows_of(rows: &CallRows, seqs: &[u64]) -> Vec<RunEvent> {
     }
 }
 
+impl FromLines {
+    /// An `emit` line: the run's next emitted event, and a message of its script as truth.
+    fn emitted_line(&mut self, run: usize, at: u64, event: &WireEvent, message: Option<&Emission>) {
+        self.emitted[run].push(EmittedEvent {
+            event_type: event.event_type.clone(),
+            category: event.category,
+            content: Arc::new(event.content.clone()),
+            metadata: event.metadata.clone(),
+            created_at_ns: event.created_at_ns,
+        });
+        if let Some(e) = message {
+            let message = TruthEvent::Message {
+                kind: e.kind,
+                text: e.text.clone(),
+            };
+            self.items.push((at, Item::Truth(run, message)));
+        }
+    }
+}
+
 fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
     let expanded: Vec<_> = scenario.runs.iter().map(expand).collect();
     let mut out = FromLines {
@@ -91,20 +111,8 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
                 emission,
                 ..
             } => {
-                out.emitted[*run].push(EmittedEvent {
-                    event_type: event.event_type.clone(),
-                    category: event.category,
-                    content: Arc::new(event.content.clone()),
-                    metadata: event.metadata.clone(),
-                    created_at_ns: event.created_at_ns,
-                });
-                if let Some(e) = emission.and_then(|i| expanded[*run].get(i)) {
-                    let message = TruthEvent::Message {
-                        kind: e.kind,
-                        text: e.text.clone(),
-                    };
-                    out.items.push((at, Item::Truth(*run, message)));
-                }
+                let message = emission.and_then(|i| expanded[*run].get(i));
+                out.emitted_line(*run, at, event, message);
             }
             WorkerLine::Call { run, rows, .. } => {
                 pending.insert(*proc, (*run, rows.clone()));
@@ -349,5 +357,96 @@ fn empty_record(emitted: Vec<Vec<EmittedEvent>>, stored: &StoredRows) -> WorldRe
         everywhere_deletions: Vec::new(),
         late_writes: Vec::new(),
         first_slot: "shared",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::runs::line::WireEvent;
+    use history::runs::{Category, NewRunEvent};
+    use serde_json::{json, Value};
+
+    fn event(scenario: &RunsScenario, n: i64) -> NewRunEvent {
+        let run = &scenario.runs[0];
+        NewRunEvent {
+            thread_id: scenario.threads[&run.thread].clone(),
+            run_id: run.id.clone(),
+            user_id: run.user.clone(),
+            event_type: "trace".into(),
+            category: Category::Trace,
+            content: Arc::new(json!({ "n": n })),
+            metadata: json!({}),
+            created_at_ns: n,
+        }
+    }
+
+    /// A worker killed inside a write call: the call's rows the file holds are written at the
+    /// kill, the run is killed there, and a read after it comes after both.
+    #[test]
+    fn a_call_cut_by_a_kill_wrote_what_the_file_holds_and_its_run_is_killed() {
+        let scenario = super::super::scenario::of_seed(3, 1).unwrap().scenario;
+        let proc = Proc {
+            worker: 0,
+            generation: 0,
+        };
+        let (first, second) = (event(&scenario, 1), event(&scenario, 2));
+        let wire = |e: &NewRunEvent| WireEvent {
+            event_type: e.event_type.clone(),
+            category: e.category,
+            content: Value::clone(&e.content),
+            metadata: e.metadata.clone(),
+            created_at_ns: e.created_at_ns,
+        };
+        let emit = |e: &NewRunEvent, at_us| WorkerLine::Emit {
+            run: 0,
+            at_us,
+            event: wire(e),
+            emission: None,
+        };
+        let recording = RunsRecording {
+            started_us: 10,
+            lines: vec![
+                (proc, WorkerLine::Start { run: 0, at_us: 11 }),
+                (proc, emit(&first, 12)),
+                (proc, emit(&second, 13)),
+                (
+                    proc,
+                    WorkerLine::Call {
+                        run: 0,
+                        at_us: 14,
+                        rows: CallRows::Batch {
+                            events: vec![first.clone(), second.clone()],
+                        },
+                    },
+                ),
+            ],
+            kills: vec![(proc, 20)],
+            ..RunsRecording::default()
+        };
+        // The file holds the first row only (as if the batch had been cut; a whole batch is
+        // one transaction, but the mapping must not invent the second).
+        let held = first.clone().with_seq(1);
+        let stored = StoredRows {
+            dump: Ok(vec![held.clone()]),
+            counts: Ok(Vec::new()),
+            commit_order: [(key_of(&held), 1)].into_iter().collect(),
+        };
+        let mapped = to_world(&scenario, &recording, &stored);
+        assert_eq!(
+            (mapped.committed_unconfirmed, mapped.never_committed),
+            (1, 1)
+        );
+        let written: Vec<&RunEvent> = mapped.record.written.iter().map(|w| &w.event).collect();
+        assert_eq!(written, vec![&held]);
+        assert_eq!(mapped.record.emitted[0].len(), 2);
+        let stop = (mapped.record.truth.iter()).find(|(_, _, e)| matches!(e, TruthEvent::Stop(_)));
+        let write_op = mapped.record.written[0].op;
+        assert!(
+            matches!(stop, Some((op, 0, TruthEvent::Stop(RunOutcome::Killed))) if *op != write_op),
+            "{:?}",
+            mapped.record.truth
+        );
+        assert!(mapped.record.stuck_runs.is_empty());
     }
 }
