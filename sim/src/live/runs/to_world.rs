@@ -156,19 +156,10 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
     out
 }
 
-/// The runs each SIGKILL stopped (`Killed` at the kill), and the rows of the calls it cut that
-/// the store holds (written at the kill). Returns (rows found, rows not found).
+/// The rows of the calls each SIGKILL cut that the store holds (written at the kill), and the
+/// runs it stopped (`Killed` at the kill, after those rows). Returns (rows found, rows not
+/// found).
 fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) -> (usize, usize) {
-    for run in 0..lines.emitted.len() {
-        let Some((proc, _)) = recording.started_on(run) else {
-            continue;
-        };
-        if let (None, Some(at)) = (recording.stopped_at(run), recording.killed(proc)) {
-            lines
-                .items
-                .push((at, Item::Truth(run, TruthEvent::Stop(RunOutcome::Killed))));
-        }
-    }
     let mut held = held_unconfirmed(stored, &lines.items);
     let (mut found, mut missing) = (0, 0);
     for (proc, _, rows) in std::mem::take(&mut lines.in_flight) {
@@ -191,6 +182,17 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
         found += committed.len();
         if !committed.is_empty() {
             lines.items.push((at, Item::Rows(committed)));
+        }
+    }
+    // The commits came before the kill: the kill's stops after them.
+    for run in 0..lines.emitted.len() {
+        let Some((proc, _)) = recording.started_on(run) else {
+            continue;
+        };
+        if let (None, Some(at)) = (recording.stopped_at(run), recording.killed(proc)) {
+            lines
+                .items
+                .push((at, Item::Truth(run, TruthEvent::Stop(RunOutcome::Killed))));
         }
     }
     (found, missing)
@@ -363,7 +365,6 @@ fn empty_record(emitted: Vec<Vec<EmittedEvent>>, stored: &StoredRows) -> WorldRe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live::runs::line::WireEvent;
     use history::runs::{Category, NewRunEvent};
     use serde_json::{json, Value};
 
@@ -443,7 +444,7 @@ mod tests {
         let stop = (mapped.record.truth.iter()).find(|(_, _, e)| matches!(e, TruthEvent::Stop(_)));
         let write_op = mapped.record.written[0].op;
         assert!(
-            matches!(stop, Some((op, 0, TruthEvent::Stop(RunOutcome::Killed))) if *op != write_op),
+            matches!(stop, Some((op, 0, TruthEvent::Stop(RunOutcome::Killed))) if *op > write_op),
             "{:?}",
             mapped.record.truth
         );
