@@ -19,9 +19,13 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub(crate) struct LiveArgs {
-    /// The workload to run live (only `display` has a live mode).
-    #[arg(long, default_value = "display", value_parser = ["display"])]
+    /// The workload to run live: `display` (nats-server and replicas) or `runs` (run journals
+    /// in worker processes writing one shared SQLite file).
+    #[arg(long, default_value = "display", value_parser = ["display", "runs"])]
     workload: String,
+    /// Worker processes of `--workload runs` (the runs are spread over them by the scenario).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=4))]
+    workers: u8,
     /// How long the run publishes under faults and settles, in seconds (publishing takes two
     /// thirds of it).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(3..=3600))]
@@ -60,6 +64,20 @@ pub(crate) struct LiveArgs {
 }
 
 pub(crate) fn cmd(args: LiveArgs) -> Verdict {
+    if args.workload == "runs" {
+        if args.sut.is_some() || args.compare_sim || args.nats_url.is_some() {
+            return Verdict::usage(
+                "--workload runs: --sut, --compare-sim and --nats-url are display options",
+            );
+        }
+        return super::live_runs::cmd(super::live_runs::RunsOptions {
+            seconds: args.seconds,
+            seed: args.seed,
+            workers: args.workers,
+            planted: args.planted,
+            regressions_dir: args.regressions_dir,
+        });
+    }
     if let Some(command) = &args.sut {
         if let Err(e) = crate::live::sut_store::check(command, args.planted) {
             return Verdict::usage(&e);

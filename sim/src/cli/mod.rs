@@ -17,6 +17,7 @@ mod fuzz;
 mod invoked;
 mod journal;
 mod live;
+mod live_runs;
 mod project;
 mod replay;
 mod report;
@@ -89,6 +90,9 @@ enum Command {
     /// One replica process of `histsim live` (started by it).
     #[command(hide = true)]
     LiveReplica(live::LiveReplicaArgs),
+    /// One run worker process of `histsim live --workload runs` (started by it).
+    #[command(hide = true)]
+    LiveRunsWorker(live_runs::LiveRunsWorkerArgs),
     /// Coverage-guided simulation: libFuzzer chooses the scenario (targets in fuzz/).
     Fuzz {
         #[command(subcommand)]
@@ -116,6 +120,7 @@ pub fn main() -> ExitCode {
         Command::Runs { action } => runs::cmd(action),
         Command::Live(a) => live::cmd(a),
         Command::LiveReplica(a) => live::replica_cmd(a),
+        Command::LiveRunsWorker(a) => live_runs::worker_cmd(a),
         Command::Fuzz { action } => fuzz::cmd(action),
     };
     verdict.into()

@@ -48,7 +48,7 @@ pub fn free_port() -> std::io::Result<u16> {
 }
 
 /// The log file a child writes its stderr to, in the run's directory.
-fn log_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
+pub fn log_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -21,6 +21,7 @@ pub mod regression;
 pub mod replica;
 pub mod report;
 pub mod run;
+pub mod runs;
 pub mod schedule;
 mod settle;
 pub mod setup;

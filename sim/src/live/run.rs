@@ -45,7 +45,7 @@ pub fn run(setup: LiveSetup) -> Result<Recording, Ended> {
 }
 
 /// Ctrl-C or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(term) => term,
         Err(_) => return std::future::pending().await,

@@ -1,6 +1,7 @@
 //! `histsim live` end to end on this machine: a clean run, a planted bug found and written as a
-//! scenario the simulation plays, and an interrupted run that leaves no child behind. Each test
-//! needs nats-server (scripts/install-nats-server.sh) and is skipped, saying so, without it.
+//! scenario the simulation plays, and an interrupted run that leaves no child behind. Each
+//! display test needs nats-server (scripts/install-nats-server.sh) and is skipped, saying so,
+//! without it; the runs tests (worker processes and one SQLite file) need nothing.
 
 use super::histsim_cli;
 use std::path::PathBuf;
@@ -230,4 +231,102 @@ fn a_sut_without_what_a_live_run_needs_is_refused_at_once() {
     let (code, out) = live(&["--sut", &without_switches, "--planted", "P4"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("does not declare `planted`"), "{out}");
+}
+
+// `histsim live --workload runs`: worker processes writing one shared SQLite file. No
+// nats-server: these always run.
+
+#[test]
+fn a_clean_live_runs_run_with_a_kill_and_a_pause_exits_0_with_its_report() {
+    // Seed 3 at 14 s: a SIGKILL of a worker (restarted) and a pause; the kill lands inside a run.
+    let (code, out) = live(&["--workload", "runs", "--seconds", "14", "--seed", "3"]);
+    assert_eq!(code, Some(0), "{out}");
+    for part in [
+        "live runs seed 3: 3 workers, 3 runs",
+        "write calls (",
+        "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
+        "events stored: ",
+        "reads checked: ",
+        "accepted losses: ",
+        "left out of the scenario (not played live): ",
+    ] {
+        assert!(out.contains(part), "{part} missing from:\n{out}");
+    }
+    assert!(!out.contains("violation"), "{out}");
+    // Every event the journals were handed of the runs that were not killed is stored: the
+    // rows read back are the rows the confirmed and committed calls wrote.
+    let figure = |label: &str| {
+        out.split_once(label)
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{label} missing from:\n{out}"))
+    };
+    assert!(figure("events stored: ") > 0, "{out}");
+    assert!(figure("reads checked: ") > 0, "{out}");
+}
+
+#[test]
+fn planted_r10_fails_a_kill_free_live_runs_run_and_the_simulation_replays_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let regressions = dir.path().to_string_lossy().into_owned();
+    let (code, out) = live(&[
+        "--workload",
+        "runs",
+        "--seconds",
+        "6",
+        "--seed",
+        "3",
+        "--planted",
+        "R10",
+        "--regressions-dir",
+        &regressions,
+    ]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("kills: 0 SIGKILLs"), "{out}");
+    assert!(out.contains("violation [R10]"), "{out}");
+    let file = dir.path().join("live-runs-seed-3-R10.toml");
+    assert!(file.is_file(), "{out}");
+    assert!(
+        out.contains("the simulation playing it finds: [\"R10\""),
+        "{out}"
+    );
+    // The file is an ordinary runs scenario: replayed without the bug it passes.
+    let (code, replayed) = crate::histsim_cli(&["replay", "--scenario", &file.to_string_lossy()]);
+    assert_eq!(code, Some(0), "{replayed}");
+}
+
+#[test]
+fn ctrl_c_mid_live_runs_run_leaves_no_worker_process() {
+    let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .args([
+            "live",
+            "--workload",
+            "runs",
+            "--seconds",
+            "60",
+            "--seed",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = histsim.id();
+    let started = Instant::now();
+    let mut children = Vec::new();
+    while children.len() < 3 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+        children = children_of(pid);
+    }
+    assert_eq!(children.len(), 3, "children of histsim live: {children:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
+    rustix::process::kill_process(pid_raw, rustix::process::Signal::INT).unwrap();
+    let status = histsim.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
+    assert!(left.is_empty(), "workers left running: {left:?}");
 }

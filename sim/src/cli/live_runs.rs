@@ -1,0 +1,164 @@
+//! `histsim live --workload runs`: a seed's runs scenario played by worker processes writing
+//! one shared SQLite file (docs/live.md), and the hidden `histsim live-runs-worker`, one worker
+//! process of such a run.
+
+use crate::live::plan::LivePlan;
+use crate::live::run::Ended;
+use crate::live::runs::outcome::{live_run, RunsOutcome};
+use crate::live::runs::setup::RunsSetup;
+use crate::live::runs::worker::{serve, WorkerSetup};
+use crate::live::runs::{regression, report::report, scenario};
+use crate::verdict::Verdict;
+use crate::workload::{StoreKind, WorldConfig};
+use history::{BugId, Planted};
+use std::path::PathBuf;
+
+/// What `histsim live --workload runs` was asked.
+pub(crate) struct RunsOptions {
+    pub seconds: u64,
+    pub seed: u64,
+    pub workers: u8,
+    pub planted: Option<BugId>,
+    pub regressions_dir: PathBuf,
+}
+
+pub(crate) fn cmd(options: RunsOptions) -> Verdict {
+    if let Some(id) = options.planted.filter(|id| id.family() != 'R') {
+        return Verdict::usage(&format!(
+            "--planted {id}: the runs workload covers the R IDs"
+        ));
+    }
+    let setup = match setup(&options) {
+        Ok(s) => s,
+        Err(e) => return Verdict::usage(&e),
+    };
+    let scenario = &setup.live.scenario;
+    println!(
+        "live runs seed {}: {} workers, {} runs on {} threads, {} client ops, {} faults, {:.0} us a scenario ms ({} simulated ms), {} ms before each message, run directory {}",
+        setup.seed,
+        setup.workers,
+        scenario.runs.len(),
+        scenario.threads.len(),
+        scenario.ops.len(),
+        setup.plan.faults.len(),
+        setup.us_per_ms,
+        setup.sim_ms,
+        setup.message_gap_us / 1000,
+        setup.dir.display()
+    );
+    match live_run(setup) {
+        Ok(outcome) => verdict_of(&outcome, &options),
+        Err(Ended::Interrupted) => {
+            eprintln!("interrupted: every child process was stopped");
+            Verdict::WorldFailure
+        }
+        Err(Ended::Broken(why)) => {
+            eprintln!("error: the live run broke: {why}");
+            Verdict::WorldFailure
+        }
+    }
+}
+
+/// Prints the report and the violations; a failing run's scenario file is written and played.
+fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
+    print!("{}", report(outcome));
+    for v in &outcome.violations {
+        println!("violation {v}");
+        if let Some(d) = v.first_wrong_answer() {
+            println!("  first wrong answer: {d}");
+        }
+    }
+    if !outcome.violations.is_empty() {
+        match regression::write(outcome, &options.regressions_dir) {
+            Ok(path) => {
+                println!("the live run as a scenario: {}", path.display());
+                match regression::replay_in_simulation(&path, outcome) {
+                    Ok(ids) => println!("the simulation playing it finds: {ids:?}"),
+                    Err(e) => println!("the simulation could not play it: {e}"),
+                }
+            }
+            Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
+        }
+    }
+    let verdict = if outcome.unsafe_run() {
+        Verdict::Violation
+    } else if !outcome.violations.is_empty() {
+        Verdict::Liveness
+    } else {
+        Verdict::Clean
+    };
+    if verdict.is_clean() {
+        let _ = std::fs::remove_dir_all(&outcome.setup.dir);
+    } else {
+        println!("run directory kept: {}", outcome.setup.dir.display());
+    }
+    verdict
+}
+
+/// The seed's cut scenario, its fault plan, the pace and a fresh run directory.
+fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
+    let live = scenario::of_seed(options.seed, options.workers)?;
+    // The scenario's length in the simulation sets the pace: it is stretched over the plan's
+    // publishing window (two thirds of `--seconds`).
+    let simulated = crate::runs::world::play(
+        &live.scenario,
+        &WorldConfig::new(StoreKind::Sqlite, Planted::none()),
+    );
+    let sim_ms = simulated.sim_elapsed_ms.max(1);
+    let plan = LivePlan::of_seed(options.seed, options.seconds, options.workers, false);
+    let us_per_ms = (plan.publish_ms as f64 * 1000.0 / sim_ms as f64).clamp(50.0, 50_000.0);
+    // The simulation's runs emit most messages in one instant: a gap before each message
+    // spreads them over the window as if the runs played one after another (at most 200 ms).
+    let messages: usize = live.scenario.runs.iter().map(|r| r.message_count()).sum();
+    let message_gap_us = (plan.publish_ms * 1000 / messages.max(1) as u64).min(200_000);
+    let dir = tempfile::Builder::new()
+        .prefix("histsim-live-runs-")
+        .tempdir()
+        .map_err(|e| format!("cannot make the run directory: {e}"))?
+        .keep();
+    Ok(RunsSetup {
+        seed: options.seed,
+        live,
+        plan,
+        workers: options.workers,
+        planted: Planted::from_option(options.planted),
+        dir,
+        us_per_ms,
+        sim_ms,
+        message_gap_us,
+    })
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LiveRunsWorkerArgs {
+    #[arg(long)]
+    index: u8,
+    #[arg(long)]
+    scenario: PathBuf,
+    #[arg(long)]
+    store: PathBuf,
+    #[arg(long)]
+    us_per_ms: f64,
+    #[arg(long, default_value_t = 0)]
+    message_gap_us: u64,
+    #[arg(long)]
+    planted: Option<BugId>,
+}
+
+pub(crate) fn worker_cmd(args: LiveRunsWorkerArgs) -> Verdict {
+    let setup = WorkerSetup {
+        index: args.index,
+        scenario: args.scenario,
+        store: args.store,
+        planted: Planted::from_option(args.planted),
+        us_per_ms: args.us_per_ms,
+        message_gap_us: args.message_gap_us,
+    };
+    match serve(setup) {
+        Ok(()) => Verdict::Clean,
+        Err(e) => {
+            eprintln!("worker-{}: {e}", args.index);
+            Verdict::WorldFailure
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! A live runs run from start to verdict: run it, read the shared store back, map the recording
+//! onto the runs world's record and judge it with the runs workload's own checks
+//! ([`crate::runs::check::check`]).
+
+use super::recording::RunsRecording;
+use super::run::run;
+use super::setup::RunsSetup;
+use super::stored::{read_back, StoredRows};
+use super::to_world::{to_world, Mapped};
+use crate::live::run::Ended;
+use crate::outcome::{Violation, ViolationKind};
+use crate::workload::StoreKind;
+use history::BugId;
+
+/// What a live runs run found.
+pub struct RunsOutcome {
+    pub setup: RunsSetup,
+    pub recording: RunsRecording,
+    pub stored: StoredRows,
+    pub mapped: Mapped,
+    pub violations: Vec<Violation>,
+}
+
+impl RunsOutcome {
+    pub fn unsafe_run(&self) -> bool {
+        (self.violations.iter()).any(|v| v.kind == ViolationKind::Safety)
+    }
+}
+
+/// Runs `setup` and judges what it recorded.
+pub fn live_run(setup: RunsSetup) -> Result<RunsOutcome, Ended> {
+    let recording = run(setup.clone())?;
+    let scenario = &setup.live.scenario;
+    let thread_ids: Vec<String> = scenario.threads.values().cloned().collect();
+    let stored = read_back(&setup.store(), setup.planted, &thread_ids).map_err(Ended::Broken)?;
+    let mapped = to_world(scenario, &recording, &stored);
+    let mut violations = crate::runs::check::check(scenario, &mapped.record, StoreKind::Sqlite);
+    if !mapped.record.stuck_runs.is_empty() {
+        let ids: Vec<&str> = (mapped.record.stuck_runs.iter())
+            .filter_map(|r| scenario.runs.get(*r).map(|r| r.id.as_str()))
+            .collect();
+        // As the runs workload says of a world whose runs never stopped once faults healed.
+        violations.push(
+            Violation::liveness(
+                BugId::R4,
+                format!(
+                    "after every fault healed, runs {} never stopped, so their journals never flushed",
+                    ids.join(", ")
+                ),
+            )
+            .of_whole_state("the runs still running once every fault healed"),
+        );
+    }
+    Ok(RunsOutcome {
+        setup,
+        recording,
+        stored,
+        mapped,
+        violations,
+    })
+}

@@ -1,0 +1,112 @@
+//! What a live runs run records, each entry with its wall time (microseconds since the Unix
+//! epoch): every line each worker reported, every dispatch, every read of the views and its
+//! answer, every kill and pause. The mapping onto the runs world's record reads nothing else
+//! (and the rows the shared store holds at the end).
+
+use super::line::WorkerLine;
+use crate::live::recording::InjectedFault;
+use crate::runs::record::Answer;
+use history::runs::{MessageView, ThreadHistory};
+
+/// One dispatch of a run to its worker: `Err` when the worker was down.
+#[derive(Clone, Debug)]
+pub struct Dispatch {
+    pub run: usize,
+    pub worker: u8,
+    pub at_us: u64,
+    pub sent: Result<(), String>,
+}
+
+/// One read of a thread's views (`count_messages`, `/history`, `/messages`) from the shared
+/// store, as the runs world's client reads them.
+#[derive(Clone, Debug)]
+pub struct ViewsRead {
+    pub thread: String,
+    pub started_us: u64,
+    pub ended_us: u64,
+    pub count: Answer<u64>,
+    pub history: Answer<Option<ThreadHistory>>,
+    pub messages: Answer<Vec<MessageView>>,
+}
+
+/// One worker process: the worker's index and how many times it was started before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Proc {
+    pub worker: u8,
+    pub generation: u32,
+}
+
+/// Everything a live runs run recorded.
+#[derive(Clone, Debug, Default)]
+pub struct RunsRecording {
+    pub started_us: u64,
+    /// Every line each worker process reported, in the order each reported.
+    pub lines: Vec<(Proc, WorkerLine)>,
+    /// Lines that were not in the format (a line cut by a kill), counted.
+    pub unreadable_lines: u64,
+    pub dispatches: Vec<Dispatch>,
+    pub reads: Vec<ViewsRead>,
+    /// Views reads tried again because a write landed during them.
+    pub reads_retried: u64,
+    /// Views reads given up (a write landed during every attempt): counted, never judged.
+    pub reads_never_still: u64,
+    pub faults: Vec<InjectedFault>,
+    /// Each SIGKILL of a worker process, with the wall time just before the signal.
+    pub kills: Vec<(Proc, u64)>,
+    /// Waits for a run that gave up (the run had not stopped within the bound).
+    pub waits_given_up: Vec<usize>,
+    /// Wall microseconds one scenario millisecond took.
+    pub us_per_ms: f64,
+}
+
+impl RunsRecording {
+    pub fn worker_said(&mut self, proc: Proc, text: &str) {
+        match WorkerLine::parse(text) {
+            Some(line) => self.lines.push((proc, line)),
+            None => self.unreadable_lines += 1,
+        }
+    }
+
+    /// The process that began `run` (its `start` line), and when, if one did.
+    pub fn started_on(&self, run: usize) -> Option<(Proc, u64)> {
+        self.lines.iter().find_map(|(p, line)| match line {
+            WorkerLine::Start { run: r, at_us } if *r == run => Some((*p, *at_us)),
+            _ => None,
+        })
+    }
+
+    /// When `run` stopped by its own stop line, if it did.
+    pub fn stopped_at(&self, run: usize) -> Option<u64> {
+        self.lines.iter().find_map(|(_, line)| match line {
+            WorkerLine::Stop { run: r, at_us, .. } if *r == run => Some(*at_us),
+            _ => None,
+        })
+    }
+
+    /// When process `proc` was killed, if it was.
+    pub fn killed(&self, proc: Proc) -> Option<u64> {
+        (self.kills.iter())
+            .find(|(p, _)| *p == proc)
+            .map(|(_, at)| *at)
+    }
+
+    /// The first kill of any process of `worker` at or after `since_us`.
+    pub fn killed_after(&self, worker: u8, since_us: u64) -> Option<u64> {
+        (self.kills.iter())
+            .filter(|(p, at)| p.worker == worker && *at >= since_us)
+            .map(|(_, at)| *at)
+            .min()
+    }
+
+    /// Whether `run` is over: it stopped, its worker was killed while it ran, or its dispatch
+    /// failed or never began before its worker was killed.
+    pub fn run_over(&self, run: usize) -> bool {
+        if let Some((proc, _)) = self.started_on(run) {
+            return self.stopped_at(run).is_some() || self.killed(proc).is_some();
+        }
+        match self.dispatches.iter().rev().find(|d| d.run == run) {
+            None => true,
+            Some(d) => d.sent.is_err() || self.killed_after(d.worker, d.at_us).is_some(),
+        }
+    }
+}

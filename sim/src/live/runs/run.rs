@@ -1,0 +1,235 @@
+//! One live runs run on this machine: the worker processes, the client dispatching the
+//! scenario's runs, waiting for them and reading the views at the scenario's pace (and a
+//! background client reading while writes land), the seed's kills and pauses at their wall
+//! times; everything recorded. Every worker is stopped and reaped at the end, on a failure, and
+//! on Ctrl-C or SIGTERM.
+
+use super::processes::Workers;
+use super::recording::{RunsRecording, ViewsRead};
+use super::setup::RunsSetup;
+use crate::live::line::wall_us;
+use crate::live::plan::LiveFault;
+use crate::live::recording::InjectedFault;
+use crate::live::run::Ended;
+use crate::runs::scenario::Op;
+use history::runs::{
+    thread_history, thread_messages, Checkpointer, RunEventStore, SqliteRunEventStore, ViewOptions,
+};
+use rand::{Rng, SeedableRng};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// A wait for one run gives up after this long (a paused worker holds it up to 1.5 s).
+const WAIT_MS_MAX: u64 = 20_000;
+
+/// Runs `setup` and returns what it recorded.
+pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
+    let text =
+        serde_json::to_string(&setup.live.scenario).map_err(|e| Ended::Broken(e.to_string()))?;
+    std::fs::write(setup.scenario_file(), text).map_err(|e| Ended::Broken(e.to_string()))?;
+    // The schema is made once, before any worker opens the file.
+    let client = SqliteRunEventStore::open_surviving_process_death(&setup.store(), setup.planted)
+        .map_err(|e| Ended::Broken(format!("{}: {e}", setup.store().display())))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Ended::Broken(e.to_string()))?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let workers = Rc::new(Workers::new(setup));
+        let client = Rc::new(client);
+        let ended = tokio::select! {
+            played = play(workers.clone(), client) => played.map_err(Ended::Broken),
+            () = crate::live::run::interrupted() => Err(Ended::Interrupted),
+        };
+        let grace = if ended.is_ok() {
+            Duration::from_secs(2)
+        } else {
+            Duration::ZERO
+        };
+        workers.stop_everything(grace).await;
+        ended?;
+        let recording = workers.recording.borrow().clone();
+        Ok(recording)
+    })
+}
+
+/// The whole run: start the workers, play the client's ops under faults, wait for every run,
+/// read every thread once more; the caller stops everything.
+async fn play(workers: Rc<Workers>, client: Rc<SqliteRunEventStore>) -> Result<(), String> {
+    for k in 0..workers.setup.workers {
+        workers.start(k).await?;
+    }
+    let started_us = wall_us();
+    {
+        let mut recording = workers.recording.borrow_mut();
+        recording.started_us = started_us;
+        recording.us_per_ms = workers.setup.us_per_ms;
+    }
+    let faults = tokio::task::spawn_local(inject_faults(workers.clone(), started_us));
+    let reading = Rc::new(Cell::new(true));
+    let background = tokio::task::spawn_local(read_in_background(
+        workers.clone(),
+        client.clone(),
+        reading.clone(),
+    ));
+    let ops = workers.setup.live.scenario.ops.clone();
+    for op in &ops {
+        play_op(&workers, &client, op).await;
+    }
+    faults.await.map_err(|e| e.to_string())??;
+    reading.set(false);
+    let _ = background.await;
+    let runs = workers.setup.live.scenario.runs.len();
+    for run in 0..runs {
+        wait_for(&workers, run).await;
+    }
+    let threads: Vec<String> = workers
+        .setup
+        .live
+        .scenario
+        .threads
+        .keys()
+        .cloned()
+        .collect();
+    for thread in threads {
+        read_views(&workers, &client, &thread);
+    }
+    Ok(())
+}
+
+async fn play_op(workers: &Workers, client: &SqliteRunEventStore, op: &Op) {
+    let scenario = &workers.setup.live.scenario;
+    match op {
+        Op::Start { run } => {
+            if let Some(r) = scenario.run_index(run) {
+                workers.dispatch(r).await;
+            }
+        }
+        Op::Wait { run } => {
+            if let Some(r) = scenario.run_index(run) {
+                wait_for(workers, r).await;
+            }
+        }
+        Op::Sleep { ms } => {
+            let us = (f64::from(*ms) * workers.setup.us_per_ms) as u64;
+            tokio::time::sleep(Duration::from_micros(us)).await;
+        }
+        Op::Views { thread } => read_views(workers, client, thread),
+        // The scenario was cut to the ops above (`super::scenario::cut`).
+        _ => {}
+    }
+}
+
+/// Waits until `run` is over (`RunsRecording::run_over`), at most `WAIT_MS_MAX`.
+async fn wait_for(workers: &Workers, run: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(WAIT_MS_MAX);
+    while !workers.recording.borrow().run_over(run) {
+        if tokio::time::Instant::now() > deadline {
+            workers.recording.borrow_mut().waits_given_up.push(run);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A views read is tried again when a write landed during it, at most this many times.
+const READ_ATTEMPTS_MAX: u32 = 20;
+
+/// One read of a thread's views from the shared store, as the runs world's client reads them
+/// (no checkpoint: a thread without message rows has no history). The world reads the three
+/// in one instant; here they are three calls while other processes write, so the read counts
+/// the thread's messages before and after and is tried again when a write landed between (the
+/// store only grows: an unchanged count is an unchanged thread); one that never holds still is
+/// counted, not judged.
+fn read_views(workers: &Workers, client: &SqliteRunEventStore, thread: &str) {
+    let scenario = &workers.setup.live.scenario;
+    let tid = scenario.threads.get(thread).cloned().unwrap_or_default();
+    let options = ViewOptions {
+        page_size_events: scenario.page_size_events,
+        planted: workers.setup.planted,
+    };
+    let text = |e: history::runs::RunStoreError| e.to_string();
+    for _ in 0..READ_ATTEMPTS_MAX {
+        let started_us = wall_us();
+        let count = client.count_messages(&tid).map_err(text);
+        let history = thread_history(client, &Checkpointer::new(), &tid, &options).map_err(text);
+        let messages = thread_messages(client, &tid, &options).map_err(text);
+        let after = client.count_messages(&tid).map_err(text);
+        if count.is_ok() && after != count {
+            workers.recording.borrow_mut().reads_retried += 1;
+            continue;
+        }
+        let read = ViewsRead {
+            thread: thread.to_string(),
+            started_us,
+            ended_us: wall_us(),
+            count,
+            history,
+            messages,
+        };
+        workers.recording.borrow_mut().reads.push(read);
+        return;
+    }
+    workers.recording.borrow_mut().reads_never_still += 1;
+}
+
+/// A client reading a random thread's views every few hundred milliseconds while writes land.
+async fn read_in_background(
+    workers: Rc<Workers>,
+    client: Rc<SqliteRunEventStore>,
+    reading: Rc<Cell<bool>>,
+) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(workers.setup.seed);
+    let threads: Vec<String> = workers
+        .setup
+        .live
+        .scenario
+        .threads
+        .keys()
+        .cloned()
+        .collect();
+    while reading.get() && !threads.is_empty() {
+        tokio::time::sleep(Duration::from_millis(rng.random_range(200..700))).await;
+        let thread = &threads[rng.random_range(0..threads.len())];
+        read_views(&workers, &client, thread);
+    }
+}
+
+/// The plan's faults, each at its wall time, each healed before the next.
+async fn inject_faults(workers: Rc<Workers>, started_us: u64) -> Result<(), String> {
+    for timed in workers.setup.plan.faults.clone() {
+        let due_us = started_us + timed.at_ms * 1000;
+        let now = wall_us();
+        if due_us > now {
+            tokio::time::sleep(Duration::from_micros(due_us - now)).await;
+        }
+        let from_us = wall_us();
+        let trouble = inject(&workers, timed.fault).await.err();
+        workers.recording.borrow_mut().faults.push(InjectedFault {
+            fault: timed.fault,
+            from_us,
+            healed_us: wall_us(),
+            trouble,
+        });
+    }
+    Ok(())
+}
+
+async fn inject(workers: &Workers, fault: LiveFault) -> Result<(), String> {
+    use rustix::process::Signal;
+    match fault {
+        LiveFault::KillRestart { replica, down_ms } => {
+            workers.kill(replica).await;
+            tokio::time::sleep(Duration::from_millis(down_ms)).await;
+            workers.start(replica).await
+        }
+        LiveFault::Pause { replica, ms } => {
+            workers.signal(replica, Signal::STOP)?;
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            workers.signal(replica, Signal::CONT)
+        }
+        LiveFault::ServerRestart { .. } => Err("a runs run has no server to restart".into()),
+    }
+}

@@ -1,0 +1,373 @@
+//! The hidden `histsim live-runs-worker`: one worker process of a live runs run. It plays each
+//! run dispatched to it (a `run N` line on stdin) through history's real [`RunJournal`] and its
+//! callbacks, as the runs world's workers do (the same script, nested invocations, subagent
+//! tasks, model calls and stops), into the one SQLite file every worker shares (WAL, a busy
+//! timeout), and reports every step on stdout ([`WorkerLine`]) before it takes it.
+//!
+//! Each run plays in a task of its own, so two runs of one worker are concurrent writers as in
+//! the simulation; the other workers are concurrent writers in other processes. What the world
+//! keeps in its shared state, the thread's checkpoint, is this process's own here: a run sees
+//! the checkpoints of the runs this process played since it started.
+
+use super::line::{outcome_word, say, WireEvent, WorkerLine};
+use super::store_tap::LiveTap;
+use crate::live::line::wall_us;
+use crate::runs::scenario::{RunsScenario, Stop};
+use crate::runs::script::{emitted_count, expand, Emission};
+use history::runs::{
+    Category, Checkpointer, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
+    RunJournalOptions, SqliteRunEventStore, RUN_END, RUN_ERROR, RUN_START,
+};
+use history::Planted;
+use model::runs::RunOutcome;
+use serde_json::json;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+
+/// How a worker process is started.
+pub struct WorkerSetup {
+    pub index: u8,
+    /// The live scenario, as JSON.
+    pub scenario: PathBuf,
+    /// The shared SQLite file.
+    pub store: PathBuf,
+    pub planted: Planted,
+    /// Wall microseconds one scenario millisecond takes.
+    pub us_per_ms: f64,
+    /// Wall microseconds before each message of a run, beside its scripted delay: a run's
+    /// messages then span the run's window, so kills, pauses and reads land inside runs.
+    pub message_gap_us: u64,
+}
+
+fn now_ns() -> i64 {
+    (wall_us() as i64) * 1000
+}
+
+/// What every run of this process shares.
+struct Worker {
+    scenario: RunsScenario,
+    tap: LiveTap,
+    checkpointer: Checkpointer,
+    planted: Planted,
+    us_per_ms: f64,
+    message_gap_us: u64,
+    index: u8,
+}
+
+type Journal<'a> = RunJournal<&'a LiveTap>;
+
+/// Serves dispatches until stdin closes, then lets the runs under way finish.
+pub fn serve(setup: WorkerSetup) -> Result<(), String> {
+    // The worker dies with `histsim live` itself, SIGKILL included.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let text = std::fs::read_to_string(&setup.scenario)
+        .map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
+    let scenario: RunsScenario =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
+    let store = SqliteRunEventStore::open_surviving_process_death(&setup.store, setup.planted)
+        .map_err(|e| format!("{}: {e}", setup.store.display()))?;
+    let worker = Rc::new(Worker {
+        tap: LiveTap {
+            store,
+            run_ids: scenario.runs.iter().map(|r| r.id.clone()).collect(),
+        },
+        scenario,
+        checkpointer: Checkpointer::new(),
+        planted: setup.planted,
+        us_per_ms: setup.us_per_ms,
+        message_gap_us: setup.message_gap_us,
+        index: setup.index,
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        say(&WorkerLine::Ready { at_us: wall_us() });
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut playing = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let run = line
+                .strip_prefix("run ")
+                .and_then(|n| n.trim().parse().ok());
+            match run {
+                Some(run) if run < worker.scenario.runs.len() => {
+                    playing.push(tokio::task::spawn_local(play_run(worker.clone(), run)));
+                }
+                _ => eprintln!("worker-{}: not a dispatch: {line}", worker.index),
+            }
+        }
+        for task in playing {
+            let _ = task.await;
+        }
+    });
+    Ok(())
+}
+
+impl Worker {
+    /// The wait before a message scripted `ms` scenario milliseconds after the previous event.
+    async fn before_message(&self, ms: u32) {
+        let us = (f64::from(ms) * self.us_per_ms) as u64 + self.message_gap_us;
+        if us > 0 {
+            tokio::time::sleep(Duration::from_micros(us)).await;
+        }
+    }
+
+    /// Hands one event to the journal, reported first.
+    async fn record(
+        &self,
+        journal: &mut Journal<'_>,
+        run: usize,
+        entry: JournalEntry,
+        emission: Option<usize>,
+    ) {
+        emitted(run, &entry, emission);
+        if let Err(e) = journal.record(entry).await {
+            eprintln!("{} flush failed: {e}", self.scenario.runs[run].id);
+        }
+    }
+}
+
+fn emitted(run: usize, entry: &JournalEntry, emission: Option<usize>) {
+    say(&WorkerLine::Emit {
+        run,
+        at_us: wall_us(),
+        event: WireEvent {
+            event_type: entry.event_type.clone(),
+            category: entry.category,
+            content: serde_json::Value::clone(&entry.content),
+            metadata: entry.metadata.clone(),
+            created_at_ns: entry.created_at_ns,
+        },
+        emission,
+    });
+}
+
+async fn play_run(worker: Rc<Worker>, run: usize) {
+    let w = &*worker;
+    let spec = &w.scenario.runs[run];
+    let emissions = expand(spec);
+    let thread_id = w
+        .scenario
+        .threads
+        .get(&spec.thread)
+        .cloned()
+        .unwrap_or_default();
+    say(&WorkerLine::Start {
+        run,
+        at_us: wall_us(),
+    });
+    let mut journal = RunJournal::new(
+        &w.tap,
+        thread_id.clone(),
+        spec.id.clone(),
+        spec.user.clone(),
+        RunJournalOptions {
+            flush_threshold_events: w.scenario.flush_threshold_events,
+            max_trace_content_bytes: w.scenario.max_trace_content_bytes,
+            planted: w.planted,
+        },
+    );
+    let mut state = w.checkpointer.latest(&thread_id).unwrap_or_default();
+    let root = crate::runs::nested::root(spec);
+    let content = json!({ "worker": w.index });
+    let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
+    lifecycle(&mut journal, run, Some(start), Chain::Start(&root, content)).await;
+    let count = emitted_count(spec, emissions.len());
+    let (mut turn, mut ai) = (0, 0);
+    for (i, e) in emissions[..count].iter().enumerate() {
+        nested_step(w, &mut journal, run, i as u32, true).await;
+        delegate(w, &mut journal, run, i).await;
+        w.before_message(e.after_ms).await;
+        if !e.by_middleware() {
+            state.messages.push(e.message.clone());
+        }
+        if e.message.kind == Shape::Human {
+            take_turn(w, &mut journal, run, (i, e), &state.messages, turn).await;
+            turn += 1;
+        } else {
+            emit_message(w, &mut journal, run, (i, e), ai).await;
+            ai += usize::from(e.message.kind == Shape::Ai);
+        }
+    }
+    let all = count == emissions.len();
+    nested_step(w, &mut journal, run, count as u32, all).await;
+    delegate(w, &mut journal, run, count).await;
+    let outcome = close(w, &mut journal, run, count as u32).await;
+    if outcome != RunOutcome::Killed {
+        w.checkpointer.put(&thread_id, state);
+    }
+    say(&WorkerLine::Stop {
+        run,
+        at_us: wall_us(),
+        outcome: outcome_word(outcome).into(),
+    });
+}
+
+/// The run's subagent tasks due before its message `at`.
+async fn delegate(w: &Worker, journal: &mut Journal<'_>, run: usize, at: usize) {
+    let spec = &w.scenario.runs[run];
+    for task in crate::runs::tasks::due(&spec.tasks, at) {
+        for entry in crate::runs::tasks::entries(task, now_ns()) {
+            w.record(journal, run, entry, None).await;
+        }
+    }
+}
+
+/// One scripted message that is not a user's turn; an AI message is followed by its
+/// `llm_response` trace.
+async fn emit_message(
+    w: &Worker,
+    journal: &mut Journal<'_>,
+    run: usize,
+    (i, e): (usize, &Emission),
+    ai: usize,
+) {
+    let mut entry = JournalEntry::message(&e.message, now_ns());
+    if let Some(caller) = &e.caller {
+        entry.metadata = json!({ "caller": caller });
+    }
+    w.record(journal, run, entry, Some(i)).await;
+    if e.message.kind == Shape::Ai {
+        let content = llm_response(w, run, ai, e.message.id.as_deref());
+        let trace = JournalEntry::other(Category::Trace, "llm_response", content, now_ns());
+        w.record(journal, run, trace, None).await;
+    }
+}
+
+/// The `llm_response` content of the run's AI message `ai` (from 0): the scenario's long
+/// output where it asks for one.
+fn llm_response(w: &Worker, run: usize, ai: usize, message_id: Option<&str>) -> serde_json::Value {
+    let spec = &w.scenario.runs[run];
+    let long = (w.scenario.long_traces.iter()).find(|l| l.run == spec.id && l.ai as usize == ai);
+    match long {
+        Some(l) => crate::runs::long_traces::content(message_id, l.ai, l.bytes),
+        None => json!({ "message": message_id }),
+    }
+}
+
+/// The user's turn: reported as sent; the journal hears the model calls answering it.
+async fn take_turn(
+    w: &Worker,
+    journal: &mut Journal<'_>,
+    run: usize,
+    (i, e): (usize, &Emission),
+    state: &[history::runs::ChatMessage],
+    turn: usize,
+) {
+    let entry = JournalEntry::message(&e.message, now_ns());
+    emitted(run, &entry, Some(i));
+    let spec = &w.scenario.runs[run];
+    for call in crate::runs::model_input::model_calls(spec, turn, state) {
+        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+            eprintln!("{} flush failed: {err}", spec.id);
+        }
+    }
+}
+
+/// A callback of the run's invocations the journal hears.
+enum Chain<'a> {
+    Start(&'a Invocation, serde_json::Value),
+    End(&'a Invocation),
+    Error(&'a Invocation, &'a str),
+}
+
+/// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
+/// (the root's), reported first.
+async fn lifecycle(
+    journal: &mut Journal<'_>,
+    run: usize,
+    truth: Option<JournalEntry>,
+    call: Chain<'_>,
+) {
+    let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
+    if let Some(entry) = &truth {
+        emitted(run, entry, None);
+    }
+    let result = match call {
+        Chain::Start(invocation, content) => {
+            journal.on_chain_start(invocation, content, at_ns).await
+        }
+        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
+        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
+    };
+    if let Err(e) = result {
+        eprintln!("run {run} flush failed: {e}");
+    }
+}
+
+/// Ends the nested invocations due before message `at`, then (when `start`) starts those due.
+async fn nested_step(w: &Worker, journal: &mut Journal<'_>, run: usize, at: u32, start: bool) {
+    let spec = &w.scenario.runs[run];
+    if spec.nested.is_empty() {
+        return;
+    }
+    let (ending, starting) = crate::runs::nested::due(spec, at);
+    for k in ending {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        lifecycle(journal, run, None, Chain::End(&invocation)).await;
+    }
+    for k in starting.into_iter().filter(|_| start) {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        lifecycle(journal, run, None, Chain::Start(&invocation, json!({}))).await;
+        if spec.nested[k].messages == 0 {
+            lifecycle(journal, run, None, Chain::End(&invocation)).await;
+        }
+    }
+}
+
+/// The nested invocations still open when the run stops after `count` messages fail with it.
+async fn fail_open(w: &Worker, journal: &mut Journal<'_>, run: usize, count: u32, error: &str) {
+    let spec = &w.scenario.runs[run];
+    for k in crate::runs::nested::open_at(spec, count) {
+        let invocation = crate::runs::nested::invocation(spec, k);
+        lifecycle(journal, run, None, Chain::Error(&invocation, error)).await;
+    }
+}
+
+/// Retries a failed final flush a few times (a busy store), as the world's workers retry.
+async fn finish(journal: &mut Journal<'_>, first: Result<(), history::runs::RunStoreError>) {
+    let mut result = first;
+    for _ in 0..3 {
+        if result.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        result = journal.flush().await.map(|_| ());
+    }
+}
+
+/// Stops the run as its script says; a scripted kill drops the journal unflushed.
+async fn close(w: &Worker, journal: &mut Journal<'_>, run: usize, count: u32) -> RunOutcome {
+    let spec = &w.scenario.runs[run];
+    let root = crate::runs::nested::root(spec);
+    match spec.stop {
+        Stop::Kill { .. } => RunOutcome::Killed,
+        Stop::End => {
+            let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
+            lifecycle(journal, run, Some(end), Chain::End(&root)).await;
+            let first = journal.end().await;
+            finish(journal, first).await;
+            RunOutcome::Ended
+        }
+        Stop::Error { .. } => {
+            let error = "model call failed";
+            fail_open(w, journal, run, count, error).await;
+            let content = json!({ "error": error });
+            let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
+            lifecycle(journal, run, Some(entry), Chain::Error(&root, error)).await;
+            let first = journal.error().await;
+            finish(journal, first).await;
+            RunOutcome::Errored
+        }
+        Stop::Cancel { .. } => {
+            fail_open(w, journal, run, count, "cancelled").await;
+            let first = journal.cancel().await;
+            finish(journal, first).await;
+            RunOutcome::Cancelled
+        }
+    }
+}
