@@ -100,8 +100,9 @@ fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
     let live = scenario::of_seed(options.seed, options.workers)?;
     // The scenario's length in the simulation sets the pace: it is stretched over the plan's
     // publishing window (two thirds of `--seconds`).
-    let simulated = crate::runs::world::play(
+    let simulated = crate::runs::play::world::play(
         &live.scenario,
+        &crate::runs::script::Scripts::of(&live.scenario),
         &WorldConfig::new(StoreKind::Sqlite, Planted::none()),
     );
     let sim_ms = simulated.sim_elapsed_ms.max(1);

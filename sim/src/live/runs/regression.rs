@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub fn replay_scenario(o: &RunsOutcome) -> RunsScenario {
     let mut scenario = o.setup.live.scenario.clone();
     let record = &o.mapped.record;
-    for (_, run, event) in &record.truth {
+    for (_, run, event) in record.log.truth() {
         if *event != TruthEvent::Stop(RunOutcome::Killed) {
             continue;
         }

@@ -27,7 +27,7 @@ fn calls(o: &RunsOutcome) -> (usize, usize, usize, usize) {
 /// a prefix of what it emitted (R4), so the rest is lost by design and counted here.
 fn accepted_losses(o: &RunsOutcome) -> (usize, usize) {
     let record = &o.mapped.record;
-    let killed: Vec<usize> = (record.truth.iter())
+    let killed: Vec<usize> = (record.log.truth().iter())
         .filter(|(_, _, e)| *e == TruthEvent::Stop(RunOutcome::Killed))
         .map(|(_, run, _)| *run)
         .collect();
@@ -35,10 +35,10 @@ fn accepted_losses(o: &RunsOutcome) -> (usize, usize) {
         .iter()
         .map(|run| {
             let id = &o.setup.live.scenario.runs[*run].id;
-            let stored = (record.written.iter())
+            let stored = (record.log.written().iter())
                 .filter(|w| &w.event.run_id == id)
                 .count();
-            record.emitted[*run].len().saturating_sub(stored)
+            record.log.emitted()[*run].len().saturating_sub(stored)
         })
         .sum();
     (killed.len(), lost)
@@ -79,7 +79,7 @@ pub fn report(o: &RunsOutcome) -> String {
     let _ = writeln!(
         out,
         "events stored: {stored} rows read back from the shared file, {} rows written by confirmed or committed calls",
-        o.mapped.record.written.len()
+        o.mapped.record.log.written().len()
     );
     let _ = writeln!(
         out,

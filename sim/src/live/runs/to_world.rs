@@ -1,5 +1,5 @@
 //! A live runs run's recording mapped onto the runs world's record
-//! ([`crate::runs::record::WorldRecord`]), so that the runs workload's own checks judge it.
+//! ([`crate::runs::observations::WorldRecord`]), so that the runs workload's own checks judge it.
 //!
 //! - Ground truth ([`TruthEvent`]): a run's `start`, each emitted message and its `stop` at the
 //!   wall time its worker reported them; a run whose worker process was SIGKILLed before it
@@ -19,6 +19,7 @@
 use super::line::{outcome_of, CallRows, WireEvent, WorkerLine};
 use super::recording::{Proc, RunsRecording};
 use super::stored::{key_of, StoredRows};
+use crate::runs::observations::{Observation, ObservationLog, WorldRecord};
 use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
 use crate::runs::script::{expand, Emission};
@@ -292,22 +293,33 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
     reads_placed(scenario, recording, &mut items);
     // A stable sort: equal times keep the order they were recorded in.
     items.sort_by_key(|(at, _)| *at);
-    let mut record = empty_record(lines.emitted, stored);
+    let mut log = ObservationLog::new(scenario.runs.len());
+    for (run, events) in lines.emitted.into_iter().enumerate() {
+        log.extend(
+            events
+                .into_iter()
+                .map(|event| Observation::Emitted { run, event }),
+        );
+    }
     let relative = |at: u64| at.saturating_sub(recording.started_us);
     for (op, (at, item)) in items.into_iter().enumerate() {
         let (op, at_us) = (op as u64, relative(at));
         match item {
-            Item::Truth(run, event) => record.truth.push((op, run, event)),
-            Item::Rows(rows) => {
-                (record.written).extend(rows.into_iter().map(|event| Written { op, at_us, event }))
-            }
-            Item::Read(i) => record.reads.push(read_of(&recording.reads[i], op, at_us)),
-            Item::Error(e) => record.write_errors.push(WriteError { op, at_us, ..e }),
+            Item::Truth(run, event) => log.push(Observation::Truth { op, run, event }),
+            Item::Rows(rows) => log.extend(
+                rows.into_iter()
+                    .map(|event| Observation::Written(Written { op, at_us, event })),
+            ),
+            Item::Read(i) => log.push(Observation::Read(read_of(&recording.reads[i], op, at_us))),
+            Item::Error(e) => log.push(Observation::WriteError(WriteError { op, at_us, ..e })),
         }
     }
-    record.stuck_runs = (0..scenario.runs.len())
-        .filter(|r| recording.started_on(*r).is_some() && !recording.run_over(*r))
-        .collect();
+    log.extend(
+        (0..scenario.runs.len())
+            .filter(|r| recording.started_on(*r).is_some() && !recording.run_over(*r))
+            .map(Observation::Stuck),
+    );
+    let record = record_of(log, stored);
     Mapped {
         record,
         committed_unconfirmed,
@@ -328,36 +340,18 @@ fn read_of(r: &super::recording::ViewsRead, op: u64, at_us: u64) -> Read {
     }
 }
 
-/// The record before the timeline is laid in: the store's end state in both slots.
-fn empty_record(emitted: Vec<Vec<EmittedEvent>>, stored: &StoredRows) -> WorldRecord {
+/// The record of `log`, the store's end state in both slots.
+fn record_of(log: ObservationLog, stored: &StoredRows) -> WorldRecord {
     WorldRecord {
-        truth: Vec::new(),
-        emitted,
-        written: Vec::new(),
-        write_disagreements: Vec::new(),
-        write_errors: Vec::new(),
-        durable_acked: Vec::new(),
-        store_restarts: Vec::new(),
-        reads: Vec::new(),
-        ratings: Vec::new(),
-        summaries: Vec::new(),
-        deletions: Vec::new(),
-        receipts: Vec::new(),
+        log,
         feedback: Vec::new(),
-        feedback_log: Vec::new(),
         dumps: Both::new(stored.dump.clone(), stored.dump.clone()),
         event_counts: Some(Both::new(stored.counts.clone(), stored.counts.clone())),
         trace: Trace::new(false),
         failure: None,
         sim_elapsed_ms: 0,
-        stuck_runs: Vec::new(),
-        stopped_after_ms: None,
         sut_log: None,
         answers: Default::default(),
-        left_out: Default::default(),
-        thread_deletions: Vec::new(),
-        everywhere_deletions: Vec::new(),
-        late_writes: Vec::new(),
         first_slot: "shared",
     }
 }
@@ -438,16 +432,23 @@ mod tests {
             (mapped.committed_unconfirmed, mapped.never_committed),
             (1, 1)
         );
-        let written: Vec<&RunEvent> = mapped.record.written.iter().map(|w| &w.event).collect();
+        let written: Vec<&RunEvent> = mapped
+            .record
+            .log
+            .written()
+            .iter()
+            .map(|w| &w.event)
+            .collect();
         assert_eq!(written, vec![&held]);
-        assert_eq!(mapped.record.emitted[0].len(), 2);
-        let stop = (mapped.record.truth.iter()).find(|(_, _, e)| matches!(e, TruthEvent::Stop(_)));
-        let write_op = mapped.record.written[0].op;
+        assert_eq!(mapped.record.log.emitted()[0].len(), 2);
+        let stop =
+            (mapped.record.log.truth().iter()).find(|(_, _, e)| matches!(e, TruthEvent::Stop(_)));
+        let write_op = mapped.record.log.written()[0].op;
         assert!(
             matches!(stop, Some((op, 0, TruthEvent::Stop(RunOutcome::Killed))) if *op > write_op),
             "{:?}",
-            mapped.record.truth
+            mapped.record.log.truth()
         );
-        assert!(mapped.record.stuck_runs.is_empty());
+        assert!(mapped.record.log.stuck_runs().is_empty());
     }
 }
