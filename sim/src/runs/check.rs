@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R29.
+//! The invariant checkers of the runs workload, R1 to R30.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -71,6 +71,8 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // A nested invocation's end taken for the run's (R26) stores events the run did not
         // emit (R4, R3).
         BugId::R26,
+        // A long trace cut wrongly (R30) is an event stored otherwise than emitted (R4).
+        BugId::R30,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -129,6 +131,10 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R25, super::journal_rules::inputs_are_the_users),
     (BugId::R26, super::journal_rules::lifecycle_is_the_roots),
+    (
+        BugId::R30,
+        super::trace_rules::long_traces_are_cut_at_whole_characters,
+    ),
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R17, filtered_events_match_the_model),

@@ -55,6 +55,7 @@ pub mod tasks;
 mod thread_calls;
 pub mod thread_rules;
 pub mod tight_windows;
+pub mod trace_rules;
 pub mod truth;
 mod user_calls;
 pub mod user_rules;

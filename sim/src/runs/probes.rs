@@ -70,6 +70,7 @@ const OWN: &[&str] = &[
     "runs.feature.final_dump",
     "runs.feature.trace_truncated",
     "runs.feature.long_trace_kept_whole",
+    "runs.feature.trace_bound_splits_a_character",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
     "runs.text.nel",
@@ -103,6 +104,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     map::map_probes(record, cov);
     text_probes(record, cov);
     trace_probes(record, cov);
+    split_probes(s, record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
@@ -510,6 +512,26 @@ fn trace_probes(record: &WorldRecord, cov: &mut Coverage) {
             cov.hit("runs.feature.trace_truncated");
         } else if e.content.to_string().len() > LONG_BYTES {
             cov.hit("runs.feature.long_trace_kept_whole");
+        }
+    }
+}
+
+/// Traces the runs emitted whose text the journals' bound falls inside a character of (R30's
+/// situation: a cut at the bound's byte would split it).
+fn split_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
+    let Some(max) = s.max_trace_content_bytes else {
+        return;
+    };
+    for e in record.emitted.iter().flatten() {
+        if e.category != history::runs::Category::Trace {
+            continue;
+        }
+        let text = e
+            .content
+            .as_str()
+            .map_or_else(|| e.content.to_string(), str::to_owned);
+        if text.len() > max && !text.is_char_boundary(max) {
+            cov.hit("runs.feature.trace_bound_splits_a_character");
         }
     }
 }
