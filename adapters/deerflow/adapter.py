@@ -69,6 +69,16 @@ OPS = [
 # --backend db fixes the store; otherwise histsim leaves the client's user-scoped reads out.
 DB_USER_SCOPED_OPS = ["list_messages_as", "count_messages_as"]
 BACKENDS = ["memory", "jsonl", "db"]
+# The known differences with histsim's contract (docs/reported-bugs.md, "Known differences with
+# the published stores"), declared in hello (docs/sut-protocol.md, `hello`). S1 to
+# S3: the DB store marks structured contents (`content_is_json`, `content_is_dict`); declared
+# when the DB store may be opened and `--mask content_flags` takes the marks out of the answers
+# (without the mask the marks are shown, finding F3). S4 to S6: the JSONL store refuses thread
+# ids with a dot, naming a parent directory (`../`) or over 64 characters, where histsim's stores
+# take any non-empty id; declared when the JSONL store may be opened, so histsim leaves the ops
+# on such threads out, counted, instead of failing on the refusals.
+CONTENT_MARK_DIFFERENCES = ["S1", "S2", "S3"]
+THREAD_ID_DIFFERENCES = ["S4", "S5", "S6"]
 # The protocol's categories (docs/sut-protocol.md): the seed era's four and the ones DeerFlow's
 # journal and subagents write (0.1.7's journal.py writes `outputs` and `error`). Every 0.1.7
 # store takes any string (the DB column is String(16), which each of these fits).
@@ -741,7 +751,21 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
+        greeting = {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
+        differences = self.differences()
+        if differences:
+            greeting["differences"] = differences
+        return greeting
+
+    def differences(self) -> list:
+        """What hello declares of S1 to S6: each difference of a store this process may open."""
+        may_open = {self.backend_override} if self.backend_override else set(self.pair.values())
+        declared = []
+        if "db" in may_open and "content_flags" in self.mask:
+            declared += CONTENT_MARK_DIFFERENCES
+        if "jsonl" in may_open:
+            declared += THREAD_ID_DIFFERENCES
+        return declared
 
     def ops(self) -> list:
         """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""

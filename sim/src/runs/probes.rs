@@ -71,6 +71,9 @@ const OWN: &[&str] = &[
     "runs.feature.trace_truncated",
     "runs.feature.long_trace_kept_whole",
     "runs.feature.trace_bound_splits_a_character",
+    "runs.feature.thread_id_with_a_dot",
+    "runs.feature.thread_id_parent_directory",
+    "runs.feature.thread_id_over_64_characters",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
     "runs.text.nel",
@@ -105,6 +108,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     text_probes(record, cov);
     trace_probes(record, cov);
     split_probes(s, record, cov);
+    thread_id_probes(record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
@@ -533,6 +537,20 @@ fn split_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
         if text.len() > max && !text.is_char_boundary(max) {
             cov.hit("runs.feature.trace_bound_splits_a_character");
         }
+    }
+}
+
+/// Rows the store accepted on a thread whose id has a shape some systems refuse (S4 to S6):
+/// histsim's stores keep one id space and are judged there.
+fn thread_id_probes(record: &WorldRecord, cov: &mut Coverage) {
+    for w in &record.written {
+        let probe = match super::store_differences::shape_of(&w.event.thread_id).map(|d| d.id) {
+            Some("S4") => "runs.feature.thread_id_with_a_dot",
+            Some("S5") => "runs.feature.thread_id_parent_directory",
+            Some(_) => "runs.feature.thread_id_over_64_characters",
+            None => continue,
+        };
+        cov.hit(probe);
     }
 }
 
