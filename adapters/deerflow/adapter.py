@@ -5,6 +5,7 @@ operations"). Nothing else is ever written to stdout: logging and tracebacks go 
 
     python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--pair memory,db]
                       [--mask user_id,content_flags,id_fill,put_return,put_input,events_fill,feedback]
+                      [--claim thread_fence]
 
 The stores are the published classes, imported from the installed wheel:
 `MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
@@ -91,6 +92,10 @@ EVENTS_LIMIT_ALL = 2**31 - 1
 # steps that show R3 (README.md, "R3"): id_fill (F1), put_return, put_input, events_fill,
 # feedback.
 MASKS = ["user_id", "content_flags", "id_fill", "put_return", "put_input", "events_fill", "feedback"]
+# What --claim may declare in hello although no 0.1.7 store has it (never the default):
+# thread_fence, so that histsim sends the late writes after a thread deletion that it otherwise
+# leaves out, and the store's acceptance of them shows (R28; FINDINGS.md F14).
+CLAIMS = ["thread_fence"]
 JSONL_DIR = "deerflow-jsonl"
 DB_FILE = "deerflow-run-events.sqlite"
 # ADAPTER state, not the store's: the user_ids --mask user_id answers with for the JSONL store,
@@ -729,8 +734,11 @@ def _cursor(request: dict, field: str):
 
 
 class Server:
-    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict) -> None:
+    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict, claims: set = frozenset()) -> None:
         self.backend_override = backend
+        # Capabilities claimed with --claim though the stores lack them (CLAIMS), so that histsim
+        # sends the calls that show it.
+        self.claims = claims
         self.pair = pair
         self.user_scope = user_scope
         self.mask = mask
@@ -769,7 +777,11 @@ class Server:
 
     def ops(self) -> list:
         """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""
-        return OPS + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
+        return (
+            OPS
+            + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
+            + [c for c in CLAIMS if c in self.claims]
+        )
 
     def op_open(self, request: dict) -> dict:
         data_dir, options = request["data_dir"], request["options"]
@@ -926,7 +938,15 @@ def main() -> None:
         default="",
         help="comma-separated recorded findings or caller steps to mask: " + ", ".join(MASKS) + " (README.md)",
     )
+    parser.add_argument(
+        "--claim",
+        default="",
+        help="comma-separated capabilities to declare although the stores lack them: " + ", ".join(CLAIMS) + " (README.md)",
+    )
     args = parser.parse_args()
+    claims = {c for c in args.claim.split(",") if c}
+    if claims - set(CLAIMS):
+        parser.error(f"--claim: unknown {sorted(claims - set(CLAIMS))}")
     mask = {m for m in args.mask.split(",") if m}
     unknown = sorted(mask - set(MASKS))
     if unknown:
@@ -936,7 +956,7 @@ def main() -> None:
     if len(pair) != 2 or any(b not in BACKENDS for b in pair):
         parser.error(f"--pair: two of {BACKENDS}, comma-separated")
     pair = {"memory": pair[0], "sqlite": pair[1]}
-    serve(Server(args.backend, args.user_scope, mask, pair), sys.stdin.buffer, sys.stdout.buffer)
+    serve(Server(args.backend, args.user_scope, mask, pair, claims), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":
