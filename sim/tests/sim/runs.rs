@@ -104,7 +104,7 @@ fn random_simulation_finds_every_planted_runs_bug_under_its_own_id() {
         .copied()
         .filter(|id| id.family() == 'R')
         .collect();
-    assert_eq!(ids.len(), 29);
+    assert_eq!(ids.len(), 30);
     for id in ids {
         assert_eq!(sim::registry::covering(id).map(|w| w.name()), Some("runs"));
         let d = hunt(id, &RunConfig::new(), 0, 10_000, 2);
