@@ -5,6 +5,7 @@ operations"). Nothing else is ever written to stdout: logging and tracebacks go 
 
     python adapter.py [--backend memory|jsonl|db] [--user-scope none|owner] [--pair memory,db]
                       [--mask user_id,content_flags,id_fill,put_return,put_input,events_fill,feedback]
+                      [--claim thread_fence]
 
 The stores are the published classes, imported from the installed wheel:
 `MemoryRunEventStore` (deerflow/runtime/events/store/memory.py), `JsonlRunEventStore`
@@ -69,6 +70,16 @@ OPS = [
 # --backend db fixes the store; otherwise histsim leaves the client's user-scoped reads out.
 DB_USER_SCOPED_OPS = ["list_messages_as", "count_messages_as"]
 BACKENDS = ["memory", "jsonl", "db"]
+# The known differences with histsim's contract (docs/reported-bugs.md, "Known differences with
+# the published stores"), declared in hello (docs/sut-protocol.md, `hello`). S1 to
+# S3: the DB store marks structured contents (`content_is_json`, `content_is_dict`); declared
+# when the DB store may be opened and `--mask content_flags` takes the marks out of the answers
+# (without the mask the marks are shown, finding F3). S4 to S6: the JSONL store refuses thread
+# ids with a dot, naming a parent directory (`../`) or over 64 characters, where histsim's stores
+# take any non-empty id; declared when the JSONL store may be opened, so histsim leaves the ops
+# on such threads out, counted, instead of failing on the refusals.
+CONTENT_MARK_DIFFERENCES = ["S1", "S2", "S3"]
+THREAD_ID_DIFFERENCES = ["S4", "S5", "S6"]
 # The protocol's categories (docs/sut-protocol.md): the seed era's four and the ones DeerFlow's
 # journal and subagents write (0.1.7's journal.py writes `outputs` and `error`). Every 0.1.7
 # store takes any string (the DB column is String(16), which each of these fits).
@@ -81,6 +92,10 @@ EVENTS_LIMIT_ALL = 2**31 - 1
 # steps that show R3 (README.md, "R3"): id_fill (F1), put_return, put_input, events_fill,
 # feedback.
 MASKS = ["user_id", "content_flags", "id_fill", "put_return", "put_input", "events_fill", "feedback"]
+# What --claim may declare in hello although no 0.1.7 store has it (never the default):
+# thread_fence, so that histsim sends the late writes after a thread deletion that it otherwise
+# leaves out, and the store's acceptance of them shows (R28; FINDINGS.md F14).
+CLAIMS = ["thread_fence"]
 JSONL_DIR = "deerflow-jsonl"
 DB_FILE = "deerflow-run-events.sqlite"
 # ADAPTER state, not the store's: the user_ids --mask user_id answers with for the JSONL store,
@@ -719,8 +734,11 @@ def _cursor(request: dict, field: str):
 
 
 class Server:
-    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict) -> None:
+    def __init__(self, backend: str | None, user_scope: str, mask: set, pair: dict, claims: set = frozenset()) -> None:
         self.backend_override = backend
+        # Capabilities claimed with --claim though the stores lack them (CLAIMS), so that histsim
+        # sends the calls that show it.
+        self.claims = claims
         self.pair = pair
         self.user_scope = user_scope
         self.mask = mask
@@ -741,11 +759,29 @@ class Server:
     def op_hello(self, request: dict) -> dict:
         if request["protocol"] != PROTOCOL:
             raise Refusal("invalid", f"protocol {json.dumps(request['protocol'])}: this system speaks {PROTOCOL}")
-        return {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
+        greeting = {**installed_system(), "protocol": PROTOCOL, "ops": self.ops()}
+        differences = self.differences()
+        if differences:
+            greeting["differences"] = differences
+        return greeting
+
+    def differences(self) -> list:
+        """What hello declares of S1 to S6: each difference of a store this process may open."""
+        may_open = {self.backend_override} if self.backend_override else set(self.pair.values())
+        declared = []
+        if "db" in may_open and "content_flags" in self.mask:
+            declared += CONTENT_MARK_DIFFERENCES
+        if "jsonl" in may_open:
+            declared += THREAD_ID_DIFFERENCES
+        return declared
 
     def ops(self) -> list:
         """What hello declares: OPS, and the user-scoped reads when the store is the DB one."""
-        return OPS + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
+        return (
+            OPS
+            + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
+            + [c for c in CLAIMS if c in self.claims]
+        )
 
     def op_open(self, request: dict) -> dict:
         data_dir, options = request["data_dir"], request["options"]
@@ -902,7 +938,15 @@ def main() -> None:
         default="",
         help="comma-separated recorded findings or caller steps to mask: " + ", ".join(MASKS) + " (README.md)",
     )
+    parser.add_argument(
+        "--claim",
+        default="",
+        help="comma-separated capabilities to declare although the stores lack them: " + ", ".join(CLAIMS) + " (README.md)",
+    )
     args = parser.parse_args()
+    claims = {c for c in args.claim.split(",") if c}
+    if claims - set(CLAIMS):
+        parser.error(f"--claim: unknown {sorted(claims - set(CLAIMS))}")
     mask = {m for m in args.mask.split(",") if m}
     unknown = sorted(mask - set(MASKS))
     if unknown:
@@ -912,7 +956,7 @@ def main() -> None:
     if len(pair) != 2 or any(b not in BACKENDS for b in pair):
         parser.error(f"--pair: two of {BACKENDS}, comma-separated")
     pair = {"memory": pair[0], "sqlite": pair[1]}
-    serve(Server(args.backend, args.user_scope, mask, pair), sys.stdin.buffer, sys.stdout.buffer)
+    serve(Server(args.backend, args.user_scope, mask, pair, claims), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":

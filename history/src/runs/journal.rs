@@ -189,7 +189,13 @@ impl<S: RunEventStore> RunJournal<S> {
         let Some(max) = self.options.max_trace_content_bytes else {
             return (content, metadata);
         };
-        match super::trace_truncation::truncate_trace(category, &content, &metadata, max) {
+        match super::trace_truncation::truncate_trace(
+            category,
+            &content,
+            &metadata,
+            max,
+            self.options.planted,
+        ) {
             Some((cut, marked)) => (Arc::new(cut), marked),
             None => (content, metadata),
         }

@@ -21,6 +21,7 @@ pub mod record;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
+pub mod store_differences;
 pub mod tasks;
 
 use check::probes;

@@ -25,6 +25,7 @@ mod scenarios;
 mod shrinking;
 mod spool;
 mod store_crash;
+mod store_differences;
 mod support;
 mod sut;
 mod sut_time;

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R29.
+//! The invariant checkers of the runs workload, R1 to R30.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -41,6 +41,7 @@ pub mod store_rules;
 pub mod stored;
 pub mod summary_rules;
 pub mod thread_rules;
+pub mod trace_rules;
 pub mod truth;
 pub mod user_rules;
 
@@ -90,6 +91,8 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // A nested invocation's end taken for the run's (R26) stores events the run did not
         // emit (R4, R3).
         BugId::R26,
+        // A long trace cut wrongly (R30) is an event stored otherwise than emitted (R4).
+        BugId::R30,
         BugId::R13,
         BugId::R15,
         BugId::R23,
@@ -145,6 +148,10 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R25, self::journal_rules::inputs_are_the_users),
     (BugId::R26, self::journal_rules::lifecycle_is_the_roots),
+    (
+        BugId::R30,
+        self::trace_rules::long_traces_are_cut_at_whole_characters,
+    ),
     (BugId::R4, runs_fully_stored),
     (BugId::R9, backends_agree),
     (BugId::R17, filtered_events_match_the_model),

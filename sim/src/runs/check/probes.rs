@@ -71,6 +71,10 @@ const OWN: &[&str] = &[
     "runs.feature.final_dump",
     "runs.feature.trace_truncated",
     "runs.feature.long_trace_kept_whole",
+    "runs.feature.trace_bound_splits_a_character",
+    "runs.feature.thread_id_with_a_dot",
+    "runs.feature.thread_id_parent_directory",
+    "runs.feature.thread_id_over_64_characters",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
     "runs.text.nel",
@@ -105,6 +109,8 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     map::map_probes(record, cov);
     text_probes(record, cov);
     trace_probes(record, cov);
+    split_probes(s, record, cov);
+    thread_id_probes(record, cov);
     script_probes(s, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
@@ -512,6 +518,41 @@ fn trace_probes(record: &WorldRecord, cov: &mut Coverage) {
         } else if e.content.to_string().len() > LONG_BYTES {
             cov.hit("runs.feature.long_trace_kept_whole");
         }
+    }
+}
+
+/// Traces the runs emitted whose text the journals' bound falls inside a character of (R30's
+/// situation: a cut at the bound's byte would split it).
+fn split_probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
+    let Some(max) = s.max_trace_content_bytes else {
+        return;
+    };
+    for e in record.log.emitted().iter().flatten() {
+        if e.category != history::runs::Category::Trace {
+            continue;
+        }
+        let text = e
+            .content
+            .as_str()
+            .map_or_else(|| e.content.to_string(), str::to_owned);
+        if text.len() > max && !text.is_char_boundary(max) {
+            cov.hit("runs.feature.trace_bound_splits_a_character");
+        }
+    }
+}
+
+/// Rows the store accepted on a thread whose id has a shape some systems refuse (S4 to S6):
+/// histsim's stores keep one id space and are judged there.
+fn thread_id_probes(record: &WorldRecord, cov: &mut Coverage) {
+    for w in record.log.written() {
+        let probe = match crate::runs::store_differences::shape_of(&w.event.thread_id).map(|d| d.id)
+        {
+            Some("S4") => "runs.feature.thread_id_with_a_dot",
+            Some("S5") => "runs.feature.thread_id_parent_directory",
+            Some(_) => "runs.feature.thread_id_over_64_characters",
+            None => continue,
+        };
+        cov.hit(probe);
     }
 }
 

@@ -158,6 +158,9 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut trace_rng = seed.substream(Stream::Workload, super::long_traces::SUBSTREAM);
     let (max_trace_content_bytes, long_traces) =
         super::long_traces::draw(&gen.runs, &mut trace_rng);
+    // Thread ids of the shapes some systems refuse (S4 to S6), in a few seeds, last of all.
+    let mut shape_rng = seed.substream(Stream::Workload, super::store_differences::SUBSTREAM);
+    super::store_differences::draw(&mut threads, &mut shape_rng);
     RunsScenario {
         network_seed,
         workers: options.workers,

@@ -153,6 +153,9 @@ impl Client {
     }
 
     pub(in crate::runs) async fn play(&mut self, world: &World, op: &Op) {
+        if !super::declared_calls::op_served(world, op) {
+            return;
+        }
         match op {
             Op::Start { run } => start(world, run).await,
             Op::Wait { run } => self.wait(world, run).await,
@@ -511,8 +514,11 @@ pub(in crate::runs) async fn client(world: Rc<World>) -> turmoil::Result {
     }
     let threads: Vec<String> = world.scenario.threads.keys().cloned().collect();
     for thread in &threads {
-        cx.views(&world, thread);
+        if super::declared_calls::declared_for_thread(&world, thread).is_none() {
+            cx.views(&world, thread);
+        }
     }
+    super::declared_calls::count_declared_marks(&world);
     Ok(())
 }
 

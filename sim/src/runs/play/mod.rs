@@ -2,6 +2,7 @@
 //! keeps live, and appends what happened to the observation log the checks read.
 
 pub(in crate::runs) mod client;
+pub(in crate::runs) mod declared_calls;
 pub(in crate::runs) mod event_calls;
 pub(in crate::runs) mod feedback_calls;
 pub(in crate::runs) mod fence_calls;

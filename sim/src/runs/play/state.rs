@@ -165,6 +165,12 @@ impl World {
         self.suts.iter().all(|s| s.serves(op))
     }
 
+    /// Whether the system under test declares the known difference `id` in `hello` (histsim's
+    /// own stores declare none).
+    pub(in crate::runs) fn declares(&self, id: &str) -> bool {
+        self.suts.iter().any(|s| s.declares(id))
+    }
+
     pub(in crate::runs) fn thread_id(&self, key: &str) -> String {
         self.scenario.threads.get(key).cloned().unwrap_or_default()
     }

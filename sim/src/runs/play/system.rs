@@ -72,7 +72,15 @@ impl OverProtocolStore {
         if planted.is(history::BugId::R5) {
             needs.extend(LEGACY_WRITER_OPS);
         }
-        let sut = OpenedSut::start_with(options, store, planted, crashes, &needs)?;
+        let mut sut = OpenedSut::start_with(options, store, planted, crashes, &needs)?;
+        if let Some(id) = (sut.hello().differences.iter())
+            .find(|id| crate::runs::store_differences::parse(id).is_none())
+        {
+            let why = format!(
+                "hello declares the known difference {id:?}, which docs/reported-bugs.md does not define for run-event systems (known: S1 to S6)"
+            );
+            return Err(sut.unexpected("#1 hello", why));
+        }
         let slot = store.as_str();
         let opened = OverProtocolStore {
             sut: RefCell::new(sut),
@@ -90,6 +98,16 @@ impl OverProtocolStore {
     /// Whether the system declared `op` in `hello`.
     pub fn serves(&self, op: &str) -> bool {
         self.sut.borrow().serves(op)
+    }
+
+    /// Whether the system declared the known difference `id` in `hello`.
+    pub fn declares(&self, id: &str) -> bool {
+        self.sut
+            .borrow()
+            .hello()
+            .differences
+            .iter()
+            .any(|d| d == id)
     }
 
     /// What the system answered so far, op by op ([`crate::sut::tally`]).

@@ -353,7 +353,11 @@ fn final_event_counts(world: &World) -> Option<crate::runs::observations::EventC
         world.observe(Observation::LeftOut(left_out));
         return None;
     }
-    let threads: Vec<&String> = world.scenario.threads.values().collect();
+    // A thread a declared difference keeps from the system is never asked of it.
+    let threads: Vec<&String> = (world.scenario.threads.iter())
+        .filter(|(key, _)| super::declared_calls::declared_for_thread(world, key).is_none())
+        .map(|(_, id)| id)
+        .collect();
     Some(world.both(|s| {
         let count = |t: &&String| Ok(((*t).clone(), s.count_events(t)?));
         threads.iter().map(count).collect()
