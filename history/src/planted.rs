@@ -200,7 +200,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            29
+            30
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),

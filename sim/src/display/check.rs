@@ -104,7 +104,9 @@ pub fn check(
     for (_, rule) in RULES {
         rule(&cx, &mut f);
     }
-    f.into_violations()
+    let mut violations = f.into_violations();
+    violations.extend(super::liveness::replicas_converge(record));
+    violations
 }
 
 /// P15: a replica's store admits every delivery, stored or quarantined, copies included. The

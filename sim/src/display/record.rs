@@ -76,11 +76,16 @@ pub struct WorldRecord {
 
 impl WorldRecord {
     /// The record of answers judged apart from a simulated world (a live run's recording):
-    /// the reads and refused deliveries, nothing else.
-    pub fn of_answers(reads: Vec<Read>, append_errors: Vec<AppendError>) -> Self {
+    /// the reads, the refused deliveries and when the replicas converged, nothing else.
+    pub fn of_answers(
+        reads: Vec<Read>,
+        append_errors: Vec<AppendError>,
+        converged_after_ms: Option<u64>,
+    ) -> Self {
         WorldRecord {
             reads,
             append_errors,
+            converged_after_ms,
             failure: None,
             ..WorldRecord::broken(String::new(), 0)
         }
