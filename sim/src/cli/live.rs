@@ -2,12 +2,13 @@
 //! hidden `histsim live-replica`, one replica process of such a run.
 
 use super::args::parse_seeds;
+use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
 use crate::display::{DisplayScenario, DisplayWorkload};
 use crate::live::children::ReplicaCommand;
 use crate::live::outcome::{live_run, LiveOutcome};
 use crate::live::plan::LivePlan;
 use crate::live::replica::{serve, ReplicaSetup};
-use crate::live::run::{Ended, LiveSetup, Nats};
+use crate::live::run::{LiveSetup, Nats};
 use crate::live::{compare, regression, report::report};
 use crate::rng::SeedRng;
 use crate::verdict::Verdict;
@@ -108,38 +109,19 @@ pub(crate) fn cmd(args: LiveArgs) -> Verdict {
     }
     match live_run(setup) {
         Ok(outcome) => verdict_of(&outcome, &args),
-        Err(Ended::Interrupted) => {
-            eprintln!("interrupted: every child process was stopped");
-            Verdict::WorldFailure
-        }
-        Err(Ended::Broken(why)) => {
-            eprintln!("error: the live run broke: {why}");
-            Verdict::WorldFailure
-        }
+        Err(ended) => ended_early(ended),
     }
 }
 
 /// Prints the report and the violations; a failing run's scenario file is written and played.
 fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     print!("{}", report(outcome));
-    for v in &outcome.violations {
-        println!("violation {v}");
-        if let Some(d) = v.first_wrong_answer() {
-            println!("  first wrong answer: {d}");
-        }
-    }
-    if !outcome.violations.is_empty() {
-        match regression::write(outcome, &args.regressions_dir) {
-            Ok(path) => {
-                println!("the recorded delivery as a scenario: {}", path.display());
-                match regression::replay_in_simulation(&path, outcome) {
-                    Ok(ids) => println!("the simulation playing it finds: {ids:?}"),
-                    Err(e) => println!("the simulation could not play it: {e}"),
-                }
-            }
-            Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
-        }
-    }
+    print_violations(
+        &outcome.violations,
+        "the recorded delivery as a scenario",
+        || regression::write(outcome, &args.regressions_dir),
+        |path| regression::replay_in_simulation(path, outcome),
+    );
     if outcome.unexplained_losses() > 0 {
         eprintln!(
             "error: {} events reached no replica with no fault to explain it: the live environment misbehaved",
@@ -155,13 +137,7 @@ fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     } else {
         Verdict::Clean
     };
-    if verdict.is_clean() {
-        // A clean run's directory is not needed.
-        let _ = std::fs::remove_dir_all(&outcome.setup.dir);
-    } else {
-        println!("run directory kept: {}", outcome.setup.dir.display());
-    }
-    verdict
+    keep_directory_unless_clean(verdict, &outcome.setup.dir)
 }
 
 /// Where the bus comes from: `--nats-url`, `--nats-server`, the PATH, or the install script's.

@@ -2,8 +2,8 @@
 //! one shared SQLite file (docs/live.md), and the hidden `histsim live-runs-worker`, one worker
 //! process of such a run.
 
+use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
 use crate::live::plan::LivePlan;
-use crate::live::run::Ended;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
 use crate::live::runs::setup::RunsSetup;
 use crate::live::runs::worker::{serve, WorkerSetup};
@@ -48,38 +48,19 @@ pub(crate) fn cmd(options: RunsOptions) -> Verdict {
     );
     match live_run(setup) {
         Ok(outcome) => verdict_of(&outcome, &options),
-        Err(Ended::Interrupted) => {
-            eprintln!("interrupted: every child process was stopped");
-            Verdict::WorldFailure
-        }
-        Err(Ended::Broken(why)) => {
-            eprintln!("error: the live run broke: {why}");
-            Verdict::WorldFailure
-        }
+        Err(ended) => ended_early(ended),
     }
 }
 
 /// Prints the report and the violations; a failing run's scenario file is written and played.
 fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
     print!("{}", report(outcome));
-    for v in &outcome.violations {
-        println!("violation {v}");
-        if let Some(d) = v.first_wrong_answer() {
-            println!("  first wrong answer: {d}");
-        }
-    }
-    if !outcome.violations.is_empty() {
-        match regression::write(outcome, &options.regressions_dir) {
-            Ok(path) => {
-                println!("the live run as a scenario: {}", path.display());
-                match regression::replay_in_simulation(&path, outcome) {
-                    Ok(ids) => println!("the simulation playing it finds: {ids:?}"),
-                    Err(e) => println!("the simulation could not play it: {e}"),
-                }
-            }
-            Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
-        }
-    }
+    print_violations(
+        &outcome.violations,
+        "the live run as a scenario",
+        || regression::write(outcome, &options.regressions_dir),
+        |path| regression::replay_in_simulation(path, outcome),
+    );
     let verdict = if outcome.unsafe_run() {
         Verdict::Violation
     } else if !outcome.violations.is_empty() {
@@ -87,12 +68,7 @@ fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
     } else {
         Verdict::Clean
     };
-    if verdict.is_clean() {
-        let _ = std::fs::remove_dir_all(&outcome.setup.dir);
-    } else {
-        println!("run directory kept: {}", outcome.setup.dir.display());
-    }
-    verdict
+    keep_directory_unless_clean(verdict, &outcome.setup.dir)
 }
 
 /// The seed's cut scenario, its fault plan, the pace and a fresh run directory.

@@ -18,6 +18,7 @@ mod invoked;
 mod journal;
 mod live;
 mod live_runs;
+mod live_verdict;
 mod project;
 mod replay;
 mod report;
