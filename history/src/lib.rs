@@ -9,7 +9,7 @@
 //!   origins and mirrors, incremental reads (seed 004, J1 to J13, J15 to J22).
 //! - [`spool`]: provider request bodies streamed from the journal into a sealed spool (J14).
 //! - [`client_merge`]: the web client's merge of the live stream, the history pages loaded and
-//!   summarization's resets into the list the user sees (M1 to M3).
+//!   summarization's resets into the list the user sees (M1 to M6).
 //!
 //! Legacy behaviours that the seeds report as bugs can be switched back on, one at a time, through
 //! [`Planted`] when the crate is built with the `planted` feature (off in production builds).

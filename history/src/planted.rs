@@ -38,7 +38,7 @@ catalog! {
     R11, R12, R13, R14, R15, R16, R17, R18, R19, R20, R21, R22,
     R23, R24, R25, R26, R27, R28, R29, R30, J1, J2, J3, J4, J5, J6, J7, J8, J9, J10,
     J11, J12, J13, J14, J15, J16, J17, J18, J19, J20, J21, J22,
-    M1, M2, M3,
+    M1, M2, M3, M4, M5, M6,
 }
 
 impl BugId {
@@ -53,7 +53,7 @@ impl BugId {
         self.as_str().as_bytes()[0] as char
     }
 
-    /// The catalog's ranges, family by family: `P1..P16, R1..R30, J1..J22, M1..M3`.
+    /// The catalog's ranges, family by family: `P1..P16, R1..R30, J1..J22, M1..M6`.
     fn ranges() -> String {
         let mut ranges: Vec<(BugId, BugId)> = Vec::new();
         for id in BugId::ALL {
@@ -215,7 +215,7 @@ mod tests {
         let e = "R99".parse::<BugId>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`R99` is not a catalog ID (expected one of P1..P16, R1..R30, J1..J22, M1..M3)"
+            "`R99` is not a catalog ID (expected one of P1..P16, R1..R30, J1..J22, M1..M6)"
         );
     }
 

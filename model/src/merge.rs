@@ -1,5 +1,5 @@
 //! The list a chat client must show while it merges the live stream, the history pages it
-//! loaded and summarization's resets (catalog M1 to M3, docs/catalog.md).
+//! loaded and summarization's resets (catalog M1 to M6, docs/catalog.md).
 //!
 //! Ground truth is what the server persisted ([`Truth`]: each thread's messages with their
 //! seqs, runs and steps) and which messages reached the client since it opened the thread
@@ -117,6 +117,15 @@ impl Expected {
     /// Whether the client has `key`.
     pub fn holds(&self, key: &str) -> bool {
         self.held.contains_key(key)
+    }
+
+    /// The messages a page delivered, with the seq it told: the client must show each with
+    /// that seq, and never lose one.
+    pub fn paged(&self) -> BTreeMap<Key, u64> {
+        self.held
+            .iter()
+            .filter_map(|(key, (seq, _, _))| seq.map(|seq| (key.clone(), seq)))
+            .collect()
     }
 
     /// The list the client must show.

@@ -1,6 +1,6 @@
 //! The web client's merge: the persisted messages of the history pages loaded so far, the live
 //! stream of the current run and summarization's resets, merged into the one list the user
-//! sees (catalog M1 to M3).
+//! sees (catalog M1 to M6).
 //!
 //! A pure state machine: [`ClientMerge`] is told what reached the client (a page, a live frame,
 //! an optimistic message, a thread switch) and answers [`ClientMerge::view`]. The list it shows

@@ -43,6 +43,9 @@ pub struct ClientMerge {
     optimistic: Vec<Optimistic>,
     /// Planted M2 only: the legacy placement by anchor.
     arrival: Arrival,
+    /// Planted M5 only: the stream state a reopen restored, kept beside what pages bring and
+    /// never merged with it by id.
+    restored: Vec<LiveMessage>,
 }
 
 impl ClientMerge {
@@ -58,6 +61,7 @@ impl ClientMerge {
             deferred: Vec::new(),
             optimistic: Vec::new(),
             arrival: Arrival::default(),
+            restored: Vec::new(),
         }
     }
 
@@ -69,6 +73,22 @@ impl ClientMerge {
     /// Switches to `thread`: nothing of the previous one is held any more.
     pub fn open(&mut self, thread: &str) {
         *self = ClientMerge::new(thread, self.planted);
+    }
+
+    /// The client reopens `thread` (a reload, or the view mounted again): it holds nothing,
+    /// then the stream restores the thread's state, `state`, in one delivery. The history
+    /// pages that follow bring some of the same messages again, under the same ids.
+    pub fn reopen(&mut self, thread: &str, state: Vec<LiveMessage>) {
+        self.open(thread);
+        if self.planted.is(BugId::M5) {
+            // The legacy client kept the restored state as its own list and showed it beside
+            // the loaded messages without matching ids.
+            self.restored = state;
+            return;
+        }
+        for m in state {
+            self.receive(m);
+        }
     }
 
     /// The `before_seq` cursor of the next older page of `scope`: the oldest seq loaded there
@@ -89,6 +109,9 @@ impl ClientMerge {
             *oldest = (*oldest).min(first.seq);
         }
         let keys: Vec<String> = rows.iter().map(|r| self.key(&r.id).to_string()).collect();
+        if self.planted.is(BugId::M6) {
+            self.drop_window(&keys);
+        }
         self.arrival.page(&keys);
         for row in rows {
             self.pages
@@ -131,9 +154,27 @@ impl ClientMerge {
         }
     }
 
+    /// Planted M6: the legacy client held one page window, the last page loaded: a message
+    /// of an earlier window that the live state and the archive do not hold fell out.
+    fn drop_window(&mut self, window: &[String]) {
+        let planted = self.planted;
+        let held_live: Vec<String> = self
+            .live
+            .iter()
+            .map(|m| key_for(planted, &m.id).to_string())
+            .chain(self.archive.keys().cloned())
+            .collect();
+        self.pages
+            .retain(|key, _| window.contains(key) || held_live.contains(key));
+    }
+
     /// A live message, new or replacing the one of its key.
     fn receive(&mut self, m: LiveMessage) {
         let key = self.key_of(&m.id);
+        if self.planted.is(BugId::M4) {
+            // The legacy client replaced the held message with the frame's, which has no seq.
+            self.pages.remove(&key);
+        }
         self.arrival.push(&key);
         let planted = self.planted;
         match self
@@ -190,25 +231,25 @@ impl ClientMerge {
 
     /// The list the user sees.
     pub fn view(&self) -> Vec<Shown> {
-        let entries = self.entries();
-        let mut keys: Vec<&String> = entries
-            .iter()
+        let mut items: Vec<(String, Entry)> = self
+            .entries()
+            .into_iter()
             .filter(|(_, e)| !e.hidden)
-            .map(|(k, _)| k)
             .collect();
-        keys.sort_by_key(|k| order_key(&entries[*k], k));
+        items.extend(self.restored.iter().map(|m| (m.id.clone(), live_entry(m))));
+        items.sort_by(|(a, ea), (b, eb)| order_key(ea, a).cmp(&order_key(eb, b)));
         if self.planted.is(BugId::M2) {
-            keys = self.arrival.place(keys);
+            let placed = self.arrival.place(items.iter().map(|(k, _)| k).collect());
+            let placed: Vec<String> = placed.into_iter().cloned().collect();
+            items.sort_by_key(|(k, _)| placed.iter().position(|p| p == k));
         }
-        keys.into_iter()
-            .map(|k| {
-                let e = &entries[k];
-                Shown {
-                    id: k.clone(),
-                    role: e.role,
-                    text: e.text.clone(),
-                    seq: e.seq,
-                }
+        items
+            .into_iter()
+            .map(|(id, e)| Shown {
+                id,
+                role: e.role,
+                text: e.text,
+                seq: e.seq,
             })
             .collect()
     }
@@ -228,13 +269,9 @@ impl ClientMerge {
             entries.insert(key.clone(), entry);
         }
         for m in self.archive.values().chain(&self.live) {
-            let entry = entries.entry(self.key_of(&m.id)).or_insert(Entry {
-                role: m.role,
-                text: String::new(),
-                seq: None,
-                position: m.position,
-                hidden: m.hidden,
-            });
+            let entry = entries
+                .entry(self.key_of(&m.id))
+                .or_insert_with(|| live_entry(m));
             entry.text.clone_from(&m.text);
         }
         for o in &self.optimistic {
@@ -270,6 +307,17 @@ impl ClientMerge {
                     }
                 && !e.hidden
         })
+    }
+}
+
+/// A live message as an entry of the list: no seq told.
+fn live_entry(m: &LiveMessage) -> Entry {
+    Entry {
+        role: m.role,
+        text: m.text.clone(),
+        seq: None,
+        position: m.position,
+        hidden: m.hidden,
     }
 }
 

@@ -92,3 +92,59 @@ fn each_legacy_switch_breaks_its_own_rule() {
     m3.frame("t", LiveFrame::Message(live("h::ctx", Role::Human, 0, 0)));
     assert_eq!(ids(&m3), ["h", "h::ctx"], "the injected copy stays");
 }
+
+#[test]
+fn a_reload_merges_the_restored_state_with_the_pages_by_id() {
+    let mut m = ClientMerge::new("t", Planted::none());
+    m.frame("t", LiveFrame::Message(live("x", Role::Ai, 0, 1)));
+    m.reopen(
+        "t",
+        vec![live("a", Role::Human, 0, 0), live("b", Role::Ai, 0, 1)],
+    );
+    assert_eq!(ids(&m), ["a", "b"], "nothing held before the reload");
+    m.page(
+        "t",
+        PageScope::Thread,
+        &[row("a", 1, 0, 0), row("b", 2, 0, 1)],
+    );
+    assert_eq!(ids(&m), ["a", "b"]);
+    let seqs: Vec<Option<u64>> = m.view().into_iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, [Some(1), Some(2)]);
+}
+
+#[cfg(feature = "planted")]
+#[test]
+fn the_seq_reload_and_window_switches_break_their_own_rules() {
+    let mut m4 = ClientMerge::new("t", Planted::only(crate::BugId::M4));
+    m4.page(
+        "t",
+        PageScope::Thread,
+        &[row("a", 1, 0, 0), row("b", 2, 0, 1)],
+    );
+    m4.frame("t", LiveFrame::Message(live("a", Role::Human, 0, 0)));
+    let shown = m4.view();
+    assert_eq!(
+        shown[1].id, "a",
+        "the frame's copy falls into the live tail"
+    );
+    assert_eq!(shown[1].seq, None);
+
+    let mut m5 = ClientMerge::new("t", Planted::only(crate::BugId::M5));
+    m5.reopen("t", vec![live("a", Role::Human, 0, 0)]);
+    m5.page("t", PageScope::Thread, &[row("a", 1, 0, 0)]);
+    assert_eq!(
+        ids(&m5),
+        ["a", "a"],
+        "the restored copy stays beside the page's"
+    );
+
+    let mut m6 = ClientMerge::new("t", Planted::only(crate::BugId::M6));
+    m6.reopen("t", vec![live("c", Role::Human, 1, 0)]);
+    m6.page(
+        "t",
+        PageScope::Thread,
+        &[row("b", 2, 0, 1), row("c", 3, 1, 0)],
+    );
+    m6.page("t", PageScope::Thread, &[row("a", 1, 0, 0)]);
+    assert_eq!(ids(&m6), ["a", "c"], "b fell out with the earlier window");
+}

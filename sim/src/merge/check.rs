@@ -1,14 +1,20 @@
 //! The merge workload's rules, one a catalog ID, each render's list against the model's:
 //!
+//! - M5: no id shows twice (a restored message kept beside the same message a page brought).
 //! - M3: each message of the open thread shows once, and nothing else shows (a copy beside its
 //!   original, a message of another thread, one the client never received).
-//! - M1: nothing the client holds disappears: every message it received (live, in any copy,
-//!   or through a page) since it opened the thread is in the list.
+//! - M6: no message a page delivered since the thread opened disappears (a moved page window).
+//! - M1: nothing else the client holds disappears: every message it received (live, in any
+//!   copy) since it opened the thread is in the list.
+//! - M4: a message a page delivered shows with the seq the page told (never a live frame's
+//!   copy without one).
 //! - M2: the list is in order: messages whose seq a page told by seq, then the live tail by
 //!   run and step.
 //!
-//! A render is judged by the first rule it breaks, in that order, so one defect is reported
-//! under its own ID; each ID is reported at its first render, with the first wrong answer.
+//! A render is judged by the first rule it breaks, in that order: each more specific rule comes
+//! before the general one its failure would also break (M5 before M3, M6 before M1, M4 before
+//! M2), so one defect is reported under its own ID; each ID is reported at its first render,
+//! with the first wrong answer.
 
 use super::expect::{Expectation, ExpectedRender};
 use super::scenario::MergeScenario;
@@ -17,7 +23,7 @@ use crate::divergence::{Divergence, TraceMark};
 use crate::outcome::Violation;
 use history::BugId;
 use model::merge::Key;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One render beside its expectation, with the keys its ids stand for.
 struct Judged<'a> {
@@ -26,15 +32,21 @@ struct Judged<'a> {
     render: &'a Render,
     expected: &'a ExpectedRender,
     keys: Vec<Key>,
+    /// Messages an earlier render lacked: what shows of them later (a live copy without its
+    /// seq) is that loss's consequence, judged there, not a cause of its own.
+    lost: &'a BTreeSet<Key>,
 }
 
 /// A rule: what it finds wrong with one render, if anything.
 type Rule = fn(&Judged, &Expectation) -> Option<String>;
 
 /// The rules, in the order a render is judged by them.
-const RULES: [(BugId, Rule); 3] = [
+const RULES: [(BugId, Rule); 6] = [
+    (BugId::M5, no_id_twice),
     (BugId::M3, each_message_once_and_nothing_else),
+    (BugId::M6, nothing_paged_disappears),
     (BugId::M1, nothing_held_disappears),
+    (BugId::M4, paged_messages_keep_their_seq),
     (BugId::M2, in_seq_then_tail_order),
 ];
 
@@ -53,6 +65,7 @@ pub fn check(
         ));
     }
     let mut found: BTreeMap<BugId, Violation> = BTreeMap::new();
+    let mut lost: BTreeSet<Key> = BTreeSet::new();
     for (index, (render, want)) in record.renders.iter().zip(&expected.renders).enumerate() {
         let judged = Judged {
             index,
@@ -60,6 +73,7 @@ pub fn check(
             render,
             expected: want,
             keys: keys(render, expected),
+            lost: &lost,
         };
         let broken = RULES
             .iter()
@@ -69,6 +83,12 @@ pub fn check(
                 .entry(id)
                 .or_insert_with(|| violation(id, &judged, message));
         }
+        let newly_lost: Vec<Key> = missing(&judged, |_| true)
+            .into_iter()
+            .chain(paged_absent(&judged))
+            .map(str::to_string)
+            .collect();
+        lost.extend(newly_lost);
     }
     Ok(found.into_values().collect())
 }
@@ -94,6 +114,19 @@ fn violation(id: BugId, j: &Judged, message: String) -> Violation {
     .diverged_at(divergence);
     v.trace_marks.push(mark);
     v
+}
+
+/// M5: no id twice.
+fn no_id_twice(j: &Judged, _: &Expectation) -> Option<String> {
+    let shown = &j.render.shown;
+    let twice = shown
+        .iter()
+        .enumerate()
+        .find(|(k, s)| shown[..*k].iter().any(|t| t.id == s.id))?;
+    Some(format!(
+        "{} shows twice under the same id (the message held and its restored copy)",
+        twice.1.id
+    ))
 }
 
 /// M3: no message twice, nothing the client does not hold of the open thread.
@@ -123,15 +156,42 @@ fn each_message_once_and_nothing_else(j: &Judged, e: &Expectation) -> Option<Str
     None
 }
 
-/// M1: every message the client holds is in the list.
-fn nothing_held_disappears(j: &Judged, _: &Expectation) -> Option<String> {
-    let missing: Vec<&str> = j
-        .expected
+/// M6: every message a page delivered is in the list, as itself (an optimistic copy standing
+/// for it again is the page's message lost).
+fn nothing_paged_disappears(j: &Judged, _: &Expectation) -> Option<String> {
+    let missing = paged_absent(j);
+    (!missing.is_empty()).then(|| {
+        format!(
+            "delivered by a page, missing from thread {} after the page window moved: {}",
+            j.expected.thread,
+            missing.join(", ")
+        )
+    })
+}
+
+/// The messages a page delivered that the render does not show under their own id.
+fn paged_absent<'a>(j: &'a Judged) -> Vec<&'a str> {
+    j.expected
+        .paged
+        .keys()
+        .filter(|k| !j.render.shown.iter().any(|s| &s.id == *k))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The keys the model expects and the render lacks, of those `which` selects.
+fn missing<'a>(j: &'a Judged, which: impl Fn(&Key) -> bool) -> Vec<&'a str> {
+    j.expected
         .keys
         .iter()
-        .filter(|k| !j.keys.contains(k))
+        .filter(|k| !j.keys.contains(k) && which(k))
         .map(String::as_str)
-        .collect();
+        .collect()
+}
+
+/// M1: every message the client holds is in the list.
+fn nothing_held_disappears(j: &Judged, _: &Expectation) -> Option<String> {
+    let missing = missing(j, |_| true);
     (!missing.is_empty()).then(|| {
         format!(
             "{} the client holds of thread {} {} missing: {}",
@@ -147,15 +207,36 @@ fn nothing_held_disappears(j: &Judged, _: &Expectation) -> Option<String> {
     })
 }
 
-/// M2: the list is in the model's order.
+/// M4: a message a page delivered shows with the seq it told.
+fn paged_messages_keep_their_seq(j: &Judged, _: &Expectation) -> Option<String> {
+    j.render.shown.iter().find_map(|s| {
+        let told = *j.expected.paged.get(&s.id)?;
+        if j.lost.contains(&s.id) {
+            return None;
+        }
+        (s.seq != Some(told)).then(|| match s.seq {
+            None => format!(
+                "{} shows without the seq {told} a page told (a live frame replaced it)",
+                s.id
+            ),
+            Some(seq) => format!("{} shows with seq {seq}, a page told {told}", s.id),
+        })
+    })
+}
+
+/// M2: the list is in the model's order (a message an earlier render lost is left out of the
+/// comparison: where it shows again is that loss's consequence).
 fn in_seq_then_tail_order(j: &Judged, _: &Expectation) -> Option<String> {
-    let at = j
-        .keys
-        .iter()
-        .zip(&j.expected.keys)
-        .position(|(a, b)| a != b)?;
+    let kept = |keys: &'_ [Key]| -> Vec<Key> {
+        keys.iter()
+            .filter(|k| !j.lost.contains(*k))
+            .cloned()
+            .collect()
+    };
+    let (shown, want) = (kept(&j.keys), kept(&j.expected.keys));
+    let at = shown.iter().zip(&want).position(|(a, b)| a != b)?;
     Some(format!(
         "out of order at position {at}: shows {} where the model expects {}",
-        j.keys[at], j.expected.keys[at]
+        shown[at], want[at]
     ))
 }

@@ -15,6 +15,8 @@ pub struct ExpectedRender {
     /// The thread open.
     pub thread: String,
     pub keys: Vec<Key>,
+    /// The messages a page delivered since the thread opened, with the seq it told.
+    pub paged: BTreeMap<Key, u64>,
 }
 
 /// Every render's expectation, and what names a copy stands for.
@@ -83,13 +85,20 @@ impl Replay {
                     self.render();
                 }
             }
-            Step::Emit { frames, .. } => {
-                // The world writes nothing while the open thread has no run.
-                if self.runs.get(&open).is_some_and(|r| !r.is_empty()) {
-                    let row = self.persist_in_run(&open);
-                    self.client.received(&row.key, row.run, row.step);
-                    (0..*frames).for_each(|_| self.render());
-                }
+            Step::Emit {
+                frames,
+                page_mid_stream,
+                ..
+            } => self.emit(&open, *frames, *page_mid_stream),
+            Step::Reopen { keep, limit } => {
+                self.client.open(&open);
+                self.oldest.clear();
+                let state = self.truth.page(&open, None, None, (*keep).into());
+                state
+                    .iter()
+                    .for_each(|r| self.client.received(&r.key, r.run, r.step));
+                self.render();
+                self.load(&open, None, *limit, false);
             }
             Step::Reset { keep } => {
                 let rows = self.truth.page(&open, None, None, (*keep).into());
@@ -111,6 +120,22 @@ impl Replay {
                     self.client.received(&row.key, row.run, row.step);
                 }
                 self.render();
+            }
+        }
+    }
+
+    /// The agent's message: `frames` renders, a page after the first when `page_mid_stream`.
+    fn emit(&mut self, open: &str, frames: u8, page_mid_stream: Option<u8>) {
+        // The world writes nothing while the open thread has no run.
+        if self.runs.get(open).is_none_or(|r| r.is_empty()) {
+            return;
+        }
+        let row = self.persist_in_run(open);
+        self.client.received(&row.key, row.run, row.step);
+        for k in 1..=frames {
+            self.render();
+            if let (1, Some(limit)) = (k, page_mid_stream) {
+                self.load(open, None, limit, false);
             }
         }
     }
@@ -204,6 +229,7 @@ impl Replay {
             step: self.step,
             thread: self.client.thread().to_string(),
             keys: self.client.view(),
+            paged: self.client.paged(),
         });
     }
 }

@@ -12,6 +12,9 @@ use rand_chacha::ChaCha8Rng;
 
 /// The workload sub-stream texts are drawn from, apart from the session's shape.
 const TEXT_SUBSTREAM: u64 = 0x7e57;
+/// The workload sub-stream of the reloads and mid-stream pages, apart from the session's
+/// shape: a seed's other steps are the same with them or without.
+const WIDENED_SUBSTREAM: u64 = 0x7e0b;
 
 /// What the generator remembers of the session so far.
 struct Session {
@@ -33,9 +36,12 @@ pub fn generate(seed: SeedRng, o: &MergeSimOptions) -> MergeScenario {
         runs: [0; 4],
         texts: HostileText::new(seed.substream(Stream::Workload, TEXT_SUBSTREAM), mix),
     };
-    let steps = (0..o.steps)
-        .map(|i| next_step(&mut rng, o, &mut s, i))
-        .collect();
+    let mut widened = seed.substream(Stream::Workload, WIDENED_SUBSTREAM);
+    let mut steps = Vec::with_capacity(o.steps.into());
+    for i in 0..o.steps {
+        let mut step = next_step(&mut rng, o, &mut s, i);
+        widen(&mut widened, o, &mut step, &mut steps);
+    }
     MergeScenario {
         threads: o.threads,
         steps,
@@ -108,6 +114,30 @@ fn next_step(rng: &mut ChaCha8Rng, o: &MergeSimOptions, s: &mut Session, i: u16)
     }
 }
 
+/// Adds what the widened sub-stream draws to `step` (a page between a streamed message's
+/// frames), pushes it, then maybe a reload of the open thread.
+fn widen(widened: &mut ChaCha8Rng, o: &MergeSimOptions, step: &mut Step, steps: &mut Vec<Step>) {
+    let mid_stream = chance(widened, o.page_mid_stream_probability);
+    let mid_limit = widened.random_range(1..=o.page_limit_max);
+    if let Step::Emit {
+        frames,
+        page_mid_stream,
+        ..
+    } = step
+    {
+        if *frames > 1 && mid_stream {
+            *page_mid_stream = Some(mid_limit);
+        }
+    }
+    steps.push(step.clone());
+    let reopen = chance(widened, o.reopen_probability);
+    let keep = widened.random_range(0..=12);
+    let limit = widened.random_range(1..=o.page_limit_max);
+    if reopen {
+        steps.push(Step::Reopen { keep, limit });
+    }
+}
+
 fn load(rng: &mut ChaCha8Rng, o: &MergeSimOptions, s: &Session) -> Step {
     let runs = s.runs[s.open as usize];
     Step::Load {
@@ -131,5 +161,6 @@ fn emit(rng: &mut ChaCha8Rng, s: &mut Session, marker: &str) -> Step {
         } else {
             rng.random_range(2..=FRAMES_MAX)
         },
+        page_mid_stream: None,
     }
 }

@@ -1,4 +1,4 @@
-//! The merge workload (catalog M1 to M3): a chat client's session, its history pages, live
+//! The merge workload (catalog M1 to M6): a chat client's session, its history pages, live
 //! frames, summarization resets, reconnects, optimistic and injected copies and thread
 //! switches fed to `history::client_merge`, each list it shows checked against
 //! `model::merge`.
@@ -75,7 +75,7 @@ pub struct MergeWorkload;
 impl Workload for MergeWorkload {
     const NAME: &'static str = "merge";
     const ABOUT: &'static str =
-        "A chat client's merge of history pages, live frames and summarization resets (M1-M3)";
+        "A chat client's merge of history pages, live frames and summarization resets (M1-M6)";
     /// A generated session is 20 to 160 steps, each a few microseconds of pure merging.
     const FUZZ: FuzzTuning = FuzzTuning {
         steps_bound: 160,

@@ -23,6 +23,10 @@ pub struct MergeSimOptions {
     pub stray_probability: f64,
     /// Chance that a text carries material storage and serialization layers treat specially.
     pub hostile_probability: f64,
+    /// Chance, after each step, that the client reopens the open thread (a reload).
+    pub reopen_probability: f64,
+    /// Chance that a streamed message's later frames come after a page load.
+    pub page_mid_stream_probability: f64,
 }
 
 impl MergeSimOptions {
@@ -36,6 +40,10 @@ impl MergeSimOptions {
         let switch_probability = maybe(0.6, 0.01, 0.05);
         let stray_probability = maybe(0.5, 0.01, 0.05);
         let hostile_probability = maybe(0.7, 0.05, 0.3);
+        // Drawn apart, so the options above and the session's shape stay what they were.
+        let mut widened = seed.substream(Stream::Options, 2);
+        let reopen_probability = swarm_probability(&mut widened, 0.5, 0.01, 0.06);
+        let page_mid_stream_probability = swarm_probability(&mut widened, 0.6, 0.1, 0.5);
         let mut rng = seed.substream(Stream::Options, 1);
         MergeSimOptions {
             threads: rng.random_range(1..=3),
@@ -50,6 +58,8 @@ impl MergeSimOptions {
             switch_probability,
             stray_probability,
             hostile_probability,
+            reopen_probability,
+            page_mid_stream_probability,
         }
     }
 }

@@ -5,6 +5,18 @@ use super::expect::Expectation;
 use super::scenario::{thread_name, MergeScenario, Step};
 use crate::coverage::Coverage;
 use crate::hostile_text::hit_classes;
+use std::collections::BTreeMap;
+
+/// What the probes remember of the session so far.
+#[derive(Default)]
+struct Seen {
+    open: String,
+    resets_since_open: u32,
+    /// Whether the open thread was reopened since it was opened.
+    reopened: bool,
+    /// Messages written in each thread (an emit writes only after a send).
+    written: BTreeMap<String, u32>,
+}
 
 pub const PROBES: &[&str] = &[
     "merge.feature.live_frame",
@@ -23,6 +35,10 @@ pub const PROBES: &[&str] = &[
     "merge.feature.injected_copy",
     "merge.feature.thread_switch",
     "merge.feature.stray_frame",
+    "merge.feature.page_mid_stream",
+    "merge.feature.reopen",
+    "merge.feature.reopen_restores_held",
+    "merge.feature.page_after_reopen",
     "merge.text.empty",
     "merge.text.whitespace_only",
     "merge.text.line_separator",
@@ -41,14 +57,17 @@ pub const PROBES: &[&str] = &[
 
 /// Fires the probes of every step `scenario` played.
 pub fn probes(scenario: &MergeScenario, expected: &Expectation, cov: &mut Coverage) {
-    let mut open = thread_name(0);
-    let mut resets_since_open = 0;
+    let mut seen = Seen {
+        open: thread_name(0),
+        ..Seen::default()
+    };
     for step in &scenario.steps {
         match step {
             Step::Open { thread } => {
                 cov.hit("merge.feature.thread_switch");
-                open = thread_name(*thread);
-                resets_since_open = 0;
+                seen.open = thread_name(*thread);
+                seen.resets_since_open = 0;
+                seen.reopened = false;
             }
             Step::Send {
                 text,
@@ -56,6 +75,7 @@ pub fn probes(scenario: &MergeScenario, expected: &Expectation, cov: &mut Covera
                 echo,
             } => {
                 hit_classes(text, "merge", PROBES, cov);
+                *seen.written.entry(seen.open.clone()).or_default() += 1;
                 if *optimistic {
                     cov.hit("merge.feature.optimistic");
                     if !echo {
@@ -63,28 +83,62 @@ pub fn probes(scenario: &MergeScenario, expected: &Expectation, cov: &mut Covera
                     }
                 }
             }
-            Step::Emit { text, frames, .. } => {
-                hit_classes(text, "merge", PROBES, cov);
-                cov.hit("merge.feature.live_frame");
-                if *frames > 1 {
-                    cov.hit("merge.feature.streamed_frames");
-                }
-            }
+            Step::Emit { .. } | Step::Reopen { .. } => stream_probes(step, &mut seen, cov),
             Step::Reset { .. } => {
-                resets_since_open += 1;
+                seen.resets_since_open += 1;
                 cov.hit("merge.feature.reset");
-                if resets_since_open > 1 {
+                if seen.resets_since_open > 1 {
                     cov.hit("merge.feature.repeated_reset");
                 }
             }
             Step::Stray { thread, text } => {
                 hit_classes(text, "merge", PROBES, cov);
-                if thread_name(*thread) != open {
+                let thread = thread_name(*thread);
+                *seen.written.entry(thread.clone()).or_default() += 1;
+                if thread != seen.open {
                     cov.hit("merge.feature.stray_frame");
                 }
             }
-            _ => replay_and_page_probes(step, &open, expected, cov),
+            _ => {
+                if seen.reopened && matches!(step, Step::Load { .. }) {
+                    cov.hit("merge.feature.page_after_reopen");
+                }
+                replay_and_page_probes(step, &seen.open, expected, cov)
+            }
         }
+    }
+}
+
+/// An agent's streamed message (a page between its frames) and a reload.
+fn stream_probes(step: &Step, seen: &mut Seen, cov: &mut Coverage) {
+    let written = seen.written.get(&seen.open).copied().unwrap_or(0);
+    match step {
+        Step::Emit {
+            text,
+            frames,
+            page_mid_stream,
+            ..
+        } => {
+            hit_classes(text, "merge", PROBES, cov);
+            cov.hit("merge.feature.live_frame");
+            if *frames > 1 {
+                cov.hit("merge.feature.streamed_frames");
+            }
+            if written > 0 {
+                *seen.written.entry(seen.open.clone()).or_default() += 1;
+                if page_mid_stream.is_some() && *frames > 1 {
+                    cov.hit("merge.feature.page_mid_stream");
+                }
+            }
+        }
+        Step::Reopen { keep, .. } => {
+            cov.hit("merge.feature.reopen");
+            if *keep > 0 && written > 0 {
+                cov.hit("merge.feature.reopen_restores_held");
+            }
+            seen.reopened = true;
+        }
+        _ => {}
     }
 }
 

@@ -37,11 +37,15 @@ pub enum Step {
     },
     /// The stream delivers the run's human message.
     Echo,
-    /// The agent writes a message (persisted at once), streamed in `frames` growing frames.
+    /// The agent writes a message (persisted at once), streamed in `frames` growing frames;
+    /// with `page_mid_stream`, the thread's latest page of that many messages loads after the
+    /// first frame, so the later frames replace a message whose seq the page told.
     Emit {
         role: AgentRole,
         text: String,
         frames: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        page_mid_stream: Option<u8>,
     },
     /// The dynamic-context middleware's copy of the run's human message, under a derived id.
     Inject,
@@ -60,6 +64,10 @@ pub enum Step {
         limit: u8,
         older: bool,
     },
+    /// The client reopens the open thread (a reload): it holds nothing, the stream restores
+    /// the thread's state (its last `keep` messages, live), then the latest page of `limit`
+    /// messages loads: the same messages under the same ids, twice.
+    Reopen { keep: u8, limit: u8 },
     /// A frame of thread `thread`'s stream (the agent writes `text` there) reaches the client,
     /// whichever thread is open.
     Stray { thread: u8, text: String },
@@ -85,6 +93,7 @@ impl Step {
             Step::Reconnect { .. } => "reconnect",
             Step::Load { .. } => "load",
             Step::Stray { .. } => "stray",
+            Step::Reopen { .. } => "reopen",
         }
     }
 
@@ -97,9 +106,17 @@ impl Step {
             Step::Emit { frames, .. } if !(1..=FRAMES_MAX).contains(frames) => Some(format!(
                 "frames: expected 1 to {FRAMES_MAX}, found {frames}"
             )),
-            Step::Load { limit, .. } if !(1..=LIMIT_MAX).contains(limit) => {
+            Step::Load { limit, .. } | Step::Reopen { limit, .. }
+                if !(1..=LIMIT_MAX).contains(limit) =>
+            {
                 Some(format!("limit: expected 1 to {LIMIT_MAX}, found {limit}"))
             }
+            Step::Emit {
+                page_mid_stream: Some(limit),
+                ..
+            } if !(1..=LIMIT_MAX).contains(limit) => Some(format!(
+                "page_mid_stream: expected 1 to {LIMIT_MAX}, found {limit}"
+            )),
             Step::Send { text, .. } | Step::Emit { text, .. } | Step::Stray { text, .. }
                 if text.len() > TEXT_BYTES_MAX =>
             {

@@ -40,11 +40,24 @@ pub fn moves(s: &MergeScenario) -> Vec<Move<MergeScenario>> {
 fn plainer(step: &Step) -> Option<Step> {
     let plain = |t: &str| (t != "text").then(|| "text".to_string());
     match step {
-        Step::Emit { role, text, frames } if *frames > 1 || text != "text" => Some(Step::Emit {
-            role: *role,
-            text: "text".into(),
-            frames: 1,
-        }),
+        Step::Emit {
+            role,
+            text,
+            frames,
+            page_mid_stream,
+        } if *frames > 2 || (*frames == 2 && page_mid_stream.is_none()) || text != "text" => {
+            Some(Step::Emit {
+                role: *role,
+                text: "text".into(),
+                // A page mid-stream needs a frame after it.
+                frames: if page_mid_stream.is_some() {
+                    (*frames).min(2)
+                } else {
+                    1
+                },
+                page_mid_stream: *page_mid_stream,
+            })
+        }
         Step::Send {
             text,
             optimistic,
@@ -81,6 +94,29 @@ pub fn integers(s: &MergeScenario) -> Vec<Integer<MergeScenario>> {
                     }
                 },
             ),
+            Step::Reopen { keep, limit } => {
+                let (keep, limit) = (*keep, *limit);
+                out.extend(integer(
+                    format!("steps[{k}].keep"),
+                    keep.into(),
+                    0,
+                    move |x: &mut MergeScenario, v| {
+                        if let Step::Reopen { keep, .. } = &mut x.steps[k] {
+                            *keep = v as u8;
+                        }
+                    },
+                ));
+                integer(
+                    format!("steps[{k}].limit"),
+                    limit.into(),
+                    1,
+                    move |x: &mut MergeScenario, v| {
+                        if let Step::Reopen { limit, .. } = &mut x.steps[k] {
+                            *limit = v as u8;
+                        }
+                    },
+                )
+            }
             Step::Reset { keep } => integer(
                 format!("steps[{k}].keep"),
                 (*keep).into(),

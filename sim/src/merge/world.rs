@@ -76,7 +76,12 @@ impl World {
                     self.frame(LiveFrame::Message(live(&human)));
                 }
             }
-            Step::Emit { role, text, frames } => self.emit(*role, text, *frames),
+            Step::Emit {
+                role,
+                text,
+                frames,
+                page_mid_stream,
+            } => self.emit(*role, text, *frames, *page_mid_stream),
             Step::Inject => {
                 if let Some(human) = self.human() {
                     let mut copy = live(&human);
@@ -90,6 +95,7 @@ impl World {
                 human_last,
             } => self.reconnect(u32::from(*from_step), *human_last),
             Step::Load { run, limit, older } => self.load(run.map(u32::from), *limit, *older),
+            Step::Reopen { keep, limit } => self.reopen(*keep as usize, *limit),
             Step::Stray { thread, text } => {
                 let thread = thread_name(*thread);
                 let row = self.server.persist(&thread, &message_id(i), Role::Ai, text);
@@ -122,7 +128,7 @@ impl World {
             .cloned()
     }
 
-    fn emit(&mut self, role: AgentRole, text: &str, frames: u8) {
+    fn emit(&mut self, role: AgentRole, text: &str, frames: u8, page_mid_stream: Option<u8>) {
         if self.server.newest_run(&self.open).is_none() {
             return;
         }
@@ -137,7 +143,23 @@ impl World {
             let mut m = live(&row);
             m.text = frame_text(text, k, frames);
             self.frame(LiveFrame::Message(m));
+            if let (1, Some(limit)) = (k, page_mid_stream) {
+                self.load(None, limit, false);
+            }
         }
+    }
+
+    /// A reload: the client holds nothing, the stream restores the thread's last `keep`
+    /// messages, then the latest page of `limit` loads.
+    fn reopen(&mut self, keep: usize, limit: u8) {
+        let rows = self.server.rows(&self.open, None);
+        let state: Vec<LiveMessage> = rows[rows.len().saturating_sub(keep)..]
+            .iter()
+            .map(|r| live(r))
+            .collect();
+        self.client.reopen(&self.open, state);
+        self.render();
+        self.load(None, limit, false);
     }
 
     fn reset(&mut self, keep: usize, summary: String) {

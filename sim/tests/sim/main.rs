@@ -15,6 +15,7 @@ mod hostile_text;
 mod inspect;
 mod journal;
 mod live;
+mod merge_ids;
 mod plain_messages;
 mod planted;
 mod project;
