@@ -237,7 +237,7 @@ impl ClientMerge {
             .filter(|(_, e)| !e.hidden)
             .collect();
         items.extend(self.restored.iter().map(|m| (m.id.clone(), live_entry(m))));
-        items.sort_by(|(a, ea), (b, eb)| order_key(ea, a).cmp(&order_key(eb, b)));
+        items.sort_by_key(|(k, e)| order_key(e, k));
         if self.planted.is(BugId::M2) {
             let placed = self.arrival.place(items.iter().map(|(k, _)| k).collect());
             let placed: Vec<String> = placed.into_iter().cloned().collect();
