@@ -330,5 +330,15 @@ macro_rules! run_store_ops {
             wire CountEvents { thread_id: String = thread_id.to_string() };
             serve (&thread_id) answer Count;
             errors Never;
+
+        /// The number of rows one run holds on a thread, every category and every user's:
+        /// what its `list_events` rows would number. Deleted rows are not counted.
+        read fn count_events_by_run(thread_id: &str, run_id: &str) -> u64, default unsupported;
+            wire CountEventsByRun {
+                thread_id: String = thread_id.to_string(),
+                run_id: String = run_id.to_string()
+            };
+            serve (&thread_id, &run_id) answer Count;
+            errors Never;
     } };
 }

@@ -33,4 +33,11 @@ impl StoredRows {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+
+    /// `count_events_by_run`: the rows of `run_id` on `thread_id`.
+    pub fn count_events_by_run(&self, thread_id: &str, run_id: &str) -> u64 {
+        let of_run = self.rows.iter();
+        let of_run = of_run.filter(|r| r.thread_id == thread_id && r.run_id == run_id);
+        of_run.count() as u64
+    }
 }

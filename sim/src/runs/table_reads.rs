@@ -49,7 +49,14 @@ pub struct TableRead {
 }
 
 /// Every table read, in the order the generator draws them.
-pub const TABLE_READS: &[TableRead] = &[];
+pub const TABLE_READS: &[TableRead] = &[TableRead {
+    op: "count_events_by_run",
+    args: ReadArgs::ThreadAndRun,
+    ask: |s, a| Ok(s.count_events_by_run(a.thread_id, a.run_id)?.into()),
+    expect: |m, a| m.count_events_by_run(a.thread_id, a.run_id).into(),
+    wrong: BugId::R3,
+    probe: "runs.table_read.count_events_by_run",
+}];
 
 /// The table read called `op`, if the table has one.
 pub fn table_read(op: &str) -> Option<&'static TableRead> {
