@@ -87,9 +87,9 @@ pub struct RunsScenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_traces: Vec<LongTrace>,
     /// Reads of the store's table the model answers, asked once the world ended
-    /// ([`super::table_read_steps`]).
+    /// (`table_read_steps.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub table_reads: Vec<super::table_read_steps::TableReadStep>,
+    pub table_reads: Vec<super::table_reads::TableReadStep>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -549,8 +549,7 @@ impl RunsScenario {
                 }
             }
         }
-        self.validate_ops()?;
-        super::table_read_steps::validate(self)
+        self.validate_ops()
     }
 
     /// One run's own fields at `at`; `run_ids` collects the ids seen so far.

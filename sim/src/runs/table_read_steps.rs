@@ -5,10 +5,10 @@
 //! and traces as it did.
 
 use super::scenario::{RunSpec, RunsScenario};
-use super::table_reads::{table_read, ReadArgs, TABLE_READS};
+use super::table_reads::{table_read, ReadArgs, TableReadStep, TABLE_READS};
+use crate::rng::{SeedRng, Stream};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The workload sub-stream the table reads are drawn from.
@@ -24,25 +24,13 @@ const ASKS_MAX: usize = 3;
 /// thread: a run the thread never held).
 const OWN_THREAD_PROBABILITY: f64 = 0.8;
 
-/// One ask of a table read, once the world ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TableReadStep {
-    /// The operation: a row of the table reads.
-    pub op: String,
-    /// The thread's key.
-    pub thread: String,
-    /// The run's id, for a read that takes a run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run: Option<String>,
-}
-
-/// The table reads of a scenario of `threads` and `runs`.
+/// The table reads of `seed`'s scenario of `threads` and `runs`, from their own sub-stream.
 pub fn draw(
     threads: &BTreeMap<String, String>,
     runs: &[RunSpec],
-    mut rng: ChaCha8Rng,
+    seed: SeedRng,
 ) -> Vec<TableReadStep> {
+    let mut rng: ChaCha8Rng = seed.substream(Stream::Workload, SUBSTREAM);
     let keys: Vec<&String> = threads.keys().collect();
     let mut steps = Vec::new();
     if keys.is_empty() {

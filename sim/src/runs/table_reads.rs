@@ -2,7 +2,7 @@
 //! read and whose answer the runs model computes ([`model::runs::StoredRows`]), each named here
 //! once: how the simulation asks it, what the model answers, which catalog ID a wrong answer
 //! breaks, and its coverage probe. Everything else is generic: the generator draws steps that
-//! ask them (`generate::table_read_steps`, a sub-stream of its own), play asks each once the
+//! ask them ([`super::table_read_steps`], a sub-stream of its own), play asks each once the
 //! world ended and records one observation (`play::table_read_calls`), and one rule compares
 //! each answer with the model's (`check::table_read_rules`).
 //!
@@ -10,9 +10,10 @@
 //! here, its function in the model and its section in docs/sut-protocol.md: no play,
 //! observation or check code of its own.
 
-use history::runs::{ContractErrors, OpKind, RunEventStore, RunStoreError};
+use history::runs::{ContractErrors, RunEventStore, RunStoreError};
 use history::BugId;
 use model::runs::StoredRows;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The arguments a table read takes, drawn from the scenario's threads and runs.
@@ -30,6 +31,19 @@ pub enum ReadArgs {
 pub struct Asked<'a> {
     pub thread_id: &'a str,
     pub run_id: &'a str,
+}
+
+/// One ask of a table read, once the world ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableReadStep {
+    /// The operation: a row of the table reads.
+    pub op: String,
+    /// The thread's key.
+    pub thread: String,
+    /// The run's id, for a read that takes a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// One read of the store's table that the model answers.
@@ -78,7 +92,7 @@ pub const PROBES: [&str; TABLE_READS.len()] = {
 /// rule needs of a table read.
 pub fn is_judgeable(op: &str) -> bool {
     history::runs::run_store_op(op)
-        .is_some_and(|o| o.kind == OpKind::Read && o.errors == ContractErrors::Never)
+        .is_some_and(|o| o.kind.reads() && o.errors == ContractErrors::Never)
 }
 
 #[cfg(test)]

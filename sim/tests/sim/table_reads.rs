@@ -10,7 +10,7 @@ use sim::runs::play::world;
 use sim::runs::record::Both;
 use sim::runs::scenario::RunsScenario;
 use sim::runs::script::Scripts;
-use sim::runs::table_read_steps::TableReadStep;
+use sim::runs::table_reads::TableReadStep;
 use sim::workload::{StoreKind, WorldConfig};
 use std::path::Path;
 

@@ -161,13 +161,9 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     // Thread ids of the shapes some systems refuse (S4 to S6), in a few seeds, last of all.
     let mut shape_rng = seed.substream(Stream::Workload, super::store_differences::SUBSTREAM);
     super::store_differences::draw(&mut threads, &mut shape_rng);
-    // Reads of the store's table the model answers, asked at the end, last of all.
-    let table_reads = super::table_read_steps::draw(
-        &threads,
-        &gen.runs,
-        seed.substream(Stream::Workload, super::table_read_steps::SUBSTREAM),
-    );
     RunsScenario {
+        // Reads of the store's table the model answers, asked at the end, last of all.
+        table_reads: super::table_read_steps::draw(&threads, &gen.runs, seed),
         network_seed,
         workers: options.workers,
         flush_threshold_events: options.flush_threshold_events,
@@ -181,7 +177,6 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
         jsonl_store: options.jsonl_store,
         max_trace_content_bytes,
         long_traces,
-        table_reads,
     }
 }
 
