@@ -33,8 +33,23 @@
 //! - `errors`: [`ContractErrors`], what the runs model accepts as an error answer there.
 //!
 //! Adding an operation is one row here, its bodies in the backends (memory, SQLite; JSONL
-//! forwards its reads to its index), its line in docs/sut-protocol.md and its use in the
-//! workload.
+//! forwards its reads to its index), its section in docs/sut-protocol.md and its use in the
+//! workload. A `read ... errors Never` whose answer follows from the rows the store must hold
+//! needs no use of its own: its function in `model::runs::StoredRows` and a row of the
+//! simulation's table reads (`sim/src/runs/table_reads.rs`) have the runs workload draw it, ask
+//! it once the world ended, judge it and count its probe. Six files in all:
+//!
+//! ```text
+//! history/src/runs/ops.rs          the row (trait, wrappers, protocol, serve runs derived)
+//! history/src/runs/memory/mod.rs   its body
+//! history/src/runs/sqlite/mod.rs   its body
+//! model/src/runs/stored_rows.rs    the model's answer
+//! sim/src/runs/table_reads.rs      how the simulation asks it, the ID of a wrong answer
+//! docs/sut-protocol.md             its section
+//! ```
+//!
+//! With `default unsupported`, systems that do not offer it keep working: they leave it out
+//! of `hello`'s `ops`, and every ask of it is left out and counted (`--allow-left-out <op>`).
 
 /// Whether an operation changes what the store holds, and how the protocol client may pipeline
 /// it.
@@ -329,6 +344,16 @@ macro_rules! run_store_ops {
         read fn count_events(thread_id: &str) -> u64, default unsupported;
             wire CountEvents { thread_id: String = thread_id.to_string() };
             serve (&thread_id) answer Count;
+            errors Never;
+
+        /// The number of rows one run holds on a thread, every category and every user's:
+        /// what its `list_events` rows would number. Deleted rows are not counted.
+        read fn count_events_by_run(thread_id: &str, run_id: &str) -> u64, default unsupported;
+            wire CountEventsByRun {
+                thread_id: String = thread_id.to_string(),
+                run_id: String = run_id.to_string()
+            };
+            serve (&thread_id, &run_id) answer Count;
             errors Never;
     } };
 }

@@ -14,6 +14,8 @@
 //!   message a middleware journaled, [`hidden_by_caller`], is never the run's answer).
 //! - [`WriteFence`]: the runs each thread deletion fenced: a later write of one of them on its
 //!   thread must be refused (R28).
+//! - [`StoredRows`]: the rows a store must hold once the world ended (every row written and
+//!   not deleted), and the answers of the store reads the simulation asks of it then.
 //! - [`summarization`]: what the summarization middleware must make of a checkpoint (R20).
 //!
 //! Deletion (`delete_by_run`) takes a run out of [`RunTruth`] and its receipts out of
@@ -25,6 +27,7 @@ mod feedback_reads;
 mod fence;
 mod ratings;
 mod receipts;
+mod stored_rows;
 pub mod summarization;
 mod traces;
 mod truth;
@@ -38,6 +41,7 @@ pub use feedback_reads::{attachment_choices, grouped_choices};
 pub use fence::WriteFence;
 pub use ratings::{expected_attachment, Rater, RatingCounts, RatingRow, RatingTruth};
 pub use receipts::{ReceiptAnswer, ReceiptTruth};
+pub use stored_rows::{StoredRow, StoredRows};
 pub use traces::kept_trace;
 pub use truth::{ExpectedMessage, HistoryMismatch, MessageKind, RunOutcome, RunTruth};
 pub use wording::{brief, brief_json, SHOWN_CHARS};

@@ -22,6 +22,8 @@ pub mod scenario;
 pub mod script;
 pub mod shrink;
 pub mod store_differences;
+pub mod table_read_steps;
+pub mod table_reads;
 pub mod tasks;
 
 use check::probes;

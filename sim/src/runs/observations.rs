@@ -6,7 +6,7 @@ use super::feedback_record::FeedbackEntry;
 use super::record::{Answer, Both};
 use super::record::{
     DeletionRecord, EmittedEvent, EverywhereDeletionRecord, LateWriteRecord, RatingRecord, Read,
-    ReceiptRecord, StoreRestart, SummaryRecord, ThreadDeletionRecord, TruthEvent,
+    ReceiptRecord, StoreRestart, SummaryRecord, TableReadRecord, ThreadDeletionRecord, TruthEvent,
     WriteDisagreement, WriteError, Written,
 };
 use crate::coverage::Coverage;
@@ -77,6 +77,8 @@ pub enum Observation {
     ThreadDeletion(ThreadDeletionRecord),
     EverywhereDeletion(EverywhereDeletionRecord),
     LateWrite(LateWriteRecord),
+    /// A table read asked once the world ended, with both answers.
+    TableRead(TableReadRecord),
     /// Something the checks could not ask of the system under test, said in words.
     LeftOut(String),
     /// A run (by index) still playing when the liveness bound ran out after the last op.
@@ -107,6 +109,7 @@ pub struct ObservationLog {
     thread_deletions: Vec<ThreadDeletionRecord>,
     everywhere_deletions: Vec<EverywhereDeletionRecord>,
     late_writes: Vec<LateWriteRecord>,
+    table_reads: Vec<TableReadRecord>,
     left_out: Coverage,
     stuck_runs: Vec<usize>,
     stopped_after_ms: Option<u64>,
@@ -151,6 +154,7 @@ impl ObservationLog {
             Observation::ThreadDeletion(d) => self.thread_deletions.push(d),
             Observation::EverywhereDeletion(d) => self.everywhere_deletions.push(d),
             Observation::LateWrite(w) => self.late_writes.push(w),
+            Observation::TableRead(r) => self.table_reads.push(r),
             Observation::LeftOut(what) => self.left_out.hit(&what),
             Observation::Stuck(run) => self.stuck_runs.push(run),
             Observation::AllStopped { after_ms } => {
@@ -219,6 +223,10 @@ impl ObservationLog {
     pub fn late_writes(&self) -> &[LateWriteRecord] {
         &self.late_writes
     }
+    /// The table reads asked once the world ended, in the scenario's order.
+    pub fn table_reads(&self) -> &[TableReadRecord] {
+        &self.table_reads
+    }
     /// What the checks did not ask of the system under test, counted.
     pub fn left_out(&self) -> &Coverage {
         &self.left_out
@@ -284,7 +292,8 @@ impl ObservationLog {
                     .into_iter()
                     .map(Observation::EverywhereDeletion),
             )
-            .chain(self.late_writes.into_iter().map(Observation::LateWrite));
+            .chain(self.late_writes.into_iter().map(Observation::LateWrite))
+            .chain(self.table_reads.into_iter().map(Observation::TableRead));
         for mut o in observations {
             edit(&mut o);
             out.push(o);

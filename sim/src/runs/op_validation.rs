@@ -15,7 +15,8 @@ impl RunsScenario {
             self.validate_store_op(&at, op, &mut seen)?;
             self.validate_thread_op(&at, op, &mut seen)?;
         }
-        Ok(())
+        // The table reads, asked once every op was played.
+        super::table_read_steps::validate(self)
     }
 
     /// The ops of the store's wider API at `at` (deletion, receipts, per-run reads) and what

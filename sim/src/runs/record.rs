@@ -367,3 +367,16 @@ mod tests {
         assert!(!Both::new(vec![1, 2], vec![1]).agree());
     }
 }
+
+/// One table read ([`super::table_reads`]) asked once the world ended, and what both stores
+/// answered.
+#[derive(Clone, Debug)]
+pub struct TableReadRecord {
+    /// Its index among the scenario's table reads.
+    pub step: usize,
+    pub op: &'static str,
+    pub thread_id: String,
+    /// The run it asked about (empty for a read that takes none).
+    pub run_id: String,
+    pub answers: Both<Answer<Value>>,
+}

@@ -86,6 +86,10 @@ pub struct RunsScenario {
     /// ([`super::long_traces`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_traces: Vec<LongTrace>,
+    /// Reads of the store's table the model answers, asked once the world ended
+    /// (`table_read_steps.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_reads: Vec<super::table_reads::TableReadStep>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -597,6 +601,7 @@ mod tests {
             jsonl_store: false,
             max_trace_content_bytes: None,
             long_traces: Vec::new(),
+            table_reads: Vec::new(),
             threads: [("t".to_string(), "thread-1".to_string())].into(),
             runs: vec![RunSpec {
                 id: "run-1".into(),

@@ -529,6 +529,7 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
     for r in &mut s.runs {
         cut_nested(r);
     }
+    super::table_read_steps::prune(&mut s);
     s
 }
 

@@ -31,6 +31,7 @@ mod support;
 mod sut;
 mod sut_time;
 mod sut_world;
+mod table_reads;
 mod tidy;
 mod user_workflow;
 

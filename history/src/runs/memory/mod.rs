@@ -126,6 +126,16 @@ impl RunEventStore for MemoryRunEventStore {
         Ok(rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64))
     }
 
+    fn count_events_by_run(&self, thread_id: &str, run_id: &str) -> Result<u64, RunStoreError> {
+        let state = self.lock();
+        let Some(rows) = state.threads.get(thread_id) else {
+            return Ok(0);
+        };
+        let of_run =
+            (rows.messages.iter().chain(&rows.others)).filter(|s| s.event.run_id == run_id);
+        Ok(of_run.count() as u64)
+    }
+
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
         Ok(self.lock().list_events(
             thread_id,

@@ -234,6 +234,14 @@ impl RunEventStore for SqliteRunEventStore {
         count_where(&self.lock(), &Conditions::thread(thread_id))
     }
 
+    fn count_events_by_run(&self, thread_id: &str, run_id: &str) -> Result<u64, RunStoreError> {
+        let run = [SqlValue::Text(run_id.to_string())];
+        count_where(
+            &self.lock(),
+            &Conditions::thread(thread_id).and("run_id = ?", run),
+        )
+    }
+
     fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
         self.list_events_filtered(
             thread_id,

@@ -78,6 +78,11 @@ pub fn cut(mut scenario: RunsScenario, workers: u8) -> LiveRunsScenario {
         .filter(|r| r.summarize.is_some())
         .count();
     count("summarization of a run's checkpoint", summarized);
+    count(
+        "table read at the end (simulated)",
+        scenario.table_reads.len(),
+    );
+    scenario.table_reads.clear();
     scenario.workers = workers.max(1);
     for run in &mut scenario.runs {
         run.summarize = None;

@@ -23,7 +23,8 @@
 //! [`self::event_rules`] (filtered event reads), [`self::user_rules`] (user-scoped reads),
 //! [`self::summary_rules`] (summarized
 //! checkpoints against the contract), [`self::thread_rules`] (thread deletions and eras),
-//! [`self::fence_rules`] (writes a thread deletion fenced).
+//! [`self::fence_rules`] (writes a thread deletion fenced), [`self::table_read_rules`] (the
+//! reads of the store's table the model answers, asked at the end).
 
 pub mod answer_rules;
 pub mod context;
@@ -40,6 +41,7 @@ pub mod reads;
 pub mod store_rules;
 pub mod stored;
 pub mod summary_rules;
+pub mod table_read_rules;
 pub mod thread_rules;
 pub mod trace_rules;
 pub mod truth;
@@ -145,6 +147,11 @@ pub const RULES: &[(BugId, Rule)] = &[
     (BugId::R9, wider_answers_agree),
     (BugId::R9, filtered_answers_agree),
     (BugId::R3, store_unchanged_by_reads),
+    // A table read names the ID of its wrong answers (R3 for the counts); errors are R24's.
+    (
+        BugId::R3,
+        self::table_read_rules::table_reads_match_the_model,
+    ),
     (BugId::R5, seqs_unique_and_increasing),
     (BugId::R25, self::journal_rules::inputs_are_the_users),
     (BugId::R26, self::journal_rules::lifecycle_is_the_roots),

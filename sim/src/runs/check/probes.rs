@@ -9,12 +9,16 @@ use crate::runs::record::ReadKind;
 use crate::runs::record::TruthEvent;
 use crate::runs::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use crate::runs::script::is_middleware_caller;
+use crate::runs::table_reads::{self, TABLE_READS};
 use model::runs::RunOutcome;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
-pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES);
+pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT + TABLE_READS.len() }>(
+    &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES),
+    &table_reads::PROBES,
+);
 
 /// The probes of faults and features.
 const OWN: &[&str] = &[
@@ -112,6 +116,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     split_probes(s, record, cov);
     thread_id_probes(record, cov);
     script_probes(s, cov);
+    table_read_probes(record, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
         cov.hit("runs.feature.final_dump");
@@ -152,6 +157,17 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
             .any(|w| w.op > d.op && w.event.thread_id == d.thread_id);
         if recreated {
             cov.hit("runs.feature.thread_recreated");
+        }
+    }
+}
+
+/// Each table read, where both stores answered it.
+fn table_read_probes(record: &WorldRecord, cov: &mut Coverage) {
+    for read in record.log.table_reads() {
+        if let Some(row) = table_reads::table_read(read.op) {
+            if read.answers.memory.is_ok() && read.answers.sqlite.is_ok() {
+                cov.hit(row.probe);
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use super::wording::{
 use crate::divergence::TraceMark;
 use crate::outcome::{Findings, Pointer};
 use crate::runs::observations::WorldRecord;
-use crate::runs::record::{Answer, EmittedEvent, Read, ReadKind, Written};
+use crate::runs::record::{Answer, Both, EmittedEvent, Read, ReadKind, Written};
 use crate::workload::StoreKind;
 use history::runs::{Category, MessageKind as Shape, RunEvent};
 use history::BugId;
@@ -109,18 +109,7 @@ fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut F
     for row in written {
         *expected.entry(row.thread_id.as_str()).or_default() += 1;
     }
-    let backends = [
-        (
-            cx.primary != StoreKind::Sqlite,
-            cx.record.first_slot,
-            &counts.memory,
-        ),
-        (cx.primary == StoreKind::Sqlite, "sqlite", &counts.sqlite),
-    ];
-    for (is_primary, name, answer) in backends {
-        if !is_primary && !cx.record.log.write_disagreements().is_empty() {
-            continue;
-        }
+    for (name, answer) in judged_answers(cx, counts) {
         let Ok(counts) = answer else { continue };
         for (thread_id, count) in counts {
             let want = expected.get(thread_id.as_str()).copied().unwrap_or(0);
@@ -134,6 +123,40 @@ fn event_counts_match_written(cx: &Context<'_>, written: &[&RunEvent], f: &mut F
             }
         }
     }
+}
+
+/// The answers of a read at the end that the whole-store comparison (R3) judges, each with its
+/// store's name: the primary's, and the other backend's unless the two answered a write
+/// differently (R9's business: that backend holds other rows).
+pub(super) fn judged_answers<'a, T>(
+    cx: &Context<'_>,
+    both: &'a Both<Answer<T>>,
+) -> Vec<(&'static str, &'a Answer<T>)> {
+    let backends = [
+        (
+            cx.primary != StoreKind::Sqlite,
+            cx.record.first_slot,
+            &both.memory,
+        ),
+        (cx.primary == StoreKind::Sqlite, "sqlite", &both.sqlite),
+    ];
+    let disagreed = !cx.record.log.write_disagreements().is_empty();
+    (backends.into_iter())
+        .filter(|(is_primary, _, _)| *is_primary || !disagreed)
+        .map(|(_, name, answer)| (name, answer))
+        .collect()
+}
+
+/// The rows the stores must hold at the end, as the model takes them: every row written and
+/// not deleted, by thread and run.
+pub(super) fn rows_to_hold(record: &WorldRecord) -> model::runs::StoredRows {
+    let rows = written_in_dump_order(record)
+        .into_iter()
+        .map(|e| model::runs::StoredRow {
+            thread_id: e.thread_id.clone(),
+            run_id: e.run_id.clone(),
+        });
+    model::runs::StoredRows::new(rows.collect())
 }
 
 /// R5: per thread, every written seq is above every seq written before it since the thread

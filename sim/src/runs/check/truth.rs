@@ -77,6 +77,7 @@ mod tests {
             jsonl_store: false,
             max_trace_content_bytes: None,
             long_traces: Vec::new(),
+            table_reads: Vec::new(),
             threads: [("t".to_string(), "tid".to_string())].into(),
             runs: vec![RunSpec {
                 id: "r".into(),

@@ -162,6 +162,8 @@ pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut shape_rng = seed.substream(Stream::Workload, super::store_differences::SUBSTREAM);
     super::store_differences::draw(&mut threads, &mut shape_rng);
     RunsScenario {
+        // Reads of the store's table the model answers, asked at the end, last of all.
+        table_reads: super::table_read_steps::draw(&threads, &gen.runs, seed),
         network_seed,
         workers: options.workers,
         flush_threshold_events: options.flush_threshold_events,

@@ -13,6 +13,7 @@ pub(in crate::runs) mod sqlite_pool;
 pub(in crate::runs) mod state;
 pub(in crate::runs) mod store_calls;
 pub mod system;
+pub(in crate::runs) mod table_read_calls;
 pub(in crate::runs) mod tap;
 pub(in crate::runs) mod thread_calls;
 pub(in crate::runs) mod user_calls;

@@ -374,6 +374,7 @@ fn final_record(world: &World, failure: Option<String>, sim_elapsed_ms: u64) -> 
         .collect();
     let dumps = world.both(|s| s.dump());
     let event_counts = final_event_counts(world);
+    super::table_read_calls::ask_table_reads(world, sim_elapsed_ms * 1000);
     // A breach in the final dumps breaks the world as much as one during the simulation.
     let failure = failure.or_else(|| world.breach.borrow().as_ref().map(|b| b.to_string()));
     let mut answers = crate::coverage::Coverage::default();
