@@ -65,6 +65,39 @@ macro_rules! options_display {
 }
 pub(crate) use options_display;
 
+/// The helpers a workload's `shrink.rs` writes its moves and integers with, named for its
+/// scenario type so that their closures need no annotation: `int` (an [`crate::workload::integer`]
+/// of the scenario), `edit` (a move that changes a copy in place) and, given the function that
+/// drops what a removal left dangling, `cut` (a move that removes something, then that).
+macro_rules! shrink_helpers {
+    ($scenario:ty) => {
+        /// An integer of the scenario ([`crate::workload::integer`], its type named for the
+        /// closure).
+        fn int(
+            path: String,
+            value: u64,
+            min: u64,
+            write: impl Fn(&mut $scenario, u64) + 'static,
+        ) -> Option<$crate::workload::Integer<$scenario>> {
+            $crate::workload::integer(path, value, min, write)
+        }
+
+        /// A move that changes a copy of the scenario in place.
+        fn edit(change: impl Fn(&mut $scenario) + 'static) -> $crate::workload::Move<$scenario> {
+            $crate::workload::move_by(change, std::convert::identity)
+        }
+    };
+    ($scenario:ty, cut then $prune:path) => {
+        $crate::workload_items::shrink_helpers!($scenario);
+
+        /// A move that removes something, then what the removal left dangling.
+        fn cut(change: impl Fn(&mut $scenario) + 'static) -> $crate::workload::Move<$scenario> {
+            $crate::workload::move_by(change, $prune)
+        }
+    };
+}
+pub(crate) use shrink_helpers;
+
 #[cfg(test)]
 mod tests {
     use crate::rng::SeedRng;

@@ -8,8 +8,11 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Stop, Target};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
 use std::collections::{BTreeMap, BTreeSet};
+
+shrink_helpers!(RunsScenario, cut then prune);
 
 /// Messages a run's script expands to.
 fn messages_of(s: &RunsScenario) -> usize {
@@ -292,26 +295,6 @@ fn fault_integers(s: &RunsScenario, out: &mut Vec<Integer<RunsScenario>>) {
             c.store_crashes[i].at_ms = v as u32
         }));
     }
-}
-
-/// An integer of a runs scenario ([`integer`], its type named for the closure).
-fn int(
-    path: String,
-    value: u64,
-    min: u64,
-    write: impl Fn(&mut RunsScenario, u64) + 'static,
-) -> Option<Integer<RunsScenario>> {
-    integer(path, value, min, write)
-}
-
-/// A move that changes a copy of the scenario in place.
-fn edit(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    move_by(change, std::convert::identity)
-}
-
-/// A move that removes something, then what the removal left dangling.
-fn cut(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    move_by(change, prune)
 }
 
 /// Whole runs, with the ops that name them.
