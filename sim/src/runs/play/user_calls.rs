@@ -7,7 +7,7 @@
 use super::client::Client;
 use super::state::*;
 use crate::runs::record::*;
-use history::runs::{MessageCursor, UserScope};
+use history::runs::{MessageCursor, RunEvent, UserScope};
 
 pub const LIST_MESSAGES_AS: &str = "list_messages_as";
 pub const COUNT_MESSAGES_AS: &str = "count_messages_as";
@@ -25,15 +25,8 @@ impl Client {
         let tid = world.thread_id(thread);
         let scope = user.map_or(UserScope::All, |u| UserScope::Only(u.to_string()));
         let op = world.next_op();
-        let rows =
-            world.both(|s| s.list_messages_as(&tid, WHOLE_THREAD, MessageCursor::None, &scope));
-        let count = world.both(|s| s.count_messages_as(&tid, &scope));
-        world.record(format_args!(
-            "user messages {thread} as {user:?}: rows={:016x} count={:?} agree={}",
-            hash_of(rows.primary(world.primary)),
-            count.primary(world.primary),
-            rows.agree() && count.agree()
-        ));
+        let (rows, count, words) = read_in_scope(world, &tid, &scope);
+        world.record(format_args!("user messages {thread} as {user:?}: {words}"));
         let kind = ReadKind::UserMessages {
             user: user.map(str::to_string),
             rows,
@@ -58,14 +51,9 @@ impl Client {
         let user = world.scenario.runs[r].user.clone();
         let scope = UserScope::Current(user.clone());
         let op = world.next_op();
-        let rows =
-            world.both(|s| s.list_messages_as(&tid, WHOLE_THREAD, MessageCursor::None, &scope));
-        let count = world.both(|s| s.count_messages_as(&tid, &scope));
+        let (rows, count, words) = read_in_scope(world, &tid, &scope);
         world.record(format_args!(
-            "default-scope messages {thread} for {run} (current user {user:?}): rows={:016x} count={:?} agree={}",
-            hash_of(rows.primary(world.primary)),
-            count.primary(world.primary),
-            rows.agree() && count.agree()
+            "default-scope messages {thread} for {run} (current user {user:?}): {words}"
         ));
         let kind = ReadKind::DefaultScopeMessages {
             run: r,
@@ -75,4 +63,23 @@ impl Client {
         };
         self.push_read(world, op, thread, kind);
     }
+}
+
+/// The thread's message rows read whole and their count, both in `scope`, from both stores,
+/// with how the trace tells them: `rows=` the hash of the primary store's rows, `count=` its
+/// count, `agree=` whether both stores answered both alike.
+fn read_in_scope(
+    world: &World,
+    tid: &str,
+    scope: &UserScope,
+) -> (Both<Answer<Vec<RunEvent>>>, Both<Answer<u64>>, String) {
+    let rows = world.both(|s| s.list_messages_as(tid, WHOLE_THREAD, MessageCursor::None, scope));
+    let count = world.both(|s| s.count_messages_as(tid, scope));
+    let words = format!(
+        "rows={:016x} count={:?} agree={}",
+        hash_of(rows.primary(world.primary)),
+        count.primary(world.primary),
+        rows.agree() && count.agree()
+    );
+    (rows, count, words)
 }
