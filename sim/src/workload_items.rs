@@ -98,6 +98,37 @@ macro_rules! shrink_helpers {
 }
 pub(crate) use shrink_helpers;
 
+/// The scenarios of seeds 0 to 19 of workload `W` (from the options each seed derives), each
+/// with its shrink candidates, every one of which validates: what a shrinker's test judges.
+#[cfg(test)]
+pub(crate) fn seeds_with_shrink_candidates<W: crate::workload::Workload>(
+) -> Vec<(u64, W::Scenario, Vec<W::Scenario>)> {
+    let overrides = crate::workload::OptionOverrides::default();
+    let scenario = |rng| W::generate(rng, &W::from_seed(rng, &overrides));
+    (0..20)
+        .map(|seed| {
+            let s = scenario(crate::rng::SeedRng::new(seed));
+            let cands = W::shrink_candidates(&s);
+            for c in &cands {
+                W::validate(c).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            }
+            (seed, s, cands)
+        })
+        .collect()
+}
+
+/// How many different sets of switches the swarm turns on over `options` (one a seed), as
+/// `switched` lists an options' switches: a workload's options test asks for many.
+#[cfg(test)]
+pub(crate) fn switch_subsets<O>(
+    options: impl IntoIterator<Item = O>,
+    switched: impl Fn(&O) -> Vec<bool>,
+) -> usize {
+    let subsets: std::collections::BTreeSet<Vec<bool>> =
+        options.into_iter().map(|o| switched(&o)).collect();
+    subsets.len()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rng::SeedRng;

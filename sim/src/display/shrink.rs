@@ -218,18 +218,13 @@ mod tests {
     use crate::display::{generate::generate, DisplayOptions};
     use crate::rng::SeedRng;
     use crate::workload::Workload;
+    use crate::workload_items::seeds_with_shrink_candidates;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
-        for seed in 0..20 {
-            let rng = SeedRng::new(seed);
-            let s = generate(rng, &DisplayOptions::from_seed(rng, None));
-            let cands = DisplayWorkload::shrink_candidates(&s);
-            assert!(!cands.is_empty());
-            for c in &cands {
-                c.validate().expect("valid");
-                assert!(size(c) <= size(&s));
-            }
+        for (seed, s, cands) in seeds_with_shrink_candidates::<DisplayWorkload>() {
+            assert!(!cands.is_empty(), "seed {seed}");
+            assert!(cands.iter().all(|c| size(c) <= size(&s)), "seed {seed}");
         }
     }
 

@@ -344,21 +344,13 @@ fn halve_padding(action: &mut Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::generate::generate;
-    use crate::journal::JournalSimOptions;
     use crate::journal::JournalWorkload;
-    use crate::rng::SeedRng;
-    use crate::workload::Workload;
+    use crate::workload_items::seeds_with_shrink_candidates;
 
     #[test]
     fn candidates_are_valid_and_not_larger() {
-        for seed in 0..20 {
-            let rng = SeedRng::new(seed);
-            let s = generate(rng, &JournalSimOptions::from_seed(rng));
-            for c in JournalWorkload::shrink_candidates(&s) {
-                c.validate().expect("valid");
-                assert!(size(&c).0 <= size(&s).0);
-            }
+        for (seed, s, cands) in seeds_with_shrink_candidates::<JournalWorkload>() {
+            assert!(cands.iter().all(|c| size(c).0 <= size(&s).0), "seed {seed}");
         }
     }
 }
