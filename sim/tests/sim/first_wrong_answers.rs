@@ -3,6 +3,7 @@
 //! deletion or on what reads show after it (R9); and the whole-state rules, which say so.
 //! Played through the library on the catalog's scenario files, with their bug planted.
 
+use crate::support::python_missing;
 use history::BugId;
 use sim::outcome::Violation;
 use sim::run::run_scenario_file;
@@ -214,6 +215,20 @@ fn judged(scenario: &RunsScenario, record: &WorldRecord) -> Vec<Violation> {
     check::check(scenario, &Scripts::of(scenario), record, StoreKind::Memory)
 }
 
+/// The one violation the runs checks find in `record` (of scenario `file`): R24's, with its
+/// first wrong answer.
+fn only_r24(
+    scenario: &RunsScenario,
+    record: &WorldRecord,
+    file: &str,
+) -> (Violation, sim::divergence::Divergence) {
+    let violations = judged(scenario, record);
+    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+    assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
+    let d = first_of(&violations, BugId::R24).clone();
+    (violations[0].clone(), d)
+}
+
 /// The first wrong answer the violation of `id` names.
 fn first_of(violations: &[Violation], id: BugId) -> &sim::divergence::Divergence {
     let v = violations.iter().find(|v| v.id == id);
@@ -345,10 +360,7 @@ fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
             _ => {}
         });
         let (request, at_us) = found.expect("a read of the rule");
-        let violations = judged(&scenario, &record);
-        let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-        assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
-        let d = first_of(&violations, BugId::R24);
+        let (_, d) = only_r24(&scenario, &record, file);
         assert_eq!(
             (d.op.as_str(), d.request, d.at_us),
             (op, request, at_us),
@@ -385,11 +397,7 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
         ]
         .map(Observation::WriteError),
     );
-    let violations = judged(&scenario, &record);
-    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-    assert_eq!(ids, [BugId::R24], "{violations:#?}");
-    let r24 = &violations[0];
-    let d = r24.first_divergence.as_ref().expect("a first wrong answer");
+    let (r24, d) = only_r24(&scenario, &record, "r15");
     assert_eq!(
         d.to_string(),
         "put_batch (request 3 at 5000us, the memory and sqlite stores): answered \
@@ -406,13 +414,6 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
     );
 }
 
-fn python_found() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The same through a system under test that answers `internal` to every `put_batch`
 /// (`sim/tests/adapters/err_on.py` in front of `histsim serve runs`): the first wrong answer
 /// is the first batch write, named with its time and the system's command, and its trace
@@ -422,8 +423,7 @@ fn a_system_refusing_a_batch_write_is_named_at_that_write() {
     use sim::rng::SeedRng;
     use sim::run::RunConfig;
     use sim::sut::SutOptions;
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
     let command = format!(
@@ -550,10 +550,7 @@ fn an_error_answer_to_a_feedback_read_names_the_read() {
         _ => {}
     });
     let (op, at_us) = found.expect("a feedback read in the scenario");
-    let violations = judged(&scenario, &record);
-    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-    assert_eq!(ids, [BugId::R24], "{violations:#?}");
-    let d = first_of(&violations, BugId::R24);
+    let (_, d) = only_r24(&scenario, &record, "r22");
     assert_eq!(
         d.to_string(),
         format!(
