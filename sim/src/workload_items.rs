@@ -117,6 +117,19 @@ pub(crate) fn seeds_with_shrink_candidates<W: crate::workload::Workload>(
         .collect()
 }
 
+/// Every shrink candidate of the scenarios of seeds 0 to 19 of `W` validates and is no larger
+/// ([`crate::workload::Workload::size`]): smaller or plainer; and every scenario has some.
+#[cfg(test)]
+pub(crate) fn assert_shrink_candidates_no_larger<W: crate::workload::Workload>() {
+    for (seed, s, cands) in seeds_with_shrink_candidates::<W>() {
+        assert!(!cands.is_empty(), "seed {seed}");
+        assert!(
+            cands.iter().all(|c| W::size(c) <= W::size(&s)),
+            "seed {seed}"
+        );
+    }
+}
+
 /// How many different sets of switches the swarm turns on over `options` (one a seed), as
 /// `switched` lists an options' switches: a workload's options test asks for many.
 #[cfg(test)]
