@@ -249,12 +249,7 @@ fn an_unknown_nested_event_cannot_break_reconstruction() {
     // field the legacy union required.
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom_at(
-            &sub(),
-            1,
-            &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
-            json!({"result": {"hits": 3}}),
-        ),
+        Ev::aitl_response(1, json!({"hits": 3})),
         Ev::chunk(&lead(), "d", "r", "e2", 2, "Found 3."),
     ];
     for (name, store) in both_stores(Planted::none()) {
