@@ -1,8 +1,7 @@
 //! The two stores run through the same bodies and must answer identically.
 
 use history::display::{
-    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore,
-    StoreOptions, StoredRow,
+    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore, StoreOptions,
 };
 use history::Planted;
 use proptest::prelude::*;
