@@ -45,6 +45,7 @@ pub mod spool;
 pub(crate) mod store_kind;
 pub mod sut;
 pub(crate) mod trace;
+pub(crate) mod turmoil_clock;
 pub mod verdict;
 pub mod workload;
 pub(crate) mod workload_items;

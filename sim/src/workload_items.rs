@@ -65,6 +65,83 @@ macro_rules! options_display {
 }
 pub(crate) use options_display;
 
+/// The helpers a workload's `shrink.rs` writes its moves and integers with, named for its
+/// scenario type so that their closures need no annotation: `int` (an [`crate::workload::integer`]
+/// of the scenario), `edit` (a move that changes a copy in place) and, given the function that
+/// drops what a removal left dangling, `cut` (a move that removes something, then that).
+macro_rules! shrink_helpers {
+    ($scenario:ty) => {
+        /// An integer of the scenario ([`crate::workload::integer`], its type named for the
+        /// closure).
+        fn int(
+            path: String,
+            value: u64,
+            min: u64,
+            write: impl Fn(&mut $scenario, u64) + 'static,
+        ) -> Option<$crate::workload::Integer<$scenario>> {
+            $crate::workload::integer(path, value, min, write)
+        }
+
+        /// A move that changes a copy of the scenario in place.
+        fn edit(change: impl Fn(&mut $scenario) + 'static) -> $crate::workload::Move<$scenario> {
+            $crate::workload::move_by(change, std::convert::identity)
+        }
+    };
+    ($scenario:ty, cut then $prune:path) => {
+        $crate::workload_items::shrink_helpers!($scenario);
+
+        /// A move that removes something, then what the removal left dangling.
+        fn cut(change: impl Fn(&mut $scenario) + 'static) -> $crate::workload::Move<$scenario> {
+            $crate::workload::move_by(change, $prune)
+        }
+    };
+}
+pub(crate) use shrink_helpers;
+
+/// The scenarios of seeds 0 to 19 of workload `W` (from the options each seed derives), each
+/// with its shrink candidates, every one of which validates: what a shrinker's test judges.
+#[cfg(test)]
+pub(crate) fn seeds_with_shrink_candidates<W: crate::workload::Workload>(
+) -> Vec<(u64, W::Scenario, Vec<W::Scenario>)> {
+    let overrides = crate::workload::OptionOverrides::default();
+    let scenario = |rng| W::generate(rng, &W::from_seed(rng, &overrides));
+    (0..20)
+        .map(|seed| {
+            let s = scenario(crate::rng::SeedRng::new(seed));
+            let cands = W::shrink_candidates(&s);
+            for c in &cands {
+                W::validate(c).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            }
+            (seed, s, cands)
+        })
+        .collect()
+}
+
+/// Every shrink candidate of the scenarios of seeds 0 to 19 of `W` validates and is no larger
+/// ([`crate::workload::Workload::size`]): smaller or plainer; and every scenario has some.
+#[cfg(test)]
+pub(crate) fn assert_shrink_candidates_no_larger<W: crate::workload::Workload>() {
+    for (seed, s, cands) in seeds_with_shrink_candidates::<W>() {
+        assert!(!cands.is_empty(), "seed {seed}");
+        assert!(
+            cands.iter().all(|c| W::size(c) <= W::size(&s)),
+            "seed {seed}"
+        );
+    }
+}
+
+/// How many different sets of switches the swarm turns on over `options` (one a seed), as
+/// `switched` lists an options' switches: a workload's options test asks for many.
+#[cfg(test)]
+pub(crate) fn switch_subsets<O>(
+    options: impl IntoIterator<Item = O>,
+    switched: impl Fn(&O) -> Vec<bool>,
+) -> usize {
+    let subsets: std::collections::BTreeSet<Vec<bool>> =
+        options.into_iter().map(|o| switched(&o)).collect();
+    subsets.len()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rng::SeedRng;

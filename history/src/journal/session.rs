@@ -59,6 +59,13 @@ impl Recorder {
     pub fn accepts(&self, origin: &Origin) -> bool {
         self.filter.as_ref().is_none_or(|f| f == origin)
     }
+
+    /// The rows of `rows` that belong in this recording, in their order.
+    pub fn accepted(&self, rows: Vec<Row>) -> Vec<Row> {
+        rows.into_iter()
+            .filter(|r| self.accepts(&r.origin))
+            .collect()
+    }
 }
 
 /// How far a resume's load has come, handed to the arrivals callback between load steps.

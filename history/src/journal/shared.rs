@@ -114,12 +114,7 @@ impl SharedHistory {
             Some(origin.clone()),
         )?;
         let mut rec = Recorder::new(j);
-        let rows: Vec<Row> = self
-            .primary
-            .rows()
-            .into_iter()
-            .filter(|r| rec.accepts(&r.origin))
-            .collect();
+        let rows = rec.accepted(self.primary.rows());
         if !rows.is_empty() {
             rec.journal_mut().append(origin.clone(), rows)?;
         }
@@ -374,12 +369,7 @@ impl SharedHistory {
                 let fresh = resume_journal(self.storage.clone(), &name, self.opts.clone())?;
                 m.set_journal(fresh);
             }
-            let target: Vec<Row> = self
-                .primary
-                .rows()
-                .into_iter()
-                .filter(|r| m.accepts(&r.origin))
-                .collect();
+            let target = m.accepted(self.primary.rows());
             if m.journal().rows() != target {
                 m.journal_mut().replace_all(origin.clone(), target)?;
             }

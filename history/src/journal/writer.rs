@@ -250,10 +250,7 @@ impl Journal {
         } else {
             vec![RecordBody::SuffixCut { rows }]
         };
-        let receipt = self.write(origin, bodies, true)?;
-        // Post-condition: a rewind is one record (J15).
-        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
-        Ok(receipt)
+        self.write_one_record(origin, bodies)
     }
 
     /// Removes every in-context row, as one record (J15).
@@ -266,10 +263,7 @@ impl Journal {
         } else {
             vec![RecordBody::Clear]
         };
-        let receipt = self.write(origin, bodies, true)?;
-        // Post-condition: a clear is one record (J15).
-        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
-        Ok(receipt)
+        self.write_one_record(origin, bodies)
     }
 
     /// Replaces the first `compressed_rows` in-context rows with `summary`, as one record (J15).
@@ -293,10 +287,7 @@ impl Journal {
                 compressed_rows,
             }]
         };
-        let receipt = self.write(origin, bodies, true)?;
-        // Post-condition: a compression is one record (J15).
-        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
-        Ok(receipt)
+        self.write_one_record(origin, bodies)
     }
 
     /// Removes and rewrites rows, in records of at most 64 rows or 64 KiB (J16).
@@ -463,6 +454,18 @@ impl Journal {
         // Post-condition: the next record goes right after the good ones, behind no torn tail.
         debug_assert!(self.torn_tail.is_none());
         Ok(())
+    }
+
+    /// Writes and syncs a mutation that is one record (J15): a rewind, a clear, a compression.
+    fn write_one_record(
+        &mut self,
+        origin: Origin,
+        bodies: Vec<RecordBody>,
+    ) -> Result<WriteReceipt, JournalError> {
+        let receipt = self.write(origin, bodies, true)?;
+        // Post-condition: the mutation is one record (J15).
+        debug_assert!(receipt.records == 1 || self.opts.planted.is(BugId::J15));
+        Ok(receipt)
     }
 
     /// Writes `bodies` as consecutive records, one frame per storage append, then syncs when

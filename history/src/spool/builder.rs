@@ -133,6 +133,28 @@ pub fn write_body<S: RowSource + ?Sized, W: Write>(
     Ok(out.written_bytes())
 }
 
+/// The body of `rows` streamed into memory, through an output buffer of 16 bytes (so tokens
+/// cross its boundary all the time): what a build's spool must hold.
+#[cfg(any(test, feature = "testing"))]
+pub fn streamed_in_memory(
+    shape: Shape,
+    head: &RequestHead,
+    rows: Vec<crate::journal::Row>,
+) -> Result<Vec<u8>, SpoolError> {
+    let mut out = Vec::new();
+    let mut track = BufferTracker::new(16);
+    let mut source = super::VecSource::new(rows);
+    write_body(
+        shape,
+        head,
+        &mut source,
+        &mut out,
+        &super::NeverAbort,
+        &mut track,
+    )?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,18 +177,7 @@ mod tests {
     /// The streaming pass into memory, the reference the file build must equal here (the
     /// oracle comparison lives in `sim`, which may import the independent model).
     fn in_memory(shape: Shape, head: &RequestHead, rows: Vec<Row>) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut track = BufferTracker::new(16);
-        write_body(
-            shape,
-            head,
-            &mut VecSource::new(rows),
-            &mut out,
-            &NeverAbort,
-            &mut track,
-        )
-        .expect("valid rows");
-        out
+        streamed_in_memory(shape, head, rows).expect("valid rows")
     }
 
     #[test]

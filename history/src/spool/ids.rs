@@ -75,40 +75,41 @@ impl ToolIdMapper {
 mod tests {
     use super::*;
 
+    /// The numbers `m` gives each of `steps` in turn: `+x` a call of raw id `x`, `-x` a result
+    /// of it.
+    fn numbers(m: &mut ToolIdMapper, steps: &[&str]) -> Vec<u64> {
+        let number = |m: &mut ToolIdMapper, step: &str| match step.split_at(1) {
+            ("+", id) => m.call(id),
+            (_, id) => m.result(id),
+        };
+        steps.iter().map(|step| number(m, step)).collect()
+    }
+
     #[test]
     fn results_take_their_calls_number_and_release_it() {
         let mut m = ToolIdMapper::new();
-        assert_eq!(m.call("a"), 0);
-        assert_eq!(m.call("b"), 1);
+        assert_eq!(numbers(&mut m, &["+a", "+b"]), [0, 1]);
         assert_eq!(m.pending_calls(), 2);
-        assert_eq!(m.result("b"), 1);
-        assert_eq!(m.result("a"), 0);
+        assert_eq!(numbers(&mut m, &["-b", "-a"]), [1, 0]);
         assert_eq!(m.pending_calls(), 0);
     }
 
     #[test]
     fn a_reused_raw_id_gets_a_new_number_per_call() {
         let mut m = ToolIdMapper::new();
-        assert_eq!(m.call("x"), 0);
-        assert_eq!(m.result("x"), 0);
-        assert_eq!(m.call("x"), 1);
-        assert_eq!(m.result("x"), 1);
+        assert_eq!(numbers(&mut m, &["+x", "-x", "+x", "-x"]), [0, 0, 1, 1]);
     }
 
     #[test]
     fn duplicate_pending_ids_are_answered_oldest_first() {
         let mut m = ToolIdMapper::new();
-        assert_eq!(m.call("x"), 0);
-        assert_eq!(m.call("x"), 1);
-        assert_eq!(m.result("x"), 0);
-        assert_eq!(m.result("x"), 1);
+        assert_eq!(numbers(&mut m, &["+x", "+x", "-x", "-x"]), [0, 1, 0, 1]);
     }
 
     #[test]
     fn orphan_results_get_fresh_numbers() {
         let mut m = ToolIdMapper::new();
-        assert_eq!(m.result("ghost"), 0);
-        assert_eq!(m.call("ghost"), 1);
+        assert_eq!(numbers(&mut m, &["-ghost", "+ghost"]), [0, 1]);
         assert_eq!(m.pending_calls(), 1);
     }
 }

@@ -53,6 +53,8 @@ pub mod source;
 pub mod synthetic;
 
 pub use abort::{AbortSignal, NeverAbort};
+#[cfg(any(test, feature = "testing"))]
+pub use builder::streamed_in_memory;
 pub use builder::{build, write_body, BuildOptions, Built};
 pub use error::SpoolError;
 pub use file::{SealedSpool, Spool, SpoolDir};

@@ -91,11 +91,9 @@ mod tests {
     use crate::journal::{Origin, Speaker};
 
     fn drain(mut s: impl RowSource) -> Vec<Row> {
-        let mut out = Vec::new();
-        while let Some(r) = s.next_row() {
-            out.push(r.expect("vector sources do not fail"));
-        }
-        out
+        let rows = std::iter::from_fn(|| s.next_row());
+        rows.map(|r| r.expect("vector sources do not fail"))
+            .collect()
     }
 
     #[test]

@@ -212,11 +212,9 @@ mod tests {
 
     fn all(opts: SyntheticOptions) -> Vec<Row> {
         let mut g = SyntheticRows::new(opts);
-        let mut rows = Vec::new();
-        while let Some(r) = g.next_row() {
-            rows.push(r.expect("the generator does not fail"));
-        }
-        rows
+        let rows = std::iter::from_fn(|| g.next_row());
+        rows.map(|r| r.expect("the generator does not fail"))
+            .collect()
     }
 
     #[test]

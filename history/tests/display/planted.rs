@@ -61,12 +61,7 @@ fn rebuild(
 fn planted_p1_unknown_event_fails_reconstruction() {
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom_at(
-            &sub(),
-            1,
-            &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
-            json!({"result": 3}),
-        ),
+        Ev::aitl_response(1, json!(3)),
     ];
     assert_eq!(
         texts(&rebuild(&rows, NONE).expect("fixed: never a 500")),

@@ -16,6 +16,11 @@ fn sorted_warnings(p: &Projection) -> Vec<history::display::Warning> {
     w
 }
 
+/// The projection of `rows` for the lead agent.
+fn projected<R: AsRef<[u8]>>(rows: &[R], planted: Planted) -> Projection {
+    project(rows, Some(&lead()), &opts(planted))
+}
+
 /// Shuffling the input changes nothing (ids are unique, so no copy competes).
 pub fn permutation_invariant(
     specs: &[Spec],
@@ -24,9 +29,7 @@ pub fn permutation_invariant(
 ) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let shuffled: Vec<&Vec<u8>> = order.iter().map(|&i| &rows[i]).collect();
-    let primary = lead();
-    let a = project(&rows, Some(&primary), &opts(planted));
-    let b = project(&shuffled, Some(&primary), &opts(planted));
+    let (a, b) = (projected(&rows, planted), projected(&shuffled, planted));
     prop_assert_eq!(&a.messages, &b.messages);
     prop_assert_eq!(sorted_warnings(&a), sorted_warnings(&b));
     Ok(())
@@ -40,9 +43,7 @@ pub fn duplication_invariant(
 ) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let delivered = gen::delivered(specs, order);
-    let primary = lead();
-    let a = project(&rows, Some(&primary), &opts(planted));
-    let b = project(&delivered, Some(&primary), &opts(planted));
+    let (a, b) = (projected(&rows, planted), projected(&delivered, planted));
     prop_assert_eq!(&a.messages, &b.messages);
     prop_assert_eq!(warning_set(&a), warning_set(&b));
     Ok(())
@@ -95,7 +96,7 @@ pub fn nothing_from_hidden_displays(
 
 /// No warning text carries payload text.
 pub fn warnings_carry_no_payload(specs: &[Spec], planted: Planted) -> Result<(), TestCaseError> {
-    let p = project(&gen::rows(specs), Some(&lead()), &opts(planted));
+    let p = projected(&gen::rows(specs), planted);
     for w in &p.warnings {
         prop_assert!(!w.text.contains(SECRET), "warning text {:?}", w.text);
         prop_assert!(!w.text.contains("<d"), "warning text {:?}", w.text);
@@ -131,7 +132,7 @@ proptest! {
 
     #[test]
     fn projector_never_panics_on_arbitrary_bytes(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..80), 0..12)) {
-        let p = project(&rows, Some(&lead()), &opts(Planted::none()));
+        let p = projected(&rows, Planted::none());
         prop_assert!(p.messages.is_empty() && p.warnings.is_empty());
     }
 
@@ -146,7 +147,7 @@ proptest! {
             let at = at.index(row.len());
             if byte % 2 == 0 { row.truncate(at) } else { row[at] = *byte }
         }
-        let p = project(&rows, Some(&lead()), &opts(Planted::none()));
+        let p = projected(&rows, Planted::none());
         for m in &p.messages { assert_no_empty_text(m); }
         let store = MemoryDisplayStore::new(Planted::none());
         for row in &rows { store.append(row).map_err(|e| TestCaseError::fail(e.to_string()))?; }

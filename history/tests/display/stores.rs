@@ -1,8 +1,7 @@
 //! The two stores run through the same bodies and must answer identically.
 
 use history::display::{
-    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore,
-    StoreOptions, StoredRow,
+    reconstruct, Admission, DisplayEventStore, MemoryDisplayStore, SqliteDisplayStore, StoreOptions,
 };
 use history::Planted;
 use proptest::prelude::*;
@@ -249,12 +248,7 @@ fn an_unknown_nested_event_cannot_break_reconstruction() {
     // field the legacy union required.
     let rows = [
         Ev::user("d", "e0", 0, "find it"),
-        Ev::custom_at(
-            &sub(),
-            1,
-            &["RetrievalAgentInTheLoopResponseEvent", "StopEvent"],
-            json!({"result": {"hits": 3}}),
-        ),
+        Ev::aitl_response(1, json!({"hits": 3})),
         Ev::chunk(&lead(), "d", "r", "e2", 2, "Found 3."),
     ];
     for (name, store) in both_stores(Planted::none()) {
@@ -326,31 +320,17 @@ pub fn compare_stores(rows: &[Vec<u8>], planted: Planted) -> Result<(), TestCase
     let memory = MemoryDisplayStore::new(planted);
     let sqlite = SqliteDisplayStore::open_in_memory(planted)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let stores: [&dyn DisplayEventStore; 2] = [&memory, &sqlite];
     for row in rows {
-        let m = memory
-            .append(row)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let s = sqlite
-            .append(row)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (m, s) = ask_both(stores, |st| st.append(row))?;
         prop_assert_eq!(m, s);
     }
     for thread in [THREAD, "T-other", "absent"] {
-        let vm = memory
-            .visible_displays(thread)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let vs = sqlite
-            .visible_displays(thread)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (vm, vs) = ask_both(stores, |st| st.visible_displays(thread))?;
         prop_assert_eq!(&vm, &vs);
         let all: Vec<String> = (0..gen::DISPLAYS).map(|k| format!("d{k}")).collect();
         for displays in [&vm, &all] {
-            let rm: Vec<StoredRow> = memory
-                .rows_on_displays(thread, displays)
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let rs: Vec<StoredRow> = sqlite
-                .rows_on_displays(thread, displays)
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let (rm, rs) = ask_both(stores, |st| st.rows_on_displays(thread, displays))?;
             prop_assert_eq!(rm, rs);
         }
         prop_assert_eq!(
@@ -358,10 +338,9 @@ pub fn compare_stores(rows: &[Vec<u8>], planted: Planted) -> Result<(), TestCase
             sqlite.thread_displays(thread).ok()
         );
         for primary in [None, Some(lead())] {
-            let pm = reconstruct(&memory, thread, primary.as_ref(), &opts(planted))
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let ps = reconstruct(&sqlite, thread, primary.as_ref(), &opts(planted))
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let (pm, ps) = ask_both(stores, |st| {
+                reconstruct(st, thread, primary.as_ref(), &opts(planted))
+            })?;
             prop_assert_eq!(pm, ps);
         }
     }
@@ -369,6 +348,16 @@ pub fn compare_stores(rows: &[Vec<u8>], planted: Planted) -> Result<(), TestCase
     prop_assert_eq!(memory.quarantined().ok(), sqlite.quarantined().ok());
     prop_assert_eq!(memory.rows().ok(), sqlite.rows().ok());
     Ok(())
+}
+
+/// What the memory store, then the SQLite store, answer to `ask`; an error of either fails the
+/// test case.
+fn ask_both<'a, T, E: std::fmt::Display>(
+    [memory, sqlite]: [&'a dyn DisplayEventStore; 2],
+    ask: impl Fn(&'a dyn DisplayEventStore) -> Result<T, E>,
+) -> Result<(T, T), TestCaseError> {
+    let fail = |e: E| TestCaseError::fail(e.to_string());
+    Ok((ask(memory).map_err(fail)?, ask(sqlite).map_err(fail)?))
 }
 
 proptest! {

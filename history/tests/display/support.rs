@@ -170,6 +170,13 @@ impl Ev {
         Ev::custom(agent, "d", &format!("e{t}"), t, parents, data)
     }
 
+    /// The seed's incident at `t`: the subagent's custom AITL response event, a `StopEvent`
+    /// subclass without the field the legacy union required, its `result` in its data.
+    pub fn aitl_response(t: i64, result: Value) -> Ev {
+        let parents = ["RetrievalAgentInTheLoopResponseEvent", "StopEvent"];
+        Ev::custom_at(&sub(), t, &parents, json!({ "result": result }))
+    }
+
     /// Sets a top-level field.
     pub fn set(mut self, field: &str, value: Value) -> Ev {
         if let Some(o) = self.0.as_object_mut() {

@@ -21,6 +21,21 @@ pub fn agent(who: Who) -> Agent {
     Agent::new(who.0, who.1)
 }
 
+/// Emission `index` of `who` on `display`, persisted and well formed, with the event id and
+/// run id its index and agent give it.
+pub fn emission(index: usize, who: Who, display: &str, kind: EmissionKind) -> Emission {
+    Emission {
+        index,
+        event_id: format!("{index:024x}"),
+        agent: agent(who),
+        display: display.to_string(),
+        run: format!("run-{}", who.1),
+        kind,
+        persisted: true,
+        defect: None,
+    }
+}
+
 pub struct Build {
     conversation: Conversation,
 }
@@ -42,16 +57,7 @@ impl Build {
 
     pub fn emit(mut self, who: Who, display: &str, kind: EmissionKind) -> Build {
         let index = self.conversation.emissions.len();
-        self.conversation.emissions.push(Emission {
-            index,
-            event_id: format!("{index:024x}"),
-            agent: agent(who),
-            display: display.to_string(),
-            run: format!("run-{}", who.1),
-            kind,
-            persisted: true,
-            defect: None,
-        });
+        (self.conversation.emissions).push(emission(index, who, display, kind));
         self
     }
 

@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 
-use super::build::{agent, Who, LEAD, SUB, SUB2, USER};
+use super::build::{agent, emission, Who, LEAD, SUB, SUB2, USER};
 use super::conversation::{
     AudioData, Conversation, Defect, Emission, EmissionKind, HitlAnswer, LegacyByte, UserBlock,
     DEFECTIVE_IDENTITY_FIELDS,
@@ -163,14 +163,9 @@ fn build(primary: u8, raws: &[Raw]) -> Conversation {
             _ => None,
         };
         emissions.push(Emission {
-            index,
-            event_id: format!("{index:024x}"),
-            agent: agent(who),
-            display: display.into(),
-            run: format!("run-{}", who.1),
-            kind,
             persisted: raw.persisted,
             defect,
+            ..emission(index, who, display, kind)
         });
     }
     Conversation { primary, emissions }

@@ -138,15 +138,7 @@ fn print_report(report: &SeedReport) -> Verdict {
     for line in crate::report::answer_lines(&report.answers.counts, &report.left_out.counts) {
         println!("{line}");
     }
-    for v in &report.violations {
-        println!("violation {v}");
-        if let Some(d) = v.first_wrong_answer() {
-            println!("  first wrong answer: {d}");
-        }
-    }
-    if let Some(e) = &report.failure {
-        println!("world failure: {e}");
-    }
+    super::run::print_findings(report, "", "violation ");
     println!("trace-hash: {}", report.trace_hash);
     Verdict::of_seed(report)
 }

@@ -323,11 +323,7 @@ fn fails_closed(cx: &Context<'_>, f: &mut Findings) {
     let Some((projection, actual)) = &cx.answer else {
         return;
     };
-    let expects_no_display = cx
-        .transcript
-        .expected_warnings
-        .iter()
-        .any(|w| w.code == m::code::NO_VISIBLE_DISPLAY);
+    let expects_no_display = cx.expects_no_display();
     if !expects_no_display {
         return;
     }

@@ -64,6 +64,11 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// Whether the model expects the thread to show no visible display (P9's warning).
+    pub fn expects_no_display(&self) -> bool {
+        (self.transcript.expected_warnings.iter()).any(|w| w.code == m::code::NO_VISIBLE_DISPLAY)
+    }
+
     pub fn new(
         scenario: &'a DisplayScenario,
         plan: &FaultPlan,

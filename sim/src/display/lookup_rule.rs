@@ -32,11 +32,7 @@ pub fn reads_find_the_thread(cx: &Context<'_>, f: &mut Findings) {
     if stored_under == *sent {
         return;
     }
-    let expects_no_display = cx
-        .transcript
-        .expected_warnings
-        .iter()
-        .any(|w| w.code == m::code::NO_VISIBLE_DISPLAY);
+    let expects_no_display = cx.expects_no_display();
     let found_none = projection
         .warnings
         .iter()

@@ -168,25 +168,20 @@ crate::workload_items::options_display!(DisplayOptions);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload_items::switch_subsets;
 
     #[test]
     fn swarming_switches_different_subsets_on() {
-        let subsets: std::collections::BTreeSet<Vec<bool>> = (0..64)
-            .map(|s| {
-                let o = DisplayOptions::from_seed(SeedRng::new(s), None);
-                vec![
-                    o.delegation_probability > 0.0,
-                    o.hitl_probability > 0.0,
-                    o.delivery_duplicate_probability > 0.0,
-                    o.trailing_chunk_drop_probability > 0.0,
-                ]
-            })
-            .collect();
-        assert!(
-            subsets.len() > 8,
-            "only {} subsets in 64 seeds",
-            subsets.len()
-        );
+        let options = (0..64).map(|s| DisplayOptions::from_seed(SeedRng::new(s), None));
+        let subsets = switch_subsets(options, |o| {
+            vec![
+                o.delegation_probability > 0.0,
+                o.hitl_probability > 0.0,
+                o.delivery_duplicate_probability > 0.0,
+                o.trailing_chunk_drop_probability > 0.0,
+            ]
+        });
+        assert!(subsets > 8, "only {subsets} subsets in 64 seeds");
     }
 
     #[test]

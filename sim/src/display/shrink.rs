@@ -5,7 +5,10 @@
 //! the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
+
+shrink_helpers!(DisplayScenario, cut then prune);
 
 /// The size the shrinker minimises: steps first, then faults.
 pub fn size(s: &DisplayScenario) -> (usize, usize) {
@@ -75,26 +78,6 @@ pub fn integers(s: &DisplayScenario) -> Vec<Integer<DisplayScenario>> {
         }
     }
     out
-}
-
-/// An integer of a display scenario ([`integer`], its type named for the closure).
-fn int(
-    path: String,
-    value: u64,
-    min: u64,
-    write: impl Fn(&mut DisplayScenario, u64) + 'static,
-) -> Option<Integer<DisplayScenario>> {
-    integer(path, value, min, write)
-}
-
-/// A move that changes a copy of the scenario in place.
-fn edit(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
-    move_by(change, std::convert::identity)
-}
-
-/// A move that removes something, then what the removal left dangling.
-fn cut(change: impl Fn(&mut DisplayScenario) + 'static) -> Move<DisplayScenario> {
-    move_by(change, prune)
 }
 
 /// Whole turns removed, one at a time (never the last one).
@@ -235,19 +218,11 @@ mod tests {
     use crate::display::{generate::generate, DisplayOptions};
     use crate::rng::SeedRng;
     use crate::workload::Workload;
+    use crate::workload_items::assert_shrink_candidates_no_larger;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
-        for seed in 0..20 {
-            let rng = SeedRng::new(seed);
-            let s = generate(rng, &DisplayOptions::from_seed(rng, None));
-            let cands = DisplayWorkload::shrink_candidates(&s);
-            assert!(!cands.is_empty());
-            for c in &cands {
-                c.validate().expect("valid");
-                assert!(size(c) <= size(&s));
-            }
-        }
+        assert_shrink_candidates_no_larger::<DisplayWorkload>();
     }
 
     #[test]

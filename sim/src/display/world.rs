@@ -21,11 +21,12 @@ use super::wire::{
     read_frame, subscribe, write_frame, write_queued, Frame, FrameReader, BUS_PORT, REPLICA_PORT,
 };
 use crate::trace::Trace;
+use crate::turmoil_clock::Clock;
 use history::display::AgentIdentity;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use turmoil::net::{TcpListener, TcpStream};
 
@@ -236,14 +237,8 @@ fn record_of(shared: Shared, failure: Option<String>, sim_elapsed_ms: u64) -> Wo
 
 /// The turmoil simulation with every host of the deployment and the client.
 fn build_sim(scenario: &DisplayScenario, shared: &Rc<Shared>) -> turmoil::Sim<'static> {
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(scenario.network_seed)
-        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
-        .simulation_duration(Duration::from_secs(SIMULATION_SECS))
-        .tick_duration(Duration::from_millis(TICK_MS))
-        .min_message_latency(Duration::from_micros(100))
-        .max_message_latency(Duration::from_micros(900))
-        .build();
+    let clock = Clock::new(EPOCH_SECS, SIMULATION_SECS, Duration::from_millis(TICK_MS));
+    let mut sim = clock.networked_simulation(scenario.network_seed);
 
     let s = shared.clone();
     sim.host("bus", move || bus_host(s.clone()));

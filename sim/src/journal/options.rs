@@ -212,21 +212,20 @@ crate::workload_items::options_display!(JournalSimOptions);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload_items::switch_subsets;
 
     #[test]
     fn swarming_switches_different_subsets_on() {
-        let subsets: std::collections::BTreeSet<Vec<bool>> = (0..64)
-            .map(|s| {
-                let o = JournalSimOptions::from_seed(SeedRng::new(s));
-                vec![
-                    o.replace_probability > 0.0,
-                    o.crash_probability > 0.0,
-                    o.shared_probability > 0.0,
-                    o.mirror_fail_probability > 0.0,
-                ]
-            })
-            .collect();
-        assert!(subsets.len() > 8, "only {} subsets", subsets.len());
+        let options = (0..64).map(|s| JournalSimOptions::from_seed(SeedRng::new(s)));
+        let subsets = switch_subsets(options, |o| {
+            vec![
+                o.replace_probability > 0.0,
+                o.crash_probability > 0.0,
+                o.shared_probability > 0.0,
+                o.mirror_fail_probability > 0.0,
+            ]
+        });
+        assert!(subsets > 8, "only {subsets} subsets");
     }
 
     #[test]

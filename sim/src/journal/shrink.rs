@@ -5,8 +5,11 @@
 //! listed from the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Action, JournalScenario, Pending, SharedAction};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
 use std::collections::BTreeSet;
+
+shrink_helpers!(JournalScenario);
 
 /// The size the shrinker minimises: operations first, then faults (crashes and injected
 /// failures).
@@ -112,21 +115,6 @@ pub fn integers(s: &JournalScenario) -> Vec<Integer<JournalScenario>> {
         }));
     }
     out
-}
-
-/// An integer of a journal scenario ([`integer`], its type named for the closure).
-fn int(
-    path: String,
-    value: u64,
-    min: u64,
-    write: impl Fn(&mut JournalScenario, u64) + 'static,
-) -> Option<Integer<JournalScenario>> {
-    integer(path, value, min, write)
-}
-
-/// A move that changes a copy of the scenario in place.
-fn edit(change: impl Fn(&mut JournalScenario) + 'static) -> Move<JournalScenario> {
-    move_by(change, std::convert::identity)
 }
 
 fn without_session(s: &JournalScenario, k: usize) -> JournalScenario {
@@ -356,21 +344,13 @@ fn halve_padding(action: &mut Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::generate::generate;
-    use crate::journal::JournalSimOptions;
     use crate::journal::JournalWorkload;
-    use crate::rng::SeedRng;
-    use crate::workload::Workload;
+    use crate::workload_items::seeds_with_shrink_candidates;
 
     #[test]
     fn candidates_are_valid_and_not_larger() {
-        for seed in 0..20 {
-            let rng = SeedRng::new(seed);
-            let s = generate(rng, &JournalSimOptions::from_seed(rng));
-            for c in JournalWorkload::shrink_candidates(&s) {
-                c.validate().expect("valid");
-                assert!(size(&c).0 <= size(&s).0);
-            }
+        for (seed, s, cands) in seeds_with_shrink_candidates::<JournalWorkload>() {
+            assert!(cands.iter().all(|c| size(c).0 <= size(&s).0), "seed {seed}");
         }
     }
 }

@@ -22,12 +22,13 @@ use super::state::{sleep_ms, Point, Slot, World};
 use crate::coverage::Coverage;
 use crate::disk::SimDisk;
 use crate::trace::Trace;
+use crate::turmoil_clock::Clock;
 use history::journal::JournalOptions;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Seconds since the Unix epoch at simulated time zero.
 const EPOCH_SECS: u64 = 1_700_000_000;
@@ -68,12 +69,8 @@ pub fn play(scenario: &JournalScenario, config: &WorldConfig) -> WorldRecord {
         coverage: RefCell::new(Coverage::default()),
         ops_run: Cell::new(0),
     });
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(scenario.network_seed)
-        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
-        .simulation_duration(Duration::from_secs(SIMULATION_SECS))
-        .tick_duration(Duration::from_millis(1))
-        .build();
+    let clock = Clock::new(EPOCH_SECS, SIMULATION_SECS, Duration::from_millis(1));
+    let mut sim = clock.simulation(scenario.network_seed);
     for s in 0..scenario.sessions.len() {
         let w = world.clone();
         sim.host(host_name(s), move || session_host(s, w.clone()));

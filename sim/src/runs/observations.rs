@@ -172,6 +172,10 @@ impl ObservationLog {
     pub fn emitted(&self) -> &[Vec<EmittedEvent>] {
         &self.emitted
     }
+    /// Every event run `run` handed its journal, in order (none for a run never played).
+    pub fn emitted_by(&self, run: usize) -> &[EmittedEvent] {
+        self.emitted.get(run).map_or(&[][..], Vec::as_slice)
+    }
     pub fn written(&self) -> &[Written] {
         &self.written
     }

@@ -290,24 +290,22 @@ crate::workload_items::options_display!(RunsOptions);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload_items::switch_subsets;
 
     #[test]
     fn swarming_switches_different_subsets_on_and_long_threads_are_a_share() {
         let all: Vec<RunsOptions> = (0..200)
             .map(|s| RunsOptions::from_seed(SeedRng::new(s)))
             .collect();
-        let subsets: std::collections::BTreeSet<Vec<bool>> = all
-            .iter()
-            .map(|o| {
-                vec![
-                    o.concurrent_probability > 0.0,
-                    o.kill_probability > 0.0,
-                    o.summarize_probability > 0.0,
-                    o.write_failure_probability > 0.0,
-                ]
-            })
-            .collect();
-        assert!(subsets.len() > 8, "only {} subsets", subsets.len());
+        let subsets = switch_subsets(&all, |o| {
+            vec![
+                o.concurrent_probability > 0.0,
+                o.kill_probability > 0.0,
+                o.summarize_probability > 0.0,
+                o.write_failure_probability > 0.0,
+            ]
+        });
+        assert!(subsets > 8, "only {subsets} subsets");
         let long = all.iter().filter(|o| o.long_thread_messages > 0).count();
         assert!((4..40).contains(&long), "{long} long threads in 200 seeds");
         let jsonl = all.iter().filter(|o| o.jsonl_store).count();

@@ -471,6 +471,27 @@ pub enum Target {
 }
 
 impl RunSpec {
+    /// A run of `thread` by worker 0, for no user, that emits `messages` and ends: no
+    /// summarization, tasks, model input or nested parts. Generators and tests set what differs.
+    pub fn plain(
+        id: impl Into<String>,
+        thread: impl Into<String>,
+        messages: Vec<MessageSpec>,
+    ) -> RunSpec {
+        RunSpec {
+            id: id.into(),
+            thread: thread.into(),
+            worker: 0,
+            user: None,
+            summarize: None,
+            stop: Stop::End,
+            messages,
+            tasks: Vec::new(),
+            model_input: Default::default(),
+            nested: Vec::new(),
+        }
+    }
+
     /// How many messages the run emits when it runs to its end (a tool step is its call and
     /// one result per call; a `bulk` block its count).
     pub fn message_count(&self) -> usize {
@@ -489,6 +510,13 @@ impl RunsScenario {
     /// The index of the run with this id.
     pub fn run_index(&self, id: &str) -> Option<usize> {
         self.runs.iter().position(|r| r.id == id)
+    }
+
+    /// The ids of the runs on `thread`, in the scenario's order.
+    pub fn run_ids_on<'a>(&'a self, thread: &'a str) -> impl Iterator<Item = String> + 'a {
+        (self.runs.iter())
+            .filter(move |r| r.thread == thread)
+            .map(|r| r.id.clone())
     }
 
     /// Checks what a file can get wrong, naming the field. The generator's output passes by
@@ -586,10 +614,12 @@ impl RunsScenario {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn small() -> RunsScenario {
+    /// A scenario of thread `t` (its id `thread_id`) with `runs` and `ops`: one worker, a
+    /// batch of 20 events, pages of 500, no fault, no JSONL store, no long or cut traces.
+    pub(crate) fn on_one_thread(thread_id: &str, runs: Vec<RunSpec>, ops: Vec<Op>) -> RunsScenario {
         RunsScenario {
             network_seed: 0,
             workers: 1,
@@ -602,30 +632,34 @@ mod tests {
             max_trace_content_bytes: None,
             long_traces: Vec::new(),
             table_reads: Vec::new(),
-            threads: [("t".to_string(), "thread-1".to_string())].into(),
-            runs: vec![RunSpec {
-                id: "run-1".into(),
-                thread: "t".into(),
-                worker: 0,
+            threads: [("t".to_string(), thread_id.to_string())].into(),
+            runs,
+            ops,
+        }
+    }
+
+    fn small() -> RunsScenario {
+        on_one_thread(
+            "thread-1",
+            vec![RunSpec {
                 user: Some("u".into()),
-                summarize: None,
-                stop: Stop::End,
-                tasks: Vec::new(),
-                model_input: Default::default(),
-                nested: Vec::new(),
-                messages: vec![
-                    MessageSpec::Human {
-                        text: "hello".into(),
-                        after_ms: 0,
-                    },
-                    MessageSpec::Ai {
-                        text: "hi".into(),
-                        after_ms: 1,
-                        caller: None,
-                    },
-                ],
+                ..RunSpec::plain(
+                    "run-1",
+                    "t",
+                    vec![
+                        MessageSpec::Human {
+                            text: "hello".into(),
+                            after_ms: 0,
+                        },
+                        MessageSpec::Ai {
+                            text: "hi".into(),
+                            after_ms: 1,
+                            caller: None,
+                        },
+                    ],
+                )
             }],
-            ops: vec![
+            vec![
                 Op::Start {
                     run: "run-1".into(),
                 },
@@ -633,7 +667,7 @@ mod tests {
                     run: "run-1".into(),
                 },
             ],
-        }
+        )
     }
 
     #[test]

@@ -219,21 +219,10 @@ pub fn emitted_count(run: &RunSpec, total: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::scenario::{Stop, ToolSpec};
+    use crate::runs::scenario::ToolSpec;
 
     fn run(messages: Vec<MessageSpec>) -> RunSpec {
-        RunSpec {
-            id: "r".into(),
-            thread: "t".into(),
-            worker: 0,
-            user: None,
-            summarize: None,
-            stop: Stop::End,
-            messages,
-            tasks: Vec::new(),
-            model_input: Default::default(),
-            nested: Vec::new(),
-        }
+        RunSpec::plain("r", "t", messages)
     }
 
     #[test]

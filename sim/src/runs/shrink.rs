@@ -8,8 +8,11 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Stop, Target};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
 use std::collections::{BTreeMap, BTreeSet};
+
+shrink_helpers!(RunsScenario, cut then prune);
 
 /// Messages a run's script expands to.
 fn messages_of(s: &RunsScenario) -> usize {
@@ -294,26 +297,6 @@ fn fault_integers(s: &RunsScenario, out: &mut Vec<Integer<RunsScenario>>) {
     }
 }
 
-/// An integer of a runs scenario ([`integer`], its type named for the closure).
-fn int(
-    path: String,
-    value: u64,
-    min: u64,
-    write: impl Fn(&mut RunsScenario, u64) + 'static,
-) -> Option<Integer<RunsScenario>> {
-    integer(path, value, min, write)
-}
-
-/// A move that changes a copy of the scenario in place.
-fn edit(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    move_by(change, std::convert::identity)
-}
-
-/// A move that removes something, then what the removal left dangling.
-fn cut(change: impl Fn(&mut RunsScenario) + 'static) -> Move<RunsScenario> {
-    move_by(change, prune)
-}
-
 /// Whole runs, with the ops that name them.
 fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     if s.runs.len() > 1 {
@@ -594,23 +577,12 @@ fn cut_nested(run: &mut RunSpec) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::SeedRng;
     use crate::runs::RunsWorkload;
-    use crate::runs::{generate::generate, RunsOptions};
-    use crate::workload::Workload;
+    use crate::workload_items::assert_shrink_candidates_no_larger;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
-        for seed in 0..20 {
-            let rng = SeedRng::new(seed);
-            let s = generate(rng, &RunsOptions::from_seed(rng));
-            let cands = RunsWorkload::shrink_candidates(&s);
-            assert!(!cands.is_empty(), "seed {seed}");
-            for c in &cands {
-                c.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-                assert!(size(c) <= size(&s), "seed {seed}");
-            }
-        }
+        assert_shrink_candidates_no_larger::<RunsWorkload>();
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! and plainer history, a plainer source.
 
 use super::scenario::{SourceKind, SpoolScenario};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
+
+shrink_helpers!(SpoolScenario);
 
 /// The size the shrinker minimises: requests, then history content in KiB.
 pub fn size(s: &SpoolScenario) -> (usize, usize) {
@@ -32,11 +35,6 @@ pub fn moves(s: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
     out
 }
 
-/// A move that changes a copy of the scenario in place.
-fn edit(change: impl Fn(&mut SpoolScenario) + 'static) -> Move<SpoolScenario> {
-    move_by(change, std::convert::identity)
-}
-
 /// The integers the shrinker bisects: the history's size and its longest text, then each
 /// request's share of the rows.
 pub fn integers(s: &SpoolScenario) -> Vec<Integer<SpoolScenario>> {
@@ -62,14 +60,4 @@ pub fn integers(s: &SpoolScenario) -> Vec<Integer<SpoolScenario>> {
         }));
     }
     out
-}
-
-/// An integer of a spool scenario ([`integer`], its type named for the closure).
-fn int(
-    path: String,
-    value: u64,
-    min: u64,
-    write: impl Fn(&mut SpoolScenario, u64) + 'static,
-) -> Option<Integer<SpoolScenario>> {
-    integer(path, value, min, write)
 }

@@ -22,6 +22,16 @@ fn scenarios_of(name: &str, text: &str) -> (Option<i32>, String) {
 }
 
 /// The line (from 1) of `text`'s first line that starts with `prefix`.
+/// `histsim scenarios` on a file `name` holding `text`: exit 2, the error naming line `line`
+/// and the field that `field` opens (after its backtick). What it printed.
+fn refused_at(name: &str, text: &str, line: usize, field: &str) -> String {
+    let (code, out) = scenarios_of(name, text);
+    assert_eq!(code, Some(2), "{out}");
+    let named = format!("{name}: line {line}, field `{field}");
+    assert!(out.contains(&named), "line {line}: {out}");
+    out
+}
+
 fn line_starting(text: &str, prefix: &str) -> usize {
     text.lines()
         .position(|l| l.starts_with(prefix))
@@ -45,14 +55,7 @@ fn a_wrongly_typed_field_is_exit_2_naming_its_own_line_and_field() {
     let good = scenario_text("p10_payload_in_warnings.toml");
     let line = line_starting(&good, "replicas = ");
     let bad = good.replacen("replicas = ", "replicas = \"two\" # ", 1);
-    let (code, text) = scenarios_of("typed.toml", &bad);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains(&format!(
-            "typed.toml: line {line}, field `display.replicas`"
-        )),
-        "line {line}: {text}"
-    );
+    refused_at("typed.toml", &bad, line, "display.replicas`");
 }
 
 #[test]
@@ -64,14 +67,7 @@ fn an_unknown_field_is_exit_2_naming_its_own_line_and_field() {
         1,
     );
     let line = line_starting(&nested, "colour = ");
-    let (code, text) = scenarios_of("unknown.toml", &nested);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains(&format!(
-            "unknown.toml: line {line}, field `display.colour`"
-        )),
-        "line {line}: {text}"
-    );
+    let text = refused_at("unknown.toml", &nested, line, "display.colour`");
     assert!(text.contains("unknown field `colour`"), "{text}");
 
     let top = good.replacen("id = ", "colour = \"red\"\nid = ", 1);
@@ -85,14 +81,7 @@ fn a_validation_error_names_the_fields_own_line() {
     let good = scenario_text("p10_payload_in_warnings.toml");
     let bad = good.replacen("agent = \"lead\"", "agent = \"nobody\"", 1);
     let line = line_starting(&bad, "agent = \"nobody\"");
-    let (code, text) = scenarios_of("ref.toml", &bad);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains(&format!(
-            "ref.toml: line {line}, field `display.turns[0].steps["
-        )),
-        "line {line}: {text}"
-    );
+    refused_at("ref.toml", &bad, line, "display.turns[0].steps[");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The same seed gives the same trace, byte for byte: in this process and in another.
 
-use super::support::{only_on, printed_trace_hash};
+use super::support::{only_on, printed_trace_hash, replayed_alike};
 use sim::run::{run_seed, RunConfig};
 use sim::workload::StoreKind;
 
@@ -15,11 +15,7 @@ fn display(store: StoreKind) -> RunConfig {
 fn a_seed_replayed_twice_in_one_process_gives_one_trace_hash() {
     for seed in [0u64, 7, 41, 1234] {
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
-            let a = run_seed(seed, &display(store));
-            let b = run_seed(seed, &display(store));
-            assert_eq!(a.workload, "display");
-            assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {store:?}");
-            assert!(a.trace_events > 10, "seed {seed} ran almost nothing");
+            replayed_alike("display", seed, store, 10);
         }
     }
 }

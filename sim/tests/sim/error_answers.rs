@@ -6,6 +6,7 @@
 //! check that passed over error answers would let such a store through with "ok".
 
 use super::histsim_cli;
+use super::support::python_missing;
 
 fn adapter() -> String {
     format!(
@@ -14,11 +15,11 @@ fn adapter() -> String {
     )
 }
 
-fn python_found() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// The `--sut` command of a misbehaving adapter (`adapter`: its script and arguments) in
+/// front of `histsim serve workload`.
+fn sut_behind(adapter: &str, workload: &str) -> String {
+    let histsim = env!("CARGO_BIN_EXE_histsim");
+    format!("python3 {adapter} -- {histsim} serve {workload}")
 }
 
 /// `histsim run` of `seeds` of `workload` against `sut`, without shrinking, quiet, the report
@@ -52,11 +53,7 @@ fn campaign_against(
 /// Runs `seeds` of `workload` against the reference adapter answering `internal` to `op`:
 /// exit code and output.
 fn campaign_erring_on(workload: &str, op: &str, seeds: &str) -> (Option<i32>, String) {
-    let histsim = env!("CARGO_BIN_EXE_histsim");
-    let sut = format!(
-        "python3 {} internal {op} -- {histsim} serve {workload}",
-        adapter()
-    );
+    let sut = sut_behind(&format!("{} internal {op}", adapter()), workload);
     let reports = tempfile::tempdir().expect("a temporary directory");
     // One seed at a time, in order: the campaign stops at the first failing seed and starts no
     // other (a store failing every write makes a seed slow: each journal flush re-sends its
@@ -89,8 +86,7 @@ fn assert_caught(workload: &str, op: &str, seeds: &str, id: &str) {
 /// generator changes, and a window that no longer sends the op fails here, never passes.
 #[test]
 fn internal_errors_on_any_runs_op_are_r24() {
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
     for (op, seeds) in [
@@ -116,8 +112,7 @@ fn internal_errors_on_any_runs_op_are_r24() {
 /// The display system's ops: a refused append is P15, a failed reconstruction P1.
 #[test]
 fn internal_errors_on_display_ops_are_caught() {
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
     assert_caught("display", "append", "0..4", "P15");
@@ -129,15 +124,12 @@ fn internal_errors_on_display_ops_are_caught() {
 /// (`sim/tests/adapters/project_drops_a_row.py`) is found, though every reconstruction is right.
 #[test]
 fn a_project_of_other_rows_than_given_is_p2() {
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
-    let histsim = env!("CARGO_BIN_EXE_histsim");
-    let sut = format!(
-        "python3 {}/tests/adapters/project_drops_a_row.py -- {histsim} serve display",
-        env!("CARGO_MANIFEST_DIR").trim_end_matches('/')
-    );
+    let script = "tests/adapters/project_drops_a_row.py";
+    let dir = env!("CARGO_MANIFEST_DIR").trim_end_matches('/');
+    let sut = sut_behind(&format!("{dir}/{script}"), "display");
     let reports = tempfile::tempdir().expect("a temporary directory");
     let (code, out) = campaign_against(
         "display",
@@ -158,15 +150,10 @@ fn a_project_of_other_rows_than_given_is_p2() {
 /// `count_messages` are there, in the terminal and in `summary.json`, beside the ops it answered.
 #[test]
 fn every_answer_is_counted_op_by_op() {
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
-    let histsim = env!("CARGO_BIN_EXE_histsim");
-    let sut = format!(
-        "python3 {} internal count_messages -- {histsim} serve runs",
-        adapter()
-    );
+    let sut = sut_behind(&format!("{} internal count_messages", adapter()), "runs");
     let reports = tempfile::tempdir().expect("a temporary directory");
     let (code, out) = campaign_against(
         "runs",

@@ -3,6 +3,7 @@
 //! deletion or on what reads show after it (R9); and the whole-state rules, which say so.
 //! Played through the library on the catalog's scenario files, with their bug planted.
 
+use crate::support::python_missing;
 use history::BugId;
 use sim::outcome::Violation;
 use sim::run::run_scenario_file;
@@ -208,6 +209,33 @@ fn runs_world(file: &str) -> (RunsScenario, WorldRecord) {
     (scenario, record)
 }
 
+/// The violations the runs checks find in `record`, a world played from `scenario` on the
+/// memory store.
+fn judged(scenario: &RunsScenario, record: &WorldRecord) -> Vec<Violation> {
+    check::check(scenario, &Scripts::of(scenario), record, StoreKind::Memory)
+}
+
+/// The one violation the runs checks find in `record` (of scenario `file`): R24's, with its
+/// first wrong answer.
+fn only_r24(
+    scenario: &RunsScenario,
+    record: &WorldRecord,
+    file: &str,
+) -> (Violation, sim::divergence::Divergence) {
+    let violations = judged(scenario, record);
+    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
+    assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
+    let d = first_of(&violations, BugId::R24).clone();
+    (violations[0].clone(), d)
+}
+
+/// The first wrong answer the violation of `id` names.
+fn first_of(violations: &[Violation], id: BugId) -> &sim::divergence::Divergence {
+    let v = violations.iter().find(|v| v.id == id);
+    let v = v.unwrap_or_else(|| panic!("no {id} in {violations:#?}"));
+    v.first_divergence.as_ref().expect("a first wrong answer")
+}
+
 /// R9 of a deletion: no planted bug splits the two stores on a deletion (each planted deletion
 /// bug is in both), so the sqlite store's answers are replaced in the record, as a store that
 /// answered them would have: the finding names the first call of the deletion whose answers
@@ -233,14 +261,8 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         Observation::Deletion(x) if x.op == op => x.events_after = events_after.clone(),
         _ => {}
     });
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
-    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    let violations = judged(&scenario, &record);
+    let first = first_of(&violations, BugId::R9);
     assert_eq!(first.op, "list_events after delete_by_run", "{first}");
     assert_eq!((first.request, first.at_us), (op, at_us), "{first}");
     let seq = seq.expect("a row of the run");
@@ -263,14 +285,8 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         Observation::ThreadDeletion(d) if d.op == op => d.count_after = Both::new(Ok(0), Ok(2)),
         _ => {}
     });
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
-    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    let violations = judged(&scenario, &record);
+    let first = first_of(&violations, BugId::R9);
     assert_eq!(first.op, "count_messages after delete_by_thread", "{first}");
     assert_eq!((first.request, first.at_us), (op, at_us), "{first}");
     assert_eq!(first.answered, "sqlite: 2 rows", "{first}");
@@ -288,13 +304,7 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
 fn backends_apart_on_a_write_name_the_call_and_both_answers() {
     use sim::runs::record::WriteDisagreement;
     let (scenario, mut record) = runs_world("runs/r15_a_deletion_leaves_the_runs_other_rows");
-    assert!(check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory
-    )
-    .is_empty());
+    assert!(judged(&scenario, &record).is_empty());
     record
         .log
         .push(Observation::WriteDisagreement(WriteDisagreement {
@@ -305,18 +315,13 @@ fn backends_apart_on_a_write_name_the_call_and_both_answers() {
             first: "seqs 4, 5".into(),
             sqlite: "seqs 4, 4".into(),
         }));
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
-    let first = r9.first_divergence.as_ref().expect("a first wrong answer");
+    let violations = judged(&scenario, &record);
+    let first = first_of(&violations, BugId::R9);
     assert_eq!(first.op, "put_batch", "{first}");
     assert_eq!((first.request, first.at_us), (3, 5_000), "{first}");
     assert_eq!(first.answered, "sqlite: seqs 4, 4", "{first}");
     assert_eq!(first.expected, "seqs 4, 5, as the memory store answered");
+    let r9 = violations.iter().find(|v| v.id == BugId::R9).expect("R9");
     assert!(
         !r9.message.contains("Ok(") && !r9.message.contains("Err("),
         "{}",
@@ -355,18 +360,7 @@ fn an_error_answer_to_a_run_page_or_a_filtered_read_names_its_read() {
             _ => {}
         });
         let (request, at_us) = found.expect("a read of the rule");
-        let violations = check::check(
-            &scenario,
-            &Scripts::of(&scenario),
-            &record,
-            StoreKind::Memory,
-        );
-        let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-        assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
-        let d = violations[0]
-            .first_divergence
-            .as_ref()
-            .expect("a first wrong answer");
+        let (_, d) = only_r24(&scenario, &record, file);
         assert_eq!(
             (d.op.as_str(), d.request, d.at_us),
             (op, request, at_us),
@@ -403,16 +397,7 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
         ]
         .map(Observation::WriteError),
     );
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-    assert_eq!(ids, [BugId::R24], "{violations:#?}");
-    let r24 = &violations[0];
-    let d = r24.first_divergence.as_ref().expect("a first wrong answer");
+    let (r24, d) = only_r24(&scenario, &record, "r15");
     assert_eq!(
         d.to_string(),
         "put_batch (request 3 at 5000us, the memory and sqlite stores): answered \
@@ -429,13 +414,6 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
     );
 }
 
-fn python_found() -> bool {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The same through a system under test that answers `internal` to every `put_batch`
 /// (`sim/tests/adapters/err_on.py` in front of `histsim serve runs`): the first wrong answer
 /// is the first batch write, named with its time and the system's command, and its trace
@@ -445,8 +423,7 @@ fn a_system_refusing_a_batch_write_is_named_at_that_write() {
     use sim::rng::SeedRng;
     use sim::run::RunConfig;
     use sim::sut::SutOptions;
-    if !python_found() {
-        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    if python_missing() {
         return;
     }
     let command = format!(
@@ -529,13 +506,7 @@ fn a_wrong_feedback_read_names_the_read_and_both_answers() {
 fn a_wrong_withdrawal_names_its_call_and_both_answers() {
     use sim::runs::feedback_record::FeedbackEntry;
     let (scenario, mut record) = runs_world("runs/r22_withdrawn_feedback_comes_back_grouped");
-    assert!(check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory
-    )
-    .is_empty());
+    assert!(judged(&scenario, &record).is_empty());
     let mut found = None;
     record.log = record.log.edited(|o| match o {
         Observation::Feedback(
@@ -552,14 +523,8 @@ fn a_wrong_withdrawal_names_its_call_and_both_answers() {
         _ => {}
     });
     let (op, at_us) = found.expect("a withdrawal in the scenario");
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let r21 = violations.iter().find(|v| v.id == BugId::R21).expect("R21");
-    let d = r21.first_divergence.as_ref().expect("a first wrong answer");
+    let violations = judged(&scenario, &record);
+    let d = first_of(&violations, BugId::R21);
     assert_eq!((d.request, d.at_us), (op, at_us), "{d}");
     assert!(d.op.starts_with("delete"), "{d}");
     assert_eq!(d.by, "the feedback store", "{d}");
@@ -585,18 +550,7 @@ fn an_error_answer_to_a_feedback_read_names_the_read() {
         _ => {}
     });
     let (op, at_us) = found.expect("a feedback read in the scenario");
-    let violations = check::check(
-        &scenario,
-        &Scripts::of(&scenario),
-        &record,
-        StoreKind::Memory,
-    );
-    let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
-    assert_eq!(ids, [BugId::R24], "{violations:#?}");
-    let d = violations[0]
-        .first_divergence
-        .as_ref()
-        .expect("a first wrong answer");
+    let (_, d) = only_r24(&scenario, &record, "r22");
     assert_eq!(
         d.to_string(),
         format!(

@@ -3,7 +3,7 @@
 
 use super::support::{
     assert_clean_campaign, assert_family_found, assert_reproduces_first, only_on,
-    printed_trace_hash, scenario_dir,
+    printed_trace_hash, replayed_alike, scenario_dir,
 };
 use history::BugId;
 use sim::run::{run_seed, RunConfig};
@@ -18,11 +18,7 @@ fn runs(store: StoreKind) -> RunConfig {
 fn a_runs_seed_replayed_twice_gives_one_trace_hash() {
     for seed in [0u64, 1, 7, 41] {
         for store in [StoreKind::Memory, StoreKind::Sqlite] {
-            let a = run_seed(seed, &runs(store));
-            let b = run_seed(seed, &runs(store));
-            assert_eq!(a.workload, "runs");
-            assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {store:?}");
-            assert!(a.trace_events > 5, "seed {seed} ran almost nothing");
+            let a = replayed_alike("runs", seed, store, 5);
             assert!(a.passed(), "seed {seed} {store:?}: {:?}", a.violations);
             // Healed, every run stopped within the liveness bound, and the report says when.
             assert!(

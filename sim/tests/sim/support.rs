@@ -4,7 +4,7 @@
 use history::BugId;
 use sim::bugs::{hunt, Detection};
 use sim::campaign::{run_campaign, CampaignConfig, CampaignResult};
-use sim::run::{run_scenario_file, RunConfig};
+use sim::run::{run_scenario_file, run_seed, RunConfig};
 use sim::scenario_file::ScenarioFile;
 use sim::workload::{StoreKind, WorkloadRun, WorldConfig};
 use std::ffi::OsStr;
@@ -185,4 +185,36 @@ pub fn assert_passes_without(path: &Path, store: StoreKind, without: &WorkloadRu
         without.violations,
         without.failure
     );
+}
+
+/// Whether python3, which runs the misbehaving adapters of `sim/tests/adapters`, is missing
+/// here; when it is, says that the test calling is skipped.
+pub fn python_missing() -> bool {
+    let found = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: no python3 to run the misbehaving adapter");
+    }
+    !found
+}
+
+/// Seed `seed` of `workload` played twice in this process on `store`: the same trace hash both
+/// times, a trace of more than `events_min` events. The first play's report.
+pub fn replayed_alike(
+    workload: &str,
+    seed: u64,
+    store: StoreKind,
+    events_min: u64,
+) -> sim::run::SeedReport {
+    let config = only_on(workload, store);
+    let (a, b) = (run_seed(seed, &config), run_seed(seed, &config));
+    assert_eq!(a.workload, workload);
+    assert_eq!(a.trace_hash, b.trace_hash, "seed {seed} {store:?}");
+    assert!(
+        a.trace_events > events_min,
+        "seed {seed} ran almost nothing"
+    );
+    a
 }

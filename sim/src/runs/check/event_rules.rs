@@ -57,12 +57,7 @@ pub fn filtered_events_match_the_model(cx: &Context<'_>, f: &mut Findings) {
         }
         let (emitted, whole) = match truth.outcome(cx.thread_id(&spec.thread), &spec.id) {
             Some(outcome) => {
-                let emitted = cx
-                    .record
-                    .log
-                    .emitted()
-                    .get(*run)
-                    .map_or(&[][..], Vec::as_slice);
+                let emitted = cx.record.log.emitted_by(*run);
                 let keys: Vec<RunEventKey> = emitted
                     .iter()
                     .map(|e| key(&e.event_type, &e.metadata, &e.content))

@@ -7,7 +7,7 @@
 use super::context::{of_row, Context};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
-use super::wording::{alike, answered, client_store, differ, row_seqs, when, Asked, Call};
+use super::wording::{alike, client_store, deletions_apart, differ, row_seqs, when, Asked, Call};
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
 use crate::runs::record::{DeletionRecord, ReadKind, ReceiptRecord, Written};
@@ -323,14 +323,11 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add_at(
                 BugId::R9,
                 pointer,
-                format!(
-                    "op {}: delete_by_run({}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
-                    d.op,
-                    d.run_id,
-                    answered(&d.deleted.memory),
-                    answered(&d.max_seq_after.memory),
-                    answered(&d.deleted.sqlite),
-                    answered(&d.max_seq_after.sqlite)
+                deletions_apart(
+                    (d.op, "delete_by_run", &d.run_id),
+                    slot,
+                    &d.deleted,
+                    &d.max_seq_after,
                 ),
             );
         }

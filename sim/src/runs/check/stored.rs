@@ -216,12 +216,7 @@ pub fn runs_fully_stored(cx: &Context<'_>, f: &mut Findings) {
         }
     }
     for (r, spec) in cx.scenario.runs.iter().enumerate() {
-        let emitted = cx
-            .record
-            .log
-            .emitted()
-            .get(r)
-            .map_or(&[][..], Vec::as_slice);
+        let emitted = cx.record.log.emitted_by(r);
         let stored = by_run.get(spec.id.as_str()).map_or(&[][..], Vec::as_slice);
         let outcome = truth.outcome(cx.thread_id(&spec.thread), &spec.id);
         let matching = emitted

@@ -8,7 +8,7 @@
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
 use super::context::Context;
-use super::wording::{alike, answered, at_write, client_store, differ, row_seqs, Call};
+use super::wording::{alike, at_write, client_store, deletions_apart, differ, row_seqs, Call};
 use crate::divergence::TraceMark;
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
@@ -250,14 +250,11 @@ pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
             f.add_at(
                 BugId::R9,
                 pointer,
-                format!(
-                    "op {}: delete_by_thread({}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
-                    d.op,
-                    d.thread,
-                    answered(&d.deleted.memory),
-                    answered(&d.max_seq_after.memory),
-                    answered(&d.deleted.sqlite),
-                    answered(&d.max_seq_after.sqlite)
+                deletions_apart(
+                    (d.op, "delete_by_thread", &d.thread),
+                    slot,
+                    &d.deleted,
+                    &d.max_seq_after,
                 ),
             );
         }

@@ -23,12 +23,7 @@ pub fn long_traces_are_cut_at_whole_characters(cx: &Context<'_>, f: &mut Finding
     };
     let stored = stored_by_run(cx.record.log.written());
     for (r, spec) in cx.scenario.runs.iter().enumerate() {
-        let emitted = cx
-            .record
-            .log
-            .emitted()
-            .get(r)
-            .map_or(&[][..], Vec::as_slice);
+        let emitted = cx.record.log.emitted_by(r);
         let rows = stored.get(spec.id.as_str()).map_or(&[][..], Vec::as_slice);
         let Some((e, row, kept)) = first_wrong_cut(emitted, rows, max) else {
             continue;

@@ -61,37 +61,19 @@ impl<'a> Snapshots<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::scenario::{RunSpec, Stop};
+    use crate::runs::scenario::tests::on_one_thread;
+    use crate::runs::scenario::RunSpec;
     use model::runs::{MessageKind, RunOutcome};
 
     #[test]
     fn snapshots_replay_only_what_happened_before() {
         let scenario = RunsScenario {
-            network_seed: 0,
-            workers: 1,
             flush_threshold_events: 1,
-            page_size_events: 500,
-            failing_write_calls: Vec::new(),
-            crashes: Vec::new(),
-            store_crashes: Vec::new(),
-            jsonl_store: false,
-            max_trace_content_bytes: None,
-            long_traces: Vec::new(),
-            table_reads: Vec::new(),
-            threads: [("t".to_string(), "tid".to_string())].into(),
-            runs: vec![RunSpec {
-                id: "r".into(),
-                thread: "t".into(),
-                worker: 0,
-                user: None,
-                summarize: None,
-                stop: Stop::End,
-                messages: Vec::new(),
-                tasks: Vec::new(),
-                model_input: Default::default(),
-                nested: Vec::new(),
-            }],
-            ops: Vec::new(),
+            ..on_one_thread(
+                "tid",
+                vec![RunSpec::plain("r", "t", Vec::new())],
+                Vec::new(),
+            )
         };
         let events = vec![
             (0, 0, TruthEvent::Start),

@@ -302,6 +302,23 @@ pub(crate) fn answered<T: Display>(answer: &Answer<T>) -> String {
     }
 }
 
+/// R9's words for a deletion the two stores answered apart: `call` of `target` at `op`, what
+/// each store deleted and the numbering it kept (`slot` names the first store of the pair).
+pub(crate) fn deletions_apart(
+    (op, call, target): (u64, &str, &str),
+    slot: &str,
+    deleted: &Both<Answer<u64>>,
+    max_seq_after: &Both<Answer<u64>>,
+) -> String {
+    format!(
+        "op {op}: {call}({target}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
+        answered(&deleted.memory),
+        answered(&max_seq_after.memory),
+        answered(&deleted.sqlite),
+        answered(&max_seq_after.sqlite)
+    )
+}
+
 /// The pair's answers, each with the stores that gave it: one answer named `the memory and
 /// sqlite stores` when both gave it, else each with its own store (`the sqlite store`). A
 /// finding about an answer both stores gave is then said once, on one line.

@@ -114,18 +114,7 @@ pub(in crate::runs) mod tests {
 
     /// A run of `thread` with no messages: what the thread generators look at.
     pub(in crate::runs) fn run(id: &str, thread: &str) -> RunSpec {
-        RunSpec {
-            id: id.into(),
-            thread: thread.into(),
-            worker: 0,
-            user: None,
-            summarize: None,
-            stop: crate::runs::scenario::Stop::End,
-            messages: Vec::new(),
-            tasks: Vec::new(),
-            model_input: Default::default(),
-            nested: Vec::new(),
-        }
+        RunSpec::plain(id, thread, Vec::new())
     }
 
     fn start(r: &str) -> Op {

@@ -331,16 +331,11 @@ impl Generator<'_> {
         };
         *self.messages_on.entry(thread.clone()).or_default() += len;
         self.runs.push(RunSpec {
-            id,
-            thread,
             worker,
             user,
             summarize,
             stop,
-            messages,
-            tasks: Vec::new(),
-            model_input: Default::default(),
-            nested: Vec::new(),
+            ..RunSpec::plain(id, thread, messages)
         });
         self.runs.len() - 1
     }
@@ -496,30 +491,25 @@ impl Generator<'_> {
             let id = format!("long-{k}");
             let summarize = self.summarize();
             let user = USERS.choose(&mut self.rng).map(|u| u.to_string());
+            let messages = vec![
+                MessageSpec::Human {
+                    text: format!("{id} question"),
+                    after_ms: 1,
+                },
+                MessageSpec::Bulk {
+                    messages: part.saturating_sub(2).max(1),
+                },
+                MessageSpec::Ai {
+                    text: format!("{id} answer"),
+                    after_ms: 1,
+                    caller: None,
+                },
+            ];
             self.runs.push(RunSpec {
-                id: id.clone(),
-                thread: LONG_THREAD.into(),
                 worker,
                 user,
                 summarize,
-                stop: Stop::End,
-                tasks: Vec::new(),
-                model_input: Default::default(),
-                nested: Vec::new(),
-                messages: vec![
-                    MessageSpec::Human {
-                        text: format!("{id} question"),
-                        after_ms: 1,
-                    },
-                    MessageSpec::Bulk {
-                        messages: part.saturating_sub(2).max(1),
-                    },
-                    MessageSpec::Ai {
-                        text: format!("{id} answer"),
-                        after_ms: 1,
-                        caller: None,
-                    },
-                ],
+                ..RunSpec::plain(id.clone(), LONG_THREAD, messages)
             });
             *self.messages_on.entry(LONG_THREAD.into()).or_default() += part;
             self.ops.push(Op::Start { run: id.clone() });

@@ -238,9 +238,8 @@ impl Client {
         let op = world.next_op();
         let rows = world.both(|s| s.list_messages(&tid, limit, cursor));
         world.record(format_args!(
-            "page {thread} limit={limit} {cursor:?} rows={:016x} agree={}",
-            hash_of(rows.primary(world.primary)),
-            rows.agree()
+            "page {thread} limit={limit} {cursor:?} {}",
+            world.rows_words(&rows)
         ));
         self.push_read(
             world,
@@ -261,9 +260,8 @@ impl Client {
         let count = world.both(|s| s.count_messages(&tid));
         let rows = world.both(|s| paginate(s, &tid, limit, backward));
         world.record(format_args!(
-            "paginate {thread} limit={limit} backward={backward} rows={:016x} agree={}",
-            hash_of(rows.primary(world.primary)),
-            rows.agree()
+            "paginate {thread} limit={limit} backward={backward} {}",
+            world.rows_words(&rows)
         ));
         self.push_read(
             world,
@@ -295,11 +293,7 @@ impl Client {
         let tid = world.thread_id(&spec.thread);
         let op = world.next_op();
         let rows = world.both(|s| s.list_events(&tid, &spec.id));
-        world.record(format_args!(
-            "events {run} rows={:016x} agree={}",
-            hash_of(rows.primary(world.primary)),
-            rows.agree()
-        ));
+        world.record(format_args!("events {run} {}", world.rows_words(&rows)));
         self.push_read(world, op, &spec.thread, ReadKind::Events { run: r, rows });
     }
 

@@ -85,11 +85,10 @@ impl Client {
         let op = world.next_op();
         let pages = world.both(|s| filtered_pages(s, &tid, &spec.id, &filter));
         world.record(format_args!(
-            "filtered events {run} types={:?} task={:?} limit={limit} rows={:016x} agree={}",
+            "filtered events {run} types={:?} task={:?} limit={limit} {}",
             filter.event_types,
             filter.task_id,
-            hash_of(pages.primary(world.primary)),
-            pages.agree()
+            world.rows_words(&pages)
         ));
         let kind = ReadKind::FilteredEvents {
             run: r,
@@ -106,13 +105,7 @@ impl Client {
             return;
         }
         let tid = world.thread_id(thread);
-        let mut run_ids: BTreeSet<String> = world
-            .scenario
-            .runs
-            .iter()
-            .filter(|r| r.thread == thread)
-            .map(|r| r.id.clone())
-            .collect();
+        let mut run_ids: BTreeSet<String> = world.scenario.run_ids_on(thread).collect();
         run_ids.insert(NO_SUCH_RUN.to_string());
         let op = world.next_op();
         let answer =

@@ -127,13 +127,7 @@ impl Client {
     pub(in crate::runs) fn feedback_reads(&self, world: &World, thread: &str, user: Option<&str>) {
         let thread_id = world.thread_id(thread);
         let fb = &world.feedback;
-        let runs: Vec<String> = world
-            .scenario
-            .runs
-            .iter()
-            .filter(|r| r.thread == thread)
-            .map(|r| r.id.clone())
-            .collect();
+        let runs: Vec<String> = world.scenario.run_ids_on(thread).collect();
         let by_id = self
             .feedback_ids
             .get(thread)

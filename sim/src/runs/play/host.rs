@@ -65,9 +65,14 @@ pub(in crate::runs) mod tests {
 
     /// A human message of thread `t`, run `r`.
     pub(in crate::runs) fn event(text: &str) -> NewRunEvent {
+        event_of_run("r", text)
+    }
+
+    /// A human message of thread `t`, run `run`.
+    pub(in crate::runs) fn event_of_run(run: &str, text: &str) -> NewRunEvent {
         NewRunEvent {
             thread_id: "t".into(),
-            run_id: "r".into(),
+            run_id: run.into(),
             user_id: None,
             event_type: "human_message".into(),
             category: Category::Message,

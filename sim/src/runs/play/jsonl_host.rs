@@ -55,21 +55,9 @@ impl Hosted<JsonlDisk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runs::play::host::tests::event_of_run as event;
     use crate::runs::play::host::StoreHost;
-    use history::runs::{Category, NewRunEvent, RunEventStore, UserScope};
-
-    fn event(run: &str, text: &str) -> NewRunEvent {
-        NewRunEvent {
-            thread_id: "t".into(),
-            run_id: run.into(),
-            user_id: None,
-            event_type: "human_message".into(),
-            category: Category::Message,
-            content: serde_json::json!({"type": "human", "content": text}).into(),
-            metadata: serde_json::json!({}),
-            created_at_ns: 1,
-        }
-    }
+    use history::runs::{RunEventStore, UserScope};
 
     #[test]
     fn a_power_cut_keeps_every_acknowledged_write_and_deletion() {

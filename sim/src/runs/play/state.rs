@@ -116,6 +116,16 @@ pub(in crate::runs) fn hash_of<T: Serialize>(a: &Answer<T>) -> u64 {
 }
 
 impl World {
+    /// A read's answers as the trace tells them: `rows=` the hash of the primary store's
+    /// answer, `agree=` whether both stores answered alike.
+    pub(in crate::runs) fn rows_words<T: Serialize>(&self, rows: &Both<Answer<T>>) -> String {
+        format!(
+            "rows={:016x} agree={}",
+            hash_of(rows.primary(self.primary)),
+            rows.agree()
+        )
+    }
+
     /// Appends one observation to the world's log.
     pub(in crate::runs) fn observe(&self, observation: Observation) {
         self.log.borrow_mut().push(observation);

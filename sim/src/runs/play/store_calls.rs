@@ -208,9 +208,8 @@ impl Client {
         let op = world.next_op();
         let pages = world.both(|s| run_pages(s, &tid, &spec.id, limit, backward));
         world.record(format_args!(
-            "run messages {run} limit={limit} backward={backward} rows={:016x} agree={}",
-            hash_of(pages.primary(world.primary)),
-            pages.agree()
+            "run messages {run} limit={limit} backward={backward} {}",
+            world.rows_words(&pages)
         ));
         let kind = ReadKind::RunMessages {
             run: r,

@@ -402,93 +402,89 @@ done"#;
             .collect()
     }
 
-    #[test]
-    fn a_read_asked_of_both_at_once_is_traced_as_one_after_the_other() {
+    /// `ask` of both stores of a [`pair`] at once ([`ask_both`]), told how many times it was
+    /// called before: both answers, and the protocol lines traced ([`exchanges`]).
+    fn asked_of_pair<T>(ask: impl Fn(&dyn RunEventStore, u32) -> T) -> ((T, T), Vec<String>) {
         let trace = Rc::new(RefCell::new(Trace::new(true)));
         let suts = pair(&trace);
-        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| st.count_messages("t"));
+        let asked = Cell::new(0);
+        let answers = ask_both(&suts, &*suts[0], &*suts[1], |st| {
+            asked.set(asked.get() + 1);
+            ask(st, asked.get() - 1)
+        });
+        (answers, exchanges(&trace))
+    }
+
+    /// The two trace lines of one `count_messages` exchange: `slot` sent request `id` for
+    /// `thread` and was answered `count`.
+    fn counted(slot: &str, id: u64, thread: &str, count: u64) -> Vec<String> {
+        vec![
+            format!(r#"{slot} > {{"id":{id},"op":"count_messages","thread_id":"{thread}"}}"#),
+            format!(r#"{slot} < {{"id":{id},"ok":{{"count":{count}}}}}"#),
+        ]
+    }
+
+    #[test]
+    fn a_read_asked_of_both_at_once_is_traced_as_one_after_the_other() {
+        let ((m, s), lines) = asked_of_pair(|st, _| st.count_messages("t"));
         assert_eq!((m, s), (Ok(3), Ok(3)));
         assert_eq!(
-            exchanges(&trace),
-            [
-                r#"memory > {"id":3,"op":"count_messages","thread_id":"t"}"#,
-                r#"memory < {"id":3,"ok":{"count":3}}"#,
-                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"t"}"#,
-                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
-            ]
+            lines,
+            [counted("memory", 3, "t", 3), counted("sqlite", 3, "t", 3)].concat()
         );
     }
 
     #[test]
     fn pages_asked_of_both_at_once_are_traced_as_one_store_after_the_other() {
-        let trace = Rc::new(RefCell::new(Trace::new(true)));
-        let suts = pair(&trace);
-        let ask = |st: &dyn RunEventStore| {
+        let ((m, s), lines) = asked_of_pair(|st, _| {
             let a = st.count_messages("a")?;
             let b = st.count_messages("b")?;
             Ok::<_, RunStoreError>((a, b, st.count_messages("c")?))
-        };
-        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], ask);
+        });
         assert_eq!((m, s), (Ok((3, 4, 5)), Ok((3, 4, 5))));
         let mut expected = Vec::new();
         for slot in ["memory", "sqlite"] {
             for (id, thread) in [(3, "a"), (4, "b"), (5, "c")] {
-                expected.push(format!(
-                    r#"{slot} > {{"id":{id},"op":"count_messages","thread_id":"{thread}"}}"#
-                ));
-                expected.push(format!(r#"{slot} < {{"id":{id},"ok":{{"count":{id}}}}}"#));
+                expected.extend(counted(slot, id, thread, id));
             }
         }
-        assert_eq!(exchanges(&trace), expected);
+        assert_eq!(lines, expected);
     }
 
     #[test]
     fn stores_that_go_apart_answer_what_was_sent_ahead_then_their_own() {
-        let trace = Rc::new(RefCell::new(Trace::new(true)));
-        let suts = pair(&trace);
-        let asked = Cell::new(0);
-        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| {
-            asked.set(asked.get() + 1);
+        let ((m, s), lines) = asked_of_pair(|st, before| {
             let first = st.count_messages("a")?;
-            let second = st.count_messages(if asked.get() == 1 { "b" } else { "c" })?;
+            let second = st.count_messages(if before == 0 { "b" } else { "c" })?;
             Ok::<_, RunStoreError>((first, second))
         });
         // The sqlite store answered the memory store's second request (id 4) before its own.
         assert_eq!((m, s), (Ok((3, 4)), Ok((3, 5))));
         assert_eq!(
-            exchanges(&trace)[4..],
+            lines[4..],
             [
-                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"a"}"#,
-                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
-                r#"sqlite > {"id":4,"op":"count_messages","thread_id":"b"}"#,
-                r#"sqlite < {"id":4,"ok":{"count":4}}"#,
-                r#"sqlite > {"id":5,"op":"count_messages","thread_id":"c"}"#,
-                r#"sqlite < {"id":5,"ok":{"count":5}}"#,
+                counted("sqlite", 3, "a", 3),
+                counted("sqlite", 4, "b", 4),
+                counted("sqlite", 5, "c", 5)
             ]
+            .concat()
         );
     }
 
     #[test]
     fn a_first_request_the_second_store_does_not_repeat_is_answered_and_traced_first() {
-        let trace = Rc::new(RefCell::new(Trace::new(true)));
-        let suts = pair(&trace);
-        let asked = Cell::new(0);
-        let (m, s) = ask_both(&suts, &*suts[0], &*suts[1], |st| {
-            asked.set(asked.get() + 1);
-            st.count_messages(if asked.get() == 1 { "a" } else { "b" })
-        });
+        let ((m, s), lines) =
+            asked_of_pair(|st, before| st.count_messages(if before == 0 { "a" } else { "b" }));
         // The sqlite store answered the memory store's request (id 3) before its own (id 4).
         assert_eq!((m, s), (Ok(3), Ok(4)));
         assert_eq!(
-            exchanges(&trace),
+            lines,
             [
-                r#"memory > {"id":3,"op":"count_messages","thread_id":"a"}"#,
-                r#"memory < {"id":3,"ok":{"count":3}}"#,
-                r#"sqlite > {"id":3,"op":"count_messages","thread_id":"a"}"#,
-                r#"sqlite < {"id":3,"ok":{"count":3}}"#,
-                r#"sqlite > {"id":4,"op":"count_messages","thread_id":"b"}"#,
-                r#"sqlite < {"id":4,"ok":{"count":4}}"#,
+                counted("memory", 3, "a", 3),
+                counted("sqlite", 3, "a", 3),
+                counted("sqlite", 4, "b", 4)
             ]
+            .concat()
         );
     }
 }

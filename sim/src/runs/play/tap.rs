@@ -93,6 +93,21 @@ impl Tap {
         }
     }
 
+    /// Both stores' answers to one call: sent to both at once over their [`ProtocolPair`]
+    /// (`paired`) when they are systems under test, else asked of the `memory` store, then of
+    /// the `sqlite` one (`each`).
+    fn both_answer<T>(
+        &self,
+        paired: impl FnOnce(&ProtocolPair<'_>) -> (T, T),
+        each: impl Fn(&dyn RunEventStore) -> T,
+    ) -> (T, T) {
+        let w = &self.world;
+        match ProtocolPair::of(&w.suts) {
+            Some(pair) => paired(&pair),
+            None => (each(&*w.memory), each(&*w.sqlite)),
+        }
+    }
+
     /// Both stores' answers to a journal-side call, their errors kept for R24.
     fn keep_both<T>(
         &self,
@@ -144,13 +159,10 @@ impl Tap {
 impl RunEventStore for Tap {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
         let w = &self.world;
-        let (m, s) = match ProtocolPair::of(&w.suts) {
-            Some(pair) => pair.put_batch(events.clone()),
-            None => (
-                w.memory.put_batch(events.clone()),
-                w.sqlite.put_batch(events.clone()),
-            ),
-        };
+        let (m, s) = self.both_answer(
+            |pair| pair.put_batch(events.clone()),
+            |store| store.put_batch(events.clone()),
+        );
         let run_id = events.first().map(|e| e.run_id.as_str());
         self.keep_both("put_batch", run_id, (&m, &s));
         if m != s {
@@ -185,13 +197,10 @@ impl RunEventStore for Tap {
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
         let w = &self.world;
-        let (m, s) = match ProtocolPair::of(&w.suts) {
-            Some(pair) => pair.insert_numbered(events.clone()),
-            None => (
-                w.memory.insert_numbered(events.clone()),
-                w.sqlite.insert_numbered(events.clone()),
-            ),
-        };
+        let (m, s) = self.both_answer(
+            |pair| pair.insert_numbered(events.clone()),
+            |store| store.insert_numbered(events.clone()),
+        );
         let run_id = events.first().map(|e| e.run_id.as_str());
         self.keep_both("insert_numbered", run_id, (&m, &s));
         if m != s {
@@ -217,10 +226,10 @@ impl RunEventStore for Tap {
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
         let w = &self.world;
-        let (m, s) = match ProtocolPair::of(&w.suts) {
-            Some(pair) => pair.max_seq(thread_id),
-            None => (w.memory.max_seq(thread_id), w.sqlite.max_seq(thread_id)),
-        };
+        let (m, s) = self.both_answer(
+            |pair| pair.max_seq(thread_id),
+            |store| store.max_seq(thread_id),
+        );
         self.keep_both("max_seq", None, (&m, &s));
         if m != s {
             self.disagree(

@@ -7,7 +7,7 @@
 use super::client::Client;
 use super::state::*;
 use crate::runs::record::*;
-use history::runs::{MessageCursor, UserScope};
+use history::runs::{MessageCursor, RunEvent, UserScope};
 
 pub const LIST_MESSAGES_AS: &str = "list_messages_as";
 pub const COUNT_MESSAGES_AS: &str = "count_messages_as";
@@ -25,15 +25,10 @@ impl Client {
         let tid = world.thread_id(thread);
         let scope = user.map_or(UserScope::All, |u| UserScope::Only(u.to_string()));
         let op = world.next_op();
-        let rows =
-            world.both(|s| s.list_messages_as(&tid, WHOLE_THREAD, MessageCursor::None, &scope));
-        let count = world.both(|s| s.count_messages_as(&tid, &scope));
-        world.record(format_args!(
-            "user messages {thread} as {user:?}: rows={:016x} count={:?} agree={}",
-            hash_of(rows.primary(world.primary)),
-            count.primary(world.primary),
-            rows.agree() && count.agree()
-        ));
+        let read = ScopedRead::of(world, &tid, &scope);
+        let words = read.words(world);
+        world.record(format_args!("user messages {thread} as {user:?}: {words}"));
+        let ScopedRead { rows, count } = read;
         let kind = ReadKind::UserMessages {
             user: user.map(str::to_string),
             rows,
@@ -58,15 +53,12 @@ impl Client {
         let user = world.scenario.runs[r].user.clone();
         let scope = UserScope::Current(user.clone());
         let op = world.next_op();
-        let rows =
-            world.both(|s| s.list_messages_as(&tid, WHOLE_THREAD, MessageCursor::None, &scope));
-        let count = world.both(|s| s.count_messages_as(&tid, &scope));
+        let read = ScopedRead::of(world, &tid, &scope);
+        let words = read.words(world);
         world.record(format_args!(
-            "default-scope messages {thread} for {run} (current user {user:?}): rows={:016x} count={:?} agree={}",
-            hash_of(rows.primary(world.primary)),
-            count.primary(world.primary),
-            rows.agree() && count.agree()
+            "default-scope messages {thread} for {run} (current user {user:?}): {words}"
         ));
+        let ScopedRead { rows, count } = read;
         let kind = ReadKind::DefaultScopeMessages {
             run: r,
             user,
@@ -74,5 +66,31 @@ impl Client {
             count,
         };
         self.push_read(world, op, thread, kind);
+    }
+}
+
+/// The thread's message rows read whole and their count, both in `scope`, from both stores.
+struct ScopedRead {
+    rows: Both<Answer<Vec<RunEvent>>>,
+    count: Both<Answer<u64>>,
+}
+
+impl ScopedRead {
+    fn of(world: &World, tid: &str, scope: &UserScope) -> ScopedRead {
+        ScopedRead {
+            rows: world.both(|s| s.list_messages_as(tid, WHOLE_THREAD, MessageCursor::None, scope)),
+            count: world.both(|s| s.count_messages_as(tid, scope)),
+        }
+    }
+
+    /// How the trace tells it: `rows=` the hash of the primary store's rows, `count=` its
+    /// count, `agree=` whether both stores answered both alike.
+    fn words(&self, world: &World) -> String {
+        format!(
+            "rows={:016x} count={:?} agree={}",
+            hash_of(self.rows.primary(world.primary)),
+            self.count.primary(world.primary),
+            self.rows.agree() && self.count.agree()
+        )
     }
 }

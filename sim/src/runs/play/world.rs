@@ -41,6 +41,7 @@ pub use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
 use crate::runs::script::Scripts;
 use crate::trace::Trace;
+use crate::turmoil_clock::Clock;
 use crate::workload::{StoreKind, WorldConfig};
 use history::runs::{
     Checkpointer, FaultSchedule, FaultyRunStore, Feedback, FeedbackStore, MemoryRunEventStore,
@@ -49,7 +50,7 @@ use history::runs::{
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The pair of stores of a world: histsim's two backends, or the system under test opened
 /// twice (as its `memory` or `jsonl` and its `sqlite` store), each in a child process of its
@@ -247,14 +248,8 @@ fn build_sim(
     world: &Rc<World>,
     journal_store: &Rc<JournalStore>,
 ) -> turmoil::Sim<'static> {
-    let mut sim = turmoil::Builder::new()
-        .rng_seed(scenario.network_seed)
-        .epoch(UNIX_EPOCH + Duration::from_secs(EPOCH_SECS))
-        .simulation_duration(Duration::from_secs(SIMULATION_SECS))
-        .tick_duration(Duration::from_millis(TICK_MS))
-        .min_message_latency(Duration::from_micros(100))
-        .max_message_latency(Duration::from_micros(900))
-        .build();
+    let clock = Clock::new(EPOCH_SECS, SIMULATION_SECS, Duration::from_millis(TICK_MS));
+    let mut sim = clock.networked_simulation(scenario.network_seed);
     for w in 0..scenario.workers {
         let world = world.clone();
         let store = journal_store.clone();

@@ -4,8 +4,8 @@
 
 use history::journal::{Row, Speaker};
 use history::spool::{
-    build, write_body, BufferTracker, BuildOptions, Compressed, NeverAbort, RequestHead, Shape,
-    SpoolDir, SpoolError, SyntheticOptions, SyntheticRows, VecSource,
+    build, streamed_in_memory, write_body, BufferTracker, BuildOptions, Compressed, NeverAbort,
+    RequestHead, Shape, SpoolDir, SyntheticOptions, SyntheticRows, VecSource,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -14,26 +14,10 @@ use sim::spool::check::oracle_body;
 
 use super::strategies::{head, history, maybe_invalid_history, well_formed_tool_history};
 
-/// The streamed body of `rows`, written into memory (the test's own vector; the builder's output
-/// buffer is 16 bytes, so tokens cross its boundary all the time).
-fn streamed(shape: Shape, head: &RequestHead, rows: Vec<Row>) -> Result<Vec<u8>, SpoolError> {
-    let mut out = Vec::new();
-    let mut track = BufferTracker::new(16);
-    write_body(
-        shape,
-        head,
-        &mut VecSource::new(rows),
-        &mut out,
-        &NeverAbort,
-        &mut track,
-    )?;
-    Ok(out)
-}
-
 /// The one data-driven check of this area: streamed and oracle agree, as bytes or as errors.
 fn check(shape: Shape, head: &RequestHead, rows: &[Row]) -> Result<(), TestCaseError> {
     let want = oracle_body(shape, head, rows);
-    let got = streamed(shape, head, rows.to_vec());
+    let got = streamed_in_memory(shape, head, rows.to_vec());
     match (want, got) {
         (Ok(want), Ok(got)) => {
             prop_assert_eq!(
@@ -107,7 +91,7 @@ proptest! {
     /// exactly min(2, non-empty rows) blocks carry a cache marker, each a row's last block.
     #[test]
     fn anthropic_roles_alternate_and_two_rows_are_marked(rows in history(true)) {
-        let body = streamed(Shape::AnthropicMessages, &RequestHead::default(), rows.clone())
+        let body = streamed_in_memory(Shape::AnthropicMessages, &RequestHead::default(), rows.clone())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let body: Value = serde_json::from_slice(&body)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -130,7 +114,7 @@ proptest! {
     /// its call (raw ids repeat across turns; mapped ids never do).
     #[test]
     fn openai_results_reference_their_calls(rows in well_formed_tool_history()) {
-        let body = streamed(Shape::OpenAiChat, &RequestHead::default(), rows)
+        let body = streamed_in_memory(Shape::OpenAiChat, &RequestHead::default(), rows)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let body: Value = serde_json::from_slice(&body)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
