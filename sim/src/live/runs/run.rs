@@ -4,17 +4,19 @@
 //! times; everything recorded. Every worker is stopped and reaped at the end, on a failure, and
 //! on Ctrl-C or SIGTERM.
 
+use super::client_reads;
 use super::processes::Workers;
-use super::recording::{RunsRecording, ViewsRead};
+use super::recording::{ClientRead, RunsRecording};
 use super::setup::RunsSetup;
 use crate::live::line::wall_us;
 use crate::live::plan::LiveFault;
 use crate::live::recording::InjectedFault;
 use crate::live::run::Ended;
+use crate::runs::play::text_of;
+use crate::runs::record::{Both, ReadKind};
 use crate::runs::scenario::Op;
-use history::runs::{
-    thread_history, thread_messages, Checkpointer, RunEventStore, SqliteRunEventStore, ViewOptions,
-};
+use crate::workload::StoreKind;
+use history::runs::{thread_history, thread_messages, Checkpointer, RunEventStore, ViewOptions};
 use rand::{Rng, SeedableRng};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -28,9 +30,15 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
     let text =
         serde_json::to_string(&setup.live.scenario).map_err(|e| Ended::Broken(e.to_string()))?;
     std::fs::write(setup.scenario_file(), text).map_err(|e| Ended::Broken(e.to_string()))?;
-    // The schema is made once, before any worker opens the file.
-    let client = SqliteRunEventStore::open_surviving_process_death(&setup.store(), setup.planted)
-        .map_err(|e| Ended::Broken(format!("{}: {e}", setup.store().display())))?;
+    // The schema is made once, before any worker opens the file. The JSONL store has one
+    // process (its writer): the client reads it once that process is stopped.
+    let open = || super::store_tap::open_store(setup.store_kind, &setup.store(), setup.planted);
+    let client: Option<Rc<dyn RunEventStore>> = match setup.store_kind {
+        StoreKind::Jsonl => None,
+        _ => Some(Rc::from(open().map_err(Ended::Broken)?)),
+    };
+    let store_kind = setup.store_kind;
+    let (store, planted) = (setup.store(), setup.planted);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -38,7 +46,6 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let workers = Rc::new(Workers::new(setup));
-        let client = Rc::new(client);
         let ended = tokio::select! {
             played = play(workers.clone(), client) => played.map_err(Ended::Broken),
             () = crate::live::run::interrupted() => Err(Ended::Interrupted),
@@ -50,6 +57,11 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
         };
         workers.stop_everything(grace).await;
         ended?;
+        if store_kind == StoreKind::Jsonl {
+            let store =
+                super::store_tap::open_store(store_kind, &store, planted).map_err(Ended::Broken)?;
+            read_every_thread(&workers, store.as_ref());
+        }
         let recording = workers.recording.borrow().clone();
         Ok(recording)
     })
@@ -57,7 +69,7 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
 
 /// The whole run: start the workers, play the client's ops under faults, wait for every run,
 /// read every thread once more; the caller stops everything.
-async fn play(workers: Rc<Workers>, client: Rc<SqliteRunEventStore>) -> Result<(), String> {
+async fn play(workers: Rc<Workers>, client: Option<Rc<dyn RunEventStore>>) -> Result<(), String> {
     for k in 0..workers.setup.workers {
         workers.start(k).await?;
     }
@@ -69,37 +81,40 @@ async fn play(workers: Rc<Workers>, client: Rc<SqliteRunEventStore>) -> Result<(
     }
     let faults = tokio::task::spawn_local(inject_faults(workers.clone(), started_us));
     let reading = Rc::new(Cell::new(true));
-    let background = tokio::task::spawn_local(read_in_background(
-        workers.clone(),
-        client.clone(),
-        reading.clone(),
-    ));
+    let background = (client.clone()).map(|client| {
+        tokio::task::spawn_local(read_in_background(workers.clone(), client, reading.clone()))
+    });
     let ops = workers.setup.live.scenario.ops.clone();
     for op in &ops {
-        play_op(&workers, &client, op).await;
+        play_op(&workers, client.as_deref(), op).await;
     }
+    workers.recording.borrow_mut().ops_done_us = wall_us();
     faults.await.map_err(|e| e.to_string())??;
     reading.set(false);
-    let _ = background.await;
+    if let Some(background) = background {
+        let _ = background.await;
+    }
     let runs = workers.setup.live.scenario.runs.len();
     for run in 0..runs {
         wait_for(&workers, run).await;
     }
-    let threads: Vec<String> = workers
-        .setup
-        .live
-        .scenario
-        .threads
-        .keys()
-        .cloned()
-        .collect();
-    for thread in threads {
-        read_views(&workers, &client, &thread);
+    if let Some(client) = client {
+        read_every_thread(&workers, client.as_ref());
     }
     Ok(())
 }
 
-async fn play_op(workers: &Workers, client: &SqliteRunEventStore, op: &Op) {
+/// Reads every thread's views once, after the last run stopped.
+fn read_every_thread(workers: &Workers, client: &dyn RunEventStore) {
+    let threads: Vec<String> = (workers.setup.live.scenario.threads.keys())
+        .cloned()
+        .collect();
+    for thread in threads {
+        read_views(workers, client, &thread);
+    }
+}
+
+async fn play_op(workers: &Workers, client: Option<&dyn RunEventStore>, op: &Op) {
     let scenario = &workers.setup.live.scenario;
     match op {
         Op::Start { run } => {
@@ -116,7 +131,15 @@ async fn play_op(workers: &Workers, client: &SqliteRunEventStore, op: &Op) {
             let us = (f64::from(*ms) * workers.setup.us_per_ms) as u64;
             tokio::time::sleep(Duration::from_micros(us)).await;
         }
-        Op::Views { thread } => read_views(workers, client, thread),
+        Op::Views { thread } => match client {
+            Some(client) => read_views(workers, client, thread),
+            // The JSONL store's one process is its writer: counted, never judged.
+            None => workers.recording.borrow_mut().reads_not_made += 1,
+        },
+        op if client_reads::is_read(op) => match client {
+            Some(client) => read_op(workers, client, op),
+            None => workers.recording.borrow_mut().reads_not_made += 1,
+        },
         // The scenario was cut to the ops above (`super::scenario::cut`).
         _ => {}
     }
@@ -134,40 +157,70 @@ async fn wait_for(workers: &Workers, run: usize) {
     }
 }
 
-/// A views read is tried again when a write landed during it, at most this many times.
+/// A read is tried again when a write landed during it, at most this many times.
 const READ_ATTEMPTS_MAX: u32 = 20;
 
 /// One read of a thread's views from the shared store, as the runs world's client reads them
-/// (no checkpoint: a thread without message rows has no history). The world reads the three
-/// in one instant; here they are three calls while other processes write, so the read counts
-/// the thread's messages before and after and is tried again when a write landed between (the
-/// store only grows: an unchanged count is an unchanged thread); one that never holds still is
-/// counted, not judged.
-fn read_views(workers: &Workers, client: &SqliteRunEventStore, thread: &str) {
+/// (no checkpoint: a thread without message rows has no history).
+fn read_views(workers: &Workers, client: &dyn RunEventStore, thread: &str) {
     let scenario = &workers.setup.live.scenario;
     let tid = scenario.threads.get(thread).cloned().unwrap_or_default();
     let options = ViewOptions {
         page_size_events: scenario.page_size_events,
         planted: workers.setup.planted,
     };
-    let text = |e: history::runs::RunStoreError| e.to_string();
+    read_still(workers, client, thread, || {
+        let count = text_of(client.count_messages(&tid));
+        let history = text_of(thread_history(client, &Checkpointer::new(), &tid, &options));
+        let messages = text_of(thread_messages(client, &tid, &options));
+        ReadKind::Views {
+            count: Both::new(count.clone(), count),
+            history: Both::new(history.clone(), history),
+            messages: Both::new(messages.clone(), messages),
+        }
+    });
+}
+
+/// One of the scenario's other reads (`super::client_reads`) from the shared store.
+fn read_op(workers: &Workers, client: &dyn RunEventStore, op: &Op) {
+    let scenario = &workers.setup.live.scenario;
+    let Some(thread) = client_reads::thread_of(scenario, op) else {
+        return;
+    };
+    read_still(workers, client, &thread, || {
+        let read = client_reads::read(scenario, client, op);
+        read.map(|(_, kind)| kind)
+            .expect("a read op of the scenario")
+    });
+}
+
+/// Records the read `ask` makes of `thread`. The world reads in one instant; here a read is
+/// several calls while other processes write, so the thread's events are counted before and
+/// after and the read is tried again when a write landed between (the store only grows while
+/// the client reads: an unchanged count is an unchanged thread); one that never holds still
+/// is counted, not judged.
+fn read_still(
+    workers: &Workers,
+    client: &dyn RunEventStore,
+    thread: &str,
+    ask: impl Fn() -> ReadKind,
+) {
+    let tid = (workers.setup.live.scenario.threads.get(thread))
+        .cloned()
+        .unwrap_or_default();
     for _ in 0..READ_ATTEMPTS_MAX {
         let started_us = wall_us();
-        let count = client.count_messages(&tid).map_err(text);
-        let history = thread_history(client, &Checkpointer::new(), &tid, &options).map_err(text);
-        let messages = thread_messages(client, &tid, &options).map_err(text);
-        let after = client.count_messages(&tid).map_err(text);
-        if count.is_ok() && after != count {
+        let before = client.count_events(&tid).ok();
+        let kind = ask();
+        if before.is_some() && client.count_events(&tid).ok() != before {
             workers.recording.borrow_mut().reads_retried += 1;
             continue;
         }
-        let read = ViewsRead {
+        let read = ClientRead {
             thread: thread.to_string(),
             started_us,
             ended_us: wall_us(),
-            count,
-            history,
-            messages,
+            kind,
         };
         workers.recording.borrow_mut().reads.push(read);
         return;
@@ -178,7 +231,7 @@ fn read_views(workers: &Workers, client: &SqliteRunEventStore, thread: &str) {
 /// A client reading a random thread's views every few hundred milliseconds while writes land.
 async fn read_in_background(
     workers: Rc<Workers>,
-    client: Rc<SqliteRunEventStore>,
+    client: Rc<dyn RunEventStore>,
     reading: Rc<Cell<bool>>,
 ) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(workers.setup.seed);
@@ -193,7 +246,7 @@ async fn read_in_background(
     while reading.get() && !threads.is_empty() {
         tokio::time::sleep(Duration::from_millis(rng.random_range(200..700))).await;
         let thread = &threads[rng.random_range(0..threads.len())];
-        read_views(&workers, &client, thread);
+        read_views(&workers, client.as_ref(), thread);
     }
 }
 

@@ -44,6 +44,10 @@ pub struct Mapped {
     pub committed_unconfirmed: usize,
     /// Rows of such calls the store does not hold (the kill came before the commit).
     pub never_committed: usize,
+    /// The write calls under way at a kill whose rows the store holds, and those whose rows
+    /// it does not.
+    pub calls_committed_unconfirmed: usize,
+    pub calls_never_committed: usize,
 }
 
 /// The lines of every worker as timed items, the events each run emitted, and the write calls
@@ -159,10 +163,11 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
 
 /// The rows of the calls each SIGKILL cut that the store holds (written at the kill), and the
 /// runs it stopped (`Killed` at the kill, after those rows). Returns (rows found, rows not
-/// found).
-fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) -> (usize, usize) {
+/// found) and (calls found, calls not found).
+fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) -> [usize; 4] {
     let mut held = held_unconfirmed(stored, &lines.items);
     let (mut found, mut missing) = (0, 0);
+    let mut calls = [0, 0];
     for (proc, _, rows) in std::mem::take(&mut lines.in_flight) {
         let Some(at) = recording.killed(proc) else {
             continue;
@@ -181,6 +186,7 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
             }
         }
         found += committed.len();
+        calls[usize::from(committed.is_empty())] += 1;
         if !committed.is_empty() {
             lines.items.push((at, Item::Rows(committed)));
         }
@@ -196,7 +202,7 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
                 .push((at, Item::Truth(run, TruthEvent::Stop(RunOutcome::Killed))));
         }
     }
-    (found, missing)
+    [found, missing, calls[0], calls[1]]
 }
 
 /// A row as an unconfirmed call is matched to the store: (thread, run, event type, created).
@@ -287,7 +293,8 @@ fn reads_placed(scenario: &RunsScenario, recording: &RunsRecording, items: &mut 
 /// The recording of a live run of `scenario` as the runs world's record.
 pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &StoredRows) -> Mapped {
     let mut lines = from_lines(scenario, recording);
-    let (committed_unconfirmed, never_committed) = kills(recording, stored, &mut lines);
+    let [committed_unconfirmed, never_committed, calls_committed_unconfirmed, calls_never_committed] =
+        kills(recording, stored, &mut lines);
     let mut items = std::mem::take(&mut lines.items);
     commit_ordered(&mut items, stored);
     reads_placed(scenario, recording, &mut items);
@@ -324,19 +331,17 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
         record,
         committed_unconfirmed,
         never_committed,
+        calls_committed_unconfirmed,
+        calls_never_committed,
     }
 }
 
-fn read_of(r: &super::recording::ViewsRead, op: u64, at_us: u64) -> Read {
+fn read_of(r: &super::recording::ClientRead, op: u64, at_us: u64) -> Read {
     Read {
         op,
         at_us,
         thread: r.thread.clone(),
-        kind: ReadKind::Views {
-            count: Both::new(r.count.clone(), r.count.clone()),
-            history: Both::new(r.history.clone(), r.history.clone()),
-            messages: Both::new(r.messages.clone(), r.messages.clone()),
-        },
+        kind: r.kind.clone(),
     }
 }
 
@@ -380,7 +385,9 @@ mod tests {
     /// kill, the run is killed there, and a read after it comes after both.
     #[test]
     fn a_call_cut_by_a_kill_wrote_what_the_file_holds_and_its_run_is_killed() {
-        let scenario = super::super::scenario::of_seed(3, 1).unwrap().scenario;
+        let scenario = super::super::scenario::of_seed(3, 1, crate::workload::StoreKind::Sqlite)
+            .unwrap()
+            .scenario;
         let proc = Proc {
             worker: 0,
             generation: 0,

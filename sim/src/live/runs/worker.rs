@@ -16,7 +16,7 @@ use crate::runs::scenario::{RunsScenario, Stop};
 use crate::runs::script::{emitted_count, expand, Emission};
 use history::runs::{
     Category, Checkpointer, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
-    RunJournalOptions, SqliteRunEventStore, RUN_END, RUN_ERROR, RUN_START,
+    RunJournalOptions, RUN_END, RUN_ERROR, RUN_START,
 };
 use history::Planted;
 use model::runs::RunOutcome;
@@ -31,8 +31,9 @@ pub struct WorkerSetup {
     pub index: u8,
     /// The live scenario, as JSON.
     pub scenario: PathBuf,
-    /// The shared SQLite file.
+    /// The shared store: the SQLite file or the JSONL store's directory.
     pub store: PathBuf,
+    pub store_kind: crate::workload::StoreKind,
     pub planted: Planted,
     /// Wall microseconds one scenario millisecond takes.
     pub us_per_ms: f64,
@@ -66,8 +67,7 @@ pub fn serve(setup: WorkerSetup) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
     let scenario: RunsScenario =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
-    let store = SqliteRunEventStore::open_surviving_process_death(&setup.store, setup.planted)
-        .map_err(|e| format!("{}: {e}", setup.store.display()))?;
+    let store = super::store_tap::open_store(setup.store_kind, &setup.store, setup.planted)?;
     let worker = Rc::new(Worker {
         tap: LiveTap {
             store,
