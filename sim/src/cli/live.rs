@@ -144,8 +144,9 @@ fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     print_violations(
         &outcome.violations,
         "the recorded delivery as a scenario",
-        || regression::write(outcome, &args.regressions_dir),
-        |path| regression::replay_in_simulation(path, outcome),
+        || regression::write(regression::display_scenario(outcome), &args.regressions_dir),
+        // On the SQLite store, as the live run's.
+        |path| regression::replay_in_simulation(path, StoreKind::Sqlite, outcome.setup.planted),
     );
     if outcome.unexplained_losses() > 0 {
         eprintln!(

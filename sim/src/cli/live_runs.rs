@@ -7,7 +7,9 @@ use crate::live::plan::LivePlan;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
 use crate::live::runs::setup::RunsSetup;
 use crate::live::runs::worker::{serve, WorkerSetup};
-use crate::live::runs::{regression, report::report, scenario};
+use crate::live::regression as live_regression;
+use crate::live::runs::regression::runs_scenario;
+use crate::live::runs::{report::report, scenario};
 use crate::verdict::Verdict;
 use crate::workload::{StoreKind, WorldConfig};
 use history::{BugId, Planted};
@@ -60,8 +62,11 @@ fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
     print_violations(
         &outcome.violations,
         "the live run as a scenario",
-        || regression::write(outcome, &options.regressions_dir),
-        |path| regression::replay_in_simulation(path, outcome),
+        || live_regression::write(runs_scenario(outcome), &options.regressions_dir),
+        |path| {
+            let setup = &outcome.setup;
+            live_regression::replay_in_simulation(path, setup.store_kind, setup.planted)
+        },
     );
     let verdict = if outcome.unsafe_run() {
         Verdict::Violation

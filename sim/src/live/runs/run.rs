@@ -10,14 +10,12 @@ use super::recording::{ClientRead, RunsRecording};
 use super::setup::RunsSetup;
 use crate::live::line::wall_us;
 use crate::live::plan::LiveFault;
-use crate::live::recording::InjectedFault;
-use crate::live::run::Ended;
+use crate::live::run::{drive, every_few_hundred_ms, inject_all, Ended};
 use crate::runs::play::text_of;
 use crate::runs::record::{Both, ReadKind};
 use crate::runs::scenario::Op;
 use crate::workload::StoreKind;
 use history::runs::{thread_history, thread_messages, Checkpointer, RunEventStore, ViewOptions};
-use rand::{Rng, SeedableRng};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -39,32 +37,21 @@ pub fn run(setup: RunsSetup) -> Result<RunsRecording, Ended> {
     };
     let store_kind = setup.store_kind;
     let (store, planted) = (setup.store(), setup.planted);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Ended::Broken(e.to_string()))?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async move {
-        let workers = Rc::new(Workers::new(setup));
-        let ended = tokio::select! {
-            played = play(workers.clone(), client) => played.map_err(Ended::Broken),
-            () = crate::live::run::interrupted() => Err(Ended::Interrupted),
-        };
-        let grace = if ended.is_ok() {
-            Duration::from_secs(2)
-        } else {
-            Duration::ZERO
-        };
-        workers.stop_everything(grace).await;
-        ended?;
-        if store_kind == StoreKind::Jsonl {
-            let store =
-                super::store_tap::open_store(store_kind, &store, planted).map_err(Ended::Broken)?;
-            read_every_thread(&workers, store.as_ref());
-        }
-        let recording = workers.recording.borrow().clone();
-        Ok(recording)
-    })
+    drive(
+        || Ok(Rc::new(Workers::new(setup))),
+        |workers| play(workers, client),
+        |workers, played| async move {
+            // A run that played lets the workers finish the runs under way.
+            let grace = Duration::from_secs(if played { 2 } else { 0 });
+            workers.stop_everything(grace).await;
+            if played && store_kind == StoreKind::Jsonl {
+                let store = super::store_tap::open_store(store_kind, &store, planted)?;
+                read_every_thread(&workers, store.as_ref());
+            }
+            let recording = workers.recording.borrow().clone();
+            Ok(recording)
+        },
+    )
 }
 
 /// The whole run: start the workers, play the client's ops under faults, wait for every run,
@@ -234,39 +221,21 @@ async fn read_in_background(
     client: Rc<dyn RunEventStore>,
     reading: Rc<Cell<bool>>,
 ) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(workers.setup.seed);
-    let threads: Vec<String> = workers
-        .setup
-        .live
-        .scenario
-        .threads
-        .keys()
+    let threads: Vec<String> = (workers.setup.live.scenario.threads.keys())
         .cloned()
         .collect();
-    while reading.get() && !threads.is_empty() {
-        tokio::time::sleep(Duration::from_millis(rng.random_range(200..700))).await;
-        let thread = &threads[rng.random_range(0..threads.len())];
-        read_views(&workers, client.as_ref(), thread);
-    }
+    every_few_hundred_ms(workers.setup.seed, reading, threads.len(), |t| {
+        read_views(&workers, client.as_ref(), &threads[t]);
+        std::future::ready(())
+    })
+    .await;
 }
 
 /// The plan's faults, each at its wall time, each healed before the next.
 async fn inject_faults(workers: Rc<Workers>, started_us: u64) -> Result<(), String> {
-    for timed in workers.setup.plan.faults.clone() {
-        let due_us = started_us + timed.at_ms * 1000;
-        let now = wall_us();
-        if due_us > now {
-            tokio::time::sleep(Duration::from_micros(due_us - now)).await;
-        }
-        let from_us = wall_us();
-        let trouble = inject(&workers, timed.fault).await.err();
-        workers.recording.borrow_mut().faults.push(InjectedFault {
-            fault: timed.fault,
-            from_us,
-            healed_us: wall_us(),
-            trouble,
-        });
-    }
+    let faults = workers.setup.plan.faults.clone();
+    let recorded = |f| workers.recording.borrow_mut().faults.push(f);
+    inject_all(&faults, started_us, |fault| inject(&workers, fault), recorded).await;
     Ok(())
 }
 
