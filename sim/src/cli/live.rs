@@ -71,35 +71,7 @@ pub(crate) struct LiveArgs {
 
 pub(crate) fn cmd(args: LiveArgs) -> Verdict {
     if args.workload == "runs" {
-        if args.sut.is_some() || args.nats_url.is_some() {
-            return Verdict::usage("--workload runs: --sut and --nats-url are display options");
-        }
-        let workers = match (args.store, args.workers) {
-            (StoreKind::Memory, _) => {
-                return Verdict::usage("--store memory: a live run's store is shared by processes: sqlite or jsonl")
-            }
-            (StoreKind::Jsonl, Some(n)) if n > 1 => {
-                return Verdict::usage(&format!(
-                    "--store jsonl --workers {n}: the JSONL store has one writer process (its index of the rows is the opening process's own; two processes would number seqs apart)"
-                ))
-            }
-            (StoreKind::Jsonl, _) => 1,
-            (_, n) => n.unwrap_or(3),
-        };
-        let options = |seed| super::live_runs::RunsOptions {
-            seconds: args.seconds,
-            seed,
-            workers,
-            store: args.store,
-            planted: args.planted,
-            regressions_dir: args.regressions_dir.clone(),
-        };
-        if args.compare_sim {
-            return crate::live::runs::compare::cmd(args.seeds.clone(), |seed| {
-                super::live_runs::setup(&options(seed))
-            });
-        }
-        return super::live_runs::cmd(options(args.seed));
+        return runs_cmd(&args);
     }
     if args.store != StoreKind::Sqlite || args.workers.is_some() {
         return Verdict::usage("--store and --workers are options of --workload runs");
@@ -136,6 +108,39 @@ pub(crate) fn cmd(args: LiveArgs) -> Verdict {
         Ok(outcome) => verdict_of(&outcome, &args),
         Err(ended) => ended_early(ended),
     }
+}
+
+/// `histsim live --workload runs`: one run, or `--compare-sim`.
+fn runs_cmd(args: &LiveArgs) -> Verdict {
+    if args.sut.is_some() || args.nats_url.is_some() {
+        return Verdict::usage("--workload runs: --sut and --nats-url are display options");
+    }
+    let workers = match (args.store, args.workers) {
+        (StoreKind::Memory, _) => {
+            return Verdict::usage("--store memory: a live run's store is shared by processes: sqlite or jsonl")
+        }
+        (StoreKind::Jsonl, Some(n)) if n > 1 => {
+            return Verdict::usage(&format!(
+                "--store jsonl --workers {n}: the JSONL store has one writer process (its index of the rows is the opening process's own; two processes would number seqs apart)"
+            ))
+        }
+        (StoreKind::Jsonl, _) => 1,
+        (_, n) => n.unwrap_or(3),
+    };
+    let options = |seed| super::live_runs::RunsOptions {
+        seconds: args.seconds,
+        seed,
+        workers,
+        store: args.store,
+        planted: args.planted,
+        regressions_dir: args.regressions_dir.clone(),
+    };
+    if args.compare_sim {
+        return crate::live::runs::compare::cmd(args.seeds.clone(), |seed| {
+            super::live_runs::setup(&options(seed))
+        });
+    }
+    super::live_runs::cmd(options(args.seed))
 }
 
 /// Prints the report and the violations; a failing run's scenario file is written and played.

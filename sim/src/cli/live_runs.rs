@@ -4,11 +4,11 @@
 
 use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
 use crate::live::plan::LivePlan;
+use crate::live::regression as live_regression;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
+use crate::live::runs::regression::runs_scenario;
 use crate::live::runs::setup::RunsSetup;
 use crate::live::runs::worker::{serve, WorkerSetup};
-use crate::live::regression as live_regression;
-use crate::live::runs::regression::runs_scenario;
 use crate::live::runs::{report::report, scenario};
 use crate::verdict::Verdict;
 use crate::workload::{StoreKind, WorldConfig};

@@ -299,7 +299,16 @@ fn planted_r10_fails_a_kill_free_live_runs_run_and_the_simulation_replays_it() {
 fn a_live_runs_run_on_the_jsonl_store_exits_0_with_its_report() {
     // The JSONL store has one writer process: seed 3 at 14 s kills it (and restarts it, which
     // reopens the store on its files) and pauses it; the client reads once it stopped.
-    let args = ["--workload", "runs", "--store", "jsonl", "--seconds", "14", "--seed", "3"];
+    let args = [
+        "--workload",
+        "runs",
+        "--store",
+        "jsonl",
+        "--seconds",
+        "14",
+        "--seed",
+        "3",
+    ];
     let (code, out) = live(&args);
     assert_eq!(code, Some(0), "{out}");
     for part in [
@@ -352,10 +361,21 @@ fn a_filtered_read_is_played_live_and_planted_r17_in_its_path_is_caught() {
 
 #[test]
 fn live_runs_compare_sim_prints_its_table() {
-    let args = ["--workload", "runs", "--compare-sim", "--seeds", "0..1", "--seconds", "4"];
+    let args = [
+        "--workload",
+        "runs",
+        "--compare-sim",
+        "--seeds",
+        "0..1",
+        "--seconds",
+        "4",
+    ];
     let (code, out) = live(&args);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("| seed | runs | write calls accepted (refused), live / sim |"), "{out}");
+    assert!(
+        out.contains("| seed | runs | write calls accepted (refused), live / sim |"),
+        "{out}"
+    );
     let row = (out.lines())
         .find(|l| l.starts_with("| 0 | "))
         .unwrap_or_else(|| panic!("no row for seed 0 in:\n{out}"));

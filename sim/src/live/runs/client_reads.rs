@@ -53,152 +53,143 @@ pub fn thread_of(scenario: &RunsScenario, op: &Op) -> Option<String> {
     }
 }
 
-/// The thread key and the answers of read op `op` on `store`; `None` for another op or a run
-/// the scenario does not have.
-pub fn read(
-    scenario: &RunsScenario,
-    store: &dyn RunEventStore,
-    op: &Op,
-) -> Option<(String, ReadKind)> {
-    let tid = |thread: &str| scenario.threads.get(thread).cloned().unwrap_or_default();
-    let run_of = |run: &str| scenario.run_index(run).map(|r| (r, &scenario.runs[r]));
+/// The answers of read op `op` on `store`; `None` for another op or a run the scenario does
+/// not have.
+pub fn read(scenario: &RunsScenario, store: &dyn RunEventStore, op: &Op) -> Option<ReadKind> {
+    debug_assert!(is_read(op));
     let kind = match op {
-        Op::Page {
-            thread,
-            limit,
-            before,
-            after,
-        } => {
-            let cursor = page_cursor(*before, *after);
-            let rows = one(store.list_messages(&tid(thread), *limit as usize, cursor));
-            (
-                thread.clone(),
-                ReadKind::Page {
-                    limit: *limit as usize,
-                    cursor,
-                    rows,
-                },
-            )
+        Op::Events { run } | Op::RunMessages { run, .. } | Op::FilteredEvents { run, .. } => {
+            let r = scenario.run_index(run)?;
+            run_read(scenario, store, r, op)
         }
-        Op::Paginate {
-            thread,
-            limit,
-            backward,
-        } => {
-            let t = tid(thread);
-            let count = one(store.count_messages(&t));
-            let rows = one(paginate(store, &t, *limit as usize, *backward));
-            let (limit, backward) = (*limit as usize, *backward);
-            (
-                thread.clone(),
-                ReadKind::Paginate {
-                    limit,
-                    backward,
-                    count,
-                    rows,
-                },
-            )
+        Op::DefaultScopeMessages { run, .. } if scenario.run_index(run).is_none() => return None,
+        _ => {
+            let thread = thread_of(scenario, op)?;
+            let tid = scenario.threads.get(&thread).cloned().unwrap_or_default();
+            thread_read(scenario, store, &tid, op)
         }
-        Op::Events { run } => {
-            let (r, spec) = run_of(run)?;
-            let rows = one(store.list_events(&tid(&spec.thread), &spec.id));
-            (spec.thread.clone(), ReadKind::Events { run: r, rows })
-        }
+    };
+    Some(kind)
+}
+
+/// A read of one run's (`r`) rows.
+fn run_read(scenario: &RunsScenario, store: &dyn RunEventStore, r: usize, op: &Op) -> ReadKind {
+    let spec = &scenario.runs[r];
+    let tid = scenario
+        .threads
+        .get(&spec.thread)
+        .cloned()
+        .unwrap_or_default();
+    match op {
         Op::RunMessages {
-            run,
-            limit,
-            backward,
+            limit, backward, ..
         } => {
-            let (r, spec) = run_of(run)?;
             let (limit, backward) = (*limit as usize, *backward);
-            let pages = one(run_pages(
-                store,
-                &tid(&spec.thread),
-                &spec.id,
+            let pages = one(run_pages(store, &tid, &spec.id, limit, backward));
+            let (run, limit) = (r, limit);
+            ReadKind::RunMessages {
+                run,
                 limit,
                 backward,
-            ));
-            (
-                spec.thread.clone(),
-                ReadKind::RunMessages {
-                    run: r,
-                    limit,
-                    backward,
-                    pages,
-                },
-            )
+                pages,
+            }
         }
         Op::FilteredEvents {
-            run,
             event_types,
             task,
             limit,
+            ..
         } => {
-            let (r, spec) = run_of(run)?;
             let filter = EventFilter {
                 event_types: event_types.clone(),
                 task_id: task.clone(),
                 after_seq: None,
                 limit: *limit as usize,
             };
-            let pages = one(filtered_pages(store, &tid(&spec.thread), &spec.id, &filter));
-            (
-                spec.thread.clone(),
-                ReadKind::FilteredEvents {
-                    run: r,
-                    filter,
-                    pages,
-                },
-            )
+            let pages = one(filtered_pages(store, &tid, &spec.id, &filter));
+            ReadKind::FilteredEvents {
+                run: r,
+                filter,
+                pages,
+            }
         }
-        Op::UserMessages { thread, user } => {
+        _ => ReadKind::Events {
+            run: r,
+            rows: one(store.list_events(&tid, &spec.id)),
+        },
+    }
+}
+
+/// A read of one thread's (`tid`) rows.
+fn thread_read(scenario: &RunsScenario, store: &dyn RunEventStore, tid: &str, op: &Op) -> ReadKind {
+    match op {
+        Op::Page {
+            limit,
+            before,
+            after,
+            ..
+        } => {
+            let (limit, cursor) = (*limit as usize, page_cursor(*before, *after));
+            let rows = one(store.list_messages(tid, limit, cursor));
+            ReadKind::Page {
+                limit,
+                cursor,
+                rows,
+            }
+        }
+        Op::Paginate {
+            limit, backward, ..
+        } => ReadKind::Paginate {
+            limit: *limit as usize,
+            backward: *backward,
+            count: one(store.count_messages(tid)),
+            rows: one(paginate(store, tid, *limit as usize, *backward)),
+        },
+        Op::UserMessages { user, .. } => {
             let scope = user.clone().map_or(UserScope::All, UserScope::Only);
-            let (rows, count) = scoped(store, &tid(thread), &scope);
-            (
-                thread.clone(),
-                ReadKind::UserMessages {
-                    user: user.clone(),
-                    rows,
-                    count,
-                },
-            )
+            let (rows, count) = scoped(store, tid, &scope);
+            let user = user.clone();
+            ReadKind::UserMessages { user, rows, count }
         }
-        Op::DefaultScopeMessages { thread, run } => {
-            let (r, spec) = run_of(run)?;
-            let user = spec.user.clone();
-            let (rows, count) = scoped(store, &tid(thread), &UserScope::Current(user.clone()));
-            (
-                thread.clone(),
-                ReadKind::DefaultScopeMessages {
-                    run: r,
-                    user,
-                    rows,
-                    count,
-                },
-            )
+        Op::DefaultScopeMessages { run, .. } => {
+            let r = scenario.run_index(run).unwrap_or_default();
+            let user = scenario.runs.get(r).and_then(|spec| spec.user.clone());
+            let (rows, count) = scoped(store, tid, &UserScope::Current(user.clone()));
+            ReadKind::DefaultScopeMessages {
+                run: r,
+                user,
+                rows,
+                count,
+            }
         }
-        Op::LastAnswers { thread } => {
-            let t = tid(thread);
-            let mut run_ids: BTreeSet<String> = (scenario.runs.iter())
-                .filter(|r| &r.thread == thread)
-                .map(|r| r.id.clone())
-                .collect();
-            run_ids.insert(NO_SUCH_RUN.to_string());
-            let answer = one(store.get_last_visible_ai_seq_by_run(&t, &run_ids, &UserScope::All));
-            let messages = one(store.list_messages(&t, WHOLE_READ, MessageCursor::None));
-            (
-                thread.clone(),
-                ReadKind::LastAnswers {
-                    run_ids,
-                    answer,
-                    messages,
-                },
-            )
-        }
-        _ => return None,
+        _ => last_answers(scenario, store, tid, op),
+    }
+}
+
+/// The last visible AI message of every run of the thread and of a run id nobody has, with
+/// the thread's message rows read right after.
+fn last_answers(
+    scenario: &RunsScenario,
+    store: &dyn RunEventStore,
+    tid: &str,
+    op: &Op,
+) -> ReadKind {
+    let thread = match op {
+        Op::LastAnswers { thread } => thread.as_str(),
+        _ => "",
     };
-    debug_assert!(is_read(op));
-    Some(kind)
+    let mut run_ids: BTreeSet<String> = (scenario.runs.iter())
+        .filter(|r| r.thread == thread)
+        .map(|r| r.id.clone())
+        .collect();
+    run_ids.insert(NO_SUCH_RUN.to_string());
+    let answer = one(store.get_last_visible_ai_seq_by_run(tid, &run_ids, &UserScope::All));
+    let messages = one(store.list_messages(tid, WHOLE_READ, MessageCursor::None));
+    ReadKind::LastAnswers {
+        run_ids,
+        answer,
+        messages,
+    }
 }
 
 /// A thread's message rows read whole, and their count, in `scope`.

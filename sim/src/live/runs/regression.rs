@@ -6,10 +6,10 @@
 
 use super::line::WorkerLine;
 use super::outcome::RunsOutcome;
+use crate::live::regression::LiveScenario;
 use crate::runs::record::TruthEvent;
 use crate::runs::scenario::{Op, RunsScenario, Stop};
 use crate::runs::RunsWorkload;
-use crate::live::regression::LiveScenario;
 use crate::workload::AnyScenario;
 use model::runs::RunOutcome;
 

@@ -4,6 +4,7 @@
 use super::line::WorkerLine;
 use super::outcome::RunsOutcome;
 use crate::live::plan::LiveFault;
+use crate::runs::record::ReadKind;
 use std::fmt::Write as _;
 
 /// Counts of the lines every worker reported.
@@ -19,6 +20,29 @@ fn calls(o: &RunsOutcome) -> (usize, usize, usize, usize) {
         }
     }
     (emitted, calls, wrote, failed)
+}
+
+/// The report's lines about the client's reads.
+fn reads(out: &mut String, o: &RunsOutcome) {
+    let rec = &o.recording;
+    let views = (rec.reads.iter())
+        .filter(|r| matches!(r.kind, ReadKind::Views { .. }))
+        .count();
+    let _ = writeln!(
+        out,
+        "reads checked: {} reads ({} of the views: count_messages, /history, /messages; the rest pages, paging, events, filtered and user-scoped reads) and the final dump and counts, by the runs workload's checks ({} tried again after a write landed during them, {} given up)",
+        rec.reads.len(),
+        views,
+        rec.reads_retried,
+        rec.reads_never_still
+    );
+    if rec.reads_not_made > 0 {
+        let _ = writeln!(
+            out,
+            "reads not made: {} of the scenario's reads during the run (the JSONL store's one process is its writer; the client reads every thread once it stopped)",
+            rec.reads_not_made
+        );
+    }
 }
 
 pub fn report(o: &RunsOutcome) -> String {
@@ -60,21 +84,7 @@ pub fn report(o: &RunsOutcome) -> String {
         o.setup.store_kind.as_str(),
         o.mapped.record.log.written().len()
     );
-    let _ = writeln!(
-        out,
-        "reads checked: {} reads ({} of the views: count_messages, /history, /messages; the rest pages, paging, events, filtered and user-scoped reads) and the final dump and counts, by the runs workload's checks ({} tried again after a write landed during them, {} given up)",
-        rec.reads.len(),
-        (rec.reads.iter()).filter(|r| matches!(r.kind, crate::runs::record::ReadKind::Views { .. })).count(),
-        rec.reads_retried,
-        rec.reads_never_still
-    );
-    if rec.reads_not_made > 0 {
-        let _ = writeln!(
-            out,
-            "reads not made: {} of the scenario's reads during the run (the JSONL store's one process is its writer; the client reads every thread once it stopped)",
-            rec.reads_not_made
-        );
-    }
+    reads(&mut out, o);
     let _ = writeln!(out, "accepted losses: {lost} events of {killed_runs} killed runs never stored (a killed run keeps a prefix, R4)");
     if !rec.waits_given_up.is_empty() {
         let _ = writeln!(

@@ -175,9 +175,7 @@ fn read_op(workers: &Workers, client: &dyn RunEventStore, op: &Op) {
         return;
     };
     read_still(workers, client, &thread, || {
-        let read = client_reads::read(scenario, client, op);
-        read.map(|(_, kind)| kind)
-            .expect("a read op of the scenario")
+        client_reads::read(scenario, client, op).expect("a read op of the scenario")
     });
 }
 
@@ -235,7 +233,13 @@ async fn read_in_background(
 async fn inject_faults(workers: Rc<Workers>, started_us: u64) -> Result<(), String> {
     let faults = workers.setup.plan.faults.clone();
     let recorded = |f| workers.recording.borrow_mut().faults.push(f);
-    inject_all(&faults, started_us, |fault| inject(&workers, fault), recorded).await;
+    inject_all(
+        &faults,
+        started_us,
+        |fault| inject(&workers, fault),
+        recorded,
+    )
+    .await;
     Ok(())
 }
 
