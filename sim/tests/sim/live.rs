@@ -315,7 +315,7 @@ fn a_live_runs_run_on_the_jsonl_store_exits_0_with_its_report() {
         "live runs seed 3: jsonl store, 1 workers, 3 runs",
         "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
         "rows read back from the shared jsonl store",
-        "reads not made: ",
+        "reads and receipts not made: ",
         "accepted losses: ",
     ] {
         assert!(out.contains(part), "{part} missing from:\n{out}");
@@ -328,35 +328,38 @@ fn a_live_runs_run_on_the_jsonl_store_exits_0_with_its_report() {
 }
 
 #[test]
-fn a_filtered_read_is_played_live_and_planted_r17_in_its_path_is_caught() {
-    // Seed 4's client pages runs' events through filters (`filtered_events`); with R17 (the
-    // page cut before the filter) planted, the live client's answers are judged wrong, and
-    // the simulation playing the run's scenario file finds R17 too.
-    let dir = tempfile::tempdir().unwrap();
-    let regressions = dir.path().to_string_lossy().into_owned();
-    let (code, out) = live(&[
-        "--workload",
-        "runs",
-        "--seconds",
-        "6",
-        "--seed",
-        "4",
-        "--planted",
-        "R17",
-        "--regressions-dir",
-        &regressions,
-    ]);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("violation [R17]"), "{out}");
-    assert!(out.contains("paging run-"), "{out}");
-    assert!(
-        out.contains("the simulation playing it finds: [\"R17\""),
-        "{out}"
-    );
-    // Without the bug the same reads pass.
+fn a_filtered_read_and_a_receipt_are_played_live_and_planted_bugs_in_their_paths_are_caught() {
+    // Seed 4's client pages runs' events through filters (`filtered_events`) and writes runs'
+    // delivery receipts (`put_if_absent`). With R17 (the page cut before the filter) or R14
+    // (a receipt looked up in the thread, not the run) planted, the live client's answers are
+    // judged wrong, and the simulation playing the run's scenario file finds the ID too.
+    for (id, shown) in [("R17", "paging run-"), ("R14", "put_if_absent of run-")] {
+        let dir = tempfile::tempdir().unwrap();
+        let regressions = dir.path().to_string_lossy().into_owned();
+        let (code, out) = live(&[
+            "--workload",
+            "runs",
+            "--seconds",
+            "6",
+            "--seed",
+            "4",
+            "--planted",
+            id,
+            "--regressions-dir",
+            &regressions,
+        ]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("violation [{id}]")), "{out}");
+        assert!(out.contains(shown), "{out}");
+        let replayed = format!("the simulation playing it finds: [\"{id}\"");
+        assert!(out.contains(&replayed), "{out}");
+    }
+    // Without a bug the same reads and receipts pass, none of them left out.
     let (code, out) = live(&["--workload", "runs", "--seconds", "6", "--seed", "4"]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(!out.contains("filtered_events x"), "{out}");
+    for op in ["filtered_events x", "receipt x"] {
+        assert!(!out.contains(op), "{op} left out:\n{out}");
+    }
 }
 
 #[test]

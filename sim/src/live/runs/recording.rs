@@ -5,7 +5,8 @@
 
 use super::line::WorkerLine;
 use crate::live::recording::InjectedFault;
-use crate::runs::record::ReadKind;
+use crate::runs::record::{Answer, ReadKind};
+use history::runs::{NewRunEvent, RunEvent};
 
 /// One dispatch of a run to its worker: `Err` when the worker was down.
 #[derive(Clone, Debug)]
@@ -28,6 +29,27 @@ pub struct ClientRead {
     pub kind: ReadKind,
 }
 
+/// One delivery receipt the client wrote (`put_if_absent`) on the shared store.
+#[derive(Clone, Debug)]
+pub struct ClientReceipt {
+    pub at_us: u64,
+    /// The run (by index).
+    pub run: usize,
+    pub event: NewRunEvent,
+    /// The record the store holds and whether this call wrote it.
+    pub answer: Answer<(RunEvent, bool)>,
+}
+
+impl ClientReceipt {
+    /// The row this call wrote, if it did.
+    pub fn created(&self) -> Option<&RunEvent> {
+        match &self.answer {
+            Ok((row, true)) => Some(row),
+            _ => None,
+        }
+    }
+}
+
 /// One worker process: the worker's index and how many times it was started before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Proc {
@@ -45,12 +67,14 @@ pub struct RunsRecording {
     pub unreadable_lines: u64,
     pub dispatches: Vec<Dispatch>,
     pub reads: Vec<ClientRead>,
+    pub receipts: Vec<ClientReceipt>,
     /// Reads tried again because a write landed during them.
     pub reads_retried: u64,
     /// Reads given up (a write landed during every attempt): counted, never judged.
     pub reads_never_still: u64,
-    /// The scenario's reads not made: the JSONL store's one process is its writer, so the
-    /// client reads it only once that process is stopped. Counted, never judged.
+    /// The scenario's reads and receipts not made: the JSONL store's one process is its
+    /// writer, so the client reads it only once that process is stopped. Counted, never
+    /// judged.
     pub reads_not_made: u64,
     pub faults: Vec<InjectedFault>,
     /// Each SIGKILL of a worker process, with the wall time just before the signal.

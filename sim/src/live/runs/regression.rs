@@ -33,7 +33,7 @@ pub fn replay_scenario(o: &RunsOutcome) -> RunsScenario {
         .map(|r| scenario.runs[r].id.clone())
         .collect();
     scenario.ops.retain(|op| match op {
-        Op::Start { run } | Op::Wait { run } => !never.contains(run),
+        Op::Start { run } | Op::Wait { run } | Op::Receipt { run, .. } => !never.contains(run),
         _ => true,
     });
     scenario

@@ -39,7 +39,7 @@ fn reads(out: &mut String, o: &RunsOutcome) {
     if rec.reads_not_made > 0 {
         let _ = writeln!(
             out,
-            "reads not made: {} of the scenario's reads during the run (the JSONL store's one process is its writer; the client reads every thread once it stopped)",
+            "reads and receipts not made: {} of the scenario's during the run (the JSONL store's one process is its writer; the client reads every thread once it stopped)",
             rec.reads_not_made
         );
     }

@@ -6,7 +6,7 @@
 
 use super::client_reads;
 use super::processes::Workers;
-use super::recording::{ClientRead, RunsRecording};
+use super::recording::{ClientRead, ClientReceipt, RunsRecording};
 use super::setup::RunsSetup;
 use crate::live::line::wall_us;
 use crate::live::plan::LiveFault;
@@ -15,7 +15,10 @@ use crate::runs::play::text_of;
 use crate::runs::record::{Both, ReadKind};
 use crate::runs::scenario::Op;
 use crate::workload::StoreKind;
-use history::runs::{thread_history, thread_messages, Checkpointer, RunEventStore, ViewOptions};
+use history::runs::{
+    current, thread_history, thread_messages, Category, Checkpointer, NewRunEvent, RunEventStore,
+    ViewOptions,
+};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -123,6 +126,11 @@ async fn play_op(workers: &Workers, client: Option<&dyn RunEventStore>, op: &Op)
             // The JSONL store's one process is its writer: counted, never judged.
             None => workers.recording.borrow_mut().reads_not_made += 1,
         },
+        Op::Receipt { run, attempt } => match (client, scenario.run_index(run)) {
+            (Some(client), Some(r)) => receipt(workers, client, r, *attempt),
+            (None, _) => workers.recording.borrow_mut().reads_not_made += 1,
+            _ => {}
+        },
         op if client_reads::is_read(op) => match client {
             Some(client) => read_op(workers, client, op),
             None => workers.recording.borrow_mut().reads_not_made += 1,
@@ -142,6 +150,36 @@ async fn wait_for(workers: &Workers, run: usize) {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// The run's delivery receipt through `put_if_absent`, as a worker and its recovery path may
+/// both write it (`run.delivery`, category `outputs`, content `{"attempt": attempt}`).
+fn receipt(workers: &Workers, client: &dyn RunEventStore, r: usize, attempt: u32) {
+    let scenario = &workers.setup.live.scenario;
+    let spec = &scenario.runs[r];
+    let event = NewRunEvent {
+        thread_id: scenario
+            .threads
+            .get(&spec.thread)
+            .cloned()
+            .unwrap_or_default(),
+        run_id: spec.id.clone(),
+        user_id: spec.user.clone(),
+        event_type: current::RUN_DELIVERY.to_string(),
+        category: Category::Outputs,
+        content: serde_json::json!({ "attempt": attempt }).into(),
+        metadata: serde_json::json!({}),
+        created_at_ns: (wall_us() as i64) * 1000,
+    };
+    let answer = text_of(client.put_if_absent(event.clone()));
+    let at_us = wall_us();
+    let receipt = ClientReceipt {
+        at_us,
+        run: r,
+        event,
+        answer,
+    };
+    workers.recording.borrow_mut().receipts.push(receipt);
 }
 
 /// A read is tried again when a write landed during it, at most this many times.

@@ -41,7 +41,11 @@ fn plays(op: &Op) -> bool {
     super::client_reads::is_read(op)
         || matches!(
             op,
-            Op::Start { .. } | Op::Wait { .. } | Op::Sleep { .. } | Op::Views { .. }
+            Op::Start { .. }
+                | Op::Wait { .. }
+                | Op::Sleep { .. }
+                | Op::Views { .. }
+                | Op::Receipt { .. }
         )
 }
 

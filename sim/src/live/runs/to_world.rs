@@ -34,6 +34,7 @@ enum Item {
     Truth(usize, TruthEvent),
     Rows(Vec<RunEvent>),
     Read(usize),
+    Receipt(usize),
     Error(WriteError),
 }
 
@@ -245,7 +246,7 @@ fn rows_len(rows: &CallRows) -> usize {
 
 /// Writes in commit order: each batch's time becomes the earliest time of any batch committed
 /// at or after it (never later than its own confirmation, never before its commit).
-fn commit_ordered(items: &mut [(u64, Item)], stored: &StoredRows) {
+fn commit_ordered(items: &mut [(u64, Item)], recording: &RunsRecording, stored: &StoredRows) {
     let mut writes: Vec<(u64, usize)> = items
         .iter()
         .enumerate()
@@ -257,6 +258,9 @@ fn commit_ordered(items: &mut [(u64, Item)], stored: &StoredRows) {
                     .min();
                 first.map(|id| (*id, i))
             }
+            Item::Receipt(k) => (recording.receipts[*k].created())
+                .and_then(|row| stored.commit_order.get(&key_of(row)))
+                .map(|id| (*id, i)),
             _ => None,
         })
         .collect();
@@ -296,7 +300,10 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
     let [committed_unconfirmed, never_committed, calls_committed_unconfirmed, calls_never_committed] =
         kills(recording, stored, &mut lines);
     let mut items = std::mem::take(&mut lines.items);
-    commit_ordered(&mut items, stored);
+    for (k, r) in recording.receipts.iter().enumerate() {
+        items.push((r.at_us, Item::Receipt(k)));
+    }
+    commit_ordered(&mut items, recording, stored);
     reads_placed(scenario, recording, &mut items);
     // A stable sort: equal times keep the order they were recorded in.
     items.sort_by_key(|(at, _)| *at);
@@ -318,6 +325,7 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
                     .map(|event| Observation::Written(Written { op, at_us, event })),
             ),
             Item::Read(i) => log.push(Observation::Read(read_of(&recording.reads[i], op, at_us))),
+            Item::Receipt(k) => receipt_of(&mut log, &recording.receipts[k], op, at_us),
             Item::Error(e) => log.push(Observation::WriteError(WriteError { op, at_us, ..e })),
         }
     }
@@ -334,6 +342,22 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
         calls_committed_unconfirmed,
         calls_never_committed,
     }
+}
+
+/// A receipt the client wrote: its row as a written one (when this call wrote it), and the
+/// receipt with the one store's answer in both slots.
+fn receipt_of(log: &mut ObservationLog, r: &super::recording::ClientReceipt, op: u64, at_us: u64) {
+    if let Some(row) = r.created() {
+        let event = row.clone();
+        log.push(Observation::Written(Written { op, at_us, event }));
+    }
+    log.push(Observation::Receipt(ReceiptRecord {
+        op,
+        at_us,
+        run: r.run,
+        event: r.event.clone(),
+        answer: Both::new(r.answer.clone(), r.answer.clone()),
+    }));
 }
 
 fn read_of(r: &super::recording::ClientRead, op: u64, at_us: u64) -> Read {
