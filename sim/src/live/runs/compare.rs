@@ -11,6 +11,7 @@ use crate::runs::record::TruthEvent;
 use crate::runs::scenario::RunsScenario;
 use crate::verdict::Verdict;
 use crate::workload::WorldConfig;
+use history::runs::current::RUN_DELIVERY;
 use model::runs::RunOutcome;
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -25,7 +26,8 @@ pub struct RunsFigures {
     /// Runs killed before they stopped (live: by a SIGKILL of their worker; simulated: by a
     /// worker crash or a scripted kill).
     pub runs_killed: usize,
-    /// Events the killed runs emitted that the store does not hold (accepted: R4's prefix).
+    /// Events the killed runs emitted that the store does not hold (accepted: R4's prefix),
+    /// the client's receipts of them apart.
     pub events_lost: usize,
     /// Rows the store holds at the end.
     pub rows_read_back: usize,
@@ -46,8 +48,9 @@ pub fn figures(scenario: &RunsScenario, record: &WorldRecord) -> RunsFigures {
     let lost = (killed.iter())
         .map(|run| {
             let id = &scenario.runs[*run].id;
+            // The run's journal's rows (a delivery receipt is the client's).
             let stored = (log.written().iter())
-                .filter(|w| &w.event.run_id == id)
+                .filter(|w| &w.event.run_id == id && w.event.event_type != RUN_DELIVERY)
                 .count();
             log.emitted()[*run].len().saturating_sub(stored)
         })
