@@ -12,7 +12,7 @@ use crate::live::run::{LiveSetup, Nats};
 use crate::live::{compare, regression, report::report};
 use crate::rng::SeedRng;
 use crate::verdict::Verdict;
-use crate::workload::OptionOverrides;
+use crate::workload::{OptionOverrides, StoreKind};
 use history::display::AgentIdentity;
 use history::{BugId, Planted};
 use std::ops::Range;
@@ -24,9 +24,14 @@ pub(crate) struct LiveArgs {
     /// in worker processes writing one shared SQLite file).
     #[arg(long, default_value = "display", value_parser = ["display", "runs"])]
     workload: String,
-    /// Worker processes of `--workload runs` (the runs are spread over them by the scenario).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=4))]
-    workers: u8,
+    /// Worker processes of `--workload runs` (the runs are spread over them by the scenario;
+    /// default 3 on SQLite, 1 on JSONL, whose store has one writer process).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=4))]
+    workers: Option<u8>,
+    /// The shared store of `--workload runs`: `sqlite` (one file, every worker process writes
+    /// it) or `jsonl` (one directory, one writer process killed and restarted).
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store: StoreKind,
     /// How long the run publishes under faults and settles, in seconds (publishing takes two
     /// thirds of it).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(3..=3600))]
@@ -66,18 +71,10 @@ pub(crate) struct LiveArgs {
 
 pub(crate) fn cmd(args: LiveArgs) -> Verdict {
     if args.workload == "runs" {
-        if args.sut.is_some() || args.compare_sim || args.nats_url.is_some() {
-            return Verdict::usage(
-                "--workload runs: --sut, --compare-sim and --nats-url are display options",
-            );
-        }
-        return super::live_runs::cmd(super::live_runs::RunsOptions {
-            seconds: args.seconds,
-            seed: args.seed,
-            workers: args.workers,
-            planted: args.planted,
-            regressions_dir: args.regressions_dir,
-        });
+        return runs_cmd(&args);
+    }
+    if args.store != StoreKind::Sqlite || args.workers.is_some() {
+        return Verdict::usage("--store and --workers are options of --workload runs");
     }
     if let Some(command) = &args.sut {
         if let Err(e) = crate::live::sut_store::check(command, args.planted) {
@@ -113,14 +110,48 @@ pub(crate) fn cmd(args: LiveArgs) -> Verdict {
     }
 }
 
+/// `histsim live --workload runs`: one run, or `--compare-sim`.
+fn runs_cmd(args: &LiveArgs) -> Verdict {
+    if args.sut.is_some() || args.nats_url.is_some() {
+        return Verdict::usage("--workload runs: --sut and --nats-url are display options");
+    }
+    let workers = match (args.store, args.workers) {
+        (StoreKind::Memory, _) => {
+            return Verdict::usage("--store memory: a live run's store is shared by processes: sqlite or jsonl")
+        }
+        (StoreKind::Jsonl, Some(n)) if n > 1 => {
+            return Verdict::usage(&format!(
+                "--store jsonl --workers {n}: the JSONL store has one writer process (its index of the rows is the opening process's own; two processes would number seqs apart)"
+            ))
+        }
+        (StoreKind::Jsonl, _) => 1,
+        (_, n) => n.unwrap_or(3),
+    };
+    let options = |seed| super::live_runs::RunsOptions {
+        seconds: args.seconds,
+        seed,
+        workers,
+        store: args.store,
+        planted: args.planted,
+        regressions_dir: args.regressions_dir.clone(),
+    };
+    if args.compare_sim {
+        return crate::live::runs::compare::cmd(args.seeds.clone(), |seed| {
+            super::live_runs::setup(&options(seed))
+        });
+    }
+    super::live_runs::cmd(options(args.seed))
+}
+
 /// Prints the report and the violations; a failing run's scenario file is written and played.
 fn verdict_of(outcome: &LiveOutcome, args: &LiveArgs) -> Verdict {
     print!("{}", report(outcome));
     print_violations(
         &outcome.violations,
         "the recorded delivery as a scenario",
-        || regression::write(outcome, &args.regressions_dir),
-        |path| regression::replay_in_simulation(path, outcome),
+        || regression::write(regression::display_scenario(outcome), &args.regressions_dir),
+        // On the SQLite store, as the live run's.
+        |path| regression::replay_in_simulation(path, StoreKind::Sqlite, outcome.setup.planted),
     );
     if outcome.unexplained_losses() > 0 {
         eprintln!(

@@ -4,10 +4,12 @@
 
 use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
 use crate::live::plan::LivePlan;
+use crate::live::regression as live_regression;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
+use crate::live::runs::regression::runs_scenario;
 use crate::live::runs::setup::RunsSetup;
 use crate::live::runs::worker::{serve, WorkerSetup};
-use crate::live::runs::{regression, report::report, scenario};
+use crate::live::runs::{report::report, scenario};
 use crate::verdict::Verdict;
 use crate::workload::{StoreKind, WorldConfig};
 use history::{BugId, Planted};
@@ -18,6 +20,7 @@ pub(crate) struct RunsOptions {
     pub seconds: u64,
     pub seed: u64,
     pub workers: u8,
+    pub store: StoreKind,
     pub planted: Option<BugId>,
     pub regressions_dir: PathBuf,
 }
@@ -34,8 +37,9 @@ pub(crate) fn cmd(options: RunsOptions) -> Verdict {
     };
     let scenario = &setup.live.scenario;
     println!(
-        "live runs seed {}: {} workers, {} runs on {} threads, {} client ops, {} faults, {:.0} us a scenario ms ({} simulated ms), {} ms before each message, run directory {}",
+        "live runs seed {}: {} store, {} workers, {} runs on {} threads, {} client ops, {} faults, {:.0} us a scenario ms ({} simulated ms), {} ms before each message, run directory {}",
         setup.seed,
+        setup.store_kind.as_str(),
         setup.workers,
         scenario.runs.len(),
         scenario.threads.len(),
@@ -58,8 +62,11 @@ fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
     print_violations(
         &outcome.violations,
         "the live run as a scenario",
-        || regression::write(outcome, &options.regressions_dir),
-        |path| regression::replay_in_simulation(path, outcome),
+        || live_regression::write(runs_scenario(outcome), &options.regressions_dir),
+        |path| {
+            let setup = &outcome.setup;
+            live_regression::replay_in_simulation(path, setup.store_kind, setup.planted)
+        },
     );
     let verdict = if outcome.unsafe_run() {
         Verdict::Violation
@@ -72,8 +79,8 @@ fn verdict_of(outcome: &RunsOutcome, options: &RunsOptions) -> Verdict {
 }
 
 /// The seed's cut scenario, its fault plan, the pace and a fresh run directory.
-fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
-    let live = scenario::of_seed(options.seed, options.workers)?;
+pub(crate) fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
+    let live = scenario::of_seed(options.seed, options.workers, options.store)?;
     // The scenario's length in the simulation sets the pace: it is stretched over the plan's
     // publishing window (two thirds of `--seconds`).
     let simulated = crate::runs::play::world::play(
@@ -99,6 +106,7 @@ fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
         plan,
         workers: options.workers,
         planted: Planted::from_option(options.planted),
+        store_kind: options.store,
         dir,
         us_per_ms,
         sim_ms,
@@ -120,6 +128,8 @@ pub(crate) struct LiveRunsWorkerArgs {
     message_gap_us: u64,
     #[arg(long)]
     planted: Option<BugId>,
+    #[arg(long, value_enum, default_value = "sqlite")]
+    store_kind: StoreKind,
 }
 
 pub(crate) fn worker_cmd(args: LiveRunsWorkerArgs) -> Verdict {
@@ -127,6 +137,7 @@ pub(crate) fn worker_cmd(args: LiveRunsWorkerArgs) -> Verdict {
         index: args.index,
         scenario: args.scenario,
         store: args.store,
+        store_kind: args.store_kind,
         planted: Planted::from_option(args.planted),
         us_per_ms: args.us_per_ms,
         message_gap_us: args.message_gap_us,

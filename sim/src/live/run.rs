@@ -4,7 +4,7 @@
 //! and reaped at the end, on a failure, and on Ctrl-C or SIGTERM.
 
 use super::line::wall_us;
-use super::plan::LiveFault;
+use super::plan::{LiveFault, TimedFault};
 use super::recording::{InjectedFault, Published, Recording};
 use super::schedule::{created_at_ns, event_id, row, schedule};
 use super::settle::settle;
@@ -12,6 +12,7 @@ pub use super::setup::{LiveSetup, Nats};
 use super::state::{connect, read_once, Live};
 use crate::display::record::Emitted;
 use rand::{Rng, SeedableRng};
+use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -26,21 +27,47 @@ pub enum Ended {
 
 /// Runs `setup` and returns what it recorded.
 pub fn run(setup: LiveSetup) -> Result<Recording, Ended> {
+    drive(
+        || Live::new(setup).map(Rc::new),
+        play,
+        |live, _| async move {
+            live.stop_everything().await;
+            let recording = live.recording.borrow().clone();
+            Ok(recording)
+        },
+    )
+}
+
+/// The child loop of every live run: makes the run's state on a current-thread runtime (its
+/// tasks share it through `Rc`), plays `play` unless Ctrl-C or SIGTERM comes first, and
+/// stops every child with `stop` either way (told whether the play ended well), which
+/// answers what the run recorded; or why the run ended early. Everything the run holds is
+/// dropped on the runtime.
+pub fn drive<S, T, P, F, X, G>(
+    state: impl FnOnce() -> Result<Rc<S>, String>,
+    play: P,
+    stop: X,
+) -> Result<T, Ended>
+where
+    P: FnOnce(Rc<S>) -> F,
+    F: Future<Output = Result<(), String>>,
+    X: FnOnce(Rc<S>, bool) -> G,
+    G: Future<Output = Result<T, String>>,
+{
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Ended::Broken(e.to_string()))?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let live = Rc::new(Live::new(setup).map_err(Ended::Broken)?);
+        let state = state().map_err(Ended::Broken)?;
         let ended = tokio::select! {
-            played = play(live.clone()) => played.map_err(Ended::Broken),
+            played = play(state.clone()) => played.map_err(Ended::Broken),
             () = interrupted() => Err(Ended::Interrupted),
         };
-        live.stop_everything().await;
+        let recorded = stop(state, ended.is_ok()).await;
         ended?;
-        let recording = live.recording.borrow().clone();
-        Ok(recording)
+        recorded.map_err(Ended::Broken)
     })
 }
 
@@ -127,21 +154,48 @@ async fn publish(live: &Live, publisher: &async_nats::Client, started_us: u64) {
 
 /// A client reading through a random replica every few hundred milliseconds, while writes land.
 async fn read_in_background(live: Rc<Live>, reading: Rc<std::cell::Cell<bool>>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(live.setup.seed);
-    while reading.get() {
+    let replicas = usize::from(live.setup.scenario.replicas);
+    every_few_hundred_ms(live.setup.seed, reading, replicas, |k| {
+        read_once(&live, k as u8, None, false)
+    })
+    .await;
+}
+
+/// While `going`, every 200 to 700 ms (drawn from `seed`): `act` on one of `targets`, drawn
+/// too (a background client's reads).
+pub async fn every_few_hundred_ms<F: Future<Output = ()>>(
+    seed: u64,
+    going: Rc<std::cell::Cell<bool>>,
+    targets: usize,
+    mut act: impl FnMut(usize) -> F,
+) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    while going.get() && targets > 0 {
         tokio::time::sleep(Duration::from_millis(rng.random_range(200..700))).await;
-        let k = rng.random_range(0..live.setup.scenario.replicas);
-        read_once(&live, k, None, false).await;
+        act(rng.random_range(0..targets)).await;
     }
 }
 
 /// The plan's faults, each at its wall time, each healed before the next.
 async fn inject_faults(live: Rc<Live>, started_us: u64) {
-    for timed in live.setup.plan.faults.clone() {
+    let faults = live.setup.plan.faults.clone();
+    let recorded = |f| live.recording.borrow_mut().faults.push(f);
+    inject_all(&faults, started_us, |fault| inject(&live, fault), recorded).await;
+}
+
+/// Each of `faults` at its wall time after `started_us`, through `inject`, each healed before
+/// the next; every one `recorded` with when it started and healed and any trouble.
+pub async fn inject_all<F: Future<Output = Result<(), String>>>(
+    faults: &[TimedFault],
+    started_us: u64,
+    inject: impl Fn(LiveFault) -> F,
+    recorded: impl Fn(InjectedFault),
+) {
+    for timed in faults {
         sleep_until_ms(started_us, timed.at_ms).await;
         let from_us = wall_us();
-        let trouble = inject(&live, timed.fault).await.err();
-        live.recording.borrow_mut().faults.push(InjectedFault {
+        let trouble = inject(timed.fault).await.err();
+        recorded(InjectedFault {
             fault: timed.fault,
             from_us,
             healed_us: wall_us(),

@@ -242,7 +242,7 @@ fn a_clean_live_runs_run_with_a_kill_and_a_pause_exits_0_with_its_report() {
     let (code, out) = live(&["--workload", "runs", "--seconds", "14", "--seed", "3"]);
     assert_eq!(code, Some(0), "{out}");
     for part in [
-        "live runs seed 3: 3 workers, 3 runs",
+        "live runs seed 3: sqlite store, 3 workers, 3 runs",
         "write calls (",
         "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
         "events stored: ",
@@ -293,6 +293,96 @@ fn planted_r10_fails_a_kill_free_live_runs_run_and_the_simulation_replays_it() {
     // The file is an ordinary runs scenario: replayed without the bug it passes.
     let (code, replayed) = crate::histsim_cli(&["replay", "--scenario", &file.to_string_lossy()]);
     assert_eq!(code, Some(0), "{replayed}");
+}
+
+#[test]
+fn a_live_runs_run_on_the_jsonl_store_exits_0_with_its_report() {
+    // The JSONL store has one writer process: seed 3 at 14 s kills it (and restarts it, which
+    // reopens the store on its files) and pauses it; the client reads once it stopped.
+    let args = [
+        "--workload",
+        "runs",
+        "--store",
+        "jsonl",
+        "--seconds",
+        "14",
+        "--seed",
+        "3",
+    ];
+    let (code, out) = live(&args);
+    assert_eq!(code, Some(0), "{out}");
+    for part in [
+        "live runs seed 3: jsonl store, 1 workers, 3 runs",
+        "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
+        "rows read back from the shared jsonl store",
+        "reads and receipts not made: ",
+        "accepted losses: ",
+    ] {
+        assert!(out.contains(part), "{part} missing from:\n{out}");
+    }
+    assert!(!out.contains("violation"), "{out}");
+    // Several writer processes on one JSONL store are refused, saying why.
+    let (code, out) = live(&["--workload", "runs", "--store", "jsonl", "--workers", "2"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("one writer process"), "{out}");
+}
+
+#[test]
+fn a_filtered_read_and_a_receipt_are_played_live_and_planted_bugs_in_their_paths_are_caught() {
+    // Seed 4's client pages runs' events through filters (`filtered_events`) and writes runs'
+    // delivery receipts (`put_if_absent`). With R17 (the page cut before the filter) or R14
+    // (a receipt looked up in the thread, not the run) planted, the live client's answers are
+    // judged wrong, and the simulation playing the run's scenario file finds the ID too.
+    for (id, shown) in [("R17", "paging run-"), ("R14", "put_if_absent of run-")] {
+        let dir = tempfile::tempdir().unwrap();
+        let regressions = dir.path().to_string_lossy().into_owned();
+        let (code, out) = live(&[
+            "--workload",
+            "runs",
+            "--seconds",
+            "6",
+            "--seed",
+            "4",
+            "--planted",
+            id,
+            "--regressions-dir",
+            &regressions,
+        ]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("violation [{id}]")), "{out}");
+        assert!(out.contains(shown), "{out}");
+        let replayed = format!("the simulation playing it finds: [\"{id}\"");
+        assert!(out.contains(&replayed), "{out}");
+    }
+    // Without a bug the same reads and receipts pass, none of them left out.
+    let (code, out) = live(&["--workload", "runs", "--seconds", "6", "--seed", "4"]);
+    assert_eq!(code, Some(0), "{out}");
+    for op in ["filtered_events x", "receipt x"] {
+        assert!(!out.contains(op), "{op} left out:\n{out}");
+    }
+}
+
+#[test]
+fn live_runs_compare_sim_prints_its_table() {
+    let args = [
+        "--workload",
+        "runs",
+        "--compare-sim",
+        "--seeds",
+        "0..1",
+        "--seconds",
+        "4",
+    ];
+    let (code, out) = live(&args);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("| seed | runs | write calls accepted (refused), live / sim |"),
+        "{out}"
+    );
+    let row = (out.lines())
+        .find(|l| l.starts_with("| 0 | "))
+        .unwrap_or_else(|| panic!("no row for seed 0 in:\n{out}"));
+    assert_eq!(row.matches('|').count(), 11, "{row}");
 }
 
 #[test]

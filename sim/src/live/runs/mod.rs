@@ -6,6 +6,8 @@
 //! checks; a failing run is written as a runs scenario file the simulation plays. No network:
 //! the workers take their dispatches on stdin and report on stdout.
 
+pub mod client_reads;
+pub mod compare;
 pub mod line;
 pub mod outcome;
 pub mod processes;

@@ -9,7 +9,6 @@ use super::stored::{read_back, StoredRows};
 use super::to_world::{to_world, Mapped};
 use crate::live::run::Ended;
 use crate::outcome::{Violation, ViolationKind};
-use crate::workload::StoreKind;
 
 /// What a live runs run found.
 pub struct RunsOutcome {
@@ -31,13 +30,14 @@ pub fn live_run(setup: RunsSetup) -> Result<RunsOutcome, Ended> {
     let recording = run(setup.clone())?;
     let scenario = &setup.live.scenario;
     let thread_ids: Vec<String> = scenario.threads.values().cloned().collect();
-    let stored = read_back(&setup.store(), setup.planted, &thread_ids).map_err(Ended::Broken)?;
+    let stored = read_back(setup.store_kind, &setup.store(), setup.planted, &thread_ids)
+        .map_err(Ended::Broken)?;
     let mapped = to_world(scenario, &recording, &stored);
     // The runs workload's own verdicts, R4's liveness included (a run whose worker never
     // reported its end is stuck, as in the world).
     let scripts = crate::runs::script::Scripts::of(scenario);
     let violations =
-        crate::runs::check::check(scenario, &scripts, &mapped.record, StoreKind::Sqlite);
+        crate::runs::check::check(scenario, &scripts, &mapped.record, setup.store_kind);
     Ok(RunsOutcome {
         setup,
         recording,

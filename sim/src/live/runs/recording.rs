@@ -5,8 +5,8 @@
 
 use super::line::WorkerLine;
 use crate::live::recording::InjectedFault;
-use crate::runs::record::Answer;
-use history::runs::{MessageView, ThreadHistory};
+use crate::runs::record::{Answer, ReadKind};
+use history::runs::{NewRunEvent, RunEvent};
 
 /// One dispatch of a run to its worker: `Err` when the worker was down.
 #[derive(Clone, Debug)]
@@ -17,16 +17,37 @@ pub struct Dispatch {
     pub sent: Result<(), String>,
 }
 
-/// One read of a thread's views (`count_messages`, `/history`, `/messages`) from the shared
-/// store, as the runs world's client reads them.
+/// One read of the client's from the shared store, as the runs world's client reads it (the
+/// views, a page, paging, a run's events, ...), both slots of the world's pair holding the
+/// one store's answers, over the wall time it took.
 #[derive(Clone, Debug)]
-pub struct ViewsRead {
+pub struct ClientRead {
+    /// The thread key it read.
     pub thread: String,
     pub started_us: u64,
     pub ended_us: u64,
-    pub count: Answer<u64>,
-    pub history: Answer<Option<ThreadHistory>>,
-    pub messages: Answer<Vec<MessageView>>,
+    pub kind: ReadKind,
+}
+
+/// One delivery receipt the client wrote (`put_if_absent`) on the shared store.
+#[derive(Clone, Debug)]
+pub struct ClientReceipt {
+    pub at_us: u64,
+    /// The run (by index).
+    pub run: usize,
+    pub event: NewRunEvent,
+    /// The record the store holds and whether this call wrote it.
+    pub answer: Answer<(RunEvent, bool)>,
+}
+
+impl ClientReceipt {
+    /// The row this call wrote, if it did.
+    pub fn created(&self) -> Option<&RunEvent> {
+        match &self.answer {
+            Ok((row, true)) => Some(row),
+            _ => None,
+        }
+    }
 }
 
 /// One worker process: the worker's index and how many times it was started before.
@@ -45,11 +66,16 @@ pub struct RunsRecording {
     /// Lines that were not in the format (a line cut by a kill), counted.
     pub unreadable_lines: u64,
     pub dispatches: Vec<Dispatch>,
-    pub reads: Vec<ViewsRead>,
-    /// Views reads tried again because a write landed during them.
+    pub reads: Vec<ClientRead>,
+    pub receipts: Vec<ClientReceipt>,
+    /// Reads tried again because a write landed during them.
     pub reads_retried: u64,
-    /// Views reads given up (a write landed during every attempt): counted, never judged.
+    /// Reads given up (a write landed during every attempt): counted, never judged.
     pub reads_never_still: u64,
+    /// The scenario's reads and receipts not made: the JSONL store's one process is its
+    /// writer, so the client reads it only once that process is stopped. Counted, never
+    /// judged.
+    pub reads_not_made: u64,
     pub faults: Vec<InjectedFault>,
     /// Each SIGKILL of a worker process, with the wall time just before the signal.
     pub kills: Vec<(Proc, u64)>,
@@ -57,6 +83,8 @@ pub struct RunsRecording {
     pub waits_given_up: Vec<usize>,
     /// Wall microseconds one scenario millisecond took.
     pub us_per_ms: f64,
+    /// When the client's last op was done.
+    pub ops_done_us: u64,
 }
 
 impl RunsRecording {
@@ -96,6 +124,20 @@ impl RunsRecording {
             .filter(|(p, at)| p.worker == worker && *at >= since_us)
             .map(|(_, at)| *at)
             .min()
+    }
+
+    /// Wall microseconds from the client's last op until every run that started had stopped
+    /// (its stop line or its worker's kill); `None` when one never did.
+    pub fn quiet_after_us(&self) -> Option<u64> {
+        let mut last = self.ops_done_us;
+        for run in (0..self.dispatches.len()).map(|i| self.dispatches[i].run) {
+            let Some((proc, _)) = self.started_on(run) else {
+                continue;
+            };
+            let over = self.stopped_at(run).or_else(|| self.killed(proc))?;
+            last = last.max(over);
+        }
+        Some(last - self.ops_done_us)
     }
 
     /// Whether `run` is over: it stopped, its worker was killed while it ran, or its dispatch

@@ -4,8 +4,7 @@
 use super::line::WorkerLine;
 use super::outcome::RunsOutcome;
 use crate::live::plan::LiveFault;
-use crate::runs::record::TruthEvent;
-use model::runs::RunOutcome;
+use crate::runs::record::ReadKind;
 use std::fmt::Write as _;
 
 /// Counts of the lines every worker reported.
@@ -23,25 +22,27 @@ fn calls(o: &RunsOutcome) -> (usize, usize, usize, usize) {
     (emitted, calls, wrote, failed)
 }
 
-/// Events the killed runs emitted and the store does not hold: a killed run's stored events are
-/// a prefix of what it emitted (R4), so the rest is lost by design and counted here.
-fn accepted_losses(o: &RunsOutcome) -> (usize, usize) {
-    let record = &o.mapped.record;
-    let killed: Vec<usize> = (record.log.truth().iter())
-        .filter(|(_, _, e)| *e == TruthEvent::Stop(RunOutcome::Killed))
-        .map(|(_, run, _)| *run)
-        .collect();
-    let lost = killed
-        .iter()
-        .map(|run| {
-            let id = &o.setup.live.scenario.runs[*run].id;
-            let stored = (record.log.written().iter())
-                .filter(|w| &w.event.run_id == id)
-                .count();
-            record.log.emitted()[*run].len().saturating_sub(stored)
-        })
-        .sum();
-    (killed.len(), lost)
+/// The report's lines about the client's reads.
+fn reads(out: &mut String, o: &RunsOutcome) {
+    let rec = &o.recording;
+    let views = (rec.reads.iter())
+        .filter(|r| matches!(r.kind, ReadKind::Views { .. }))
+        .count();
+    let _ = writeln!(
+        out,
+        "reads checked: {} reads ({} of the views: count_messages, /history, /messages; the rest pages, paging, events, filtered and user-scoped reads) and the final dump and counts, by the runs workload's checks ({} tried again after a write landed during them, {} given up)",
+        rec.reads.len(),
+        views,
+        rec.reads_retried,
+        rec.reads_never_still
+    );
+    if rec.reads_not_made > 0 {
+        let _ = writeln!(
+            out,
+            "reads and receipts not made: {} of the scenario's during the run (the JSONL store's one process is its writer; the client reads every thread once it stopped)",
+            rec.reads_not_made
+        );
+    }
 }
 
 pub fn report(o: &RunsOutcome) -> String {
@@ -58,7 +59,8 @@ pub fn report(o: &RunsOutcome) -> String {
     let pauses = (rec.faults.iter())
         .filter(|f| matches!(f.fault, LiveFault::Pause { .. }))
         .count();
-    let (killed_runs, lost) = accepted_losses(o);
+    let figures = super::compare::figures(&o.setup.live.scenario, &o.mapped.record);
+    let (killed_runs, lost) = (figures.runs_killed, figures.events_lost);
     let _ = writeln!(
         out,
         "kills: {} SIGKILLs of a worker (restarted), {pauses} SIGSTOP/SIGCONT pauses; {killed_runs} runs killed; rows of a call cut by a kill: {} committed unconfirmed, {} never committed",
@@ -78,16 +80,11 @@ pub fn report(o: &RunsOutcome) -> String {
     let stored = o.stored.dump.as_ref().map_or(0, Vec::len);
     let _ = writeln!(
         out,
-        "events stored: {stored} rows read back from the shared file, {} rows written by confirmed or committed calls",
+        "events stored: {stored} rows read back from the shared {} store, {} rows written by confirmed or committed calls",
+        o.setup.store_kind.as_str(),
         o.mapped.record.log.written().len()
     );
-    let _ = writeln!(
-        out,
-        "reads checked: {} views reads (count_messages, /history, /messages) and the final dump and counts, by the runs workload's checks ({} tried again after a write landed during them, {} given up)",
-        rec.reads.len(),
-        rec.reads_retried,
-        rec.reads_never_still
-    );
+    reads(&mut out, o);
     let _ = writeln!(out, "accepted losses: {lost} events of {killed_runs} killed runs never stored (a killed run keeps a prefix, R4)");
     if !rec.waits_given_up.is_empty() {
         let _ = writeln!(

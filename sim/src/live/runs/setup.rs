@@ -3,6 +3,7 @@
 
 use super::scenario::LiveRunsScenario;
 use crate::live::plan::LivePlan;
+use crate::workload::StoreKind;
 use history::Planted;
 use std::path::PathBuf;
 
@@ -13,6 +14,9 @@ pub struct RunsSetup {
     pub plan: LivePlan,
     pub workers: u8,
     pub planted: Planted,
+    /// The shared store: `Sqlite` (one file, several writer processes) or `Jsonl` (one
+    /// directory, one writer process: the store's index lives in the process that opened it).
+    pub store_kind: StoreKind,
     /// The run's directory: the shared store, the scenario the workers read, their logs.
     pub dir: PathBuf,
     /// Wall microseconds one scenario millisecond takes (the scenario's simulated length
@@ -26,8 +30,12 @@ pub struct RunsSetup {
 }
 
 impl RunsSetup {
+    /// The shared store: the SQLite file, or the JSONL store's directory.
     pub fn store(&self) -> PathBuf {
-        self.dir.join("runs.sqlite")
+        match self.store_kind {
+            StoreKind::Jsonl => self.dir.join("runs-jsonl"),
+            _ => self.dir.join("runs.sqlite"),
+        }
     }
 
     pub fn scenario_file(&self) -> PathBuf {
@@ -43,6 +51,7 @@ impl RunsSetup {
             format!("--store={}", self.store().display()),
             format!("--us-per-ms={}", self.us_per_ms),
             format!("--message-gap-us={}", self.message_gap_us),
+            format!("--store-kind={}", self.store_kind.as_str()),
         ];
         if let Some(bug) = self.planted.active() {
             args.push(format!("--planted={bug}"));

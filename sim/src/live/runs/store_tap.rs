@@ -1,16 +1,37 @@
-//! The store a live worker's journals write through: the shared SQLite file, with every write
+//! The store a live worker's journals write through: the shared store, with every write
 //! call announced on stdout before it reaches the store and its answer after (so a kill between
 //! the two leaves a call whose rows only the store can tell about).
 
 use super::line::{say, CallRows, WorkerLine};
 use crate::live::line::wall_us;
+use crate::workload::StoreKind;
 use history::runs::{
-    MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError, SqliteRunEventStore,
+    JsonlRunEventStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
+    SqliteRunEventStore,
 };
+use history::Planted;
+use std::path::Path;
+
+/// Opens the shared store of kind `kind` at `path`: the SQLite file (WAL, a busy timeout: any
+/// number of processes) or the JSONL store's directory (one process: the store's index is the
+/// opening process's own; a reopened store cuts the tail a killed writer left).
+pub fn open_store(
+    kind: StoreKind,
+    path: &Path,
+    planted: Planted,
+) -> Result<Box<dyn RunEventStore>, String> {
+    let fail = |e: RunStoreError| format!("{}: {e}", path.display());
+    Ok(match kind {
+        StoreKind::Jsonl => Box::new(JsonlRunEventStore::open_dir(path, planted).map_err(fail)?),
+        _ => Box::new(
+            SqliteRunEventStore::open_surviving_process_death(path, planted).map_err(fail)?,
+        ),
+    })
+}
 
 /// The shared store, announcing each write of run `run_of(run_id)`.
 pub struct LiveTap {
-    pub store: SqliteRunEventStore,
+    pub store: Box<dyn RunEventStore>,
     /// The scenario's run ids, by index.
     pub run_ids: Vec<String>,
 }

@@ -34,6 +34,7 @@ enum Item {
     Truth(usize, TruthEvent),
     Rows(Vec<RunEvent>),
     Read(usize),
+    Receipt(usize),
     Error(WriteError),
 }
 
@@ -44,6 +45,10 @@ pub struct Mapped {
     pub committed_unconfirmed: usize,
     /// Rows of such calls the store does not hold (the kill came before the commit).
     pub never_committed: usize,
+    /// The write calls under way at a kill whose rows the store holds, and those whose rows
+    /// it does not.
+    pub calls_committed_unconfirmed: usize,
+    pub calls_never_committed: usize,
 }
 
 /// The lines of every worker as timed items, the events each run emitted, and the write calls
@@ -159,10 +164,11 @@ fn from_lines(scenario: &RunsScenario, recording: &RunsRecording) -> FromLines {
 
 /// The rows of the calls each SIGKILL cut that the store holds (written at the kill), and the
 /// runs it stopped (`Killed` at the kill, after those rows). Returns (rows found, rows not
-/// found).
-fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) -> (usize, usize) {
+/// found) and (calls found, calls not found).
+fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) -> [usize; 4] {
     let mut held = held_unconfirmed(stored, &lines.items);
     let (mut found, mut missing) = (0, 0);
+    let mut calls = [0, 0];
     for (proc, _, rows) in std::mem::take(&mut lines.in_flight) {
         let Some(at) = recording.killed(proc) else {
             continue;
@@ -181,6 +187,7 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
             }
         }
         found += committed.len();
+        calls[usize::from(committed.is_empty())] += 1;
         if !committed.is_empty() {
             lines.items.push((at, Item::Rows(committed)));
         }
@@ -196,7 +203,7 @@ fn kills(recording: &RunsRecording, stored: &StoredRows, lines: &mut FromLines) 
                 .push((at, Item::Truth(run, TruthEvent::Stop(RunOutcome::Killed))));
         }
     }
-    (found, missing)
+    [found, missing, calls[0], calls[1]]
 }
 
 /// A row as an unconfirmed call is matched to the store: (thread, run, event type, created).
@@ -239,7 +246,7 @@ fn rows_len(rows: &CallRows) -> usize {
 
 /// Writes in commit order: each batch's time becomes the earliest time of any batch committed
 /// at or after it (never later than its own confirmation, never before its commit).
-fn commit_ordered(items: &mut [(u64, Item)], stored: &StoredRows) {
+fn commit_ordered(items: &mut [(u64, Item)], recording: &RunsRecording, stored: &StoredRows) {
     let mut writes: Vec<(u64, usize)> = items
         .iter()
         .enumerate()
@@ -251,6 +258,9 @@ fn commit_ordered(items: &mut [(u64, Item)], stored: &StoredRows) {
                     .min();
                 first.map(|id| (*id, i))
             }
+            Item::Receipt(k) => (recording.receipts[*k].created())
+                .and_then(|row| stored.commit_order.get(&key_of(row)))
+                .map(|id| (*id, i)),
             _ => None,
         })
         .collect();
@@ -287,9 +297,13 @@ fn reads_placed(scenario: &RunsScenario, recording: &RunsRecording, items: &mut 
 /// The recording of a live run of `scenario` as the runs world's record.
 pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &StoredRows) -> Mapped {
     let mut lines = from_lines(scenario, recording);
-    let (committed_unconfirmed, never_committed) = kills(recording, stored, &mut lines);
+    let [committed_unconfirmed, never_committed, calls_committed_unconfirmed, calls_never_committed] =
+        kills(recording, stored, &mut lines);
     let mut items = std::mem::take(&mut lines.items);
-    commit_ordered(&mut items, stored);
+    for (k, r) in recording.receipts.iter().enumerate() {
+        items.push((r.at_us, Item::Receipt(k)));
+    }
+    commit_ordered(&mut items, recording, stored);
     reads_placed(scenario, recording, &mut items);
     // A stable sort: equal times keep the order they were recorded in.
     items.sort_by_key(|(at, _)| *at);
@@ -311,6 +325,7 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
                     .map(|event| Observation::Written(Written { op, at_us, event })),
             ),
             Item::Read(i) => log.push(Observation::Read(read_of(&recording.reads[i], op, at_us))),
+            Item::Receipt(k) => receipt_of(&mut log, &recording.receipts[k], op, at_us),
             Item::Error(e) => log.push(Observation::WriteError(WriteError { op, at_us, ..e })),
         }
     }
@@ -324,19 +339,33 @@ pub fn to_world(scenario: &RunsScenario, recording: &RunsRecording, stored: &Sto
         record,
         committed_unconfirmed,
         never_committed,
+        calls_committed_unconfirmed,
+        calls_never_committed,
     }
 }
 
-fn read_of(r: &super::recording::ViewsRead, op: u64, at_us: u64) -> Read {
+/// A receipt the client wrote: its row as a written one (when this call wrote it), and the
+/// receipt with the one store's answer in both slots.
+fn receipt_of(log: &mut ObservationLog, r: &super::recording::ClientReceipt, op: u64, at_us: u64) {
+    if let Some(row) = r.created() {
+        let event = row.clone();
+        log.push(Observation::Written(Written { op, at_us, event }));
+    }
+    log.push(Observation::Receipt(ReceiptRecord {
+        op,
+        at_us,
+        run: r.run,
+        event: r.event.clone(),
+        answer: Both::new(r.answer.clone(), r.answer.clone()),
+    }));
+}
+
+fn read_of(r: &super::recording::ClientRead, op: u64, at_us: u64) -> Read {
     Read {
         op,
         at_us,
         thread: r.thread.clone(),
-        kind: ReadKind::Views {
-            count: Both::new(r.count.clone(), r.count.clone()),
-            history: Both::new(r.history.clone(), r.history.clone()),
-            messages: Both::new(r.messages.clone(), r.messages.clone()),
-        },
+        kind: r.kind.clone(),
     }
 }
 
@@ -380,7 +409,9 @@ mod tests {
     /// kill, the run is killed there, and a read after it comes after both.
     #[test]
     fn a_call_cut_by_a_kill_wrote_what_the_file_holds_and_its_run_is_killed() {
-        let scenario = super::super::scenario::of_seed(3, 1).unwrap().scenario;
+        let scenario = super::super::scenario::of_seed(3, 1, crate::workload::StoreKind::Sqlite)
+            .unwrap()
+            .scenario;
         let proc = Proc {
             worker: 0,
             generation: 0,

@@ -12,11 +12,13 @@
 use super::line::{outcome_word, say, WireEvent, WorkerLine};
 use super::store_tap::LiveTap;
 use crate::live::line::wall_us;
-use crate::runs::scenario::{RunsScenario, Stop};
+use crate::runs::play::journal_calls::{close, delegate, lifecycle, nested_step, record};
+use crate::runs::play::journal_calls::{take_turn, Chain, RunSide};
+use crate::runs::scenario::RunsScenario;
 use crate::runs::script::{emitted_count, expand, Emission};
 use history::runs::{
-    Category, Checkpointer, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
-    RunJournalOptions, SqliteRunEventStore, RUN_END, RUN_ERROR, RUN_START,
+    Category, Checkpointer, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
+    RunStoreError, RUN_START,
 };
 use history::Planted;
 use model::runs::RunOutcome;
@@ -31,8 +33,9 @@ pub struct WorkerSetup {
     pub index: u8,
     /// The live scenario, as JSON.
     pub scenario: PathBuf,
-    /// The shared SQLite file.
+    /// The shared store: the SQLite file or the JSONL store's directory.
     pub store: PathBuf,
+    pub store_kind: crate::workload::StoreKind,
     pub planted: Planted,
     /// Wall microseconds one scenario millisecond takes.
     pub us_per_ms: f64,
@@ -66,8 +69,7 @@ pub fn serve(setup: WorkerSetup) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
     let scenario: RunsScenario =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", setup.scenario.display()))?;
-    let store = SqliteRunEventStore::open_surviving_process_death(&setup.store, setup.planted)
-        .map_err(|e| format!("{}: {e}", setup.store.display()))?;
+    let store = super::store_tap::open_store(setup.store_kind, &setup.store, setup.planted)?;
     let worker = Rc::new(Worker {
         tap: LiveTap {
             store,
@@ -115,18 +117,41 @@ impl Worker {
             tokio::time::sleep(Duration::from_micros(us)).await;
         }
     }
+}
 
-    /// Hands one event to the journal, reported first.
-    async fn record(
+impl RunSide for Worker {
+    type Store = LiveTap;
+
+    fn scenario(&self) -> &RunsScenario {
+        &self.scenario
+    }
+
+    fn now_ns(&self) -> i64 {
+        now_ns()
+    }
+
+    fn emitted(&self, run: usize, entry: &JournalEntry, message: Option<(usize, &Emission)>) {
+        emitted(run, entry, message.map(|(i, _)| i));
+    }
+
+    fn flush_failed(&self, run: usize, error: &dyn std::fmt::Display) {
+        eprintln!("{} flush failed: {error}", self.scenario.runs[run].id);
+    }
+
+    /// Retries a failed final flush a few times (a busy store).
+    async fn finish(
         &self,
-        journal: &mut Journal<'_>,
-        run: usize,
-        entry: JournalEntry,
-        emission: Option<usize>,
+        journal: &mut RunJournal<&LiveTap>,
+        _run: usize,
+        first: Result<(), RunStoreError>,
     ) {
-        emitted(run, &entry, emission);
-        if let Err(e) = journal.record(entry).await {
-            eprintln!("{} flush failed: {e}", self.scenario.runs[run].id);
+        let mut result = first;
+        for _ in 0..3 {
+            if result.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            result = journal.flush().await.map(|_| ());
         }
     }
 }
@@ -175,7 +200,14 @@ async fn play_run(worker: Rc<Worker>, run: usize) {
     let root = crate::runs::nested::root(spec);
     let content = json!({ "worker": w.index });
     let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
-    lifecycle(&mut journal, run, Some(start), Chain::Start(&root, content)).await;
+    lifecycle(
+        w,
+        &mut journal,
+        run,
+        Some(start),
+        Chain::Start(&root, content),
+    )
+    .await;
     let count = emitted_count(spec, emissions.len());
     let (mut turn, mut ai) = (0, 0);
     for (i, e) in emissions[..count].iter().enumerate() {
@@ -196,7 +228,8 @@ async fn play_run(worker: Rc<Worker>, run: usize) {
     let all = count == emissions.len();
     nested_step(w, &mut journal, run, count as u32, all).await;
     delegate(w, &mut journal, run, count).await;
-    let outcome = close(w, &mut journal, run, count as u32).await;
+    // A scripted kill drops the journal unflushed.
+    let outcome = (close(w, &mut journal, run, count as u32).await).unwrap_or(RunOutcome::Killed);
     if outcome != RunOutcome::Killed {
         w.checkpointer.put(&thread_id, state);
     }
@@ -205,16 +238,6 @@ async fn play_run(worker: Rc<Worker>, run: usize) {
         at_us: wall_us(),
         outcome: outcome_word(outcome).into(),
     });
-}
-
-/// The run's subagent tasks due before its message `at`.
-async fn delegate(w: &Worker, journal: &mut Journal<'_>, run: usize, at: usize) {
-    let spec = &w.scenario.runs[run];
-    for task in crate::runs::tasks::due(&spec.tasks, at) {
-        for entry in crate::runs::tasks::entries(task, now_ns()) {
-            w.record(journal, run, entry, None).await;
-        }
-    }
 }
 
 /// One scripted message that is not a user's turn; an AI message is followed by its
@@ -230,11 +253,11 @@ async fn emit_message(
     if let Some(caller) = &e.caller {
         entry.metadata = json!({ "caller": caller });
     }
-    w.record(journal, run, entry, Some(i)).await;
+    record(w, journal, run, entry, Some((i, e))).await;
     if e.message.kind == Shape::Ai {
         let content = llm_response(w, run, ai, e.message.id.as_deref());
         let trace = JournalEntry::other(Category::Trace, "llm_response", content, now_ns());
-        w.record(journal, run, trace, None).await;
+        record(w, journal, run, trace, None).await;
     }
 }
 
@@ -246,128 +269,5 @@ fn llm_response(w: &Worker, run: usize, ai: usize, message_id: Option<&str>) -> 
     match long {
         Some(l) => crate::runs::long_traces::content(message_id, l.ai, l.bytes),
         None => json!({ "message": message_id }),
-    }
-}
-
-/// The user's turn: reported as sent; the journal hears the model calls answering it.
-async fn take_turn(
-    w: &Worker,
-    journal: &mut Journal<'_>,
-    run: usize,
-    (i, e): (usize, &Emission),
-    state: &[history::runs::ChatMessage],
-    turn: usize,
-) {
-    let entry = JournalEntry::message(&e.message, now_ns());
-    emitted(run, &entry, Some(i));
-    let spec = &w.scenario.runs[run];
-    for call in crate::runs::model_input::model_calls(spec, turn, state) {
-        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
-            eprintln!("{} flush failed: {err}", spec.id);
-        }
-    }
-}
-
-/// A callback of the run's invocations the journal hears.
-enum Chain<'a> {
-    Start(&'a Invocation, serde_json::Value),
-    End(&'a Invocation),
-    Error(&'a Invocation, &'a str),
-}
-
-/// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
-/// (the root's), reported first.
-async fn lifecycle(
-    journal: &mut Journal<'_>,
-    run: usize,
-    truth: Option<JournalEntry>,
-    call: Chain<'_>,
-) {
-    let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
-    if let Some(entry) = &truth {
-        emitted(run, entry, None);
-    }
-    let result = match call {
-        Chain::Start(invocation, content) => {
-            journal.on_chain_start(invocation, content, at_ns).await
-        }
-        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
-        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
-    };
-    if let Err(e) = result {
-        eprintln!("run {run} flush failed: {e}");
-    }
-}
-
-/// Ends the nested invocations due before message `at`, then (when `start`) starts those due.
-async fn nested_step(w: &Worker, journal: &mut Journal<'_>, run: usize, at: u32, start: bool) {
-    let spec = &w.scenario.runs[run];
-    if spec.nested.is_empty() {
-        return;
-    }
-    let (ending, starting) = crate::runs::nested::due(spec, at);
-    for k in ending {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(journal, run, None, Chain::End(&invocation)).await;
-    }
-    for k in starting.into_iter().filter(|_| start) {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(journal, run, None, Chain::Start(&invocation, json!({}))).await;
-        if spec.nested[k].messages == 0 {
-            lifecycle(journal, run, None, Chain::End(&invocation)).await;
-        }
-    }
-}
-
-/// The nested invocations still open when the run stops after `count` messages fail with it.
-async fn fail_open(w: &Worker, journal: &mut Journal<'_>, run: usize, count: u32, error: &str) {
-    let spec = &w.scenario.runs[run];
-    for k in crate::runs::nested::open_at(spec, count) {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(journal, run, None, Chain::Error(&invocation, error)).await;
-    }
-}
-
-/// Retries a failed final flush a few times (a busy store), as the world's workers retry.
-async fn finish(journal: &mut Journal<'_>, first: Result<(), history::runs::RunStoreError>) {
-    let mut result = first;
-    for _ in 0..3 {
-        if result.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        result = journal.flush().await.map(|_| ());
-    }
-}
-
-/// Stops the run as its script says; a scripted kill drops the journal unflushed.
-async fn close(w: &Worker, journal: &mut Journal<'_>, run: usize, count: u32) -> RunOutcome {
-    let spec = &w.scenario.runs[run];
-    let root = crate::runs::nested::root(spec);
-    match spec.stop {
-        Stop::Kill { .. } => RunOutcome::Killed,
-        Stop::End => {
-            let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
-            lifecycle(journal, run, Some(end), Chain::End(&root)).await;
-            let first = journal.end().await;
-            finish(journal, first).await;
-            RunOutcome::Ended
-        }
-        Stop::Error { .. } => {
-            let error = "model call failed";
-            fail_open(w, journal, run, count, error).await;
-            let content = json!({ "error": error });
-            let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
-            lifecycle(journal, run, Some(entry), Chain::Error(&root, error)).await;
-            let first = journal.error().await;
-            finish(journal, first).await;
-            RunOutcome::Errored
-        }
-        Stop::Cancel { .. } => {
-            fail_open(w, journal, run, count, "cancelled").await;
-            let first = journal.cancel().await;
-            finish(journal, first).await;
-            RunOutcome::Cancelled
-        }
     }
 }

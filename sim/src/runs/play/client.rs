@@ -54,7 +54,7 @@ pub(in crate::runs) fn is_final_ai(m: &Value) -> bool {
 }
 
 /// Every message by paging through the store's cursors, as a client of `list_messages` would.
-pub(in crate::runs) fn paginate(
+pub(crate) fn paginate(
     store: &dyn RunEventStore,
     thread_id: &str,
     limit: usize,
@@ -122,7 +122,7 @@ async fn start(world: &World, run: &str) {
 }
 
 /// The `list_messages` cursor of a page op's `before` and `after`.
-fn page_cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
+pub(crate) fn page_cursor(before: Option<u64>, after: Option<u64>) -> MessageCursor {
     match (before, after) {
         (None, None) => MessageCursor::None,
         (Some(b), None) => MessageCursor::Before(b),

@@ -21,7 +21,7 @@ pub const NO_SUCH_RUN: &str = "no-such-run";
 /// The pages a client reads by paging one run's events through `filter` with `after_seq`
 /// cursors, `filter.limit` a page, until a page comes back short or the cursor stops moving
 /// (at most `PAGES_MAX` pages).
-pub(in crate::runs) fn filtered_pages(
+pub(crate) fn filtered_pages(
     store: &dyn RunEventStore,
     thread_id: &str,
     run_id: &str,

@@ -8,6 +8,7 @@ pub(in crate::runs) mod feedback_calls;
 pub(in crate::runs) mod fence_calls;
 pub mod host;
 pub mod hosted;
+pub(crate) mod journal_calls;
 pub mod jsonl_host;
 pub(in crate::runs) mod sqlite_pool;
 pub(in crate::runs) mod state;
@@ -19,3 +20,9 @@ pub(in crate::runs) mod thread_calls;
 pub(in crate::runs) mod user_calls;
 pub(in crate::runs) mod worker;
 pub mod world;
+
+// The client's reads of one store, for live mode's client (sim/src/live/runs/client_reads.rs).
+pub(crate) use client::{page_cursor, paginate};
+pub(crate) use event_calls::{filtered_pages, NO_SUCH_RUN};
+pub(crate) use state::{text_of, WHOLE_READ};
+pub(crate) use store_calls::run_pages;

@@ -37,7 +37,7 @@ pub(in crate::runs) const PAGES_MAX: usize = 100_000;
 /// The limit of a read of everything (a whole thread, a whole run): above any thread's rows,
 /// and the largest a SQL store binds (SQLite's integers are signed 64-bit; DeerFlow's DB store
 /// passes the limit through, and Python's sqlite3 refuses a larger one with an OverflowError).
-pub(in crate::runs) const WHOLE_READ: usize = i64::MAX as usize;
+pub(crate) const WHOLE_READ: usize = i64::MAX as usize;
 
 pub(in crate::runs) struct World {
     pub(in crate::runs) scenario: RunsScenario,
@@ -96,7 +96,7 @@ pub(in crate::runs) async fn sleep_ms(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
 
-pub(in crate::runs) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
+pub(crate) fn text_of<T>(r: Result<T, RunStoreError>) -> Answer<T> {
     r.map_err(|e| {
         let text = e.to_string();
         // A system's fence refusal reads as histsim's own (R28 knows it by its start).

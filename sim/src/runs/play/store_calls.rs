@@ -47,7 +47,7 @@ pub(in crate::runs) fn client_event(
 
 /// Every message of one run by paging `list_messages_by_run` (forward with `after`, backward
 /// with `before`), the pages in the order they were read.
-pub(in crate::runs) fn run_pages(
+pub(crate) fn run_pages(
     store: &dyn RunEventStore,
     thread_id: &str,
     run_id: &str,

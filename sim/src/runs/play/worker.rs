@@ -1,15 +1,16 @@
 //! The worker hosts: each accepts run dispatches and plays each run in a task of its own.
 
+use super::journal_calls::{close, delegate, lifecycle, nested_step, record, take_turn};
+use super::journal_calls::{Chain, RunSide};
 use super::state::*;
 use super::tap::*;
 use crate::runs::observations::Observation;
 use crate::runs::record::*;
-use crate::runs::scenario::Stop;
+use crate::runs::scenario::RunsScenario;
 use crate::runs::script::{emitted_count, Emission};
 use history::runs::{
-    Category, Checkpoint, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
-    RunJournalOptions, RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END,
-    RUN_ERROR, RUN_START,
+    Category, Checkpoint, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
+    RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_START,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -50,43 +51,49 @@ pub(in crate::runs) async fn serve_dispatch(
     stream.write_all(&[1]).await
 }
 
-/// Hands one event to the journal, recording it as ground truth first.
-pub(in crate::runs) async fn record(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    entry: JournalEntry,
-    message: Option<&Emission>,
-) {
-    world.emit(run, &entry, message);
-    if let Err(e) = journal.record(entry).await {
-        world.record(format_args!(
-            "{} flush failed: {e}",
-            world.scenario.runs[run].id
+impl RunSide for World {
+    type Store = JournalStore;
+
+    fn scenario(&self) -> &RunsScenario {
+        &self.scenario
+    }
+
+    fn now_ns(&self) -> i64 {
+        now_ns()
+    }
+
+    fn emitted(&self, run: usize, entry: &JournalEntry, message: Option<(usize, &Emission)>) {
+        self.emit(run, entry, message.map(|(_, e)| e));
+    }
+
+    fn flush_failed(&self, run: usize, error: &dyn std::fmt::Display) {
+        self.record(format_args!(
+            "{} flush failed: {error}",
+            self.scenario.runs[run].id
         ));
     }
-}
 
-/// Retries a failed final flush until the store accepts it (every failing call fails once).
-pub(in crate::runs) async fn finish(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    first: Result<(), RunStoreError>,
-) {
-    let mut result = first;
-    let mut attempts = 0;
-    while let Err(e) = &result {
-        world.record(format_args!(
-            "{} final flush failed: {e}",
-            world.scenario.runs[run].id
-        ));
-        attempts += 1;
-        if attempts > world.scenario.failing_write_calls.len() + 1 {
-            break;
+    /// Retries a failed final flush until the store accepts it (every failing call fails once).
+    async fn finish(
+        &self,
+        journal: &mut RunJournal<&JournalStore>,
+        run: usize,
+        first: Result<(), RunStoreError>,
+    ) {
+        let mut result = first;
+        let mut attempts = 0;
+        while let Err(e) = &result {
+            self.record(format_args!(
+                "{} final flush failed: {e}",
+                self.scenario.runs[run].id
+            ));
+            attempts += 1;
+            if attempts > self.scenario.failing_write_calls.len() + 1 {
+                break;
+            }
+            sleep_ms(1).await;
+            result = journal.flush().await.map(|_| ());
         }
-        sleep_ms(1).await;
-        result = journal.flush().await.map(|_| ());
     }
 }
 
@@ -123,12 +130,12 @@ pub(in crate::runs) async fn play_run(
     let content = json!({ "worker": w });
     let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
     let call = Chain::Start(&root, content);
-    lifecycle(&world, &mut journal, run, Some(start), call).await;
+    lifecycle(&*world, &mut journal, run, Some(start), call).await;
     let count = emitted_count(&spec, emissions.len());
     let mut turn = 0;
     for (i, e) in emissions[..count].iter().enumerate() {
-        nested_step(&world, &mut journal, run, i as u32, true).await;
-        delegate(&world, &mut journal, run, i).await;
+        nested_step(&*world, &mut journal, run, i as u32, true).await;
+        delegate(&*world, &mut journal, run, i).await;
         if e.after_ms > 0 {
             sleep_ms(u64::from(e.after_ms)).await;
         }
@@ -139,15 +146,15 @@ pub(in crate::runs) async fn play_run(
                 summarize(&world, &mut journal, run, m, &mut state).await;
             }
         }
-        emit_message(&world, &mut journal, run, e, &mut state, turn).await;
+        emit_message(&world, &mut journal, run, (i, e), &mut state, turn).await;
         if e.message.kind == Shape::Human {
             turn += 1;
         }
     }
     let all = count == emissions.len();
-    nested_step(&world, &mut journal, run, count as u32, all).await;
-    delegate(&world, &mut journal, run, count).await;
-    let Some(outcome) = close(&world, &mut journal, run, count as u32).await else {
+    nested_step(&*world, &mut journal, run, count as u32, all).await;
+    delegate(&*world, &mut journal, run, count).await;
+    let Some(outcome) = close(&*world, &mut journal, run, count as u32).await else {
         // The worker process dies: the buffer goes with it.
         drop(journal);
         world.stop_run(run, RunOutcome::Killed, now_us());
@@ -155,16 +162,6 @@ pub(in crate::runs) async fn play_run(
     };
     world.checkpointer.put(&thread_id, state);
     world.stop_run(run, outcome, now_us());
-}
-
-/// Journals the run's subagent tasks due before its message `at` (`crate::runs::tasks`).
-async fn delegate(world: &World, journal: &mut RunJournal<&JournalStore>, run: usize, at: usize) {
-    let spec = &world.scenario.runs[run];
-    for task in crate::runs::tasks::due(&spec.tasks, at) {
-        for entry in crate::runs::tasks::entries(task, now_ns()) {
-            record(world, journal, run, entry, None).await;
-        }
-    }
 }
 
 /// Lets the middleware summarize the thread's state; when it does, checkpoints the summary and
@@ -211,7 +208,7 @@ async fn emit_message(
     world: &World,
     journal: &mut RunJournal<&JournalStore>,
     run: usize,
-    e: &Emission,
+    (i, e): (usize, &Emission),
     state: &mut Checkpoint,
     turn: usize,
 ) {
@@ -219,13 +216,13 @@ async fn emit_message(
         state.messages.push(e.message.clone());
     }
     if e.message.kind == Shape::Human {
-        return take_turn(world, journal, run, e, &state.messages, turn).await;
+        return take_turn(world, journal, run, (i, e), &state.messages, turn).await;
     }
     let mut entry = JournalEntry::message(&e.message, now_ns());
     if let Some(caller) = &e.caller {
         entry.metadata = json!({ "caller": caller });
     }
-    record(world, journal, run, entry, Some(e)).await;
+    record(world, journal, run, entry, Some((i, e))).await;
     if e.message.kind == Shape::Ai {
         let content = llm_response(world, run, e.message.id.as_deref());
         let trace = JournalEntry::other(Category::Trace, "llm_response", content, now_ns());
@@ -252,140 +249,4 @@ fn llm_response(world: &World, run: usize, message_id: Option<&str>) -> serde_js
         Some(l) => crate::runs::long_traces::content(message_id, l.ai, l.bytes),
         None => json!({ "message": message_id }),
     }
-}
-
-/// The user's turn `e` arrives: it is ground truth as sent; the journal hears the model calls
-/// answering it ([`crate::runs::model_input::model_calls`]) and records the turn from them.
-async fn take_turn(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    e: &Emission,
-    state: &[history::runs::ChatMessage],
-    turn: usize,
-) {
-    let entry = JournalEntry::message(&e.message, now_ns());
-    world.emit(run, &entry, Some(e));
-    let spec = &world.scenario.runs[run];
-    for call in crate::runs::model_input::model_calls(spec, turn, state) {
-        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
-            world.record(format_args!("{} flush failed: {err}", spec.id));
-        }
-    }
-}
-
-/// A callback of the run's invocations the journal hears ([`crate::runs::nested`]).
-enum Chain<'a> {
-    Start(&'a Invocation, serde_json::Value),
-    End(&'a Invocation),
-    Error(&'a Invocation, &'a str),
-}
-
-/// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
-/// (the root's), recorded as ground truth first.
-async fn lifecycle(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    truth: Option<JournalEntry>,
-    call: Chain<'_>,
-) {
-    let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
-    if let Some(entry) = &truth {
-        world.emit(run, entry, None);
-    }
-    let result = match call {
-        Chain::Start(invocation, content) => {
-            journal.on_chain_start(invocation, content, at_ns).await
-        }
-        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
-        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
-    };
-    if let Err(e) = result {
-        let id = &world.scenario.runs[run].id;
-        world.record(format_args!("{id} flush failed: {e}"));
-    }
-}
-
-/// Ends the nested invocations due before message `at`, then (when `start`) starts those due
-/// there.
-async fn nested_step(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    at: u32,
-    start: bool,
-) {
-    let spec = &world.scenario.runs[run];
-    if spec.nested.is_empty() {
-        return;
-    }
-    let (ending, starting) = crate::runs::nested::due(spec, at);
-    for k in ending {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
-    }
-    for k in starting.into_iter().filter(|_| start) {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        let call = Chain::Start(&invocation, json!({}));
-        lifecycle(world, journal, run, None, call).await;
-        if spec.nested[k].messages == 0 {
-            lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
-        }
-    }
-}
-
-/// The nested invocations still open when the run stops after `count` messages fail with it.
-async fn fail_open(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    count: u32,
-    error: &str,
-) {
-    let spec = &world.scenario.runs[run];
-    for k in crate::runs::nested::open_at(spec, count) {
-        let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(world, journal, run, None, Chain::Error(&invocation, error)).await;
-    }
-}
-
-/// Stops the run as its script says, after `count` messages, and returns how it stopped;
-/// `None` for a kill, which the caller performs by dropping the journal unflushed.
-async fn close(
-    world: &World,
-    journal: &mut RunJournal<&JournalStore>,
-    run: usize,
-    count: u32,
-) -> Option<RunOutcome> {
-    let spec = &world.scenario.runs[run];
-    let root = crate::runs::nested::root(spec);
-    let outcome = match spec.stop {
-        Stop::Kill { .. } => return None,
-        Stop::End => {
-            let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
-            lifecycle(world, journal, run, Some(end), Chain::End(&root)).await;
-            let first = journal.end().await;
-            finish(world, journal, run, first).await;
-            RunOutcome::Ended
-        }
-        Stop::Error { .. } => {
-            let error = "model call failed";
-            fail_open(world, journal, run, count, error).await;
-            let content = json!({ "error": error });
-            let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
-            let call = Chain::Error(&root, error);
-            lifecycle(world, journal, run, Some(entry), call).await;
-            let first = journal.error().await;
-            finish(world, journal, run, first).await;
-            RunOutcome::Errored
-        }
-        Stop::Cancel { .. } => {
-            fail_open(world, journal, run, count, "cancelled").await;
-            let first = journal.cancel().await;
-            finish(world, journal, run, first).await;
-            RunOutcome::Cancelled
-        }
-    };
-    Some(outcome)
 }
