@@ -6,6 +6,7 @@ pub mod affinity;
 mod answer_lines;
 mod command;
 pub mod display_ops;
+pub mod journal_ops;
 mod liveness;
 pub mod opened;
 pub mod process;

@@ -8,6 +8,7 @@ pub(in crate::runs) mod feedback_calls;
 pub(in crate::runs) mod fence_calls;
 pub mod host;
 pub mod hosted;
+pub(in crate::runs) mod journal_calls;
 pub mod jsonl_host;
 pub(in crate::runs) mod sqlite_pool;
 pub(in crate::runs) mod state;

@@ -1,5 +1,6 @@
 //! The worker hosts: each accepts run dispatches and plays each run in a task of its own.
 
+use super::journal_calls::{hear, Callback};
 use super::state::*;
 use super::tap::*;
 use crate::runs::observations::Observation;
@@ -7,9 +8,8 @@ use crate::runs::record::*;
 use crate::runs::scenario::Stop;
 use crate::runs::script::{emitted_count, Emission};
 use history::runs::{
-    Category, Checkpoint, Invocation, JournalEntry, MessageKind as Shape, RunJournal,
-    RunJournalOptions, RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END,
-    RUN_ERROR, RUN_START,
+    Category, Checkpoint, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
+    RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_END, RUN_ERROR, RUN_START,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -122,7 +122,7 @@ pub(in crate::runs) async fn play_run(
     let root = crate::runs::nested::root(&spec);
     let content = json!({ "worker": w });
     let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
-    let call = Chain::Start(&root, content);
+    let call = Callback::ChainStart(&root, content);
     lifecycle(&world, &mut journal, run, Some(start), call).await;
     let count = emitted_count(&spec, emissions.len());
     let mut turn = 0;
@@ -268,17 +268,11 @@ async fn take_turn(
     world.emit(run, &entry, Some(e));
     let spec = &world.scenario.runs[run];
     for call in crate::runs::model_input::model_calls(spec, turn, state) {
-        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+        let heard = Callback::ModelStart(&call);
+        if let Err(err) = hear(world, journal, run, heard, entry.created_at_ns).await {
             world.record(format_args!("{} flush failed: {err}", spec.id));
         }
     }
-}
-
-/// A callback of the run's invocations the journal hears ([`crate::runs::nested`]).
-enum Chain<'a> {
-    Start(&'a Invocation, serde_json::Value),
-    End(&'a Invocation),
-    Error(&'a Invocation, &'a str),
 }
 
 /// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
@@ -288,20 +282,13 @@ async fn lifecycle(
     journal: &mut RunJournal<&JournalStore>,
     run: usize,
     truth: Option<JournalEntry>,
-    call: Chain<'_>,
+    call: Callback<'_>,
 ) {
     let at_ns = truth.as_ref().map_or_else(now_ns, |e| e.created_at_ns);
     if let Some(entry) = &truth {
         world.emit(run, entry, None);
     }
-    let result = match call {
-        Chain::Start(invocation, content) => {
-            journal.on_chain_start(invocation, content, at_ns).await
-        }
-        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
-        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
-    };
-    if let Err(e) = result {
+    if let Err(e) = hear(world, journal, run, call, at_ns).await {
         let id = &world.scenario.runs[run].id;
         world.record(format_args!("{id} flush failed: {e}"));
     }
@@ -323,14 +310,14 @@ async fn nested_step(
     let (ending, starting) = crate::runs::nested::due(spec, at);
     for k in ending {
         let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+        lifecycle(world, journal, run, None, Callback::ChainEnd(&invocation)).await;
     }
     for k in starting.into_iter().filter(|_| start) {
         let invocation = crate::runs::nested::invocation(spec, k);
-        let call = Chain::Start(&invocation, json!({}));
+        let call = Callback::ChainStart(&invocation, json!({}));
         lifecycle(world, journal, run, None, call).await;
         if spec.nested[k].messages == 0 {
-            lifecycle(world, journal, run, None, Chain::End(&invocation)).await;
+            lifecycle(world, journal, run, None, Callback::ChainEnd(&invocation)).await;
         }
     }
 }
@@ -346,7 +333,14 @@ async fn fail_open(
     let spec = &world.scenario.runs[run];
     for k in crate::runs::nested::open_at(spec, count) {
         let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(world, journal, run, None, Chain::Error(&invocation, error)).await;
+        lifecycle(
+            world,
+            journal,
+            run,
+            None,
+            Callback::ChainError(&invocation, error),
+        )
+        .await;
     }
 }
 
@@ -364,7 +358,7 @@ async fn close(
         Stop::Kill { .. } => return None,
         Stop::End => {
             let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), now_ns());
-            lifecycle(world, journal, run, Some(end), Chain::End(&root)).await;
+            lifecycle(world, journal, run, Some(end), Callback::ChainEnd(&root)).await;
             let first = journal.end().await;
             finish(world, journal, run, first).await;
             RunOutcome::Ended
@@ -374,7 +368,7 @@ async fn close(
             fail_open(world, journal, run, count, error).await;
             let content = json!({ "error": error });
             let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, now_ns());
-            let call = Chain::Error(&root, error);
+            let call = Callback::ChainError(&root, error);
             lifecycle(world, journal, run, Some(entry), call).await;
             let first = journal.error().await;
             finish(world, journal, run, first).await;
