@@ -9,11 +9,12 @@
 //!
 //! `histsim serve runs` answers them with history's own `RunJournal` ([`ServedJournals`]).
 
+use super::journal_wire::WireCallMessage;
 use super::protocol::{ErrorBody, ErrorKind, Request, StoreAnswer};
 use super::serve::{ok, refuse, Answer};
 use history::runs::{
-    CallMessage, Category, ChatMessage, Invocation, JournalEntry, MemoryRunEventStore, ModelCall,
-    RunEventStore, RunJournal, RunJournalOptions, RunStoreError,
+    CallMessage, Category, JournalEntry, MemoryRunEventStore, ModelCall, RunEventStore, RunJournal,
+    RunJournalOptions, RunStoreError,
 };
 use history::Planted;
 use serde::{Deserialize, Serialize};
@@ -28,26 +29,6 @@ pub const JOURNAL_OPS: [&str; 4] = [
     "journal_chain_end",
     "journal_chain_error",
 ];
-
-/// An invocation of a run's graph as it crosses: its id and its parent's (`null` for the root).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WireInvocation {
-    pub id: String,
-    pub parent: Option<String>,
-}
-
-/// One message of a model call's input as it crosses.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WireCallMessage {
-    /// The message as the model receives it (a message dump: `type`, `content`, `id`, ...).
-    pub message: ChatMessage,
-    /// Kept from the user's view (DeerFlow's `additional_kwargs.hide_from_ui`).
-    pub hide_from_ui: bool,
-    /// The user's message as sent, when a middleware handed the model a rewritten copy.
-    pub original: Option<ChatMessage>,
-}
 
 /// One record a system's journal makes of a callback; histsim's journal stamps it with the
 /// callback's `created_at_ns` and buffers it for the store.
@@ -84,35 +65,6 @@ impl JournalRecord {
         entry.metadata = self.metadata;
         entry
     }
-}
-
-impl From<&Invocation> for WireInvocation {
-    fn from(i: &Invocation) -> WireInvocation {
-        WireInvocation {
-            id: i.id.clone(),
-            parent: i.parent.clone(),
-        }
-    }
-}
-
-impl From<WireInvocation> for Invocation {
-    fn from(i: WireInvocation) -> Invocation {
-        Invocation {
-            id: i.id,
-            parent: i.parent,
-        }
-    }
-}
-
-/// The messages of `call` as they cross.
-pub fn wire_messages(call: &ModelCall) -> Vec<WireCallMessage> {
-    (call.messages.iter())
-        .map(|m| WireCallMessage {
-            message: m.message.clone(),
-            hide_from_ui: m.hide_from_ui,
-            original: m.original.clone(),
-        })
-        .collect()
 }
 
 fn model_call(caller: Option<String>, messages: Vec<WireCallMessage>) -> ModelCall {
