@@ -35,6 +35,8 @@ import types
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import journal_ops
+
 PROTOCOL = 1
 SYSTEM = "deerflow-kernel"
 VERSION = "0.1.7"
@@ -91,7 +93,9 @@ EVENTS_LIMIT_ALL = 2**31 - 1
 # What --mask may hide: a recorded finding (user_id F2, content_flags F3), or one of the caller's
 # steps that show R3 (README.md, "R3"): id_fill (F1), put_return, put_input, events_fill,
 # feedback.
-MASKS = ["user_id", "content_flags", "id_fill", "put_return", "put_input", "events_fill", "feedback"]
+# journal: hello does not declare the journal ops, and histsim's own journal hears the callbacks
+# (FINDINGS.md F15, F16 are then not shown).
+MASKS = ["user_id", "content_flags", "id_fill", "put_return", "put_input", "events_fill", "feedback", "journal"]
 # What --claim may declare in hello although no 0.1.7 store has it (never the default):
 # thread_fence, so that histsim sends the late writes after a thread deletion that it otherwise
 # leaves out, and the store's acceptance of them shows (R28; FINDINGS.md F14).
@@ -716,6 +720,7 @@ REQUEST_FIELDS = {
     "delete_by_thread": ["thread_id"],
     "list_messages_as": ["thread_id", "limit", "before", "after", "user_id"],
     "count_messages_as": ["thread_id", "user_id"],
+    **journal_ops.JOURNAL_FIELDS,
 }
 
 
@@ -744,6 +749,9 @@ class Server:
         self.mask = mask
         self.loop = asyncio.new_event_loop()
         self.open_backend: Backend | None = None
+        # The published run journals of the session (journal_ops.py), one a run; a new session
+        # (`open`) starts without any.
+        self.journals = None
 
     def answer(self, request: dict):
         op = request.get("op")
@@ -780,8 +788,26 @@ class Server:
         return (
             OPS
             + (DB_USER_SCOPED_OPS if self.backend_override == "db" else [])
+            + (journal_ops.JOURNAL_OPS if self.hosts_journal() else [])
             + [c for c in CLAIMS if c in self.claims]
         )
+
+    def hosts_journal(self) -> bool:
+        """The published RunJournal hears the journal ops: its imports are installed (README.md,
+        "The run journal") and --mask journal does not leave it out."""
+        return "journal" not in self.mask and journal_ops.journal_available()
+
+    def _journal_op(self, request: dict) -> dict:
+        op = request["op"]
+        if not self.hosts_journal():
+            raise Refusal("unsupported", f"{op}: the journal is not hosted (--mask journal, or no LangChain installed)")
+        if self.journals is None:
+            _bare_package("deerflow.runtime", "runtime")
+            self.journals = journal_ops.Journals(Refusal)
+        return self.journals.answer(op, request)
+
+    op_journal_chain_start = op_journal_model_start = _journal_op
+    op_journal_chain_end = op_journal_chain_error = _journal_op
 
     def op_open(self, request: dict) -> dict:
         data_dir, options = request["data_dir"], request["options"]
@@ -806,6 +832,7 @@ class Server:
         return {"durability": self.open_backend.durability()}
 
     def op_close(self, request: dict) -> dict:
+        self.journals = None
         if self.open_backend is not None:
             backend, self.open_backend = self.open_backend, None
             backend.close()

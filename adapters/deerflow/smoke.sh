@@ -9,7 +9,8 @@
 # host for the JSONL (with and without --mask user_id) and DB stores (the process killed after a
 # write, the data directory reopened by a new one: every acknowledged write is there, and the
 # masked user_ids too, as their durability `restart` says); the masked memory store declares none;
-# every store takes the protocol's newer categories; the known differences hello declares.
+# every store takes the protocol's newer categories; the known differences hello declares; the
+# journal ops on the published RunJournal, and --mask journal leaving them out.
 # Prints "SKIPPED: <why>" and exits 0 when Python 3.11 or the package index cannot be had.
 set -euo pipefail
 
@@ -87,6 +88,29 @@ again = [
     {"op": "delete_by_thread", "thread_id": T2},
     {"op": "put_batch", "events": [ev("human_message", "message", human, 1700000000008000000, user="user-3", thread=T2)]},
 ]
+# The journal ops on the published RunJournal (README.md, "The run journal"): a run's root start,
+# a title middleware's own call before the agent's, a tool node nested in the root ending, a
+# second run whose agent call ends with a hidden reminder, and the root's failure.
+def msg(text, hidden=False):
+    return {"message": {"type": "human", "content": text, "id": None}, "hide_from_ui": hidden, "original": None}
+def jr(op, run, **fields):
+    return {"op": op, "thread_id": T, "run_id": run, **fields, "created_at_ns": 1700000000010000000}
+root, tool = {"id": R, "parent": None}, {"id": R + ":tools:0", "parent": R}
+journal = [
+    {"op": "hello", "protocol": 1},
+    {"op": "open", "data_dir": f"{work}/data-journal", "options": {"store": "memory", "planted": None}},
+    jr("journal_chain_start", R, invocation=root, content={"worker": 1}),
+    jr("journal_model_start", R, caller="middleware:title", messages=[msg("Write a title")]),
+    jr("journal_model_start", R, caller=None, messages=[msg("hi")]),
+    jr("journal_chain_start", R, invocation=tool, content={}),
+    jr("journal_chain_end", R, invocation=tool),
+    jr("journal_model_start", "run-1", caller=None, messages=[msg("again"), msg("<reminder>", hidden=True)]),
+    jr("journal_chain_error", R, invocation=root, error="boom"),
+    jr("journal_model_start", R, caller=None, messages="not a list"),
+]
+with open(f"{work}/journal.in", "w") as f:
+    for i, r in enumerate(journal, 1):
+        f.write(json.dumps({"id": i, **r}) + "\n")
 for backend in ["jsonl", "db", "jsonl-masked"]:
     opened = {"op": "open", "data_dir": f"{work}/data-kill-{backend}", "options": {"store": "sqlite", "planted": None}}
     for name, requests in [
@@ -161,6 +185,11 @@ for backend in memory jsonl db; do
         "$HERE/run" --backend "$backend" --mask user_id >"$work/categories-$backend.out" 2>"$work/categories-$backend.err"
 done
 
+# The journal session, and a hello with the journal left out (--mask journal).
+"$HERE/run" --backend memory <"$work/journal.in" >"$work/journal.out" 2>"$work/journal.err"
+printf '%s\n' '{"id":1,"op":"hello","protocol":1}' |
+    "$HERE/run" --backend memory --mask journal >"$work/no-journal.out" 2>"$work/no-journal.err"
+
 # The known differences a pair with both the DB store (its content marks masked) and the JSONL
 # store declares: S1 to S6.
 printf '%s\n' '{"id":1,"op":"hello","protocol":1}' |
@@ -197,10 +226,11 @@ OPS = ["hello", "open", "close", "put_batch", "insert_numbered", "max_seq", "lis
        "count_messages", "list_events", "dump", "delete_by_run", "list_messages_by_run",
        "delete_by_thread"]
 USER_SCOPED = ["list_messages_as", "count_messages_as"]
+JOURNAL = ["journal_chain_start", "journal_model_start", "journal_chain_end", "journal_chain_error"]
 for backend in ["memory", "jsonl", "db"]:
     a = answers(backend)
     n = backend + ":"
-    ops = OPS + (USER_SCOPED if backend == "db" else [])
+    ops = OPS + (USER_SCOPED if backend == "db" else []) + JOURNAL
     greeting = {"system": "deerflow-kernel", "version": "0.1.7", "protocol": 1, "ops": ops}
     if backend == "jsonl":
         # The JSONL store refuses thread ids of the shapes S4 to S6: declared known differences.
@@ -290,6 +320,22 @@ for backend in ["memory", "jsonl", "db"]:
     check(n + " the newer categories stored", c.get(3, {}).get("ok") == {"seqs": [1, 2, 3, 4, 5]}, c.get(3))
     got = [e["category"] for e in c.get(4, {}).get("ok", {}).get("events", [])]
     check(n + " the newer categories read back", got == ["outputs", "error", "context", "subagent", "workspace"], c.get(4))
+# The published RunJournal's decisions (FINDINGS.md F15, F16), in histsim's event names.
+j = answers("journal")
+def records(i):
+    return [(r["event_type"], r["content"]) for r in j.get(i, {}).get("ok", {}).get("records", [])]
+def human(text):
+    return ("human_message", {"type": "human", "content": text, "id": None})
+check("journal: the root's start", records(3) == [("run_start", {"worker": 1})], j.get(3))
+check("journal: 0.1.7 records the title middleware's prompt (F15)", records(4) == [human("Write a title")], j.get(4))
+check("journal: and nothing of the agent's call after it", records(5) == [], j.get(5))
+check("journal: a nested start records nothing", records(6) == [], j.get(6))
+check("journal: 0.1.7 ends the run at a nested chain's end (F16)", records(7) == [("run_end", {})], j.get(7))
+check("journal: 0.1.7 records a trailing hidden reminder (F15)", records(8) == [human("<reminder>")], j.get(8))
+check("journal: the root's failure", records(9) == [("run_error", {"error": "boom"})], j.get(9))
+check("journal: a malformed call: invalid", kind(j.get(10, {})) == "invalid", j.get(10))
+hello = answers("no-journal")[1].get("ok", {})
+check("--mask journal: no journal op in hello", not set(JOURNAL) & set(hello.get("ops", [])), hello)
 # Why the adapter declares no filtered event read: the pinned wheel's stores lack what the
 # protocol's ops need (the venv's interpreter answered, below). A later pin that has them fails
 # here, as a reminder to declare and serve them.

@@ -6,6 +6,8 @@ pub mod affinity;
 mod answer_lines;
 mod command;
 pub mod display_ops;
+pub mod journal_ops;
+pub mod journal_wire;
 mod liveness;
 pub mod opened;
 pub mod process;

@@ -88,6 +88,34 @@ super::display_ops::display_ops!(display_requests {
     },
     /// Close cleanly (a simulated crash kills the process instead).
     Close {},
+    /// The run journal's callbacks, for a system that hosts the journal ([`super::journal_ops`]).
+    JournalChainStart {
+        thread_id: String,
+        run_id: String,
+        invocation: super::journal_wire::WireInvocation,
+        content: serde_json::Value,
+        created_at_ns: i64,
+    },
+    JournalModelStart {
+        thread_id: String,
+        run_id: String,
+        caller: Option<String>,
+        messages: Vec<super::journal_wire::WireCallMessage>,
+        created_at_ns: i64,
+    },
+    JournalChainEnd {
+        thread_id: String,
+        run_id: String,
+        invocation: super::journal_wire::WireInvocation,
+        created_at_ns: i64,
+    },
+    JournalChainError {
+        thread_id: String,
+        run_id: String,
+        invocation: super::journal_wire::WireInvocation,
+        error: String,
+        created_at_ns: i64,
+    },
 });
 
 /// The ops of a session with any system: greet, open, close.
@@ -111,6 +139,7 @@ impl Request {
             other => other
                 .display_op()
                 .or_else(|| other.run_store_op().map(|op| op.name))
+                .or_else(|| other.journal_op())
                 .unwrap_or(""),
         }
     }

@@ -4,6 +4,7 @@
 //! directory when histsim may crash them); the runs world opens two of them, the pair whose
 //! answers R9 compares.
 
+use super::journal_ops::{ServedJournals, JOURNAL_OPS};
 use super::protocol::{
     Count, Done, Durability, ErrorBody, ErrorKind, Events, Kept, LastSeqs, MaxSeq, OpenOptions,
     Opened, Request, Seqs, StoreAnswer, SESSION_OPS,
@@ -20,12 +21,14 @@ use history::{BugId, Planted};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The runs ops histsim's run-event store serves: the session's and every store operation,
-/// and the capability `thread_fence` (its thread deletions fence their writers, R28).
+/// The runs ops histsim's run-event store serves: the session's, every store operation, the
+/// run journal's callbacks (it hosts history's own journal) and the capability `thread_fence`
+/// (its thread deletions fence their writers, R28).
 pub fn runs_ops() -> Vec<&'static str> {
     let store_ops = RUN_STORE_OPS.iter().map(|op| op.name);
     let capabilities = [history::runs::THREAD_FENCE];
     (SESSION_OPS.into_iter().chain(store_ops))
+        .chain(JOURNAL_OPS)
         .chain(capabilities)
         .collect()
 }
@@ -33,6 +36,8 @@ pub fn runs_ops() -> Vec<&'static str> {
 struct Open {
     store: Box<dyn RunEventStore>,
     planted: Planted,
+    /// The run journals it hosts, one a run of the session.
+    journals: ServedJournals,
 }
 
 /// The reference run-event store: closed until `open`.
@@ -162,14 +167,16 @@ impl RunsServer {
         let planted = self.switch.of(&options)?;
         let kind = self.store_override.clone().unwrap_or(options.store);
         let (store, durability) = open_store(&kind, data_dir, options.crashes, planted)?;
-        self.open = Some(Open { store, planted });
+        self.open = Some(Open {
+            store,
+            planted,
+            journals: ServedJournals::default(),
+        });
         ok(&Opened { durability })
     }
 
     fn store(&self) -> Result<&Open, ErrorBody> {
-        self.open
-            .as_ref()
-            .ok_or_else(|| refuse(ErrorKind::Conflict, "not open: send `open` first"))
+        self.open.as_ref().ok_or_else(not_open)
     }
 
     /// planted R3 across the boundary: the legacy read helper wrote ids into the rows the
@@ -197,6 +204,11 @@ impl RunsServer {
             .list_messages(thread_id, limit, cursor)
             .map_err(refused)
     }
+}
+
+/// The refusal of a request before `open`.
+fn not_open() -> ErrorBody {
+    refuse(ErrorKind::Conflict, "not open: send `open` first")
 }
 
 /// The refusal of a request that is no runs op.
@@ -246,6 +258,11 @@ impl Served for RunsServer {
                 let events =
                     self.legacy_list_messages(&thread_id, limit, cursor_of(before, after))?;
                 ok(&Events { events })
+            }
+            journal_op if journal_op.journal_op().is_some() => {
+                let open = self.open.as_mut().ok_or_else(not_open)?;
+                let answer = open.journals.answer(journal_op, open.planted);
+                answer.expect("a journal op")
             }
             other if other.run_store_op().is_none() => Err(not_a_runs_op(&other)),
             store_op => serve_store_op(&*self.store()?.store, store_op),

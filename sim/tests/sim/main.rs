@@ -29,6 +29,7 @@ mod store_crash;
 mod store_differences;
 mod support;
 mod sut;
+mod sut_journal;
 mod sut_time;
 mod sut_world;
 mod table_reads;

@@ -13,12 +13,12 @@ use super::line::{outcome_word, say, WireEvent, WorkerLine};
 use super::store_tap::LiveTap;
 use crate::live::line::wall_us;
 use crate::runs::play::journal_calls::{close, delegate, lifecycle, nested_step, record};
-use crate::runs::play::journal_calls::{take_turn, Chain, RunSide};
+use crate::runs::play::journal_calls::{hear_itself, take_turn, Callback, RunSide};
 use crate::runs::scenario::RunsScenario;
 use crate::runs::script::{emitted_count, expand, Emission};
 use history::runs::{
-    Category, Checkpointer, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
-    RunStoreError, RUN_START,
+    Category, Checkpointer, JournalEntry, JournalError, MessageKind as Shape, RunJournal,
+    RunJournalOptions, RunStoreError, RUN_START,
 };
 use history::Planted;
 use model::runs::RunOutcome;
@@ -138,6 +138,16 @@ impl RunSide for Worker {
         eprintln!("{} flush failed: {error}", self.scenario.runs[run].id);
     }
 
+    async fn hear(
+        &self,
+        journal: &mut RunJournal<&LiveTap>,
+        _run: usize,
+        callback: Callback<'_>,
+        at_ns: i64,
+    ) -> Result<(), JournalError> {
+        hear_itself(journal, callback, at_ns).await
+    }
+
     /// Retries a failed final flush a few times (a busy store).
     async fn finish(
         &self,
@@ -205,7 +215,7 @@ async fn play_run(worker: Rc<Worker>, run: usize) {
         &mut journal,
         run,
         Some(start),
-        Chain::Start(&root, content),
+        Callback::ChainStart(&root, content),
     )
     .await;
     let count = emitted_count(spec, emissions.len());

@@ -7,8 +7,8 @@
 use crate::runs::scenario::{RunsScenario, Stop};
 use crate::runs::script::Emission;
 use history::runs::{
-    Category, ChatMessage, Invocation, JournalEntry, RunEventStore, RunJournal, RunStoreError,
-    RUN_END, RUN_ERROR,
+    Category, ChatMessage, Invocation, JournalEntry, JournalError, ModelCall, RunEventStore,
+    RunJournal, RunStoreError, RUN_END, RUN_ERROR,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -26,6 +26,16 @@ pub(crate) trait RunSide {
     fn emitted(&self, run: usize, entry: &JournalEntry, message: Option<(usize, &Emission)>);
     /// A journal call whose flush the store refused (the journal keeps the rows).
     fn flush_failed(&self, run: usize, error: &dyn std::fmt::Display);
+    /// Hands the journal one callback: to its own methods ([`hear_itself`]), or, in the
+    /// simulated world with a system hosting the journal, to the system's
+    /// (`super::journal_host`).
+    fn hear(
+        &self,
+        journal: &mut RunJournal<&Self::Store>,
+        run: usize,
+        callback: Callback<'_>,
+        at_ns: i64,
+    ) -> impl Future<Output = Result<(), JournalError>>;
     /// Retries a failed final flush as the worker does.
     fn finish(
         &self,
@@ -79,17 +89,34 @@ pub(crate) async fn take_turn<S: RunSide>(
     side.emitted(run, &entry, Some((i, e)));
     let spec = &side.scenario().runs[run];
     for call in crate::runs::model_input::model_calls(spec, turn, state) {
-        if let Err(err) = journal.on_model_start(&call, entry.created_at_ns).await {
+        let heard = Callback::ModelStart(&call);
+        if let Err(err) = side.hear(journal, run, heard, entry.created_at_ns).await {
             side.flush_failed(run, &err);
         }
     }
 }
 
-/// A callback of the run's invocations the journal hears ([`crate::runs::nested`]).
-pub(crate) enum Chain<'a> {
-    Start(&'a Invocation, serde_json::Value),
-    End(&'a Invocation),
-    Error(&'a Invocation, &'a str),
+/// One callback of a run's journal: an invocation's ([`crate::runs::nested`]) start, end or
+/// failure, or a model call's start.
+pub(crate) enum Callback<'a> {
+    ChainStart(&'a Invocation, serde_json::Value),
+    ModelStart(&'a ModelCall),
+    ChainEnd(&'a Invocation),
+    ChainError(&'a Invocation, &'a str),
+}
+
+/// Hands `journal` the callback at `at_ns` through its own methods.
+pub(crate) async fn hear_itself<S: RunEventStore>(
+    journal: &mut RunJournal<&S>,
+    callback: Callback<'_>,
+    at_ns: i64,
+) -> Result<(), JournalError> {
+    match callback {
+        Callback::ChainStart(i, content) => journal.on_chain_start(i, content, at_ns).await,
+        Callback::ModelStart(call) => journal.on_model_start(call, at_ns).await,
+        Callback::ChainEnd(i) => journal.on_chain_end(i, at_ns).await,
+        Callback::ChainError(i, error) => journal.on_chain_error(i, error, at_ns).await,
+    }
 }
 
 /// Hands the journal one invocation callback; `truth` is the lifecycle entry it must write
@@ -99,7 +126,7 @@ pub(crate) async fn lifecycle<S: RunSide>(
     journal: &mut RunJournal<&S::Store>,
     run: usize,
     truth: Option<JournalEntry>,
-    call: Chain<'_>,
+    call: Callback<'_>,
 ) {
     let at_ns = truth
         .as_ref()
@@ -107,14 +134,7 @@ pub(crate) async fn lifecycle<S: RunSide>(
     if let Some(entry) = &truth {
         side.emitted(run, entry, None);
     }
-    let result = match call {
-        Chain::Start(invocation, content) => {
-            journal.on_chain_start(invocation, content, at_ns).await
-        }
-        Chain::End(invocation) => journal.on_chain_end(invocation, at_ns).await,
-        Chain::Error(invocation, error) => journal.on_chain_error(invocation, error, at_ns).await,
-    };
-    if let Err(e) = result {
+    if let Err(e) = side.hear(journal, run, call, at_ns).await {
         side.flush_failed(run, &e);
     }
 }
@@ -135,14 +155,14 @@ pub(crate) async fn nested_step<S: RunSide>(
     let (ending, starting) = crate::runs::nested::due(spec, at);
     for k in ending {
         let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(side, journal, run, None, Chain::End(&invocation)).await;
+        lifecycle(side, journal, run, None, Callback::ChainEnd(&invocation)).await;
     }
     for k in starting.into_iter().filter(|_| start) {
         let invocation = crate::runs::nested::invocation(spec, k);
-        let call = Chain::Start(&invocation, json!({}));
+        let call = Callback::ChainStart(&invocation, json!({}));
         lifecycle(side, journal, run, None, call).await;
         if spec.nested[k].messages == 0 {
-            lifecycle(side, journal, run, None, Chain::End(&invocation)).await;
+            lifecycle(side, journal, run, None, Callback::ChainEnd(&invocation)).await;
         }
     }
 }
@@ -158,7 +178,14 @@ async fn fail_open<S: RunSide>(
     let spec = &side.scenario().runs[run];
     for k in crate::runs::nested::open_at(spec, count) {
         let invocation = crate::runs::nested::invocation(spec, k);
-        lifecycle(side, journal, run, None, Chain::Error(&invocation, error)).await;
+        lifecycle(
+            side,
+            journal,
+            run,
+            None,
+            Callback::ChainError(&invocation, error),
+        )
+        .await;
     }
 }
 
@@ -176,7 +203,7 @@ pub(crate) async fn close<S: RunSide>(
         Stop::Kill { .. } => return None,
         Stop::End => {
             let end = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), side.now_ns());
-            lifecycle(side, journal, run, Some(end), Chain::End(&root)).await;
+            lifecycle(side, journal, run, Some(end), Callback::ChainEnd(&root)).await;
             let first = journal.end().await;
             side.finish(journal, run, first).await;
             RunOutcome::Ended
@@ -186,7 +213,7 @@ pub(crate) async fn close<S: RunSide>(
             fail_open(side, journal, run, count, error).await;
             let content = json!({ "error": error });
             let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, side.now_ns());
-            let call = Chain::Error(&root, error);
+            let call = Callback::ChainError(&root, error);
             lifecycle(side, journal, run, Some(entry), call).await;
             let first = journal.error().await;
             side.finish(journal, run, first).await;

@@ -9,6 +9,7 @@ pub(in crate::runs) mod fence_calls;
 pub mod host;
 pub mod hosted;
 pub(crate) mod journal_calls;
+pub(in crate::runs) mod journal_host;
 pub mod jsonl_host;
 pub(in crate::runs) mod sqlite_pool;
 pub(in crate::runs) mod state;

@@ -100,6 +100,22 @@ impl OverProtocolStore {
         self.sut.borrow().serves(op)
     }
 
+    /// Whether the system hosts the run journal: it declared every journal op
+    /// ([`crate::sut::journal_ops`]).
+    pub fn hosts_journal(&self) -> bool {
+        crate::sut::journal_ops::JOURNAL_OPS
+            .iter()
+            .all(|op| self.serves(op))
+    }
+
+    /// Hands the system's journal one callback; the records it made of it.
+    pub fn journal_call(
+        &self,
+        request: Request,
+    ) -> Result<Vec<crate::sut::journal_ops::JournalRecord>, RunStoreError> {
+        self.ask::<crate::sut::journal_ops::JournalRecords>(request)
+    }
+
     /// Whether the system declared the known difference `id` in `hello`.
     pub fn declares(&self, id: &str) -> bool {
         self.sut

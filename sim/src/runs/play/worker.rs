@@ -1,7 +1,7 @@
 //! The worker hosts: each accepts run dispatches and plays each run in a task of its own.
 
 use super::journal_calls::{close, delegate, lifecycle, nested_step, record, take_turn};
-use super::journal_calls::{Chain, RunSide};
+use super::journal_calls::{Callback, RunSide};
 use super::state::*;
 use super::tap::*;
 use crate::runs::observations::Observation;
@@ -9,8 +9,8 @@ use crate::runs::record::*;
 use crate::runs::scenario::RunsScenario;
 use crate::runs::script::{emitted_count, Emission};
 use history::runs::{
-    Category, Checkpoint, JournalEntry, MessageKind as Shape, RunJournal, RunJournalOptions,
-    RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_START,
+    Category, Checkpoint, JournalEntry, JournalError, MessageKind as Shape, RunJournal,
+    RunJournalOptions, RunStoreError, SummarizationMiddleware, SummarizationOptions, RUN_START,
 };
 use model::runs::RunOutcome;
 use serde_json::json;
@@ -73,6 +73,16 @@ impl RunSide for World {
         ));
     }
 
+    async fn hear(
+        &self,
+        journal: &mut RunJournal<&JournalStore>,
+        run: usize,
+        callback: Callback<'_>,
+        at_ns: i64,
+    ) -> Result<(), JournalError> {
+        super::journal_host::hear(self, journal, run, callback, at_ns).await
+    }
+
     /// Retries a failed final flush until the store accepts it (every failing call fails once).
     async fn finish(
         &self,
@@ -129,7 +139,7 @@ pub(in crate::runs) async fn play_run(
     let root = crate::runs::nested::root(&spec);
     let content = json!({ "worker": w });
     let start = JournalEntry::other(Category::Lifecycle, RUN_START, content.clone(), now_ns());
-    let call = Chain::Start(&root, content);
+    let call = Callback::ChainStart(&root, content);
     lifecycle(&*world, &mut journal, run, Some(start), call).await;
     let count = emitted_count(&spec, emissions.len());
     let mut turn = 0;
