@@ -18,6 +18,7 @@ mod op_validation;
 pub mod options;
 pub mod play;
 pub mod record;
+mod run_spec;
 pub mod scenario;
 pub mod script;
 pub mod shrink;
