@@ -207,7 +207,7 @@ mod tests {
             22
         );
         assert_eq!(BugId::M2.family(), 'M');
-        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'M').count(), 3);
+        assert_eq!(BugId::ALL.iter().filter(|id| id.family() == 'M').count(), 6);
     }
 
     #[test]
