@@ -10,6 +10,8 @@
 # HISTSIM_SUT_START_TIMEOUT_MS (start, `hello` and each `open`, default 60000), passed to every
 # histsim command as --sut-timeout-ms and --sut-start-timeout-ms (docs/sut-protocol.md,
 # "Transport": a system still computing is waited for until it used the timeout in CPU time).
+# AIHUB_CAMPAIGN_SEEDS and AIHUB_DIFF_SEEDS set the seeds of the first two parts;
+# AIHUB_SHRINK_CAP_S (default 5) the seconds each planted bug's difference may be shrunk.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,7 +43,7 @@ missed=()
 for bug in P3 P4 P5 P6 P7 P8 P9 P10 P11 P13 P16; do
     set +e
     out="$("${HISTSIM[@]}" diff --workload display --planted "$bug" --sut in-process --sut "$SUT" "${LIMITS[@]}" \
-        --seeds 0..300 --shrink-cap-s 5 --out "reports/diff-planted/$bug" 2>&1)"
+        --seeds 0..300 --shrink-cap-s "${AIHUB_SHRINK_CAP_S:-5}" --out "reports/diff-planted/$bug" 2>&1)"
     rc=$?
     set -e
     if [[ $rc -eq 1 ]]; then
