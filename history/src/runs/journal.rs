@@ -314,20 +314,8 @@ impl<S: RunEventStore> RunJournal<S> {
 mod tests {
     use super::*;
     use crate::runs::{FaultSchedule, FaultyRunStore, MemoryRunEventStore};
-    use std::future::Future;
-    use std::task::{Context, Poll, Waker};
 
-    /// Runs a future that never waits on anything outside itself.
-    fn block_on<F: Future>(f: F) -> F::Output {
-        let mut cx = Context::from_waker(Waker::noop());
-        let mut f = std::pin::pin!(f);
-        for _ in 0..1000 {
-            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-        panic!("future did not finish in 1000 polls");
-    }
+    use crate::runs::poll_to_end as block_on;
 
     fn entry(i: i64) -> JournalEntry {
         JournalEntry::message(&ChatMessage::human(format!("m{i}")), i)

@@ -179,15 +179,7 @@ mod tests {
     use crate::planted::Planted;
     use crate::runs::{MemoryRunEventStore, RunJournalOptions};
 
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut f = std::pin::pin!(f);
-        loop {
-            if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-                return v;
-            }
-        }
-    }
+    use crate::runs::poll_to_end as block_on;
 
     fn human(text: &str) -> ChatMessage {
         ChatMessage::human(text)

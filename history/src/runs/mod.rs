@@ -110,4 +110,4 @@ pub use views::{
     rendered_id, rendered_run_id, thread_history, thread_messages, MessageSource, MessageView,
     ThreadHistory, ViewOptions,
 };
-pub use yield_now::YieldNow;
+pub use yield_now::{poll_to_end, YieldNow};

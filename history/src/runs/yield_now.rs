@@ -29,6 +29,19 @@ impl Future for YieldNow {
     }
 }
 
+/// Runs a future that waits on nothing outside itself (at most a [`YieldNow`]) to its end by
+/// polling it again: a journal call outside any async runtime.
+pub fn poll_to_end<F: Future>(f: F) -> F::Output {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut f = std::pin::pin!(f);
+    for _ in 0..1000 {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+    panic!("a future that waits on nothing outside itself did not finish in 1000 polls");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -196,14 +196,6 @@ fn internal(e: &RunStoreError) -> ErrorBody {
     refuse(ErrorKind::Internal, e.to_string())
 }
 
-/// Runs a journal call to its end: it waits on nothing outside itself (a planted legacy writer
-/// yields once), so polling again finishes it.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
+// Runs a journal call to its end: it waits on nothing outside itself (a planted legacy writer
+// yields once), so polling again finishes it.
+use history::runs::poll_to_end as block_on;
