@@ -36,7 +36,8 @@ catalog! {
     P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11, P12,
     P13, P14, P15, P16, R1, R2, R3, R4, R5, R6, R7, R8, R9, R10,
     R11, R12, R13, R14, R15, R16, R17, R18, R19, R20, R21, R22,
-    R23, R24, R25, R26, R27, R28, R29, R30, J1, J2, J3, J4, J5, J6, J7, J8, J9, J10,
+    R23, R24, R25, R26, R27, R28, R29, R30,
+    R31, J1, J2, J3, J4, J5, J6, J7, J8, J9, J10,
     J11, J12, J13, J14, J15, J16, J17, J18, J19, J20, J21, J22,
     M1, M2, M3, M4, M5, M6,
 }
@@ -53,7 +54,7 @@ impl BugId {
         self.as_str().as_bytes()[0] as char
     }
 
-    /// The catalog's ranges, family by family: `P1..P16, R1..R30, J1..J22, M1..M6`.
+    /// The catalog's ranges, family by family: `P1..P16, R1..R31, J1..J22, M1..M6`.
     fn ranges() -> String {
         let mut ranges: Vec<(BugId, BugId)> = Vec::new();
         for id in BugId::ALL {
@@ -200,7 +201,7 @@ mod tests {
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'R').count(),
-            30
+            31
         );
         assert_eq!(
             BugId::ALL.iter().filter(|id| id.family() == 'J').count(),
@@ -215,7 +216,7 @@ mod tests {
         let e = "R99".parse::<BugId>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`R99` is not a catalog ID (expected one of P1..P16, R1..R30, J1..J22, M1..M6)"
+            "`R99` is not a catalog ID (expected one of P1..P16, R1..R31, J1..J22, M1..M6)"
         );
     }
 

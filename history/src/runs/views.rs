@@ -22,7 +22,7 @@ use crate::planted::{BugId, Planted};
 pub struct ViewOptions {
     /// Message rows per `list_messages` page (the seed's helper uses 500). At least 1.
     pub page_size_events: usize,
-    /// Legacy switches: R1, R2, R3, R7, R10.
+    /// Legacy switches: R1, R2, R3, R7, R10, R31.
     pub planted: Planted,
 }
 
@@ -126,6 +126,7 @@ fn read_rows<S: RunEventStore + ?Sized>(
 /// Copies rows into views, ids filled on the copies.
 fn render(rows: Vec<RunEvent>, options: &ViewOptions) -> Vec<MessageView> {
     let n = rows.len();
+    let newest_run = rows.last().map(|r| r.run_id.clone()).unwrap_or_default();
     rows.into_iter()
         .enumerate()
         .map(|(i, row)| {
@@ -135,11 +136,14 @@ fn render(rows: Vec<RunEvent>, options: &ViewOptions) -> Vec<MessageView> {
                 let legacy = legacy_unstable_id(&row.thread_id, n - i);
                 fill_ids(&mut message, || legacy, &row.run_id);
             }
-            fill_ids(
-                &mut message,
-                || message_id(&row.thread_id, row.seq),
-                &row.run_id,
-            );
+            let run_id = if options.planted.is(BugId::R31) {
+                // planted R31: the legacy view labelled every message with the thread's
+                // current run (its newest row's), not the run that produced the message.
+                &newest_run
+            } else {
+                &row.run_id
+            };
+            fill_ids(&mut message, || message_id(&row.thread_id, row.seq), run_id);
             MessageView {
                 seq: row.seq,
                 run_id: row.run_id,

@@ -1,4 +1,4 @@
-//! The invariant checkers of the runs workload, R1 to R30.
+//! The invariant checkers of the runs workload, R1 to R31.
 //!
 //! Checkers only check: they read the scenario (what the agents meant), the world's ground truth
 //! (what each run emitted and how it stopped, replayed into [`model::runs`]), the world's record of
@@ -24,7 +24,8 @@
 //! [`self::summary_rules`] (summarized
 //! checkpoints against the contract), [`self::thread_rules`] (thread deletions and eras),
 //! [`self::fence_rules`] (writes a thread deletion fenced), [`self::table_read_rules`] (the
-//! reads of the store's table the model answers, asked at the end).
+//! reads of the store's table the model answers, asked at the end), [`self::run_label_rules`]
+//! (the run each view names a message's).
 
 pub mod answer_rules;
 pub mod context;
@@ -38,6 +39,7 @@ pub(in crate::runs) mod map;
 pub(in crate::runs) mod picture;
 pub mod probes;
 pub mod reads;
+pub mod run_label_rules;
 pub mod store_rules;
 pub mod stored;
 pub mod summary_rules;
@@ -112,6 +114,9 @@ pub static ATTRIBUTION: Attribution = Attribution {
         // contract does not (R20).
         BugId::R29,
         BugId::R20,
+        // A view that labels a message with another run (R31) shows a history the model does
+        // not (R1) and sends the message's rating to that run (R6).
+        BugId::R31,
         BugId::R1,
         BugId::R2,
         BugId::R7,
@@ -171,6 +176,10 @@ pub const RULES: &[(BugId, Rule)] = &[
         self::summary_rules::summaries_keep_the_current_request,
     ),
     (BugId::R20, summaries_follow_the_contract),
+    (
+        BugId::R31,
+        self::run_label_rules::views_name_the_producing_run,
+    ),
     (BugId::R1, reads_match_the_model),
     (BugId::R10, ids_are_stable),
     (BugId::R6, ratings_land_on_their_run),

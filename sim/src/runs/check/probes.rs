@@ -79,6 +79,7 @@ const OWN: &[&str] = &[
     "runs.feature.thread_id_with_a_dot",
     "runs.feature.thread_id_parent_directory",
     "runs.feature.thread_id_over_64_characters",
+    "runs.feature.views_of_several_runs",
     "runs.text.line_separator",
     "runs.text.paragraph_separator",
     "runs.text.nel",
@@ -117,6 +118,7 @@ pub fn probes(s: &RunsScenario, record: &WorldRecord, cov: &mut Coverage) {
     thread_id_probes(record, cov);
     script_probes(s, cov);
     table_read_probes(record, cov);
+    super::run_label_rules::probes(record, cov);
     // The whole-store comparison at the end, where both stores answered it.
     if record.dumps.memory.is_ok() && record.dumps.sqlite.is_ok() {
         cov.hit("runs.feature.final_dump");
