@@ -45,16 +45,9 @@ pub(crate) struct DiffArgs {
     /// (docs/display-projection.md); by default two systems are compared up to those.
     #[arg(long)]
     strict: bool,
-    /// Longest wait for one answer of either system (not `hello` or `open`), in wall
-    /// milliseconds; a system still computing is waited for until it used as much CPU time.
-    #[arg(long, value_name = "MS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_timeout_ms: u64,
-    /// Longest wait for either system to start and answer `hello`, and for each `open`, in wall
-    /// milliseconds; a system still computing is waited for until it used as much CPU time.
-    #[arg(long, value_name = "MS", default_value_t = 60_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_start_timeout_ms: u64,
+    // The waits on either system.
+    #[command(flatten)]
+    timeouts: super::args::SutTimeouts,
     /// Worker threads; default: two a core.
     #[arg(long, value_parser = super::args::parse_jobs)]
     jobs: Option<usize>,
@@ -232,7 +225,10 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     if let Err(why) = commands_found([a, b]) {
         return Verdict::usage(&why);
     }
-    let timeouts = (args.sut_timeout_ms, args.sut_start_timeout_ms);
+    let timeouts = (
+        args.timeouts.sut_timeout_ms,
+        args.timeouts.sut_start_timeout_ms,
+    );
     let (mut a, mut b) = (
         side(a, args.store, timeouts, args.planted),
         side(b, args.store, timeouts, None),

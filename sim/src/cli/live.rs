@@ -2,7 +2,9 @@
 //! hidden `histsim live-replica`, one replica process of such a run.
 
 use super::args::parse_seeds;
-use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
+use super::live_verdict::{
+    child_served, ended_early, keep_directory_unless_clean, print_violations,
+};
 use crate::display::{DisplayScenario, DisplayWorkload};
 use crate::live::children::ReplicaCommand;
 use crate::live::outcome::{live_run, LiveOutcome};
@@ -303,11 +305,5 @@ pub(crate) fn replica_cmd(args: LiveReplicaArgs) -> Verdict {
         sut: args.sut,
         index: args.index,
     };
-    match serve(setup) {
-        Ok(()) => Verdict::Clean,
-        Err(e) => {
-            eprintln!("replica-{}: {e}", args.index);
-            Verdict::WorldFailure
-        }
-    }
+    child_served(&format!("replica-{}", args.index), serve(setup))
 }

@@ -2,7 +2,9 @@
 //! one shared SQLite file (docs/live.md), and the hidden `histsim live-runs-worker`, one worker
 //! process of such a run.
 
-use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
+use super::live_verdict::{
+    child_served, ended_early, keep_directory_unless_clean, print_violations,
+};
 use crate::live::plan::LivePlan;
 use crate::live::regression as live_regression;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
@@ -142,11 +144,5 @@ pub(crate) fn worker_cmd(args: LiveRunsWorkerArgs) -> Verdict {
         us_per_ms: args.us_per_ms,
         message_gap_us: args.message_gap_us,
     };
-    match serve(setup) {
-        Ok(()) => Verdict::Clean,
-        Err(e) => {
-            eprintln!("worker-{}: {e}", args.index);
-            Verdict::WorldFailure
-        }
-    }
+    child_served(&format!("worker-{}", args.index), serve(setup))
 }

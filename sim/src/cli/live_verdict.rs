@@ -16,6 +16,18 @@ pub(super) fn ended_early(ended: Ended) -> Verdict {
     Verdict::WorldFailure
 }
 
+/// The verdict of a child process of a live run (`who`: `replica-1`, `worker-0`) once it served
+/// until told to stop: clean, or a broken world saying why on stderr.
+pub(super) fn child_served(who: &str, served: Result<(), String>) -> Verdict {
+    match served {
+        Ok(()) => Verdict::Clean,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            Verdict::WorldFailure
+        }
+    }
+}
+
 /// Prints each violation with its first wrong answer; when there is one, writes the run as a
 /// scenario file (`written_as` names what the file holds) and prints what the simulation
 /// playing it finds.
