@@ -3,7 +3,7 @@
 
 use super::args::parse_seeds;
 use super::live_verdict::{
-    child_served, ended_early, keep_directory_unless_clean, print_violations,
+    child_served, ended_early, keep_directory_unless_clean, new_run_directory, print_violations,
 };
 use crate::display::{DisplayScenario, DisplayWorkload};
 use crate::live::children::ReplicaCommand;
@@ -213,11 +213,7 @@ pub(crate) fn find_nats_server() -> Option<PathBuf> {
 fn setup(args: &LiveArgs, seed: u64, nats: &Nats) -> Result<LiveSetup, String> {
     let scenario = display_scenario(seed, args.replicas)?;
     let server_faults = matches!(nats, Nats::Server(_));
-    let dir = tempfile::Builder::new()
-        .prefix("histsim-live-")
-        .tempdir()
-        .map_err(|e| format!("cannot make the run directory: {e}"))?
-        .keep();
+    let dir = new_run_directory("histsim-live-")?;
     Ok(LiveSetup {
         seed,
         plan: LivePlan::of_seed(seed, args.seconds, scenario.replicas, server_faults),

@@ -1,6 +1,7 @@
-//! What every live run prints once it is over, whatever its workload: the violations with their
-//! first wrong answers, the run written as a scenario file and played in the simulation, the
-//! run directory kept or removed; and what a run that ended before its verdict prints.
+//! What every live run shares, whatever its workload: its run directory, made, then kept or
+//! removed; once it is over, the violations with their first wrong answers and the run written
+//! as a scenario file and played in the simulation; and what a run that ended before its
+//! verdict prints.
 
 use crate::live::run::Ended;
 use crate::outcome::Violation;
@@ -56,6 +57,16 @@ pub(super) fn print_violations(
         }
         Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
     }
+}
+
+/// A new run directory, named from `prefix` in the system's temporary directory; it outlives
+/// this process until [`keep_directory_unless_clean`] decides.
+pub(super) fn new_run_directory(prefix: &str) -> Result<PathBuf, String> {
+    Ok(tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| format!("cannot make the run directory: {e}"))?
+        .keep())
 }
 
 /// A clean run's directory is not needed; any other's is kept and named.
