@@ -6,7 +6,7 @@
 //! answer alike, so the first trace event that differs (the protocol's own lines aside) is the
 //! first answer that differs.
 
-use super::args::{default_jobs, parse_seeds};
+use super::args::{default_jobs, parse_seeds, SutTimeouts};
 use crate::registry;
 use crate::run::{scenario_of, RunConfig};
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
@@ -47,7 +47,7 @@ pub(crate) struct DiffArgs {
     strict: bool,
     // The waits on either system.
     #[command(flatten)]
-    timeouts: super::args::SutTimeouts,
+    timeouts: SutTimeouts,
     /// Worker threads; default: two a core.
     #[arg(long, value_parser = super::args::parse_jobs)]
     jobs: Option<usize>,
@@ -189,17 +189,17 @@ fn compare(scenario: &AnyScenario, a: &Side, b: &Side, tally: &Tally) -> Option<
     Some(text)
 }
 
-/// A side of the comparison; `timeouts` are the request and the start timeout, in ms.
+/// A side of the comparison, waited on for as long as `timeouts` say.
 fn side(
     name: &str,
     store: StoreKind,
-    timeouts: (u64, u64),
+    timeouts: SutTimeouts,
     planted: Option<history::BugId>,
 ) -> Side {
     let sut = (name != IN_PROCESS).then(|| {
         std::sync::Arc::new(SutOptions {
-            timeout_ms: timeouts.0,
-            start_timeout_ms: timeouts.1,
+            timeout_ms: timeouts.sut_timeout_ms,
+            start_timeout_ms: timeouts.sut_start_timeout_ms,
             ..SutOptions::new(name)
         })
     });
@@ -225,13 +225,9 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     if let Err(why) = commands_found([a, b]) {
         return Verdict::usage(&why);
     }
-    let timeouts = (
-        args.timeouts.sut_timeout_ms,
-        args.timeouts.sut_start_timeout_ms,
-    );
     let (mut a, mut b) = (
-        side(a, args.store, timeouts, args.planted),
-        side(b, args.store, timeouts, None),
+        side(a, args.store, args.timeouts, args.planted),
+        side(b, args.store, args.timeouts, None),
     );
     if let (Some(declared_by), false) = (workload.declared_differences(), args.strict) {
         // Compared up to what either system declares: each such difference is documented, and
