@@ -60,6 +60,15 @@ fn a_system_declaring_d1_and_d2_passes_and_the_report_counts_where_each_applied(
     );
 }
 
+/// The system emulating difference `id`, the same answers, but its declaration cut out of
+/// `hello`.
+fn undeclared(id: &str) -> RunConfig {
+    display_through(format!(
+        r#"{} | stdbuf -oL sed 's/"differences":\["{id}"\],//'"#,
+        emulating(id)
+    ))
+}
+
 #[test]
 fn a_system_declaring_d3_passes_and_the_same_behaviour_undeclared_is_a_violation() {
     // The emulation silences only a primary stop without `output_messages` (the primary's
@@ -74,11 +83,7 @@ fn a_system_declaring_d3_passes_and_the_same_behaviour_undeclared_is_a_violation
         }
     }
     let seed = *seeds.first().expect("a primary envelope within 40 seeds");
-    let undeclared = display_through(format!(
-        r#"{} | stdbuf -oL sed 's/"differences":\["D3"\],//'"#,
-        emulating("D3")
-    ));
-    let report = run_seed(seed, &undeclared);
+    let report = run_seed(seed, &undeclared("D3"));
     assert_eq!(report.failure, None);
     // P5's check reads a primary stop that gets no warning as a stop never read.
     assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P5));
@@ -90,12 +95,7 @@ fn the_same_behaviour_undeclared_is_a_p10_violation() {
     let seed = (0..40)
         .find(|&seed| accepted(&run_seed(seed, &declared), "D1") > 0)
         .expect("a seed with a block of an unconverted class within 40 seeds");
-    // The same answers, the declaration cut out of `hello`.
-    let undeclared = display_through(format!(
-        r#"{} | stdbuf -oL sed 's/"differences":\["D1"\],//'"#,
-        emulating("D1")
-    ));
-    let report = run_seed(seed, &undeclared);
+    let report = run_seed(seed, &undeclared("D1"));
     assert_eq!(report.failure, None);
     assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P10));
     assert_eq!(accepted(&report, "D1"), 0);
