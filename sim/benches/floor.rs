@@ -62,6 +62,25 @@ async fn receive(stream: &mut TcpStream) -> std::io::Result<Option<usize>> {
 
 /// The display shape: agents publish every step to a bus that fans it out to every replica; the
 /// client asks the turn's replica once a turn and waits until every replica has every row.
+/// The client's request and the answer it waits for.
+async fn ask(stream: &mut TcpStream) -> std::io::Result<()> {
+    send(stream, REQUEST_BYTES).await?;
+    receive(stream).await.map(|_| ())
+}
+
+/// Waits, polling in simulated time, until `count` reaches `n`.
+async fn until(count: &Cell<usize>, n: usize) {
+    while count.get() < n {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// `sim` run to its end: the simulated time it took.
+fn simulated_time(mut sim: turmoil::Sim<'_>) -> Duration {
+    sim.run().expect("the floor world finishes");
+    sim.elapsed()
+}
+
 fn display_floor(s: &DisplayScenario) -> Duration {
     let steps: Vec<u32> = s
         .turns
@@ -132,16 +151,12 @@ fn display_floor(s: &DisplayScenario) -> Duration {
         tokio::time::sleep(Duration::from_millis(1)).await;
         for replica in turns {
             let mut stream = TcpStream::connect((format!("replica-{replica}"), 8080)).await?;
-            send(&mut stream, REQUEST_BYTES).await?;
-            receive(&mut stream).await?;
+            ask(&mut stream).await?;
         }
-        while delivered.get() < expected {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        until(&delivered, expected).await;
         Ok(())
     });
-    sim.run().expect("the floor world finishes");
-    sim.elapsed()
+    simulated_time(sim)
 }
 
 /// The runs shape: the client dispatches each run to its worker, which plays its messages with
@@ -195,16 +210,12 @@ fn runs_floor(s: &RunsScenario) -> Duration {
         for (worker, dispatch) in ops {
             let mut stream = TcpStream::connect((format!("worker-{worker}"), 9000)).await?;
             stream.write_u32(dispatch as u32).await?;
-            send(&mut stream, REQUEST_BYTES).await?;
-            receive(&mut stream).await?;
+            ask(&mut stream).await?;
         }
-        while stopped.get() < started {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        until(&stopped, started).await;
         Ok(())
     });
-    sim.run().expect("the floor world finishes");
-    sim.elapsed()
+    simulated_time(sim)
 }
 
 fn delay_ms(m: &MessageSpec) -> u32 {

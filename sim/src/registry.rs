@@ -112,18 +112,22 @@ mod tests {
         }
     }
 
-    /// What mixed seeds 0..24 mean under `mix-1`, pinned: a change here changes what every
-    /// recorded `--mix mix-1` seed and replay line means (add a new mix instead).
-    #[test]
-    fn mix_1_keeps_its_meaning() {
-        let mix = Mix::by_name("mix-1").expect("mix-1");
-        let picked: Vec<&str> = (0..24u64)
+    /// The workload mix `name` picks for each of the mixed seeds 0..24.
+    fn picked_by(name: &str) -> Vec<&'static str> {
+        let mix = Mix::by_name(name).expect(name);
+        (0..24u64)
             .map(|seed| {
                 let mut rng = SeedRng::new(seed).stream(crate::rng::Stream::Mix);
                 mix.pick(&mut rng).name()
             })
-            .collect();
-        assert_eq!(picked, PINNED_MIX_1);
+            .collect()
+    }
+
+    /// What mixed seeds 0..24 mean under `mix-1`, pinned: a change here changes what every
+    /// recorded `--mix mix-1` seed and replay line means (add a new mix instead).
+    #[test]
+    fn mix_1_keeps_its_meaning() {
+        assert_eq!(picked_by("mix-1"), PINNED_MIX_1);
     }
 
     /// Computed with the draw mixed seeds made before mixes were named
@@ -137,14 +141,7 @@ mod tests {
     /// What mixed seeds 0..24 mean under `mix-2`, pinned as `mix-1`'s are.
     #[test]
     fn mix_2_keeps_its_meaning() {
-        let mix = Mix::by_name("mix-2").expect("mix-2");
-        let picked: Vec<&str> = (0..24u64)
-            .map(|seed| {
-                let mut rng = SeedRng::new(seed).stream(crate::rng::Stream::Mix);
-                mix.pick(&mut rng).name()
-            })
-            .collect();
-        assert_eq!(picked, PINNED_MIX_2);
+        assert_eq!(picked_by("mix-2"), PINNED_MIX_2);
     }
 
     /// Measured with `histsim run --seeds 0..24` when mix-2 became the default.

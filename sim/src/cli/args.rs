@@ -66,18 +66,8 @@ pub(crate) struct SutArgs {
     /// instead of histsim's own components; e.g. `--sut "histsim serve display"`.
     #[arg(long, value_name = "CMD")]
     sut: Option<String>,
-    /// Longest wait for one answer of the system under test (not `hello` or `open`), in wall
-    /// milliseconds; a system still computing is waited for until it used as much CPU time
-    /// (docs/sut-protocol.md, "Transport").
-    #[arg(long, value_name = "MS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_timeout_ms: u64,
-    /// Longest wait for the system under test to start and answer `hello`, and for each `open`,
-    /// in wall milliseconds; a system still computing is waited for until it used as much CPU
-    /// time.
-    #[arg(long, value_name = "MS", default_value_t = 60_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_start_timeout_ms: u64,
+    #[command(flatten)]
+    timeouts: SutTimeouts,
     /// Let the system under test run on any CPU. By default each campaign thread and the
     /// processes it starts share one CPU, as a round trip between CPUs costs several times more
     /// (docs/sut-protocol.md, "Speed"); free them for a system that computes on threads of its own.
@@ -85,19 +75,36 @@ pub(crate) struct SutArgs {
     sut_any_cpu: bool,
 }
 
+/// How long histsim waits on a system under test: `histsim run`'s one, `histsim diff`'s two.
+#[derive(clap::Args, Clone, Copy, Default)]
+pub(crate) struct SutTimeouts {
+    /// Longest wait for one answer of a system under test (not `hello` or `open`), in wall
+    /// milliseconds; a system still computing is waited for until it used as much CPU time
+    /// (docs/sut-protocol.md, "Transport").
+    #[arg(long, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) sut_timeout_ms: u64,
+    /// Longest wait for a system under test to start and answer `hello`, and for each `open`,
+    /// in wall milliseconds; a system still computing is waited for until it used as much CPU
+    /// time.
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) sut_start_timeout_ms: u64,
+}
+
 impl SutArgs {
     pub(crate) fn timeout_ms(&self) -> u64 {
-        self.sut_timeout_ms
+        self.timeouts.sut_timeout_ms
     }
 
     pub(crate) fn start_timeout_ms(&self) -> u64 {
-        self.sut_start_timeout_ms
+        self.timeouts.sut_start_timeout_ms
     }
 
     pub(crate) fn options(&self) -> Option<SutOptions> {
         self.sut.as_ref().map(|command| SutOptions {
-            timeout_ms: self.sut_timeout_ms,
-            start_timeout_ms: self.sut_start_timeout_ms,
+            timeout_ms: self.timeouts.sut_timeout_ms,
+            start_timeout_ms: self.timeouts.sut_start_timeout_ms,
             share_cpu: !self.sut_any_cpu,
             ..SutOptions::new(command.clone())
         })

@@ -6,7 +6,7 @@
 //! answer alike, so the first trace event that differs (the protocol's own lines aside) is the
 //! first answer that differs.
 
-use super::args::{default_jobs, parse_seeds};
+use super::args::{default_jobs, parse_seeds, SutTimeouts};
 use crate::registry;
 use crate::run::{scenario_of, RunConfig};
 use crate::scenario_file::{ScenarioFile, SCENARIO_FORMAT};
@@ -45,16 +45,9 @@ pub(crate) struct DiffArgs {
     /// (docs/display-projection.md); by default two systems are compared up to those.
     #[arg(long)]
     strict: bool,
-    /// Longest wait for one answer of either system (not `hello` or `open`), in wall
-    /// milliseconds; a system still computing is waited for until it used as much CPU time.
-    #[arg(long, value_name = "MS", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_timeout_ms: u64,
-    /// Longest wait for either system to start and answer `hello`, and for each `open`, in wall
-    /// milliseconds; a system still computing is waited for until it used as much CPU time.
-    #[arg(long, value_name = "MS", default_value_t = 60_000,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    sut_start_timeout_ms: u64,
+    // The waits on either system.
+    #[command(flatten)]
+    timeouts: SutTimeouts,
     /// Worker threads; default: two a core.
     #[arg(long, value_parser = super::args::parse_jobs)]
     jobs: Option<usize>,
@@ -196,17 +189,17 @@ fn compare(scenario: &AnyScenario, a: &Side, b: &Side, tally: &Tally) -> Option<
     Some(text)
 }
 
-/// A side of the comparison; `timeouts` are the request and the start timeout, in ms.
+/// A side of the comparison, waited on for as long as `timeouts` say.
 fn side(
     name: &str,
     store: StoreKind,
-    timeouts: (u64, u64),
+    timeouts: SutTimeouts,
     planted: Option<history::BugId>,
 ) -> Side {
     let sut = (name != IN_PROCESS).then(|| {
         std::sync::Arc::new(SutOptions {
-            timeout_ms: timeouts.0,
-            start_timeout_ms: timeouts.1,
+            timeout_ms: timeouts.sut_timeout_ms,
+            start_timeout_ms: timeouts.sut_start_timeout_ms,
             ..SutOptions::new(name)
         })
     });
@@ -232,10 +225,9 @@ pub(crate) fn cmd(args: DiffArgs) -> Verdict {
     if let Err(why) = commands_found([a, b]) {
         return Verdict::usage(&why);
     }
-    let timeouts = (args.sut_timeout_ms, args.sut_start_timeout_ms);
     let (mut a, mut b) = (
-        side(a, args.store, timeouts, args.planted),
-        side(b, args.store, timeouts, None),
+        side(a, args.store, args.timeouts, args.planted),
+        side(b, args.store, args.timeouts, None),
     );
     if let (Some(declared_by), false) = (workload.declared_differences(), args.strict) {
         // Compared up to what either system declares: each such difference is documented, and

@@ -2,7 +2,9 @@
 //! hidden `histsim live-replica`, one replica process of such a run.
 
 use super::args::parse_seeds;
-use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
+use super::live_verdict::{
+    child_served, ended_early, keep_directory_unless_clean, new_run_directory, print_violations,
+};
 use crate::display::{DisplayScenario, DisplayWorkload};
 use crate::live::children::ReplicaCommand;
 use crate::live::outcome::{live_run, LiveOutcome};
@@ -211,11 +213,7 @@ pub(crate) fn find_nats_server() -> Option<PathBuf> {
 fn setup(args: &LiveArgs, seed: u64, nats: &Nats) -> Result<LiveSetup, String> {
     let scenario = display_scenario(seed, args.replicas)?;
     let server_faults = matches!(nats, Nats::Server(_));
-    let dir = tempfile::Builder::new()
-        .prefix("histsim-live-")
-        .tempdir()
-        .map_err(|e| format!("cannot make the run directory: {e}"))?
-        .keep();
+    let dir = new_run_directory("histsim-live-")?;
     Ok(LiveSetup {
         seed,
         plan: LivePlan::of_seed(seed, args.seconds, scenario.replicas, server_faults),
@@ -303,11 +301,5 @@ pub(crate) fn replica_cmd(args: LiveReplicaArgs) -> Verdict {
         sut: args.sut,
         index: args.index,
     };
-    match serve(setup) {
-        Ok(()) => Verdict::Clean,
-        Err(e) => {
-            eprintln!("replica-{}: {e}", args.index);
-            Verdict::WorldFailure
-        }
-    }
+    child_served(&format!("replica-{}", args.index), serve(setup))
 }

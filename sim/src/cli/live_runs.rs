@@ -2,7 +2,9 @@
 //! one shared SQLite file (docs/live.md), and the hidden `histsim live-runs-worker`, one worker
 //! process of such a run.
 
-use super::live_verdict::{ended_early, keep_directory_unless_clean, print_violations};
+use super::live_verdict::{
+    child_served, ended_early, keep_directory_unless_clean, new_run_directory, print_violations,
+};
 use crate::live::plan::LivePlan;
 use crate::live::regression as live_regression;
 use crate::live::runs::outcome::{live_run, RunsOutcome};
@@ -95,11 +97,7 @@ pub(crate) fn setup(options: &RunsOptions) -> Result<RunsSetup, String> {
     // spreads them over the window as if the runs played one after another (at most 200 ms).
     let messages: usize = live.scenario.runs.iter().map(|r| r.message_count()).sum();
     let message_gap_us = (plan.publish_ms * 1000 / messages.max(1) as u64).min(200_000);
-    let dir = tempfile::Builder::new()
-        .prefix("histsim-live-runs-")
-        .tempdir()
-        .map_err(|e| format!("cannot make the run directory: {e}"))?
-        .keep();
+    let dir = new_run_directory("histsim-live-runs-")?;
     Ok(RunsSetup {
         seed: options.seed,
         live,
@@ -142,11 +140,5 @@ pub(crate) fn worker_cmd(args: LiveRunsWorkerArgs) -> Verdict {
         us_per_ms: args.us_per_ms,
         message_gap_us: args.message_gap_us,
     };
-    match serve(setup) {
-        Ok(()) => Verdict::Clean,
-        Err(e) => {
-            eprintln!("worker-{}: {e}", args.index);
-            Verdict::WorldFailure
-        }
-    }
+    child_served(&format!("worker-{}", args.index), serve(setup))
 }

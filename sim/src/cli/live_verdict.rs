@@ -1,6 +1,7 @@
-//! What every live run prints once it is over, whatever its workload: the violations with their
-//! first wrong answers, the run written as a scenario file and played in the simulation, the
-//! run directory kept or removed; and what a run that ended before its verdict prints.
+//! What every live run shares, whatever its workload: its run directory, made, then kept or
+//! removed; once it is over, the violations with their first wrong answers and the run written
+//! as a scenario file and played in the simulation; and what a run that ended before its
+//! verdict prints.
 
 use crate::live::run::Ended;
 use crate::outcome::Violation;
@@ -14,6 +15,18 @@ pub(super) fn ended_early(ended: Ended) -> Verdict {
         Ended::Broken(why) => eprintln!("error: the live run broke: {why}"),
     }
     Verdict::WorldFailure
+}
+
+/// The verdict of a child process of a live run (`who`: `replica-1`, `worker-0`) once it served
+/// until told to stop: clean, or a broken world saying why on stderr.
+pub(super) fn child_served(who: &str, served: Result<(), String>) -> Verdict {
+    match served {
+        Ok(()) => Verdict::Clean,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            Verdict::WorldFailure
+        }
+    }
 }
 
 /// Prints each violation with its first wrong answer; when there is one, writes the run as a
@@ -44,6 +57,16 @@ pub(super) fn print_violations(
         }
         Err(e) => eprintln!("error: cannot write the scenario file: {e}"),
     }
+}
+
+/// A new run directory, named from `prefix` in the system's temporary directory; it outlives
+/// this process until [`keep_directory_unless_clean`] decides.
+pub(super) fn new_run_directory(prefix: &str) -> Result<PathBuf, String> {
+    Ok(tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .map_err(|e| format!("cannot make the run directory: {e}"))?
+        .keep())
 }
 
 /// A clean run's directory is not needed; any other's is kept and named.

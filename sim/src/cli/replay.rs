@@ -138,7 +138,11 @@ fn print_report(report: &SeedReport) -> Verdict {
     for line in crate::report::answer_lines(&report.answers.counts, &report.left_out.counts) {
         println!("{line}");
     }
-    super::run::print_findings(report, "", "violation ");
+    super::run::print_findings(
+        (&report.violations, report.failure.as_deref()),
+        "",
+        "violation ",
+    );
     println!("trace-hash: {}", report.trace_hash);
     Verdict::of_seed(report)
 }

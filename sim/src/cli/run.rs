@@ -399,16 +399,20 @@ fn verdict_of(result: &CampaignResult, summary: &Summary, require_coverage: bool
 /// concerns (each is one more play of the seed); later ones show their last events.
 pub const TRACED_FAILURES_MAX: usize = 5;
 
-/// A seed's violations, each with its first wrong answer, then its world's failure: every line
-/// opened by `indent`, a violation's by `indent` and `word`.
-pub(crate) fn print_findings(report: &SeedReport, indent: &str, word: &str) {
-    for v in &report.violations {
+/// A played seed's or scenario's `violations`, each with its first wrong answer, then its
+/// world's `failure`: every line opened by `indent`, a violation's by `indent` and `word`.
+pub(crate) fn print_findings(
+    (violations, failure): (&[crate::outcome::Violation], Option<&str>),
+    indent: &str,
+    word: &str,
+) {
+    for v in violations {
         println!("{indent}{word}{v}");
         if let Some(d) = v.first_wrong_answer() {
             println!("{indent}  first wrong answer: {d}");
         }
     }
-    if let Some(e) = &report.failure {
+    if let Some(e) = failure {
         println!("{indent}world failure: {e}");
     }
 }
@@ -423,7 +427,7 @@ pub(crate) fn print_failure(report: &SeedReport, config: &RunConfig, replay: boo
     if let Some(v) = report.first_violation() {
         println!("invariant: {} ({})", v.id, v.kind_word());
     }
-    print_findings(report, "  ", "");
+    print_findings((&report.violations, report.failure.as_deref()), "  ", "");
     println!("options derived from the seed:\n{}", report.options);
     let (what, lines) = report.shown_trace(config, replay);
     println!("{what}:");

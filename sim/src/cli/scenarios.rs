@@ -230,15 +230,7 @@ fn check_regression(
         file.id,
         file.title
     );
-    for v in &run.violations {
-        println!("     {v}");
-        if let Some(d) = v.first_wrong_answer() {
-            println!("       first wrong answer: {d}");
-        }
-    }
-    if let Some(e) = &run.failure {
-        println!("     the world failed: {e}");
-    }
+    super::run::print_findings((&run.violations, run.failure.as_deref()), "     ", "");
     false
 }
 

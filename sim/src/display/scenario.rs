@@ -246,15 +246,13 @@ impl DisplayScenario {
                 self.replicas
             ));
         }
-        if !self.agents.contains_key(&self.primary) {
-            return Err(format!("primary: no agent with key `{}`", self.primary));
-        }
-        if !self.displays.contains_key(&self.client_display) {
-            return Err(format!(
-                "client_display: no display with key `{}`",
-                self.client_display
-            ));
-        }
+        key_known(&self.agents, &self.primary, "primary", "agent")?;
+        key_known(
+            &self.displays,
+            &self.client_display,
+            "client_display",
+            "display",
+        )?;
         if self.network_seed > i64::MAX as u64 {
             return Err("network_seed: expected a value below 2^63".into());
         }
@@ -313,15 +311,13 @@ impl DisplayScenario {
         if !ids.insert(step.id) {
             return Err(format!("{at}.id: step id {} is used twice", step.id));
         }
-        if !self.agents.contains_key(&step.agent) {
-            return Err(format!("{at}.agent: no agent with key `{}`", step.agent));
-        }
-        if !self.displays.contains_key(&step.display) {
-            return Err(format!(
-                "{at}.display: no display with key `{}`",
-                step.display
-            ));
-        }
+        key_known(&self.agents, &step.agent, &format!("{at}.agent"), "agent")?;
+        key_known(
+            &self.displays,
+            &step.display,
+            &format!("{at}.display"),
+            "display",
+        )?;
         if let Event::UserMessage { blocks } = &step.event {
             for (b, block) in blocks.iter().enumerate() {
                 if let Block::Other { name } = block {
@@ -416,6 +412,20 @@ impl DisplayScenario {
             }
         }
         Ok(())
+    }
+}
+
+/// `Err` naming `field` unless `key` is a key of `map`, the scenario's `what`s (agents, displays).
+fn key_known<V>(
+    map: &BTreeMap<String, V>,
+    key: &str,
+    field: &str,
+    what: &str,
+) -> Result<(), String> {
+    if map.contains_key(key) {
+        Ok(())
+    } else {
+        Err(format!("{field}: no {what} with key `{key}`"))
     }
 }
 

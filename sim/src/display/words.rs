@@ -66,30 +66,22 @@ pub const EXTRA_WORD_RULES: &[(BugId, WordRule)] = &[
     (BugId::P7, |cx, d, w| {
         // A look-alike marker's display leaks under a thread-wide scope too (P2); only a
         // substring match also projects the look-alike rows themselves.
-        (hidden_only(cx, w)
-            && decoy_shown(cx, d)
-            && w.sources
-                .iter()
-                .any(|s| cx.decoy_marker_displays.contains(s.display)))
-        .then(|| {
-            format!(
-                "display `{}` is visible only through a look-alike marker",
-                w.display
-            )
-        })
+        (hidden_only(cx, w) && decoy_shown(cx, d) && from_any_of(w, &cx.decoy_marker_displays))
+            .then(|| {
+                format!(
+                    "display `{}` is visible only through a look-alike marker",
+                    w.display
+                )
+            })
     }),
     (BugId::P9, |cx, _, w| {
-        (hidden_only(cx, w)
-            && cx.visible.is_empty()
-            && w.sources
-                .iter()
-                .any(|s| cx.interactive_displays.contains(s.display)))
-        .then(|| {
-            format!(
-                "the thread has no visible display, yet step {} was shown",
-                w.step
-            )
-        })
+        (hidden_only(cx, w) && cx.visible.is_empty() && from_any_of(w, &cx.interactive_displays))
+            .then(|| {
+                format!(
+                    "the thread has no visible display, yet step {} was shown",
+                    w.step
+                )
+            })
     }),
     (BugId::P2, |cx, _, w| {
         hidden_only(cx, w).then(|| format!("step {} is on hidden display `{}`", w.step, w.display))
@@ -171,6 +163,11 @@ pub const MISSING_WORD_RULES: &[(BugId, WordRule)] = &[
 
 fn hidden_only(cx: &Context<'_>, w: &WordCount<'_>) -> bool {
     w.sources.iter().all(|s| !cx.visible.contains(s.display))
+}
+
+/// Whether a source of `w` is a step on one of `displays`.
+fn from_any_of(w: &WordCount<'_>, displays: &BTreeSet<String>) -> bool {
+    w.sources.iter().any(|s| displays.contains(s.display))
 }
 
 fn hitl(sources: &[Source]) -> bool {

@@ -10,7 +10,7 @@
 //! `histsim serve runs` answers them with history's own `RunJournal` ([`ServedJournals`]).
 
 use super::journal_wire::WireCallMessage;
-use super::protocol::{ErrorBody, ErrorKind, Request, StoreAnswer};
+use super::protocol::{one_field_answer, ErrorBody, ErrorKind, Request};
 use super::serve::{ok, refuse, Answer};
 use history::runs::{
     CallMessage, Category, JournalEntry, MemoryRunEventStore, ModelCall, RunEventStore, RunJournal,
@@ -41,20 +41,10 @@ pub struct JournalRecord {
     pub metadata: Value,
 }
 
-/// The answer to every journal op: the records the callback made, in order (none is common).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct JournalRecords {
-    pub records: Vec<JournalRecord>,
-}
-
-impl StoreAnswer for JournalRecords {
-    type Output = Vec<JournalRecord>;
-    fn of(records: Vec<JournalRecord>) -> Self {
-        JournalRecords { records }
-    }
-    fn output(self, _: &Request) -> Result<Vec<JournalRecord>, RunStoreError> {
-        Ok(self.records)
-    }
+one_field_answer! {
+    /// The answer to every journal op: the records the callback made, in order (none is
+    /// common).
+    JournalRecords { records: Vec<JournalRecord> }
 }
 
 impl JournalRecord {

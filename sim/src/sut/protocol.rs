@@ -348,22 +348,26 @@ impl<'de> Deserialize<'de> for Done {
 macro_rules! one_field_answer {
     ($(#[$doc:meta])* $answer:ident { $field:ident: $output:ty }) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
         pub struct $answer {
             pub $field: $output,
         }
 
-        impl StoreAnswer for $answer {
+        impl $crate::sut::protocol::StoreAnswer for $answer {
             type Output = $output;
             fn of($field: $output) -> Self {
                 $answer { $field }
             }
-            fn output(self, _: &Request) -> Result<$output, RunStoreError> {
+            fn output(
+                self,
+                _: &$crate::sut::protocol::Request,
+            ) -> Result<$output, ::history::runs::RunStoreError> {
                 Ok(self.$field)
             }
         }
     };
 }
+pub(crate) use one_field_answer;
 
 one_field_answer! {
     /// The answer to `max_seq`.

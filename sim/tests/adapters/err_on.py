@@ -9,28 +9,23 @@ histsim must judge each such error as its catalog says (R24 for the runs ops, P1
 reconstruction), never pass it in silence.
 """
 import json
-import subprocess
 import sys
+
+from relay import relay
 
 
 def main() -> None:
     kind, ops = sys.argv[1], set(sys.argv[2].split(","))
     assert sys.argv[3] == "--", "usage: err_on.py KIND OP[,OP...] -- CMD [ARG...]"
-    child = subprocess.Popen(sys.argv[4:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    for line in sys.stdin:
+
+    def refused(line, answer):
         request = json.loads(line)
-        child.stdin.write(line)
-        child.stdin.flush()
-        answer = child.stdout.readline()
-        if not answer:
-            break
-        if request.get("op") in ops:
-            refusal = {"kind": kind, "message": f"{request['op']} refused by err_on.py"}
-            answer = json.dumps({"id": request["id"], "err": refusal}) + "\n"
-        sys.stdout.write(answer)
-        sys.stdout.flush()
-    child.stdin.close()
-    child.wait()
+        if request.get("op") not in ops:
+            return answer
+        refusal = {"kind": kind, "message": f"{request['op']} refused by err_on.py"}
+        return json.dumps({"id": request["id"], "err": refusal}) + "\n"
+
+    relay(sys.argv[4:], answer_line=refused)
 
 
 if __name__ == "__main__":

@@ -9,27 +9,22 @@ histsim must find that `project` is not the history of exactly the rows given (P
 it in silence.
 """
 import json
-import subprocess
 import sys
+
+from relay import relay
+
+
+def first_row_dropped(line):
+    request = json.loads(line)
+    if request.get("op") == "project" and request.get("rows"):
+        request["rows"] = request["rows"][1:]
+        return json.dumps(request) + "\n"
+    return line
 
 
 def main() -> None:
     assert sys.argv[1] == "--", "usage: project_drops_a_row.py -- CMD [ARG...]"
-    child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    for line in sys.stdin:
-        request = json.loads(line)
-        if request.get("op") == "project" and request.get("rows"):
-            request["rows"] = request["rows"][1:]
-            line = json.dumps(request) + "\n"
-        child.stdin.write(line)
-        child.stdin.flush()
-        answer = child.stdout.readline()
-        if not answer:
-            break
-        sys.stdout.write(answer)
-        sys.stdout.flush()
-    child.stdin.close()
-    child.wait()
+    relay(sys.argv[2:], request_line=first_row_dropped)
 
 
 if __name__ == "__main__":

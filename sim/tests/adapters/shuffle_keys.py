@@ -14,8 +14,9 @@ canonical JSON (docs/sut-protocol.md, "Transport"), so this adapter must pass
 import json
 import os
 import random
-import subprocess
 import sys
+
+from relay import relay
 
 RNG = random.Random(os.urandom(16))
 
@@ -45,19 +46,7 @@ def main():
     if len(sys.argv) < 2:
         print("usage: shuffle_keys.py CMD...", file=sys.stderr)
         return 2
-    child = subprocess.Popen(
-        sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-    for request in sys.stdin:
-        child.stdin.write(request)
-        child.stdin.flush()
-        answer = child.stdout.readline()
-        if not answer:
-            break
-        sys.stdout.write(respelled(answer.rstrip("\n")) + "\n")
-        sys.stdout.flush()
-    child.stdin.close()
-    return child.wait()
+    return relay(sys.argv[1:], answer_line=lambda _, answer: respelled(answer.rstrip("\n")) + "\n")
 
 
 if __name__ == "__main__":

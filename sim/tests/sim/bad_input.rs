@@ -4,7 +4,10 @@
 //! `--require-coverage` unless `--allow-left-out` names it.
 
 use super::histsim_cli;
-use std::path::{Path, PathBuf};
+use super::support::{
+    assert_contains_all, assert_exit, histsim_campaign, runs_campaign, runs_store_edited,
+};
+use std::path::Path;
 
 fn scenario_text(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,8 +45,7 @@ fn line_starting(text: &str, prefix: &str) -> usize {
 #[test]
 fn a_garbled_scenario_file_is_exit_2_naming_the_file_and_line() {
     let (code, text) = scenarios_of("garbled.toml", "format = 1\nid = \"P4\"\ntitle = = \"x\"\n");
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("garbled.toml: line 3"), "{text}");
+    assert_exit(code, &text, 2, &["garbled.toml: line 3"]);
     assert!(
         !text.contains("FAIL"),
         "bad input is no failing scenario: {text}"
@@ -72,8 +74,7 @@ fn an_unknown_field_is_exit_2_naming_its_own_line_and_field() {
 
     let top = good.replacen("id = ", "colour = \"red\"\nid = ", 1);
     let (code, text) = scenarios_of("top.toml", &top);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("top.toml: line 2, field `colour`"), "{text}");
+    assert_exit(code, &text, 2, &["top.toml: line 2, field `colour`"]);
 }
 
 #[test]
@@ -87,19 +88,14 @@ fn a_validation_error_names_the_fields_own_line() {
 #[test]
 fn an_empty_file_is_exit_2_naming_it() {
     let (code, text) = scenarios_of("empty.toml", "\n  \n");
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("empty.toml: line 1: the file is empty"),
-        "{text}"
-    );
+    assert_exit(code, &text, 2, &["empty.toml: line 1: the file is empty"]);
 }
 
 #[test]
 fn an_empty_scenarios_directory_is_exit_2_not_zero_passed() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (code, text) = histsim_cli(&[Path::new("scenarios"), dir.path()]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("no scenario file"), "{text}");
+    assert_exit(code, &text, 2, &["no scenario file"]);
     assert!(text.contains(&dir.path().display().to_string()), "{text}");
     assert!(!text.contains("0 passed"), "{text}");
 }
@@ -115,10 +111,9 @@ fn one_bad_file_among_good_ones_plays_none_and_names_the_bad_one() {
     std::fs::write(dir.path().join("bad.toml"), "format = [").expect("write");
     let (code, text) = histsim_cli(&[Path::new("scenarios"), dir.path()]);
     assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("bad.toml: line 1"), "{text}");
-    assert!(
-        text.contains("1 of 2 scenario files cannot be used"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &["bad.toml: line 1", "1 of 2 scenario files cannot be used"],
     );
     assert!(!text.contains("ok   "), "nothing is played: {text}");
 }
@@ -199,11 +194,9 @@ fn a_campaign_name_must_be_a_plain_name() {
         "../up",
         reports.to_str().expect("utf-8"),
     ]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("not a plain name"), "{text}");
+    assert_exit(code, &text, 2, &["not a plain name"]);
     let (code, text) = histsim_cli(&["fuzz", "run", "--name", "a/b", "--workload", "display"]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("not a plain name"), "{text}");
+    assert_exit(code, &text, 2, &["not a plain name"]);
 }
 
 #[test]
@@ -257,21 +250,8 @@ fn report_names_hold_the_store_and_a_digest_of_the_system_under_test() {
         format!("{histsim} serve runs"),
         format!("{histsim} serve runs --store sqlite"),
     ] {
-        let (code, text) = histsim_cli(&[
-            "run",
-            "--workload",
-            "runs",
-            "--seeds",
-            "0..1",
-            "--quiet",
-            "--no-shrink",
-            "--jobs",
-            "1",
-            "--sut",
-            &sut,
-            "--report-dir",
-            reports.path().to_str().expect("utf-8"),
-        ]);
+        let flags = ["--jobs", "1", "--sut", &sut];
+        let (code, text) = histsim_campaign(reports.path(), "runs", "0..1", &flags);
         assert_eq!(code, Some(0), "{text}");
     }
     let names = report_dirs(reports.path());
@@ -327,48 +307,6 @@ fn a_campaign_that_ran_no_seed_is_exit_6_and_leaves_the_report_as_it_was() {
     assert_eq!(report_dirs(reports.path()), ["nightly"], "no other report");
 }
 
-/// The reference runs store behind the protocol, with `sed` applied to what it says.
-fn runs_store_edited(sed: &str) -> String {
-    format!(
-        r#"{} serve runs | stdbuf -oL sed '{sed}'"#,
-        env!("CARGO_BIN_EXE_histsim")
-    )
-}
-
-/// `histsim run --workload runs` through `sut` on `seeds` with `--require-coverage` and
-/// `extra`: the exit code, the output and the summary.json.
-fn runs_campaign(
-    sut: &str,
-    seeds: &str,
-    extra: &[&str],
-) -> (Option<i32>, String, serde_json::Value) {
-    let reports = tempfile::tempdir().expect("a temp dir");
-    let mut args = vec![
-        "run",
-        "--workload",
-        "runs",
-        "--seeds",
-        seeds,
-        "--quiet",
-        "--no-shrink",
-        "--require-coverage",
-        "--name",
-        "c",
-        "--sut",
-        sut,
-        "--report-dir",
-        reports.path().to_str().expect("utf-8"),
-    ];
-    args.extend_from_slice(extra);
-    let (code, text) = histsim_cli(&args);
-    let dir: PathBuf = reports.path().join("c");
-    let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
-    let md = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md");
-    let mut json: serde_json::Value = serde_json::from_str(&json).expect("json");
-    json["markdown"] = serde_json::Value::String(md);
-    (code, text, json)
-}
-
 fn names(json: &serde_json::Value, field: &str) -> Vec<String> {
     json[field]
         .as_array()
@@ -387,16 +325,14 @@ fn left_out_ops_fail_require_coverage_unless_allowed_by_name() {
         runs_store_edited(r#"s/"list_events_filtered",//; s/,"get_last_visible_ai_seq_by_run"//"#);
     let ops = ["get_last_visible_ai_seq_by_run", "list_events_filtered"];
     let (code, text, json) = runs_campaign(&sut, "0..8", &[]);
-    assert_eq!(code, Some(5), "{text}");
-    assert!(
-        text.contains(
-            "not covered (left out): get_last_visible_ai_seq_by_run, list_events_filtered"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("--allow-left-out get_last_visible_ai_seq_by_run,list_events_filtered"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        5,
+        &[
+            "not covered (left out): get_last_visible_ai_seq_by_run, list_events_filtered",
+            "--allow-left-out get_last_visible_ai_seq_by_run,list_events_filtered",
+        ],
     );
     assert_eq!(names(&json, "left_out_not_covered"), ops);
     let md = json["markdown"].as_str().expect("markdown");
@@ -440,11 +376,14 @@ fn a_store_crash_left_out_fails_require_coverage_unless_allowed() {
         env!("CARGO_BIN_EXE_histsim")
     );
     let (code, text, json) = runs_campaign(&sut, "6", &[]);
-    assert_eq!(code, Some(5), "{text}");
-    assert!(text.contains("left out (1x): store crash:"), "{text}");
-    assert!(
-        text.contains("not covered (left out): store_crash"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        5,
+        &[
+            "left out (1x): store crash:",
+            "not covered (left out): store_crash",
+        ],
     );
     assert_eq!(names(&json, "left_out_not_covered"), ["store_crash"]);
 
@@ -466,11 +405,8 @@ fn declared_known_differences_fail_require_coverage_unless_allowed_by_id() {
     );
     let campaign = |extra: &[&str]| {
         let reports = tempfile::tempdir().expect("a temp dir");
-        let mut args = vec!["run", "--workload", "display", "--seeds", "0..4", "--quiet"];
-        args.extend_from_slice(&["--no-shrink", "--require-coverage", "--sut", &sut]);
-        args.extend_from_slice(&["--report-dir", reports.path().to_str().expect("utf-8")]);
-        args.extend_from_slice(extra);
-        histsim_cli(&args)
+        let flags = ["--require-coverage", "--sut", &sut];
+        histsim_campaign(reports.path(), "display", "0..4", &[&flags, extra].concat())
     };
     let (code, text) = campaign(&[]);
     assert_eq!(code, Some(5), "{text}");
@@ -503,7 +439,6 @@ fn merging_reports_that_ran_no_seed_is_exit_6_and_writes_nothing() {
     let dir = reports.path().to_str().expect("utf-8");
     let part = format!("{dir}/part");
     let (code, text) = histsim_cli(&["report", "merge", "--report-dir", dir, &part]);
-    assert_eq!(code, Some(6), "{text}");
-    assert!(text.contains("ran no seed: nothing was checked"), "{text}");
+    assert_exit(code, &text, 6, &["ran no seed: nothing was checked"]);
     assert_eq!(report_dirs(reports.path()), ["part"], "no merged report");
 }

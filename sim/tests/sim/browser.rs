@@ -10,7 +10,7 @@
 //! `.ci/run` installs it, so CI always runs it.
 
 use super::histsim_cli;
-use super::support::diff_display;
+use super::support::{diff_display, histsim_campaign};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -331,22 +331,8 @@ fn diff_page(browser: &Path, dir: &Path, shots: &Path) {
 /// to every failing seed's page that opens.
 fn campaign_page(browser: &Path, dir: &Path, shots: &Path) {
     let reports = dir.join("reports");
-    let (code, text) = histsim_cli(&[
-        "run",
-        "--workload",
-        "display",
-        "--planted",
-        "P5",
-        "--seeds",
-        "0..12",
-        "--keep-going",
-        "--quiet",
-        "--no-shrink",
-        "--name",
-        "p5",
-        "--report-dir",
-        reports.to_str().expect("utf-8"),
-    ]);
+    let flags = ["--planted", "P5", "--keep-going", "--name", "p5"];
+    let (code, text) = histsim_campaign(&reports, "display", "0..12", &flags);
     assert_eq!(code, Some(1), "{text}");
     let campaign = reports.join("p5");
     let o = open(

@@ -6,6 +6,7 @@
 //! The system with differences is `histsim serve display --emulate-differences`: histsim's own
 //! answers less the warnings the differences cover, as the published aihub projector answers.
 
+use super::support::assert_contains_all;
 use history::BugId;
 use sim::run::{run_seed, RunConfig, SeedReport};
 use sim::sut::SutOptions;
@@ -59,6 +60,15 @@ fn a_system_declaring_d1_and_d2_passes_and_the_report_counts_where_each_applied(
     );
 }
 
+/// The system emulating difference `id`, the same answers, but its declaration cut out of
+/// `hello`.
+fn undeclared(id: &str) -> RunConfig {
+    display_through(format!(
+        r#"{} | stdbuf -oL sed 's/"differences":\["{id}"\],//'"#,
+        emulating(id)
+    ))
+}
+
 #[test]
 fn a_system_declaring_d3_passes_and_the_same_behaviour_undeclared_is_a_violation() {
     // The emulation silences only a primary stop without `output_messages` (the primary's
@@ -73,11 +83,7 @@ fn a_system_declaring_d3_passes_and_the_same_behaviour_undeclared_is_a_violation
         }
     }
     let seed = *seeds.first().expect("a primary envelope within 40 seeds");
-    let undeclared = display_through(format!(
-        r#"{} | stdbuf -oL sed 's/"differences":\["D3"\],//'"#,
-        emulating("D3")
-    ));
-    let report = run_seed(seed, &undeclared);
+    let report = run_seed(seed, &undeclared("D3"));
     assert_eq!(report.failure, None);
     // P5's check reads a primary stop that gets no warning as a stop never read.
     assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P5));
@@ -89,12 +95,7 @@ fn the_same_behaviour_undeclared_is_a_p10_violation() {
     let seed = (0..40)
         .find(|&seed| accepted(&run_seed(seed, &declared), "D1") > 0)
         .expect("a seed with a block of an unconverted class within 40 seeds");
-    // The same answers, the declaration cut out of `hello`.
-    let undeclared = display_through(format!(
-        r#"{} | stdbuf -oL sed 's/"differences":\["D1"\],//'"#,
-        emulating("D1")
-    ));
-    let report = run_seed(seed, &undeclared);
+    let report = run_seed(seed, &undeclared("D1"));
     assert_eq!(report.failure, None);
     assert_eq!(report.first_violation().map(|v| v.id), Some(BugId::P10));
     assert_eq!(accepted(&report, "D1"), 0);
@@ -108,8 +109,7 @@ fn a_difference_the_document_does_not_define_is_a_broken_world_naming_it() {
     ));
     let report = run_seed(0, &config);
     let failure = report.failure.expect("a broken world");
-    assert!(failure.contains("\"D9\""), "{failure}");
-    assert!(failure.contains("does not define"), "{failure}");
+    assert_contains_all(&failure, &["\"D9\"", "does not define"]);
     assert!(report.violations.is_empty());
 }
 
@@ -141,11 +141,13 @@ fn diff_compares_up_to_declared_differences_and_strict_compares_them_too() {
     let system = emulating("D1,D2");
     let (code, text) = diff(&system, "0..6", &[]);
     assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("compared up to the known differences D1, D2"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "compared up to the known differences D1, D2",
+            "alike: 6 seeds",
+        ],
     );
-    assert!(text.contains("alike: 6 seeds"), "{text}");
     let (code, text) = diff(&system, "0..6", &["--strict"]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("DIFFERENT at seed"), "{text}");
@@ -159,8 +161,7 @@ fn diff_shows_a_planted_projector_bug_as_a_difference_from_a_correct_system() {
     let system = format!("{} serve display", histsim());
     let (code, text) = diff(&system, "0..40", &["--planted", "P4"]);
     assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("(planted P4)"), "{text}");
-    assert!(text.contains("violation [P4]"), "{text}");
+    assert_contains_all(&text, &["(planted P4)", "violation [P4]"]);
     assert!(
         text.contains("--planted P4 --scenario"),
         "the replay keeps the bug: {text}"

@@ -2,6 +2,7 @@
 //! `examples/data/`, and the Python run-event store passes a short campaign.
 
 use super::support::dumped_kinds;
+use super::support::{assert_contains_all, run_args};
 use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
 use std::path::PathBuf;
 use std::process::Command;
@@ -45,8 +46,13 @@ fn histsim_project_reads_the_sample_display_rows() {
 fn histsim_runs_inspect_finds_the_sample_jsonl_store_clean() {
     let (code, out, err) = histsim(&["runs", "inspect", "examples/data/runs-store", "--all"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("JSONL store, 2 threads, 12 events"), "{out}");
-    assert!(out.contains("clean: nothing found in 2 threads"), "{out}");
+    assert_contains_all(
+        &out,
+        &[
+            "JSONL store, 2 threads, 12 events",
+            "clean: nothing found in 2 threads",
+        ],
+    );
 }
 
 #[test]
@@ -123,19 +129,8 @@ fn the_python_examples_pass_a_short_campaign() {
         ("runs", "python3 examples/python-runs-store/store.py"),
         ("display", "python3 examples/python-display/display.py"),
     ] {
-        let (code, out, err) = histsim(&[
-            "run",
-            "--workload",
-            workload,
-            "--seeds",
-            "0..4",
-            "--sut",
-            sut,
-            "--quiet",
-            "--no-shrink",
-            "--jobs",
-            "2",
-        ]);
+        let flags = ["--sut", sut, "--no-shrink", "--jobs", "2"];
+        let (code, out, err) = histsim(&run_args(workload, "0..4", &flags));
         assert_eq!(code, 0, "{workload}: {out}{err}");
         assert!(out.contains("0 violations"), "{workload}: {out}");
     }

@@ -3,27 +3,15 @@
 //! in `summary.md` and in `summary.json`, and shows the trace lines its violation concerns.
 
 use super::histsim_cli;
+use super::support::histsim_campaign;
 use serde_json::Value;
 
 /// Runs `histsim run` of `workload` with `planted` over `seeds` into a temporary report
 /// directory: the terminal's text, summary.md and summary.json.
 fn failing_campaign(workload: &str, planted: &str, seeds: &str) -> (String, String, Value) {
     let reports = tempfile::tempdir().expect("a temporary directory");
-    let (code, out) = histsim_cli(&[
-        "run",
-        "--workload",
-        workload,
-        "--planted",
-        planted,
-        "--seeds",
-        seeds,
-        "--no-shrink",
-        "--quiet",
-        "--name",
-        "diverged",
-        "--report-dir",
-        reports.path().to_str().expect("a UTF-8 path"),
-    ]);
+    let flags = ["--planted", planted, "--name", "diverged"];
+    let (code, out) = histsim_campaign(reports.path(), workload, seeds, &flags);
     assert_eq!(code, Some(1), "{out}");
     let dir = reports.path().join("diverged");
     let md = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md");

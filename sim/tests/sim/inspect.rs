@@ -1,6 +1,7 @@
 //! `histsim runs inspect`: a DeerFlow run-event store brought by the user, checked per thread,
 //! opened read-only; bad input is a clear error naming what is wrong, an unreadable row a finding.
 
+use super::support::assert_exit;
 use history::runs::{Category, NewRunEvent, RunEventStore, SqliteRunEventStore};
 use history::Planted;
 use rusqlite::{params, Connection};
@@ -139,12 +140,15 @@ fn a_database_written_by_histsims_own_store_and_a_clean_deerflow_one_have_nothin
     }
     drop(store);
     let (code, text) = inspect(&path, &["--all"]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("thread t1: ok (6 events, 2 messages, 2 runs)"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        0,
+        &[
+            "thread t1: ok (6 events, 2 messages, 2 runs)",
+            "clean: nothing found in 1 threads",
+        ],
     );
-    assert!(text.contains("clean: nothing found in 1 threads"), "{text}");
 
     let path = dir.path().join("deerflow.sqlite");
     let db = deerflow_db(&path, true);
@@ -153,10 +157,11 @@ fn a_database_written_by_histsims_own_store_and_a_clean_deerflow_one_have_nothin
     feedback(&db, "f1", "t1", "r2", Some("r2-a"));
     drop(db);
     let (code, text) = inspect(&path, &[]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("SQLite database, 1 threads, 8 events, 1 feedback rows"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        0,
+        &["SQLite database, 1 threads, 8 events, 1 feedback rows"],
     );
 }
 
@@ -198,31 +203,22 @@ fn every_defect_seed_003_leaves_behind_is_found_and_named_by_thread() {
     drop(db);
     let before = std::fs::read(&path).expect("the file");
     let (code, text) = inspect(&path, &[]);
-    assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("thread t1: FOUND"), "{text}");
-    assert!(
-        text.contains("seqs missing below the highest (8): 5..=6"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        1,
+        &[
+            "thread t1: FOUND",
+            "seqs missing below the highest (8): 5..=6",
+            "seq 7 (run_events row 6, run_events row 7)",
+            "run_events row 6 (seq 7) after run_events row 5 (seq 8)",
+            "r2 (from seq 7)",
+            "feedback row 1 (feedback f1) names run r9",
+            "its message r1-a belongs to run r1",
+            "1001 messages; a latest-1000 read",
+            "hides the oldest 1: seq 2..=2",
+        ],
     );
-    assert!(
-        text.contains("seq 7 (run_events row 6, run_events row 7)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("run_events row 6 (seq 7) after run_events row 5 (seq 8)"),
-        "{text}"
-    );
-    assert!(text.contains("r2 (from seq 7)"), "{text}");
-    assert!(
-        text.contains("feedback row 1 (feedback f1) names run r9"),
-        "{text}"
-    );
-    assert!(
-        text.contains("its message r1-a belongs to run r1"),
-        "{text}"
-    );
-    assert!(text.contains("1001 messages; a latest-1000 read"), "{text}");
-    assert!(text.contains("hides the oldest 1: seq 2..=2"), "{text}");
     let (code, json_text) = inspect(&path, &["--json"]);
     assert_eq!(code, Some(1));
     assert_eq!(
@@ -261,10 +257,11 @@ fn an_unreadable_row_is_a_finding_naming_it_and_the_rest_is_still_checked() {
     .expect("an insert");
     drop(db);
     let (code, text) = inspect(&path, &[]);
-    assert_eq!(code, Some(1), "{text}");
-    assert!(
-        text.contains("unreadable: run_events row 5: seq is Text, not an integer"),
-        "{text}"
+    assert_exit(
+        code,
+        &text,
+        1,
+        &["unreadable: run_events row 5: seq is Text, not an integer"],
     );
     assert!(
         text.contains("r3 (from seq 6)"),
@@ -281,39 +278,27 @@ fn what_is_not_a_run_event_store_is_a_clear_error() {
         "these are not the rows you are looking for\n".repeat(200),
     )
     .expect("written");
-    let (code, text) = inspect(&text_file, &[]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("not a SQLite database"), "{text}");
-
+    // SQLite databases of other tables, each file with its schema.
     let other = dir.path().join("other.sqlite");
-    Connection::open(&other)
-        .and_then(|db| db.execute_batch("CREATE TABLE messages (id INTEGER);"))
-        .expect("a database");
-    let (code, text) = inspect(&other, &[]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("no table `run_events` (tables: messages)"),
-        "{text}"
-    );
-
     let narrow = dir.path().join("narrow.sqlite");
-    Connection::open(&narrow)
-        .and_then(|db| db.execute_batch("CREATE TABLE run_events (thread_id TEXT, run_id TEXT, event_type TEXT, category TEXT, content TEXT);"))
-        .expect("a database");
-    let (code, text) = inspect(&narrow, &[]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("table `run_events` lacks the columns seq"),
-        "{text}"
-    );
-
-    let (code, text) = inspect(&dir.path().join("absent.sqlite"), &[]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("cannot read"), "{text}");
-
-    let (code, text) = inspect(dir.path(), &[]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(text.contains("no threads/ directory"), "{text}");
+    for (path, schema) in [
+        (&other, "CREATE TABLE messages (id INTEGER);"),
+        (&narrow, "CREATE TABLE run_events (thread_id TEXT, run_id TEXT, event_type TEXT, category TEXT, content TEXT);"),
+    ] {
+        Connection::open(path)
+            .and_then(|db| db.execute_batch(schema))
+            .expect("a database");
+    }
+    for (path, said) in [
+        (text_file, "not a SQLite database"),
+        (other, "no table `run_events` (tables: messages)"),
+        (narrow, "table `run_events` lacks the columns seq"),
+        (dir.path().join("absent.sqlite"), "cannot read"),
+        (dir.path().to_path_buf(), "no threads/ directory"),
+    ] {
+        let (code, text) = inspect(&path, &[]);
+        assert_exit(code, &text, 2, &[said]);
+    }
 }
 
 fn jsonl_line(thread: &str, run: &str, seq: i64, event_type: &str, category: &str) -> String {
@@ -342,19 +327,5 @@ fn a_jsonl_store_is_read_file_by_file_and_a_bad_line_is_named() {
     std::fs::write(runs.join("r2.jsonl"), r2.join("\n") + "\n").expect("written");
     // The directory holding .deer-flow/, as a user would point at a deployment's working dir.
     let (code, text) = inspect(dir.path(), &[]);
-    assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("JSONL store, 1 threads, 5 events"), "{text}");
-    assert!(
-        text.contains(".deer-flow/threads/t1/runs/r1.jsonl:3 (seq 2) after .deer-flow/threads/t1/runs/r1.jsonl:2 (seq 3)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("unreadable: .deer-flow/threads/t1/runs/r1.jsonl:4: not JSON"),
-        "{text}"
-    );
-    assert!(
-        text.contains("r2.jsonl:2: a record of thread \"t1\", run \"r9\" in another run's file"),
-        "{text}"
-    );
-    assert!(text.contains("r2 (from seq 5)"), "{text}");
+    assert_exit(code, &text, 1, &["JSONL store, 1 threads, 5 events", ".deer-flow/threads/t1/runs/r1.jsonl:3 (seq 2) after .deer-flow/threads/t1/runs/r1.jsonl:2 (seq 3)", "unreadable: .deer-flow/threads/t1/runs/r1.jsonl:4: not JSON", "r2.jsonl:2: a record of thread \"t1\", run \"r9\" in another run's file", "r2 (from seq 5)"]);
 }

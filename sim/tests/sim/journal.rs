@@ -1,6 +1,7 @@
 //! The journal and spool workloads: determinism, clean campaigns, every planted J bug found under
 //! its own ID, crash-point exploration, the J scenario files and the journal commands.
 
+use super::support::assert_contains_all;
 use super::support::{
     assert_family_found, assert_reproduces_first, campaign, dumped_kinds, histsim, scenario_dir,
 };
@@ -203,11 +204,13 @@ fn journal_dump_prints_json_lines_and_names_a_corrupt_offset() {
 fn histsim_crash_is_clean_and_names_a_planted_bug() {
     let (code, out, _) = histsim(&["crash", "--ops", "6", "--cut-step-bytes", "16"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains(", 0 failed"), "{out}");
-    assert!(out.contains("crash 3 (inside a recovery): "), "{out}");
-    assert!(
-        out.contains("record kinds hit by a parsable corruption: 11 of 11"),
-        "{out}"
+    assert_contains_all(
+        &out,
+        &[
+            ", 0 failed",
+            "crash 3 (inside a recovery): ",
+            "record kinds hit by a parsable corruption: 11 of 11",
+        ],
     );
     let (code, out, _) = histsim(&[
         "crash",
@@ -221,8 +224,7 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
         "J2",
     ]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("J2:"), "{out}");
-    assert!(out.contains("faulty disk: 400 seeds"), "{out}");
+    assert_contains_all(&out, &["J2:", "faulty disk: 400 seeds"]);
     let (code, out, _) = histsim(&["crash", "--ops", "2", "--fault-seeds", "none"]);
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("faulty disk"), "{out}");
@@ -232,8 +234,7 @@ fn histsim_crash_is_clean_and_names_a_planted_bug() {
 fn histsim_crash_on_the_recorded_production_storage_is_clean_and_names_j22() {
     let (code, out, _) = histsim(&["crash", "--storage", "recorded", "--ops", "4"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("fsync(dir) 2"), "{out}");
-    assert!(out.contains(", 0 failed"), "{out}");
+    assert_contains_all(&out, &["fsync(dir) 2", ", 0 failed"]);
     assert!(!out.contains("faulty disk"), "{out}");
     let args = [
         "crash",
@@ -246,8 +247,7 @@ fn histsim_crash_on_the_recorded_production_storage_is_clean_and_names_j22() {
     ];
     let (code, out, _) = histsim(&args);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("J22:"), "{out}");
-    assert!(out.contains("the file is gone"), "{out}");
+    assert_contains_all(&out, &["J22:", "the file is gone"]);
     // The simulated disk makes a new file durable with its first sync: the same planted
     // storage is invisible there.
     let simulated = [

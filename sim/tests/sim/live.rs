@@ -4,6 +4,7 @@
 //! without it; the runs tests (worker processes and one SQLite file) need nothing.
 
 use super::histsim_cli;
+use super::support::assert_contains_all;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,6 +42,12 @@ fn live_with_p4(server: &str, extra: &[&str]) -> (Option<i32>, String) {
     live(&[&args[..], extra].concat())
 }
 
+/// `histsim live --workload runs` of seed `seed` for `seconds`, with `extra` arguments.
+fn live_runs(seconds: &str, seed: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let args = ["--workload", "runs", "--seconds", seconds, "--seed", seed];
+    live(&[&args[..], extra].concat())
+}
+
 #[test]
 fn a_clean_live_run_exits_0_with_its_report() {
     let Some(server) = nats_server() else { return };
@@ -53,15 +60,16 @@ fn a_clean_live_run_exits_0_with_its_report() {
         .and_then(|(head, _)| head.rsplit(' ').next())
         .expect("the run's first line counts the scenario's events");
     let published = format!("deliveries: {events} events published");
-    for part in [
-        published.as_str(),
-        "faults: 1 injected",
-        "losses accepted:",
-        "reads checked:",
-        "converged: every replica answered the model's history",
-    ] {
-        assert!(out.contains(part), "{part} missing from:\n{out}");
-    }
+    assert_contains_all(
+        &out,
+        &[
+            published.as_str(),
+            "faults: 1 injected",
+            "losses accepted:",
+            "reads checked:",
+            "converged: every replica answered the model's history",
+        ],
+    );
     assert!(!out.contains("violation"), "{out}");
 }
 
@@ -73,21 +81,20 @@ fn planted_p4_fails_the_live_run_and_the_simulation_replays_it() {
     let regressions = dir.path().to_string_lossy().into_owned();
     let (code, out) = live_with_p4(&server, &["--regressions-dir", &regressions]);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("violation [P4]"), "{out}");
     let file = dir.path().join("live-seed-1-P4.toml");
+    assert_written_and_replayed(&out, "P4", &file, &["--store", "sqlite"]);
+}
+
+/// A live run that found `id` (its output `out`) wrote `file`, a scenario the simulation
+/// playing finds `id` in; `histsim replay` of the file with `extra` arguments, without the bug,
+/// passes.
+fn assert_written_and_replayed(out: &str, id: &str, file: &std::path::Path, extra: &[&str]) {
+    assert!(out.contains(&format!("violation [{id}]")), "{out}");
     assert!(file.is_file(), "{out}");
-    assert!(
-        out.contains("the simulation playing it finds: [\"P4\""),
-        "{out}"
-    );
-    // The file is an ordinary scenario: replayed without the bug it passes.
-    let (code, replayed) = crate::histsim_cli(&[
-        "replay",
-        "--scenario",
-        &file.to_string_lossy(),
-        "--store",
-        "sqlite",
-    ]);
+    let replayed = format!("the simulation playing it finds: [\"{id}\"");
+    assert!(out.contains(&replayed), "{out}");
+    let file = file.to_string_lossy();
+    let (code, replayed) = histsim_cli(&[&["replay", "--scenario", &file][..], extra].concat());
     assert_eq!(code, Some(0), "{replayed}");
 }
 
@@ -135,30 +142,12 @@ fn sigkill_mid_run_leaves_no_child_process() {
 }
 
 fn interrupted_mid_run_leaves_no_child(server: &std::path::Path, signal: rustix::process::Signal) {
-    let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args(["live", "--seconds", "60", "--seed", "0", "--nats-server"])
-        .arg(server)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = histsim.id();
+    let server = server.to_string_lossy();
+    let args = ["--seconds", "60", "--seed", "0", "--nats-server", &server];
     // nats-server and three replicas.
-    let started = Instant::now();
-    let mut children = Vec::new();
-    while children.len() < 4 && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(200));
-        children = children_of(pid);
-    }
-    assert_eq!(children.len(), 4, "children of histsim live: {children:?}");
-    std::thread::sleep(Duration::from_secs(2));
-    let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
-    rustix::process::kill_process(pid_raw, signal).unwrap();
-    let status = histsim.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (code, stderr, children) = interrupted_live(&args, 4, Duration::from_secs(2), signal);
     if signal == rustix::process::Signal::INT {
-        assert_eq!(status.code(), Some(3), "{stderr}");
+        assert_eq!(code, Some(3), "{stderr}");
         assert!(stderr.contains("interrupted"), "{stderr}");
     }
     // A child killed by its parent-death signal may take a moment to be reaped by init.
@@ -168,6 +157,38 @@ fn interrupted_mid_run_leaves_no_child(server: &std::path::Path, signal: rustix:
     }
     let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
     assert!(left.is_empty(), "children left running: {left:?}");
+}
+
+/// `histsim live ARGS` started, left to run until it has `children` child processes and for
+/// `settle` more, then sent `signal`: its exit code, its stderr and those children.
+fn interrupted_live(
+    args: &[&str],
+    children: usize,
+    settle: Duration,
+    signal: rustix::process::Signal,
+) -> (Option<i32>, String, Vec<u32>) {
+    let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
+        .arg("live")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = histsim.id();
+    let started = Instant::now();
+    let mut found = Vec::new();
+    while found.len() < children && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(200));
+        found = children_of(pid);
+    }
+    assert_eq!(found.len(), children, "children of histsim live: {found:?}");
+    std::thread::sleep(settle);
+    let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
+    rustix::process::kill_process(pid_raw, signal).unwrap();
+    let status = histsim.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr, found)
 }
 
 /// `histsim serve display`, as `--sut` runs it: each replica process opens it on the run's
@@ -239,19 +260,20 @@ fn a_sut_without_what_a_live_run_needs_is_refused_at_once() {
 #[test]
 fn a_clean_live_runs_run_with_a_kill_and_a_pause_exits_0_with_its_report() {
     // Seed 3 at 14 s: a SIGKILL of a worker (restarted) and a pause; the kill lands inside a run.
-    let (code, out) = live(&["--workload", "runs", "--seconds", "14", "--seed", "3"]);
+    let (code, out) = live_runs("14", "3", &[]);
     assert_eq!(code, Some(0), "{out}");
-    for part in [
-        "live runs seed 3: sqlite store, 3 workers, 3 runs",
-        "write calls (",
-        "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
-        "events stored: ",
-        "reads checked: ",
-        "accepted losses: ",
-        "left out of the scenario (not played live): ",
-    ] {
-        assert!(out.contains(part), "{part} missing from:\n{out}");
-    }
+    assert_contains_all(
+        &out,
+        &[
+            "live runs seed 3: sqlite store, 3 workers, 3 runs",
+            "write calls (",
+            "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
+            "events stored: ",
+            "reads checked: ",
+            "accepted losses: ",
+            "left out of the scenario (not played live): ",
+        ],
+    );
     assert!(!out.contains("violation"), "{out}");
     // Every event the journals were handed of the runs that were not killed is stored: the
     // rows read back are the rows the confirmed and committed calls wrote.
@@ -269,57 +291,33 @@ fn a_clean_live_runs_run_with_a_kill_and_a_pause_exits_0_with_its_report() {
 fn planted_r10_fails_a_kill_free_live_runs_run_and_the_simulation_replays_it() {
     let dir = tempfile::tempdir().unwrap();
     let regressions = dir.path().to_string_lossy().into_owned();
-    let (code, out) = live(&[
-        "--workload",
-        "runs",
-        "--seconds",
+    let (code, out) = live_runs(
         "6",
-        "--seed",
         "3",
-        "--planted",
-        "R10",
-        "--regressions-dir",
-        &regressions,
-    ]);
+        &["--planted", "R10", "--regressions-dir", &regressions],
+    );
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("kills: 0 SIGKILLs"), "{out}");
-    assert!(out.contains("violation [R10]"), "{out}");
     let file = dir.path().join("live-runs-seed-3-R10.toml");
-    assert!(file.is_file(), "{out}");
-    assert!(
-        out.contains("the simulation playing it finds: [\"R10\""),
-        "{out}"
-    );
-    // The file is an ordinary runs scenario: replayed without the bug it passes.
-    let (code, replayed) = crate::histsim_cli(&["replay", "--scenario", &file.to_string_lossy()]);
-    assert_eq!(code, Some(0), "{replayed}");
+    assert_written_and_replayed(&out, "R10", &file, &[]);
 }
 
 #[test]
 fn a_live_runs_run_on_the_jsonl_store_exits_0_with_its_report() {
     // The JSONL store has one writer process: seed 3 at 14 s kills it (and restarts it, which
     // reopens the store on its files) and pauses it; the client reads once it stopped.
-    let args = [
-        "--workload",
-        "runs",
-        "--store",
-        "jsonl",
-        "--seconds",
-        "14",
-        "--seed",
-        "3",
-    ];
-    let (code, out) = live(&args);
+    let (code, out) = live_runs("14", "3", &["--store", "jsonl"]);
     assert_eq!(code, Some(0), "{out}");
-    for part in [
-        "live runs seed 3: jsonl store, 1 workers, 3 runs",
-        "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
-        "rows read back from the shared jsonl store",
-        "reads and receipts not made: ",
-        "accepted losses: ",
-    ] {
-        assert!(out.contains(part), "{part} missing from:\n{out}");
-    }
+    assert_contains_all(
+        &out,
+        &[
+            "live runs seed 3: jsonl store, 1 workers, 3 runs",
+            "kills: 1 SIGKILLs of a worker (restarted), 1 SIGSTOP/SIGCONT pauses",
+            "rows read back from the shared jsonl store",
+            "reads and receipts not made: ",
+            "accepted losses: ",
+        ],
+    );
     assert!(!out.contains("violation"), "{out}");
     // Several writer processes on one JSONL store are refused, saying why.
     let (code, out) = live(&["--workload", "runs", "--store", "jsonl", "--workers", "2"]);
@@ -336,18 +334,11 @@ fn a_filtered_read_and_a_receipt_are_played_live_and_planted_bugs_in_their_paths
     for (id, shown) in [("R17", "paging run-"), ("R14", "put_if_absent of run-")] {
         let dir = tempfile::tempdir().unwrap();
         let regressions = dir.path().to_string_lossy().into_owned();
-        let (code, out) = live(&[
-            "--workload",
-            "runs",
-            "--seconds",
+        let (code, out) = live_runs(
             "6",
-            "--seed",
             "4",
-            "--planted",
-            id,
-            "--regressions-dir",
-            &regressions,
-        ]);
+            &["--planted", id, "--regressions-dir", &regressions],
+        );
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains(&format!("violation [{id}]")), "{out}");
         assert!(out.contains(shown), "{out}");
@@ -355,7 +346,7 @@ fn a_filtered_read_and_a_receipt_are_played_live_and_planted_bugs_in_their_paths
         assert!(out.contains(&replayed), "{out}");
     }
     // Without a bug the same reads and receipts pass, none of them left out.
-    let (code, out) = live(&["--workload", "runs", "--seconds", "6", "--seed", "4"]);
+    let (code, out) = live_runs("6", "4", &[]);
     assert_eq!(code, Some(0), "{out}");
     for op in ["filtered_events x", "receipt x"] {
         assert!(!out.contains(op), "{op} left out:\n{out}");
@@ -387,35 +378,10 @@ fn live_runs_compare_sim_prints_its_table() {
 
 #[test]
 fn ctrl_c_mid_live_runs_run_leaves_no_worker_process() {
-    let mut histsim = Command::new(env!("CARGO_BIN_EXE_histsim"))
-        .args([
-            "live",
-            "--workload",
-            "runs",
-            "--seconds",
-            "60",
-            "--seed",
-            "1",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = histsim.id();
-    let started = Instant::now();
-    let mut children = Vec::new();
-    while children.len() < 3 && started.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(200));
-        children = children_of(pid);
-    }
-    assert_eq!(children.len(), 3, "children of histsim live: {children:?}");
-    std::thread::sleep(Duration::from_secs(1));
-    let pid_raw = rustix::process::Pid::from_raw(pid as i32).unwrap();
-    rustix::process::kill_process(pid_raw, rustix::process::Signal::INT).unwrap();
-    let status = histsim.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut histsim.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(3), "{stderr}");
+    let args = ["--workload", "runs", "--seconds", "60", "--seed", "1"];
+    let signal = rustix::process::Signal::INT;
+    let (code, stderr, children) = interrupted_live(&args, 3, Duration::from_secs(1), signal);
+    assert_eq!(code, Some(3), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let left: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
     assert!(left.is_empty(), "workers left running: {left:?}");

@@ -1,5 +1,6 @@
 //! The committed scenario files: each reproduces its ID with the planted bug and passes without.
 
+use super::support::assert_contains_all;
 use super::support::{assert_passes_without, played_with_and_without};
 use sim::run::run_scenario_file;
 use sim::scenario_file::{discover, ScenarioFile};
@@ -53,8 +54,7 @@ fn a_bad_scenario_file_is_a_clear_error() {
     .expect("write");
     let e = ScenarioFile::load(&path).expect_err("must fail");
     let text = e.to_string();
-    assert!(text.contains("broken.toml"), "{text}");
-    assert!(text.contains("display.thread_id"), "{text}");
+    assert_contains_all(&text, &["broken.toml", "display.thread_id"]);
 }
 
 #[test]
@@ -261,8 +261,7 @@ fn a_world_that_panics_is_a_broken_run_and_the_next_world_still_plays() {
     });
     let broken = scenario.play(&world);
     let failure = broken.failure.expect("a panicking world is broken");
-    assert!(failure.contains("the world panicked"), "{failure}");
-    assert!(failure.contains("BadPayload must name"), "{failure}");
+    assert_contains_all(&failure, &["the world panicked", "BadPayload must name"]);
     assert!(broken.violations.is_empty());
     let again = file.scenario.play(&world);
     assert!(
@@ -314,8 +313,10 @@ fn with_systems_a_finding_the_named_system_passes_is_reported_as_no_longer_repro
     let (code, out) =
         crate::histsim_cli(&["scenarios".as_ref(), path.as_os_str(), "--systems".as_ref()]);
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("no R13 violation against"), "{out}");
-    assert!(out.contains("scenarios: 0 passed, 1 failed"), "{out}");
+    assert_contains_all(
+        &out,
+        &["no R13 violation against", "scenarios: 0 passed, 1 failed"],
+    );
 }
 
 /// `histsim replay --scenario FILE` plays a scenario file exactly as a seed: its trace with

@@ -218,3 +218,68 @@ pub fn replayed_alike(
     );
     a
 }
+
+/// Each of `parts` stands in `text` (a command's output or a report), naming the one missing.
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part} missing from:\n{text}");
+    }
+}
+
+/// A command that ended with exit code `code` and printed `text`: the code is `expected` and
+/// the text holds each of `parts`.
+pub fn assert_exit(code: Option<i32>, text: &str, expected: i32, parts: &[&str]) {
+    assert_eq!(code, Some(expected), "{text}");
+    assert_contains_all(text, parts);
+}
+
+/// The arguments of `histsim run --workload WORKLOAD --seeds SEEDS --quiet`, then `extra`.
+pub fn run_args<'a>(workload: &'a str, seeds: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let args = ["run", "--workload", workload, "--seeds", seeds, "--quiet"];
+    [&args[..], extra].concat()
+}
+
+/// `histsim run --workload WORKLOAD --seeds SEEDS --quiet` with `extra` arguments: its exit
+/// code, and its stdout then stderr.
+pub fn histsim_run(workload: &str, seeds: &str, extra: &[&str]) -> (Option<i32>, String) {
+    histsim_cli(&run_args(workload, seeds, extra))
+}
+
+/// `histsim run` of `seeds` of `workload`, quiet, with no shrinking, its reports under `reports`,
+/// with `extra` arguments: its exit code, and its stdout then stderr.
+pub fn histsim_campaign(
+    reports: &Path,
+    workload: &str,
+    seeds: &str,
+    extra: &[&str],
+) -> (Option<i32>, String) {
+    let dir = reports.to_str().expect("a UTF-8 path");
+    let flags = ["--no-shrink", "--report-dir", dir];
+    histsim_run(workload, seeds, &[&flags[..], extra].concat())
+}
+
+/// The reference runs store behind the protocol, with `sed` applied to what it says.
+pub fn runs_store_edited(sed: &str) -> String {
+    format!(
+        r#"{} serve runs | stdbuf -oL sed '{sed}'"#,
+        env!("CARGO_BIN_EXE_histsim")
+    )
+}
+
+/// `histsim run --workload runs` through `sut` on `seeds` with `--require-coverage` and
+/// `extra`: the exit code, the output and the summary.json (its `markdown` field summary.md).
+pub fn runs_campaign(
+    sut: &str,
+    seeds: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, serde_json::Value) {
+    let reports = tempfile::tempdir().expect("a temp dir");
+    let flags = ["--require-coverage", "--name", "c", "--sut", sut];
+    let (code, text) = histsim_campaign(reports.path(), "runs", seeds, &[&flags, extra].concat());
+    let dir: PathBuf = reports.path().join("c");
+    let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    let md = std::fs::read_to_string(dir.join("summary.md")).expect("summary.md");
+    let mut json: serde_json::Value = serde_json::from_str(&json).expect("json");
+    json["markdown"] = serde_json::Value::String(md);
+    (code, text, json)
+}

@@ -8,6 +8,7 @@
 
 use super::histsim_cli;
 use super::support::diff_display;
+use super::support::{assert_contains_all, histsim_campaign, histsim_run};
 use sim::sut::{check_command, Breach, SutOptions, SutProcess, START_TIMEOUT_FLAG};
 
 fn histsim() -> &'static str {
@@ -70,26 +71,30 @@ fn an_open_that_hangs_is_ended_within_the_start_timeout() {
 #[test]
 fn a_hung_seed_is_a_broken_world_and_not_shrunk_as_if_it_passed() {
     let reports = tempfile::tempdir().expect("a temp dir");
-    let (code, text) = histsim_cli(&[
-        "run",
-        "--workload",
+    let dir = reports.path().to_str().expect("utf-8");
+    let (code, text) = histsim_run(
         "display",
-        "--seeds",
         "0..1",
-        "--quiet",
-        "--sut",
-        HANGS_AT_HELLO,
-        "--sut-start-timeout-ms",
-        "300",
-        "--report-dir",
-        reports.path().to_str().expect("utf-8"),
-        "--shrink-out",
-        reports.path().to_str().expect("utf-8"),
-    ]);
+        &[
+            "--sut",
+            HANGS_AT_HELLO,
+            "--sut-start-timeout-ms",
+            "300",
+            "--report-dir",
+            dir,
+            "--shrink-out",
+            dir,
+        ],
+    );
     assert_eq!(code, Some(3), "{text}");
-    assert!(text.contains("world failure"), "{text}");
-    assert!(text.contains("--sut-start-timeout-ms"), "{text}");
-    assert!(text.contains("seed 0: broken world, not shrunk"), "{text}");
+    assert_contains_all(
+        &text,
+        &[
+            "world failure",
+            "--sut-start-timeout-ms",
+            "seed 0: broken world, not shrunk",
+        ],
+    );
     assert!(!text.contains("nothing to shrink"), "{text}");
     // `histsim shrink` of that seed says the same, with the broken world's exit code.
     let (code, text) = histsim_cli(&[
@@ -157,16 +162,7 @@ fn a_sut_command_that_cannot_run_is_a_usage_error_before_any_seed() {
     ];
     for (command, why) in cases {
         for workload in ["display", "runs"] {
-            let (code, text) = histsim_cli(&[
-                "run",
-                "--workload",
-                workload,
-                "--seeds",
-                "0..3",
-                "--quiet",
-                "--sut",
-                &command,
-            ]);
+            let (code, text) = histsim_run(workload, "0..3", &["--sut", &command]);
             assert_eq!(code, Some(2), "{command}: {text}");
             assert!(text.contains(why), "{command}: {text}");
             assert!(!text.contains("seed 0"), "no seed ran: {text}");
@@ -203,21 +199,8 @@ fn a_system_that_spells_its_json_differently_each_time_is_deterministic() {
     let reports = tempfile::tempdir().expect("a temp dir");
     for workload in ["runs", "display"] {
         let sut = format!("python3 {adapter} {} serve {workload}", histsim());
-        let (code, text) = histsim_cli(&[
-            "run",
-            "--workload",
-            workload,
-            "--seeds",
-            "0..6",
-            "--quiet",
-            "--no-shrink",
-            "--check-determinism",
-            "50",
-            "--sut",
-            &sut,
-            "--report-dir",
-            reports.path().to_str().expect("utf-8"),
-        ]);
+        let flags = ["--check-determinism", "50", "--sut", &sut];
+        let (code, text) = histsim_campaign(reports.path(), workload, "0..6", &flags);
         assert_eq!(code, Some(0), "{workload}: {text}");
         assert!(text.contains("every trace hash matched"), "{text}");
     }

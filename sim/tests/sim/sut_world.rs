@@ -3,6 +3,7 @@
 //! traces that include every answer, and a system that breaks the protocol mid-world ending
 //! the seed as a broken world (exit 3) that names the request, never as a violation.
 
+use super::support::{assert_contains_all, finish, histsim_command, run_args};
 use history::BugId;
 use sim::run::{run_seed, RunConfig};
 use sim::sut::SutOptions;
@@ -203,8 +204,7 @@ fn a_store_that_lacks_an_op_the_workload_needs_is_refused_by_name() {
     // The display reference adapter serves no run-event store.
     let report = run_seed(0, &through("runs", serve("display")));
     let failure = report.failure.unwrap_or_default();
-    assert!(failure.contains("put_batch"), "{failure}");
-    assert!(failure.contains("did not declare"), "{failure}");
+    assert_contains_all(&failure, &["put_batch", "did not declare"]);
 }
 
 #[test]
@@ -267,22 +267,20 @@ fn a_nondeterministic_system_fails_the_determinism_check_with_exit_3_naming_the_
         r#"{histsim} serve runs | stdbuf -oL sed "s/\"protocol\":1/\"protocol\":1,\"pid\":$$/""#
     );
     let reports = tempfile::tempdir().expect("a temp dir");
-    let out = std::process::Command::new(histsim)
-        .args([
-            "run",
-            "--workload",
-            "runs",
-            "--seeds",
-            "0..1",
-            "--quiet",
-            "--no-shrink",
-        ])
-        .args(["--check-determinism", "100", "--sut", &sut, "--report-dir"])
-        .arg(reports.path())
-        .output()
-        .expect("histsim runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{text}");
+    let flags = [
+        "--no-shrink",
+        "--check-determinism",
+        "100",
+        "--sut",
+        &sut,
+        "--report-dir",
+    ];
+    let (code, text, _) = finish(
+        histsim_command()
+            .args(run_args("runs", "0..1", &flags))
+            .arg(reports.path()),
+    );
+    assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("NONDETERMINISTIC seed"), "{text}");
     assert!(
         text.contains("\"pid\""),

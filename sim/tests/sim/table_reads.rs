@@ -2,7 +2,7 @@
 //! by one rule. A wrong answer is the row's ID, an error R24, and a system that does not serve
 //! one has it left out, counted, never passed.
 
-use crate::support::histsim_cli;
+use super::support::{assert_contains_all, runs_campaign, runs_store_edited};
 use history::BugId;
 use sim::runs::check;
 use sim::runs::observations::{Observation, WorldRecord};
@@ -135,39 +135,15 @@ fn a_table_read_names_an_op_run_and_thread_of_its_scenario() {
 fn a_system_without_a_table_read_has_it_left_out_and_counted() {
     // histsim's own store, its hello without count_events_by_run: the protocol's way of
     // saying it does not offer the op.
-    let sut = format!(
-        r#"{} serve runs | stdbuf -oL sed 's/,"count_events_by_run"//'"#,
-        env!("CARGO_BIN_EXE_histsim")
-    );
-    let reports = tempfile::tempdir().expect("a temp dir");
-    let dir = reports.path().to_str().expect("utf-8");
-    let args = [
-        "run",
-        "--workload",
-        "runs",
-        "--seeds",
-        "0..6",
-        "--quiet",
-        "--no-shrink",
-        "--require-coverage",
-        "--name",
-        "c",
-        "--sut",
-        &sut,
-        "--report-dir",
-        dir,
-    ];
-    let (code, text) = histsim_cli(&args);
+    let sut = runs_store_edited(r#"s/,"count_events_by_run"//"#);
+    let (code, text, _) = runs_campaign(&sut, "0..6", &[]);
     assert_eq!(code, Some(5), "{text}");
-    assert!(
-        text.contains(
-            "the table read count_events_by_run (the system does not serve count_events_by_run)"
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("answers: count_events_by_run: sent 0, ok 0, left out "),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "the table read count_events_by_run (the system does not serve count_events_by_run)",
+            "answers: count_events_by_run: sent 0, ok 0, left out ",
+        ],
     );
     let not_covered = text
         .lines()
