@@ -38,7 +38,7 @@ random=()
 for r in $(seq 1 "$repeats"); do
   # `|| true`: the command fails when a bug fired first under another ID; the row says which.
   random+=("$("$histsim" bugs --jobs 1 --clean-seeds 1 --first-seed "$(first_seed "$r")" "${only[@]}" |
-    awk '$1 ~ /^[PRJ][0-9]+$/' || true)")
+    awk '$1 ~ /^[PRJM][0-9]+$/' || true)")
 done
 
 fuzz_once() { # ID WORKLOAD MODE(empty|repo) SAMPLE -> "seconds executions found-id"
