@@ -223,6 +223,14 @@ impl SqliteDisplayStore {
         (sql, params)
     }
 
+    /// Every row of a table no row is ever deleted from (`rows`, `quarantine`), by `seq`.
+    fn whole_table(&self, sql: &str) -> Result<Vec<StoredRow>, StoreError> {
+        let rows = Self::stored_rows(&self.lock(), sql, &[])?;
+        // Post-condition: rowids of a table no row is ever deleted from are 1 to n.
+        debug_assert!(numbered_from_one(&rows));
+        Ok(rows)
+    }
+
     fn stored_rows(
         conn: &Connection,
         sql: &str,
@@ -380,23 +388,10 @@ impl DisplayEventStore for SqliteDisplayStore {
     }
 
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = Self::stored_rows(
-            &self.lock(),
-            "SELECT seq, bytes FROM quarantine ORDER BY seq",
-            &[],
-        )?;
-        // Post-condition: rowids of a table no row is ever deleted from are 1 to n.
-        debug_assert!(numbered_from_one(&rows));
-        Ok(rows)
+        self.whole_table("SELECT seq, bytes FROM quarantine ORDER BY seq")
     }
 
     fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = Self::stored_rows(
-            &self.lock(),
-            "SELECT seq, bytes FROM rows ORDER BY seq",
-            &[],
-        )?;
-        debug_assert!(numbered_from_one(&rows));
-        Ok(rows)
+        self.whole_table("SELECT seq, bytes FROM rows ORDER BY seq")
     }
 }

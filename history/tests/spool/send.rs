@@ -78,6 +78,10 @@ fn assert_consistent(report: &SpoolReport) {
 }
 
 fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
+    try_build_rows(shape, rows, dir).expect("build")
+}
+
+fn try_build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Result<Built, SpoolError> {
     build(
         shape,
         &RequestHead::default(),
@@ -86,14 +90,12 @@ fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
         &BuildOptions::default(),
         &NeverAbort,
     )
-    .expect("build")
 }
 
 #[test]
 fn content_length_equals_the_sealed_size_and_the_bytes_received() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-1")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
         for tool_heavy in [false, true] {
             let rows = collect(synthetic(300 * 1024, tool_heavy));
@@ -121,8 +123,7 @@ fn content_length_equals_the_sealed_size_and_the_bytes_received() {
 #[test]
 fn a_continuation_after_tool_calls_is_a_second_spool() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-2")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     let mut rows = vec![
         Row::text(Speaker::Human, Origin::Main, "list the files"),
         Row {
@@ -174,8 +175,7 @@ fn a_continuation_after_tool_calls_is_a_second_spool() {
 #[test]
 fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-3")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     let built = build(
         Shape::OpenAiChat,
         &RequestHead::default(),
@@ -214,8 +214,7 @@ fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
 
 #[test]
 fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-4")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
         let polls = Cell::new(0u32);
         let abort = || {
@@ -241,8 +240,7 @@ fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
 
 #[test]
 fn failed_calls_leave_no_spool() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-5")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     let rows = collect(synthetic(64 * 1024, true));
 
     // The server answers 500.
@@ -293,15 +291,7 @@ fn failed_calls_leave_no_spool() {
     // The build itself fails on a row its speaker may not send.
     let mut bad = rows;
     bad.push(Row::text(Speaker::Tool, Origin::Main, "text in a tool row"));
-    let err = build(
-        Shape::OpenAiChat,
-        &RequestHead::default(),
-        &mut VecSource::new(bad),
-        &mut dir,
-        &BuildOptions::default(),
-        &NeverAbort,
-    )
-    .expect_err("invalid row");
+    let err = try_build_rows(Shape::OpenAiChat, bad, &mut dir).expect_err("invalid row");
     assert!(matches!(err, SpoolError::Shape { .. }), "{err}");
     assert_eq!(spool_files(dir.path()), Vec::<String>::new());
     dir.close().expect("empty");
