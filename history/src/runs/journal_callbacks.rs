@@ -112,11 +112,8 @@ impl<S: RunEventStore> RunJournal<S> {
         content: Value,
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
-        if !invocation.is_root() {
-            return Ok(());
-        }
-        let entry = JournalEntry::other(Category::Lifecycle, RUN_START, content, created_at_ns);
-        self.record(entry).await
+        self.record_run_mark(invocation, RUN_START, content, created_at_ns)
+            .await
     }
 
     /// An invocation ends: the root's end is the run's (`run_end`).
@@ -125,7 +122,7 @@ impl<S: RunEventStore> RunJournal<S> {
         invocation: &Invocation,
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
-        self.record_run_stop(invocation, RUN_END, json!({}), created_at_ns)
+        self.record_run_mark(invocation, RUN_END, json!({}), created_at_ns)
             .await
     }
 
@@ -137,13 +134,13 @@ impl<S: RunEventStore> RunJournal<S> {
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
         let content = json!({ "error": error });
-        self.record_run_stop(invocation, RUN_ERROR, content, created_at_ns)
+        self.record_run_mark(invocation, RUN_ERROR, content, created_at_ns)
             .await
     }
 
-    /// The end or failure of an invocation: the root's is the run's, recorded as the lifecycle
-    /// entry `event_type`.
-    async fn record_run_stop(
+    /// The start, end or failure of an invocation: the root's is the run's, recorded as the
+    /// lifecycle entry `event_type`.
+    async fn record_run_mark(
         &mut self,
         invocation: &Invocation,
         event_type: &'static str,
@@ -151,8 +148,9 @@ impl<S: RunEventStore> RunJournal<S> {
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
         // planted R26: the legacy journal wrote a run end or error for every chain that ended
-        // or failed.
-        if !invocation.is_root() && !self.options.planted.is(BugId::R26) {
+        // or failed (a run start only for the root).
+        let every_chain = event_type != RUN_START && self.options.planted.is(BugId::R26);
+        if !invocation.is_root() && !every_chain {
             return Ok(());
         }
         let entry = JournalEntry::other(Category::Lifecycle, event_type, content, created_at_ns);

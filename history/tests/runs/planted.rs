@@ -36,6 +36,15 @@ fn every_backend_catches<T: std::fmt::Debug>(
     }
 }
 
+/// The backends agree on `ops` on the fixed code; with R9 on they do not, as `reason` says.
+fn backends_disagree_with_r9(ops: &[StoreOp], reason: &str) {
+    let err = fixed_passes_planted_fails(
+        checks::backends_agree(Planted::none(), ops),
+        checks::backends_agree(on(BugId::R9), ops),
+    );
+    assert!(err.contains(reason), "{err}");
+}
+
 #[test]
 fn planted_r1_history_loses_summarized_messages() {
     let runs = conversation(&[vec![1, 0, 2], vec![0, 1]], 6);
@@ -137,11 +146,7 @@ fn planted_r9_backends_disagree_on_null_users() {
             cursor: MessageCursor::None,
         },
     ];
-    let err = fixed_passes_planted_fails(
-        checks::backends_agree(Planted::none(), &ops),
-        checks::backends_agree(on(BugId::R9), &ops),
-    );
-    assert!(err.contains("memory [1, 2, 3] vs sqlite [1, 3]"), "{err}");
+    backends_disagree_with_r9(&ops, "memory [1, 2, 3] vs sqlite [1, 3]");
 }
 
 #[test]
@@ -157,11 +162,7 @@ fn planted_r9_backends_disagree_on_both_cursors() {
             },
         },
     ];
-    let err = fixed_passes_planted_fails(
-        checks::backends_agree(Planted::none(), &ops),
-        checks::backends_agree(on(BugId::R9), &ops),
-    );
-    assert!(err.contains("memory [3, 4] vs sqlite [7, 8]"), "{err}");
+    backends_disagree_with_r9(&ops, "memory [3, 4] vs sqlite [7, 8]");
 }
 
 #[test]

@@ -81,6 +81,16 @@ fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
     try_build_rows(shape, rows, dir).expect("build")
 }
 
+/// Builds `rows` into a spool of `dir` and sends it to `server`.
+fn build_and_send(
+    shape: Shape,
+    rows: Vec<Row>,
+    dir: &mut SpoolDir,
+    server: &TestServer,
+) -> Result<SpoolReport, SpoolError> {
+    build_rows(shape, rows, dir).send(server.addr, &send_opts(shape, server), &NeverAbort)
+}
+
 fn try_build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Result<Built, SpoolError> {
     build(
         shape,
@@ -245,12 +255,7 @@ fn failed_calls_leave_no_spool() {
 
     // The server answers 500.
     let failing = TestServer::start(Behaviour::Fail(500));
-    let err = build_rows(Shape::AnthropicMessages, rows.clone(), &mut dir)
-        .send(
-            failing.addr,
-            &send_opts(Shape::AnthropicMessages, &failing),
-            &NeverAbort,
-        )
+    let err = build_and_send(Shape::AnthropicMessages, rows.clone(), &mut dir, &failing)
         .expect_err("500");
     assert!(
         matches!(err, SpoolError::Status { status: 500, .. }),
@@ -261,13 +266,8 @@ fn failed_calls_leave_no_spool() {
 
     // The server hangs up without answering.
     let hanging = TestServer::start(Behaviour::HangUp);
-    let err = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir)
-        .send(
-            hanging.addr,
-            &send_opts(Shape::OpenAiChat, &hanging),
-            &NeverAbort,
-        )
-        .expect_err("hang-up");
+    let err =
+        build_and_send(Shape::OpenAiChat, rows.clone(), &mut dir, &hanging).expect_err("hang-up");
     assert!(
         matches!(err, SpoolError::Response { .. } | SpoolError::Net { .. }),
         "{err}"
