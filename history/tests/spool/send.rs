@@ -81,6 +81,15 @@ fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
     try_build_rows(shape, rows, dir).expect("build")
 }
 
+/// An abort signal that lets `polls` polls pass and fires on every later one.
+fn abort_after(polls: u32) -> impl Fn() -> bool {
+    let seen = Cell::new(0u32);
+    move || {
+        seen.set(seen.get() + 1);
+        seen.get() > polls
+    }
+}
+
 /// Builds `rows` into a spool of `dir` and sends it to `server`.
 fn build_and_send(
     shape: Shape,
@@ -196,12 +205,8 @@ fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
     )
     .expect("build");
     let sealed = built.spool.size_bytes();
-    let polls = Cell::new(0u32);
     // Fires on the 6th chunk: 5 chunks of 4096 bytes went out.
-    let abort = || {
-        polls.set(polls.get() + 1);
-        polls.get() > 5
-    };
+    let abort = abort_after(5);
     let err = built
         .send(server.addr, &send_opts(Shape::OpenAiChat, &server), &abort)
         .expect_err("aborted");
@@ -226,11 +231,7 @@ fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
 fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
     let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
-        let polls = Cell::new(0u32);
-        let abort = || {
-            polls.set(polls.get() + 1);
-            polls.get() > 10
-        };
+        let abort = abort_after(10);
         let err = build(
             shape,
             &RequestHead::default(),
