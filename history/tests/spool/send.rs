@@ -8,8 +8,9 @@ use std::path::Path;
 
 use history::journal::{Block, Origin, Row, Speaker};
 use history::spool::{
-    build, write_body, BufferTracker, BuildOptions, Built, NeverAbort, RequestHead, SendOptions,
-    Shape, SpoolDir, SpoolError, SpoolReport, SyntheticOptions, SyntheticRows, VecSource,
+    build, write_body, AbortSignal, BufferTracker, BuildOptions, Built, NeverAbort, RequestHead,
+    SendOptions, Shape, SpoolDir, SpoolError, SpoolReport, SyntheticOptions, SyntheticRows,
+    VecSource,
 };
 
 use crate::server::{Behaviour, TestServer};
@@ -79,6 +80,24 @@ fn assert_consistent(report: &SpoolReport) {
 
 fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
     try_build_rows(shape, rows, dir).expect("build")
+}
+
+/// Builds a tool-heavy request of about 100 KiB into a spool of `dir`, polling `abort`.
+fn build_abortable(
+    shape: Shape,
+    dir: &mut SpoolDir,
+    abort: &dyn AbortSignal,
+) -> Result<Built, SpoolError> {
+    let head = RequestHead::default();
+    let mut rows = synthetic(100 * 1024, true);
+    build(
+        shape,
+        &head,
+        &mut rows,
+        dir,
+        &BuildOptions::default(),
+        abort,
+    )
 }
 
 /// An abort signal that lets `polls` polls pass and fires on every later one.
@@ -195,15 +214,7 @@ fn a_continuation_after_tool_calls_is_a_second_spool() {
 fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
     let server = TestServer::start(Behaviour::Check);
     let (_tmp, mut dir) = crate::request_dir();
-    let built = build(
-        Shape::OpenAiChat,
-        &RequestHead::default(),
-        &mut synthetic(100 * 1024, true),
-        &mut dir,
-        &BuildOptions::default(),
-        &NeverAbort,
-    )
-    .expect("build");
+    let built = build_abortable(Shape::OpenAiChat, &mut dir, &NeverAbort).expect("build");
     let sealed = built.spool.size_bytes();
     // Fires on the 6th chunk: 5 chunks of 4096 bytes went out.
     let abort = abort_after(5);
@@ -232,15 +243,7 @@ fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
     let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
         let abort = abort_after(10);
-        let err = build(
-            shape,
-            &RequestHead::default(),
-            &mut synthetic(100 * 1024, true),
-            &mut dir,
-            &BuildOptions::default(),
-            &abort,
-        )
-        .expect_err("aborted");
+        let err = build_abortable(shape, &mut dir, &abort).expect_err("aborted");
         assert!(
             matches!(err, SpoolError::Aborted { phase: "build", .. }),
             "{err}"
