@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{params, Connection, ToSql};
+use rusqlite::{params, Connection, Statement, ToSql};
 
 use super::envelope::admit;
 use super::family::Family;
@@ -145,12 +145,8 @@ impl SqliteDisplayStore {
             let mut stmt = conn
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                 .map_err(sqlite("preparing EXPLAIN QUERY PLAN"))?;
-            let refs: Vec<&dyn ToSql> = params.iter().map(|p| p as &dyn ToSql).collect();
-            let lines = stmt
-                .query_map(refs.as_slice(), |r| r.get::<_, String>(3))
-                .map_err(sqlite("running EXPLAIN QUERY PLAN"))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(sqlite("reading EXPLAIN QUERY PLAN"))?;
+            // The plan's fourth column is its `detail` line.
+            let lines = text_column(&mut stmt, &params, 3, "EXPLAIN QUERY PLAN")?;
             out.push((stage.to_string(), lines));
         }
         Ok(out)
@@ -223,6 +219,14 @@ impl SqliteDisplayStore {
         (sql, params)
     }
 
+    /// Every row of a table no row is ever deleted from (`rows`, `quarantine`), by `seq`.
+    fn whole_table(&self, sql: &str) -> Result<Vec<StoredRow>, StoreError> {
+        let rows = Self::stored_rows(&self.lock(), sql, &[])?;
+        // Post-condition: rowids of a table no row is ever deleted from are 1 to n.
+        debug_assert!(numbered_from_one(&rows));
+        Ok(rows)
+    }
+
     fn stored_rows(
         conn: &Connection,
         sql: &str,
@@ -254,14 +258,23 @@ impl SqliteDisplayStore {
         let mut stmt = conn
             .prepare_cached(sql)
             .map_err(sqlite("preparing a display query"))?;
-        let refs: Vec<&dyn ToSql> = params.iter().map(|p| p as &dyn ToSql).collect();
-        let displays = stmt
-            .query_map(refs.as_slice(), |r| r.get::<_, String>(0))
-            .map_err(sqlite("running a display query"))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sqlite("reading displays"));
-        displays
+        text_column(&mut stmt, params, 0, "a display query")
     }
+}
+
+/// Column `column`, as text, of every row `stmt` answers for `params`; `query` names the
+/// statement in an error.
+fn text_column(
+    stmt: &mut Statement<'_>,
+    params: &[String],
+    column: usize,
+    query: &'static str,
+) -> Result<Vec<String>, StoreError> {
+    let refs: Vec<&dyn ToSql> = params.iter().map(|p| p as &dyn ToSql).collect();
+    let rows = stmt
+        .query_map(refs.as_slice(), |r| r.get::<_, String>(column))
+        .map_err(sqlite(query))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(sqlite(query))
 }
 
 impl DisplayEventStore for SqliteDisplayStore {
@@ -380,23 +393,10 @@ impl DisplayEventStore for SqliteDisplayStore {
     }
 
     fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = Self::stored_rows(
-            &self.lock(),
-            "SELECT seq, bytes FROM quarantine ORDER BY seq",
-            &[],
-        )?;
-        // Post-condition: rowids of a table no row is ever deleted from are 1 to n.
-        debug_assert!(numbered_from_one(&rows));
-        Ok(rows)
+        self.whole_table("SELECT seq, bytes FROM quarantine ORDER BY seq")
     }
 
     fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let rows = Self::stored_rows(
-            &self.lock(),
-            "SELECT seq, bytes FROM rows ORDER BY seq",
-            &[],
-        )?;
-        debug_assert!(numbered_from_one(&rows));
-        Ok(rows)
+        self.whole_table("SELECT seq, bytes FROM rows ORDER BY seq")
     }
 }

@@ -49,6 +49,13 @@ impl<'a> Ordered<'_, 'a> {
     pub(super) fn event_id(&self) -> &str {
         self.field(envelope::EVENT_ID)
     }
+    /// The payload as a non-empty string: a chunk's content, a question's text (an empty one is
+    /// malformed, the published projector's rule).
+    fn payload_text(&self) -> Option<Cow<'a, str>> {
+        self.payload
+            .and_then(json::as_str)
+            .filter(|s| !s.is_empty())
+    }
     /// The whole `event_data`, only for planted bug P10's warning text.
     pub(super) fn data(&self) -> Option<&'a RawValue> {
         self.env.data
@@ -138,8 +145,7 @@ impl Walk<'_> {
     fn hitl_response(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
         self.streamed.remove(row.display_id());
         let payload = row.payload.ok_or(())?;
-        let text = json::as_str(payload).filter(|s| !s.is_empty());
-        let text = match (text, json::as_bool(payload)) {
+        let text = match (row.payload_text(), json::as_bool(payload)) {
             (Some(s), _) => s.into_owned(),
             (None, Some(b)) => b.to_string(),
             (None, None) => return Err(()),
@@ -154,11 +160,7 @@ impl Walk<'_> {
     }
 
     fn chunk(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        let content = row
-            .payload
-            .and_then(json::as_str)
-            .filter(|c| !c.is_empty())
-            .ok_or(())?;
+        let content = row.payload_text().ok_or(())?;
         if self.planted.is(BugId::P11) && self.primary.is_some_and(|p| !self.is_agent(row, p)) {
             // planted P11: the legacy filter kept only the selected agent's chunks.
             return Ok(());
@@ -178,11 +180,7 @@ impl Walk<'_> {
     /// nothing. An empty question is malformed, as an empty chunk is (the published projector's
     /// rule).
     fn hitl_request(&mut self, row: &Ordered<'_, '_>) -> Result<(), ()> {
-        let question = row
-            .payload
-            .and_then(json::as_str)
-            .filter(|q| !q.is_empty())
-            .ok_or(())?;
+        let question = row.payload_text().ok_or(())?;
         self.stream(row.display_id(), &question);
         if self.planted.is(BugId::P3) {
             // planted P3: the legacy union also rendered every question as user text.

@@ -225,23 +225,37 @@ pub enum MessageCursor {
     Both { before: u64, after: u64 },
 }
 
+impl MessageCursor {
+    /// The cursor of a page's exclusive bounds, each `None` when not set (the wire's `before`
+    /// and `after`).
+    pub fn from_bounds(before: Option<u64>, after: Option<u64>) -> MessageCursor {
+        match (before, after) {
+            (None, None) => MessageCursor::None,
+            (Some(before), None) => MessageCursor::Before(before),
+            (None, Some(after)) => MessageCursor::After(after),
+            (Some(before), Some(after)) => MessageCursor::Both { before, after },
+        }
+    }
+}
+
+/// A human message of `run` on `thread`: the row the store's unit tests write.
+#[cfg(test)]
+pub(crate) fn human_message(thread: &str, run: &str) -> NewRunEvent {
+    NewRunEvent {
+        thread_id: thread.into(),
+        run_id: run.into(),
+        user_id: None,
+        event_type: HUMAN_MESSAGE.into(),
+        category: Category::Message,
+        content: serde_json::json!({"type": "human", "content": "m"}).into(),
+        metadata: serde_json::json!({}),
+        created_at_ns: 5,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn event() -> NewRunEvent {
-        NewRunEvent {
-            thread_id: "t".into(),
-            run_id: "r".into(),
-            user_id: None,
-            event_type: HUMAN_MESSAGE.into(),
-            category: Category::Message,
-            content: json!({"type": "human", "content": "hi"}).into(),
-            metadata: json!({}),
-            created_at_ns: 7,
-        }
-    }
 
     #[test]
     fn categories_round_trip_their_spelling() {
@@ -253,8 +267,8 @@ mod tests {
 
     #[test]
     fn validation_names_the_empty_field() {
-        assert!(event().validate().is_ok());
-        let mut e = event();
+        assert!(human_message("t", "r").validate().is_ok());
+        let mut e = human_message("t", "r");
         e.run_id.clear();
         match e.validate() {
             Err(RunStoreError::InvalidEvent { field, .. }) => assert_eq!(field, "run_id"),
@@ -264,8 +278,8 @@ mod tests {
 
     #[test]
     fn seq_round_trip_keeps_every_field() {
-        let stored = event().with_seq(3);
+        let stored = human_message("t", "r").with_seq(3);
         assert_eq!(stored.seq, 3);
-        assert_eq!(stored.without_seq(), event());
+        assert_eq!(stored.without_seq(), human_message("t", "r"));
     }
 }

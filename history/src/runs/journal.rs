@@ -251,33 +251,28 @@ impl<S: RunEventStore> RunJournal<S> {
 
     /// The run ended normally: flush. (Record the `run_end` lifecycle entry first.)
     pub async fn end(&mut self) -> Result<(), RunStoreError> {
-        self.state = JournalState::Ended;
-        self.flush().await?;
-        // Post-condition: a run that ended holds nothing back.
-        debug_assert_eq!(self.buffered(), 0);
-        Ok(())
+        self.finish(JournalState::Ended).await
     }
 
     /// The run failed: flush. (Record the `run_error` lifecycle entry first.)
     pub async fn error(&mut self) -> Result<(), RunStoreError> {
-        self.state = JournalState::Errored;
-        if self.options.planted.is(BugId::R4) {
-            return Ok(()); // planted R4: the legacy error path did not flush the buffer.
-        }
-        self.flush().await?;
-        // Post-condition: a failed run holds nothing back either (R4).
-        debug_assert_eq!(self.buffered(), 0);
-        Ok(())
+        self.finish(JournalState::Errored).await
     }
 
     /// The run was cancelled: flush (the seed's worker does it in `finally`).
     pub async fn cancel(&mut self) -> Result<(), RunStoreError> {
-        self.state = JournalState::Cancelled;
-        if self.options.planted.is(BugId::R4) {
-            return Ok(()); // planted R4: the legacy cancel path did not flush the buffer.
+        self.finish(JournalState::Cancelled).await
+    }
+
+    /// Enters the run's final `state` and flushes what is still buffered.
+    async fn finish(&mut self, state: JournalState) -> Result<(), RunStoreError> {
+        self.state = state;
+        if state != JournalState::Ended && self.options.planted.is(BugId::R4) {
+            // planted R4: the legacy error and cancel paths did not flush the buffer.
+            return Ok(());
         }
         self.flush().await?;
-        // Post-condition: a cancelled run holds nothing back either (R4).
+        // Post-condition: a run that ended, failed or was cancelled holds nothing back (R4).
         debug_assert_eq!(self.buffered(), 0);
         Ok(())
     }
@@ -383,12 +378,7 @@ mod tests {
         block_on(j.record(entry(3))).unwrap();
         block_on(j.cancel()).unwrap();
         assert_eq!((j.buffered(), j.written_events()), (0, 4));
-        let times: Vec<i64> = store
-            .dump()
-            .unwrap()
-            .iter()
-            .map(|e| e.created_at_ns)
-            .collect();
+        let times = crate::runs::store::dumped(&store, |e| e.created_at_ns);
         assert_eq!(times, vec![0, 1, 2, 3]);
     }
 }

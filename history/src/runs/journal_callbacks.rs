@@ -112,11 +112,8 @@ impl<S: RunEventStore> RunJournal<S> {
         content: Value,
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
-        if !invocation.is_root() {
-            return Ok(());
-        }
-        let entry = JournalEntry::other(Category::Lifecycle, RUN_START, content, created_at_ns);
-        self.record(entry).await
+        self.record_run_mark(invocation, RUN_START, content, created_at_ns)
+            .await
     }
 
     /// An invocation ends: the root's end is the run's (`run_end`).
@@ -125,12 +122,8 @@ impl<S: RunEventStore> RunJournal<S> {
         invocation: &Invocation,
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
-        // planted R26: the legacy journal wrote a run end for every chain that ended.
-        if !invocation.is_root() && !self.options.planted.is(BugId::R26) {
-            return Ok(());
-        }
-        let entry = JournalEntry::other(Category::Lifecycle, RUN_END, json!({}), created_at_ns);
-        self.record(entry).await
+        self.record_run_mark(invocation, RUN_END, json!({}), created_at_ns)
+            .await
     }
 
     /// An invocation fails: the root's failure is the run's (`run_error`, naming `error`).
@@ -140,12 +133,27 @@ impl<S: RunEventStore> RunJournal<S> {
         error: &str,
         created_at_ns: i64,
     ) -> Result<(), JournalError> {
-        // planted R26: the legacy journal wrote a run error for every chain that failed.
-        if !invocation.is_root() && !self.options.planted.is(BugId::R26) {
+        let content = json!({ "error": error });
+        self.record_run_mark(invocation, RUN_ERROR, content, created_at_ns)
+            .await
+    }
+
+    /// The start, end or failure of an invocation: the root's is the run's, recorded as the
+    /// lifecycle entry `event_type`.
+    async fn record_run_mark(
+        &mut self,
+        invocation: &Invocation,
+        event_type: &'static str,
+        content: Value,
+        created_at_ns: i64,
+    ) -> Result<(), JournalError> {
+        // planted R26: the legacy journal wrote a run end or error for every chain that ended
+        // or failed (a run start only for the root).
+        let every_chain = event_type != RUN_START && self.options.planted.is(BugId::R26);
+        if !invocation.is_root() && !every_chain {
             return Ok(());
         }
-        let content = json!({ "error": error });
-        let entry = JournalEntry::other(Category::Lifecycle, RUN_ERROR, content, created_at_ns);
+        let entry = JournalEntry::other(Category::Lifecycle, event_type, content, created_at_ns);
         self.record(entry).await
     }
 
@@ -240,12 +248,7 @@ mod tests {
         block_on(j.on_chain_error(&tool, "boom", 5)).unwrap();
         block_on(j.on_chain_error(&root, "boom", 6)).unwrap();
         block_on(j.error()).unwrap();
-        let types: Vec<String> = store
-            .dump()
-            .unwrap()
-            .into_iter()
-            .map(|e| e.event_type)
-            .collect();
+        let types = crate::runs::store::dumped(&store, |e| e.event_type);
         assert_eq!(types, [RUN_START, RUN_ERROR]);
     }
 }

@@ -464,22 +464,10 @@ impl RunEventStore for JsonlRunEventStore {
 mod tests {
     use super::*;
     use crate::journal::MemStorage;
+    use crate::runs::event::human_message as ev;
     use crate::runs::event::Category;
     use crate::runs::EventFilter;
     use serde_json::json;
-
-    fn ev(thread: &str, run: &str) -> NewRunEvent {
-        NewRunEvent {
-            thread_id: thread.into(),
-            run_id: run.into(),
-            user_id: None,
-            event_type: "human_message".into(),
-            category: Category::Message,
-            content: json!({"type": "human", "content": "m"}).into(),
-            metadata: json!({}),
-            created_at_ns: 5,
-        }
-    }
 
     #[test]
     fn rows_go_to_their_run_file_and_come_back_on_open() {

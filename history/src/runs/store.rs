@@ -187,3 +187,9 @@ macro_rules! forward_through_pointer {
 }
 
 forward_through_pointer!(&S, Arc<S>, Box<S>);
+
+/// One field of every row `store` holds, in dump order: what the unit tests compare.
+#[cfg(test)]
+pub(crate) fn dumped<T>(store: &dyn RunEventStore, field: impl FnMut(RunEvent) -> T) -> Vec<T> {
+    store.dump().unwrap().into_iter().map(field).collect()
+}

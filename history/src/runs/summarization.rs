@@ -183,6 +183,20 @@ mod tests {
     use crate::runs::ToolCall;
     use serde_json::json;
 
+    /// Options whose budget every checkpoint of these tests is over, so each one summarizes.
+    fn over_budget(
+        keep_messages: usize,
+        keep_current_request: bool,
+        planted: Planted,
+    ) -> SummarizationOptions {
+        SummarizationOptions {
+            budget_tokens: 1,
+            keep_messages,
+            keep_current_request,
+            planted,
+        }
+    }
+
     fn call(id: &str) -> ToolCall {
         ToolCall {
             id: id.into(),
@@ -221,12 +235,7 @@ mod tests {
             title: Some("t".into()),
             ..Checkpoint::default()
         };
-        let mw = SummarizationMiddleware::new(SummarizationOptions {
-            budget_tokens: 1,
-            keep_messages: 3,
-            keep_current_request: false,
-            planted: Planted::none(),
-        });
+        let mw = SummarizationMiddleware::new(over_budget(3, false, Planted::none()));
         let out = mw.apply(&cp).unwrap();
         assert_eq!(out.title.as_deref(), Some("t"));
         assert_eq!(out.messages.len(), 6); // summary + the 5 messages from the call on
@@ -252,12 +261,7 @@ mod tests {
             messages: thread(),
             ..Checkpoint::default()
         };
-        let options = SummarizationOptions {
-            budget_tokens: 1,
-            keep_messages: 2,
-            keep_current_request: false,
-            planted: Planted::none(),
-        };
+        let options = over_budget(2, false, Planted::none());
         let right = SummarizationMiddleware::new(options).apply(&cp).unwrap();
         let legacy = SummarizationMiddleware::new(SummarizationOptions {
             planted: Planted::only(BugId::R20),
@@ -283,12 +287,7 @@ mod tests {
             messages,
             ..Checkpoint::default()
         };
-        let options = SummarizationOptions {
-            budget_tokens: 1,
-            keep_messages: 2,
-            keep_current_request: true,
-            planted: Planted::none(),
-        };
+        let options = over_budget(2, true, Planted::none());
         let out = SummarizationMiddleware::new(options).apply(&cp).unwrap();
         assert_eq!(out.messages[1..], cp.messages[5..]); // from "question two" on
         let plain = SummarizationOptions {
@@ -309,14 +308,9 @@ mod tests {
             messages,
             ..Checkpoint::default()
         };
-        let legacy = SummarizationMiddleware::new(SummarizationOptions {
-            budget_tokens: 1,
-            keep_messages: 2,
-            keep_current_request: true,
-            planted: Planted::only(BugId::R29),
-        })
-        .apply(&cp)
-        .unwrap();
+        let legacy = SummarizationMiddleware::new(over_budget(2, true, Planted::only(BugId::R29)))
+            .apply(&cp)
+            .unwrap();
         assert_eq!(legacy.messages[1..], cp.messages[6..]);
     }
 

@@ -37,6 +37,13 @@ fn property_breaks<S: Strategy>(
     assert!(planted.is_err(), "{bug} is on but the property still holds");
 }
 
+/// The texts rebuilt from `rows` by the fixed code, then with `bug` on.
+fn texts_fixed_and_with(rows: &[Ev], bug: BugId) -> (Texts, Texts) {
+    let fixed = rebuild(rows, NONE).expect("fixed");
+    let planted = rebuild(rows, Planted::only(bug)).expect("planted");
+    (texts(&fixed), texts(&planted))
+}
+
 fn stored(rows: &[Ev], planted: Planted) -> MemoryDisplayStore {
     let store = MemoryDisplayStore::new(planted);
     for r in rows {
@@ -107,12 +114,9 @@ fn planted_p3_hitl_duplicated_into_both_roles() {
         Ev::question(&lead(), "d", "e1", 1, "Sure?"),
         Ev::answer("d", "e2", 2, json!(true)),
     ];
-    assert_eq!(
-        texts(&rebuild(&rows, NONE).expect("fixed")),
-        [u("go"), a("Sure?"), u("true")]
-    );
-    let p = rebuild(&rows, Planted::only(BugId::P3)).expect("planted");
-    assert_eq!(texts(&p), [u("go"), a("Sure?"), u("Sure?true"), a("true")]);
+    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P3);
+    assert_eq!(fixed, [u("go"), a("Sure?"), u("true")]);
+    assert_eq!(planted, [u("go"), a("Sure?"), u("Sure?true"), a("true")]);
 }
 
 #[test]
@@ -122,12 +126,9 @@ fn planted_p4_duplicates_turns() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "yo"),
     ];
     let twice = [rows.clone(), rows.clone()].concat();
-    assert_eq!(
-        texts(&rebuild(&twice, NONE).expect("fixed")),
-        [u("hi"), a("yo")]
-    );
-    let p = rebuild(&twice, Planted::only(BugId::P4)).expect("planted");
-    assert_eq!(texts(&p), [u("hihi"), a("yoyo")]);
+    let (fixed, planted) = texts_fixed_and_with(&twice, BugId::P4);
+    assert_eq!(fixed, [u("hi"), a("yo")]);
+    assert_eq!(planted, [u("hihi"), a("yoyo")]);
     property_breaks(BugId::P4, gen::deliveries(30), |(s, o), p| {
         properties::duplication_invariant(s, o, p)
     });
@@ -140,14 +141,9 @@ fn planted_p5_lost_suffix_not_recovered() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "Hel"),
         Ev::stop(&lead(), "d", "r", "e2", 2, "Hello"),
     ];
-    assert_eq!(
-        texts(&rebuild(&rows, NONE).expect("fixed")),
-        [u("hi"), a("Hello")]
-    );
-    assert_eq!(
-        texts(&rebuild(&rows, Planted::only(BugId::P5)).expect("planted")),
-        [u("hi"), a("Hel")]
-    );
+    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P5);
+    assert_eq!(fixed, [u("hi"), a("Hello")]);
+    assert_eq!(planted, [u("hi"), a("Hel")]);
 }
 
 #[test]
@@ -157,12 +153,9 @@ fn planted_p6_nested_stop_supplies_the_answer() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "Hel"),
         Ev::stop(&sub(), "d", "r2", "e2", 2, "Hello from the sub-agent"),
     ];
-    assert_eq!(
-        texts(&rebuild(&rows, NONE).expect("fixed")),
-        [u("hi"), a("Hel")]
-    );
-    let p = rebuild(&rows, Planted::only(BugId::P6)).expect("planted");
-    assert_eq!(texts(&p), [u("hi"), a("Hello from the sub-agent")]);
+    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P6);
+    assert_eq!(fixed, [u("hi"), a("Hel")]);
+    assert_eq!(planted, [u("hi"), a("Hello from the sub-agent")]);
 }
 
 #[test]
@@ -275,14 +268,9 @@ fn planted_p11_delegated_output_dropped() {
         Ev::chunk(&sub(), "d", "r2", "e1", 1, "Found it. "),
         Ev::chunk(&lead(), "d", "r", "e2", 2, "Done."),
     ];
-    assert_eq!(
-        texts(&rebuild(&rows, NONE).expect("fixed")),
-        [u("hi"), a("Found it. Done.")]
-    );
-    assert_eq!(
-        texts(&rebuild(&rows, Planted::only(BugId::P11)).expect("planted")),
-        [u("hi"), a("Done.")]
-    );
+    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P11);
+    assert_eq!(fixed, [u("hi"), a("Found it. Done.")]);
+    assert_eq!(planted, [u("hi"), a("Done.")]);
 }
 
 type Texts = Vec<(history::display::Role, String)>;

@@ -35,6 +35,15 @@ fn create(
     store.create(new(run, thread, rating, user)).unwrap()
 }
 
+/// A store holding one feedback row of each (run, thread, rating, user), created in order.
+fn store_with(rows: &[(&str, &str, Rating, &str)]) -> FeedbackStore {
+    let s = FeedbackStore::new();
+    for &(run, thread, rating, user) in rows {
+        create(&s, run, thread, rating, Some(user));
+    }
+    s
+}
+
 fn upsert(store: &FeedbackStore, run: &str, thread: &str, rating: Rating, user: &str) -> Feedback {
     upsert_with(store, run, thread, rating, user, None)
 }
@@ -123,20 +132,22 @@ fn get_by_id_and_a_missing_id() {
 #[test]
 fn list_by_run_and_list_by_thread() {
     // test_list_by_run: two users on r1, one on r2; unfiltered list of r1 has 2, all of r1.
-    let s = FeedbackStore::new();
-    create(&s, "r1", "t1", Rating::Up, Some("user-1"));
-    create(&s, "r1", "t1", Rating::Down, Some("user-2"));
-    create(&s, "r2", "t1", Rating::Up, Some("user-1"));
+    let s = store_with(&[
+        ("r1", "t1", Rating::Up, "user-1"),
+        ("r1", "t1", Rating::Down, "user-2"),
+        ("r2", "t1", Rating::Up, "user-1"),
+    ]);
     let results = s.list_by_run("t1", "r1", 100, None);
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.run_id == "r1"));
     assert_eq!(s.list_by_run("t1", "r1", 100, Some("user-2")).len(), 1);
     assert_eq!(s.list_by_run("t1", "r1", 1, None).len(), 1);
     // test_list_by_thread: two of t1, one of t2; t1's list has the two.
-    let s = FeedbackStore::new();
-    create(&s, "r1", "t1", Rating::Up, Some(AUTO_USER));
-    create(&s, "r2", "t1", Rating::Down, Some(AUTO_USER));
-    create(&s, "r3", "t2", Rating::Up, Some(AUTO_USER));
+    let s = store_with(&[
+        ("r1", "t1", Rating::Up, AUTO_USER),
+        ("r2", "t1", Rating::Down, AUTO_USER),
+        ("r3", "t2", Rating::Up, AUTO_USER),
+    ]);
     let results = s.list_by_thread("t1", 100, Some(AUTO_USER));
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.thread_id == "t1"));
@@ -175,10 +186,11 @@ fn delete_by_id_and_a_missing_id() {
 #[test]
 fn aggregate_by_run_and_an_empty_run() {
     // test_aggregate_by_run, test_aggregate_empty.
-    let s = FeedbackStore::new();
-    create(&s, "r1", "t1", Rating::Up, Some("user-1"));
-    create(&s, "r1", "t1", Rating::Up, Some("user-2"));
-    create(&s, "r1", "t1", Rating::Down, Some("user-3"));
+    let s = store_with(&[
+        ("r1", "t1", Rating::Up, "user-1"),
+        ("r1", "t1", Rating::Up, "user-2"),
+        ("r1", "t1", Rating::Down, "user-3"),
+    ]);
     let stats = s.aggregate_by_run("t1", "r1");
     assert_eq!((stats.total, stats.positive, stats.negative), (3, 2, 1));
     assert_eq!(stats.run_id, "r1");

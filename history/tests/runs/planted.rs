@@ -24,30 +24,42 @@ fn fixed_passes_planted_fails<T: std::fmt::Debug>(
     }
 }
 
+/// On every backend: `check` passes on the fixed code and fails with `bug` on, saying `reason`.
+fn every_backend_catches<T: std::fmt::Debug>(
+    bug: BugId,
+    reason: &str,
+    check: impl Fn(Backend, Planted) -> Result<T, String>,
+) {
+    for b in BACKENDS {
+        let err = fixed_passes_planted_fails(check(b, Planted::none()), check(b, on(bug)));
+        assert!(err.contains(reason), "{b:?}: {err}");
+    }
+}
+
+/// The backends agree on `ops` on the fixed code; with R9 on they do not, as `reason` says.
+fn backends_disagree_with_r9(ops: &[StoreOp], reason: &str) {
+    let err = fixed_passes_planted_fails(
+        checks::backends_agree(Planted::none(), ops),
+        checks::backends_agree(on(BugId::R9), ops),
+    );
+    assert!(err.contains(reason), "{err}");
+}
+
 #[test]
 fn planted_r1_history_loses_summarized_messages() {
     let runs = conversation(&[vec![1, 0, 2], vec![0, 1]], 6);
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::history_survives_summarization(b, Planted::none(), &runs, 60),
-            checks::history_survives_summarization(b, on(BugId::R1), &runs, 60),
-        );
-        assert!(err.contains("Here is a summary"), "{err}");
-    }
+    every_backend_catches(BugId::R1, "Here is a summary", |b, planted| {
+        checks::history_survives_summarization(b, planted, &runs, 60)
+    });
 }
 
 #[test]
 fn planted_r2_drops_oldest_messages() {
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::history_is_complete(b, Planted::none(), 1001, 500),
-            checks::history_is_complete(b, on(BugId::R2), 1001, 500),
-        );
-        assert!(
-            err.contains("history has 1000 messages, the store 1001"),
-            "{err}"
-        );
-    }
+    every_backend_catches(
+        BugId::R2,
+        "history has 1000 messages, the store 1001",
+        |b, planted| checks::history_is_complete(b, planted, 1001, 500),
+    );
 }
 
 #[test]
@@ -94,51 +106,34 @@ fn planted_r4_error_and_cancel_lose_the_buffer() {
 
 #[test]
 fn planted_r5_racing_writers_duplicate_seqs() {
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::seqs_survive_racing_writers(b, Planted::none(), (6, 6), (3, 3), &[true, false]),
-            checks::seqs_survive_racing_writers(b, on(BugId::R5), (6, 6), (3, 3), &[true, false]),
-        );
-        assert!(err.contains("seqs not unique and increasing"), "{err}");
-    }
+    every_backend_catches(BugId::R5, "seqs not unique and increasing", |b, planted| {
+        checks::seqs_survive_racing_writers(b, planted, (6, 6), (3, 3), &[true, false])
+    });
 }
 
 #[test]
 fn planted_r6_ratings_by_ai_index_hit_the_wrong_run() {
     let runs = conversation(&[vec![1, 0], vec![2], vec![0]], 2);
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::ratings_land_on_their_run(b, Planted::none(), &runs),
-            checks::ratings_land_on_their_run(b, on(BugId::R6), &runs),
-        );
-        assert!(err.contains("maps to"), "{err}");
-    }
+    every_backend_catches(BugId::R6, "maps to", |b, planted| {
+        checks::ratings_land_on_their_run(b, planted, &runs)
+    });
 }
 
 #[test]
 fn planted_r7_messages_view_capped_at_200() {
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::views_agree(b, Planted::none(), 201, 500),
-            checks::views_agree(b, on(BugId::R7), 201, 500),
-        );
-        assert!(
-            err.contains("/messages has 200 rows, /history 201"),
-            "{err}"
-        );
-    }
+    every_backend_catches(
+        BugId::R7,
+        "/messages has 200 rows, /history 201",
+        |b, planted| checks::views_agree(b, planted, 201, 500),
+    );
 }
 
 #[test]
 fn planted_r8_stale_mapping_after_a_new_run() {
     let runs = conversation(&[vec![1], vec![0, 2]], 0);
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::rating_after_a_new_run(b, Planted::none(), &runs),
-            checks::rating_after_a_new_run(b, on(BugId::R8), &runs),
-        );
-        assert!(err.contains("maps to None"), "{err}");
-    }
+    every_backend_catches(BugId::R8, "maps to None", |b, planted| {
+        checks::rating_after_a_new_run(b, planted, &runs)
+    });
 }
 
 #[test]
@@ -151,11 +146,7 @@ fn planted_r9_backends_disagree_on_null_users() {
             cursor: MessageCursor::None,
         },
     ];
-    let err = fixed_passes_planted_fails(
-        checks::backends_agree(Planted::none(), &ops),
-        checks::backends_agree(on(BugId::R9), &ops),
-    );
-    assert!(err.contains("memory [1, 2, 3] vs sqlite [1, 3]"), "{err}");
+    backends_disagree_with_r9(&ops, "memory [1, 2, 3] vs sqlite [1, 3]");
 }
 
 #[test]
@@ -171,24 +162,16 @@ fn planted_r9_backends_disagree_on_both_cursors() {
             },
         },
     ];
-    let err = fixed_passes_planted_fails(
-        checks::backends_agree(Planted::none(), &ops),
-        checks::backends_agree(on(BugId::R9), &ops),
-    );
-    assert!(err.contains("memory [3, 4] vs sqlite [7, 8]"), "{err}");
+    backends_disagree_with_r9(&ops, "memory [3, 4] vs sqlite [7, 8]");
 }
 
 #[test]
 fn planted_r10_ids_change_between_reads() {
     let first = conversation(&[vec![1, 0]], 0);
     let more = named_conversation(&[vec![0]], 0, "later-");
-    for b in BACKENDS {
-        let err = fixed_passes_planted_fails(
-            checks::ids_are_stable(b, Planted::none(), &first, &more),
-            checks::ids_are_stable(b, on(BugId::R10), &first, &more),
-        );
-        assert!(err.contains("ids are not uuid5/model ids"), "{err}");
-    }
+    every_backend_catches(BugId::R10, "ids are not uuid5/model ids", |b, planted| {
+        checks::ids_are_stable(b, planted, &first, &more)
+    });
 }
 
 #[test]

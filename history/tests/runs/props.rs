@@ -102,16 +102,12 @@ proptest! {
 
     #[test]
     fn r2_full_history_reads_return_every_message(n in size(), page in page()) {
-        for b in BACKENDS {
-            prop_assert_eq!(checks::history_is_complete(b, Planted::none(), n, page), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::history_is_complete(b, Planted::none(), n, page)), Ok(()));
     }
 
     #[test]
     fn r7_both_views_return_the_same_rows(n in size(), page in page()) {
-        for b in BACKENDS {
-            prop_assert_eq!(checks::views_agree(b, Planted::none(), n, page), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::views_agree(b, Planted::none(), n, page)), Ok(()));
     }
 
     #[test]
@@ -122,17 +118,13 @@ proptest! {
     #[test]
     fn r3_reads_never_change_the_store(shape in shape(5, 6)) {
         let runs = conversation(&shape, 0);
-        for b in BACKENDS {
-            prop_assert_eq!(checks::reads_leave_the_store_unchanged(b, Planted::none(), &runs), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::reads_leave_the_store_unchanged(b, Planted::none(), &runs)), Ok(()));
     }
 
     #[test]
     fn r10_ids_are_stable_and_unique(first in shape(4, 5), more in shape(3, 5)) {
         let (first, more) = (conversation(&first, 0), named_conversation(&more, 0, "later-"));
-        for b in BACKENDS {
-            prop_assert_eq!(checks::ids_are_stable(b, Planted::none(), &first, &more), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::ids_are_stable(b, Planted::none(), &first, &more)), Ok(()));
     }
 
     #[test]
@@ -142,10 +134,8 @@ proptest! {
         failing in prop::collection::vec(0u64..12, 0..4),
         stop in stop(),
     ) {
-        for b in BACKENDS {
-            let got = checks::journal_keeps_events(b, Planted::none(), events, threshold, &failing, stop);
-            prop_assert_eq!(got, Ok(()));
-        }
+        let got = on_every_backend(|b| checks::journal_keeps_events(b, Planted::none(), events, threshold, &failing, stop));
+        prop_assert_eq!(got, Ok(()));
     }
 
     #[test]
@@ -154,10 +144,8 @@ proptest! {
         thresholds in (1usize..25, 1usize..25),
         schedule in prop::collection::vec(any::<bool>(), 1..16),
     ) {
-        for b in BACKENDS {
-            let got = checks::seqs_survive_racing_writers(b, Planted::none(), counts, thresholds, &schedule);
-            prop_assert_eq!(got, Ok(()));
-        }
+        let got = on_every_backend(|b| checks::seqs_survive_racing_writers(b, Planted::none(), counts, thresholds, &schedule));
+        prop_assert_eq!(got, Ok(()));
     }
 
     #[test]
@@ -175,25 +163,19 @@ proptest! {
     #[test]
     fn r1_history_is_every_emitted_message(shape in shape(5, 6), words in 0usize..12, budget in 10usize..300) {
         let runs = conversation(&shape, words);
-        for b in BACKENDS {
-            let got = checks::history_survives_summarization(b, Planted::none(), &runs, budget);
-            prop_assert!(got.is_ok(), "{:?}", got);
-        }
+        let got = on_every_backend(|b| checks::history_survives_summarization(b, Planted::none(), &runs, budget));
+        prop_assert_eq!(got, Ok(()));
     }
 
     #[test]
     fn r6_ratings_land_on_the_run_that_produced_the_message(shape in shape(5, 6)) {
         let runs = conversation(&shape, 2);
-        for b in BACKENDS {
-            prop_assert_eq!(checks::ratings_land_on_their_run(b, Planted::none(), &runs), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::ratings_land_on_their_run(b, Planted::none(), &runs)), Ok(()));
     }
 
     #[test]
     fn r8_a_rating_right_after_a_run_targets_that_run(shape in shape(5, 6)) {
         let runs = conversation(&shape, 0);
-        for b in BACKENDS {
-            prop_assert_eq!(checks::rating_after_a_new_run(b, Planted::none(), &runs), Ok(()));
-        }
+        prop_assert_eq!(on_every_backend(|b| checks::rating_after_a_new_run(b, Planted::none(), &runs)), Ok(()));
     }
 }

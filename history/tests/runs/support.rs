@@ -20,6 +20,13 @@ pub enum Backend {
 
 pub const BACKENDS: [Backend; 3] = [Backend::Memory, Backend::Sqlite, Backend::Jsonl];
 
+/// Asks `check` of every backend in turn: the first failure, named by its backend.
+pub fn on_every_backend<T>(check: impl Fn(Backend) -> Result<T, String>) -> Result<(), String> {
+    BACKENDS
+        .into_iter()
+        .try_for_each(|b| check(b).map(drop).map_err(|e| format!("{b:?}: {e}")))
+}
+
 pub fn open(backend: Backend, planted: Planted) -> Box<dyn RunEventStore> {
     match backend {
         Backend::Memory => Box::new(MemoryRunEventStore::new(planted)),

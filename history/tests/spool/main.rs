@@ -7,3 +7,11 @@
 mod planted;
 mod send;
 mod server;
+
+/// A request directory of its own, inside a temporary directory that goes with the returned
+/// guard: what every send and build of these tests spools into.
+fn request_dir() -> (tempfile::TempDir, history::spool::SpoolDir) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = history::spool::SpoolDir::open(tmp.path().join("request")).expect("open");
+    (tmp, dir)
+}

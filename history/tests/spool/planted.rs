@@ -2,7 +2,7 @@
 //! builder's buffer figure gives it away, and it does for any history larger than a few rows.
 
 use history::spool::{
-    build, BuildOptions, NeverAbort, RequestHead, SendOptions, Shape, SpoolDir, SyntheticOptions,
+    build, BuildOptions, NeverAbort, RequestHead, SendOptions, Shape, SyntheticOptions,
     SyntheticRows,
 };
 use history::{BugId, Planted};
@@ -12,8 +12,7 @@ use crate::server::{Behaviour, TestServer};
 #[test]
 fn planted_j14_breaks_the_buffered_bytes_bound_and_the_fix_does_not() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
         for planted in [Planted::none(), Planted::only(BugId::J14)] {
             let mut rows = SyntheticRows::new(SyntheticOptions {

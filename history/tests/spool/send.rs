@@ -8,8 +8,9 @@ use std::path::Path;
 
 use history::journal::{Block, Origin, Row, Speaker};
 use history::spool::{
-    build, write_body, BufferTracker, BuildOptions, Built, NeverAbort, RequestHead, SendOptions,
-    Shape, SpoolDir, SpoolError, SpoolReport, SyntheticOptions, SyntheticRows, VecSource,
+    build, write_body, AbortSignal, BufferTracker, BuildOptions, Built, NeverAbort, RequestHead,
+    SendOptions, Shape, SpoolDir, SpoolError, SpoolReport, SyntheticOptions, SyntheticRows,
+    VecSource,
 };
 
 use crate::server::{Behaviour, TestServer};
@@ -78,6 +79,47 @@ fn assert_consistent(report: &SpoolReport) {
 }
 
 fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
+    try_build_rows(shape, rows, dir).expect("build")
+}
+
+/// Builds a tool-heavy request of about 100 KiB into a spool of `dir`, polling `abort`.
+fn build_abortable(
+    shape: Shape,
+    dir: &mut SpoolDir,
+    abort: &dyn AbortSignal,
+) -> Result<Built, SpoolError> {
+    let head = RequestHead::default();
+    let mut rows = synthetic(100 * 1024, true);
+    build(
+        shape,
+        &head,
+        &mut rows,
+        dir,
+        &BuildOptions::default(),
+        abort,
+    )
+}
+
+/// An abort signal that lets `polls` polls pass and fires on every later one.
+fn abort_after(polls: u32) -> impl Fn() -> bool {
+    let seen = Cell::new(0u32);
+    move || {
+        seen.set(seen.get() + 1);
+        seen.get() > polls
+    }
+}
+
+/// Builds `rows` into a spool of `dir` and sends it to `server`.
+fn build_and_send(
+    shape: Shape,
+    rows: Vec<Row>,
+    dir: &mut SpoolDir,
+    server: &TestServer,
+) -> Result<SpoolReport, SpoolError> {
+    build_rows(shape, rows, dir).send(server.addr, &send_opts(shape, server), &NeverAbort)
+}
+
+fn try_build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Result<Built, SpoolError> {
     build(
         shape,
         &RequestHead::default(),
@@ -86,14 +128,12 @@ fn build_rows(shape: Shape, rows: Vec<Row>, dir: &mut SpoolDir) -> Built {
         &BuildOptions::default(),
         &NeverAbort,
     )
-    .expect("build")
 }
 
 #[test]
 fn content_length_equals_the_sealed_size_and_the_bytes_received() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-1")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
         for tool_heavy in [false, true] {
             let rows = collect(synthetic(300 * 1024, tool_heavy));
@@ -121,8 +161,7 @@ fn content_length_equals_the_sealed_size_and_the_bytes_received() {
 #[test]
 fn a_continuation_after_tool_calls_is_a_second_spool() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-2")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     let mut rows = vec![
         Row::text(Speaker::Human, Origin::Main, "list the files"),
         Row {
@@ -174,24 +213,11 @@ fn a_continuation_after_tool_calls_is_a_second_spool() {
 #[test]
 fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
     let server = TestServer::start(Behaviour::Check);
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-3")).expect("open");
-    let built = build(
-        Shape::OpenAiChat,
-        &RequestHead::default(),
-        &mut synthetic(100 * 1024, true),
-        &mut dir,
-        &BuildOptions::default(),
-        &NeverAbort,
-    )
-    .expect("build");
+    let (_tmp, mut dir) = crate::request_dir();
+    let built = build_abortable(Shape::OpenAiChat, &mut dir, &NeverAbort).expect("build");
     let sealed = built.spool.size_bytes();
-    let polls = Cell::new(0u32);
     // Fires on the 6th chunk: 5 chunks of 4096 bytes went out.
-    let abort = || {
-        polls.set(polls.get() + 1);
-        polls.get() > 5
-    };
+    let abort = abort_after(5);
     let err = built
         .send(server.addr, &send_opts(Shape::OpenAiChat, &server), &abort)
         .expect_err("aborted");
@@ -214,23 +240,10 @@ fn an_abort_during_the_send_leaves_no_spool_and_a_short_body() {
 
 #[test]
 fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-4")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     for shape in Shape::ALL {
-        let polls = Cell::new(0u32);
-        let abort = || {
-            polls.set(polls.get() + 1);
-            polls.get() > 10
-        };
-        let err = build(
-            shape,
-            &RequestHead::default(),
-            &mut synthetic(100 * 1024, true),
-            &mut dir,
-            &BuildOptions::default(),
-            &abort,
-        )
-        .expect_err("aborted");
+        let abort = abort_after(10);
+        let err = build_abortable(shape, &mut dir, &abort).expect_err("aborted");
         assert!(
             matches!(err, SpoolError::Aborted { phase: "build", .. }),
             "{err}"
@@ -241,18 +254,12 @@ fn an_abort_during_the_build_leaves_no_spool_and_sends_nothing() {
 
 #[test]
 fn failed_calls_leave_no_spool() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut dir = SpoolDir::open(tmp.path().join("request-5")).expect("open");
+    let (_tmp, mut dir) = crate::request_dir();
     let rows = collect(synthetic(64 * 1024, true));
 
     // The server answers 500.
     let failing = TestServer::start(Behaviour::Fail(500));
-    let err = build_rows(Shape::AnthropicMessages, rows.clone(), &mut dir)
-        .send(
-            failing.addr,
-            &send_opts(Shape::AnthropicMessages, &failing),
-            &NeverAbort,
-        )
+    let err = build_and_send(Shape::AnthropicMessages, rows.clone(), &mut dir, &failing)
         .expect_err("500");
     assert!(
         matches!(err, SpoolError::Status { status: 500, .. }),
@@ -263,13 +270,8 @@ fn failed_calls_leave_no_spool() {
 
     // The server hangs up without answering.
     let hanging = TestServer::start(Behaviour::HangUp);
-    let err = build_rows(Shape::OpenAiChat, rows.clone(), &mut dir)
-        .send(
-            hanging.addr,
-            &send_opts(Shape::OpenAiChat, &hanging),
-            &NeverAbort,
-        )
-        .expect_err("hang-up");
+    let err =
+        build_and_send(Shape::OpenAiChat, rows.clone(), &mut dir, &hanging).expect_err("hang-up");
     assert!(
         matches!(err, SpoolError::Response { .. } | SpoolError::Net { .. }),
         "{err}"
@@ -293,15 +295,7 @@ fn failed_calls_leave_no_spool() {
     // The build itself fails on a row its speaker may not send.
     let mut bad = rows;
     bad.push(Row::text(Speaker::Tool, Origin::Main, "text in a tool row"));
-    let err = build(
-        Shape::OpenAiChat,
-        &RequestHead::default(),
-        &mut VecSource::new(bad),
-        &mut dir,
-        &BuildOptions::default(),
-        &NeverAbort,
-    )
-    .expect_err("invalid row");
+    let err = try_build_rows(Shape::OpenAiChat, bad, &mut dir).expect_err("invalid row");
     assert!(matches!(err, SpoolError::Shape { .. }), "{err}");
     assert_eq!(spool_files(dir.path()), Vec::<String>::new());
     dir.close().expect("empty");

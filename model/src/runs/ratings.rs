@@ -247,11 +247,7 @@ pub(super) fn last_ai_of_its_run(messages: &[ExpectedMessage]) -> Vec<bool> {
 /// A message of `run` of `kind`, its text naming both: the tests' fixture.
 #[cfg(test)]
 pub(super) fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
-    ExpectedMessage {
-        run_id: run.into(),
-        kind,
-        text: format!("{run} {kind:?}"),
-    }
+    ExpectedMessage::new(run, kind, &format!("{run} {kind:?}"))
 }
 
 #[cfg(test)]

@@ -368,6 +368,18 @@ fn opening_of(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn contract(
+        budget_tokens: usize,
+        keep_messages: usize,
+        keep_current_request: bool,
+    ) -> SummarizationContract {
+        SummarizationContract {
+            budget_tokens,
+            keep_messages,
+            keep_current_request,
+        }
+    }
+
     #[test]
     fn a_remembered_count_is_the_encoders_and_the_memory_starts_again_when_full() {
         let texts = [
@@ -478,11 +490,7 @@ mod tests {
     #[test]
     fn a_contract_summary_passes_and_each_departure_is_named() {
         let before = thread();
-        let c = SummarizationContract {
-            budget_tokens: 1,
-            keep_messages: 3,
-            keep_current_request: false,
-        };
+        let c = contract(1, 3, false);
         let e = c.expect(&before).expect("over budget");
         assert_eq!(
             (e.cut, e.opening.as_str()),
@@ -511,21 +519,13 @@ mod tests {
             c.check(&before, &no_summary),
             Err(SummaryMismatch::NoSummaryFirst { .. })
         ));
-        let roomy = SummarizationContract {
-            budget_tokens: 10_000,
-            keep_messages: 3,
-            keep_current_request: false,
-        };
+        let roomy = contract(10_000, 3, false);
         assert_eq!(roomy.expect(&before), None);
         assert!(matches!(
             roomy.check(&before, &good),
             Err(SummaryMismatch::UnderBudget { .. })
         ));
-        let keep_all = SummarizationContract {
-            budget_tokens: 1,
-            keep_messages: 6,
-            keep_current_request: false,
-        };
+        let keep_all = contract(1, 6, false);
         assert!(matches!(
             keep_all.check(&before, &good),
             Err(SummaryMismatch::NothingToFold {
@@ -545,11 +545,7 @@ mod tests {
         // Within the window already: nothing moves.
         assert_eq!(expected_cut_keeping_request(&before, 3), 5);
         assert_eq!(expected_cut_keeping_request(&before, 7), 1);
-        let c = SummarizationContract {
-            budget_tokens: 1,
-            keep_messages: 2,
-            keep_current_request: true,
-        };
+        let c = contract(1, 2, true);
         let e = c.expect(&before).expect("over budget");
         assert_eq!(e.cut, 5);
         let plain = summarized(&before, 6, &coverage_line(&before[..6]));

@@ -53,6 +53,17 @@ pub struct ExpectedMessage {
     pub text: String,
 }
 
+impl ExpectedMessage {
+    /// The message of `kind` saying `text` that run `run_id` emitted.
+    pub fn new(run_id: &str, kind: MessageKind, text: &str) -> ExpectedMessage {
+        ExpectedMessage {
+            run_id: run_id.to_string(),
+            kind,
+            text: text.to_string(),
+        }
+    }
+}
+
 /// How a run stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RunOutcome {
@@ -253,11 +264,7 @@ impl RunTruth {
         };
         runs.iter()
             .flat_map(|r| {
-                r.messages.iter().map(|(kind, text)| ExpectedMessage {
-                    run_id: r.run_id.clone(),
-                    kind: *kind,
-                    text: text.clone(),
-                })
+                (r.messages.iter()).map(|(kind, text)| ExpectedMessage::new(&r.run_id, *kind, text))
             })
             .collect()
     }
@@ -387,14 +394,6 @@ fn check_order(runs: &[Run], observed: &[ExpectedMessage]) -> Result<(), History
 mod tests {
     use super::*;
 
-    fn msg(run: &str, kind: MessageKind, text: &str) -> ExpectedMessage {
-        ExpectedMessage {
-            run_id: run.into(),
-            kind,
-            text: text.into(),
-        }
-    }
-
     fn two_runs() -> RunTruth {
         let mut t = RunTruth::new();
         t.start_run("t", "r1");
@@ -413,12 +412,15 @@ mod tests {
     fn a_scoped_read_sees_the_admitted_runs_only() {
         let t = two_runs().restricted_to("t", |run| run == "r2");
         let r2 = [
-            msg("r2", MessageKind::Human, "q2"),
-            msg("r2", MessageKind::Ai, "a2"),
+            ExpectedMessage::new("r2", MessageKind::Human, "q2"),
+            ExpectedMessage::new("r2", MessageKind::Ai, "a2"),
         ];
         assert_eq!(t.check_history("t", &r2), Ok(()));
         assert_eq!(t.check_history("t", &[]), Ok(()), "r2 still runs: a prefix");
-        let with_r1 = [msg("r1", MessageKind::Human, "q1"), r2[0].clone()];
+        let with_r1 = [
+            ExpectedMessage::new("r1", MessageKind::Human, "q1"),
+            r2[0].clone(),
+        ];
         assert_eq!(
             t.check_history("t", &with_r1),
             Err(HistoryMismatch::UnknownRun {
@@ -437,7 +439,7 @@ mod tests {
         t.stop_run("t", "r2", RunOutcome::Errored);
         let h = t.expected_history("t");
         assert_eq!(h.len(), 6);
-        assert_eq!(h[4], msg("r2", MessageKind::Human, "q2"));
+        assert_eq!(h[4], ExpectedMessage::new("r2", MessageKind::Human, "q2"));
         assert_eq!(t.check_history("t", &h), Ok(()));
         assert_eq!(t.rating_target("t", 3).as_deref(), Some("r1"));
         assert_eq!(t.rating_target("t", 5).as_deref(), Some("r2"));
@@ -475,7 +477,7 @@ mod tests {
             t.check_history("t", &h),
             Err(HistoryMismatch::OutOfOrder { .. })
         ));
-        let stranger = vec![msg("r9", MessageKind::Ai, "x")];
+        let stranger = vec![ExpectedMessage::new("r9", MessageKind::Ai, "x")];
         assert!(matches!(
             t.check_history("t", &stranger),
             Err(HistoryMismatch::UnknownRun { index: 0, .. })
@@ -522,9 +524,15 @@ mod tests {
         t.emit("t", "r3", MessageKind::Human, "q3");
         t.stop_run("t", "r3", RunOutcome::Ended);
         let h = t.expected_history("t");
-        assert_eq!(h, vec![msg("r3", MessageKind::Human, "q3")]);
+        assert_eq!(
+            h,
+            vec![ExpectedMessage::new("r3", MessageKind::Human, "q3")]
+        );
         assert_eq!(t.check_history("t", &h), Ok(()));
-        let old = [msg("r1", MessageKind::Human, "q1"), h[0].clone()];
+        let old = [
+            ExpectedMessage::new("r1", MessageKind::Human, "q1"),
+            h[0].clone(),
+        ];
         assert!(matches!(
             t.check_history("t", &old),
             Err(HistoryMismatch::UnknownRun { index: 0, .. })
@@ -548,9 +556,9 @@ mod tests {
         t.stop_run("t", "a", RunOutcome::Ended);
         t.stop_run("t", "b", RunOutcome::Ended);
         let observed = vec![
-            msg("b", MessageKind::Human, "b1"),
-            msg("a", MessageKind::Human, "a1"),
-            msg("a", MessageKind::Ai, "a2"),
+            ExpectedMessage::new("b", MessageKind::Human, "b1"),
+            ExpectedMessage::new("a", MessageKind::Human, "a1"),
+            ExpectedMessage::new("a", MessageKind::Ai, "a2"),
         ];
         assert_eq!(t.check_history("t", &observed), Ok(()));
     }

@@ -72,12 +72,7 @@ fn usize_of(limit: u64) -> usize {
 
 /// The cursor of `list_messages`' `before` and `after`.
 fn cursor_of(before: Option<u64>, after: Option<u64>) -> MessageCursor {
-    match (before, after) {
-        (None, None) => MessageCursor::None,
-        (Some(before), None) => MessageCursor::Before(before),
-        (None, Some(after)) => MessageCursor::After(after),
-        (Some(before), Some(after)) => MessageCursor::Both { before, after },
-    }
+    MessageCursor::from_bounds(before, after)
 }
 
 /// Opens the `kind` store. The memory store keeps nothing across a kill; the SQLite store

@@ -480,7 +480,7 @@ impl RunEventStore for SqliteRunEventStore {
 
     fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
         let sql = format!("SELECT {COLUMNS} FROM run_events ORDER BY thread_id, seq, id");
-        query(&self.lock(), &sql, &[])
+        query(&self.lock(), &sql, [])
     }
 }
 

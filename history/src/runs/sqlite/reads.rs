@@ -82,7 +82,7 @@ pub(super) fn decode_row(row: &Row<'_>) -> Result<RunEvent, RunStoreError> {
 pub(super) fn query(
     conn: &Connection,
     sql: &str,
-    params: &[&dyn rusqlite::ToSql],
+    params: impl rusqlite::Params,
 ) -> Result<Vec<RunEvent>, RunStoreError> {
     let mut stmt = conn
         .prepare_cached(sql)
@@ -182,17 +182,7 @@ pub(super) fn query_where(
     sql: &str,
     args: Vec<SqlValue>,
 ) -> Result<Vec<RunEvent>, RunStoreError> {
-    let mut stmt = conn
-        .prepare_cached(sql)
-        .map_err(|e| RunStoreError::sqlite("prepare", e))?;
-    let mut rows = stmt
-        .query(params_from_iter(args))
-        .map_err(|e| RunStoreError::sqlite("query", e))?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(|e| RunStoreError::sqlite("step", e))? {
-        out.push(decode_row(row)?);
-    }
-    Ok(out)
+    query(conn, sql, params_from_iter(args))
 }
 
 pub(super) fn count_where(conn: &Connection, c: &Conditions) -> Result<u64, RunStoreError> {

@@ -248,14 +248,6 @@ mod tests {
     use crate::runs::check::reads::{only_oldest_missing, uuid5};
     use model::runs::{ExpectedMessage, MessageKind, RunOutcome, RunTruth};
 
-    fn msg(run: &str, kind: MessageKind, text: &str) -> ExpectedMessage {
-        ExpectedMessage {
-            run_id: run.into(),
-            kind,
-            text: text.into(),
-        }
-    }
-
     fn truth() -> RunTruth {
         let mut t = RunTruth::new();
         for (run, texts) in [("a", ["a1", "a2", "a3"]), ("b", ["b1", "b2", "b3"])] {
@@ -281,16 +273,22 @@ mod tests {
         let mut gap = all.clone();
         gap.remove(4);
         assert!(!only_oldest_missing(&t, "t", &gap));
-        let stranger = vec![msg("z", MessageKind::Human, "z1")];
+        let stranger = vec![ExpectedMessage::new("z", MessageKind::Human, "z1")];
         assert!(!only_oldest_missing(&t, "t", &stranger));
     }
 
     #[test]
     fn rendered_dumps_become_model_messages() {
         let v = serde_json::json!({"type": "ai", "content": "x", "tool_calls": [{"id": "c"}], "run_id": "r"});
-        assert_eq!(of_rendered(&v), msg("r", MessageKind::AiToolCall, "x"));
+        assert_eq!(
+            of_rendered(&v),
+            ExpectedMessage::new("r", MessageKind::AiToolCall, "x")
+        );
         let v = serde_json::json!({"type": "human", "content": "q"});
-        assert_eq!(of_rendered(&v), msg("", MessageKind::Human, "q"));
+        assert_eq!(
+            of_rendered(&v),
+            ExpectedMessage::new("", MessageKind::Human, "q")
+        );
         assert_eq!(
             uuid5("6d30913e-dcd4-41c8-8941-f66c716cf359", 1),
             "e1c4656e-8a62-555e-9148-c76d07df49a5"
