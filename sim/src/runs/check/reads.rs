@@ -139,18 +139,12 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
         "{at}: paging through {t} by {limit} ({})",
         if *backward { "backward" } else { "forward" }
     );
-    if rows.len() as u64 != *count {
-        f.add_at(
-            BugId::R2,
-            at.answers(
-                format!("{} rows", rows.len()),
-                format!("{count} rows (count_messages)"),
-            ),
-            format!(
-                "{how} returned {} rows, count_messages {count}: a full read must return every message",
-                rows.len()
-            ),
-        );
+    let every = |n, c| {
+        format!(
+            "{how} returned {n} rows, count_messages {c}: a full read must return every message"
+        )
+    };
+    if at.count_differs(BugId::R2, "rows", (rows.len(), *count), every, f) {
         return;
     }
     let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
@@ -189,18 +183,10 @@ fn check_history_view(
             );
             return false;
         }
-        if observed.len() as u64 != c {
-            f.add_at(
-                BugId::R2,
-                at.answers(
-                    format!("{} messages", observed.len()),
-                    format!("{c} messages (count_messages)"),
-                ),
-                format!(
-                    "{at}: /history of {t} returned {} of {c} messages (count_messages): a full read must return every message",
-                    observed.len()
-                ),
-            );
+        let full = |n, c| {
+            format!("{at}: /history of {t} returned {n} of {c} messages (count_messages): a full read must return every message")
+        };
+        if at.count_differs(BugId::R2, "messages", (observed.len(), c), full, f) {
             return false;
         }
     }
@@ -278,18 +264,10 @@ fn check_messages_view(
     f: &mut Findings,
 ) -> bool {
     if let Some(c) = count {
-        if observed.len() as u64 != c {
-            f.add_at(
-                BugId::R7,
-                at.answers(
-                    format!("{} messages", observed.len()),
-                    format!("{c} messages (count_messages)"),
-                ),
-                format!(
-                    "{at}: /messages of {t} returned {} of {c} messages: both views must read everything",
-                    observed.len()
-                ),
-            );
+        let every = |n, c| {
+            format!("{at}: /messages of {t} returned {n} of {c} messages: both views must read everything")
+        };
+        if at.count_differs(BugId::R7, "messages", (observed.len(), c), every, f) {
             return false;
         }
     }

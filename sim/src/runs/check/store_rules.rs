@@ -7,7 +7,7 @@
 use super::context::{of_row, Context};
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
-use super::wording::{alike, client_store, deletions_apart, differ, row_seqs, when, Asked, Call};
+use super::wording::{alike, client_store, differ, row_seqs, when, Asked, Call};
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
 use crate::runs::record::{DeletionRecord, ReadKind, ReceiptRecord, Written};
@@ -319,18 +319,13 @@ pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
                 differ(&d.messages_after, |r| row_seqs(r)),
             ),
         ];
-        if let Some(pointer) = Call::deletion(d).first_apart(slot, calls) {
-            f.add_at(
-                BugId::R9,
-                pointer,
-                deletions_apart(
-                    (d.op, "delete_by_run", &d.run_id),
-                    slot,
-                    &d.deleted,
-                    &d.max_seq_after,
-                ),
-            );
-        }
+        Call::deletion(d).deletion_apart(
+            slot,
+            calls,
+            (d.op, "delete_by_run", &d.run_id),
+            (&d.deleted, &d.max_seq_after),
+            f,
+        );
     }
     for read in cx.record.log.reads() {
         if let ReadKind::RunMessages { run, pages, .. } = &read.kind {
