@@ -5,11 +5,11 @@
 use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::wording::{at_rating, listed, or_none, Asked};
-use crate::outcome::Findings;
+use crate::outcome::{Findings, Pointer};
 use crate::runs::record::{RatedFrom, Read, ReadKind};
 use history::runs::{content_text, MessageView, ThreadHistory};
 use history::BugId;
-use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
+use model::runs::{ExpectedMessage, HistoryMismatch, RunOutcome, RunTruth};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -190,23 +190,35 @@ fn check_history_view(
             return false;
         }
     }
-    match truth.check_history(tid, observed) {
-        Ok(()) => true,
-        Err(m) => {
-            let (answered, expected) = m.sides();
-            let pointer = at.answers(answered, expected);
-            if only_oldest_missing(truth, tid, observed) {
-                f.add_at(
-                    BugId::R2,
-                    pointer,
-                    format!("{at}: /history of {t} lost its oldest messages: {m}"),
-                );
-            } else {
-                f.unexplained_at(BugId::R1, pointer, format!("{at}: /history of {t}: {m}"));
-            }
-            false
+    agrees_with_the_model(at, (truth, tid), observed, |pointer, m, oldest_missing| {
+        if oldest_missing {
+            f.add_at(
+                BugId::R2,
+                pointer,
+                format!("{at}: /history of {t} lost its oldest messages: {m}"),
+            );
+        } else {
+            f.unexplained_at(BugId::R1, pointer, format!("{at}: /history of {t}: {m}"));
         }
-    }
+    })
+}
+
+/// Whether a view's messages (`observed`) are the thread's history as the model has it as of
+/// the read; if not, `differs` reports the difference: the finding's pointer, the difference
+/// in words, and whether only the oldest messages are missing (a capped read).
+fn agrees_with_the_model(
+    at: &Asked,
+    (truth, tid): (&RunTruth, &str),
+    observed: &[ExpectedMessage],
+    differs: impl FnOnce(Pointer, HistoryMismatch, bool),
+) -> bool {
+    let Err(m) = truth.check_history(tid, observed) else {
+        return true;
+    };
+    let (answered, expected) = m.sides();
+    let oldest_missing = only_oldest_missing(truth, tid, observed);
+    differs(at.answers(answered, expected), m, oldest_missing);
+    false
 }
 
 /// R1: `/history` shows the checkpoint (a summary, messages without run_id) instead of the
@@ -271,23 +283,18 @@ fn check_messages_view(
             return false;
         }
     }
-    match truth.check_history(tid, observed) {
-        Ok(()) => true,
-        Err(m) => {
-            let what = if only_oldest_missing(truth, tid, observed) {
-                "lost its oldest messages"
-            } else {
-                "differs from the model"
-            };
-            let (answered, expected) = m.sides();
-            f.add_at(
-                BugId::R7,
-                at.answers(answered, expected),
-                format!("{at}: /messages of {t} {what}: {m}"),
-            );
-            false
-        }
-    }
+    agrees_with_the_model(at, (truth, tid), observed, |pointer, m, oldest_missing| {
+        let what = if oldest_missing {
+            "lost its oldest messages"
+        } else {
+            "differs from the model"
+        };
+        f.add_at(
+            BugId::R7,
+            pointer,
+            format!("{at}: /messages of {t} {what}: {m}"),
+        );
+    })
 }
 
 fn is_summary(m: &ExpectedMessage) -> bool {

@@ -8,7 +8,8 @@
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
 use super::context::Context;
-use super::wording::{alike, at_write, client_store, differ, row_seqs, Call};
+use super::deletion_calls::DeletionCalls;
+use super::wording::{alike, at_write, client_store, Call};
 use crate::divergence::TraceMark;
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
@@ -221,36 +222,6 @@ fn next_write_is_numbered_one(
 pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
     for d in cx.record.log.thread_deletions() {
-        let count = |n: &u64| format!("{n} rows");
-        let max_seq = |n: &u64| format!("max_seq {n}");
-        let calls = vec![
-            (
-                "delete_by_thread",
-                differ(&d.deleted, |n| format!("{n} rows deleted")),
-            ),
-            (
-                "max_seq after delete_by_thread",
-                differ(&d.max_seq_after, max_seq),
-            ),
-            (
-                "count_messages after delete_by_thread",
-                differ(&d.count_after, count),
-            ),
-            (
-                "list_messages after delete_by_thread",
-                differ(&d.messages_after, |r| row_seqs(r)),
-            ),
-            (
-                "list_events after delete_by_thread",
-                differ(&d.events_after, |r| row_seqs(r)),
-            ),
-        ];
-        Call::thread_deletion(d).deletion_apart(
-            slot,
-            calls,
-            (d.op, "delete_by_thread", &d.thread),
-            (&d.deleted, &d.max_seq_after),
-            f,
-        );
+        DeletionCalls::of_thread(d).answered_apart(slot, f);
     }
 }

@@ -240,45 +240,6 @@ pub(crate) fn row_seqs(rows: &[history::runs::RunEvent]) -> String {
     )
 }
 
-impl Call {
-    /// R9 for a deletion (`call` of `target` at `op`): a finding at the first of its answers
-    /// where the two stores differ (`calls`: the deletion itself and the reads the client made
-    /// around it, in that order), sqlite's answer beside the first store's, and the words of
-    /// what each store deleted and the numbering it kept (`slot` names the first store).
-    pub(crate) fn deletion_apart(
-        &self,
-        slot: &str,
-        calls: Vec<(&str, Option<(String, String)>)>,
-        (op, call, target): (u64, &str, &str),
-        (deleted, max_seq_after): (&Both<Answer<u64>>, &Both<Answer<u64>>),
-        f: &mut Findings,
-    ) {
-        let Some((apart, (first, sqlite))) = calls
-            .into_iter()
-            .find_map(|(call, apart)| Some((call, apart?)))
-        else {
-            return;
-        };
-        let pointer = self.answered(
-            apart,
-            &format!("the {slot} and sqlite stores"),
-            format!("sqlite: {sqlite}"),
-            format!("{first}, as the {slot} store answered"),
-        );
-        f.add_at(
-            BugId::R9,
-            pointer,
-            format!(
-                "op {op}: {call}({target}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
-                answered(&deleted.memory),
-                answered(&max_seq_after.memory),
-                answered(&deleted.sqlite),
-                answered(&max_seq_after.sqlite)
-            ),
-        );
-    }
-}
-
 /// With a system under test, the instances a first wrong answer names (`the memory store`,
 /// `the memory and sqlite stores`: the system's processes opened as `memory` and `sqlite`)
 /// named with the command they run (``the memory store (`python3 store.py`)``). Histsim's own
