@@ -35,6 +35,15 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
+/// What both views of one read are judged against: the thread (its key `t` and id `tid`), the
+/// model's truth as of the read and the count `count_messages` gave (`None`: it failed).
+struct ViewsOf<'a> {
+    t: &'a str,
+    tid: &'a str,
+    truth: &'a RunTruth,
+    count: Option<u64>,
+}
+
 /// Both views of one read: each is every message, and they agree with each other.
 fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings) {
     let ReadKind::Views {
@@ -63,6 +72,12 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         }
         return;
     }
+    let of = ViewsOf {
+        t,
+        tid,
+        truth,
+        count,
+    };
     let history_ok = match history {
         Err(e) => {
             f.unexplained_at(
@@ -76,7 +91,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
             let observed: Vec<ExpectedMessage> = h
                 .as_ref()
                 .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
-            check_history_view(&at.on("/history"), t, tid, truth, count, &observed, f)
+            check_history_view(&at.on("/history"), &of, &observed, f)
         }
     };
     let messages_ok = match messages {
@@ -91,7 +106,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         Ok(views) => {
             let observed: Vec<ExpectedMessage> =
                 views.iter().map(|v| of_rendered(&v.message)).collect();
-            check_messages_view(&at.on("/messages"), t, tid, truth, count, &observed, f)
+            check_messages_view(&at.on("/messages"), &of, &observed, f)
         }
     };
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
@@ -162,17 +177,15 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
 /// lost the oldest messages. Returns whether it passed.
 fn check_history_view(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
-    count: Option<u64>,
+    of: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if read_from_the_checkpoint(at, t, tid, truth, observed, f) {
+    let t = of.t;
+    if read_from_the_checkpoint(at, of, observed, f) {
         return false;
     }
-    if let Some(c) = count {
+    if let Some(c) = of.count {
         if observed.is_empty() && c > 0 {
             // Not a capped read (that keeps the latest messages): the view did not read the
             // event store at all (an empty or missing checkpoint).
@@ -190,7 +203,7 @@ fn check_history_view(
             return false;
         }
     }
-    agrees_with_the_model(at, (truth, tid), observed, |pointer, m, oldest_missing| {
+    agrees_with_the_model(at, of, observed, |pointer, m, oldest_missing| {
         if oldest_missing {
             f.add_at(
                 BugId::R2,
@@ -208,7 +221,7 @@ fn check_history_view(
 /// in words, and whether only the oldest messages are missing (a capped read).
 fn agrees_with_the_model(
     at: &Asked,
-    (truth, tid): (&RunTruth, &str),
+    &ViewsOf { tid, truth, .. }: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     differs: impl FnOnce(Pointer, HistoryMismatch, bool),
 ) -> bool {
@@ -225,9 +238,7 @@ fn agrees_with_the_model(
 /// event store's messages; whether it does.
 fn read_from_the_checkpoint(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
+    &ViewsOf { t, tid, truth, .. }: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
@@ -268,14 +279,12 @@ fn read_from_the_checkpoint(
 /// `/messages`: R7 whenever it is not every message (a cap, another filter).
 fn check_messages_view(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
-    count: Option<u64>,
+    of: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if let Some(c) = count {
+    let t = of.t;
+    if let Some(c) = of.count {
         let every = |n, c| {
             format!("{at}: /messages of {t} returned {n} of {c} messages: both views must read everything")
         };
@@ -283,7 +292,7 @@ fn check_messages_view(
             return false;
         }
     }
-    agrees_with_the_model(at, (truth, tid), observed, |pointer, m, oldest_missing| {
+    agrees_with_the_model(at, of, observed, |pointer, m, oldest_missing| {
         let what = if oldest_missing {
             "lost its oldest messages"
         } else {
