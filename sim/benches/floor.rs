@@ -170,7 +170,12 @@ fn runs_floor(s: &RunsScenario) -> Duration {
             .runs
             .iter()
             .filter(|r| r.worker == w)
-            .map(|r| (r.id.clone(), r.messages.iter().map(delay_ms).collect()))
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    r.messages.iter().map(MessageSpec::pause_ms).collect(),
+                )
+            })
             .collect();
         sim.host(format!("worker-{w}"), move || {
             let (stopped, runs) = (stopped.clone(), runs.clone());
@@ -216,15 +221,6 @@ fn runs_floor(s: &RunsScenario) -> Duration {
         Ok(())
     });
     simulated_time(sim)
-}
-
-fn delay_ms(m: &MessageSpec) -> u32 {
-    match m {
-        MessageSpec::Human { after_ms, .. }
-        | MessageSpec::ToolStep { after_ms, .. }
-        | MessageSpec::Ai { after_ms, .. } => *after_ms,
-        MessageSpec::Bulk { .. } => 0,
-    }
 }
 
 /// The worker an op goes to, and for a dispatch its run's index among that worker's runs (plus

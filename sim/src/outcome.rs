@@ -92,6 +92,24 @@ impl Violation {
     }
 }
 
+/// With a system under test, the first wrong answers given by the system's own processes (those
+/// `of_the_system` recognizes by the name a divergence gives them: a store, a replica) named
+/// with the command the system runs as well (``the memory store (`python3 store.py`)``), so a
+/// report says which program answered. Histsim's own parts keep their names.
+pub fn name_the_system(
+    violations: &mut [Violation],
+    command: &str,
+    of_the_system: impl Fn(&str) -> bool,
+) {
+    for d in violations
+        .iter_mut()
+        .filter_map(|v| v.first_divergence.as_mut())
+        .filter(|d| of_the_system(&d.by))
+    {
+        d.by = format!("{} (`{command}`)", d.by);
+    }
+}
+
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
@@ -413,5 +431,37 @@ impl Findings {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_processes_of_a_system_under_test_are_named_with_its_command() {
+        let at = |by: &str| {
+            Violation::safety(BugId::R9, "x")
+                .diverged_at(Divergence::of("page", 1, 2, by).answers("a", "b"))
+        };
+        let mut v = vec![
+            at("replica-2"),
+            at("the client merge"),
+            Violation::safety(BugId::R9, "y"),
+        ];
+        name_the_system(&mut v, "python3 display.py", |by| {
+            by.starts_with("replica-")
+        });
+        let by: Vec<Option<&str>> = (v.iter())
+            .map(|v| v.first_divergence.as_ref().map(|d| d.by.as_str()))
+            .collect();
+        assert_eq!(
+            by,
+            [
+                Some("replica-2 (`python3 display.py`)"),
+                Some("the client merge"),
+                None
+            ]
+        );
     }
 }

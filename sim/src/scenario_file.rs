@@ -26,6 +26,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub mod bounds;
 mod location;
 
 /// The version this build reads and writes.

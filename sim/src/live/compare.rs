@@ -3,7 +3,8 @@
 
 use super::outcome::live_run;
 use super::patterns::{reorder_max, Delivery, Patterns};
-use super::run::{Ended, LiveSetup};
+use super::run::LiveSetup;
+use super::seed_table::{compare_seeds, SeedRow};
 use crate::display::faults::FaultPlan;
 use crate::display::{run_scenario, DisplayScenario};
 use crate::verdict::Verdict;
@@ -102,36 +103,23 @@ fn row(seed: u64, live: &Patterns, sim: &Patterns) -> String {
     )
 }
 
+/// The table's header lines.
+const HEADER: [&str; 2] = [
+    "| seed | events | duplicates per event, live / sim | longest reorder in a display, live / sim | events no replica received (of them in server restarts), live / sim | converged after healing (ms), live / sim |",
+    "|---|---|---|---|---|---|",
+];
+
 /// Runs every seed both ways and prints the table.
 pub fn cmd(seeds: Range<u64>, setup: impl Fn(u64) -> Result<LiveSetup, String>) -> Verdict {
-    println!("| seed | events | duplicates per event, live / sim | longest reorder in a display, live / sim | events no replica received (of them in server restarts), live / sim | converged after healing (ms), live / sim |");
-    println!("|---|---|---|---|---|---|");
-    let mut verdict = Verdict::Clean;
-    for seed in seeds {
-        let setup = match setup(seed) {
-            Ok(s) => s,
-            Err(e) => return Verdict::usage(&e),
-        };
+    let dir = |s: &LiveSetup| s.dir.clone();
+    compare_seeds(&HEADER, seeds, setup, dir, |seed, setup| {
         let sim = simulated(&setup.scenario);
-        let dir = setup.dir.clone();
-        match live_run(setup) {
-            Ok(outcome) => {
-                println!("{}", row(seed, &outcome.patterns, &sim));
-                if !outcome.violations.is_empty() {
-                    eprintln!("seed {seed}: {}", outcome.violations[0]);
-                    verdict = verdict.worst(Verdict::Violation);
-                } else {
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-            }
-            Err(Ended::Interrupted) => return Verdict::WorldFailure,
-            Err(Ended::Broken(why)) => {
-                eprintln!("seed {seed}: the live run broke: {why}");
-                verdict = verdict.worst(Verdict::WorldFailure);
-            }
-        }
-    }
-    verdict
+        let outcome = live_run(setup)?;
+        Ok(SeedRow {
+            row: row(seed, &outcome.patterns, &sim),
+            violation: (outcome.violations.first()).map(|v| (v.to_string(), Verdict::Violation)),
+        })
+    })
 }
 
 #[cfg(test)]

@@ -165,28 +165,8 @@ mod tests {
     use crate::live::recording::Published;
 
     fn scenario() -> DisplayScenario {
-        toml::from_str(
-            r#"
-thread_id = "t"
-primary = "a"
-replicas = 2
-[agents.a]
-class = "A"
-id = "a1"
-[displays]
-main = "d1"
-[[turns]]
-steps = [
-  { id = 1, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "x" } },
-  { id = 2, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "y" } },
-  { id = 3, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "z" } },
-]
-[[faults]]
-kind = "drop"
-step = 2
-"#,
-        )
-        .expect("a scenario")
+        let drop_2 = "[[faults]]\nkind = \"drop\"\nstep = 2\n";
+        crate::live::fixtures::three_chunks(["main"; 3], drop_2)
     }
 
     fn recording(lines: Vec<(u8, ReplicaLine)>) -> Recording {
@@ -222,21 +202,24 @@ step = 2
         (r, line)
     }
 
+    /// Replica `r` got `step` at `at_us` and stored it.
+    fn kept(r: u8, step: u32, at_us: u64) -> [(u8, ReplicaLine); 2] {
+        [got(r, step, at_us), stored(r, step)]
+    }
+
     #[test]
     fn the_recorded_delivery_replaces_the_generated_faults() {
         // Replica 0 got every step, step 2 twice; replica 1 was down for steps 2 and 3.
-        let rec = recording(vec![
-            got(0, 1, 1100),
-            stored(0, 1),
-            got(1, 1, 1100),
-            stored(1, 1),
-            got(0, 2, 2100),
-            stored(0, 2),
-            got(0, 2, 2200),
-            stored(0, 2),
-            got(0, 3, 3100),
-            stored(0, 3),
-        ]);
+        let rec = recording(
+            [
+                kept(0, 1, 1100),
+                kept(1, 1, 1100),
+                kept(0, 2, 2100),
+                kept(0, 2, 2200),
+                kept(0, 3, 3100),
+            ]
+            .concat(),
+        );
         let copies = BTreeMap::from([(1, 2), (2, 2), (3, 1)]);
         let fates = fates(&rec, &copies);
         let replay = replay_scenario(&scenario(), &rec, &fates);
@@ -267,14 +250,7 @@ step = 2
 
     #[test]
     fn an_overtaken_delivery_is_a_delay() {
-        let rec = recording(vec![
-            got(0, 2, 2100),
-            stored(0, 2),
-            got(0, 1, 2500),
-            stored(0, 1),
-            got(0, 3, 3100),
-            stored(0, 3),
-        ]);
+        let rec = recording([kept(0, 2, 2100), kept(0, 1, 2500), kept(0, 3, 3100)].concat());
         let copies = BTreeMap::from([(1, 1), (2, 1), (3, 1)]);
         let mut s = scenario();
         s.replicas = 1;

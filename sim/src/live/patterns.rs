@@ -133,24 +133,7 @@ mod tests {
     use super::*;
 
     fn scenario() -> DisplayScenario {
-        let text = r#"
-thread_id = "t"
-primary = "a"
-replicas = 2
-[agents.a]
-class = "A"
-id = "a1"
-[displays]
-main = "d1"
-other = "d2"
-[[turns]]
-steps = [
-  { id = 1, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "x" } },
-  { id = 2, agent = "a", display = "other", run = "r", event = { kind = "chunk", text = "y" } },
-  { id = 3, agent = "a", display = "main", run = "r", event = { kind = "chunk", text = "z" } },
-]
-"#;
-        toml::from_str(text).expect("a scenario")
+        crate::live::fixtures::three_chunks(["main", "other", "main"], "")
     }
 
     #[test]

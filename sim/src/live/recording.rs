@@ -34,7 +34,6 @@ pub struct LiveRead {
     /// The turn whose request this was; `None` for the background client and the final polls.
     pub turn: Option<u32>,
     pub started_us: u64,
-    pub ended_us: u64,
     /// The answer, or why there was none (the replica was down or paused).
     pub answer: Result<ReadAnswer, String>,
     /// Part of the last round of polls after quiescence.

@@ -133,7 +133,6 @@ pub async fn read_once(live: &Live, k: u8, turn: Option<u32>, settled: bool) {
         replica: k,
         turn,
         started_us,
-        ended_us: wall_us(),
         answer,
         settled,
     });

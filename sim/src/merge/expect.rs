@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 /// What one render must show.
 #[derive(Clone, Debug)]
 pub struct ExpectedRender {
-    pub step: usize,
     /// The thread open.
     pub thread: String,
     pub keys: Vec<Key>,
@@ -226,7 +225,6 @@ impl Replay {
 
     fn render(&mut self) {
         self.out.renders.push(ExpectedRender {
-            step: self.step,
             thread: self.client.thread().to_string(),
             keys: self.client.view(),
             paged: self.client.paged(),

@@ -1,6 +1,7 @@
 //! The merge workload as data: a client session, step by step. The client starts with thread 0
 //! open; a step's messages are named by the step (`m<step>`), so a scenario file needs no ids.
 
+use crate::scenario_file::bounds::{entries_within, within};
 use serde::{Deserialize, Serialize};
 
 /// One client session against a server holding a few threads.
@@ -130,18 +131,8 @@ impl Step {
 impl MergeScenario {
     /// Checks what a file can get wrong, naming the field.
     pub fn validate(&self) -> Result<(), String> {
-        if !(1..=THREADS_MAX).contains(&self.threads) {
-            return Err(format!(
-                "threads: expected 1 to {THREADS_MAX}, found {}",
-                self.threads
-            ));
-        }
-        if self.steps.is_empty() || self.steps.len() > STEPS_MAX {
-            return Err(format!(
-                "steps: expected 1 to {STEPS_MAX} steps, found {}",
-                self.steps.len()
-            ));
-        }
+        within("threads", self.threads, 1..=THREADS_MAX)?;
+        entries_within("steps", self.steps.len(), STEPS_MAX)?;
         for (i, step) in self.steps.iter().enumerate() {
             if let Some(problem) = step.problem(self.threads) {
                 return Err(format!("steps[{i}].{problem}"));

@@ -152,22 +152,24 @@ impl World {
     /// A reload: the client holds nothing, the stream restores the thread's last `keep`
     /// messages, then the latest page of `limit` loads.
     fn reopen(&mut self, keep: usize, limit: u8) {
-        let rows = self.server.rows(&self.open, None);
-        let state: Vec<LiveMessage> = rows[rows.len().saturating_sub(keep)..]
-            .iter()
-            .map(|r| live(r))
-            .collect();
+        let state = self.open_thread_last(keep);
         self.client.reopen(&self.open, state);
         self.render();
         self.load(None, limit, false);
     }
 
-    fn reset(&mut self, keep: usize, summary: String) {
+    /// The open thread's last `keep` stored messages as the stream restores them (a reload, a
+    /// summarization reset).
+    fn open_thread_last(&self, keep: usize) -> Vec<LiveMessage> {
         let rows = self.server.rows(&self.open, None);
-        let kept: Vec<LiveMessage> = rows[rows.len().saturating_sub(keep)..]
+        rows[rows.len().saturating_sub(keep)..]
             .iter()
             .map(|r| live(r))
-            .collect();
+            .collect()
+    }
+
+    fn reset(&mut self, keep: usize, summary: String) {
+        let kept = self.open_thread_last(keep);
         let run = self.server.newest_run(&self.open).unwrap_or(0);
         let summary = LiveMessage {
             id: summary,

@@ -14,6 +14,7 @@ mod message_validation;
 pub mod model_input;
 pub mod nested;
 pub mod observations;
+mod op_targets;
 mod op_validation;
 pub mod options;
 pub mod play;

@@ -38,3 +38,16 @@ impl RunSpec {
             .sum()
     }
 }
+
+impl MessageSpec {
+    /// The simulated milliseconds before the message itself, not its tool results' (a `bulk`
+    /// block has no pause).
+    pub fn pause_ms(&self) -> u32 {
+        match self {
+            MessageSpec::Human { after_ms, .. }
+            | MessageSpec::Ai { after_ms, .. }
+            | MessageSpec::ToolStep { after_ms, .. } => *after_ms,
+            MessageSpec::Bulk { .. } => 0,
+        }
+    }
+}

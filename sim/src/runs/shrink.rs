@@ -263,7 +263,7 @@ fn run_integers(s: &RunsScenario, out: &mut Vec<Integer<RunsScenario>>) {
         }
         for (m, message) in run.messages.iter().enumerate() {
             let path = format!("runs[{r}].messages[{m}].after_ms");
-            out.extend(int(path, pause(message).into(), 0, move |c, v| {
+            out.extend(int(path, message.pause_ms().into(), 0, move |c, v| {
                 set_own_pause(&mut c.runs[r].messages[m], v as u32)
             }));
         }
@@ -416,7 +416,7 @@ fn plainer_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
         if !run.model_input.is_plain() {
             out.push(edit(move |c| c.runs[r].model_input = Default::default()));
         }
-        if run.messages.iter().any(|m| pause(m) > 0) {
+        if run.messages.iter().any(|m| m.pause_ms() > 0) {
             out.push(edit(move |c| {
                 for m in &mut c.runs[r].messages {
                     set_pause(m, 0);
@@ -445,15 +445,6 @@ fn plainer_ops(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     }
 }
 
-fn pause(m: &MessageSpec) -> u32 {
-    match m {
-        MessageSpec::Human { after_ms, .. }
-        | MessageSpec::Ai { after_ms, .. }
-        | MessageSpec::ToolStep { after_ms, .. } => *after_ms,
-        MessageSpec::Bulk { .. } => 0,
-    }
-}
-
 /// The pause before message `m` itself (not its tool results').
 fn set_own_pause(m: &mut MessageSpec, ms: u32) {
     match m {
@@ -464,13 +455,9 @@ fn set_own_pause(m: &mut MessageSpec, ms: u32) {
     }
 }
 
+/// The pause before message `m` and before each of its tool results.
 fn set_pause(m: &mut MessageSpec, ms: u32) {
-    match m {
-        MessageSpec::Human { after_ms, .. }
-        | MessageSpec::Ai { after_ms, .. }
-        | MessageSpec::ToolStep { after_ms, .. } => *after_ms = ms,
-        MessageSpec::Bulk { .. } => {}
-    }
+    set_own_pause(m, ms);
     if let MessageSpec::ToolStep { calls, .. } = m {
         for c in calls {
             c.after_ms = ms;
@@ -484,21 +471,12 @@ fn prune(mut s: RunsScenario) -> RunsScenario {
     let started = prune_ops(&mut s);
     s.runs.retain(|r| started.contains(&r.id));
     let mut named: BTreeSet<String> = s.runs.iter().map(|r| r.thread.clone()).collect();
-    for op in &s.ops {
-        if let Op::Views { thread }
-        | Op::Page { thread, .. }
-        | Op::Paginate { thread, .. }
-        | Op::Rate { thread, .. }
-        | Op::LastAnswers { thread }
-        | Op::UserMessages { thread, .. }
-        | Op::RateAnonymously { thread, .. }
-        | Op::Withdraw { thread, .. }
-        | Op::FeedbackReads { thread, .. }
-        | Op::DeleteThread { thread, .. } = op
-        {
-            named.insert(thread.clone());
-        }
-    }
+    named.extend(
+        s.ops
+            .iter()
+            .filter_map(|op| op.names().0)
+            .map(str::to_string),
+    );
     if !named.is_empty() {
         s.threads.retain(|k, _| named.contains(k));
     }

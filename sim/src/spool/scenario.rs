@@ -3,6 +3,7 @@
 //! The history is a synthetic one ([`history::spool::SyntheticRows`], deterministic in its seed),
 //! so a scenario file names it by its parameters instead of listing kilobytes of rows.
 
+use crate::scenario_file::bounds::{entries_within, within};
 use serde::{Deserialize, Serialize};
 
 fn default_write_buffer() -> u32 {
@@ -79,43 +80,21 @@ impl SpoolScenario {
     /// Checks what a file can get wrong, naming the field.
     pub fn validate(&self) -> Result<(), String> {
         let h = &self.history;
-        if h.content_bytes == 0 || h.content_bytes > CONTENT_BYTES_MAX {
-            return Err(format!(
-                "history.content_bytes: expected 1 to {CONTENT_BYTES_MAX}, found {}",
-                h.content_bytes
-            ));
-        }
-        if !(16..=65_536).contains(&h.text_bytes_max) {
-            return Err(format!(
-                "history.text_bytes_max: expected 16 to 65536, found {}",
-                h.text_bytes_max
-            ));
-        }
-        if !(64..=(1 << 20)).contains(&self.write_buffer_bytes) {
-            return Err(format!(
-                "write_buffer_bytes: expected 64 to 1048576, found {}",
-                self.write_buffer_bytes
-            ));
-        }
-        if self.chunk_bytes == 0 || self.chunk_bytes > 1 << 20 {
-            return Err(format!(
-                "chunk_bytes: expected 1 to 1048576, found {}",
-                self.chunk_bytes
-            ));
-        }
-        if self.requests.is_empty() || self.requests.len() > REQUESTS_MAX {
-            return Err(format!(
-                "requests: expected 1 to {REQUESTS_MAX} requests, found {}",
-                self.requests.len()
-            ));
-        }
+        within(
+            "history.content_bytes",
+            h.content_bytes,
+            1..=CONTENT_BYTES_MAX,
+        )?;
+        within("history.text_bytes_max", h.text_bytes_max, 16..=65_536)?;
+        within("write_buffer_bytes", self.write_buffer_bytes, 64..=1 << 20)?;
+        within("chunk_bytes", self.chunk_bytes, 1..=1 << 20)?;
+        entries_within("requests", self.requests.len(), REQUESTS_MAX)?;
         for (i, r) in self.requests.iter().enumerate() {
-            if r.rows_percent == 0 || r.rows_percent > 100 {
-                return Err(format!(
-                    "requests[{i}].rows_percent: expected 1 to 100, found {}",
-                    r.rows_percent
-                ));
-            }
+            within(
+                &format!("requests[{i}].rows_percent"),
+                r.rows_percent,
+                1..=100,
+            )?;
         }
         if let Some(s) = &self.system {
             if s.len() > 4096 {

@@ -5,7 +5,7 @@
 
 use super::outcome::{live_run, RunsOutcome};
 use super::setup::RunsSetup;
-use crate::live::run::Ended;
+use crate::live::seed_table::{compare_seeds, SeedRow};
 use crate::runs::observations::WorldRecord;
 use crate::runs::record::TruthEvent;
 use crate::runs::scenario::RunsScenario;
@@ -117,37 +117,20 @@ pub fn row(seed: u64, o: &RunsOutcome, live: &RunsFigures, sim: &RunsFigures) ->
 
 /// Runs every seed live and in the simulation and prints the table.
 pub fn cmd(seeds: Range<u64>, setup: impl Fn(u64) -> Result<RunsSetup, String>) -> Verdict {
-    for line in HEADER {
-        println!("{line}");
-    }
-    let mut verdict = Verdict::Clean;
-    for seed in seeds {
-        let setup = match setup(seed) {
-            Ok(s) => s,
-            Err(e) => return Verdict::usage(&e),
-        };
+    let dir = |s: &RunsSetup| s.dir.clone();
+    compare_seeds(&HEADER, seeds, setup, dir, |seed, setup| {
         let sim = simulated(&setup);
         let dir = setup.dir.clone();
-        match live_run(setup) {
-            Ok(outcome) => {
-                println!("{}", row(seed, &outcome, &live(&outcome), &sim));
-                if let Some(v) = outcome.violations.first() {
-                    eprintln!("seed {seed}: {v} (run directory {})", dir.display());
-                    verdict = verdict.worst(if outcome.unsafe_run() {
-                        Verdict::Violation
-                    } else {
-                        Verdict::Liveness
-                    });
-                } else {
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-            }
-            Err(Ended::Interrupted) => return Verdict::WorldFailure,
-            Err(Ended::Broken(why)) => {
-                eprintln!("seed {seed}: the live run broke: {why}");
-                verdict = verdict.worst(Verdict::WorldFailure);
-            }
-        }
-    }
-    verdict
+        let outcome = live_run(setup)?;
+        let found = if outcome.unsafe_run() {
+            Verdict::Violation
+        } else {
+            Verdict::Liveness
+        };
+        Ok(SeedRow {
+            row: row(seed, &outcome, &live(&outcome), &sim),
+            violation: (outcome.violations.first())
+                .map(|v| (format!("{v} (run directory {})", dir.display()), found)),
+        })
+    })
 }

@@ -57,49 +57,57 @@ impl LiveTap {
     }
 }
 
-impl RunEventStore for LiveTap {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
+impl LiveTap {
+    /// Write call `call` of run `run`: announced with its `rows` before it reaches the store,
+    /// its error or the seqs its rows were stored at (`stored_at` of its answer) after.
+    fn announced<T>(
+        &self,
+        (run, call, rows): (usize, &str, CallRows),
+        write: impl FnOnce(&dyn RunEventStore) -> Result<T, RunStoreError>,
+        stored_at: impl FnOnce(&T) -> Vec<u64>,
+    ) -> Result<T, RunStoreError> {
         say(&WorkerLine::Call {
             run,
             at_us: wall_us(),
-            rows: CallRows::Batch {
-                events: events.clone(),
-            },
+            rows,
         });
-        let answer = self.store.put_batch(events);
-        self.answered(run, "put_batch", &answer);
-        if let Ok(seqs) = &answer {
-            let seqs = seqs.clone();
+        let answer = write(&*self.store);
+        self.answered(run, call, &answer);
+        if let Ok(answered) = &answer {
             say(&WorkerLine::Wrote {
                 run,
                 at_us: wall_us(),
-                seqs,
+                seqs: stored_at(answered),
             });
         }
         answer
+    }
+}
+
+impl RunEventStore for LiveTap {
+    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
+        let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
+        let rows = CallRows::Batch {
+            events: events.clone(),
+        };
+        self.announced(
+            (run, "put_batch", rows),
+            |store| store.put_batch(events),
+            Vec::clone,
+        )
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
         let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
         let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-        say(&WorkerLine::Call {
-            run,
-            at_us: wall_us(),
-            rows: CallRows::Numbered {
-                events: events.clone(),
-            },
-        });
-        let answer = self.store.insert_numbered(events);
-        self.answered(run, "insert_numbered", &answer);
-        if answer.is_ok() {
-            say(&WorkerLine::Wrote {
-                run,
-                at_us: wall_us(),
-                seqs,
-            });
-        }
-        answer
+        let rows = CallRows::Numbered {
+            events: events.clone(),
+        };
+        self.announced(
+            (run, "insert_numbered", rows),
+            |store| store.insert_numbered(events),
+            |()| seqs,
+        )
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {

@@ -12,6 +12,7 @@
 //!   those writes, the client's late writes and receipts, whatever they answered).
 
 use super::context::Context;
+use super::deletion_calls::{Answers, DeletionCalls};
 use super::wording::{alike, client_store, when, Asked, Call};
 use crate::divergence::TraceMark;
 use crate::outcome::Findings;
@@ -44,17 +45,10 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
             );
         }
     };
-    for d in cx.record.log.deletions() {
-        let (what, at) = (
-            format!("op {}: deleting run {}", d.op, d.run_id),
-            Call::deletion(d),
-        );
-        judge(&what, &at, "max_seq", errors(&d.max_seq_before, slot));
-        judge(&what, &at, "delete_by_run", errors(&d.deleted, slot));
-        judge(&what, &at, "max_seq", errors(&d.max_seq_after, slot));
-        judge(&what, &at, "list_events", errors(&d.events_after, slot));
-        let messages = errors(&d.messages_after, slot);
-        judge(&what, &at, "list_messages_by_run", messages);
+    for d in cx.record.log.deletions().iter().map(DeletionCalls::of_run) {
+        for (call, errors) in deletion_errors(&d, slot) {
+            judge(&d.what(), &d.at, call, errors);
+        }
     }
     for r in cx.record.log.receipts() {
         if super::fence_rules::fenced(cx.record, r.op, &r.event) {
@@ -69,16 +63,16 @@ pub fn errors_only_where_the_contract_allows(cx: &Context<'_>, f: &mut Findings)
             errors(&r.answer, slot),
         );
     }
-    for d in cx.record.log.thread_deletions() {
-        let (what, at) = (
-            format!("op {}: deleting thread {}", d.op, d.thread),
-            Call::thread_deletion(d),
-        );
-        judge(&what, &at, "delete_by_thread", errors(&d.deleted, slot));
-        judge(&what, &at, "max_seq", errors(&d.max_seq_after, slot));
-        judge(&what, &at, "count_messages", errors(&d.count_after, slot));
-        judge(&what, &at, "list_messages", errors(&d.messages_after, slot));
-        judge(&what, &at, "list_events", errors(&d.events_after, slot));
+    for d in cx
+        .record
+        .log
+        .thread_deletions()
+        .iter()
+        .map(DeletionCalls::of_thread)
+    {
+        for (call, errors) in deletion_errors(&d, slot) {
+            judge(&d.what(), &d.at, call, errors);
+        }
     }
     feedback_read_errors(cx, f);
     journal_errors(cx, f);
@@ -184,6 +178,24 @@ fn whole_state_errors(cx: &Context<'_>, f: &mut Findings) {
             errors(counts, slot),
         );
     }
+}
+
+/// The errors of a deletion's calls, by the store op each answer came from.
+fn deletion_errors<'a>(
+    d: &DeletionCalls<'a>,
+    slot: &'static str,
+) -> Vec<(&'static str, Vec<(String, &'a String)>)> {
+    (d.calls.iter())
+        .map(|(call, _, answers)| {
+            let errors = match answers {
+                Answers::Deleted(both) | Answers::MaxSeq(both) | Answers::Count(both) => {
+                    errors(both, slot)
+                }
+                Answers::Rows(both) => errors(both, slot),
+            };
+            (*call, errors)
+        })
+        .collect()
 }
 
 /// The errors of one answer of the pair, each with the stores that answered it.

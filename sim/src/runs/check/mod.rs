@@ -29,6 +29,7 @@
 
 pub mod answer_rules;
 pub mod context;
+pub(in crate::runs) mod deletion_calls;
 pub mod event_rules;
 pub mod everywhere_rules;
 pub mod feedback_rules;

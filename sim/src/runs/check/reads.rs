@@ -5,11 +5,11 @@
 use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::wording::{at_rating, listed, or_none, Asked};
-use crate::outcome::Findings;
+use crate::outcome::{Findings, Pointer};
 use crate::runs::record::{RatedFrom, Read, ReadKind};
 use history::runs::{content_text, MessageView, ThreadHistory};
 use history::BugId;
-use model::runs::{ExpectedMessage, RunOutcome, RunTruth};
+use model::runs::{ExpectedMessage, HistoryMismatch, RunOutcome, RunTruth};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,6 +33,15 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
             | ReadKind::DefaultScopeMessages { .. } => {}
         }
     }
+}
+
+/// What both views of one read are judged against: the thread (its key `t` and id `tid`), the
+/// model's truth as of the read and the count `count_messages` gave (`None`: it failed).
+struct ViewsOf<'a> {
+    t: &'a str,
+    tid: &'a str,
+    truth: &'a RunTruth,
+    count: Option<u64>,
 }
 
 /// Both views of one read: each is every message, and they agree with each other.
@@ -63,6 +72,12 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         }
         return;
     }
+    let of = ViewsOf {
+        t,
+        tid,
+        truth,
+        count,
+    };
     let history_ok = match history {
         Err(e) => {
             f.unexplained_at(
@@ -76,7 +91,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
             let observed: Vec<ExpectedMessage> = h
                 .as_ref()
                 .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
-            check_history_view(&at.on("/history"), t, tid, truth, count, &observed, f)
+            check_history_view(&at.on("/history"), &of, &observed, f)
         }
     };
     let messages_ok = match messages {
@@ -91,7 +106,7 @@ fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings
         Ok(views) => {
             let observed: Vec<ExpectedMessage> =
                 views.iter().map(|v| of_rendered(&v.message)).collect();
-            check_messages_view(&at.on("/messages"), t, tid, truth, count, &observed, f)
+            check_messages_view(&at.on("/messages"), &of, &observed, f)
         }
     };
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
@@ -139,18 +154,12 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
         "{at}: paging through {t} by {limit} ({})",
         if *backward { "backward" } else { "forward" }
     );
-    if rows.len() as u64 != *count {
-        f.add_at(
-            BugId::R2,
-            at.answers(
-                format!("{} rows", rows.len()),
-                format!("{count} rows (count_messages)"),
-            ),
-            format!(
-                "{how} returned {} rows, count_messages {count}: a full read must return every message",
-                rows.len()
-            ),
-        );
+    let every = |n, c| {
+        format!(
+            "{how} returned {n} rows, count_messages {c}: a full read must return every message"
+        )
+    };
+    if at.count_differs(BugId::R2, "rows", (rows.len(), *count), every, f) {
         return;
     }
     let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
@@ -168,17 +177,15 @@ fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findi
 /// lost the oldest messages. Returns whether it passed.
 fn check_history_view(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
-    count: Option<u64>,
+    of: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if read_from_the_checkpoint(at, t, tid, truth, observed, f) {
+    let t = of.t;
+    if read_from_the_checkpoint(at, of, observed, f) {
         return false;
     }
-    if let Some(c) = count {
+    if let Some(c) = of.count {
         if observed.is_empty() && c > 0 {
             // Not a capped read (that keeps the latest messages): the view did not read the
             // event store at all (an empty or missing checkpoint).
@@ -189,47 +196,49 @@ fn check_history_view(
             );
             return false;
         }
-        if observed.len() as u64 != c {
-            f.add_at(
-                BugId::R2,
-                at.answers(
-                    format!("{} messages", observed.len()),
-                    format!("{c} messages (count_messages)"),
-                ),
-                format!(
-                    "{at}: /history of {t} returned {} of {c} messages (count_messages): a full read must return every message",
-                    observed.len()
-                ),
-            );
+        let full = |n, c| {
+            format!("{at}: /history of {t} returned {n} of {c} messages (count_messages): a full read must return every message")
+        };
+        if at.count_differs(BugId::R2, "messages", (observed.len(), c), full, f) {
             return false;
         }
     }
-    match truth.check_history(tid, observed) {
-        Ok(()) => true,
-        Err(m) => {
-            let (answered, expected) = m.sides();
-            let pointer = at.answers(answered, expected);
-            if only_oldest_missing(truth, tid, observed) {
-                f.add_at(
-                    BugId::R2,
-                    pointer,
-                    format!("{at}: /history of {t} lost its oldest messages: {m}"),
-                );
-            } else {
-                f.unexplained_at(BugId::R1, pointer, format!("{at}: /history of {t}: {m}"));
-            }
-            false
+    agrees_with_the_model(at, of, observed, |pointer, m, oldest_missing| {
+        if oldest_missing {
+            f.add_at(
+                BugId::R2,
+                pointer,
+                format!("{at}: /history of {t} lost its oldest messages: {m}"),
+            );
+        } else {
+            f.unexplained_at(BugId::R1, pointer, format!("{at}: /history of {t}: {m}"));
         }
-    }
+    })
+}
+
+/// Whether a view's messages (`observed`) are the thread's history as the model has it as of
+/// the read; if not, `differs` reports the difference: the finding's pointer, the difference
+/// in words, and whether only the oldest messages are missing (a capped read).
+fn agrees_with_the_model(
+    at: &Asked,
+    &ViewsOf { tid, truth, .. }: &ViewsOf<'_>,
+    observed: &[ExpectedMessage],
+    differs: impl FnOnce(Pointer, HistoryMismatch, bool),
+) -> bool {
+    let Err(m) = truth.check_history(tid, observed) else {
+        return true;
+    };
+    let (answered, expected) = m.sides();
+    let oldest_missing = only_oldest_missing(truth, tid, observed);
+    differs(at.answers(answered, expected), m, oldest_missing);
+    false
 }
 
 /// R1: `/history` shows the checkpoint (a summary, messages without run_id) instead of the
 /// event store's messages; whether it does.
 fn read_from_the_checkpoint(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
+    &ViewsOf { t, tid, truth, .. }: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
@@ -270,46 +279,31 @@ fn read_from_the_checkpoint(
 /// `/messages`: R7 whenever it is not every message (a cap, another filter).
 fn check_messages_view(
     at: &Asked,
-    t: &str,
-    tid: &str,
-    truth: &RunTruth,
-    count: Option<u64>,
+    of: &ViewsOf<'_>,
     observed: &[ExpectedMessage],
     f: &mut Findings,
 ) -> bool {
-    if let Some(c) = count {
-        if observed.len() as u64 != c {
-            f.add_at(
-                BugId::R7,
-                at.answers(
-                    format!("{} messages", observed.len()),
-                    format!("{c} messages (count_messages)"),
-                ),
-                format!(
-                    "{at}: /messages of {t} returned {} of {c} messages: both views must read everything",
-                    observed.len()
-                ),
-            );
+    let t = of.t;
+    if let Some(c) = of.count {
+        let every = |n, c| {
+            format!("{at}: /messages of {t} returned {n} of {c} messages: both views must read everything")
+        };
+        if at.count_differs(BugId::R7, "messages", (observed.len(), c), every, f) {
             return false;
         }
     }
-    match truth.check_history(tid, observed) {
-        Ok(()) => true,
-        Err(m) => {
-            let what = if only_oldest_missing(truth, tid, observed) {
-                "lost its oldest messages"
-            } else {
-                "differs from the model"
-            };
-            let (answered, expected) = m.sides();
-            f.add_at(
-                BugId::R7,
-                at.answers(answered, expected),
-                format!("{at}: /messages of {t} {what}: {m}"),
-            );
-            false
-        }
-    }
+    agrees_with_the_model(at, of, observed, |pointer, m, oldest_missing| {
+        let what = if oldest_missing {
+            "lost its oldest messages"
+        } else {
+            "differs from the model"
+        };
+        f.add_at(
+            BugId::R7,
+            pointer,
+            format!("{at}: /messages of {t} {what}: {m}"),
+        );
+    })
 }
 
 fn is_summary(m: &ExpectedMessage) -> bool {

@@ -5,9 +5,10 @@
 //! Where the two backends answered one of these calls differently, R9.
 
 use super::context::{of_row, Context};
+use super::deletion_calls::DeletionCalls;
 use super::thread_rules::{deleted_with_thread, era_start, thread_deleted_before};
 use super::truth::Snapshots;
-use super::wording::{alike, client_store, deletions_apart, differ, row_seqs, when, Asked, Call};
+use super::wording::{alike, client_store, when, Asked, Call};
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
 use crate::runs::record::{DeletionRecord, ReadKind, ReceiptRecord, Written};
@@ -298,39 +299,7 @@ fn page_shape_fault(
 pub fn wider_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
     for d in cx.record.log.deletions() {
-        let count = |n: &u64| format!("{n} rows deleted");
-        let max_seq = |n: &u64| format!("max_seq {n}");
-        let calls = vec![
-            (
-                "max_seq before delete_by_run",
-                differ(&d.max_seq_before, max_seq),
-            ),
-            ("delete_by_run", differ(&d.deleted, count)),
-            (
-                "max_seq after delete_by_run",
-                differ(&d.max_seq_after, max_seq),
-            ),
-            (
-                "list_events after delete_by_run",
-                differ(&d.events_after, |r| row_seqs(r)),
-            ),
-            (
-                "list_messages_by_run after delete_by_run",
-                differ(&d.messages_after, |r| row_seqs(r)),
-            ),
-        ];
-        if let Some(pointer) = Call::deletion(d).first_apart(slot, calls) {
-            f.add_at(
-                BugId::R9,
-                pointer,
-                deletions_apart(
-                    (d.op, "delete_by_run", &d.run_id),
-                    slot,
-                    &d.deleted,
-                    &d.max_seq_after,
-                ),
-            );
-        }
+        DeletionCalls::of_run(d).answered_apart(slot, f);
     }
     for read in cx.record.log.reads() {
         if let ReadKind::RunMessages { run, pages, .. } = &read.kind {

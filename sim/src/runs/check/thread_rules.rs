@@ -8,11 +8,12 @@
 //! numbered 1. Where the two backends answered a thread deletion differently, R9.
 
 use super::context::Context;
-use super::wording::{alike, at_write, client_store, deletions_apart, differ, row_seqs, Call};
+use super::deletion_calls::DeletionCalls;
+use super::wording::{alike, at_write, client_store, Call};
 use crate::divergence::TraceMark;
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
-use crate::runs::record::{Answer, ThreadDeletionRecord, Written};
+use crate::runs::record::{Answer, Both, ThreadDeletionRecord, Written};
 use history::runs::RunEvent;
 use history::BugId;
 
@@ -101,6 +102,10 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
+/// A number a read after a deletion must answer 0: the read, both stores' answers, a number in
+/// words, what a finding adds after it.
+type MustReadZero<'a> = (&'a str, &'a Both<Answer<u64>>, fn(u64) -> String, &'a str);
+
 /// R23's reads right after the deletion: `max_seq` 0, a count of 0, no message and no event of
 /// any of the thread's runs.
 fn reads_after_show_it_empty(
@@ -111,37 +116,32 @@ fn reads_after_show_it_empty(
 ) {
     let slot = cx.record.first_slot;
     let call = Call::thread_deletion(d);
-    for (stores, seq) in alike(&d.max_seq_after, slot) {
-        if let Ok(seq) = seq {
-            if *seq != 0 {
+    let zeros: [MustReadZero<'_>; 2] = [
+        (
+            "max_seq",
+            &d.max_seq_after,
+            |n| format!("max_seq {n}"),
+            ", not 0: the thread was not emptied",
+        ),
+        (
+            "count_messages",
+            &d.count_after,
+            |n| format!("{n} messages"),
+            "",
+        ),
+    ];
+    for (read, both, words, why) in zeros {
+        for (stores, n) in alike(both, slot) {
+            if let Ok(n @ 1..) = n {
                 f.add_at(
                     BugId::R23,
                     call.answered(
-                        "max_seq after delete_by_thread",
+                        &format!("{read} after delete_by_thread"),
                         &stores,
-                        format!("max_seq {seq}"),
-                        "max_seq 0",
+                        words(*n),
+                        words(0),
                     ),
-                    format!("op {}: after {what}, max_seq on {stores} is {seq}, not 0: the thread was not emptied", d.op),
-                );
-            }
-        }
-    }
-    for (stores, count) in alike(&d.count_after, slot) {
-        if let Ok(c) = count {
-            if *c != 0 {
-                f.add_at(
-                    BugId::R23,
-                    call.answered(
-                        "count_messages after delete_by_thread",
-                        &stores,
-                        format!("{c} messages"),
-                        "0 messages",
-                    ),
-                    format!(
-                        "op {}: after {what}, count_messages on {stores} is {c}",
-                        d.op
-                    ),
+                    format!("op {}: after {what}, {read} on {stores} is {n}{why}", d.op),
                 );
             }
         }
@@ -222,41 +222,6 @@ fn next_write_is_numbered_one(
 pub fn thread_answers_agree(cx: &Context<'_>, f: &mut Findings) {
     let slot = cx.record.first_slot;
     for d in cx.record.log.thread_deletions() {
-        let count = |n: &u64| format!("{n} rows");
-        let max_seq = |n: &u64| format!("max_seq {n}");
-        let calls = vec![
-            (
-                "delete_by_thread",
-                differ(&d.deleted, |n| format!("{n} rows deleted")),
-            ),
-            (
-                "max_seq after delete_by_thread",
-                differ(&d.max_seq_after, max_seq),
-            ),
-            (
-                "count_messages after delete_by_thread",
-                differ(&d.count_after, count),
-            ),
-            (
-                "list_messages after delete_by_thread",
-                differ(&d.messages_after, |r| row_seqs(r)),
-            ),
-            (
-                "list_events after delete_by_thread",
-                differ(&d.events_after, |r| row_seqs(r)),
-            ),
-        ];
-        if let Some(pointer) = Call::thread_deletion(d).first_apart(slot, calls) {
-            f.add_at(
-                BugId::R9,
-                pointer,
-                deletions_apart(
-                    (d.op, "delete_by_thread", &d.thread),
-                    slot,
-                    &d.deleted,
-                    &d.max_seq_after,
-                ),
-            );
-        }
+        DeletionCalls::of_thread(d).answered_apart(slot, f);
     }
 }

@@ -98,15 +98,8 @@ fn check_scope(
     f: &mut Findings,
 ) {
     let tid = cx.thread_id(t);
-    if rows.len() as u64 != count {
-        f.add_at(
-            BugId::R19,
-            how.answers(
-                format!("{} rows", rows.len()),
-                format!("{count} rows (count_messages)"),
-            ),
-            format!("{how}: {} rows, count_messages {count}", rows.len()),
-        );
+    let why = |n, c| format!("{how}: {n} rows, count_messages {c}");
+    if how.count_differs(BugId::R19, "rows", (rows.len(), count), why, f) {
         return;
     }
     let owner_of = |run_id: &str| {

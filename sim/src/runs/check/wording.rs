@@ -3,12 +3,13 @@
 
 use super::context::Context;
 use crate::divergence::{Divergence, TraceMark};
-use crate::outcome::Pointer;
+use crate::outcome::{Findings, Pointer};
 use crate::runs::record::{
     Answer, Both, DeletionRecord, Read, ReadKind, ReceiptRecord, ThreadDeletionRecord,
 };
 use crate::workload::StoreKind;
 use history::runs::MessageCursor;
+use history::BugId;
 use std::fmt::{self, Display};
 
 /// When a read was made, as a message names it: its place in the world's order of operations
@@ -87,6 +88,31 @@ impl Asked {
             self.request.clone().answers(answered, expected),
             self.mark.clone(),
         )
+    }
+
+    /// Whether the read returned a number of rows (`returned`, in `unit`s) other than the
+    /// count `count_messages` gave (`count`); if so, a finding of `id` in the words `why` makes
+    /// of both numbers.
+    pub(crate) fn count_differs(
+        &self,
+        id: BugId,
+        unit: &str,
+        (returned, count): (usize, u64),
+        why: impl FnOnce(usize, u64) -> String,
+        f: &mut Findings,
+    ) -> bool {
+        if returned as u64 == count {
+            return false;
+        }
+        f.add_at(
+            id,
+            self.answers(
+                format!("{returned} {unit}"),
+                format!("{count} {unit} (count_messages)"),
+            ),
+            why(returned, count),
+        );
+        true
     }
 }
 
@@ -214,51 +240,25 @@ pub(crate) fn row_seqs(rows: &[history::runs::RunEvent]) -> String {
     )
 }
 
-impl Call {
-    /// R9's pointer at the first of a call's answers (the call itself, then the reads the
-    /// client made right after it, in that order) where the two stores differ: sqlite's answer
-    /// beside the first store's. `None` when they agree on every one.
-    pub(crate) fn first_apart(
-        &self,
-        first_slot: &str,
-        calls: Vec<(&str, Option<(String, String)>)>,
-    ) -> Option<crate::outcome::Pointer> {
-        let (call, (first, sqlite)) = calls
-            .into_iter()
-            .find_map(|(call, apart)| Some((call, apart?)))?;
-        Some(self.answered(
-            call,
-            &format!("the {first_slot} and sqlite stores"),
-            format!("sqlite: {sqlite}"),
-            format!("{first}, as the {first_slot} store answered"),
-        ))
-    }
-}
-
 /// With a system under test, the instances a first wrong answer names (`the memory store`,
 /// `the memory and sqlite stores`: the system's processes opened as `memory` and `sqlite`)
 /// named with the command they run (``the memory store (`python3 store.py`)``). Histsim's own
 /// parts (its feedback store, the client's run mapping, the summarization middleware) are
 /// left as they are.
 pub(crate) fn name_the_system(violations: &mut [crate::outcome::Violation], command: &str) {
-    let of_the_system = |by: &str| {
-        let stores = by.strip_prefix("the ").and_then(|b| {
-            b.strip_suffix(" stores")
-                .or_else(|| b.strip_suffix(" store"))
-        });
-        stores.is_some_and(|s| {
-            s.split(" and ")
-                .all(|slot| ["memory", "jsonl", "sqlite"].contains(&slot))
-        })
-    };
-    for d in violations
-        .iter_mut()
-        .filter_map(|v| v.first_divergence.as_mut())
-    {
-        if of_the_system(&d.by) {
-            d.by = format!("{} (`{command}`)", d.by);
-        }
-    }
+    crate::outcome::name_the_system(violations, command, of_the_system);
+}
+
+/// Whether a first wrong answer's `by` names the system's stores.
+fn of_the_system(by: &str) -> bool {
+    let stores = by.strip_prefix("the ").and_then(|b| {
+        b.strip_suffix(" stores")
+            .or_else(|| b.strip_suffix(" store"))
+    });
+    stores.is_some_and(|s| {
+        s.split(" and ")
+            .all(|slot| ["memory", "jsonl", "sqlite"].contains(&slot))
+    })
 }
 
 /// Two stores' answers apart (R9), as the rules word them (`count_messages(t0): jsonl 0 vs
@@ -302,23 +302,6 @@ pub(crate) fn answered<T: Display>(answer: &Answer<T>) -> String {
     }
 }
 
-/// R9's words for a deletion the two stores answered apart: `call` of `target` at `op`, what
-/// each store deleted and the numbering it kept (`slot` names the first store of the pair).
-pub(crate) fn deletions_apart(
-    (op, call, target): (u64, &str, &str),
-    slot: &str,
-    deleted: &Both<Answer<u64>>,
-    max_seq_after: &Both<Answer<u64>>,
-) -> String {
-    format!(
-        "op {op}: {call}({target}): {slot} deleted {} (max_seq {}), sqlite deleted {} (max_seq {}), or their reads after differ",
-        answered(&deleted.memory),
-        answered(&max_seq_after.memory),
-        answered(&deleted.sqlite),
-        answered(&max_seq_after.sqlite)
-    )
-}
-
 /// The pair's answers, each with the stores that gave it: one answer named `the memory and
 /// sqlite stores` when both gave it, else each with its own store (`the sqlite store`). A
 /// finding about an answer both stores gave is then said once, on one line.
@@ -348,31 +331,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_system_under_test_is_named_by_its_command() {
-        use crate::divergence::Divergence;
-        use crate::outcome::Violation;
-        let at = |by: &str| {
-            Violation::safety(history::BugId::R9, "x")
-                .diverged_at(Divergence::of("page", 1, 2, by).answers("a", "b"))
-        };
-        let mut v = vec![
-            at("the memory and sqlite stores"),
-            at("the sqlite store"),
-            at("the feedback store"),
-        ];
-        name_the_system(&mut v, "python3 store.py");
-        let by: Vec<&str> = v
-            .iter()
-            .filter_map(|v| v.first_divergence.as_ref().map(|d| d.by.as_str()))
-            .collect();
-        assert_eq!(
-            by,
-            [
-                "the memory and sqlite stores (`python3 store.py`)",
-                "the sqlite store (`python3 store.py`)",
-                "the feedback store",
-            ]
-        );
+    fn the_system_is_its_stores() {
+        assert!(of_the_system("the memory and sqlite stores"));
+        assert!(of_the_system("the sqlite store"));
+        assert!(of_the_system("the jsonl store"));
+        assert!(!of_the_system("the feedback store"));
+        assert!(!of_the_system("the client's run mapping"));
     }
 
     #[test]

@@ -11,32 +11,13 @@ use crate::runs::store_differences::{left_out_entry, shape_of, StoreDifference, 
 
 /// The thread key `op` acts on, if any (through its run for a run's op).
 fn thread_of<'a>(world: &'a World, op: &'a Op) -> Option<&'a str> {
-    let run = |id: &str| {
-        let r = world.scenario.run_index(id)?;
-        Some(world.scenario.runs[r].thread.as_str())
-    };
-    match op {
-        Op::Sleep { .. } => None,
-        Op::Start { run: r }
-        | Op::Wait { run: r }
-        | Op::Events { run: r }
-        | Op::DeleteRun { run: r }
-        | Op::Receipt { run: r, .. }
-        | Op::LateWrite { run: r }
-        | Op::RunMessages { run: r, .. }
-        | Op::FilteredEvents { run: r, .. }
-        | Op::WithdrawRun { run: r, .. } => run(r),
-        Op::Views { thread }
-        | Op::Page { thread, .. }
-        | Op::Paginate { thread, .. }
-        | Op::LastAnswers { thread }
-        | Op::UserMessages { thread, .. }
-        | Op::Rate { thread, .. }
-        | Op::RateAnonymously { thread, .. }
-        | Op::Withdraw { thread, .. }
-        | Op::FeedbackReads { thread, .. }
-        | Op::DeleteThread { thread, .. }
-        | Op::DefaultScopeMessages { thread, .. } => Some(thread.as_str()),
+    match op.names() {
+        (Some(thread), _) => Some(thread),
+        (None, Some(run)) => {
+            let r = world.scenario.run_index(run)?;
+            Some(world.scenario.runs[r].thread.as_str())
+        }
+        (None, None) => None,
     }
 }
 

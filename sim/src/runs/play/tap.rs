@@ -108,14 +108,34 @@ impl Tap {
         }
     }
 
-    /// Both stores' answers to a journal-side call, their errors kept for R24.
-    fn keep_both<T>(
+    /// Both stores' answers to a journal-side call (`label`: the call as the trace names it),
+    /// their errors kept for R24 and, where they differ, the disagreement, each answer spoken
+    /// by `words`.
+    fn keep_both<T: PartialEq + std::fmt::Debug>(
         &self,
-        call: &'static str,
+        (call, label): (&'static str, String),
         run_id: Option<&str>,
         (m, s): (&Result<T, RunStoreError>, &Result<T, RunStoreError>),
+        words: impl Fn(&T) -> String,
     ) {
-        self.keep_errors(call, run_id, &[(self.world.first_slot, m), ("sqlite", s)]);
+        let slot = self.world.first_slot;
+        self.keep_errors(call, run_id, &[(slot, m), ("sqlite", s)]);
+        if m != s {
+            self.disagree(
+                format!("{label}: {slot} {m:?}, sqlite {s:?}"),
+                label,
+                spoken(m, &words),
+                spoken(s, &words),
+            );
+        }
+    }
+
+    /// Of both stores' answers (the first slot's, then sqlite's), the primary store's.
+    fn primary_of<T>(&self, (m, s): (T, T)) -> T {
+        match self.world.primary {
+            StoreKind::Memory | StoreKind::Jsonl => m,
+            StoreKind::Sqlite => s,
+        }
     }
 
     /// The primary store's answer to a journal-side read, its error kept for R24.
@@ -158,21 +178,13 @@ impl Tap {
 
 impl RunEventStore for Tap {
     fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        let w = &self.world;
         let (m, s) = self.both_answer(
             |pair| pair.put_batch(events.clone()),
             |store| store.put_batch(events.clone()),
         );
         let run_id = events.first().map(|e| e.run_id.as_str());
-        self.keep_both("put_batch", run_id, (&m, &s));
-        if m != s {
-            self.disagree(
-                format!("put_batch: {} {m:?}, sqlite {s:?}", w.first_slot),
-                "put_batch".into(),
-                spoken(&m, |seqs| seqs_words(seqs)),
-                spoken(&s, |seqs| seqs_words(seqs)),
-            );
-        }
+        let call = ("put_batch", "put_batch".to_string());
+        self.keep_both(call, run_id, (&m, &s), |seqs| seqs_words(seqs));
         if let Ok(seqs) = &s {
             let rows = events
                 .iter()
@@ -180,10 +192,7 @@ impl RunEventStore for Tap {
                 .map(|(e, seq)| e.clone().with_seq(*seq));
             self.durable_acked(rows);
         }
-        let result = match w.primary {
-            StoreKind::Memory | StoreKind::Jsonl => m,
-            StoreKind::Sqlite => s,
-        };
+        let result = self.primary_of((m, s));
         if let Ok(seqs) = &result {
             let rows = events
                 .into_iter()
@@ -196,28 +205,17 @@ impl RunEventStore for Tap {
     }
 
     fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        let w = &self.world;
         let (m, s) = self.both_answer(
             |pair| pair.insert_numbered(events.clone()),
             |store| store.insert_numbered(events.clone()),
         );
         let run_id = events.first().map(|e| e.run_id.as_str());
-        self.keep_both("insert_numbered", run_id, (&m, &s));
-        if m != s {
-            self.disagree(
-                format!("insert_numbered: {} {m:?}, sqlite {s:?}", w.first_slot),
-                "insert_numbered".into(),
-                spoken(&m, |()| "stored".to_string()),
-                spoken(&s, |()| "stored".to_string()),
-            );
-        }
+        let call = ("insert_numbered", "insert_numbered".to_string());
+        self.keep_both(call, run_id, (&m, &s), |()| "stored".to_string());
         if s.is_ok() {
             self.durable_acked(events.iter().cloned());
         }
-        let result = match w.primary {
-            StoreKind::Memory | StoreKind::Jsonl => m,
-            StoreKind::Sqlite => s,
-        };
+        let result = self.primary_of((m, s));
         if result.is_ok() {
             self.accepted(events, "write-numbered");
         }
@@ -225,26 +223,15 @@ impl RunEventStore for Tap {
     }
 
     fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let w = &self.world;
         let (m, s) = self.both_answer(
             |pair| pair.max_seq(thread_id),
             |store| store.max_seq(thread_id),
         );
-        self.keep_both("max_seq", None, (&m, &s));
-        if m != s {
-            self.disagree(
-                format!("max_seq({thread_id}): {} {m:?}, sqlite {s:?}", w.first_slot),
-                format!("max_seq({thread_id})"),
-                spoken(&m, u64::to_string),
-                spoken(&s, u64::to_string),
-            );
-        }
+        let call = ("max_seq", format!("max_seq({thread_id})"));
+        self.keep_both(call, None, (&m, &s), u64::to_string);
         // The primary's answer, already asked (asking again is one more store call, one more
         // round trip over the protocol).
-        match w.primary {
-            StoreKind::Memory | StoreKind::Jsonl => m,
-            StoreKind::Sqlite => s,
-        }
+        self.primary_of((m, s))
     }
 
     fn list_messages(
