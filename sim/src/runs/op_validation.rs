@@ -38,6 +38,14 @@ impl RunsScenario {
             Op::Receipt { run, .. } => {
                 started(run)?;
             }
+            Op::EditWritten { run } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` edits what it wrote before a wait for it (it may still write)"
+                    ));
+                }
+            }
             Op::FilteredEvents {
                 run,
                 event_types,
@@ -159,7 +167,8 @@ impl RunsScenario {
             Op::DeleteRun { .. }
             | Op::Receipt { .. }
             | Op::RunMessages { .. }
-            | Op::FilteredEvents { .. } => {}
+            | Op::FilteredEvents { .. }
+            | Op::EditWritten { .. } => {}
             Op::Wait { run } | Op::Events { run } => {
                 let r = run_of(run)?;
                 if !started.contains(&r) {
@@ -178,7 +187,7 @@ impl RunsScenario {
                     return Err(format!("{at}.user: empty (omit it for every user's rows)"));
                 }
             }
-            Op::Paginate { thread, limit, .. } => {
+            Op::Paginate { thread, limit, .. } | Op::EditRead { thread, limit } => {
                 thread_of(thread)?;
                 if *limit == 0 {
                     return Err(format!("{at}.limit: expected at least 1"));

@@ -27,6 +27,7 @@
 //! reads of the store's table the model answers, asked at the end).
 
 pub mod answer_rules;
+pub mod caller_edit_rows;
 pub mod context;
 pub mod event_rules;
 pub mod everywhere_rules;

@@ -25,6 +25,7 @@ fn thread_of<'a>(world: &'a World, op: &'a Op) -> Option<&'a str> {
         | Op::LateWrite { run: r }
         | Op::RunMessages { run: r, .. }
         | Op::FilteredEvents { run: r, .. }
+        | Op::EditWritten { run: r }
         | Op::WithdrawRun { run: r, .. } => run(r),
         Op::Views { thread }
         | Op::Page { thread, .. }
@@ -36,7 +37,8 @@ fn thread_of<'a>(world: &'a World, op: &'a Op) -> Option<&'a str> {
         | Op::Withdraw { thread, .. }
         | Op::FeedbackReads { thread, .. }
         | Op::DeleteThread { thread, .. }
-        | Op::DefaultScopeMessages { thread, .. } => Some(thread.as_str()),
+        | Op::DefaultScopeMessages { thread, .. }
+        | Op::EditRead { thread, .. } => Some(thread.as_str()),
     }
 }
 
