@@ -167,15 +167,14 @@ impl RunsScenario {
             Op::DeleteRun { .. }
             | Op::Receipt { .. }
             | Op::RunMessages { .. }
-            | Op::FilteredEvents { .. }
-            | Op::EditWritten { .. } => {}
+            | Op::FilteredEvents { .. } => {}
             Op::Wait { run } | Op::Events { run } => {
                 let r = run_of(run)?;
                 if !started.contains(&r) {
                     return Err(format!("{at}.run: run `{run}` is not started before"));
                 }
             }
-            Op::Sleep { .. } | Op::LateWrite { .. } => {}
+            Op::Sleep { .. } | Op::LateWrite { .. } | Op::EditWritten { .. } => {}
             Op::Views { thread }
             | Op::Page { thread, .. }
             | Op::LastAnswers { thread }
