@@ -36,6 +36,7 @@
 //! assert_eq!(history.messages[0]["id"], message_id("t1", 1).as_str());
 //! ```
 
+mod caller_edits;
 mod checkpoint;
 pub mod current;
 mod error;
@@ -69,6 +70,7 @@ mod trace_truncation;
 mod views;
 mod yield_now;
 
+pub use caller_edits::{edit_callers_row, edit_nested, CALLER_EDIT_KEY};
 pub use checkpoint::{Checkpoint, Checkpointer};
 pub use error::RunStoreError;
 pub use event::{

@@ -1,5 +1,5 @@
 //! What a run's model calls carry besides the user's turn (R25): hidden reminders injected
-//! before the user's message, a middleware's own model call with its own prompt (a title's)
+//! before or after the user's message, a middleware's own model call with its own prompt (a title's)
 //! before the agent's, and an input-sanitization middleware that hands the model a wrapped copy
 //! of the user's text with the original kept aside. The world hands the journal these calls
 //! when a user's turn arrives ([`model_calls`]); the journal must record the turn as the user
@@ -41,22 +41,22 @@ pub fn model_calls(run: &RunSpec, turn: usize, state: &[ChatMessage]) -> Vec<Mod
     let mut messages: Vec<CallMessage> = state.iter().cloned().map(CallMessage::plain).collect();
     if let Some(last) = messages.pop() {
         debug_assert_eq!(last.message.kind, MessageKind::Human);
-        for i in 0..input.reminders {
-            let text = format!(
+        let reminder = |i: u8| CallMessage {
+            message: ChatMessage::human(format!(
                 "<system-reminder>{} turn {turn} note {i}</system-reminder>",
                 run.id
-            );
-            messages.push(CallMessage {
-                message: ChatMessage::human(text),
-                hide_from_ui: true,
-                original: None,
-            });
-        }
+            )),
+            hide_from_ui: true,
+            original: None,
+        };
+        let before = input.reminders - input.reminders_after.min(input.reminders);
+        messages.extend((0..before).map(reminder));
         messages.push(if input.wrapped {
             wrap(last.message)
         } else {
             last
         });
+        messages.extend((before..input.reminders).map(reminder));
     }
     calls.push(ModelCall {
         caller: None,
@@ -89,7 +89,12 @@ pub fn add_model_inputs(runs: &mut [RunSpec], rng: &mut ChaCha8Rng) {
             },
             middleware_prompt: rng.random_bool(0.4),
             wrapped: rng.random_bool(0.4),
+            reminders_after: 0,
         };
+    }
+    // Where the reminders go, drawn after every draw above so that each run keeps what it had.
+    for run in runs.iter_mut().filter(|r| r.model_input.reminders > 0) {
+        run.model_input.reminders_after = rng.random_range(0..=run.model_input.reminders);
     }
 }
 
@@ -104,6 +109,7 @@ mod tests {
             reminders: 2,
             middleware_prompt: true,
             wrapped: true,
+            reminders_after: 0,
         };
         let state = [ChatMessage::human("old"), ChatMessage::human("new")];
         let calls = model_calls(&run, 1, &state);
@@ -114,5 +120,46 @@ mod tests {
         assert!(agent[1].hide_from_ui && agent[2].hide_from_ui && !agent[3].hide_from_ui);
         assert_eq!(agent[3].original, Some(ChatMessage::human("new")));
         assert_ne!(agent[3].message, ChatMessage::human("new"));
+    }
+
+    #[test]
+    fn reminders_after_the_turn_follow_the_users_message() {
+        let mut run: RunSpec = toml::from_str("id = 'r'\nthread = 't'\nmessages = []").unwrap();
+        run.model_input = ModelInput {
+            reminders: 3,
+            reminders_after: 2,
+            ..ModelInput::default()
+        };
+        let calls = model_calls(&run, 0, &[ChatMessage::human("question")]);
+        let agent = &calls[0].messages;
+        let hidden: Vec<bool> = agent.iter().map(|m| m.hide_from_ui).collect();
+        assert_eq!(hidden, [true, false, true, true]);
+        assert_eq!(agent[1].message, ChatMessage::human("question"));
+        let notes: Vec<String> = agent
+            .iter()
+            .filter(|m| m.hide_from_ui)
+            .map(|m| history::runs::content_text(&m.message.content))
+            .collect();
+        assert!(
+            notes[0].contains("note 0") && notes[2].contains("note 2"),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn every_position_of_the_reminders_is_drawn() {
+        let plain: RunSpec = toml::from_str("id = 'r'\nthread = 't'\nmessages = []").unwrap();
+        let mut runs = vec![plain; 400];
+        add_model_inputs(&mut runs, &mut rand::SeedableRng::seed_from_u64(7));
+        for after in 0..=REMINDERS_MAX {
+            assert!(
+                runs.iter().any(|r| r.model_input.reminders == REMINDERS_MAX
+                    && r.model_input.reminders_after == after),
+                "no run with {after} of {REMINDERS_MAX} reminders after the turn"
+            );
+        }
+        assert!(runs
+            .iter()
+            .all(|r| r.model_input.reminders_after <= r.model_input.reminders));
     }
 }

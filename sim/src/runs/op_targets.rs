@@ -18,6 +18,7 @@ impl Op {
             | Op::LateWrite { run }
             | Op::RunMessages { run, .. }
             | Op::FilteredEvents { run, .. }
+            | Op::EditWritten { run }
             | Op::WithdrawRun { run, .. } => (None, Some(run)),
             Op::Views { thread }
             | Op::Page { thread, .. }
@@ -28,7 +29,8 @@ impl Op {
             | Op::RateAnonymously { thread, .. }
             | Op::Withdraw { thread, .. }
             | Op::FeedbackReads { thread, .. }
-            | Op::DeleteThread { thread, .. } => (Some(thread), None),
+            | Op::DeleteThread { thread, .. }
+            | Op::EditRead { thread, .. } => (Some(thread), None),
             Op::DefaultScopeMessages { thread, run } => (Some(thread), Some(run)),
         }
     }

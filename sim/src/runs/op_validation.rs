@@ -38,6 +38,14 @@ impl RunsScenario {
             Op::Receipt { run, .. } => {
                 started(run)?;
             }
+            Op::EditWritten { run } => {
+                let r = started(run)?;
+                if !seen.waited.contains(&r) {
+                    return Err(format!(
+                        "{at}.run: run `{run}` edits what it wrote before a wait for it (it may still write)"
+                    ));
+                }
+            }
             Op::FilteredEvents {
                 run,
                 event_types,
@@ -166,7 +174,7 @@ impl RunsScenario {
                     return Err(format!("{at}.run: run `{run}` is not started before"));
                 }
             }
-            Op::Sleep { .. } | Op::LateWrite { .. } => {}
+            Op::Sleep { .. } | Op::LateWrite { .. } | Op::EditWritten { .. } => {}
             Op::Views { thread }
             | Op::Page { thread, .. }
             | Op::LastAnswers { thread }
@@ -178,7 +186,7 @@ impl RunsScenario {
                     return Err(format!("{at}.user: empty (omit it for every user's rows)"));
                 }
             }
-            Op::Paginate { thread, limit, .. } => {
+            Op::Paginate { thread, limit, .. } | Op::EditRead { thread, limit } => {
                 thread_of(thread)?;
                 if *limit == 0 {
                     return Err(format!("{at}.limit: expected at least 1"));

@@ -192,9 +192,13 @@ pub enum NestedKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelInput {
-    /// Hidden (`hide_from_ui`) reminders the agent's call carries just before the user's message.
+    /// Hidden (`hide_from_ui`) reminders the agent's call carries around the user's message.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub reminders: u8,
+    /// How many of `reminders` come after the user's message (the rest come just before it),
+    /// as a middleware that appends its reminder to the call places it.
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub reminders_after: u8,
     /// The title middleware makes its own call, with its own human prompt, before the agent's.
     #[serde(default, skip_serializing_if = "is_false")]
     pub middleware_prompt: bool,
@@ -449,6 +453,17 @@ pub enum Op {
     /// refuse rather than read every user's rows. The run must have been started.
     DefaultScopeMessages {
         thread: String,
+        run: String,
+    },
+    /// A reader edits what a read handed it: the thread's newest `limit` messages from both
+    /// backends, a nested object of each row's content edited on the reader's copy (R3).
+    EditRead {
+        thread: String,
+        limit: u32,
+    },
+    /// The run's writer edits a nested object of the last message it wrote that has one,
+    /// after the write (R3). The run must have been waited for.
+    EditWritten {
         run: String,
     },
 }

@@ -306,7 +306,7 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
                 c.ops.retain(|op| {
                     !matches!(op, Op::Start { run } | Op::Wait { run } | Op::Events { run }
                     | Op::DeleteRun { run } | Op::Receipt { run, .. } | Op::RunMessages { run, .. }
-                    | Op::LateWrite { run }
+                    | Op::LateWrite { run } | Op::EditWritten { run }
                     | Op::FilteredEvents { run, .. } | Op::DefaultScopeMessages { run, .. } if *run == id)
                 });
             }));
@@ -525,7 +525,9 @@ fn prune_ops(s: &mut RunsScenario) -> BTreeSet<String> {
         | Op::WithdrawRun { run, .. }
         | Op::DefaultScopeMessages { run, .. } => started.contains(run),
         // A deletion and a filtered read need their run stopped: a wait for it before.
-        Op::DeleteRun { run } | Op::FilteredEvents { run, .. } => waited.contains(run),
+        Op::DeleteRun { run } | Op::FilteredEvents { run, .. } | Op::EditWritten { run } => {
+            waited.contains(run)
+        }
         // A thread's deletion needs every run of it started so far stopped.
         Op::DeleteThread { thread, .. } => {
             let on_thread = |run: &String| thread_of.get(run.as_str()) == Some(&thread.as_str());

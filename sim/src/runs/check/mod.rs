@@ -28,6 +28,7 @@
 //! (the run each view names a message's).
 
 pub mod answer_rules;
+pub mod caller_edit_rows;
 pub mod context;
 pub(in crate::runs) mod deletion_calls;
 pub mod event_rules;

@@ -66,7 +66,10 @@ const OWN: &[&str] = &[
     "runs.feature.lookalike_caller",
     "runs.feature.middleware_caller_in_views",
     "runs.feature.events_read",
+    "runs.feature.reader_edits",
+    "runs.feature.writer_edits",
     "runs.feature.hidden_reminder",
+    "runs.feature.reminder_after_the_turn",
     "runs.feature.middleware_prompt",
     "runs.feature.input_rewritten",
     "runs.feature.nested_invocation",
@@ -257,6 +260,9 @@ fn turn_probes(spec: &RunSpec, cov: &mut Coverage) {
     if input.reminders > 0 {
         cov.hit("runs.feature.hidden_reminder");
     }
+    if input.reminders_after > 0 {
+        cov.hit("runs.feature.reminder_after_the_turn");
+    }
     if input.middleware_prompt {
         cov.hit("runs.feature.middleware_prompt");
     }
@@ -446,6 +452,8 @@ fn store_op_probes<'a>(s: &'a RunsScenario, answered: &mut Answered<'a>, cov: &m
                     cov.hit("runs.feature.default_scope_without_user");
                 }
             }
+            Op::EditRead { .. } => cov.hit("runs.feature.reader_edits"),
+            Op::EditWritten { .. } => cov.hit("runs.feature.writer_edits"),
             _ => {}
         }
     }

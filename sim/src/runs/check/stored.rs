@@ -88,11 +88,12 @@ pub fn store_unchanged_by_reads(cx: &Context<'_>, f: &mut Findings) {
                 BugId::R3,
                 state,
                 format!(
-                    "a read changed {name}: row seq {} of {} ({}) now differs in {}",
+                    "a read or a caller's edit changed {name}: row seq {} of {} ({}) now differs in {}{}",
                     w.seq,
                     w.run_id,
                     w.event_type,
-                    changed_fields(&w.content, &stored.content)
+                    changed_fields(&w.content, &stored.content),
+                    super::caller_edit_rows::reached(dump, &written)
                 ),
             );
         }

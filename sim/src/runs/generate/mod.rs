@@ -12,6 +12,7 @@
 //! The workload stream decides what agents and the client do; the fault stream decides which
 //! batch writes fail, when a worker crashes and when the store's host crashes.
 
+pub(in crate::runs) mod caller_edits;
 pub(in crate::runs) mod feedback_ops;
 pub(in crate::runs) mod generate_event_ops;
 pub(in crate::runs) mod generate_late_writes;
@@ -88,6 +89,8 @@ fn weave_wider_calls(
     // Late writes of runs whose thread a deletion fenced (R28).
     let late_rng = seed.substream(Stream::Workload, self::generate_late_writes::SUBSTREAM);
     let ops = self::generate_late_writes::weave(ops, runs, late_rng);
+    let edit_rng = seed.substream(Stream::Workload, self::caller_edits::SUBSTREAM);
+    let ops = self::caller_edits::weave(ops, runs, edit_rng);
     // Last, the AI messages' callers: the runs may grow by a middleware's messages, which no
     // draw above saw, so every op and fault of a seed stays what it was.
     let mut caller_rng =

@@ -217,6 +217,8 @@ impl Client {
             Op::DefaultScopeMessages { thread, run } => {
                 self.default_scope_messages(world, thread, run)
             }
+            Op::EditRead { thread, limit } => self.edit_read(world, thread, *limit as usize),
+            Op::EditWritten { run } => self.edit_written(world, run),
         }
     }
 

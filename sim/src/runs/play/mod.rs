@@ -1,6 +1,7 @@
 //! Play: the simulated deployment that plays a scenario, through the stores, hosts and clocks it
 //! keeps live, and appends what happened to the observation log the checks read.
 
+pub(in crate::runs) mod caller_edits;
 pub(in crate::runs) mod client;
 pub(in crate::runs) mod declared_calls;
 pub(in crate::runs) mod event_calls;
