@@ -13,7 +13,7 @@ use super::fold::{Entry, Fold, FoldError, Statistics};
 use super::options::JournalOptions;
 use super::row::Row;
 use super::scan::{scan, ScannedRecord};
-use super::storage::SharedStorage;
+use super::storage::{length_not_below, SharedStorage};
 use crate::BugId;
 
 /// A reader of one journal file.
@@ -47,18 +47,7 @@ impl JournalReader {
             self.fold = Fold::new(&self.opts.tokenizer, self.opts.planted);
             self.offset = 0;
         }
-        let len = self
-            .storage
-            .len(&self.name)
-            .map_err(|e| JournalError::io(&self.name, "stat", e))?
-            .unwrap_or(0);
-        if len < self.offset {
-            return Err(JournalError::Shrunk {
-                file: self.name.clone(),
-                expected: self.offset,
-                actual: len,
-            });
-        }
+        let len = length_not_below(&*self.storage, &self.name, self.offset)?;
         let fold = &mut self.fold;
         let name = self.name.as_str();
         let out = scan(

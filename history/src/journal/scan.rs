@@ -282,21 +282,13 @@ impl Window<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::frame::encode_frame;
+    use crate::journal::frame::{encode_frame, encode_main_journal};
     use crate::journal::mem::MemStorage;
     use crate::journal::record::RecordBody;
     use crate::journal::row::Origin;
 
     fn frames(n: u64) -> Vec<u8> {
-        (1..=n)
-            .flat_map(|seq| {
-                encode_frame(&Record {
-                    seq,
-                    origin: Origin::Main,
-                    body: RecordBody::Clear,
-                })
-            })
-            .collect()
+        encode_main_journal((0..n).map(|_| RecordBody::Clear))
     }
 
     fn run(bytes: &[u8], planted: Planted) -> Result<(ScanOutcome, Vec<u64>), JournalError> {
@@ -384,28 +376,11 @@ mod tests {
     }
 
     impl Storage for Reads {
-        fn len(&self, name: &str) -> io::Result<Option<u64>> {
-            self.inner.len(name)
-        }
+        crate::forward_storage!(inner: len, append, truncate, sync, remove, list);
         fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
             let got = self.inner.read_at(name, offset, buf)?;
             self.log.lock().expect("log").push((offset, buf.len()));
             Ok(got)
-        }
-        fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-            self.inner.append(name, bytes)
-        }
-        fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
-            self.inner.truncate(name, len)
-        }
-        fn sync(&self, name: &str) -> io::Result<()> {
-            self.inner.sync(name)
-        }
-        fn remove(&self, name: &str) -> io::Result<()> {
-            self.inner.remove(name)
-        }
-        fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-            self.inner.list(dir)
         }
     }
 

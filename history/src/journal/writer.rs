@@ -19,7 +19,7 @@ use super::options::JournalOptions;
 use super::record::{DensityReplacement, Record, RecordBody, RowId};
 use super::row::{Origin, Row};
 use super::scan::{scan, ScannedRecord, TornTail};
-use super::storage::SharedStorage;
+use super::storage::{length_not_below, SharedStorage};
 use crate::BugId;
 
 /// What a mutation wrote.
@@ -417,23 +417,12 @@ impl Journal {
     /// Brings the fold up to the file (another handle may have appended) and cuts a torn tail.
     fn prepare_write(&mut self) -> Result<(), JournalError> {
         self.check_writable()?;
-        let actual = self
-            .storage
-            .len(&self.name)
-            .map_err(|e| JournalError::io(&self.name, "stat", e))?
-            .unwrap_or(0);
         // Only the good records are history: a torn tail past them is garbage that any writer of
         // this file may cut. Another handle on the same file (a resume that failed after cutting
         // the tail, and put this writer back) can leave the file anywhere from `end` on, so only a
         // file shorter than the good records has lost history (issue 15: a writer that remembered
         // a tail someone else had cut refused every later write).
-        if actual < self.end {
-            return Err(JournalError::Shrunk {
-                file: self.name.clone(),
-                expected: self.end,
-                actual,
-            });
-        }
+        let actual = length_not_below(&*self.storage, &self.name, self.end)?;
         let with_tail = self.end + self.torn_tail.as_ref().map_or(0, |t| t.bytes);
         if actual == self.end {
             // The tail was cut by another handle: nothing to read, nothing to cut.
