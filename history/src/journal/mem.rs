@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use super::storage::{check_name, CountsReads, ReadCounters, Storage};
+use super::storage::{check_name, missing, serve_read, CountsReads, ReadCounters, Storage};
 
 /// An operation a scripted fault can hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -127,10 +127,6 @@ impl MemStorage {
     }
 }
 
-fn missing(name: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
-}
-
 impl CountsReads for MemStorage {
     fn with_read_counters<R>(&self, f: impl FnOnce(&mut ReadCounters) -> R) -> R {
         f(&mut self.lock().bytes_read)
@@ -148,11 +144,7 @@ impl Storage for MemStorage {
         let mut st = self.lock();
         Self::check_fault(&st, name, FaultOp::Read)?;
         let file = st.files.get(name).ok_or_else(|| missing(name))?;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(file.data.len());
-        let n = buf.len().min(file.data.len() - start);
-        buf[..n].copy_from_slice(&file.data[start..start + n]);
+        let n = serve_read(&file.data, offset, buf);
         st.bytes_read.add(name, n);
         Ok(n)
     }

@@ -147,6 +147,22 @@ pub fn read_all(storage: &dyn Storage, name: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The error of an operation on `name` where no such file exists.
+pub fn missing(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+}
+
+/// What a read at `offset` of a file holding `data` serves: up to `buf.len()` bytes copied into
+/// `buf`, fewer only at the end of the file. Returns how many.
+pub fn serve_read(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(data.len());
+    let n = buf.len().min(data.len() - start);
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}
+
 /// The length of journal `name` (0 when absent), or [`JournalError::Shrunk`] when it is below
 /// `expected`, the bytes a reader or writer already holds as history: someone cut them.
 pub fn length_not_below(

@@ -101,10 +101,11 @@ pub fn for_each_crash_state(
         durable_changed |= apply(&mut files, event);
     }
     let end = events.len();
-    if opts.lose_unsynced && durable_changed {
-        if f(CrashPoint::synced_only(end), durable_image(&files)).is_break() {
-            return;
-        }
+    if opts.lose_unsynced
+        && durable_changed
+        && f(CrashPoint::synced_only(end), durable_image(&files)).is_break()
+    {
+        return;
     }
     let point = CrashPoint {
         event: end,

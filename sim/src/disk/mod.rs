@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use history::journal::storage::check_name;
+use history::journal::storage::{check_name, missing, serve_read};
 use history::journal::{CountsReads, FaultOp, ReadCounters, Storage};
 
 pub use crash::{CrashPoint, CrashPointOptions};
@@ -366,10 +366,6 @@ fn eio(what: &str, name: &str) -> io::Error {
     io::Error::other(format!("EIO (simulated {what}) on {name}"))
 }
 
-fn missing(name: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
-}
-
 impl CountsReads for SimDisk {
     fn with_read_counters<R>(&self, f: impl FnOnce(&mut ReadCounters) -> R) -> R {
         f(&mut self.lock().bytes_read)
@@ -391,12 +387,9 @@ impl Storage for SimDisk {
             return Err(eio("read", name));
         }
         let file = st.files.get(name).ok_or_else(|| missing(name))?;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(file.current.len());
-        let n = buf.len().min(file.current.len() - start);
-        buf[..n].copy_from_slice(&file.current[start..start + n]);
-        overlay_stale(&st.stale, name, start as u64, &mut buf[..n]);
+        let n = serve_read(&file.current, offset, buf);
+        let start = offset.min(file.current.len() as u64);
+        overlay_stale(&st.stale, name, start, &mut buf[..n]);
         st.bytes_read.add(name, n);
         Ok(n)
     }
