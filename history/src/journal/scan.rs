@@ -13,6 +13,7 @@
 use std::io;
 
 use super::error::JournalError;
+use super::fold::Fold;
 use super::frame::{decode_payload, parse_header, DecodeError, FrameProblem, HEADER_BYTES};
 use super::record::Record;
 use super::storage::Storage;
@@ -52,6 +53,30 @@ pub struct ScanOptions {
     /// Bytes fetched per storage read (a frame larger than this is fetched whole).
     pub window_bytes: usize,
     pub planted: Planted,
+}
+
+/// Scans `[from, to)` of `name`, folding each record into `fold` (a record the fold refuses stops
+/// the scan as [`JournalError::Invalid`]), then handing it to `observe`: how a reader and a
+/// writer bring their fold up to the file.
+pub fn scan_into_fold(
+    storage: &dyn Storage,
+    name: &str,
+    from: u64,
+    to: u64,
+    opts: ScanOptions,
+    fold: &mut Fold,
+    observe: &mut dyn FnMut(&ScannedRecord) -> Result<(), JournalError>,
+) -> Result<ScanOutcome, JournalError> {
+    scan(storage, name, from, to, opts, &mut |rec| {
+        fold.apply(&rec.record)
+            .map_err(|problem| JournalError::Invalid {
+                file: name.to_string(),
+                offset: rec.offset,
+                seq: rec.record.seq,
+                problem,
+            })?;
+        observe(&rec)
+    })
 }
 
 /// Scans `[from, to)` of `name`, handing each record to `apply` (whose error stops the scan).
@@ -282,10 +307,9 @@ impl Window<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::frame::{encode_frame, encode_main_journal};
+    use crate::journal::frame::encode_main_journal;
     use crate::journal::mem::MemStorage;
     use crate::journal::record::RecordBody;
-    use crate::journal::row::Origin;
 
     fn frames(n: u64) -> Vec<u8> {
         encode_main_journal((0..n).map(|_| RecordBody::Clear))
@@ -476,6 +500,8 @@ mod tests {
     #[cfg(feature = "planted")]
     #[test]
     fn planted_j20_reads_a_parsable_corrupt_record_as_another_one() {
+        use crate::journal::frame::encode_frame;
+        use crate::journal::row::Origin;
         let text_record = |text: &str| Record {
             seq: 2,
             origin: Origin::Main,

@@ -12,13 +12,13 @@
 
 use super::density::density_records;
 use super::error::JournalError;
-use super::fold::{Fold, FoldError};
+use super::fold::Fold;
 use super::frame::encode_frame;
 use super::inbox::Inbox;
 use super::options::JournalOptions;
 use super::record::{DensityReplacement, Record, RecordBody, RowId};
 use super::row::{Origin, Row};
-use super::scan::{scan, ScannedRecord, TornTail};
+use super::scan::{scan_into_fold, ScannedRecord, TornTail};
 use super::storage::{length_not_below, SharedStorage};
 use crate::BugId;
 
@@ -125,19 +125,14 @@ impl Journal {
         len: u64,
         observe: &mut dyn FnMut(&ScannedRecord) -> Result<(), JournalError>,
     ) -> Result<(), JournalError> {
-        let fold = &mut self.fold;
-        let name = self.name.as_str();
-        let out = scan(
+        let out = scan_into_fold(
             &*self.storage,
-            name,
+            &self.name,
             self.end,
             len,
             self.opts.scan(),
-            &mut |rec| {
-                fold.apply(&rec.record)
-                    .map_err(|problem| invalid(name, &rec, problem))?;
-                observe(&rec)
-            },
+            &mut self.fold,
+            observe,
         )?;
         self.bytes_read += out.bytes_read;
         // Post-condition of the scan: it read on from where the good records ended.
@@ -510,14 +505,5 @@ impl Journal {
             records,
             end_offset: self.end,
         })
-    }
-}
-
-fn invalid(name: &str, rec: &ScannedRecord, problem: FoldError) -> JournalError {
-    JournalError::Invalid {
-        file: name.to_string(),
-        offset: rec.offset,
-        seq: rec.record.seq,
-        problem,
     }
 }
