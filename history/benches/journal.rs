@@ -14,8 +14,8 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use history::journal::frame::encode_frame;
 use history::journal::{
-    plan_truncation, Block, FsStorage, Journal, JournalOptions, JournalReader, MemStorage, Origin,
-    Record, RecordBody, Row, SharedHistory, Speaker, TruncationOptions,
+    plan_truncation, Block, CountsReads, FsStorage, Journal, JournalOptions, JournalReader,
+    MemStorage, Origin, Record, RecordBody, Row, SharedHistory, Speaker, TruncationOptions,
 };
 use history::Planted;
 

@@ -72,6 +72,21 @@ pub const fn join_probes<const N: usize>(
     out
 }
 
+/// The probe names of a generator map's cube, `[a][b][c]`: `prefix.a.b.c` for every value of
+/// each of the three axes, spelled at compile time (`display/map.rs`, `journal/map.rs`).
+macro_rules! probe_cube {
+    ($prefix:literal, [$($a:literal),+ $(,)?], $bs:tt, $cs:tt $(,)?) => {
+        [$($crate::coverage::probe_cube!(@b $prefix, $a, $bs, $cs)),+]
+    };
+    (@b $prefix:literal, $a:literal, [$($b:literal),+ $(,)?], $cs:tt) => {
+        [$($crate::coverage::probe_cube!(@c $prefix, $a, $b, $cs)),+]
+    };
+    (@c $prefix:literal, $a:literal, $b:literal, [$($c:literal),+ $(,)?]) => {
+        [$(concat!($prefix, ".", $a, ".", $b, ".", $c)),+]
+    };
+}
+pub(crate) use probe_cube;
+
 #[cfg(test)]
 mod tests {
     use super::*;

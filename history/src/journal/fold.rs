@@ -528,6 +528,20 @@ mod tests {
         Ok(f)
     }
 
+    /// `old` appended, then replacement 2 begun with `rows` in it and not terminated.
+    fn open_replacement(rows: &str) -> Vec<RecordBody> {
+        vec![
+            RecordBody::Append {
+                rows: vec![row("old")],
+            },
+            RecordBody::ReplaceBegin { txn: 2 },
+            RecordBody::ReplaceRows {
+                txn: 2,
+                rows: vec![row(rows)],
+            },
+        ]
+    }
+
     #[test]
     fn appends_cuts_and_statistics() {
         let f = fold_of(vec![
@@ -549,17 +563,7 @@ mod tests {
 
     #[test]
     fn a_replacement_is_invisible_until_commit() {
-        let mut f = fold_of(vec![
-            RecordBody::Append {
-                rows: vec![row("old")],
-            },
-            RecordBody::ReplaceBegin { txn: 2 },
-            RecordBody::ReplaceRows {
-                txn: 2,
-                rows: vec![row("new")],
-            },
-        ])
-        .expect("folds");
+        let mut f = fold_of(open_replacement("new")).expect("folds");
         assert_eq!(texts(&f), ["old"]);
         assert_eq!(f.open_txn(), Some(2));
         f.apply(&Record {
@@ -643,16 +647,7 @@ mod tests {
     fn planted_j1_shows_an_unterminated_replacement() {
         let mut f = Fold::new(&Tokenizer::o200k(), Planted::only(BugId::J1));
         let mut s = Seq(0);
-        for b in [
-            RecordBody::Append {
-                rows: vec![row("old")],
-            },
-            RecordBody::ReplaceBegin { txn: 2 },
-            RecordBody::ReplaceRows {
-                txn: 2,
-                rows: vec![row("half")],
-            },
-        ] {
+        for b in open_replacement("half") {
             f.apply(&s.rec(b)).expect("applies");
         }
         assert_eq!(texts(&f), ["half"]);

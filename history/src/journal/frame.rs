@@ -15,6 +15,8 @@
 use std::fmt;
 
 use super::record::Record;
+#[cfg(any(test, feature = "testing"))]
+use super::{record::RecordBody, row::Origin};
 
 /// Bytes in a frame header.
 pub const HEADER_BYTES: usize = 12;
@@ -105,6 +107,22 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+/// The bytes of a journal whose records are `bodies`, in order, of the main origin, numbered
+/// from 1: a journal a test writes directly.
+#[cfg(any(test, feature = "testing"))]
+pub fn encode_main_journal(bodies: impl IntoIterator<Item = RecordBody>) -> Vec<u8> {
+    (1..)
+        .zip(bodies)
+        .flat_map(|(seq, body)| {
+            encode_frame(&Record {
+                seq,
+                origin: Origin::Main,
+                body,
+            })
+        })
+        .collect()
+}
 
 /// Encodes a record as one frame.
 pub fn encode_frame(record: &Record) -> Vec<u8> {

@@ -5,7 +5,7 @@
 //!
 //! It is not the crash simulator (that is the `sim` crate's disk, which enumerates crash states);
 //! it only answers "what would survive a crash now" ([`MemStorage::durable_bytes`]) and "how many
-//! bytes did that read cost" ([`MemStorage::bytes_read`]), which is what the J9, J11 and J12 checks
+//! bytes did that read cost" ([`CountsReads::bytes_read`]), which is what the J9, J11 and J12 checks
 //! of this crate need.
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use super::storage::{check_name, Storage};
+use super::storage::{check_name, missing, serve_read, CountsReads, ReadCounters, Storage};
 
 /// An operation a scripted fault can hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,7 +38,7 @@ struct MemState {
     /// Scripted faults: every matching operation fails until cleared.
     #[cfg(any(test, feature = "testing"))]
     faults: BTreeSet<(String, FaultOp)>,
-    bytes_read: BTreeMap<String, u64>,
+    bytes_read: ReadCounters,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -81,21 +81,6 @@ impl MemStorage {
     /// Removes every scripted fault.
     pub fn clear_faults(&self) {
         self.lock().faults.clear();
-    }
-
-    /// Bytes read from `name` since the last reset.
-    pub fn bytes_read(&self, name: &str) -> u64 {
-        self.lock().bytes_read.get(name).copied().unwrap_or(0)
-    }
-
-    /// Bytes read from every file since the last reset.
-    pub fn total_bytes_read(&self) -> u64 {
-        self.lock().bytes_read.values().sum()
-    }
-
-    /// Zeroes the read counters.
-    pub fn reset_read_counters(&self) {
-        self.lock().bytes_read.clear();
     }
 
     /// What a crash now would leave of `name` (empty when it does not exist).
@@ -142,8 +127,10 @@ impl MemStorage {
     }
 }
 
-fn missing(name: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+impl CountsReads for MemStorage {
+    fn with_read_counters<R>(&self, f: impl FnOnce(&mut ReadCounters) -> R) -> R {
+        f(&mut self.lock().bytes_read)
+    }
 }
 
 impl Storage for MemStorage {
@@ -157,12 +144,8 @@ impl Storage for MemStorage {
         let mut st = self.lock();
         Self::check_fault(&st, name, FaultOp::Read)?;
         let file = st.files.get(name).ok_or_else(|| missing(name))?;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(file.data.len());
-        let n = buf.len().min(file.data.len() - start);
-        buf[..n].copy_from_slice(&file.data[start..start + n]);
-        *st.bytes_read.entry(name.to_string()).or_insert(0) += n as u64;
+        let n = serve_read(&file.data, offset, buf);
+        st.bytes_read.add(name, n);
         Ok(n)
     }
 

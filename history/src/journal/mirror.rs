@@ -11,10 +11,11 @@ use super::fold::{Entry, Fold};
 use super::record::{DensityReplacement, RowId};
 use super::row::{Origin, Row};
 use super::session::Recorder;
-use super::writer::WriteReceipt;
+use super::writer::{Journal, WriteReceipt};
 use crate::BugId;
 
-/// A mutation of the shared history, in shared-history terms.
+/// A mutation of the shared history, in shared-history terms; translated ([`translate`]), one
+/// mirror's part of it in the mirror's own terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SharedOp {
     Append(Vec<Row>),
@@ -35,29 +36,8 @@ pub enum SharedOp {
     Restore(Vec<Row>),
 }
 
-/// One mirror's part of a mutation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MirrorWrite {
-    Append(Vec<Row>),
-    Insert {
-        anchor: Option<RowId>,
-        row: Row,
-    },
-    Cut(u64),
-    Clear,
-    Compress {
-        summary: Row,
-        rows: u64,
-    },
-    Density {
-        removed: Vec<RowId>,
-        replacements: Vec<DensityReplacement>,
-    },
-    Replace(Vec<Row>),
-}
-
 /// The write `mirror` needs for `op`, given the shared history `shared` before `op`.
-pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<MirrorWrite> {
+pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<SharedOp> {
     let ctx = shared.in_context();
     let accepted = |range: &[Entry]| {
         range
@@ -73,7 +53,7 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
                 .filter(|r| mirror.accepts(&r.origin))
                 .cloned()
                 .collect();
-            (!mine.is_empty()).then_some(MirrorWrite::Append(mine))
+            (!mine.is_empty()).then_some(SharedOp::Append(mine))
         }
         SharedOp::Insert { anchor, row } => {
             if !mirror.accepts(&row.origin) {
@@ -86,7 +66,7 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
             };
             let k = accepted(&ctx[..after]);
             let anchor = (k > 0).then(|| own[k - 1].id);
-            Some(MirrorWrite::Insert {
+            Some(SharedOp::Insert {
                 anchor,
                 row: row.clone(),
             })
@@ -98,18 +78,18 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
             } else {
                 accepted(&ctx[ctx.len() - *n as usize..]) as u64
             };
-            (cut > 0).then_some(MirrorWrite::Cut(cut))
+            (cut > 0).then_some(SharedOp::Rewind(cut))
         }
-        SharedOp::Clear => (!own.is_empty()).then_some(MirrorWrite::Clear),
+        SharedOp::Clear => (!own.is_empty()).then_some(SharedOp::Clear),
         SharedOp::Compress { summary, rows } => {
             let m = accepted(&ctx[..*rows as usize]);
             if mirror.accepts(&summary.origin) {
-                Some(MirrorWrite::Compress {
+                Some(SharedOp::Compress {
                     summary: summary.clone(),
                     rows: m as u64,
                 })
             } else {
-                (m > 0).then(|| MirrorWrite::Density {
+                (m > 0).then(|| SharedOp::Density {
                     removed: own[..m].iter().map(|e| e.id).collect(),
                     replacements: Vec::new(),
                 })
@@ -119,7 +99,7 @@ pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<Mirr
             removed,
             replacements,
         } => translate_density(ctx, own, mirror, removed, replacements),
-        SharedOp::Restore(rows) => Some(MirrorWrite::Replace(
+        SharedOp::Restore(rows) => Some(SharedOp::Restore(
             rows.iter()
                 .filter(|r| mirror.accepts(&r.origin))
                 .cloned()
@@ -137,7 +117,7 @@ fn translate_density(
     mirror: &Recorder,
     removed: &[RowId],
     replacements: &[DensityReplacement],
-) -> Option<MirrorWrite> {
+) -> Option<SharedOp> {
     // Pair each accepted shared row with the mirror row at the same place among O's rows.
     let mut map = std::collections::BTreeMap::new();
     let mut k = 0;
@@ -163,29 +143,28 @@ fn translate_density(
             })
         })
         .collect();
-    (!removed.is_empty() || !replacements.is_empty()).then_some(MirrorWrite::Density {
+    (!removed.is_empty() || !replacements.is_empty()).then_some(SharedOp::Density {
         removed,
         replacements,
     })
 }
 
-/// Writes one mirror's part of a mutation, durably.
+/// Writes a mutation (the shared history's own, or one mirror's part of it) to `j`, durably.
 pub fn apply_write(
-    mirror: &mut Recorder,
+    j: &mut Journal,
     origin: Origin,
-    write: MirrorWrite,
+    write: SharedOp,
 ) -> Result<WriteReceipt, JournalError> {
-    let j = mirror.journal_mut();
     match write {
-        MirrorWrite::Append(rows) => j.append(origin, rows),
-        MirrorWrite::Insert { anchor, row } => j.insert_after(origin, anchor, row),
-        MirrorWrite::Cut(n) => j.suffix_cut(origin, n),
-        MirrorWrite::Clear => j.clear(origin),
-        MirrorWrite::Compress { summary, rows } => j.compress(origin, summary, rows),
-        MirrorWrite::Density {
+        SharedOp::Append(rows) => j.append(origin, rows),
+        SharedOp::Insert { anchor, row } => j.insert_after(origin, anchor, row),
+        SharedOp::Rewind(n) => j.suffix_cut(origin, n),
+        SharedOp::Clear => j.clear(origin),
+        SharedOp::Compress { summary, rows } => j.compress(origin, summary, rows),
+        SharedOp::Density {
             removed,
             replacements,
         } => j.density_mutation(origin, &removed, &replacements),
-        MirrorWrite::Replace(rows) => j.replace_all(origin, rows),
+        SharedOp::Restore(rows) => j.replace_all(origin, rows),
     }
 }

@@ -75,7 +75,7 @@ pub use scan::{ScanOutcome, TornTail};
 pub use scratch::{ScratchArea, ScratchOptions, SweepReport};
 pub use session::{LoadProgress, Recorder, ResumeReport, Session};
 pub use shared::SharedHistory;
-pub use storage::{SharedStorage, Storage};
+pub use storage::{CountsReads, ReadCounters, SharedStorage, Storage};
 pub use store::{DisposeError, DisposeReport, JournalStore};
 pub use tokens::{TokenCounter, Tokenizer};
 pub use truncation::{plan_truncation, TruncationOptions, TruncationPlan};

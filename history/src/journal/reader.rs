@@ -9,11 +9,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::error::JournalError;
-use super::fold::{Entry, Fold, FoldError, Statistics};
+use super::fold::{Entry, Fold, Statistics};
 use super::options::JournalOptions;
 use super::row::Row;
-use super::scan::{scan, ScannedRecord};
-use super::storage::SharedStorage;
+use super::scan::scan_into_fold;
+use super::storage::{length_not_below, SharedStorage};
 use crate::BugId;
 
 /// A reader of one journal file.
@@ -47,35 +47,15 @@ impl JournalReader {
             self.fold = Fold::new(&self.opts.tokenizer, self.opts.planted);
             self.offset = 0;
         }
-        let len = self
-            .storage
-            .len(&self.name)
-            .map_err(|e| JournalError::io(&self.name, "stat", e))?
-            .unwrap_or(0);
-        if len < self.offset {
-            return Err(JournalError::Shrunk {
-                file: self.name.clone(),
-                expected: self.offset,
-                actual: len,
-            });
-        }
-        let fold = &mut self.fold;
-        let name = self.name.as_str();
-        let out = scan(
+        let len = length_not_below(&*self.storage, &self.name, self.offset)?;
+        let out = scan_into_fold(
             &*self.storage,
-            name,
+            &self.name,
             self.offset,
             len,
             self.opts.scan(),
-            &mut |rec: ScannedRecord| {
-                fold.apply(&rec.record)
-                    .map_err(|problem: FoldError| JournalError::Invalid {
-                        file: name.to_string(),
-                        offset: rec.offset,
-                        seq: rec.record.seq,
-                        problem,
-                    })
-            },
+            &mut self.fold,
+            &mut |_| Ok(()),
         )?;
         // Post-condition: the read went on from where the last one stopped, within the file, and
         // read no more bytes than the file holds past that point (J11).

@@ -7,6 +7,7 @@
 //! (density mutations, synthetic inserts) carry ids.
 
 use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
 
 use super::row::{Origin, Row};
 
@@ -25,8 +26,9 @@ pub struct DensityReplacement {
 }
 
 /// What a record does to the history.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, IntoStaticStr)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RecordBody {
     /// The first record of a journal. `mirror_of` is the origin filter of a per-origin mirror
     /// journal, so a resumed mirror keeps its filter (J7); `None` for a primary journal.
@@ -60,19 +62,7 @@ pub enum RecordBody {
 impl RecordBody {
     /// The record kind as `histsim journal dump` spells it.
     pub fn kind(&self) -> &'static str {
-        match self {
-            RecordBody::Start { .. } => "start",
-            RecordBody::Append { .. } => "append",
-            RecordBody::ReplaceBegin { .. } => "replace_begin",
-            RecordBody::ReplaceRows { .. } => "replace_rows",
-            RecordBody::ReplaceCommit { .. } => "replace_commit",
-            RecordBody::ReplaceAbort { .. } => "replace_abort",
-            RecordBody::SuffixCut { .. } => "suffix_cut",
-            RecordBody::Clear => "clear",
-            RecordBody::Compression { .. } => "compression",
-            RecordBody::DensityMutation { .. } => "density_mutation",
-            RecordBody::SyntheticInsert { .. } => "synthetic_insert",
-        }
+        self.into()
     }
 
     /// The transaction a replace_* record belongs to.

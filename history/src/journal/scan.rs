@@ -13,6 +13,7 @@
 use std::io;
 
 use super::error::JournalError;
+use super::fold::Fold;
 use super::frame::{decode_payload, parse_header, DecodeError, FrameProblem, HEADER_BYTES};
 use super::record::Record;
 use super::storage::Storage;
@@ -52,6 +53,30 @@ pub struct ScanOptions {
     /// Bytes fetched per storage read (a frame larger than this is fetched whole).
     pub window_bytes: usize,
     pub planted: Planted,
+}
+
+/// Scans `[from, to)` of `name`, folding each record into `fold` (a record the fold refuses stops
+/// the scan as [`JournalError::Invalid`]), then handing it to `observe`: how a reader and a
+/// writer bring their fold up to the file.
+pub fn scan_into_fold(
+    storage: &dyn Storage,
+    name: &str,
+    from: u64,
+    to: u64,
+    opts: ScanOptions,
+    fold: &mut Fold,
+    observe: &mut dyn FnMut(&ScannedRecord) -> Result<(), JournalError>,
+) -> Result<ScanOutcome, JournalError> {
+    scan(storage, name, from, to, opts, &mut |rec| {
+        fold.apply(&rec.record)
+            .map_err(|problem| JournalError::Invalid {
+                file: name.to_string(),
+                offset: rec.offset,
+                seq: rec.record.seq,
+                problem,
+            })?;
+        observe(&rec)
+    })
 }
 
 /// Scans `[from, to)` of `name`, handing each record to `apply` (whose error stops the scan).
@@ -282,21 +307,12 @@ impl Window<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::frame::encode_frame;
+    use crate::journal::frame::encode_main_journal;
     use crate::journal::mem::MemStorage;
     use crate::journal::record::RecordBody;
-    use crate::journal::row::Origin;
 
     fn frames(n: u64) -> Vec<u8> {
-        (1..=n)
-            .flat_map(|seq| {
-                encode_frame(&Record {
-                    seq,
-                    origin: Origin::Main,
-                    body: RecordBody::Clear,
-                })
-            })
-            .collect()
+        encode_main_journal((0..n).map(|_| RecordBody::Clear))
     }
 
     fn run(bytes: &[u8], planted: Planted) -> Result<(ScanOutcome, Vec<u64>), JournalError> {
@@ -384,28 +400,11 @@ mod tests {
     }
 
     impl Storage for Reads {
-        fn len(&self, name: &str) -> io::Result<Option<u64>> {
-            self.inner.len(name)
-        }
+        crate::forward_storage!(inner: len, append, truncate, sync, remove, list);
         fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
             let got = self.inner.read_at(name, offset, buf)?;
             self.log.lock().expect("log").push((offset, buf.len()));
             Ok(got)
-        }
-        fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-            self.inner.append(name, bytes)
-        }
-        fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
-            self.inner.truncate(name, len)
-        }
-        fn sync(&self, name: &str) -> io::Result<()> {
-            self.inner.sync(name)
-        }
-        fn remove(&self, name: &str) -> io::Result<()> {
-            self.inner.remove(name)
-        }
-        fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-            self.inner.list(dir)
         }
     }
 
@@ -501,6 +500,8 @@ mod tests {
     #[cfg(feature = "planted")]
     #[test]
     fn planted_j20_reads_a_parsable_corrupt_record_as_another_one() {
+        use crate::journal::frame::encode_frame;
+        use crate::journal::row::Origin;
         let text_record = |text: &str| Record {
             seq: 2,
             origin: Origin::Main,

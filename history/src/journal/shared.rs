@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::JournalError;
-use super::mirror::{apply_write, translate, MirrorWrite, SharedOp};
+use super::mirror::{apply_write, translate, SharedOp};
 use super::options::JournalOptions;
 use super::record::{DensityReplacement, RowId};
 use super::reopen::resume_journal;
@@ -43,7 +43,7 @@ pub struct SharedHistory {
     /// Mirrors that missed a write and are resynced before the next mutation.
     stale: BTreeSet<Origin>,
     /// planted J9: mirror writes handed over but not yet written.
-    deferred: Vec<(Origin, Origin, MirrorWrite)>,
+    deferred: Vec<(Origin, Origin, SharedOp)>,
 }
 
 impl SharedHistory {
@@ -224,7 +224,7 @@ impl SharedHistory {
         while !self.deferred.is_empty() {
             let (target, origin, write) = self.deferred.remove(0);
             if let Some(m) = self.mirrors.get_mut(&target) {
-                apply_write(m, origin, write)?;
+                apply_write(m.journal_mut(), origin, write)?;
             }
         }
         // Post-condition: no mirror work is left handed over and unwritten (J9).
@@ -236,13 +236,13 @@ impl SharedHistory {
         self.settle()?;
         self.resync_stale()?;
         let rollback = self.capture_rollback(&op)?;
-        let writes: Vec<(Origin, MirrorWrite)> = self
+        let writes: Vec<(Origin, SharedOp)> = self
             .mirrors
             .iter()
             .filter_map(|(o, m)| translate(&op, self.primary.fold(), m).map(|w| (o.clone(), w)))
             .collect();
         let seq_before = self.primary.fold().last_seq();
-        let receipt = match self.write_primary(origin.clone(), op) {
+        let receipt = match apply_write(&mut self.primary, origin.clone(), op) {
             Ok(r) => r,
             // Some records of a multi-record mutation landed: undo them too.
             Err(e) if self.primary.fold().last_seq() > seq_before => {
@@ -259,7 +259,7 @@ impl SharedHistory {
         }
         for (target, write) in writes {
             let mirror = self.mirrors.get_mut(&target).expect("translated from it");
-            if let Err(e) = apply_write(mirror, origin.clone(), write) {
+            if let Err(e) = apply_write(mirror.journal_mut(), origin.clone(), write) {
                 self.stale.insert(target);
                 return Err(self.roll_back(origin, rollback, e));
             }
@@ -291,26 +291,6 @@ impl SharedHistory {
             }
             _ => Rollback::Restore(self.primary.rows()),
         })
-    }
-
-    fn write_primary(
-        &mut self,
-        origin: Origin,
-        op: SharedOp,
-    ) -> Result<WriteReceipt, JournalError> {
-        let p = &mut self.primary;
-        match op {
-            SharedOp::Append(rows) => p.append(origin, rows),
-            SharedOp::Insert { anchor, row } => p.insert_after(origin, anchor, row),
-            SharedOp::Rewind(n) => p.suffix_cut(origin, n),
-            SharedOp::Clear => p.clear(origin),
-            SharedOp::Compress { summary, rows } => p.compress(origin, summary, rows),
-            SharedOp::Density {
-                removed,
-                replacements,
-            } => p.density_mutation(origin, &removed, &replacements),
-            SharedOp::Restore(rows) => p.replace_all(origin, rows),
-        }
     }
 
     /// Undoes a mutation whose fan-out failed; returns the error to report.

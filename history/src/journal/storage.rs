@@ -6,9 +6,12 @@
 //! benches. The journal only ever appends, truncates a torn tail, reads at offsets and syncs, so
 //! the interface is exactly that, and names are flat `/`-separated strings inside one root.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
+
+use super::error::JournalError;
 
 /// Files addressed by name. Every method takes `&self`: one storage is shared by a primary
 /// journal, its mirrors, readers and scratch, each behind its own `Arc`. Implementations
@@ -66,6 +69,43 @@ pub fn read_all(storage: &dyn Storage, name: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The error of an operation on `name` where no such file exists.
+pub fn missing(name: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+}
+
+/// What a read at `offset` of a file holding `data` serves: up to `buf.len()` bytes copied into
+/// `buf`, fewer only at the end of the file. Returns how many.
+pub fn serve_read(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(data.len());
+    let n = buf.len().min(data.len() - start);
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}
+
+/// The length of journal `name` (0 when absent), or [`JournalError::Shrunk`] when it is below
+/// `expected`, the bytes a reader or writer already holds as history: someone cut them.
+pub fn length_not_below(
+    storage: &dyn Storage,
+    name: &str,
+    expected: u64,
+) -> Result<u64, JournalError> {
+    let actual = storage
+        .len(name)
+        .map_err(|e| JournalError::io(name, "stat", e))?
+        .unwrap_or(0);
+    if actual < expected {
+        return Err(JournalError::Shrunk {
+            file: name.to_string(),
+            expected,
+            actual,
+        });
+    }
+    Ok(actual)
+}
+
 /// Checks a storage name: relative, `/`-separated, no empty, `.` or `..` parts.
 pub fn check_name(name: &str) -> io::Result<()> {
     let bad = name.is_empty()
@@ -81,6 +121,84 @@ pub fn check_name(name: &str) -> io::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Inside an `impl Storage for W`: the [`Storage`] methods named, each handing its call unchanged
+/// to the field named first. For a wrapper that changes a few calls (a fault, a log) and passes
+/// the others through: `history::forward_storage!(inner: len, truncate, sync, remove, list);`.
+#[macro_export]
+macro_rules! forward_storage {
+    ($f:ident: $($method:ident),+ $(,)?) => {
+        $($crate::forward_storage!(@one $f $method);)+
+    };
+    (@one $f:ident len) => {
+        fn len(&self, name: &str) -> ::std::io::Result<Option<u64>> {
+            self.$f.len(name)
+        }
+    };
+    (@one $f:ident read_at) => {
+        fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> ::std::io::Result<usize> {
+            self.$f.read_at(name, offset, buf)
+        }
+    };
+    (@one $f:ident append) => {
+        fn append(&self, name: &str, bytes: &[u8]) -> ::std::io::Result<()> {
+            self.$f.append(name, bytes)
+        }
+    };
+    (@one $f:ident truncate) => {
+        fn truncate(&self, name: &str, len: u64) -> ::std::io::Result<()> {
+            self.$f.truncate(name, len)
+        }
+    };
+    (@one $f:ident sync) => {
+        fn sync(&self, name: &str) -> ::std::io::Result<()> {
+            self.$f.sync(name)
+        }
+    };
+    (@one $f:ident remove) => {
+        fn remove(&self, name: &str) -> ::std::io::Result<()> {
+            self.$f.remove(name)
+        }
+    };
+    (@one $f:ident list) => {
+        fn list(&self, dir: &str) -> ::std::io::Result<Vec<String>> {
+            self.$f.list(dir)
+        }
+    };
+}
+
+/// Per file, the bytes reads took since the last reset: how the J11 and J12 checks learn what a
+/// read or a mutation cost.
+#[derive(Clone, Debug, Default)]
+pub struct ReadCounters(BTreeMap<String, u64>);
+
+impl ReadCounters {
+    /// Counts a read of `n` bytes from `name`.
+    pub fn add(&mut self, name: &str, n: usize) {
+        *self.0.entry(name.to_string()).or_insert(0) += n as u64;
+    }
+}
+
+/// A storage that counts the bytes its reads take, in [`ReadCounters`] behind its own lock.
+pub trait CountsReads {
+    /// Runs `f` on the storage's counters.
+    fn with_read_counters<R>(&self, f: impl FnOnce(&mut ReadCounters) -> R) -> R;
+
+    /// Bytes read from `name` since the last reset.
+    fn bytes_read(&self, name: &str) -> u64 {
+        self.with_read_counters(|c| c.0.get(name).copied().unwrap_or(0))
+    }
+
+    /// Bytes read from every file since the last reset.
+    fn total_bytes_read(&self) -> u64 {
+        self.with_read_counters(|c| c.0.values().sum())
+    }
+
+    /// Zeroes the read counters.
+    fn reset_read_counters(&self) {
+        self.with_read_counters(|c| c.0.clear());
+    }
 }
 
 #[cfg(test)]

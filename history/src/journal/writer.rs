@@ -12,14 +12,14 @@
 
 use super::density::density_records;
 use super::error::JournalError;
-use super::fold::{Fold, FoldError};
+use super::fold::Fold;
 use super::frame::encode_frame;
 use super::inbox::Inbox;
 use super::options::JournalOptions;
 use super::record::{DensityReplacement, Record, RecordBody, RowId};
 use super::row::{Origin, Row};
-use super::scan::{scan, ScannedRecord, TornTail};
-use super::storage::SharedStorage;
+use super::scan::{scan_into_fold, ScannedRecord, TornTail};
+use super::storage::{length_not_below, SharedStorage};
 use crate::BugId;
 
 /// What a mutation wrote.
@@ -125,19 +125,14 @@ impl Journal {
         len: u64,
         observe: &mut dyn FnMut(&ScannedRecord) -> Result<(), JournalError>,
     ) -> Result<(), JournalError> {
-        let fold = &mut self.fold;
-        let name = self.name.as_str();
-        let out = scan(
+        let out = scan_into_fold(
             &*self.storage,
-            name,
+            &self.name,
             self.end,
             len,
             self.opts.scan(),
-            &mut |rec| {
-                fold.apply(&rec.record)
-                    .map_err(|problem| invalid(name, &rec, problem))?;
-                observe(&rec)
-            },
+            &mut self.fold,
+            observe,
         )?;
         self.bytes_read += out.bytes_read;
         // Post-condition of the scan: it read on from where the good records ended.
@@ -417,23 +412,12 @@ impl Journal {
     /// Brings the fold up to the file (another handle may have appended) and cuts a torn tail.
     fn prepare_write(&mut self) -> Result<(), JournalError> {
         self.check_writable()?;
-        let actual = self
-            .storage
-            .len(&self.name)
-            .map_err(|e| JournalError::io(&self.name, "stat", e))?
-            .unwrap_or(0);
         // Only the good records are history: a torn tail past them is garbage that any writer of
         // this file may cut. Another handle on the same file (a resume that failed after cutting
         // the tail, and put this writer back) can leave the file anywhere from `end` on, so only a
         // file shorter than the good records has lost history (issue 15: a writer that remembered
         // a tail someone else had cut refused every later write).
-        if actual < self.end {
-            return Err(JournalError::Shrunk {
-                file: self.name.clone(),
-                expected: self.end,
-                actual,
-            });
-        }
+        let actual = length_not_below(&*self.storage, &self.name, self.end)?;
         let with_tail = self.end + self.torn_tail.as_ref().map_or(0, |t| t.bytes);
         if actual == self.end {
             // The tail was cut by another handle: nothing to read, nothing to cut.
@@ -521,14 +505,5 @@ impl Journal {
             records,
             end_offset: self.end,
         })
-    }
-}
-
-fn invalid(name: &str, rec: &ScannedRecord, problem: FoldError) -> JournalError {
-    JournalError::Invalid {
-        file: name.to_string(),
-        offset: rec.offset,
-        seq: rec.record.seq,
-        problem,
     }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use history::journal::{FaultOp, Journal, MemStorage, Origin, RowId, SharedHistory};
+use history::journal::{CountsReads, FaultOp, Journal, MemStorage, Origin, RowId, SharedHistory};
 #[cfg(feature = "planted")]
 use history::{BugId, Planted};
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use history::journal::{
-    plan_truncation, Block, Journal, JournalReader, MemStorage, Origin, Speaker, Tokenizer,
-    TruncationOptions,
+    plan_truncation, Block, CountsReads, Journal, JournalReader, MemStorage, Origin, Speaker,
+    Tokenizer, TruncationOptions,
 };
 #[cfg(feature = "planted")]
 use history::BugId;

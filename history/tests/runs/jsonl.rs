@@ -126,30 +126,13 @@ struct HalfAppends {
 }
 
 impl Storage for HalfAppends {
-    fn len(&self, name: &str) -> io::Result<Option<u64>> {
-        self.inner.len(name)
-    }
-    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_at(name, offset, buf)
-    }
+    history::forward_storage!(inner: len, read_at, truncate, sync, remove, list);
     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         if !self.tear.load(Ordering::SeqCst) {
             return self.inner.append(name, bytes);
         }
         self.inner.append(name, &bytes[..bytes.len() / 2])?;
         Err(io::Error::other("simulated mid-batch write failure"))
-    }
-    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
-    fn sync(&self, name: &str) -> io::Result<()> {
-        self.inner.sync(name)
-    }
-    fn remove(&self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-        self.inner.list(dir)
     }
 }
 

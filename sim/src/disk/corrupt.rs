@@ -19,14 +19,16 @@
 
 use history::journal::frame::{decode_payload, parse_header, HEADER_BYTES};
 use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
 
 /// The sector a stale read serves whole (the persistence models use the same size).
 pub const SECTOR_BYTES: u64 = super::persist::SECTOR_BYTES as u64;
 
 /// What the fault stream decided a silent corruption does; `pick` chooses among the places the
 /// kind can land when it is injected (modulo their number).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, IntoStaticStr)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[strum(serialize_all = "snake_case")]
 pub enum Corruption {
     BitFlip { pick: u32, bit: u8 },
     TextFlip { pick: u32 },
@@ -36,11 +38,7 @@ pub enum Corruption {
 impl Corruption {
     /// The kind as probes and traces spell it.
     pub fn kind(self) -> &'static str {
-        match self {
-            Corruption::BitFlip { .. } => "bit_flip",
-            Corruption::TextFlip { .. } => "text_flip",
-            Corruption::StaleSector { .. } => "stale_sector",
-        }
+        self.into()
     }
 }
 
@@ -287,23 +285,13 @@ fn injected(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history::journal::frame::encode_frame;
-    use history::journal::{Origin, Record, RecordBody, Row, Speaker};
+    use history::journal::frame::encode_main_journal;
+    use history::journal::{Origin, RecordBody, Row, Speaker};
 
     fn journal(texts: &[&str]) -> Vec<u8> {
-        texts
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| {
-                encode_frame(&Record {
-                    seq: i as u64 + 1,
-                    origin: Origin::Main,
-                    body: RecordBody::Append {
-                        rows: vec![Row::text(Speaker::Human, Origin::Main, *t)],
-                    },
-                })
-            })
-            .collect()
+        encode_main_journal(texts.iter().map(|t| RecordBody::Append {
+            rows: vec![Row::text(Speaker::Human, Origin::Main, *t)],
+        }))
     }
 
     #[test]

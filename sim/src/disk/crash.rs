@@ -41,6 +41,17 @@ pub struct CrashPoint {
     pub lose_unsynced: bool,
 }
 
+impl CrashPoint {
+    /// The crash after events `..event` that keeps only synced bytes.
+    fn synced_only(event: usize) -> CrashPoint {
+        CrashPoint {
+            event,
+            cut_bytes: None,
+            lose_unsynced: true,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct ReplayFile {
     current: Vec<u8>,
@@ -59,12 +70,7 @@ pub fn for_each_crash_state(
     let mut durable_changed = true;
     for (k, event) in events.iter().enumerate() {
         if opts.lose_unsynced && durable_changed {
-            let point = CrashPoint {
-                event: k,
-                cut_bytes: None,
-                lose_unsynced: true,
-            };
-            if f(point, durable_image(&files)).is_break() {
+            if f(CrashPoint::synced_only(k), durable_image(&files)).is_break() {
                 return;
             }
             durable_changed = false;
@@ -95,15 +101,11 @@ pub fn for_each_crash_state(
         durable_changed |= apply(&mut files, event);
     }
     let end = events.len();
-    if opts.lose_unsynced && durable_changed {
-        let point = CrashPoint {
-            event: end,
-            cut_bytes: None,
-            lose_unsynced: true,
-        };
-        if f(point, durable_image(&files)).is_break() {
-            return;
-        }
+    if opts.lose_unsynced
+        && durable_changed
+        && f(CrashPoint::synced_only(end), durable_image(&files)).is_break()
+    {
+        return;
     }
     let point = CrashPoint {
         event: end,

@@ -31,8 +31,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use history::journal::storage::check_name;
-use history::journal::{FaultOp, Storage};
+use history::journal::storage::{check_name, missing, serve_read};
+use history::journal::{CountsReads, FaultOp, ReadCounters, Storage};
 
 pub use crash::{CrashPoint, CrashPointOptions};
 pub use event::DiskEvent;
@@ -116,7 +116,7 @@ struct DiskState {
     log: Option<Vec<DiskEvent>>,
     schedule: FaultSchedule,
     scripted: BTreeSet<(String, FaultOp)>,
-    bytes_read: BTreeMap<String, u64>,
+    bytes_read: ReadCounters,
     faults_injected: u64,
     /// Where silent corruptions flipped a byte that is still in the file: (file, offset).
     corruptions: BTreeSet<(String, u64)>,
@@ -146,7 +146,7 @@ impl SimDisk {
                 log: opts.log_events.then(Vec::new),
                 schedule: FaultSchedule::new(opts.faults),
                 scripted: BTreeSet::new(),
-                bytes_read: BTreeMap::new(),
+                bytes_read: ReadCounters::default(),
                 faults_injected: 0,
                 corruptions: BTreeSet::new(),
                 parsable: BTreeSet::new(),
@@ -244,19 +244,6 @@ impl SimDisk {
         self.lock().stale.insert((name.to_string(), sector), old);
     }
 
-    /// Bytes read from `name` since the last reset.
-    pub fn bytes_read(&self, name: &str) -> u64 {
-        self.lock().bytes_read.get(name).copied().unwrap_or(0)
-    }
-
-    pub fn total_bytes_read(&self) -> u64 {
-        self.lock().bytes_read.values().sum()
-    }
-
-    pub fn reset_read_counters(&self) {
-        self.lock().bytes_read.clear();
-    }
-
     /// What reads of `name` see now (empty when absent).
     pub fn bytes(&self, name: &str) -> Vec<u8> {
         self.lock()
@@ -334,6 +321,16 @@ impl SimDisk {
         states::StateSpace::new(model, &files).draw(&mut rng)
     }
 
+    /// The disk's state for a write (`op`) to `name`, once the name is valid, no scripted fault
+    /// refuses the write and the process has a write left.
+    fn writing(&self, name: &str, op: FaultOp) -> io::Result<MutexGuard<'_, DiskState>> {
+        check_name(name)?;
+        let mut st = self.lock();
+        SimDisk::scripted(&mut st, name, op)?;
+        SimDisk::spend_write(&mut st, name)?;
+        Ok(st)
+    }
+
     fn scripted(st: &mut DiskState, name: &str, op: FaultOp) -> io::Result<()> {
         if st.scripted.contains(&(name.to_string(), op)) {
             st.faults_injected += 1;
@@ -369,8 +366,10 @@ fn eio(what: &str, name: &str) -> io::Error {
     io::Error::other(format!("EIO (simulated {what}) on {name}"))
 }
 
-fn missing(name: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
+impl CountsReads for SimDisk {
+    fn with_read_counters<R>(&self, f: impl FnOnce(&mut ReadCounters) -> R) -> R {
+        f(&mut self.lock().bytes_read)
+    }
 }
 
 impl Storage for SimDisk {
@@ -388,21 +387,15 @@ impl Storage for SimDisk {
             return Err(eio("read", name));
         }
         let file = st.files.get(name).ok_or_else(|| missing(name))?;
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(file.current.len());
-        let n = buf.len().min(file.current.len() - start);
-        buf[..n].copy_from_slice(&file.current[start..start + n]);
-        overlay_stale(&st.stale, name, start as u64, &mut buf[..n]);
-        *st.bytes_read.entry(name.to_string()).or_insert(0) += n as u64;
+        let n = serve_read(&file.current, offset, buf);
+        let start = offset.min(file.current.len() as u64);
+        overlay_stale(&st.stale, name, start, &mut buf[..n]);
+        st.bytes_read.add(name, n);
         Ok(n)
     }
 
     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        check_name(name)?;
-        let mut st = self.lock();
-        SimDisk::scripted(&mut st, name, FaultOp::Append)?;
-        SimDisk::spend_write(&mut st, name)?;
+        let mut st = self.writing(name, FaultOp::Append)?;
         let used: u64 = st.files.values().map(|f| f.current.len() as u64).sum();
         if st.schedule.out_of_space(used, bytes.len() as u64) {
             st.faults_injected += 1;
@@ -466,10 +459,7 @@ impl Storage for SimDisk {
     }
 
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
-        check_name(name)?;
-        let mut st = self.lock();
-        SimDisk::scripted(&mut st, name, FaultOp::Truncate)?;
-        SimDisk::spend_write(&mut st, name)?;
+        let mut st = self.writing(name, FaultOp::Truncate)?;
         let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
         if len > file.current.len() as u64 {
             return Err(io::Error::new(
@@ -495,10 +485,7 @@ impl Storage for SimDisk {
     }
 
     fn sync(&self, name: &str) -> io::Result<()> {
-        check_name(name)?;
-        let mut st = self.lock();
-        SimDisk::scripted(&mut st, name, FaultOp::Sync)?;
-        SimDisk::spend_write(&mut st, name)?;
+        let mut st = self.writing(name, FaultOp::Sync)?;
         if !st.files.contains_key(name) {
             return Err(missing(name));
         }
@@ -521,10 +508,7 @@ impl Storage for SimDisk {
     }
 
     fn remove(&self, name: &str) -> io::Result<()> {
-        check_name(name)?;
-        let mut st = self.lock();
-        SimDisk::scripted(&mut st, name, FaultOp::Remove)?;
-        SimDisk::spend_write(&mut st, name)?;
+        let mut st = self.writing(name, FaultOp::Remove)?;
         st.files.remove(name).ok_or_else(|| missing(name))?;
         st.corruptions.retain(|(f, _)| f != name);
         st.parsable.retain(|(f, _)| f != name);

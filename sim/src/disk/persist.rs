@@ -23,10 +23,10 @@
 //! file removed and created again cannot bring the removed bytes back. The storage interface has
 //! no rename, and no write path renames, so there is no rename to lose.
 
-use std::fmt;
 use std::str::FromStr;
 
 use rand::Rng;
+use strum::IntoStaticStr;
 
 /// The unit a device writes atomically at best.
 pub const SECTOR_BYTES: usize = 512;
@@ -37,8 +37,11 @@ pub const TORN_STEP_BYTES: usize = 64;
 /// The outcomes of one dirty sector under `reorder`: old, new, or torn at one of 7 cuts.
 const SECTOR_CHOICES: u128 = (SECTOR_BYTES / TORN_STEP_BYTES + 1) as u128;
 
-/// A persistence model (see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+/// A persistence model (see the module documentation), shown as its name.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, IntoStaticStr, strum::Display,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Persistence {
     Prefix,
     Ext4Ordered,
@@ -53,18 +56,9 @@ impl Persistence {
         Persistence::Reorder,
     ];
 
+    /// The model's name, as `--persistence` takes it: `prefix`, `ext4-ordered`, `reorder`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Persistence::Prefix => "prefix",
-            Persistence::Ext4Ordered => "ext4-ordered",
-            Persistence::Reorder => "reorder",
-        }
-    }
-}
-
-impl fmt::Display for Persistence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -284,6 +278,11 @@ mod tests {
             assert_eq!(p.as_str().parse::<Persistence>(), Ok(p));
         }
         assert!("ext4".parse::<Persistence>().is_err());
+        assert_eq!(Persistence::Ext4Ordered.to_string(), "ext4-ordered");
+        assert_eq!(
+            Persistence::ALL.map(Persistence::as_str),
+            ["prefix", "ext4-ordered", "reorder"]
+        );
         assert_eq!(Persistence::default(), Persistence::Reorder);
     }
 

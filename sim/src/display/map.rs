@@ -11,7 +11,7 @@
 //! generator), so a cell counts only when such a row was really written.
 
 use super::scenario::{DisplayScenario, Event};
-use crate::coverage::Coverage;
+use crate::coverage::{probe_cube, Coverage};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Who emits a row, by its agent's class.
@@ -80,29 +80,24 @@ pub const fn possible(role: Role, family: Family, state: DisplayState) -> bool {
 
 /// The probe names of the whole cube, `[role][family][state]`, in the order of [`ROLES`],
 /// [`FAMILIES`] and [`STATES`] (a test holds the names to the enums).
-macro_rules! cube {
-    ($($role:literal),+) => { [$(cube!(@role $role)),+] };
-    (@role $r:literal) => {
-        [
-            cube!(@family $r, "user_message"),
-            cube!(@family $r, "hitl_answer"),
-            cube!(@family $r, "hitl_question"),
-            cube!(@family $r, "chunk"),
-            cube!(@family $r, "stop"),
-            cube!(@family $r, "control"),
-        ]
-    };
-    (@family $r:literal, $f:literal) => {
-        [
-            concat!("display.map.", $r, ".", $f, ".visible"),
-            concat!("display.map.", $r, ".", $f, ".visible_later"),
-            concat!("display.map.", $r, ".", $f, ".never_visible"),
-            concat!("display.map.", $r, ".", $f, ".after_foreign_turn"),
-        ]
-    };
-}
-
-const CUBE: [[[&str; 4]; 6]; 4] = cube!("user", "primary", "sub_agent", "proxy");
+const CUBE: [[[&str; 4]; 6]; 4] = probe_cube!(
+    "display.map",
+    ["user", "primary", "sub_agent", "proxy"],
+    [
+        "user_message",
+        "hitl_answer",
+        "hitl_question",
+        "chunk",
+        "stop",
+        "control",
+    ],
+    [
+        "visible",
+        "visible_later",
+        "never_visible",
+        "after_foreign_turn"
+    ],
+);
 
 /// How many cells can exist.
 pub const CELL_COUNT: usize = 4 * 6 * 4 - 2;

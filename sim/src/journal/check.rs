@@ -24,11 +24,15 @@ use super::expect::{OpSeen, SessionCheck};
 use super::op_rules::{
     copies_start_outside_transactions, disposal_reports_its_failures,
     incremental_reads_touch_only_what_was_appended, mutations_read_nothing_back,
-    recording_follows_the_model, resuming_again_changes_nothing, single_record_mutations,
-    switching_keeps_the_recording, token_counters_are_independent, truncation_visits_each_row_once,
+    recording_follows_the_model, resuming_again_changes_nothing,
+    shared_mutations_read_nothing_back, single_record_mutations, switching_keeps_the_recording,
+    token_counters_are_independent, truncation_visits_each_row_once,
 };
 use super::picture::ModelsAtRestarts;
-use super::record::{Happened, SessionRecord};
+use super::record::{
+    AttachSeen, CopySeen, DisposeSeen, Happened, ReadSeen, ResumeAgainSeen, Seen, SendSeen,
+    SessionRecord, SharedRestart, SharedSeen, SoloSeen, SwitchSeen,
+};
 use super::scenario::JournalScenario;
 use super::shared_rules::{
     late_mirrors_start_in_sync, shared_history_follows_the_model, shared_reopened,
@@ -72,26 +76,73 @@ pub static ATTRIBUTION: Attribution = Attribution {
     unexplained: Unexplained::Each,
 };
 
-/// One rule about one operation: it looks at the operations of its kind and passes the others.
-pub type OpRule = fn(&mut SessionCheck<'_>, &OpSeen<'_>, &mut Findings);
+/// A rule about one kind of operation: it reads what an operation of that kind returned (`T`).
+pub type Rule<T> = fn(&mut SessionCheck<'_>, &OpSeen<'_, T>, &mut Findings);
 
-/// Every rule about an operation, each tagged with the invariant it checks, in the order they
-/// run. A rule may name a narrower ID its evidence points at (a copy with a transaction its
-/// writer did not open is J1, not J2).
+/// One rule about an operation, by the kind of operation it reads.
+pub enum OpRule {
+    Solo(Rule<SoloSeen>),
+    Read(Rule<ReadSeen>),
+    Estimate(Rule<[u64]>),
+    Send(Rule<SendSeen>),
+    Copy(Rule<CopySeen>),
+    Switch(Rule<SwitchSeen>),
+    ResumeAgain(Rule<ResumeAgainSeen>),
+    Shared(Rule<SharedSeen>),
+    AttachMirror(Rule<AttachSeen>),
+    SharedResume(Rule<SharedRestart>),
+    Dispose(Rule<DisposeSeen>),
+}
+
+impl OpRule {
+    /// Runs the rule on `o` when `o` is of the rule's kind; passes it otherwise.
+    fn check(&self, sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
+        match (self, o.seen) {
+            (OpRule::Solo(rule), Seen::Solo(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Read(rule), Seen::Read(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Estimate(rule), Seen::Estimate { counts }) => {
+                rule(sc, &o.of(counts.as_slice()), found)
+            }
+            (OpRule::Send(rule), Seen::Send(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Copy(rule), Seen::Copy(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Switch(rule), Seen::Switch(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::ResumeAgain(rule), Seen::ResumeAgain(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Shared(rule), Seen::Shared(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::AttachMirror(rule), Seen::AttachMirror(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::SharedResume(rule), Seen::SharedResume(seen)) => rule(sc, &o.of(seen), found),
+            (OpRule::Dispose(rule), Seen::Dispose(seen)) => rule(sc, &o.of(seen), found),
+            _ => {}
+        }
+    }
+}
+
+/// Every rule about an operation: the kind of operation it reads, the invariant it checks, in
+/// the order they run. A rule may name a narrower ID its evidence points at (a copy with a
+/// transaction its writer did not open is J1, not J2).
 pub const OP_RULES: &[(BugId, OpRule)] = &[
-    (BugId::J12, mutations_read_nothing_back),
-    (BugId::J10, recording_follows_the_model),
-    (BugId::J15, single_record_mutations),
-    (BugId::J11, incremental_reads_touch_only_what_was_appended),
-    (BugId::J17, token_counters_are_independent),
-    (BugId::J13, truncation_visits_each_row_once),
-    (BugId::J2, copies_start_outside_transactions),
-    (BugId::J4, switching_keeps_the_recording),
-    (BugId::J5, resuming_again_changes_nothing),
-    (BugId::J8, shared_history_follows_the_model),
-    (BugId::J7, late_mirrors_start_in_sync),
-    (BugId::J9, shared_resumes_keep_mirrors),
-    (BugId::J18, disposal_reports_its_failures),
+    (BugId::J12, OpRule::Solo(mutations_read_nothing_back)),
+    (
+        BugId::J12,
+        OpRule::Shared(shared_mutations_read_nothing_back),
+    ),
+    (BugId::J10, OpRule::Solo(recording_follows_the_model)),
+    (BugId::J15, OpRule::Solo(single_record_mutations)),
+    (
+        BugId::J11,
+        OpRule::Read(incremental_reads_touch_only_what_was_appended),
+    ),
+    (BugId::J17, OpRule::Estimate(token_counters_are_independent)),
+    (BugId::J13, OpRule::Send(truncation_visits_each_row_once)),
+    (BugId::J2, OpRule::Copy(copies_start_outside_transactions)),
+    (BugId::J4, OpRule::Switch(switching_keeps_the_recording)),
+    (
+        BugId::J5,
+        OpRule::ResumeAgain(resuming_again_changes_nothing),
+    ),
+    (BugId::J8, OpRule::Shared(shared_history_follows_the_model)),
+    (BugId::J7, OpRule::AttachMirror(late_mirrors_start_in_sync)),
+    (BugId::J9, OpRule::SharedResume(shared_resumes_keep_mirrors)),
+    (BugId::J18, OpRule::Dispose(disposal_reports_its_failures)),
 ];
 
 /// Checks every session of a played scenario.
@@ -144,14 +195,15 @@ fn session(
             ),
             Happened::Op { op, seen } => {
                 let script_op = &sc.script.ops[*op];
+                let at = Step::op(s, *op, script_op.action.kind(), at_us);
                 let o = OpSeen {
-                    at: Step::op(s, *op, script_op.action.kind(), at_us),
+                    at: &at,
                     k: *op,
                     op: script_op,
                     seen,
                 };
                 for (_, rule) in OP_RULES {
-                    rule(&mut sc, &o, found);
+                    rule.check(&mut sc, &o, found);
                 }
             }
             Happened::Interrupted { .. } => {}

@@ -241,22 +241,8 @@ fn interleaved_in(lines: &[Result<DumpLine, DecodeError>], open_too: bool) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use history::journal::frame::encode_frame;
-    use history::journal::{Origin, Record, RecordBody, Speaker};
-
-    fn frames(bodies: Vec<RecordBody>) -> Vec<u8> {
-        bodies
-            .into_iter()
-            .enumerate()
-            .flat_map(|(i, body)| {
-                encode_frame(&Record {
-                    seq: i as u64 + 1,
-                    origin: Origin::Main,
-                    body,
-                })
-            })
-            .collect()
-    }
+    use history::journal::frame::encode_main_journal as frames;
+    use history::journal::{Origin, RecordBody, Speaker};
 
     #[test]
     fn only_a_terminated_replacement_with_a_stray_record_is_interleaved() {

@@ -13,14 +13,27 @@ use history::journal::{Origin, Row};
 use model::journal::{ModelHistory, ModelOp};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One operation of a session as the rules see it.
-pub struct OpSeen<'o> {
+/// One operation of a session as the rules see it: `seen` is what it returned, for a rule about
+/// one kind of operation that kind's record (`T`).
+pub struct OpSeen<'o, T: ?Sized = Seen> {
     /// `session S op K (kind)`, the opening of every message, and the request its findings
     /// point at.
-    pub at: super::step::Step,
+    pub at: &'o super::step::Step,
     pub k: usize,
     pub op: &'o Op,
-    pub seen: &'o Seen,
+    pub seen: &'o T,
+}
+
+impl<'o> OpSeen<'o> {
+    /// The same operation, with what it returned narrowed to its kind's record.
+    pub fn of<T: ?Sized>(&self, seen: &'o T) -> OpSeen<'o, T> {
+        OpSeen {
+            at: self.at,
+            k: self.k,
+            op: self.op,
+            seen,
+        }
+    }
 }
 
 /// The shared history as the model knows it.

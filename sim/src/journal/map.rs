@@ -9,7 +9,7 @@
 //! (decoded by the journal's own dump reader), so a cell counts only what was really written
 //! and kept.
 
-use crate::coverage::Coverage;
+use crate::coverage::{probe_cube, Coverage};
 use history::journal::row::Origin;
 use history::journal::{dump_lines, DumpLine};
 use std::collections::BTreeMap;
@@ -73,33 +73,25 @@ pub const fn possible(path: Path, kind: usize, subagent: bool) -> bool {
     }
 }
 
-macro_rules! cube {
-    ($($path:literal),+) => { [$(cube!(@path $path)),+] };
-    (@path $p:literal) => {
-        [
-            cube!(@kind $p, "start"),
-            cube!(@kind $p, "append"),
-            cube!(@kind $p, "replace_begin"),
-            cube!(@kind $p, "replace_rows"),
-            cube!(@kind $p, "replace_commit"),
-            cube!(@kind $p, "replace_abort"),
-            cube!(@kind $p, "suffix_cut"),
-            cube!(@kind $p, "clear"),
-            cube!(@kind $p, "compression"),
-            cube!(@kind $p, "density_mutation"),
-            cube!(@kind $p, "synthetic_insert"),
-        ]
-    };
-    (@kind $p:literal, $k:literal) => {
-        [
-            concat!("journal.map.", $p, ".", $k, ".main"),
-            concat!("journal.map.", $p, ".", $k, ".subagent"),
-        ]
-    };
-}
-
 /// Every cell's probe, `[path][kind][origin]`, in the order of [`PATHS`], [`KINDS`], [`ORIGINS`].
-const CUBE: [[[&str; 2]; 11]; 5] = cube!("recording", "shared", "mirror", "copy", "recorder");
+const CUBE: [[[&str; 2]; 11]; 5] = probe_cube!(
+    "journal.map",
+    ["recording", "shared", "mirror", "copy", "recorder"],
+    [
+        "start",
+        "append",
+        "replace_begin",
+        "replace_rows",
+        "replace_commit",
+        "replace_abort",
+        "suffix_cut",
+        "clear",
+        "compression",
+        "density_mutation",
+        "synthetic_insert",
+    ],
+    ["main", "subagent"],
+);
 
 /// How many cells can exist.
 pub const CELL_COUNT: usize = 12 + 19 + 20 + 12 + 1;

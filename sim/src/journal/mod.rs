@@ -129,10 +129,8 @@ fn describe(record: &world::WorldRecord) -> String {
 fn brief(seen: &record::Seen) -> String {
     use record::Seen;
     match seen {
-        Seen::Solo { outcome, rows, .. } => format!("{outcome:?}, {} rows", rows.len()),
-        Seen::Shared {
-            outcome, primary, ..
-        } => format!("{outcome:?}, {} shared rows", primary.len()),
+        Seen::Solo(o) => format!("{:?}, {} rows", o.outcome, o.rows.len()),
+        Seen::Shared(o) => format!("{:?}, {} shared rows", o.outcome, o.primary.len()),
         other => {
             let text = format!("{other:?}");
             text.chars().take(160).collect()

@@ -2,38 +2,53 @@
 //! and the resume invariants J4 to J6.
 
 use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
-use super::record::{Outcome, Seen};
+use super::record::{
+    CopySeen, DisposeSeen, Outcome, ReadSeen, ResumeAgainSeen, SendSeen, SharedSeen, SoloSeen,
+    SwitchSeen,
+};
 use super::scenario::Action;
 use super::step::Step;
 use crate::outcome::Findings;
 use history::journal::{Row, Statistics, Tokenizer};
 use history::BugId;
 
-/// J12: a mutation reads nothing back from its journals.
-pub fn mutations_read_nothing_back(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
-    let at = &o.at;
-    match o.seen {
-        Seen::Solo { bytes_read, .. } if *bytes_read > 0 => found.add_at(
+/// J12: a mutation reads nothing back from its journal.
+pub fn mutations_read_nothing_back(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_, SoloSeen>,
+    found: &mut Findings,
+) {
+    read_nothing_back(o.at, o.seen.bytes_read, "mutation", "the journal", found);
+}
+
+/// J12: a shared mutation reads nothing back from its journals.
+pub fn shared_mutations_read_nothing_back(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_, SharedSeen>,
+    found: &mut Findings,
+) {
+    let bytes_read = o.seen.bytes_read;
+    read_nothing_back(o.at, bytes_read, "shared mutation", "its journals", found);
+}
+
+/// J12: the `what` (`at`) read `bytes_read` bytes back from `from`, where it must read none.
+fn read_nothing_back(at: &Step, bytes_read: u64, what: &str, from: &str, found: &mut Findings) {
+    if bytes_read > 0 {
+        found.add_at(
             BugId::J12,
             at.answers(format!("{bytes_read} bytes read back"), "no byte read back"),
-            format!("{at}: the mutation read {bytes_read} bytes back from the journal"),
-        ),
-        Seen::Shared { bytes_read, .. } if *bytes_read > 0 => found.add_at(
-            BugId::J12,
-            at.answers(format!("{bytes_read} bytes read back"), "no byte read back"),
-            format!("{at}: the shared mutation read {bytes_read} bytes back from its journals"),
-        ),
-        _ => {}
+            format!("{at}: the {what} read {bytes_read} bytes back from {from}"),
+        );
     }
 }
 
 /// J15: a rewind, a clear or a compression is one record.
-pub fn single_record_mutations(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
-    let Seen::Solo {
-        outcome: Outcome::Written { records },
-        ..
-    } = o.seen
-    else {
+pub fn single_record_mutations(
+    _: &mut SessionCheck<'_>,
+    o: &OpSeen<'_, SoloSeen>,
+    found: &mut Findings,
+) {
+    let Outcome::Written { records } = &o.seen.outcome else {
         return;
     };
     let single = matches!(
@@ -57,19 +72,16 @@ pub fn single_record_mutations(_: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: 
 /// the model says, and leaves the recording equal to the model.
 pub fn recording_follows_the_model(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, SoloSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Solo {
+    let SoloSeen {
         journal,
         outcome,
         rows: shown,
         ..
-    } = o.seen
-    else {
-        return;
-    };
-    let (at, k, op) = (&o.at, o.k, o.op);
+    } = o.seen;
+    let (at, k, op) = (o.at, o.k, o.op);
     let state = sc.latest_ref(journal);
     let ops = solo_model_ops(k, &op.action, state);
     match outcome {
@@ -143,19 +155,11 @@ fn recording_as_the_model(
 /// what the writer counts.
 pub fn incremental_reads_touch_only_what_was_appended(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, ReadSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Read {
-        result,
-        bytes_read,
-        appended,
-        writer,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
+    let (at, r) = (o.at, o.seen);
+    let (bytes_read, appended) = (r.bytes_read, r.appended);
     if bytes_read > appended {
         found.add_at(
             BugId::J11,
@@ -166,7 +170,7 @@ pub fn incremental_reads_touch_only_what_was_appended(
             format!("{at}: an incremental read touched {bytes_read} bytes; {appended} were appended since the previous read"),
         );
     }
-    match (result, writer) {
+    match (&r.result, &r.writer) {
         (Ok(read), Some(w)) if read != w => found.add_at(
             BugId::J11,
             at.answers(
@@ -203,18 +207,14 @@ pub fn incremental_reads_touch_only_what_was_appended(
 /// J17: counters fed concurrently count what each text alone counts.
 pub fn token_counters_are_independent(
     _: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, [u64]>,
     found: &mut Findings,
 ) {
-    let Seen::Estimate { counts } = o.seen else {
-        return;
-    };
-    let at = &o.at;
-    let op = o.op;
-    if let Action::Estimate { texts, .. } = &op.action {
+    let (at, counts) = (o.at, o.seen);
+    if let Action::Estimate { texts, .. } = &o.op.action {
         let t = Tokenizer::o200k();
         let alone: Vec<u64> = texts.iter().map(|p| t.count(&p.concat())).collect();
-        if *counts != alone {
+        if counts != alone {
             found.add_at(
                 BugId::J17,
                 at.answers(
@@ -234,20 +234,12 @@ pub fn token_counters_are_independent(
 /// J13: deciding the truncations of a request visits each row at most once.
 pub fn truncation_visits_each_row_once(
     _: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, SendSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Send {
-        rows,
-        rows_visited,
-        replacements,
-        staged,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
-    if *rows_visited > *rows as u64 {
+    let (at, r) = (o.at, o.seen);
+    let (rows, rows_visited, replacements) = (r.rows, r.rows_visited, r.replacements);
+    if rows_visited > rows as u64 {
         found.add_at(
             BugId::J13,
             at.answers(
@@ -259,7 +251,7 @@ pub fn truncation_visits_each_row_once(
             ),
         );
     }
-    if let Err(e) = staged {
+    if let Err(e) = &r.staged {
         found.unexplained_at(
             BugId::J18,
             at.answers(format!("error {e}"), "the request staged in scratch"),
@@ -272,10 +264,10 @@ pub fn truncation_visits_each_row_once(
 /// point.
 pub fn copies_start_outside_transactions(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, CopySeen>,
     found: &mut Findings,
 ) {
-    let Seen::Copy {
+    let CopySeen {
         source,
         journal,
         checkpoint,
@@ -283,11 +275,8 @@ pub fn copies_start_outside_transactions(
         open_txn,
         facts,
         rows: shown,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
+    } = o.seen;
+    let at = o.at;
     let state = sc
         .journals
         .get(source)
@@ -335,10 +324,10 @@ pub fn copies_start_outside_transactions(
 /// history and what arrived while it loaded.
 pub fn switching_keeps_the_recording(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, SwitchSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Switch {
+    let SwitchSeen {
         previous,
         to,
         loaded,
@@ -346,11 +335,8 @@ pub fn switching_keeps_the_recording(
         recording,
         rows: shown,
         arrivals,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
+    } = o.seen;
+    let at = o.at;
     if !switch_went_through(
         at,
         o.op.fail,
@@ -440,20 +426,17 @@ fn switch_went_through(
 /// J5: resuming the recording again changes nothing.
 pub fn resuming_again_changes_nothing(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, ResumeAgainSeen>,
     found: &mut Findings,
 ) {
-    let Seen::ResumeAgain {
+    let ResumeAgainSeen {
         result,
         bytes_before,
         bytes_after,
         rows_before,
         rows_after,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
+    } = o.seen;
+    let at = o.at;
     if let Err(e) = result {
         found.unexplained_at(
             BugId::J5,
@@ -485,18 +468,15 @@ pub fn resuming_again_changes_nothing(
 /// J18: disposal reports an injected failure and leaves no scratch behind.
 pub fn disposal_reports_its_failures(
     _: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, DisposeSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Dispose {
+    let DisposeSeen {
         fault_injected,
         result,
         scratch_left,
-    } = o.seen
-    else {
-        return;
-    };
-    let at = &o.at;
+    } = o.seen;
+    let at = o.at;
     match result {
         Ok(()) if *fault_injected => found.add_at(
             BugId::J18,

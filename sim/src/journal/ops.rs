@@ -9,15 +9,18 @@ use super::meaning::{
     rewrite_row, row, rows, transformed,
 };
 use super::process::{reopen_shared, Process};
-use super::record::{Happened, MirrorSeen, Outcome, Seen};
+use super::record::{
+    AttachSeen, CopySeen, DisposeSeen, Happened, MirrorSeen, Outcome, ReadSeen, ResumeAgainSeen,
+    Seen, SendSeen, SharedSeen, SoloSeen, SwitchSeen,
+};
 use super::scenario::{solo_mutation, Action, DisposeFault, Op, SharedAction};
 use super::state::{read_rows, sleep_ms, written, Point, Slot, World};
 use crate::compression::compression;
 use crate::disk::SimDisk;
 use crate::journal::crash::classify_image;
 use history::journal::{
-    clone_journal, fork_journal, plan_truncation, DensityReplacement, FaultOp, Journal,
-    JournalError, JournalReader, Origin, Row, SharedHistory, Storage, TruncationOptions,
+    clone_journal, fork_journal, plan_truncation, CountsReads, DensityReplacement, FaultOp,
+    Journal, JournalError, JournalReader, Origin, Row, SharedHistory, Storage, TruncationOptions,
 };
 use std::time::Duration;
 
@@ -67,47 +70,32 @@ fn summary(seen: &Seen) -> String {
         Outcome::Failed(e) => format!("failed ({e})"),
     };
     match seen {
-        Seen::Solo {
-            outcome: o,
-            rows,
-            bytes_read,
-            ..
-        } => format!("{} rows={} read={bytes_read}", outcome(o), rows.len()),
-        Seen::Shared {
-            outcome: o,
-            primary,
-            bytes_read,
-            ..
-        } => format!(
-            "resolve {} rows={} read={bytes_read}",
-            outcome(o),
-            primary.len()
+        Seen::Solo(o) => format!(
+            "{} rows={} read={}",
+            outcome(&o.outcome),
+            o.rows.len(),
+            o.bytes_read
         ),
-        Seen::Read {
-            result,
-            bytes_read,
-            appended,
-            ..
-        } => format!(
-            "rows={:?} read={bytes_read} appended={appended}",
-            result.as_ref().map(|s| s.rows).ok()
+        Seen::Shared(o) => format!(
+            "resolve {} rows={} read={}",
+            outcome(&o.outcome),
+            o.primary.len(),
+            o.bytes_read
+        ),
+        Seen::Read(r) => format!(
+            "rows={:?} read={} appended={}",
+            r.result.as_ref().map(|s| s.rows).ok(),
+            r.bytes_read,
+            r.appended
         ),
         Seen::Estimate { counts } => format!("counts={counts:?}"),
-        Seen::Send {
-            rows, rows_visited, ..
-        } => format!("rows={rows} visited={rows_visited}"),
-        Seen::Copy {
-            journal, result, ..
-        } => format!("{journal} ok={}", result.is_ok()),
-        Seen::Switch { to, result, .. } => format!("{to} ok={}", result.is_ok()),
-        Seen::ResumeAgain {
-            bytes_before,
-            bytes_after,
-            ..
-        } => format!("bytes {bytes_before}->{bytes_after}"),
-        Seen::AttachMirror { result, .. } => format!("ok={}", result.is_ok()),
+        Seen::Send(r) => format!("rows={} visited={}", r.rows, r.rows_visited),
+        Seen::Copy(r) => format!("{} ok={}", r.journal, r.result.is_ok()),
+        Seen::Switch(r) => format!("{} ok={}", r.to, r.result.is_ok()),
+        Seen::ResumeAgain(r) => format!("bytes {}->{}", r.bytes_before, r.bytes_after),
+        Seen::AttachMirror(r) => format!("ok={}", r.result.is_ok()),
         Seen::SharedResume(r) => format!("ok={}", r.resumed.is_ok()),
-        Seen::Dispose { result, .. } => format!("ok={}", result.is_ok()),
+        Seen::Dispose(r) => format!("ok={}", r.result.is_ok()),
     }
 }
 
@@ -132,12 +120,12 @@ async fn solo_mutation(world: &World, proc: &mut Process, k: usize, op: &Op) -> 
     if outcome.is_written() {
         world.push_event(proc.s, &name, proc.last_seq());
     }
-    Seen::Solo {
+    Seen::Solo(SoloSeen {
         journal: name,
         outcome,
         bytes_read,
         rows: proc.rows(),
-    }
+    })
 }
 
 fn solo_sync(proc: &mut Process, k: usize, action: &Action) -> Outcome {
@@ -232,12 +220,12 @@ fn read(world: &World, proc: &mut Process) -> Seen {
     proc.disk.reset_read_counters();
     let result = proc.reader.statistics().map_err(|e| e.to_string());
     let bytes_read = proc.disk.bytes_read(&name);
-    Seen::Read {
+    Seen::Read(ReadSeen {
         result,
         bytes_read,
         appended,
         writer: proc.journal().map(|j| j.fold().statistics()),
-    }
+    })
 }
 
 /// Counters fed piece by piece, taking turns as `schedule` says, yielding between turns.
@@ -300,12 +288,12 @@ fn send(world: &World, proc: &mut Process, k: usize, budget_percent: u8, keep_by
             .map_err(|e| e.to_string()),
         None => Err("the journal store is disposed".into()),
     };
-    Seen::Send {
+    Seen::Send(SendSeen {
         rows: rows.len(),
         rows_visited: plan.rows_visited,
         replacements: plan.replacements.len(),
         staged,
-    }
+    })
 }
 
 /// A fork (`back` changes before the current state) or a clone (`None`) of the recording.
@@ -339,7 +327,7 @@ fn copy(world: &World, proc: &mut Process, name: &str, back: Option<u32>) -> See
         }
         Err(e) => (Err(e.to_string()), None, Vec::new()),
     };
-    Seen::Copy {
+    Seen::Copy(CopySeen {
         source,
         journal: file.clone(),
         checkpoint,
@@ -347,7 +335,7 @@ fn copy(world: &World, proc: &mut Process, name: &str, back: Option<u32>) -> See
         open_txn,
         facts: classify_image(&proc.disk.bytes(&file)),
         rows,
-    }
+    })
 }
 
 fn switch(
@@ -383,7 +371,7 @@ fn switch(
         world.push_event(s, &file, proc.last_seq());
         proc.reader = JournalReader::new(proc.storage.clone(), &file, world.opts.clone());
     }
-    Seen::Switch {
+    Seen::Switch(SwitchSeen {
         previous,
         to: file,
         loaded,
@@ -391,7 +379,7 @@ fn switch(
         recording: proc.journal().map(|j| j.name().to_string()),
         rows: proc.rows(),
         arrivals,
-    }
+    })
 }
 
 fn resume_again(world: &World, proc: &mut Process) -> Seen {
@@ -408,13 +396,13 @@ fn resume_again(world: &World, proc: &mut Process) -> Seen {
     if result.is_ok() {
         world.push_event(s, &name, proc.last_seq());
     }
-    Seen::ResumeAgain {
+    Seen::ResumeAgain(ResumeAgainSeen {
         result,
         bytes_before,
         bytes_after: size(&proc.disk),
         rows_before,
         rows_after: proc.rows(),
-    }
+    })
 }
 
 fn shared_op(
@@ -452,12 +440,12 @@ fn shared_op(
         None => (Vec::new(), Vec::new()),
     };
     settle_later(world, proc);
-    Seen::Shared {
+    Seen::Shared(SharedSeen {
         outcome,
         bytes_read,
         primary,
         mirrors,
-    }
+    })
 }
 
 fn mirror_seen(h: &SharedHistory, disk: &SimDisk, origin: &Origin) -> MirrorSeen {
@@ -537,30 +525,30 @@ fn attach(world: &World, proc: &mut Process, origin: &str) -> Seen {
     let origin = origin_of(origin);
     let slot = &world.slots[proc.s];
     if slot.attached.borrow().contains(&origin) {
-        return Seen::AttachMirror {
+        return Seen::AttachMirror(AttachSeen {
             result: Ok(()),
             mirror: None,
-        };
+        });
     }
     let mut cell = proc.shared.borrow_mut();
     let Some(h) = cell.as_mut() else {
-        return Seen::AttachMirror {
+        return Seen::AttachMirror(AttachSeen {
             result: Err("the session has no shared history".into()),
             mirror: None,
-        };
+        });
     };
     match h.attach_mirror(origin.clone(), &mirror_file(&origin)) {
         Ok(()) => {
             slot.attached.borrow_mut().push(origin.clone());
-            Seen::AttachMirror {
+            Seen::AttachMirror(AttachSeen {
                 result: Ok(()),
                 mirror: Some(mirror_seen(h, &proc.disk, &origin)),
-            }
+            })
         }
-        Err(e) => Seen::AttachMirror {
+        Err(e) => Seen::AttachMirror(AttachSeen {
             result: Err(e.to_string()),
             mirror: None,
-        },
+        }),
     }
 }
 
@@ -578,9 +566,9 @@ fn dispose(proc: &mut Process, fault: Option<DisposeFault>) -> Seen {
         None => Err("the journal store is disposed already".into()),
     };
     proc.disk.clear_faults();
-    Seen::Dispose {
+    Seen::Dispose(DisposeSeen {
         fault_injected: fault.is_some(),
         result,
         scratch_left: proc.disk.list(&area).unwrap_or_default(),
-    }
+    })
 }

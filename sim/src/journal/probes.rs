@@ -2,7 +2,9 @@
 //! and recovery path the sessions exercised.
 
 use super::map;
-use super::record::{Happened, Outcome, Seen};
+use super::record::{
+    AttachSeen, Happened, Outcome, Seen, SendSeen, SharedSeen, SoloSeen, SwitchSeen,
+};
 use super::scenario::{Action, DisposeFault, JournalScenario, SharedAction};
 use super::world::WorldRecord;
 use crate::coverage::{join_probes, Coverage};
@@ -118,7 +120,9 @@ pub fn probes(scenario: &JournalScenario, record: &WorldRecord, cov: &mut Covera
 
 fn op_probes(scenario: &JournalScenario, action: &Action, seen: &Seen, cov: &mut Coverage) {
     let written = match seen {
-        Seen::Solo { outcome, .. } | Seen::Shared { outcome, .. } => outcome.is_written(),
+        Seen::Solo(SoloSeen { outcome, .. }) | Seen::Shared(SharedSeen { outcome, .. }) => {
+            outcome.is_written()
+        }
         _ => true,
     };
     match (action, seen) {
@@ -141,13 +145,13 @@ fn op_probes(scenario: &JournalScenario, action: &Action, seen: &Seen, cov: &mut
                 cov.hit("journal.feature.density_large");
             }
         }
-        (Action::Send { .. }, Seen::Send { replacements, .. }) if *replacements > 0 => {
+        (Action::Send { .. }, Seen::Send(SendSeen { replacements, .. })) if *replacements > 0 => {
             cov.hit("journal.feature.send_truncated")
         }
-        (Action::Switch { .. }, Seen::Switch { result: Ok(()), .. }) => {
+        (Action::Switch { .. }, Seen::Switch(SwitchSeen { result: Ok(()), .. })) => {
             cov.hit("journal.feature.switch")
         }
-        (Action::Shared { op, .. }, Seen::Shared { outcome, .. }) => {
+        (Action::Shared { op, .. }, Seen::Shared(SharedSeen { outcome, .. })) => {
             if matches!(outcome, Outcome::Failed(_)) {
                 cov.hit("journal.feature.shared_rollback");
             }
@@ -160,9 +164,9 @@ fn op_probes(scenario: &JournalScenario, action: &Action, seen: &Seen, cov: &mut
         }
         (
             Action::AttachMirror { .. },
-            Seen::AttachMirror {
+            Seen::AttachMirror(AttachSeen {
                 mirror: Some(_), ..
-            },
+            }),
         ) => cov.hit("journal.feature.mirror_late_attach"),
         (Action::Dispose { fault }, _) => {
             cov.hit("journal.feature.dispose");

@@ -34,82 +34,115 @@ pub struct MirrorSeen {
     pub durable: Result<Vec<Row>, String>,
 }
 
-/// What one operation returned.
+/// What one operation returned: one variant a kind of operation, each carrying what the rules
+/// about that kind read ([`super::check::OP_RULES`] hands each rule its variant's record).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// A mutation of the recording `journal`.
-    Solo {
-        journal: String,
-        outcome: Outcome,
-        /// Bytes the disk served while the mutation ran.
-        bytes_read: u64,
-        /// The recording's rows afterwards.
-        rows: Vec<Row>,
-    },
-    Read {
-        result: Result<Statistics, String>,
-        /// Bytes the read took from the disk.
-        bytes_read: u64,
-        /// Bytes appended to the file since the reader's previous read.
-        appended: u64,
-        /// The writer's statistics at the same instant.
-        writer: Option<Statistics>,
-    },
-    Estimate {
-        counts: Vec<u64>,
-    },
-    Send {
-        rows: usize,
-        rows_visited: u64,
-        replacements: usize,
-        staged: Result<(), String>,
-    },
-    /// A fork or clone into `journal`, copied at the source's event `checkpoint`.
-    Copy {
-        source: String,
-        journal: String,
-        checkpoint: usize,
-        result: Result<(), String>,
-        /// The copy's open transaction as its new writer sees it, and as its bytes show.
-        open_txn: Option<u64>,
-        facts: ImageFacts,
-        rows: Vec<Row>,
-    },
-    Switch {
-        previous: String,
-        to: String,
-        /// What opening the target (writing nothing) showed before the resume.
-        loaded: Result<Vec<Row>, String>,
-        result: Result<(), String>,
-        /// The recording the session has afterwards.
-        recording: Option<String>,
-        rows: Vec<Row>,
-        arrivals: Vec<Row>,
-    },
-    ResumeAgain {
-        result: Result<(), String>,
-        bytes_before: u64,
-        bytes_after: u64,
-        /// The recording's rows before (`None`: the session had no recording).
-        rows_before: Option<Vec<Row>>,
-        rows_after: Vec<Row>,
-    },
-    Shared {
-        outcome: Outcome,
-        bytes_read: u64,
-        primary: Vec<Row>,
-        mirrors: Vec<MirrorSeen>,
-    },
-    AttachMirror {
-        result: Result<(), String>,
-        mirror: Option<MirrorSeen>,
-    },
+    Solo(SoloSeen),
+    Read(ReadSeen),
+    Estimate { counts: Vec<u64> },
+    Send(SendSeen),
+    Copy(CopySeen),
+    Switch(SwitchSeen),
+    ResumeAgain(ResumeAgainSeen),
+    Shared(SharedSeen),
+    AttachMirror(AttachSeen),
     SharedResume(SharedRestart),
-    Dispose {
-        fault_injected: bool,
-        result: Result<(), String>,
-        scratch_left: Vec<String>,
-    },
+    Dispose(DisposeSeen),
+}
+
+/// A mutation of the recording `journal`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoloSeen {
+    pub journal: String,
+    pub outcome: Outcome,
+    /// Bytes the disk served while the mutation ran.
+    pub bytes_read: u64,
+    /// The recording's rows afterwards.
+    pub rows: Vec<Row>,
+}
+
+/// An incremental read of the recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadSeen {
+    pub result: Result<Statistics, String>,
+    /// Bytes the read took from the disk.
+    pub bytes_read: u64,
+    /// Bytes appended to the file since the reader's previous read.
+    pub appended: u64,
+    /// The writer's statistics at the same instant.
+    pub writer: Option<Statistics>,
+}
+
+/// A request sent: its truncations decided and the request staged in scratch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SendSeen {
+    pub rows: usize,
+    pub rows_visited: u64,
+    pub replacements: usize,
+    pub staged: Result<(), String>,
+}
+
+/// A fork or clone into `journal`, copied at the source's event `checkpoint`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopySeen {
+    pub source: String,
+    pub journal: String,
+    pub checkpoint: usize,
+    pub result: Result<(), String>,
+    /// The copy's open transaction as its new writer sees it, and as its bytes show.
+    pub open_txn: Option<u64>,
+    pub facts: ImageFacts,
+    pub rows: Vec<Row>,
+}
+
+/// A switch of the session's recording to `to`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchSeen {
+    pub previous: String,
+    pub to: String,
+    /// What opening the target (writing nothing) showed before the resume.
+    pub loaded: Result<Vec<Row>, String>,
+    pub result: Result<(), String>,
+    /// The recording the session has afterwards.
+    pub recording: Option<String>,
+    pub rows: Vec<Row>,
+    pub arrivals: Vec<Row>,
+}
+
+/// The recording resumed once more.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResumeAgainSeen {
+    pub result: Result<(), String>,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    /// The recording's rows before (`None`: the session had no recording).
+    pub rows_before: Option<Vec<Row>>,
+    pub rows_after: Vec<Row>,
+}
+
+/// A mutation of the shared history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedSeen {
+    pub outcome: Outcome,
+    pub bytes_read: u64,
+    pub primary: Vec<Row>,
+    pub mirrors: Vec<MirrorSeen>,
+}
+
+/// A mirror attached to the shared history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachSeen {
+    pub result: Result<(), String>,
+    pub mirror: Option<MirrorSeen>,
+}
+
+/// The journal store disposed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisposeSeen {
+    pub fault_injected: bool,
+    pub result: Result<(), String>,
+    pub scratch_left: Vec<String>,
 }
 
 /// The session's recording reopened after a crash.

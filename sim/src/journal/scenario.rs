@@ -8,6 +8,7 @@
 //! the shrinker cut down.
 
 use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
 
 pub use crate::disk::corrupt::Corruption;
 
@@ -128,8 +129,9 @@ pub enum SpeakerSpec {
 
 /// What a session does. Positions (`at`, `after`, `remove`, `rewrite`) are taken modulo the
 /// number of rows in context when the operation runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, IntoStaticStr)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[strum(serialize_all = "snake_case")]
 pub enum Action {
     /// Records rows (one append record).
     Append { rows: Vec<RowSpec> },
@@ -210,8 +212,9 @@ pub enum Action {
 }
 
 /// A mutation of the shared history.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, IntoStaticStr)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[strum(serialize_all = "snake_case")]
 pub enum SharedAction {
     Append {
         rows: Vec<RowSpec>,
@@ -330,26 +333,7 @@ pub(super) use solo_mutation;
 impl Action {
     /// The action's name, as the trace and probes spell it.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Action::Append { .. } => "append",
-            Action::Replace { .. } => "replace",
-            Action::Rewind { .. } => "rewind",
-            Action::Clear => "clear",
-            Action::Compress { .. } => "compress",
-            Action::Density { .. } => "density",
-            Action::Insert { .. } => "insert",
-            Action::Read => "read",
-            Action::Estimate { .. } => "estimate",
-            Action::Send { .. } => "send",
-            Action::Fork { .. } => "fork",
-            Action::Clone { .. } => "clone",
-            Action::Switch { .. } => "switch",
-            Action::ResumeAgain => "resume_again",
-            Action::Shared { .. } => "shared",
-            Action::AttachMirror { .. } => "attach_mirror",
-            Action::SharedResume => "shared_resume",
-            Action::Dispose { .. } => "dispose",
-        }
+        self.into()
     }
 
     /// Whether the action mutates the session's recording (and can take a `fail` fault).
@@ -360,15 +344,7 @@ impl Action {
 
 impl SharedAction {
     pub fn kind(&self) -> &'static str {
-        match self {
-            SharedAction::Append { .. } => "append",
-            SharedAction::Rewind { .. } => "rewind",
-            SharedAction::Clear => "clear",
-            SharedAction::Compress { .. } => "compress",
-            SharedAction::Transform { .. } => "transform",
-            SharedAction::Restore { .. } => "restore",
-            SharedAction::Insert { .. } => "insert",
-        }
+        self.into()
     }
 }
 

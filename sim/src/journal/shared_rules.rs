@@ -2,7 +2,7 @@
 
 use super::expect::{shared_model_op, short, OpSeen, SessionCheck, SharedModel};
 use super::meaning::{origin_name, origin_of};
-use super::record::{MirrorSeen, Outcome, Seen, SharedRestart};
+use super::record::{AttachSeen, MirrorSeen, Outcome, SharedRestart, SharedSeen};
 use super::scenario::Action;
 use super::step::Step;
 use crate::journal::crash::invariants::check_origins;
@@ -13,19 +13,16 @@ use history::BugId;
 /// model says, keeps every row's origin, and leaves every mirror holding it (J7, J9).
 pub fn shared_history_follows_the_model(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, SharedSeen>,
     found: &mut Findings,
 ) {
-    let Seen::Shared {
+    let SharedSeen {
         outcome,
         primary,
         mirrors,
         ..
-    } = o.seen
-    else {
-        return;
-    };
-    let (at, k, op) = (&o.at, o.k, o.op);
+    } = o.seen;
+    let (at, k, op) = (o.at, o.k, o.op);
     let Action::Shared {
         origin,
         op: action,
@@ -100,12 +97,13 @@ fn written(
 }
 
 /// J7: a mirror attached late holds the history's rows of its origin.
-pub fn late_mirrors_start_in_sync(sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, found: &mut Findings) {
-    let Seen::AttachMirror { result, mirror } = o.seen else {
-        return;
-    };
-    let at = &o.at;
-    let op = o.op;
+pub fn late_mirrors_start_in_sync(
+    sc: &mut SessionCheck<'_>,
+    o: &OpSeen<'_, AttachSeen>,
+    found: &mut Findings,
+) {
+    let AttachSeen { result, mirror } = o.seen;
+    let (at, op) = (o.at, o.op);
     let Some(sm) = sc.shared.as_mut() else {
         return;
     };
@@ -140,15 +138,13 @@ pub fn late_mirrors_start_in_sync(sc: &mut SessionCheck<'_>, o: &OpSeen<'_>, fou
 /// J9: a shared resume on purpose.
 pub fn shared_resumes_keep_mirrors(
     sc: &mut SessionCheck<'_>,
-    o: &OpSeen<'_>,
+    o: &OpSeen<'_, SharedRestart>,
     found: &mut Findings,
 ) {
-    if let Seen::SharedResume(r) = o.seen {
-        let step =
-            o.at.clone()
-                .saying(format!("session {} shared resume", sc.s));
-        shared_reopened(sc, &step, r, found);
-    }
+    let step =
+        o.at.clone()
+            .saying(format!("session {} shared resume", sc.s));
+    shared_reopened(sc, &step, o.seen, found);
 }
 
 /// J9 (J7, J8): the shared history and its mirrors reopened (`at`: after a crash, or on

@@ -163,13 +163,22 @@ impl CrashReport {
             .collect()
     }
 
-    /// One line for the command line.
-    pub fn summary(&self) -> String {
+    /// The failed states by ID, as a summary line ends: ` (J3: 2, J9: 1)`, empty when none.
+    pub fn failed_by_id_words(&self) -> String {
         let by_id: Vec<String> = self
             .failed_by_id
             .iter()
             .map(|(id, n)| format!("{id}: {n}"))
             .collect();
+        if by_id.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by_id.join(", "))
+        }
+    }
+
+    /// One line for the command line.
+    pub fn summary(&self) -> String {
         format!(
             "{}: {} mutations, {} disk events, {} crash points, {} states in the model, {} checked \
              ({} points sampled), {} failed{}",
@@ -181,11 +190,7 @@ impl CrashReport {
             self.states_checked,
             self.sampled_points,
             self.states_failed,
-            if by_id.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", by_id.join(", "))
-            }
+            self.failed_by_id_words()
         )
     }
 }

@@ -123,27 +123,10 @@ impl Recorded {
 }
 
 impl Storage for Recorded {
-    fn len(&self, name: &str) -> io::Result<Option<u64>> {
-        self.inner.len(name)
-    }
-    fn read_at(&self, name: &str, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_at(name, offset, buf)
-    }
-    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.inner.append(name, bytes)
-    }
-    fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
-        self.inner.truncate(name, len)
-    }
+    history::forward_storage!(inner: len, read_at, append, truncate, remove, list);
     fn sync(&self, name: &str) -> io::Result<()> {
         self.inner.sync(name)?;
         self.recorder.push(FsOp::Synced { name: name.into() });
         Ok(())
-    }
-    fn remove(&self, name: &str) -> io::Result<()> {
-        self.inner.remove(name)
-    }
-    fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-        self.inner.list(dir)
     }
 }

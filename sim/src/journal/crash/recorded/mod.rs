@@ -44,11 +44,6 @@ impl RecordedReport {
     pub fn summary(&self) -> String {
         let c = &self.crash;
         let calls: Vec<String> = self.calls.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let by_id: Vec<String> = c
-            .failed_by_id
-            .iter()
-            .map(|(id, n)| format!("{id}: {n}"))
-            .collect();
         format!(
             "recorded: {} mutations, {} file-system calls ({}), {} crash points, {} states a \
              POSIX file system may leave, {} checked ({} points capped), {} failed{}",
@@ -60,11 +55,7 @@ impl RecordedReport {
             c.states_checked,
             self.capped_points,
             c.states_failed,
-            if by_id.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", by_id.join(", "))
-            }
+            c.failed_by_id_words()
         )
     }
 }

@@ -216,15 +216,28 @@ mod tests {
         "j".to_string()
     }
 
-    #[test]
-    fn a_new_file_without_a_directory_sync_may_vanish_and_its_data_tears_at_sectors() {
-        let mut t = op_log(&[
+    /// `j` created and `bytes` appended to it, nothing synced.
+    fn written(bytes: Vec<u8>) -> Vec<FsOp> {
+        vec![
             FsOp::Create { name: name() },
             FsOp::Append {
                 name: name(),
-                bytes: vec![7; 1300],
+                bytes,
             },
-        ]);
+        ]
+    }
+
+    /// `j` holding `bytes`, synced with its directory entry.
+    fn durable(bytes: &[u8]) -> Vec<FsOp> {
+        let mut ops = written(bytes.to_vec());
+        ops.push(FsOp::SyncData { name: name() });
+        ops.push(FsOp::SyncDir { dir: String::new() });
+        ops
+    }
+
+    #[test]
+    fn a_new_file_without_a_directory_sync_may_vanish_and_its_data_tears_at_sectors() {
+        let mut t = op_log(&written(vec![7; 1300]));
         let images: Vec<Image> = (0..t.space().count()).map(|n| t.space().image(n)).collect();
         let lens: Vec<Option<usize>> = images.iter().map(|i| i.get("j").map(Vec::len)).collect();
         // Absent, or the new file with nothing, 512, 1024 or all 1300 bytes.
@@ -245,14 +258,8 @@ mod tests {
 
     #[test]
     fn a_truncation_and_the_writes_after_it_are_kept_or_lost_together() {
-        let t = op_log(&[
-            FsOp::Create { name: name() },
-            FsOp::Append {
-                name: name(),
-                bytes: b"abcdef".to_vec(),
-            },
-            FsOp::SyncData { name: name() },
-            FsOp::SyncDir { dir: String::new() },
+        let mut ops = durable(b"abcdef");
+        ops.extend([
             FsOp::Truncate {
                 name: name(),
                 len: 3,
@@ -263,6 +270,7 @@ mod tests {
             },
             FsOp::Synced { name: name() },
         ]);
+        let t = op_log(&ops);
         let contents: Vec<Vec<u8>> = (0..t.space().count())
             .map(|n| t.space().image(n)["j"].clone())
             .collect();
@@ -276,16 +284,9 @@ mod tests {
 
     #[test]
     fn an_unlink_without_a_directory_sync_may_be_undone() {
-        let t = op_log(&[
-            FsOp::Create { name: name() },
-            FsOp::Append {
-                name: name(),
-                bytes: b"abc".to_vec(),
-            },
-            FsOp::SyncData { name: name() },
-            FsOp::SyncDir { dir: String::new() },
-            FsOp::Unlink { name: name() },
-        ]);
+        let mut ops = durable(b"abc");
+        ops.push(FsOp::Unlink { name: name() });
+        let t = op_log(&ops);
         let shown: Vec<Option<Vec<u8>>> = (0..t.space().count())
             .map(|n| t.space().image(n).get("j").cloned())
             .collect();
@@ -294,13 +295,7 @@ mod tests {
 
     #[test]
     fn a_space_over_the_cap_keeps_both_ends() {
-        let t = op_log(&[
-            FsOp::Create { name: name() },
-            FsOp::Append {
-                name: name(),
-                bytes: vec![1; 512 * 20],
-            },
-        ]);
+        let t = op_log(&written(vec![1; 512 * 20]));
         let count = t.space().count();
         let chosen = t.space().chosen(4);
         assert_eq!(chosen.len(), 4);
