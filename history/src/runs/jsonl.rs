@@ -37,7 +37,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::RunStoreError;
-use super::event::{MessageCursor, NewRunEvent, RunEvent};
+use super::event::{NewRunEvent, RunEvent};
 use super::jsonl_deletion::{deletions_file, Deletion};
 use super::jsonl_line::{encode, run_file, THREADS_DIR};
 use super::jsonl_load::{load, segment_of, storage_error, DroppedTail};
@@ -451,7 +451,7 @@ impl RunEventStore for JsonlRunEventStore {
         &self,
         thread_id: &str,
         limit: usize,
-        cursor: MessageCursor,
+        cursor: super::event::MessageCursor,
         edit: &mut dyn FnMut(&mut RunEvent),
     ) -> Result<bool, RunStoreError> {
         self.usable()?
@@ -466,6 +466,7 @@ mod tests {
     use crate::journal::MemStorage;
     use crate::runs::event::human_message as ev;
     use crate::runs::event::Category;
+    use crate::runs::event::MessageCursor;
     use crate::runs::EventFilter;
     use serde_json::json;
 
