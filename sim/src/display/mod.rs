@@ -150,7 +150,7 @@ pub fn run_scenario(scenario: &DisplayScenario, config: &WorldConfig) -> Workloa
         .then(|| picture::facts(&record.reads, &early_expected, &model.transcript));
     let mut coverage = record.coverage.clone();
     probes::scenario_probes(scenario, &mut coverage);
-    probes::record_probes(&record, &mut coverage);
+    probes::record_probes(scenario, &record, &mut coverage);
     probes::model_probes(&model.transcript, &mut coverage);
     WorkloadRun {
         left_out: declared_losses(&model.transcript),

@@ -5,7 +5,7 @@ use super::map;
 use super::scenario::{Answer, AudioData, Block, Defect, DisplayScenario, Event, LegacyByte};
 use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every probe this workload can fire: its own, then the generator map's cells.
 pub const PROBES: &[&str] = &join_probes::<{ OWN.len() + map::CELL_COUNT }>(OWN, &map::PROBES);
@@ -39,6 +39,7 @@ const OWN: &[&str] = &[
     "display.model.suffix_recovered",
     "display.model.chunk_lost",
     "display.feature.project_answered",
+    "display.feature.permuted_past_16",
     "display.thread_id.uuid",
     "display.thread_id.uuid_upper",
     "display.thread_id.uuid_braces",
@@ -62,12 +63,55 @@ const OWN: &[&str] = &[
     "display.text.long",
 ];
 
+/// Past how many rows a client that assumed rows arrive in created_at order broke (LibreChat#3813).
+const PERMUTED_PAST: usize = 16;
+
 /// Probes of what the world recorded: the system's `project` answered the history of the rows
-/// the store holds.
-pub fn record_probes(record: &super::record::WorldRecord, cov: &mut Coverage) {
+/// the store holds; the store holds the client display's rows in another order than created_at
+/// past the 16th row (what reads hand the projector: the store answers in insertion order).
+pub fn record_probes(s: &DisplayScenario, record: &super::record::WorldRecord, cov: &mut Coverage) {
     if matches!(record.projected, Some(Ok(_))) {
         cov.hit("display.feature.project_answered");
     }
+    if stored_out_of_order_past(s, record, PERMUTED_PAST) {
+        cov.hit("display.feature.permuted_past_16");
+    }
+}
+
+/// Whether a client display row at stored position `past` or later was stored after a row
+/// created later than it.
+fn stored_out_of_order_past(
+    s: &DisplayScenario,
+    record: &super::record::WorldRecord,
+    past: usize,
+) -> bool {
+    let created: BTreeMap<u32, i64> = record
+        .emissions
+        .iter()
+        .map(|e| (e.step, e.created_at_ns))
+        .collect();
+    let on_client: BTreeSet<u32> = s
+        .steps()
+        .filter(|step| step.display == s.client_display)
+        .map(|step| step.id)
+        .collect();
+    let mut stored: Vec<(u64, u32)> = record
+        .first_stored
+        .iter()
+        .filter(|(step, _)| on_client.contains(step))
+        .map(|(step, op)| (*op, *step))
+        .collect();
+    stored.sort_unstable();
+    let mut latest = i64::MIN;
+    stored
+        .iter()
+        .filter_map(|(_, step)| created.get(step))
+        .enumerate()
+        .any(|(i, &at)| {
+            let earlier_than_stored = at < latest;
+            latest = latest.max(at);
+            earlier_than_stored && i >= past
+        })
 }
 
 /// Probes of the scenario as played: what the bus did (from the trace counters the world keeps)
