@@ -87,6 +87,36 @@ macro_rules! probe_cube {
 }
 pub(crate) use probe_cube;
 
+/// The probes of the cells of `cube` that can exist, in the cube's order, as a constant:
+/// `|i, j, k| possible` names the indices and says whether cell `[i][j][k]` can exist, and
+/// exactly `count` cells must.
+macro_rules! possible_cells {
+    ($cube:expr, $count:expr, |$i:ident, $j:ident, $k:ident| $possible:expr $(,)?) => {{
+        let cube = &$cube;
+        let mut out = [""; $count];
+        let mut n = 0;
+        let mut $i = 0;
+        while $i < cube.len() {
+            let mut $j = 0;
+            while $j < cube[$i].len() {
+                let mut $k = 0;
+                while $k < cube[$i][$j].len() {
+                    if $possible {
+                        out[n] = cube[$i][$j][$k];
+                        n += 1;
+                    }
+                    $k += 1;
+                }
+                $j += 1;
+            }
+            $i += 1;
+        }
+        assert!(n == $count);
+        out
+    }};
+}
+pub(crate) use possible_cells;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,11 +37,12 @@ fn property_breaks<S: Strategy>(
     assert!(planted.is_err(), "{bug} is on but the property still holds");
 }
 
-/// The texts rebuilt from `rows` by the fixed code, then with `bug` on.
-fn texts_fixed_and_with(rows: &[Ev], bug: BugId) -> (Texts, Texts) {
-    let fixed = rebuild(rows, NONE).expect("fixed");
-    let planted = rebuild(rows, Planted::only(bug)).expect("planted");
-    (texts(&fixed), texts(&planted))
+/// The texts rebuilt from `rows` are `fixed` by the fixed code and `planted` with `bug` on.
+fn assert_texts_fixed_and_with(rows: &[Ev], bug: BugId, fixed: &[Text], planted: &[Text]) {
+    let rebuilt = rebuild(rows, NONE).expect("fixed");
+    assert_eq!(texts(&rebuilt), fixed, "fixed");
+    let rebuilt = rebuild(rows, Planted::only(bug)).expect("planted");
+    assert_eq!(texts(&rebuilt), planted, "{bug} on");
 }
 
 fn stored(rows: &[Ev], planted: Planted) -> MemoryDisplayStore {
@@ -114,9 +115,12 @@ fn planted_p3_hitl_duplicated_into_both_roles() {
         Ev::question(&lead(), "d", "e1", 1, "Sure?"),
         Ev::answer("d", "e2", 2, json!(true)),
     ];
-    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P3);
-    assert_eq!(fixed, [u("go"), a("Sure?"), u("true")]);
-    assert_eq!(planted, [u("go"), a("Sure?"), u("Sure?true"), a("true")]);
+    assert_texts_fixed_and_with(
+        &rows,
+        BugId::P3,
+        &[u("go"), a("Sure?"), u("true")],
+        &[u("go"), a("Sure?"), u("Sure?true"), a("true")],
+    );
 }
 
 #[test]
@@ -126,9 +130,12 @@ fn planted_p4_duplicates_turns() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "yo"),
     ];
     let twice = [rows.clone(), rows.clone()].concat();
-    let (fixed, planted) = texts_fixed_and_with(&twice, BugId::P4);
-    assert_eq!(fixed, [u("hi"), a("yo")]);
-    assert_eq!(planted, [u("hihi"), a("yoyo")]);
+    assert_texts_fixed_and_with(
+        &twice,
+        BugId::P4,
+        &[u("hi"), a("yo")],
+        &[u("hihi"), a("yoyo")],
+    );
     property_breaks(BugId::P4, gen::deliveries(30), |(s, o), p| {
         properties::duplication_invariant(s, o, p)
     });
@@ -141,9 +148,12 @@ fn planted_p5_lost_suffix_not_recovered() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "Hel"),
         Ev::stop(&lead(), "d", "r", "e2", 2, "Hello"),
     ];
-    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P5);
-    assert_eq!(fixed, [u("hi"), a("Hello")]);
-    assert_eq!(planted, [u("hi"), a("Hel")]);
+    assert_texts_fixed_and_with(
+        &rows,
+        BugId::P5,
+        &[u("hi"), a("Hello")],
+        &[u("hi"), a("Hel")],
+    );
 }
 
 #[test]
@@ -153,9 +163,12 @@ fn planted_p6_nested_stop_supplies_the_answer() {
         Ev::chunk(&lead(), "d", "r", "e1", 1, "Hel"),
         Ev::stop(&sub(), "d", "r2", "e2", 2, "Hello from the sub-agent"),
     ];
-    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P6);
-    assert_eq!(fixed, [u("hi"), a("Hel")]);
-    assert_eq!(planted, [u("hi"), a("Hello from the sub-agent")]);
+    assert_texts_fixed_and_with(
+        &rows,
+        BugId::P6,
+        &[u("hi"), a("Hel")],
+        &[u("hi"), a("Hello from the sub-agent")],
+    );
 }
 
 #[test]
@@ -268,12 +281,16 @@ fn planted_p11_delegated_output_dropped() {
         Ev::chunk(&sub(), "d", "r2", "e1", 1, "Found it. "),
         Ev::chunk(&lead(), "d", "r", "e2", 2, "Done."),
     ];
-    let (fixed, planted) = texts_fixed_and_with(&rows, BugId::P11);
-    assert_eq!(fixed, [u("hi"), a("Found it. Done.")]);
-    assert_eq!(planted, [u("hi"), a("Done.")]);
+    assert_texts_fixed_and_with(
+        &rows,
+        BugId::P11,
+        &[u("hi"), a("Found it. Done.")],
+        &[u("hi"), a("Done.")],
+    );
 }
 
-type Texts = Vec<(history::display::Role, String)>;
+type Text = (history::display::Role, String);
+type Texts = Vec<Text>;
 
 /// Two replicas on one shared store; replica B missed the second delivery on the bus.
 fn two_replicas(planted: Planted) -> (Texts, Texts) {

@@ -21,6 +21,20 @@ fn projected<R: AsRef<[u8]>>(rows: &[R], planted: Planted) -> Projection {
     project(rows, Some(&lead()), &opts(planted))
 }
 
+/// `rows` and `others` project to the same messages, and to the same warnings as `warnings`
+/// reads them.
+fn same_projection<R: AsRef<[u8]>, S: AsRef<[u8]>, W: PartialEq + std::fmt::Debug>(
+    rows: &[R],
+    others: &[S],
+    planted: Planted,
+    warnings: fn(&Projection) -> W,
+) -> Result<(), TestCaseError> {
+    let (a, b) = (projected(rows, planted), projected(others, planted));
+    prop_assert_eq!(&a.messages, &b.messages);
+    prop_assert_eq!(warnings(&a), warnings(&b));
+    Ok(())
+}
+
 /// Shuffling the input changes nothing (ids are unique, so no copy competes).
 pub fn permutation_invariant(
     specs: &[Spec],
@@ -29,10 +43,7 @@ pub fn permutation_invariant(
 ) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let shuffled: Vec<&Vec<u8>> = order.iter().map(|&i| &rows[i]).collect();
-    let (a, b) = (projected(&rows, planted), projected(&shuffled, planted));
-    prop_assert_eq!(&a.messages, &b.messages);
-    prop_assert_eq!(sorted_warnings(&a), sorted_warnings(&b));
-    Ok(())
+    same_projection(&rows, &shuffled, planted, sorted_warnings)
 }
 
 /// Any number of copies of any row, in any order, changes nothing.
@@ -43,10 +54,7 @@ pub fn duplication_invariant(
 ) -> Result<(), TestCaseError> {
     let rows = gen::rows(specs);
     let delivered = gen::delivered(specs, order);
-    let (a, b) = (projected(&rows, planted), projected(&delivered, planted));
-    prop_assert_eq!(&a.messages, &b.messages);
-    prop_assert_eq!(warning_set(&a), warning_set(&b));
-    Ok(())
+    same_projection(&rows, &delivered, planted, warning_set)
 }
 
 /// Reconstruction shows text of visible displays only, and the visible displays are exactly the

@@ -11,7 +11,7 @@
 //! generator), so a cell counts only when such a row was really written.
 
 use super::scenario::{DisplayScenario, Event};
-use crate::coverage::{probe_cube, Coverage};
+use crate::coverage::{possible_cells, probe_cube, Coverage};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Who emits a row, by its agent's class.
@@ -103,30 +103,11 @@ const CUBE: [[[&str; 4]; 6]; 4] = probe_cube!(
 pub const CELL_COUNT: usize = 4 * 6 * 4 - 2;
 
 /// The probe of every possible cell.
-pub const PROBES: [&str; CELL_COUNT] = possible_cells();
-
-const fn possible_cells() -> [&'static str; CELL_COUNT] {
-    let mut out = [""; CELL_COUNT];
-    let mut n = 0;
-    let mut r = 0;
-    while r < ROLES.len() {
-        let mut f = 0;
-        while f < FAMILIES.len() {
-            let mut s = 0;
-            while s < STATES.len() {
-                if possible(ROLES[r], FAMILIES[f], STATES[s]) {
-                    out[n] = CUBE[r][f][s];
-                    n += 1;
-                }
-                s += 1;
-            }
-            f += 1;
-        }
-        r += 1;
-    }
-    assert!(n == CELL_COUNT);
-    out
-}
+pub const PROBES: [&str; CELL_COUNT] = possible_cells!(CUBE, CELL_COUNT, |r, f, s| possible(
+    ROLES[r],
+    FAMILIES[f],
+    STATES[s]
+));
 
 /// The probe of one cell.
 pub fn probe(role: Role, family: Family, state: DisplayState) -> &'static str {

@@ -9,7 +9,7 @@
 //! (decoded by the journal's own dump reader), so a cell counts only what was really written
 //! and kept.
 
-use crate::coverage::{probe_cube, Coverage};
+use crate::coverage::{possible_cells, probe_cube, Coverage};
 use history::journal::row::Origin;
 use history::journal::{dump_lines, DumpLine};
 use std::collections::BTreeMap;
@@ -52,8 +52,10 @@ pub const KINDS: [&str; 11] = [
     "synthetic_insert",
 ];
 
-/// Whether a record's origin is the main session's or a subagent's.
-pub const ORIGINS: [&str; 2] = ["main", "subagent"];
+/// Whether a record's origin is the main session's or a subagent's (index 1: a subagent's, as
+/// `possible`'s flag says; the names are the cube's).
+#[cfg(test)]
+const ORIGINS: [&str; 2] = ["main", "subagent"];
 
 /// Whether the contract lets a cell exist (docs/catalog.md, "Generator maps", says why not).
 pub const fn possible(path: Path, kind: usize, subagent: bool) -> bool {
@@ -97,30 +99,8 @@ const CUBE: [[[&str; 2]; 11]; 5] = probe_cube!(
 pub const CELL_COUNT: usize = 12 + 19 + 20 + 12 + 1;
 
 /// The probe of every possible cell.
-pub const PROBES: [&str; CELL_COUNT] = possible_cells();
-
-const fn possible_cells() -> [&'static str; CELL_COUNT] {
-    let mut out = [""; CELL_COUNT];
-    let mut n = 0;
-    let mut p = 0;
-    while p < PATHS.len() {
-        let mut k = 0;
-        while k < KINDS.len() {
-            let mut o = 0;
-            while o < ORIGINS.len() {
-                if possible(PATHS[p], k, o == 1) {
-                    out[n] = CUBE[p][k][o];
-                    n += 1;
-                }
-                o += 1;
-            }
-            k += 1;
-        }
-        p += 1;
-    }
-    assert!(n == CELL_COUNT);
-    out
-}
+pub const PROBES: [&str; CELL_COUNT] =
+    possible_cells!(CUBE, CELL_COUNT, |p, k, o| possible(PATHS[p], k, o == 1));
 
 /// The path of a file, by its name; `None` for files that hold no journal (scratch, spool).
 pub fn path_of(name: &str) -> Option<Path> {

@@ -5,7 +5,7 @@
 
 use super::histsim_cli;
 use super::support::{
-    assert_contains_all, assert_exit, histsim_campaign, runs_campaign, runs_store_edited,
+    assert_contains_all, assert_exit, histsim_campaign, runs_campaign, runs_store_edited, temp_file,
 };
 use std::path::Path;
 
@@ -18,9 +18,7 @@ fn scenario_text(name: &str) -> String {
 
 /// `histsim scenarios FILE` of `text` written as `name`: the exit code and the output.
 fn scenarios_of(name: &str, text: &str) -> (Option<i32>, String) {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).expect("write");
+    let (_dir, path) = temp_file(name, text);
     histsim_cli(&[Path::new("scenarios"), &path])
 }
 

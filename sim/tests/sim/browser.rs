@@ -10,7 +10,7 @@
 //! `.ci/run` installs it, so CI always runs it.
 
 use super::histsim_cli;
-use super::support::{diff_display, histsim_campaign};
+use super::support::{diff_display, histsim_campaign, temp_file};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -165,14 +165,11 @@ fn pages_open_in_chromium_with_the_violation_on_the_right_read() {
     };
     let shots = screenshots_dir();
     std::fs::create_dir_all(&shots).expect("screenshots directory");
-    let dir = tempfile::tempdir().expect("temp dir");
     // The console check sees an error where there is one.
-    let broken = dir.path().join("broken.html");
-    std::fs::write(
-        &broken,
+    let (dir, broken) = temp_file(
+        "broken.html",
         "<body><script>undefinedFunction();</script></body>",
-    )
-    .expect("page");
+    );
     let o = open(&browser, &broken, None);
     assert!(
         o.console_errors

@@ -23,34 +23,31 @@ fn sut_behind(adapter: &str, workload: &str) -> String {
 }
 
 /// `histsim run` of `seeds` of `workload` against `sut`, without shrinking, quiet, the report
-/// under `reports/NAME`, with `extra` arguments: exit code and output.
+/// under `NAME` of a fresh temporary directory, with `extra` arguments: exit code, output and
+/// that directory.
 fn campaign_against(
     workload: &str,
     seeds: &str,
     sut: &str,
-    (name, reports): (&str, &std::path::Path),
+    name: &str,
     extra: &[&str],
-) -> (Option<i32>, String) {
+) -> (Option<i32>, String, tempfile::TempDir) {
+    let reports = tempfile::tempdir().expect("a temporary directory");
     let flags = ["--sut", sut, "--name", name];
-    histsim_campaign(reports, workload, seeds, &[&flags, extra].concat())
+    let (code, out) = histsim_campaign(reports.path(), workload, seeds, &[&flags, extra].concat());
+    (code, out, reports)
 }
 
 /// Runs `seeds` of `workload` against the reference adapter answering `internal` to `op`:
 /// exit code and output.
 fn campaign_erring_on(workload: &str, op: &str, seeds: &str) -> (Option<i32>, String) {
     let sut = sut_behind(&format!("{} internal {op}", adapter()), workload);
-    let reports = tempfile::tempdir().expect("a temporary directory");
     // One seed at a time, in order: the campaign stops at the first failing seed and starts no
     // other (a store failing every write makes a seed slow: each journal flush re-sends its
     // whole growing buffer).
     let name = format!("err-on-{op}");
-    campaign_against(
-        workload,
-        seeds,
-        &sut,
-        (&name, reports.path()),
-        &["--jobs", "1"],
-    )
+    let (code, out, _reports) = campaign_against(workload, seeds, &sut, &name, &["--jobs", "1"]);
+    (code, out)
 }
 
 fn assert_caught(workload: &str, op: &str, seeds: &str, id: &str) {
@@ -115,14 +112,8 @@ fn a_project_of_other_rows_than_given_is_p2() {
     let script = "tests/adapters/project_drops_a_row.py";
     let dir = env!("CARGO_MANIFEST_DIR").trim_end_matches('/');
     let sut = sut_behind(&format!("{dir}/{script}"), "display");
-    let reports = tempfile::tempdir().expect("a temporary directory");
-    let (code, out) = campaign_against(
-        "display",
-        "0..8",
-        &sut,
-        ("project-drops-a-row", reports.path()),
-        &["--jobs", "1"],
-    );
+    let name = "project-drops-a-row";
+    let (code, out, _reports) = campaign_against("display", "0..8", &sut, name, &["--jobs", "1"]);
     assert_eq!(code, Some(1), "{out}");
     assert_contains_all(
         &out,
@@ -141,14 +132,7 @@ fn every_answer_is_counted_op_by_op() {
         return;
     }
     let sut = sut_behind(&format!("{} internal count_messages", adapter()), "runs");
-    let reports = tempfile::tempdir().expect("a temporary directory");
-    let (code, out) = campaign_against(
-        "runs",
-        "0..2",
-        &sut,
-        ("tally", reports.path()),
-        &["--keep-going"],
-    );
+    let (code, out, reports) = campaign_against("runs", "0..2", &sut, "tally", &["--keep-going"]);
     assert_eq!(code, Some(1), "{out}");
     let line = out
         .lines()

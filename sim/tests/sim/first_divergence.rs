@@ -19,6 +19,22 @@ fn failing_campaign(workload: &str, planted: &str, seeds: &str) -> (String, Stri
     (out, md, serde_json::from_str(&json).expect("JSON"))
 }
 
+/// A campaign of `workload` with `id` planted over `seeds` whose first wrong answer is to `op`:
+/// the terminal's text, summary.md and that divergence.
+fn failing_at(workload: &str, id: &str, seeds: &str, op: &str) -> (String, String, Value) {
+    let (out, md, summary) = failing_campaign(workload, id, seeds);
+    let d = first_divergence(&summary, id);
+    assert_eq!(d["op"], op, "{d}");
+    (out, md, d.clone())
+}
+
+/// What the terminal shows after its heading of the trace lines the first violation concerns.
+fn concerned_lines(out: &str) -> &str {
+    out.split("the trace lines the first violation concerns:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no concerned trace lines:\n{out}"))
+}
+
 /// The first violation of the first failing seed has its divergence's every field, in words.
 fn first_divergence<'a>(summary: &'a Value, id: &str) -> &'a Value {
     let v = &summary["failures"][0]["violations"][0];
@@ -40,9 +56,7 @@ fn first_divergence<'a>(summary: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn a_runs_failure_names_its_first_wrong_answer_everywhere() {
-    let (out, md, summary) = failing_campaign("runs", "R2", "1..2");
-    let d = first_divergence(&summary, "R2");
-    assert_eq!(d["op"], "views /history", "{d}");
+    let (out, md, d) = failing_at("runs", "R2", "1..2", "views /history");
     assert!(
         d["answered"]
             .as_str()
@@ -61,11 +75,7 @@ fn a_runs_failure_names_its_first_wrong_answer_everywhere() {
         "{md}"
     );
     // The trace shown is the read's own line, stamped at its time.
-    let shown = out
-        .split("the trace lines the first violation concerns:\n")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no concerned trace lines:\n{out}"));
-    let first = shown.lines().next().unwrap_or_default();
+    let first = concerned_lines(&out).lines().next().unwrap_or_default();
     assert!(
         first.contains(&format!("{}us views ", d["at_us"])),
         "{first}"
@@ -74,18 +84,13 @@ fn a_runs_failure_names_its_first_wrong_answer_everywhere() {
 
 #[test]
 fn a_display_failure_names_the_read_and_the_duplicated_deliveries() {
-    let (out, md, summary) = failing_campaign("display", "P4", "1..2");
-    let d = first_divergence(&summary, "P4");
-    assert_eq!(d["op"], "history read", "{d}");
+    let (out, md, d) = failing_at("display", "P4", "1..2", "history read");
     assert!(
         d["by"].as_str().unwrap_or_default().starts_with("replica-"),
         "{d}"
     );
     assert!(md.contains("| P4 | `history read` |"), "{md}");
-    let shown: Vec<&str> = out
-        .split("the trace lines the first violation concerns:\n")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no concerned trace lines:\n{out}"))
+    let shown: Vec<&str> = concerned_lines(&out)
         .lines()
         .take_while(|l| l.starts_with("  "))
         .collect();

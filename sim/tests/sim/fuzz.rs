@@ -2,6 +2,7 @@
 //! bug planted and pass without.
 
 use crate::histsim_cli;
+use crate::support::temp_file;
 use history::BugId;
 use sim::fuzz::input::{decode, SCENARIO_MODE};
 use sim::fuzz::target::{play, Played};
@@ -33,9 +34,7 @@ fn crash_input(workload: &str, id: BugId) -> Vec<u8> {
 
 #[test]
 fn import_turns_a_crash_input_into_a_scenario_that_fails_with_its_bug_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let crash = dir.path().join("crash-0123456789abcdef");
-    std::fs::write(&crash, crash_input("display", BugId::P4)).unwrap();
+    let (dir, crash) = temp_file("crash-0123456789abcdef", crash_input("display", BugId::P4));
     let out = dir.path().join("regressions");
     let (code, text) = histsim_cli(&[
         "fuzz".as_ref(),
@@ -69,9 +68,7 @@ fn import_turns_a_crash_input_into_a_scenario_that_fails_with_its_bug_only() {
 
 #[test]
 fn import_refuses_inputs_with_nothing_to_reproduce() {
-    let dir = tempfile::tempdir().unwrap();
-    let passing = dir.path().join("passing");
-    std::fs::write(&passing, crash_input("display", BugId::P4)).unwrap();
+    let (dir, passing) = temp_file("passing", crash_input("display", BugId::P4));
     let garbage = dir.path().join("garbage");
     std::fs::write(&garbage, [SCENARIO_MODE, b'{', 0xff]).unwrap();
     let import = |file: &Path| {

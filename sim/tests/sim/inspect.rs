@@ -1,12 +1,12 @@
 //! `histsim runs inspect`: a DeerFlow run-event store brought by the user, checked per thread,
 //! opened read-only; bad input is a clear error naming what is wrong, an unreadable row a finding.
 
-use super::support::assert_exit;
+use super::support::{assert_exit, temp_file};
 use history::runs::{Category, NewRunEvent, RunEventStore, SqliteRunEventStore};
 use history::Planted;
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::histsim_cli;
 
@@ -21,9 +21,12 @@ fn inspect(path: &Path, extra: &[&str]) -> (Option<i32>, String) {
 }
 
 /// The published ORM's tables (deerflow/persistence/models/run_event.py, feedback/model.py),
-/// without the unique guard on (thread_id, seq) when `guarded` is false (a legacy table).
-fn deerflow_db(path: &Path, guarded: bool) -> Connection {
-    let db = Connection::open(path).expect("a database");
+/// without the unique guard on (thread_id, seq) when `guarded` is false (a legacy table), in a
+/// file `name` of a fresh temporary directory: the directory, the file's path and the database.
+fn deerflow_db(name: &str, guarded: bool) -> (tempfile::TempDir, PathBuf, Connection) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join(name);
+    let db = Connection::open(&path).expect("a database");
     let guard = if guarded {
         ", UNIQUE (thread_id, seq)"
     } else {
@@ -39,7 +42,7 @@ fn deerflow_db(path: &Path, guarded: bool) -> Connection {
            rating INTEGER NOT NULL, comment TEXT, created_at DATETIME);"
     ))
     .expect("the schema");
-    db
+    (dir, path, db)
 }
 
 fn event(
@@ -150,8 +153,7 @@ fn a_database_written_by_histsims_own_store_and_a_clean_deerflow_one_have_nothin
         ],
     );
 
-    let path = dir.path().join("deerflow.sqlite");
-    let db = deerflow_db(&path, true);
+    let (_other, path, db) = deerflow_db("deerflow.sqlite", true);
     run(&db, "t1", "r1", 1);
     run(&db, "t1", "r2", 5);
     feedback(&db, "f1", "t1", "r2", Some("r2-a"));
@@ -167,9 +169,7 @@ fn a_database_written_by_histsims_own_store_and_a_clean_deerflow_one_have_nothin
 
 #[test]
 fn every_defect_seed_003_leaves_behind_is_found_and_named_by_thread() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join("legacy.sqlite");
-    let db = deerflow_db(&path, false);
+    let (dir, path, db) = deerflow_db("legacy.sqlite", false);
     run(&db, "t1", "r1", 1);
     // r2: seq 5 and 6 lost (a gap), 7 given twice, written out of order, no end event.
     event(&db, "t1", "r2", 8, "run.start", "lifecycle", "");
@@ -241,9 +241,7 @@ fn every_defect_seed_003_leaves_behind_is_found_and_named_by_thread() {
 
 #[test]
 fn an_unreadable_row_is_a_finding_naming_it_and_the_rest_is_still_checked() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join("bad-row.sqlite");
-    let db = deerflow_db(&path, true);
+    let (_dir, path, db) = deerflow_db("bad-row.sqlite", true);
     run(&db, "t1", "r1", 1);
     db.execute(
         "INSERT INTO run_events (thread_id, run_id, event_type, category, content, seq) VALUES ('t1', 'r2', 'run.start', 'lifecycle', '', 'five')",
@@ -271,13 +269,10 @@ fn an_unreadable_row_is_a_finding_naming_it_and_the_rest_is_still_checked() {
 
 #[test]
 fn what_is_not_a_run_event_store_is_a_clear_error() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let text_file = dir.path().join("notes.txt");
-    std::fs::write(
-        &text_file,
+    let (dir, text_file) = temp_file(
+        "notes.txt",
         "these are not the rows you are looking for\n".repeat(200),
-    )
-    .expect("written");
+    );
     // SQLite databases of other tables, each file with its schema.
     let other = dir.path().join("other.sqlite");
     let narrow = dir.path().join("narrow.sqlite");

@@ -2,8 +2,8 @@
 //! its own ID, and every R scenario file reproduces its ID.
 
 use super::support::{
-    assert_clean_campaign, assert_family_found, assert_reproduces_first, only_on,
-    printed_trace_hash, replayed_alike, scenario_dir,
+    assert_clean_campaign, assert_family_found, assert_reproduces_first, assert_stores_alike,
+    only_on, printed_trace_hash, replayed_alike, scenario_dir,
 };
 use history::BugId;
 use sim::run::{run_seed, RunConfig};
@@ -34,11 +34,7 @@ fn a_runs_seed_replayed_twice_gives_one_trace_hash() {
 fn both_backends_see_the_same_world_whichever_the_client_uses() {
     // Every write and read goes to both backends; the client's choice only picks whose answers it
     // renders, and in a clean world they are the same.
-    for seed in [3u64, 19, 52] {
-        let m = run_seed(seed, &runs(StoreKind::Memory));
-        let s = run_seed(seed, &runs(StoreKind::Sqlite));
-        assert_eq!(m.trace_hash, s.trace_hash, "seed {seed}");
-    }
+    assert_stores_alike("runs", &[3, 19, 52]);
 }
 
 #[test]

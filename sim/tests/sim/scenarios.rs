@@ -1,6 +1,6 @@
 //! The committed scenario files: each reproduces its ID with the planted bug and passes without.
 
-use super::support::assert_contains_all;
+use super::support::{assert_contains_all, temp_file};
 use super::support::{assert_passes_without, played_with_and_without};
 use sim::run::run_scenario_file;
 use sim::scenario_file::{discover, ScenarioFile};
@@ -45,13 +45,10 @@ fn every_scenario_reproduces_its_id_and_passes_without_its_bug() {
 
 #[test]
 fn a_bad_scenario_file_is_a_clear_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("broken.toml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "broken.toml",
         "format = 1\nid = \"P4\"\ntitle = \"x\"\n[display]\nthread_id = 7\n",
-    )
-    .expect("write");
+    );
     let e = ScenarioFile::load(&path).expect_err("must fail");
     let text = e.to_string();
     assert_contains_all(&text, &["broken.toml", "display.thread_id"]);

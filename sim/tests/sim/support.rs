@@ -11,6 +11,15 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// A fresh temporary directory holding one file, `name`, of `contents`: the directory (removed
+/// when dropped) and the file's path.
+pub fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).expect("write");
+    (dir, path)
+}
+
 /// The `histsim` binary, ready for arguments.
 pub fn histsim_command() -> Command {
     Command::new(env!("CARGO_BIN_EXE_histsim"))
@@ -83,6 +92,17 @@ pub fn only_on(workload: &str, store: StoreKind) -> RunConfig {
     RunConfig {
         store,
         ..RunConfig::only(workload)
+    }
+}
+
+/// Each of `seeds` of `workload` alone plays one trace on either store: the store is not part of
+/// the trace's randomness.
+pub fn assert_stores_alike(workload: &str, seeds: &[u64]) {
+    for &seed in seeds {
+        let m = run_seed(seed, &only_on(workload, StoreKind::Memory));
+        let s = run_seed(seed, &only_on(workload, StoreKind::Sqlite));
+        assert_eq!((m.workload, s.workload), (workload, workload));
+        assert_eq!(m.trace_hash, s.trace_hash, "seed {seed}");
     }
 }
 

@@ -39,6 +39,16 @@ fn breach_of(script: &str) -> (Breach, String) {
     (e.breach.clone(), e.to_string())
 }
 
+/// The breach of an adapter running `script` is of the `kind` pattern, and its message names
+/// `words`.
+macro_rules! assert_breach {
+    ($script:expr, $kind:pat, $words:expr) => {{
+        let (breach, shown) = breach_of($script);
+        assert!(matches!(breach, $kind), "{breach:?}");
+        assert!(shown.contains($words), "{shown}");
+    }};
+}
+
 /// The rows a generated display conversation persists, as the display world writes them (event
 /// ids and timestamps from the step numbers), and its primary agent.
 fn conversation_rows(seed: u64) -> (String, AgentIdentity, Vec<String>) {
@@ -145,9 +155,11 @@ fn the_reference_adapter_answers_as_the_components_do_in_process() {
 
 #[test]
 fn an_answer_that_is_not_json_is_a_breach_naming_the_request() {
-    let (breach, shown) = breach_of("read line; echo 'hello there'");
-    assert!(matches!(breach, Breach::NotAResponse(_)), "{breach:?}");
-    assert!(shown.contains("#2 open"), "{shown}");
+    assert_breach!(
+        "read line; echo 'hello there'",
+        Breach::NotAResponse(_),
+        "#2 open"
+    );
 }
 
 #[test]
@@ -164,10 +176,11 @@ fn an_answer_to_another_request_is_a_breach() {
 
 #[test]
 fn unsupported_for_a_declared_op_is_a_breach() {
-    let (breach, shown) =
-        breach_of(r#"read line; echo '{"id":2,"err":{"kind":"unsupported","message":"no"}}'"#);
-    assert!(matches!(breach, Breach::Unexpected(_)), "{breach:?}");
-    assert!(shown.contains("declared in hello"), "{shown}");
+    assert_breach!(
+        r#"read line; echo '{"id":2,"err":{"kind":"unsupported","message":"no"}}'"#,
+        Breach::Unexpected(_),
+        "declared in hello"
+    );
 }
 
 #[test]
@@ -185,22 +198,20 @@ fn the_systems_own_refusal_is_an_answer_not_a_breach() {
 
 #[test]
 fn an_exit_with_no_crash_simulated_is_a_breach_with_the_stderr_tail() {
-    let (breach, shown) = breach_of("read line; echo 'store exploded' >&2; exit 3");
-    assert!(matches!(breach, Breach::Exited(_)), "{breach:?}");
-    assert!(shown.contains("store exploded"), "{shown}");
+    assert_breach!(
+        "read line; echo 'store exploded' >&2; exit 3",
+        Breach::Exited(_),
+        "store exploded"
+    );
 }
 
 #[test]
 fn no_answer_within_the_timeout_is_a_breach_not_a_hang() {
-    let (breach, shown) = breach_of("read line; sleep 30");
-    assert!(
-        matches!(breach, Breach::Timeout { ms: 1_500, .. }),
-        "{breach:?}"
-    );
     // Asleep, the adapter used no CPU: a grace is granted only when the machine is loaded.
-    assert!(
-        shown.contains("no answer within 1500 ms (--sut-start-timeout-ms)"),
-        "{shown}"
+    assert_breach!(
+        "read line; sleep 30",
+        Breach::Timeout { ms: 1_500, .. },
+        "no answer within 1500 ms (--sut-start-timeout-ms)"
     );
 }
 

@@ -10,6 +10,7 @@ use super::histsim_cli;
 use super::support::diff_display;
 use super::support::{assert_contains_all, histsim_campaign, histsim_run};
 use sim::sut::{check_command, Breach, SutOptions, SutProcess, START_TIMEOUT_FLAG};
+use std::path::Path;
 
 fn histsim() -> &'static str {
     env!("CARGO_BIN_EXE_histsim")
@@ -18,6 +19,18 @@ fn histsim() -> &'static str {
 /// A system that never answers `hello`: it does not even read it (`exec` leaves no shell
 /// behind whose child would outlive the kill).
 const HANGS_AT_HELLO: &str = "exec sleep 100000 </dev/null";
+
+/// `histsim ARGS` against `hung`, a system that never answers, given little time to start, with
+/// its reports in `out`: it exits with the broken world's code and says it did not shrink. The
+/// output.
+fn not_shrunk(args: &[&str], hung: &str, out: &Path) -> String {
+    let out = out.to_str().expect("a UTF-8 path");
+    let tail = ["--sut", hung, "--sut-start-timeout-ms", "300", "--out", out];
+    let (code, text) = histsim_cli(&[args, &tail].concat());
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("broken world, not shrunk"), "{text}");
+    text
+}
 
 #[test]
 fn a_hello_that_hangs_is_ended_within_the_start_timeout_whatever_the_request_timeout() {
@@ -97,21 +110,8 @@ fn a_hung_seed_is_a_broken_world_and_not_shrunk_as_if_it_passed() {
     );
     assert!(!text.contains("nothing to shrink"), "{text}");
     // `histsim shrink` of that seed says the same, with the broken world's exit code.
-    let (code, text) = histsim_cli(&[
-        "shrink",
-        "--seed",
-        "0",
-        "--workload",
-        "display",
-        "--sut",
-        HANGS_AT_HELLO,
-        "--sut-start-timeout-ms",
-        "300",
-        "--out",
-        reports.path().to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, Some(3), "{text}");
-    assert!(text.contains("broken world, not shrunk"), "{text}");
+    let shrink = ["shrink", "--seed", "0", "--workload", "display"];
+    not_shrunk(&shrink, HANGS_AT_HELLO, reports.path());
 }
 
 /// `histsim diff` against a system that never answers: the difference is a broken world, which
@@ -119,7 +119,7 @@ fn a_hung_seed_is_a_broken_world_and_not_shrunk_as_if_it_passed() {
 #[test]
 fn a_diff_with_a_broken_world_is_not_shrunk() {
     let out = tempfile::tempdir().expect("a temporary directory");
-    let (code, text) = histsim_cli(&[
+    let diff = [
         "diff",
         "--workload",
         "runs",
@@ -127,15 +127,8 @@ fn a_diff_with_a_broken_world_is_not_shrunk() {
         "0..1",
         "--sut",
         "in-process",
-        "--sut",
-        "sleep 100",
-        "--sut-start-timeout-ms",
-        "300",
-        "--out",
-        out.path().to_str().expect("a UTF-8 path"),
-    ]);
-    assert_eq!(code, Some(3), "{text}");
-    assert!(text.contains("broken world, not shrunk"), "{text}");
+    ];
+    let text = not_shrunk(&diff, "sleep 100", out.path());
     let written = std::fs::read_dir(out.path()).expect("readable").count();
     assert_eq!(written, 0, "no difference file for a broken world: {text}");
 }

@@ -5,45 +5,46 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use history::journal::{FsCall, FsObserver, FsStorage, Storage};
+use strum::IntoStaticStr;
 
-/// One entry of the log: a file-system call, or a `Storage::sync` that returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One entry of the log: a file-system call, or a `Storage::sync` that returned. Each variant's
+/// name in counts and messages is the call's.
+#[derive(Clone, Debug, PartialEq, Eq, IntoStaticStr)]
 pub enum FsOp {
     /// `create_dir_all` made the missing parents of `name`.
+    #[strum(serialize = "mkdir")]
     CreateDirs { name: String },
     /// `open(O_CREAT)` made a new, empty file.
+    #[strum(serialize = "create")]
     Create { name: String },
     /// `write` at the end of the file.
+    #[strum(serialize = "write")]
     Append { name: String, bytes: Vec<u8> },
     /// `ftruncate`.
+    #[strum(serialize = "ftruncate")]
     Truncate { name: String, len: u64 },
     /// `fdatasync` of a file.
+    #[strum(serialize = "fdatasync")]
     SyncData { name: String },
     /// `fsync` of a directory (`""`: the root).
+    #[strum(serialize = "fsync(dir)")]
     SyncDir { dir: String },
     /// `unlink`.
+    #[strum(serialize = "unlink")]
     Unlink { name: String },
     /// `rmdir` of an emptied directory.
+    #[strum(serialize = "rmdir")]
     RemoveDir { dir: String },
     /// Not a call: `Storage::sync(name)` returned, so by the storage's contract every byte of the
     /// file written before it survives a power cut.
+    #[strum(serialize = "sync returned")]
     Synced { name: String },
 }
 
 impl FsOp {
     /// The call's name in counts and messages.
     pub fn kind(&self) -> &'static str {
-        match self {
-            FsOp::CreateDirs { .. } => "mkdir",
-            FsOp::Create { .. } => "create",
-            FsOp::Append { .. } => "write",
-            FsOp::Truncate { .. } => "ftruncate",
-            FsOp::SyncData { .. } => "fdatasync",
-            FsOp::SyncDir { .. } => "fsync(dir)",
-            FsOp::Unlink { .. } => "unlink",
-            FsOp::RemoveDir { .. } => "rmdir",
-            FsOp::Synced { .. } => "sync returned",
-        }
+        self.into()
     }
 
     /// Whether the entry is a file-system call (a crash point follows it).
