@@ -52,7 +52,7 @@ fn short_clean_campaigns_of_both_workloads_pass() {
 
 #[test]
 fn random_simulation_finds_every_planted_j_bug_under_its_own_id() {
-    for d in assert_family_found('J', 22) {
+    for d in assert_family_found('J') {
         let expected = if d.id == BugId::J14 {
             "spool"
         } else {

@@ -7,7 +7,7 @@ use sim::run::RunConfig;
 
 #[test]
 fn random_simulation_finds_every_planted_display_bug_under_its_own_id() {
-    let found = assert_family_found('P', 16);
+    let found = assert_family_found('P');
     let ids: Vec<_> = found.iter().map(|d| d.id).collect();
     let planted: Vec<_> = planted_ids()
         .into_iter()

@@ -65,7 +65,7 @@ fn a_short_clean_runs_campaign_passes_on_the_sqlite_store() {
 
 #[test]
 fn random_simulation_finds_every_planted_runs_bug_under_its_own_id() {
-    for d in assert_family_found('R', 31) {
+    for d in assert_family_found('R') {
         let covering = sim::registry::covering(d.id).map(|w| w.name());
         assert_eq!(covering, Some("runs"), "{}", d.id);
     }

@@ -138,15 +138,16 @@ pub fn assert_clean_campaign(run: RunConfig, seeds: std::ops::Range<u64>) {
     assert!(result.steps_total > 0);
 }
 
-/// Hunts every catalog ID of `family` (there are `count`) from random seeds: each is found under
-/// its own ID. The detections, for what a family checks besides.
-pub fn assert_family_found(family: char, count: usize) -> Vec<Detection> {
+/// Hunts every catalog ID of `family` from random seeds: each is found under its own ID. The
+/// detections, for what a family checks besides. The family's IDs come from the catalog itself
+/// (history's own tests state each family's size), so a new ID is hunted with no edit here.
+pub fn assert_family_found(family: char) -> Vec<Detection> {
     let ids: Vec<BugId> = BugId::ALL
         .iter()
         .copied()
         .filter(|id| id.family() == family)
         .collect();
-    assert_eq!(ids.len(), count);
+    assert!(!ids.is_empty(), "the catalog has no {family} family");
     let found: Vec<Detection> = ids
         .into_iter()
         .map(|id| hunt(id, &RunConfig::new(), 0, 10_000, 2))
