@@ -3,7 +3,7 @@
 //! kind in the order it was appended.
 
 use super::feedback_record::FeedbackEntry;
-use super::record::{Answer, Both};
+use super::record::{Answer, Both, ReadKind};
 use super::record::{
     DeletionRecord, EmittedEvent, EverywhereDeletionRecord, LateWriteRecord, RatingRecord, Read,
     ReceiptRecord, StoreRestart, SummaryRecord, TableReadRecord, ThreadDeletionRecord, TruthEvent,
@@ -11,7 +11,7 @@ use super::record::{
 };
 use crate::coverage::Coverage;
 use crate::trace::Trace;
-use history::runs::{Feedback, RunEvent};
+use history::runs::{Feedback, MessageView, RunEvent, ThreadHistory};
 
 /// What a played world leaves for the checkers: the log of what play observed, and the state
 /// it read once the simulation was over.
@@ -38,6 +38,11 @@ pub struct WorldRecord {
     /// answers and dump of that slot are `Both::memory`).
     pub first_slot: &'static str,
 }
+
+/// Both stores' `/history` answers of a views read.
+pub type HistoryAnswers = Both<Answer<Option<ThreadHistory>>>;
+/// Both stores' `/messages` answers of a views read.
+pub type ViewAnswers = Both<Answer<Vec<MessageView>>>;
 
 /// Both stores' `count_events` of each thread, as (thread id, count).
 pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
@@ -185,6 +190,16 @@ impl ObservationLog {
     }
     pub fn reads(&self) -> &[Read] {
         &self.reads
+    }
+    /// The views reads, in order, each with what both stores' `/history` and `/messages`
+    /// answered.
+    pub fn views_reads(&self) -> impl Iterator<Item = (&Read, &HistoryAnswers, &ViewAnswers)> {
+        self.reads.iter().filter_map(|read| match &read.kind {
+            ReadKind::Views {
+                history, messages, ..
+            } => Some((read, history, messages)),
+            _ => None,
+        })
     }
     pub fn ratings(&self) -> &[RatingRecord] {
         &self.ratings
