@@ -149,9 +149,7 @@ impl RunsOptions {
             tool_probability = (0.8, 0.3, 0.8),
             second_turn_probability = (0.4, 0.1, 0.5),
             summarize_probability = (0.5, 0.3, 1.0),
-            kill_probability = (0.4, 0.1, 0.4),
-            cancel_probability = (0.4, 0.1, 0.4),
-            error_probability = (0.4, 0.1, 0.4),
+            kill_probability, cancel_probability, error_probability = (0.4, 0.1, 0.4),
             pause_probability = (0.7, 0.2, 0.9),
             crash_probability = (0.3, 0.3, 1.0),
             write_failure_probability = (0.4, 0.05, 0.3),
@@ -160,17 +158,15 @@ impl RunsOptions {
             page_probability = (0.5, 0.2, 0.7),
             rate_old_probability = (0.6, 0.3, 0.9),
             rate_live_probability = (0.6, 0.3, 0.9),
-            // Drawn last: the probabilities above stay what they were before store crashes
-            // existed.
+            // Drawn last: the probabilities above stay what they were before store crashes existed.
             store_crash_probability = (0.3, 0.3, 1.0),
             // The store's wider API (deletion, receipts, per-run pages), after everything older.
             delete_probability = (0.5, 0.2, 0.7),
             receipt_probability = (0.5, 0.3, 0.9),
             run_pages_probability = (0.5, 0.2, 0.7),
             // Subagent events, the filtered and the user-scoped reads, after everything older.
-            subagent_probability = (0.5, 0.3, 0.9),
-            filtered_events_probability = (0.5, 0.3, 0.9),
-            last_answers_probability = (0.5, 0.3, 0.9),
+            subagent_probability, filtered_events_probability, last_answers_probability =
+                (0.5, 0.3, 0.9),
             user_reads_probability = (0.5, 0.2, 0.7),
             // Thread deletions (rare: an emptied thread ends the long histories the other rules
             // need), then the default-scope reads, drawn after everything older.
