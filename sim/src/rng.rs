@@ -39,6 +39,18 @@ pub fn swarm_probability(rng: &mut impl Rng, chance_on: f64, lo: f64, hi: f64) -
     }
 }
 
+/// Binds each `name = (chance_on, lo, hi)` to a [`swarm_probability`] drawn from `rng` (each of
+/// `a, b = (chance_on, lo, hi)` to its own draw), one after the other in the order listed: that
+/// order is part of every seed's options (and so of every trace), so a new option's draw goes
+/// last.
+macro_rules! swarm_draws {
+    ($rng:expr; $($($name:ident),+ = ($chance_on:expr, $lo:expr, $hi:expr)),+ $(,)?) => {
+        let rng = &mut $rng;
+        $($(let $name = $crate::rng::swarm_probability(rng, $chance_on, $lo, $hi);)+)+
+    };
+}
+pub(crate) use swarm_draws;
+
 /// The root of a seed's randomness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRng {

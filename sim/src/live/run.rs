@@ -205,20 +205,16 @@ pub async fn inject_all<F: Future<Output = Result<(), String>>>(
 }
 
 async fn inject(live: &Live, fault: LiveFault) -> Result<(), String> {
-    use rustix::process::Signal;
     match fault {
         LiveFault::KillRestart { replica, down_ms } => {
-            live.stop_replica(replica).await;
-            tokio::time::sleep(Duration::from_millis(down_ms)).await;
-            live.start_replica(replica).await
+            let (stop, start) = (live.stop_replica(replica), live.start_replica(replica));
+            kill_restart(stop, down_ms, start).await
         }
         LiveFault::Pause { replica, ms } => {
             let port = live.ports.borrow_mut()[usize::from(replica)].take();
-            live.signal_replica(replica, Signal::STOP)?;
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            let resumed = live.signal_replica(replica, Signal::CONT);
+            let paused = pause(|signal| live.signal_replica(replica, signal), ms).await;
             live.ports.borrow_mut()[usize::from(replica)] = port;
-            resumed
+            paused
         }
         LiveFault::ServerRestart { down_ms } => {
             let server = live.nats.borrow_mut().take();
@@ -231,6 +227,30 @@ async fn inject(live: &Live, fault: LiveFault) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// A process fault of a live run (a replica's, a worker's): `stop` it, leave it down
+/// `down_ms`, then `start` it again.
+pub async fn kill_restart(
+    stop: impl Future<Output = ()>,
+    down_ms: u64,
+    start: impl Future<Output = Result<(), String>>,
+) -> Result<(), String> {
+    stop.await;
+    tokio::time::sleep(Duration::from_millis(down_ms)).await;
+    start.await
+}
+
+/// A process fault of a live run: SIGSTOP through `signal`, `ms` later SIGCONT (not sent when
+/// the process could not be stopped).
+pub async fn pause(
+    signal: impl Fn(rustix::process::Signal) -> Result<(), String>,
+    ms: u64,
+) -> Result<(), String> {
+    use rustix::process::Signal;
+    signal(Signal::STOP)?;
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    signal(Signal::CONT)
 }
 
 /// Waits until every running replica confirmed its subscription after the server came back.

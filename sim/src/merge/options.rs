@@ -2,7 +2,7 @@
 //! is, how many threads it visits, how large its pages are and how often each kind of step
 //! comes. Printed by the run like every workload's options.
 
-use crate::rng::{swarm_probability, SeedRng, Stream};
+use crate::rng::{swarm_draws, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
 
@@ -31,19 +31,20 @@ pub struct MergeSimOptions {
 
 impl MergeSimOptions {
     pub fn from_seed(seed: SeedRng) -> Self {
-        let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
-        let reset_probability = maybe(0.8, 0.02, 0.12);
-        let reconnect_probability = maybe(0.7, 0.02, 0.08);
-        let optimistic_probability = maybe(0.8, 0.3, 1.0);
-        let inject_probability = maybe(0.6, 0.03, 0.1);
-        let switch_probability = maybe(0.6, 0.01, 0.05);
-        let stray_probability = maybe(0.5, 0.01, 0.05);
-        let hostile_probability = maybe(0.7, 0.05, 0.3);
+        swarm_draws!(seed.stream(Stream::Options);
+            reset_probability = (0.8, 0.02, 0.12),
+            reconnect_probability = (0.7, 0.02, 0.08),
+            optimistic_probability = (0.8, 0.3, 1.0),
+            inject_probability = (0.6, 0.03, 0.1),
+            switch_probability = (0.6, 0.01, 0.05),
+            stray_probability = (0.5, 0.01, 0.05),
+            hostile_probability = (0.7, 0.05, 0.3),
+        );
         // Drawn apart, so the options above and the session's shape stay what they were.
-        let mut widened = seed.substream(Stream::Options, 2);
-        let reopen_probability = swarm_probability(&mut widened, 0.5, 0.01, 0.06);
-        let page_mid_stream_probability = swarm_probability(&mut widened, 0.6, 0.1, 0.5);
+        swarm_draws!(seed.substream(Stream::Options, 2);
+            reopen_probability = (0.5, 0.01, 0.06),
+            page_mid_stream_probability = (0.6, 0.1, 0.5),
+        );
         let mut rng = seed.substream(Stream::Options, 1);
         MergeSimOptions {
             threads: rng.random_range(1..=3),

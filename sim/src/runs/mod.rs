@@ -31,7 +31,6 @@ pub mod tasks;
 use check::probes;
 use observations::WorldRecord;
 pub use options::RunsOptions;
-use record::ReadKind;
 pub use scenario::RunsScenario;
 
 use crate::sut::serve::StartServed;
@@ -90,10 +89,7 @@ fn show(out: &mut String, lines: &[String]) {
 /// history of each thread, for `histsim replay --trace`.
 fn describe(scenario: &RunsScenario, record: &WorldRecord, primary: StoreKind) -> String {
     let mut out = String::new();
-    for read in record.log.reads() {
-        let ReadKind::Views { history, .. } = &read.kind else {
-            continue;
-        };
+    for (read, history, _) in record.log.views_reads() {
         let _ = writeln!(out, "  /history of {} at {}us:", read.thread, read.at_us);
         match history.primary(primary) {
             Ok(Some(h)) => {

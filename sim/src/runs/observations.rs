@@ -3,7 +3,7 @@
 //! kind in the order it was appended.
 
 use super::feedback_record::FeedbackEntry;
-use super::record::{Answer, Both};
+use super::record::{Answer, Both, ReadKind};
 use super::record::{
     DeletionRecord, EmittedEvent, EverywhereDeletionRecord, LateWriteRecord, RatingRecord, Read,
     ReceiptRecord, StoreRestart, SummaryRecord, TableReadRecord, ThreadDeletionRecord, TruthEvent,
@@ -11,7 +11,7 @@ use super::record::{
 };
 use crate::coverage::Coverage;
 use crate::trace::Trace;
-use history::runs::{Feedback, RunEvent};
+use history::runs::{Feedback, MessageView, RunEvent, ThreadHistory};
 
 /// What a played world leaves for the checkers: the log of what play observed, and the state
 /// it read once the simulation was over.
@@ -38,6 +38,11 @@ pub struct WorldRecord {
     /// answers and dump of that slot are `Both::memory`).
     pub first_slot: &'static str,
 }
+
+/// Both stores' `/history` answers of a views read.
+pub type HistoryAnswers = Both<Answer<Option<ThreadHistory>>>;
+/// Both stores' `/messages` answers of a views read.
+pub type ViewAnswers = Both<Answer<Vec<MessageView>>>;
 
 /// Both stores' `count_events` of each thread, as (thread id, count).
 pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
@@ -140,27 +145,13 @@ impl ObservationLog {
                 }
                 self.emitted[run].push(event);
             }
-            Observation::Written(w) => self.written.push(w),
-            Observation::WriteDisagreement(d) => self.write_disagreements.push(d),
-            Observation::WriteError(e) => self.write_errors.push(e),
-            Observation::DurableAcked(w) => self.durable_acked.push(w),
-            Observation::StoreRestart(r) => self.store_restarts.push(r),
-            Observation::Read(r) => self.reads.push(r),
-            Observation::Rating(r) => self.ratings.push(r),
-            Observation::Summary(s) => self.summaries.push(s),
-            Observation::Deletion(d) => self.deletions.push(d),
-            Observation::Receipt(r) => self.receipts.push(r),
-            Observation::Feedback(f) => self.feedback.push(f),
-            Observation::ThreadDeletion(d) => self.thread_deletions.push(d),
-            Observation::EverywhereDeletion(d) => self.everywhere_deletions.push(d),
-            Observation::LateWrite(w) => self.late_writes.push(w),
-            Observation::TableRead(r) => self.table_reads.push(r),
             Observation::LeftOut(what) => self.left_out.hit(&what),
             Observation::Stuck(run) => self.stuck_runs.push(run),
             Observation::AllStopped { after_ms } => {
                 debug_assert!(self.stopped_after_ms.is_none(), "the runs stop once");
                 self.stopped_after_ms = Some(after_ms);
             }
+            listed => self.push_listed(listed),
         }
     }
 
@@ -199,6 +190,16 @@ impl ObservationLog {
     }
     pub fn reads(&self) -> &[Read] {
         &self.reads
+    }
+    /// The views reads, in order, each with what both stores' `/history` and `/messages`
+    /// answered.
+    pub fn views_reads(&self) -> impl Iterator<Item = (&Read, &HistoryAnswers, &ViewAnswers)> {
+        self.reads.iter().filter_map(|read| match &read.kind {
+            ReadKind::Views {
+                history, messages, ..
+            } => Some((read, history, messages)),
+            _ => None,
+        })
     }
     pub fn ratings(&self) -> &[RatingRecord] {
         &self.ratings
@@ -251,59 +252,65 @@ impl ObservationLog {
     /// This log with every observation passed through `edit`, kind by kind (the liveness
     /// observations and what was left out are kept as they are): for tests that stand for a
     /// store that answered otherwise.
-    pub fn edited(self, mut edit: impl FnMut(&mut Observation)) -> ObservationLog {
+    pub fn edited(mut self, mut edit: impl FnMut(&mut Observation)) -> ObservationLog {
         let mut out = ObservationLog {
-            left_out: self.left_out,
-            stuck_runs: self.stuck_runs,
+            left_out: std::mem::take(&mut self.left_out),
+            stuck_runs: std::mem::take(&mut self.stuck_runs),
             stopped_after_ms: self.stopped_after_ms,
             ..ObservationLog::new(self.emitted.len())
         };
-        let emitted = (self.emitted.into_iter().enumerate())
-            .flat_map(|(run, events)| events.into_iter().map(move |event| (run, event)));
-        let observations = (self.truth.into_iter())
-            .map(|(op, run, event)| Observation::Truth { op, run, event })
-            .chain(emitted.map(|(run, event)| Observation::Emitted { run, event }))
-            .chain(self.written.into_iter().map(Observation::Written))
-            .chain(
-                self.write_disagreements
-                    .into_iter()
-                    .map(Observation::WriteDisagreement),
-            )
-            .chain(self.write_errors.into_iter().map(Observation::WriteError))
-            .chain(
-                self.durable_acked
-                    .into_iter()
-                    .map(Observation::DurableAcked),
-            )
-            .chain(
-                self.store_restarts
-                    .into_iter()
-                    .map(Observation::StoreRestart),
-            )
-            .chain(self.reads.into_iter().map(Observation::Read))
-            .chain(self.ratings.into_iter().map(Observation::Rating))
-            .chain(self.summaries.into_iter().map(Observation::Summary))
-            .chain(self.deletions.into_iter().map(Observation::Deletion))
-            .chain(self.receipts.into_iter().map(Observation::Receipt))
-            .chain(self.feedback.into_iter().map(Observation::Feedback))
-            .chain(
-                self.thread_deletions
-                    .into_iter()
-                    .map(Observation::ThreadDeletion),
-            )
-            .chain(
-                self.everywhere_deletions
-                    .into_iter()
-                    .map(Observation::EverywhereDeletion),
-            )
-            .chain(self.late_writes.into_iter().map(Observation::LateWrite))
-            .chain(self.table_reads.into_iter().map(Observation::TableRead));
-        for mut o in observations {
+        let truth = std::mem::take(&mut self.truth)
+            .into_iter()
+            .map(|(op, run, event)| Observation::Truth { op, run, event });
+        let emitted = (std::mem::take(&mut self.emitted).into_iter().enumerate())
+            .flat_map(|(run, events)| events.into_iter().map(move |event| (run, event)))
+            .map(|(run, event)| Observation::Emitted { run, event });
+        for mut o in truth.chain(emitted).chain(self.into_listed()) {
             edit(&mut o);
             out.push(o);
         }
         out
     }
+}
+
+/// The kinds kept each in a list of its own, as they come: `variant => field`. `push` files
+/// them and `edited` replays them from this one table, kind by kind in its order.
+macro_rules! listed_kinds {
+    ($($variant:ident => $field:ident),+ $(,)?) => {
+        impl ObservationLog {
+            /// Files an observation of a listed kind (`push` files every other kind itself).
+            fn push_listed(&mut self, observation: Observation) {
+                match observation {
+                    $(Observation::$variant(o) => self.$field.push(o),)+
+                    other => unreachable!("not a listed kind: {other:?}"),
+                }
+            }
+
+            /// Every observation of the listed kinds, kind by kind in the table's order.
+            fn into_listed(self) -> impl Iterator<Item = Observation> {
+                std::iter::empty()
+                    $(.chain(self.$field.into_iter().map(Observation::$variant)))+
+            }
+        }
+    };
+}
+
+listed_kinds! {
+    Written => written,
+    WriteDisagreement => write_disagreements,
+    WriteError => write_errors,
+    DurableAcked => durable_acked,
+    StoreRestart => store_restarts,
+    Read => reads,
+    Rating => ratings,
+    Summary => summaries,
+    Deletion => deletions,
+    Receipt => receipts,
+    Feedback => feedback,
+    ThreadDeletion => thread_deletions,
+    EverywhereDeletion => everywhere_deletions,
+    LateWrite => late_writes,
+    TableRead => table_reads,
 }
 
 impl Extend<Observation> for ObservationLog {

@@ -6,7 +6,7 @@
 //! Long threads (past 200, 500 and 1000 messages, exact multiples of the page size and one past)
 //! are generated in a share of seeds only, so that the default campaign stays fast.
 
-use crate::rng::{swarm_probability, SeedRng, Stream};
+use crate::rng::{swarm_draws, swarm_probability, SeedRng, Stream};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use serde::Serialize;
@@ -144,36 +144,35 @@ impl RunsOptions {
 
     /// The options of `seed`.
     pub fn from_seed(seed: SeedRng) -> Self {
-        let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
-        let concurrent_probability = maybe(0.5, 0.2, 0.8);
-        let tool_probability = maybe(0.8, 0.3, 0.8);
-        let second_turn_probability = maybe(0.4, 0.1, 0.5);
-        let summarize_probability = maybe(0.5, 0.3, 1.0);
-        let [kill_probability, cancel_probability, error_probability] =
-            [(); 3].map(|()| maybe(0.4, 0.1, 0.4));
-        let pause_probability = maybe(0.7, 0.2, 0.9);
-        let crash_probability = maybe(0.3, 0.3, 1.0);
-        let write_failure_probability = maybe(0.4, 0.05, 0.3);
-        let legacy_user_probability = maybe(0.4, 0.2, 0.6);
-        let views_probability = maybe(0.8, 0.3, 0.9);
-        let page_probability = maybe(0.5, 0.2, 0.7);
-        let rate_old_probability = maybe(0.6, 0.3, 0.9);
-        let rate_live_probability = maybe(0.6, 0.3, 0.9);
-        // Drawn last: the probabilities above stay what they were before store crashes existed.
-        let store_crash_probability = maybe(0.3, 0.3, 1.0);
-        // The store's wider API (deletion, receipts, per-run pages), after everything older.
-        let delete_probability = maybe(0.5, 0.2, 0.7);
-        let receipt_probability = maybe(0.5, 0.3, 0.9);
-        let run_pages_probability = maybe(0.5, 0.2, 0.7);
-        // Subagent events, the filtered and the user-scoped reads, after everything older.
-        let [subagent_probability, filtered_events_probability, last_answers_probability] =
-            [(); 3].map(|()| maybe(0.5, 0.3, 0.9));
-        let user_reads_probability = maybe(0.5, 0.2, 0.7);
-        // Thread deletions (rare: an emptied thread ends the long histories the other rules
-        // need), then the default-scope reads, drawn after everything older (left to right).
-        let (thread_delete_probability, default_scope_reads_probability) =
-            (maybe(0.3, 0.1, 0.4), maybe(0.5, 0.2, 0.6));
+        swarm_draws!(seed.stream(Stream::Options);
+            concurrent_probability = (0.5, 0.2, 0.8),
+            tool_probability = (0.8, 0.3, 0.8),
+            second_turn_probability = (0.4, 0.1, 0.5),
+            summarize_probability = (0.5, 0.3, 1.0),
+            kill_probability, cancel_probability, error_probability = (0.4, 0.1, 0.4),
+            pause_probability = (0.7, 0.2, 0.9),
+            crash_probability = (0.3, 0.3, 1.0),
+            write_failure_probability = (0.4, 0.05, 0.3),
+            legacy_user_probability = (0.4, 0.2, 0.6),
+            views_probability = (0.8, 0.3, 0.9),
+            page_probability = (0.5, 0.2, 0.7),
+            rate_old_probability = (0.6, 0.3, 0.9),
+            rate_live_probability = (0.6, 0.3, 0.9),
+            // Drawn last: the probabilities above stay what they were before store crashes existed.
+            store_crash_probability = (0.3, 0.3, 1.0),
+            // The store's wider API (deletion, receipts, per-run pages), after everything older.
+            delete_probability = (0.5, 0.2, 0.7),
+            receipt_probability = (0.5, 0.3, 0.9),
+            run_pages_probability = (0.5, 0.2, 0.7),
+            // Subagent events, the filtered and the user-scoped reads, after everything older.
+            subagent_probability, filtered_events_probability, last_answers_probability =
+                (0.5, 0.3, 0.9),
+            user_reads_probability = (0.5, 0.2, 0.7),
+            // Thread deletions (rare: an emptied thread ends the long histories the other rules
+            // need), then the default-scope reads, drawn after everything older.
+            thread_delete_probability = (0.3, 0.1, 0.4),
+            default_scope_reads_probability = (0.5, 0.2, 0.6),
+        );
         let sizes = Sizes::from_seed(seed);
         RunsOptions {
             workers: sizes.workers,

@@ -2,7 +2,7 @@
 //! tool-heavy the history is, whether it is compressed, where the builder reads it from, and
 //! how many requests send it. Printed by the run like every workload's options.
 
-use crate::rng::{swarm_probability, SeedRng, Stream};
+use crate::rng::{swarm_draws, SeedRng, Stream};
 use rand::Rng;
 use serde::Serialize;
 
@@ -43,12 +43,12 @@ impl SpoolSimOptions {
     }
 
     pub fn from_seed(seed: SeedRng) -> Self {
-        let mut rng = seed.stream(Stream::Options);
-        let mut maybe = |chance_on, lo, hi| swarm_probability(&mut rng, chance_on, lo, hi);
-        let tool_heavy_probability = maybe(0.7, 0.3, 1.0);
-        let compress_probability = maybe(0.6, 0.3, 1.0);
-        let journal_source_probability = maybe(0.7, 0.3, 1.0);
-        let system_probability = maybe(0.5, 0.3, 1.0);
+        swarm_draws!(seed.stream(Stream::Options);
+            tool_heavy_probability = (0.7, 0.3, 1.0),
+            compress_probability = (0.6, 0.3, 1.0),
+            journal_source_probability = (0.7, 0.3, 1.0),
+            system_probability = (0.5, 0.3, 1.0),
+        );
         let mut rng = seed.substream(Stream::Options, 1);
         SpoolSimOptions {
             content_bytes: rng.random_range(8..=48) * 1024,

@@ -10,7 +10,7 @@ use super::recording::{ClientRead, ClientReceipt, RunsRecording};
 use super::setup::RunsSetup;
 use crate::live::line::wall_us;
 use crate::live::plan::LiveFault;
-use crate::live::run::{drive, every_few_hundred_ms, inject_all, Ended};
+use crate::live::run::{drive, every_few_hundred_ms, inject_all, kill_restart, pause, Ended};
 use crate::runs::play::text_of;
 use crate::runs::record::{Both, ReadKind};
 use crate::runs::scenario::Op;
@@ -282,17 +282,12 @@ async fn inject_faults(workers: Rc<Workers>, started_us: u64) -> Result<(), Stri
 }
 
 async fn inject(workers: &Workers, fault: LiveFault) -> Result<(), String> {
-    use rustix::process::Signal;
     match fault {
         LiveFault::KillRestart { replica, down_ms } => {
-            workers.kill(replica).await;
-            tokio::time::sleep(Duration::from_millis(down_ms)).await;
-            workers.start(replica).await
+            kill_restart(workers.kill(replica), down_ms, workers.start(replica)).await
         }
         LiveFault::Pause { replica, ms } => {
-            workers.signal(replica, Signal::STOP)?;
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            workers.signal(replica, Signal::CONT)
+            pause(|signal| workers.signal(replica, signal), ms).await
         }
         LiveFault::ServerRestart { .. } => Err("a runs run has no server to restart".into()),
     }

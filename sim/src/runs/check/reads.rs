@@ -324,13 +324,7 @@ pub fn ids_are_stable(cx: &Context<'_>, f: &mut Findings) {
     // Per thread, per text: the id the first read showed. Nested and looked up by borrowed
     // strings: a long thread's every message is looked up at every read.
     let mut first_seen: BTreeMap<&str, BTreeMap<String, String>> = BTreeMap::new();
-    for read in cx.record.log.reads() {
-        let ReadKind::Views {
-            history, messages, ..
-        } = &read.kind
-        else {
-            continue;
-        };
+    for (read, history, messages) in cx.record.log.views_reads() {
         let t = read.thread.as_str();
         let tid = cx.thread_id(t);
         let at = Asked::of(cx, read);

@@ -8,7 +8,6 @@ use super::wording::Asked;
 use crate::coverage::Coverage;
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
-use crate::runs::record::ReadKind;
 use history::runs::content_text;
 use history::BugId;
 use model::runs::RunTruth;
@@ -20,13 +19,7 @@ use std::collections::BTreeSet;
 /// carries no run id is left to R1's rule, which judges what the views show.
 pub fn views_name_the_producing_run(cx: &Context<'_>, f: &mut Findings) {
     let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
-    for read in cx.record.log.reads() {
-        let ReadKind::Views {
-            history, messages, ..
-        } = &read.kind
-        else {
-            continue;
-        };
+    for (read, history, messages) in cx.record.log.views_reads() {
         let truth = snapshots.before(read.op);
         let tid = cx.thread_id(&read.thread);
         let shown_by_history: Vec<&Value> = match history.primary(cx.primary) {
@@ -90,10 +83,7 @@ fn first_mislabelled(truth: &RunTruth, thread_id: &str, shown: &[&Value]) -> Opt
 /// `runs.feature.views_of_several_runs`: a views read whose `/messages` answer shows the
 /// messages of two runs or more, the reads R31's labels can be wrong in.
 pub fn probes(record: &WorldRecord, cov: &mut Coverage) {
-    let reads = record.log.reads().iter().filter(|read| {
-        let ReadKind::Views { messages, .. } = &read.kind else {
-            return false;
-        };
+    let reads = record.log.views_reads().filter(|(_, _, messages)| {
         [&messages.memory, &messages.sqlite]
             .into_iter()
             .any(|answer| {

@@ -97,27 +97,16 @@ impl Client {
             "late write {run}: {:?}",
             answer.primary(world.primary)
         ));
-        if let Ok(seqs) = answer.primary(world.primary) {
-            // Only a store without the fence takes it: a row like any acknowledged one.
-            world.observe_all(
-                (seqs.iter().map(|&seq| Written {
-                    op,
-                    at_us,
-                    event: event.clone().with_seq(seq),
-                }))
-                .map(Observation::Written),
-            );
-        }
-        if let (Ok(seqs), false) = (&answer.sqlite, world.scenario.store_crashes.is_empty()) {
-            world.observe_all(
-                (seqs.iter().map(|&seq| Written {
-                    op,
-                    at_us,
-                    event: event.clone().with_seq(seq),
-                }))
-                .map(Observation::DurableAcked),
-            );
-        }
+        // Only a store without the fence takes it: a row like any acknowledged one.
+        let rows = |seqs: &Answer<Vec<u64>>| -> Vec<_> {
+            let seqs = seqs.iter().flatten();
+            seqs.map(|&seq| event.clone().with_seq(seq)).collect()
+        };
+        world.observe_stored(
+            (op, at_us),
+            rows(answer.primary(world.primary)),
+            rows(&answer.sqlite),
+        );
         world.observe(Observation::LateWrite(LateWriteRecord {
             op,
             at_us,

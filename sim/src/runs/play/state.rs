@@ -8,7 +8,7 @@ use crate::runs::script::{Emission, Scripts};
 use crate::trace::Trace;
 use crate::workload::StoreKind;
 use history::runs::{
-    Checkpointer, FeedbackStore, JournalEntry, RunEventStore, RunStoreError, ViewOptions,
+    Checkpointer, FeedbackStore, JournalEntry, RunEvent, RunEventStore, RunStoreError, ViewOptions,
 };
 use history::Planted;
 use model::runs::RunOutcome;
@@ -134,6 +134,23 @@ impl World {
     /// Appends observations, in order.
     pub(in crate::runs) fn observe_all(&self, observations: impl IntoIterator<Item = Observation>) {
         self.log.borrow_mut().extend(observations);
+    }
+
+    /// The rows a client call stored at `op`: each the primary store accepted, and each the
+    /// `sqlite` store acknowledged (kept only in worlds that crash its host: what must survive
+    /// the crash).
+    pub(in crate::runs) fn observe_stored(
+        &self,
+        (op, at_us): (u64, u64),
+        accepted: impl IntoIterator<Item = RunEvent>,
+        durable: impl IntoIterator<Item = RunEvent>,
+    ) {
+        let written = |event| Written { op, at_us, event };
+        self.observe_all(accepted.into_iter().map(written).map(Observation::Written));
+        if !self.scenario.store_crashes.is_empty() {
+            let durable = durable.into_iter().map(written);
+            self.observe_all(durable.map(Observation::DurableAcked));
+        }
     }
 
     /// The log, taken out once the simulation is over.

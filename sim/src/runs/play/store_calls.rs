@@ -156,23 +156,11 @@ impl Client {
                 &answer,
             )));
         }
-        if let Some(row) = created(answer.primary(world.primary)) {
-            world.observe(Observation::Written(Written {
-                op,
-                at_us,
-                event: row,
-            }));
-        }
-        if let (Some(row), false) = (
+        world.observe_stored(
+            (op, at_us),
+            created(answer.primary(world.primary)),
             created(&answer.sqlite),
-            world.scenario.store_crashes.is_empty(),
-        ) {
-            world.observe(Observation::DurableAcked(Written {
-                op,
-                at_us,
-                event: row,
-            }));
-        }
+        );
         world.record(format_args!(
             "receipt {run} attempt {attempt}: {:?}",
             answer
