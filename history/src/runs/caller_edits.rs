@@ -78,21 +78,19 @@ pub fn edit_callers_row<S: RunEventStore + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::event::{Category, NewRunEvent};
+    use crate::runs::event::{human_message, NewRunEvent};
     use crate::runs::MemoryRunEventStore;
     use serde_json::json;
 
+    /// An AI tool call of run `r` on thread `t` carrying `content`: the store tests' row with
+    /// another type and content.
     fn write(store: &MemoryRunEventStore, content: Value) -> RunEvent {
         store
             .put(NewRunEvent {
-                thread_id: "t".into(),
-                run_id: "r".into(),
-                user_id: None,
                 event_type: "ai_tool_call".into(),
-                category: Category::Message,
                 content: content.into(),
-                metadata: json!({}),
                 created_at_ns: 0,
+                ..human_message("t", "r")
             })
             .unwrap()
     }
