@@ -20,6 +20,7 @@ import traceback
 from typing import Any
 
 import aihub_shims
+from protocol_server import Refusal, serve
 
 aihub_shims.install()
 
@@ -70,13 +71,6 @@ PROJECTABLE_PARENTS = {
 STORE_FILE = "aihub-agent-events.bson"
 
 
-class Refusal(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-
-
 # ---------------------------------------------------------------------------------------------
 # Warnings: the real projector logs them; the adapter turns each log record into a protocol
 # warning (code, event_id, display_id, field, text), built from ids and field names only.
@@ -89,16 +83,6 @@ FAMILY_FIELD = [
     ("ChunkEvent", "content"),
     ("HumanInTheLoopRequestEvent", "question"),
     ("StopEvent", "output_messages"),
-]
-IDENTITY_FIELDS = [
-    "agent_class",
-    "agent_id",
-    "thread_id",
-    "display_id",
-    "run_id",
-    "event_type",
-    "event_name",
-    "event_id",
 ]
 
 
@@ -533,45 +517,9 @@ class Server:
         return {"messages": to_json_messages(messages), "warnings": warnings}
 
 
-def response_for(server: Server, line: bytes) -> dict:
-    try:
-        request = json.loads(line)
-    except ValueError as e:
-        return {"id": 0, "err": {"kind": "invalid", "message": f"not JSON: {e}"}}
-    raw_id = request.get("id") if isinstance(request, dict) else None
-    rid = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) and raw_id >= 0 else 0
-    if not isinstance(request, dict):
-        return {"id": 0, "err": {"kind": "invalid", "message": "a request is a JSON object"}}
-    if rid != raw_id:
-        return {"id": 0, "err": {"kind": "invalid", "message": "`id` is not an unsigned integer"}}
-    try:
-        return {"id": rid, "ok": server.answer(request)}
-    except Refusal as r:
-        return {"id": rid, "err": {"kind": r.kind, "message": r.message}}
-    except Exception as e:  # never crash, never write anything but a response
-        traceback.print_exc(file=sys.stderr)
-        return {"id": rid, "err": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
-
-
-def serve(stdin, stdout) -> None:
-    server = Server()
-    for line in stdin:
-        if not line.strip():
-            continue
-        response = response_for(server, line)
-        try:
-            text = json.dumps(response, sort_keys=True, allow_nan=False)
-        except ValueError as e:
-            failed = {"kind": "internal", "message": f"the answer is not representable as JSON: {e}"}
-            text = json.dumps({"id": response["id"], "err": failed}, sort_keys=True)
-        stdout.write(text.encode("ascii") + b"\n")
-        stdout.flush()
-    server.op_close({})
-
-
 def main() -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    serve(Server(), sys.stdin.buffer, sys.stdout.buffer)
 
 
 if __name__ == "__main__":

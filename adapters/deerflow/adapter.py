@@ -21,6 +21,7 @@ for each backend. Every such place is marked `ADAPTER:` below.
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import importlib.metadata
 import importlib.util
@@ -36,6 +37,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import journal_ops
+from protocol_server import Refusal, serve
 
 PROTOCOL = 1
 SYSTEM = "deerflow-kernel"
@@ -106,13 +108,6 @@ DB_FILE = "deerflow-run-events.sqlite"
 # kept beside its files so that they survive a restart of the process (README.md, "Durability").
 MASKED_USERS_FILE = "deerflow-adapter-masked-users.jsonl"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-class Refusal(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +327,18 @@ def _store_error(e: Exception, what: str) -> Refusal:
     return Refusal("internal", f"{what}: {name}: {text}")
 
 
+@contextlib.contextmanager
+def store_errors(what: str):
+    """Runs the block with the published store's exceptions answered as refusals (`_store_error`);
+    a refusal the block raises itself passes unchanged."""
+    try:
+        yield
+    except Refusal:
+        raise
+    except Exception as e:
+        raise _store_error(e, what) from e
+
+
 class MaskedUsers:
     """MASK user_id only: the user_id each written event carried, by (thread_id, seq), for the
     stores that keep none (memory, JSONL: finding F2). With a `path` (the JSONL store), every
@@ -467,10 +474,8 @@ class Backend:
 
     def put_batch(self, events: list) -> list:
         batch = [to_deerflow(e, keep_user=self.kind == "db") for e in events]
-        try:
+        with store_errors("put_batch"):
             records = self.run(self.store.put_batch(batch))
-        except Exception as e:
-            raise _store_error(e, "put_batch") from e
         if len(records) != len(batch):
             raise Refusal("internal", f"put_batch returned {len(records)} records for {len(batch)} events")
         if "user_id" in self.mask and self.kind != "db":
@@ -500,10 +505,8 @@ class Backend:
 
     def list_messages(self, thread_id: str, limit: int, before, after) -> list:
         kwargs = self._user_kwargs(thread_id)
-        try:
+        with store_errors("list_messages"):
             records = self.run(self.store.list_messages(thread_id, limit=limit, before_seq=before, after_seq=after, **kwargs))
-        except Exception as e:
-            raise _store_error(e, "list_messages") from e
         answer = [self.answer_of(r) for r in records]
         # ADAPTER (R3, README.md): the caller's step, on the very objects the store returned.
         if "id_fill" not in self.mask:
@@ -519,33 +522,25 @@ class Backend:
     def list_messages_as(self, thread_id: str, limit: int, before, after, user_id) -> list:
         """The DB store's list_messages with an explicit user_id (a string: that user's rows;
         None: its documented "no filter"). No caller's step: the R3 step belongs to the view."""
-        try:
+        with store_errors("list_messages_as"):
             records = self.run(
                 self.store.list_messages(thread_id, limit=limit, before_seq=before, after_seq=after, user_id=user_id)
             )
-        except Exception as e:
-            raise _store_error(e, "list_messages_as") from e
         return [self.answer_of(r) for r in records]
 
     def count_messages_as(self, thread_id: str, user_id) -> int:
-        try:
+        with store_errors("count_messages_as"):
             return self.run(self.store.count_messages(thread_id, user_id=user_id))
-        except Exception as e:
-            raise _store_error(e, "count_messages_as") from e
 
     def count_messages(self, thread_id: str) -> int:
         kwargs = self._user_kwargs(thread_id)
-        try:
+        with store_errors("count_messages"):
             return self.run(self.store.count_messages(thread_id, **kwargs))
-        except Exception as e:
-            raise _store_error(e, "count_messages") from e
 
     def list_events(self, thread_id: str, run_id: str) -> list:
         kwargs = self._user_kwargs(thread_id)
-        try:
+        with store_errors("list_events"):
             records = self.run(self.store.list_events(thread_id, run_id, limit=EVENTS_LIMIT_ALL, **kwargs))
-        except Exception as e:
-            raise _store_error(e, "list_events") from e
         answer = [self.answer_of(r) for r in records]
         # ADAPTER (R3, README.md): the events route's caller fills ids on the rows it got.
         if "events_fill" not in self.mask:
@@ -557,18 +552,14 @@ class Backend:
         # Every user's rows, as the protocol asks: the DB store's default (AUTO) would need a
         # request user in its context variable; None is its documented "no filter".
         kwargs = {"user_id": None} if self.kind == "db" else {}
-        try:
+        with store_errors("delete_by_run"):
             return self.run(self.store.delete_by_run(thread_id, run_id, **kwargs))
-        except Exception as e:
-            raise _store_error(e, "delete_by_run") from e
 
     def delete_by_thread(self, thread_id: str) -> int:
         # Every user's rows, as the protocol asks (DB: user_id=None, as for delete_by_run).
         kwargs = {"user_id": None} if self.kind == "db" else {}
-        try:
+        with store_errors("delete_by_thread"):
             count = self.run(self.store.delete_by_thread(thread_id, **kwargs))
-        except Exception as e:
-            raise _store_error(e, "delete_by_thread") from e
         # The user_ids kept for the masked stores: the thread's rows are gone, and its seqs
         # will be handed out again.
         if "user_id" in self.mask and self.kind != "db":
@@ -577,12 +568,10 @@ class Backend:
 
     def list_messages_by_run(self, thread_id: str, run_id: str, limit: int, before, after) -> list:
         kwargs = self._user_kwargs(thread_id)
-        try:
+        with store_errors("list_messages_by_run"):
             records = self.run(
                 self.store.list_messages_by_run(thread_id, run_id, limit=limit, before_seq=before, after_seq=after, **kwargs)
             )
-        except Exception as e:
-            raise _store_error(e, "list_messages_by_run") from e
         return [self.answer_of(r) for r in records]
 
     # -- ADAPTER: what the store's API lacks -------------------------------------------------
@@ -596,17 +585,13 @@ class Backend:
 
     def max_seq(self, thread_id: str) -> int:
         """The number the store's next put on the thread would be one above."""
-        try:
+        with store_errors("max_seq"):
             if self.kind == "memory":
                 return self.store._seq_counters.get(thread_id, 0)
             if self.kind == "jsonl":
                 self._ensure_seq_loaded(thread_id)
                 return self.store._seq_counters[thread_id]
             return self.run(self._db_max_seq(thread_id))
-        except Refusal:
-            raise
-        except Exception as e:
-            raise _store_error(e, "max_seq") from e
 
     async def _db_max_seq(self, thread_id: str) -> int:
         async with self.store._sf() as session:
@@ -624,7 +609,7 @@ class Backend:
             if e["seq"] <= top[t]:
                 raise Refusal("conflict", f"insert_numbered: thread {t}: seq {e['seq']} is not above {top[t]}")
             top[t] = e["seq"]
-        try:
+        with store_errors("insert_numbered"):
             if self.kind == "db":
                 self.run(self._db_insert_numbered(events))
                 return
@@ -639,10 +624,6 @@ class Backend:
                     raise Refusal("internal", f"insert_numbered: the store numbered {record['seq']}, not {e['seq']}")
                 if "user_id" in self.mask:
                     self.written_users.record([(e["thread_id"], e["seq"], e["user_id"])])
-        except Refusal:
-            raise
-        except Exception as e:
-            raise _store_error(e, "insert_numbered") from e
 
     async def _db_insert_numbered(self, events: list) -> None:
         # Rows built as DbRunEventStore.put_batch builds them (its own _truncate_trace and
@@ -671,7 +652,7 @@ class Backend:
 
     def dump(self) -> list:
         """Every stored row by (thread_id, seq, write order), read from the store's storage."""
-        try:
+        with store_errors("dump"):
             if self.kind == "memory":
                 rows = []
                 for t in sorted(self.store._events):
@@ -685,10 +666,6 @@ class Backend:
                         rows.extend(self.store._read_thread_events(t))
                 return [self.answer_of(r) for r in rows]
             return [self.answer_of(r) for r in self.run(self._db_dump())]
-        except Refusal:
-            raise
-        except Exception as e:
-            raise _store_error(e, "dump") from e
 
     async def _db_dump(self) -> list:
         from deerflow.persistence.models.run_event import RunEventRow
@@ -822,13 +799,9 @@ class Server:
                 raise Refusal("invalid", f"open: store {json.dumps(store)}: expected memory or sqlite")
             kind = self.pair[store]
         self.op_close({})
-        try:
+        with store_errors("open"):
             os.makedirs(data_dir, exist_ok=True)
             self.open_backend = Backend(kind, data_dir, self.loop, self.user_scope, self.mask)
-        except Refusal:
-            raise
-        except Exception as e:
-            raise _store_error(e, "open") from e
         return {"durability": self.open_backend.durability()}
 
     def op_close(self, request: dict) -> dict:
@@ -915,40 +888,6 @@ class Server:
     def op_count_messages_as(self, request: dict) -> dict:
         b = self._scoped_backend(request)
         return {"count": b.count_messages_as(_string(request, "thread_id"), request["user_id"])}
-
-
-def response_for(server: Server, line: bytes) -> dict:
-    try:
-        request = json.loads(line)
-    except ValueError as e:
-        return {"id": 0, "err": {"kind": "invalid", "message": f"not JSON: {e}"}}
-    if not isinstance(request, dict):
-        return {"id": 0, "err": {"kind": "invalid", "message": "a request is a JSON object"}}
-    raw_id = request.get("id")
-    if not _is_int(raw_id) or raw_id < 0:
-        return {"id": 0, "err": {"kind": "invalid", "message": "`id` is not an unsigned integer"}}
-    try:
-        return {"id": raw_id, "ok": server.answer(request)}
-    except Refusal as r:
-        return {"id": raw_id, "err": {"kind": r.kind, "message": r.message}}
-    except Exception as e:  # never crash, never write anything but a response
-        traceback.print_exc(file=sys.stderr)
-        return {"id": raw_id, "err": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
-
-
-def serve(server: Server, stdin, stdout) -> None:
-    for line in stdin:
-        if not line.strip():
-            continue
-        response = response_for(server, line)
-        try:
-            text = json.dumps(response, sort_keys=True, allow_nan=False, ensure_ascii=True, separators=(",", ":"))
-        except (TypeError, ValueError) as e:
-            failed = {"kind": "internal", "message": f"the answer is not representable as JSON: {e}"}
-            text = json.dumps({"id": response["id"], "err": failed}, sort_keys=True, separators=(",", ":"))
-        stdout.write(text.encode("ascii") + b"\n")
-        stdout.flush()
-    server.op_close({})
 
 
 def main() -> None:

@@ -127,7 +127,7 @@ VENV="${HISTSIM_ADAPTER_VENV:-$HOME/.cache/histsim/deerflow-venv}"
 wheel_signatures() {
     "$VENV/bin/python" - "$HERE" "$work/wheel-signatures.json" <<'PY'
 import inspect, json, sys
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/../lib"]  # the adapter, and the modules it shares
 from adapter import load_backend  # the adapter's own loader (its shims, README.md)
 stores = {n: load_backend(n) for n in ["memory", "jsonl", "db"]}
 out = {
@@ -195,26 +195,12 @@ printf '%s\n' '{"id":1,"op":"hello","protocol":1}' |
 printf '%s\n' '{"id":1,"op":"hello","protocol":1}' |
     "$HERE/run" --pair jsonl,db --mask content_flags >"$work/differences.out" 2>"$work/differences.err"
 
-"$PYTHON" - "$work" <<'PY'
+PYTHONPATH="$HERE/../lib" "$PYTHON" - "$work" <<'PY'
 import json, sys
+from smoke_checks import Checks
 work = sys.argv[1]
-passed = failed = 0
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name} {str(detail)[:400]}")
-
-def answers(name):
-    out = {}
-    for line in open(f"{work}/{name}.out").read().splitlines():
-        r = json.loads(line)  # every stdout line is a JSON response
-        check(f"{name}: one of ok/err", ("ok" in r) != ("err" in r), line)
-        out[r["id"]] = r
-    return out
+checks = Checks(work)
+check, answers = checks.check, checks.answers
 
 def seqs(answer):
     return [e["seq"] for e in answer.get("ok", {}).get("events", [])]
@@ -346,6 +332,5 @@ for store, params in wheel["list_events"].items():
 check("0.1.7 stores: no get_last_visible_ai_seq_by_run", wheel["last_visible"] == [], wheel["last_visible"])
 check("0.1.7 stores: only the DB store's list_messages and count_messages take user_id",
       wheel["user_scoped"] == ["db"], wheel["user_scoped"])
-print(f"smoke (deerflow): {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish("smoke (deerflow)")
 PY
