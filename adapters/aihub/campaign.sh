@@ -15,9 +15,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
+source "$HERE/../histsim_command.sh" "$@"
 SEEDS_CAMPAIGN="${AIHUB_CAMPAIGN_SEEDS:-0..100}"
 SEEDS_DIFF="${AIHUB_DIFF_SEEDS:-0..200}"
 SUT="adapters/aihub/run"

@@ -65,27 +65,11 @@ EOF
 # A restart on the same data directory, as after a simulated crash.
 "$HERE/run" <"$work/second.in" >"$work/second.out" 2>"$work/second.err"
 
-"$PYTHON" - "$work" <<'EOF'
-import json, sys
-work = sys.argv[1]
-passed = failed = 0
-
-def check(name, condition, detail=""):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
-
-def answers(name):
-    lines = open(f"{work}/{name}.out").read().splitlines()
-    out = {}
-    for line in lines:
-        r = json.loads(line)  # every stdout line is a JSON response
-        check(f"{name}: one of ok/err", ("ok" in r) != ("err" in r), line)
-        out[r["id"]] = r
-    return out
+PYTHONPATH="$HERE/../lib" "$PYTHON" - "$work" <<'EOF'
+import sys
+from smoke_checks import Checks
+checks = Checks(sys.argv[1])
+check, answers = checks.check, checks.answers
 
 a = answers("first")
 check("hello", a[1].get("ok") == {"system": "aihub", "version": "0.323.4", "protocol": 1,
@@ -108,8 +92,7 @@ check("other protocol", a[12].get("err", {}).get("kind") == "invalid", a[12])
 check("close", a[13].get("ok") == {}, a[13])
 b = answers("second")
 check("restart keeps the store", b[3].get("ok") == r6, b[3])
-print(f"smoke (aihub): {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish("smoke (aihub)")
 EOF
 
 "$HERE/run" --conformance "$ROOT/history/tests/conformance/display"

@@ -13,9 +13,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
+source "$HERE/../histsim_command.sh" "$@"
 
 source "$HERE/../skip_or_setup.sh" "$HERE" "findings_check (deerflow)"
 # The adapter starts an interpreter per host, and a scenario's crashes start it again: allow

@@ -9,9 +9,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-if [[ $# -gt 0 ]]; then HISTSIM=("$@"); else HISTSIM=(cargo run --quiet --release -p sim --); fi
+source "$HERE/../histsim_command.sh" "$@"
 
 source "$HERE/../skip_or_setup.sh" "$HERE" "inspect_check (deerflow)"
 work="$(mktemp -d)"
