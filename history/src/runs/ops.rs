@@ -2,8 +2,9 @@
 //! everything that lists the operations is generated from it by a callback macro: the
 //! [`super::RunEventStore`] trait, the forwarding of every wrapper ([`super::ForwardRunStore`]:
 //! references, `Arc`, `Box`, the fault injector, the simulation's crashable hosts), the
-//! [`RUN_STORE_OPS`] list, and in `sim` the SUT protocol's request variants, the client that
-//! speaks it and `histsim serve runs`' dispatch.
+//! [`RUN_STORE_OPS`] list, the signatures of the backends' and taps' methods
+//! ([`define_run_store_methods!`](crate::define_run_store_methods)), and in `sim` the SUT
+//! protocol's request variants, the client that speaks it and `histsim serve runs`' dispatch.
 //!
 //! A row of the table:
 //!
