@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::envelope::{self, AdmissionError, Envelope, KeptEnvelope};
 use super::family::Family;
 use super::store::{
-    ascending_once, in_insertion_order, numbered_from_one, Admission, DisplayEventStore,
-    StoreError, StoreOptions, StoredRow,
+    ascending_once, display_store_methods, in_insertion_order, numbered_from_one, Admission,
+    DisplayEventStore, StoreError, StoreOptions, StoredRow,
 };
 use super::USER_AGENT_CLASS;
 use crate::Planted;
@@ -106,136 +106,135 @@ impl MemoryDisplayStore {
 }
 
 impl DisplayEventStore for MemoryDisplayStore {
-    fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
-        let mut inner = self.lock();
-        if let Some(&first) = inner.first_with_bytes.get(row) {
-            #[cfg(feature = "planted")]
-            if self.planted.is(crate::BugId::P15) {
-                // planted P15: the legacy table had a unique index on the row, so every copy
-                // after the first (each replica persists every delivery) failed its insert.
-                return Err(StoreError::LegacyDuplicate);
+    display_store_methods! {
+        fn append(&self, row) {
+            let mut inner = self.lock();
+            if let Some(&first) = inner.first_with_bytes.get(row) {
+                #[cfg(feature = "planted")]
+                if self.planted.is(crate::BugId::P15) {
+                    // planted P15: the legacy table had a unique index on the row, so every copy
+                    // after the first (each replica persists every delivery) failed its insert.
+                    return Err(StoreError::LegacyDuplicate);
+                }
+                inner.push_copy_of(first);
+                // Post-condition: the copy is the newest row, numbered next, with the bytes given.
+                debug_assert!(inner
+                    .rows
+                    .last()
+                    .is_some_and(|r| { r.seq == inner.rows.len() as u64 && *r.bytes == *row }));
+                return Ok(Admission::Stored);
             }
-            inner.push_copy_of(first);
-            // Post-condition: the copy is the newest row, numbered next, with the bytes given.
-            debug_assert!(inner
-                .rows
-                .last()
-                .is_some_and(|r| { r.seq == inner.rows.len() as u64 && *r.bytes == *row }));
-            return Ok(Admission::Stored);
+            let bytes: Arc<[u8]> = Arc::from(row);
+            let admitted = Envelope::parse(row)
+                .map_err(AdmissionError::Object)
+                .and_then(|env| env.admissible_fields());
+            let fields = match admitted {
+                Ok(admitted) => admitted,
+                Err(reason) => {
+                    let seq = inner.quarantine.len() as u64 + 1;
+                    inner.quarantine.push(StoredRow::new(seq, bytes));
+                    debug_assert!(
+                        !inner.first_with_bytes.contains_key(row),
+                        "quarantined bytes are never those of a stored row"
+                    );
+                    return Ok(Admission::Quarantined {
+                        reason: reason.to_string(),
+                    });
+                }
+            };
+            let indexed = |index: usize| {
+                fields
+                    .str_field(index)
+                    .expect("an admissible row has its indexed strings")
+            };
+            let position = inner.rows.len();
+            // Persistence indexes a row under its thread's canonical id (P16).
+            let thread_id = super::thread_id::canonical_thread_id(indexed(envelope::THREAD_ID));
+            let thread_slot = inner.index(&thread_id, position);
+            inner.first_with_bytes.insert(bytes.clone(), position);
+            inner.rows.push(Indexed {
+                seq: position as u64 + 1,
+                thread_slot,
+                first_slot: thread_slot,
+                bytes,
+                kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
+                event_is_display: indexed(envelope::EVENT_TYPE) == self.display_event_type,
+                from_user_agent: indexed(envelope::AGENT_CLASS) == USER_AGENT_CLASS,
+            });
+            // Post-condition: a new row is the first with its bytes, and its kept envelope reads
+            // the thread it is filed under.
+            debug_assert!(inner.rows.last().is_some_and(|r| {
+                r.first_slot == r.thread_slot
+                    && inner.by_thread[&*thread_id][r.thread_slot] == position
+            }));
+            Ok(Admission::Stored)
         }
-        let bytes: Arc<[u8]> = Arc::from(row);
-        let admitted = Envelope::parse(row)
-            .map_err(AdmissionError::Object)
-            .and_then(|env| env.admissible_fields());
-        let fields = match admitted {
-            Ok(admitted) => admitted,
-            Err(reason) => {
-                let seq = inner.quarantine.len() as u64 + 1;
-                inner.quarantine.push(StoredRow::new(seq, bytes));
-                debug_assert!(
-                    !inner.first_with_bytes.contains_key(row),
-                    "quarantined bytes are never those of a stored row"
-                );
-                return Ok(Admission::Quarantined {
-                    reason: reason.to_string(),
-                });
-            }
-        };
-        let indexed = |index: usize| {
-            fields
-                .str_field(index)
-                .expect("an admissible row has its indexed strings")
-        };
-        let position = inner.rows.len();
-        // Persistence indexes a row under its thread's canonical id (P16).
-        let thread_id = super::thread_id::canonical_thread_id(indexed(envelope::THREAD_ID));
-        let thread_slot = inner.index(&thread_id, position);
-        inner.first_with_bytes.insert(bytes.clone(), position);
-        inner.rows.push(Indexed {
-            seq: position as u64 + 1,
-            thread_slot,
-            first_slot: thread_slot,
-            bytes,
-            kept: Arc::new(KeptEnvelope::of(&fields, self.planted)),
-            event_is_display: indexed(envelope::EVENT_TYPE) == self.display_event_type,
-            from_user_agent: indexed(envelope::AGENT_CLASS) == USER_AGENT_CLASS,
-        });
-        // Post-condition: a new row is the first with its bytes, and its kept envelope reads
-        // the thread it is filed under.
-        debug_assert!(inner.rows.last().is_some_and(|r| {
-            r.first_slot == r.thread_slot && inner.by_thread[&*thread_id][r.thread_slot] == position
-        }));
-        Ok(Admission::Stored)
-    }
 
-    fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let inner = self.lock();
-        let displays: BTreeSet<&str> = self.marked_displays(&inner, thread_id).collect();
-        let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
-        debug_assert!(ascending_once(&displays));
-        Ok(displays)
-    }
+        fn visible_displays(&self, thread_id) {
+            let inner = self.lock();
+            let displays: BTreeSet<&str> = self.marked_displays(&inner, thread_id).collect();
+            let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
+            debug_assert!(ascending_once(&displays));
+            Ok(displays)
+        }
 
-    fn rows_on_displays(
-        &self,
-        thread_id: &str,
-        display_ids: &[String],
-    ) -> Result<Vec<StoredRow>, StoreError> {
-        let inner = self.lock();
-        let wanted: BTreeSet<&str> = display_ids.iter().map(String::as_str).collect();
-        // Whether a row is wanted depends on its kept envelope only, which copies share: each
-        // first row is asked once (by its slot in the thread; `None` until asked), and most
-        // rows are copies (every replica stores its own copy of a delivery).
-        let thread_len = inner.by_thread.get(thread_id).map_or(0, Vec::len);
-        let mut first_wanted: Vec<Option<bool>> = vec![None; thread_len];
-        let rows: Vec<StoredRow> = inner
-            .thread_rows(thread_id)
-            .filter(|r| {
-                *first_wanted[r.first_slot].get_or_insert_with(|| {
-                    wanted.contains(r.display_id())
-                        && Family::of_parents(r.parents(), self.planted).is_some()
+        fn rows_on_displays(&self, thread_id, display_ids) {
+            let inner = self.lock();
+            let wanted: BTreeSet<&str> = display_ids.iter().map(String::as_str).collect();
+            // Whether a row is wanted depends on its kept envelope only, which copies share: each
+            // first row is asked once (by its slot in the thread; `None` until asked), and most
+            // rows are copies (every replica stores its own copy of a delivery).
+            let thread_len = inner.by_thread.get(thread_id).map_or(0, Vec::len);
+            let mut first_wanted: Vec<Option<bool>> = vec![None; thread_len];
+            let rows: Vec<StoredRow> = inner
+                .thread_rows(thread_id)
+                .filter(|r| {
+                    *first_wanted[r.first_slot].get_or_insert_with(|| {
+                        wanted.contains(r.display_id())
+                            && Family::of_parents(r.parents(), self.planted).is_some()
+                    })
                 })
-            })
-            .map(Indexed::row)
-            .collect();
-        // Post-condition: each row once, in insertion order, on a display asked for.
-        debug_assert!(in_insertion_order(&rows));
-        debug_assert!(rows.iter().all(|r| r
-            .kept
-            .as_ref()
-            .and_then(|k| k.str_field(envelope::DISPLAY_ID))
-            .is_some_and(|d| wanted.contains(d))));
-        Ok(rows)
-    }
+                .map(Indexed::row)
+                .collect();
+            // Post-condition: each row once, in insertion order, on a display asked for.
+            debug_assert!(in_insertion_order(&rows));
+            debug_assert!(rows.iter().all(|r| r
+                .kept
+                .as_ref()
+                .and_then(|k| k.str_field(envelope::DISPLAY_ID))
+                .is_some_and(|d| wanted.contains(d))));
+            Ok(rows)
+        }
 
-    fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let inner = self.lock();
-        let displays: BTreeSet<&str> = inner
-            .thread_rows(thread_id)
-            .map(Indexed::display_id)
-            .collect();
-        let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
-        // Post-condition: the thread's visible displays are among its displays.
-        debug_assert!(self
-            .marked_displays(&inner, thread_id)
-            .all(|v| displays.iter().any(|d| d == v)));
-        Ok(displays)
-    }
+        fn thread_displays(&self, thread_id) {
+            let inner = self.lock();
+            let displays: BTreeSet<&str> = inner
+                .thread_rows(thread_id)
+                .map(Indexed::display_id)
+                .collect();
+            let displays: Vec<String> = displays.into_iter().map(str::to_owned).collect();
+            // Post-condition: the thread's visible displays are among its displays.
+            debug_assert!(self
+                .marked_displays(&inner, thread_id)
+                .all(|v| displays.iter().any(|d| d == v)));
+            Ok(displays)
+        }
 
-    fn row_count(&self) -> Result<u64, StoreError> {
-        Ok(self.lock().rows.len() as u64)
-    }
+        fn row_count(&self) {
+            Ok(self.lock().rows.len() as u64)
+        }
 
-    fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let quarantined = self.lock().quarantine.clone();
-        debug_assert!(numbered_from_one(&quarantined));
-        Ok(quarantined)
-    }
+        fn quarantined(&self) {
+            let quarantined = self.lock().quarantine.clone();
+            debug_assert!(numbered_from_one(&quarantined));
+            Ok(quarantined)
+        }
 
-    fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        let rows: Vec<StoredRow> = self.lock().rows.iter().map(Indexed::row).collect();
-        debug_assert!(numbered_from_one(&rows));
-        Ok(rows)
+        fn rows(&self) {
+            let rows: Vec<StoredRow> = self.lock().rows.iter().map(Indexed::row).collect();
+            debug_assert!(numbered_from_one(&rows));
+            Ok(rows)
+        }
     }
 }
 

@@ -14,8 +14,8 @@ use rusqlite::{params, Connection, Statement, ToSql};
 use super::envelope::admit;
 use super::family::Family;
 use super::store::{
-    ascending_once, in_insertion_order, numbered_from_one, Admission, DisplayEventStore,
-    StoreError, StoreOptions, StoredRow,
+    ascending_once, display_store_methods, in_insertion_order, numbered_from_one, Admission,
+    DisplayEventStore, StoreError, StoreOptions, StoredRow,
 };
 use super::USER_AGENT_CLASS;
 use crate::{BugId, Planted};
@@ -278,125 +278,124 @@ fn text_column(
 }
 
 impl DisplayEventStore for SqliteDisplayStore {
-    fn append(&self, row: &[u8]) -> Result<Admission, StoreError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction().map_err(sqlite("starting an append"))?;
-        let admission = match admit(row) {
-            Err(reason) => {
-                let reason = reason.to_string();
-                tx.execute(
-                    "INSERT INTO quarantine(reason, bytes) VALUES (?1, ?2)",
-                    params![reason, row],
-                )
-                .map_err(sqlite("quarantining a row"))?;
-                Admission::Quarantined { reason }
-            }
-            Ok(key) => {
-                #[cfg(feature = "planted")]
-                if self.planted.is(crate::BugId::P15) {
-                    // planted P15: the legacy table had a unique index on the row, so every
-                    // copy after the first (each replica persists every delivery) failed.
-                    let copies: i64 = tx
-                        .query_row("SELECT COUNT(*) FROM rows WHERE bytes = ?1", [row], |r| {
-                            r.get(0)
-                        })
-                        .map_err(sqlite("looking for a copy"))?;
-                    if copies > 0 {
-                        return Err(StoreError::LegacyDuplicate);
-                    }
-                }
-                tx.execute(
-                    "INSERT INTO rows(thread_id, display_id, agent_class, event_type, bytes) \
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        key.thread_id,
-                        key.display_id,
-                        key.agent_class,
-                        key.event_type,
-                        row
-                    ],
-                )
-                .map_err(sqlite("inserting a row"))?;
-                let seq = tx.last_insert_rowid();
-                // Reads take a seq below 1 for corruption: the key SQLite gave is 1 or more.
-                debug_assert!(seq >= 1);
-                let mut stmt = tx
-                    .prepare_cached(
-                        "INSERT INTO row_parents(seq, thread_id, event_type, parent, agent_class, display_id) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    display_store_methods! {
+        fn append(&self, row) {
+            let mut conn = self.lock();
+            let tx = conn.transaction().map_err(sqlite("starting an append"))?;
+            let admission = match admit(row) {
+                Err(reason) => {
+                    let reason = reason.to_string();
+                    tx.execute(
+                        "INSERT INTO quarantine(reason, bytes) VALUES (?1, ?2)",
+                        params![reason, row],
                     )
-                    .map_err(sqlite("preparing the parent insert"))?;
-                for parent in &key.parents {
-                    stmt.execute(params![
-                        seq,
-                        key.thread_id,
-                        key.event_type,
-                        parent,
-                        key.agent_class,
-                        key.display_id
-                    ])
-                    .map_err(sqlite("inserting a row parent"))?;
+                    .map_err(sqlite("quarantining a row"))?;
+                    Admission::Quarantined { reason }
                 }
-                drop(stmt);
-                Admission::Stored
-            }
-        };
-        tx.commit().map_err(sqlite("committing an append"))?;
-        Ok(admission)
-    }
-
-    fn visible_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let (sql, params) = self.stage1_query(thread_id);
-        let displays = Self::strings(&self.lock(), &sql, &params)?;
-        // Post-condition: `DISTINCT ... ORDER BY display_id` is the contract's order.
-        debug_assert!(ascending_once(&displays));
-        Ok(displays)
-    }
-
-    fn rows_on_displays(
-        &self,
-        thread_id: &str,
-        display_ids: &[String],
-    ) -> Result<Vec<StoredRow>, StoreError> {
-        let conn = self.lock();
-        let mut out = Vec::new();
-        for batch in display_ids.chunks(DISPLAYS_PER_QUERY) {
-            let (sql, params) = self.stage2_query(thread_id, batch);
-            out.extend(Self::stored_rows(&conn, &sql, &params)?);
+                Ok(key) => {
+                    #[cfg(feature = "planted")]
+                    if self.planted.is(crate::BugId::P15) {
+                        // planted P15: the legacy table had a unique index on the row, so every
+                        // copy after the first (each replica persists every delivery) failed.
+                        let copies: i64 = tx
+                            .query_row("SELECT COUNT(*) FROM rows WHERE bytes = ?1", [row], |r| {
+                                r.get(0)
+                            })
+                            .map_err(sqlite("looking for a copy"))?;
+                        if copies > 0 {
+                            return Err(StoreError::LegacyDuplicate);
+                        }
+                    }
+                    tx.execute(
+                        "INSERT INTO rows(thread_id, display_id, agent_class, event_type, bytes) \
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            key.thread_id,
+                            key.display_id,
+                            key.agent_class,
+                            key.event_type,
+                            row
+                        ],
+                    )
+                    .map_err(sqlite("inserting a row"))?;
+                    let seq = tx.last_insert_rowid();
+                    // Reads take a seq below 1 for corruption: the key SQLite gave is 1 or more.
+                    debug_assert!(seq >= 1);
+                    let mut stmt = tx
+                        .prepare_cached(
+                            "INSERT INTO row_parents(seq, thread_id, event_type, parent, \
+                             agent_class, display_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        )
+                        .map_err(sqlite("preparing the parent insert"))?;
+                    for parent in &key.parents {
+                        stmt.execute(params![
+                            seq,
+                            key.thread_id,
+                            key.event_type,
+                            parent,
+                            key.agent_class,
+                            key.display_id
+                        ])
+                        .map_err(sqlite("inserting a row parent"))?;
+                    }
+                    drop(stmt);
+                    Admission::Stored
+                }
+            };
+            tx.commit().map_err(sqlite("committing an append"))?;
+            Ok(admission)
         }
-        // A row has one display, so batches are disjoint unless a display id repeats.
-        out.sort_by_key(|r| r.seq);
-        out.dedup_by_key(|r| r.seq);
-        debug_assert!(in_insertion_order(&out));
-        Ok(out)
-    }
 
-    fn thread_displays(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        // Legacy paths only: the scan over `rows` is accepted there (no index for it, by design).
-        let sql = "SELECT DISTINCT display_id FROM rows WHERE thread_id = ?1 AND event_type = ?2 \
-                   ORDER BY display_id";
-        let displays = Self::strings(
-            &self.lock(),
-            sql,
-            &[thread_id.to_string(), self.display_event_type.clone()],
-        )?;
-        debug_assert!(ascending_once(&displays));
-        Ok(displays)
-    }
+        fn visible_displays(&self, thread_id) {
+            let (sql, params) = self.stage1_query(thread_id);
+            let displays = Self::strings(&self.lock(), &sql, &params)?;
+            // Post-condition: `DISTINCT ... ORDER BY display_id` is the contract's order.
+            debug_assert!(ascending_once(&displays));
+            Ok(displays)
+        }
 
-    fn row_count(&self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .lock()
-            .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
-            .map_err(sqlite("counting rows"))?;
-        u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("row count {n} is negative")))
-    }
+        fn rows_on_displays(&self, thread_id, display_ids) {
+            let conn = self.lock();
+            let mut out = Vec::new();
+            for batch in display_ids.chunks(DISPLAYS_PER_QUERY) {
+                let (sql, params) = self.stage2_query(thread_id, batch);
+                out.extend(Self::stored_rows(&conn, &sql, &params)?);
+            }
+            // A row has one display, so batches are disjoint unless a display id repeats.
+            out.sort_by_key(|r| r.seq);
+            out.dedup_by_key(|r| r.seq);
+            debug_assert!(in_insertion_order(&out));
+            Ok(out)
+        }
 
-    fn quarantined(&self) -> Result<Vec<StoredRow>, StoreError> {
-        self.whole_table("SELECT seq, bytes FROM quarantine ORDER BY seq")
-    }
+        fn thread_displays(&self, thread_id) {
+            // Legacy paths only: the scan over `rows` is accepted there (no index for it, by
+            // design).
+            let sql = "SELECT DISTINCT display_id FROM rows \
+                       WHERE thread_id = ?1 AND event_type = ?2 ORDER BY display_id";
+            let displays = Self::strings(
+                &self.lock(),
+                sql,
+                &[thread_id.to_string(), self.display_event_type.clone()],
+            )?;
+            debug_assert!(ascending_once(&displays));
+            Ok(displays)
+        }
 
-    fn rows(&self) -> Result<Vec<StoredRow>, StoreError> {
-        self.whole_table("SELECT seq, bytes FROM rows ORDER BY seq")
+        fn row_count(&self) {
+            let n: i64 = self
+                .lock()
+                .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
+                .map_err(sqlite("counting rows"))?;
+            u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("row count {n} is negative")))
+        }
+
+        fn quarantined(&self) {
+            self.whole_table("SELECT seq, bytes FROM quarantine ORDER BY seq")
+        }
+
+        fn rows(&self) {
+            self.whole_table("SELECT seq, bytes FROM rows ORDER BY seq")
+        }
     }
 }

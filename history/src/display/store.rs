@@ -169,6 +169,23 @@ macro_rules! store_trait {
 
 display_store_ops!(store_trait {});
 
+/// Defines `display_store_methods!`: a backend's methods written with their arguments' names
+/// only (`fn append(&self, row) { ... }`), each method's types taken from its row of the table.
+macro_rules! define_store_methods {
+    ({$d:tt} $($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        macro_rules! display_store_methods {
+            () => {};
+            $((fn $name(&$d this:tt $(, $d $arg:ident)*) $d body:block $d($d rest:tt)*) => {
+                fn $name(&$d this $(, $d $arg: $ty)*) -> Result<$ret, StoreError> $d body
+                display_store_methods! { $d($d rest)* }
+            };)*
+        }
+        pub(super) use display_store_methods;
+    };
+}
+
+display_store_ops!(define_store_methods {$});
+
 /// A pointer to a store is that store.
 macro_rules! forward_store {
     ({$ptr:ty} $($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {

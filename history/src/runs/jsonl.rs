@@ -37,7 +37,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::RunStoreError;
-use super::event::{NewRunEvent, RunEvent};
+use super::event::RunEvent;
 use super::jsonl_deletion::{deletions_file, Deletion};
 use super::jsonl_line::{encode, run_file, THREADS_DIR};
 use super::jsonl_load::{load, segment_of, storage_error, DroppedTail};
@@ -399,64 +399,55 @@ macro_rules! read_from_index {
 impl RunEventStore for JsonlRunEventStore {
     crate::run_store_ops!(reads_from_index {});
 
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        self.write(|index| {
-            let seqs = index.put_batch(events.clone())?;
-            let rows = events
-                .into_iter()
-                .zip(&seqs)
-                .map(|(e, &s)| e.with_seq(s))
-                .collect();
-            Ok((seqs, rows))
-        })
-    }
+    run_store_methods! {
+        fn put_batch(&self, events) {
+            self.write(|index| {
+                let seqs = index.put_batch(events.clone())?;
+                let rows = events
+                    .into_iter()
+                    .zip(&seqs)
+                    .map(|(e, &s)| e.with_seq(s))
+                    .collect();
+                Ok((seqs, rows))
+            })
+        }
 
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.write(|index| {
-            index.insert_numbered(events.clone())?;
-            Ok(((), events))
-        })
-    }
+        fn insert_numbered(&self, events) {
+            self.write(|index| {
+                index.insert_numbered(events.clone())?;
+                Ok(((), events))
+            })
+        }
 
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.write(|index| {
-            let (record, written) = index.put_if_absent(event)?;
-            let rows = if written {
-                vec![record.clone()]
-            } else {
-                Vec::new()
-            };
-            Ok(((record, written), rows))
-        })
-    }
+        fn put_if_absent(&self, event) {
+            self.write(|index| {
+                let (record, written) = index.put_if_absent(event)?;
+                let rows = if written {
+                    vec![record.clone()]
+                } else {
+                    Vec::new()
+                };
+                Ok(((record, written), rows))
+            })
+        }
 
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        self.delete(thread_id, None, user, "delete_by_thread")
-    }
+        fn delete_by_thread(&self, thread_id, user) {
+            self.delete(thread_id, None, user, "delete_by_thread")
+        }
 
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        self.delete(thread_id, Some(run_id), user, "delete_by_run")
-    }
+        fn delete_by_run(&self, thread_id, run_id, user) {
+            self.delete(thread_id, Some(run_id), user, "delete_by_run")
+        }
 
-    /// planted R3, as the memory store has it: the legacy read hands the index's own rows out,
-    /// so a caller's edit changes what every later read of this process answers (the files
-    /// keep what was written, and a reopened store forgets the edit).
-    #[cfg(feature = "planted")]
-    fn legacy_edit_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: super::event::MessageCursor,
-        edit: &mut dyn FnMut(&mut RunEvent),
-    ) -> Result<bool, RunStoreError> {
-        self.usable()?
-            .index
-            .legacy_edit_messages(thread_id, limit, cursor, edit)
+        /// planted R3, as the memory store has it: the legacy read hands the index's own rows
+        /// out, so a caller's edit changes what every later read of this process answers (the
+        /// files keep what was written, and a reopened store forgets the edit).
+        #[cfg(feature = "planted")]
+        fn legacy_edit_messages(&self, thread_id, limit, cursor, edit) {
+            self.usable()?
+                .index
+                .legacy_edit_messages(thread_id, limit, cursor, edit)
+        }
     }
 }
 

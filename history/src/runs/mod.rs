@@ -36,6 +36,11 @@
 //! assert_eq!(history.messages[0]["id"], message_id("t1", 1).as_str());
 //! ```
 
+// `run_store_methods!`, for the store's backends and wrappers below (a macro defined here is in
+// scope in every module declared after it).
+use crate::define_run_store_methods;
+crate::run_store_ops!(define_run_store_methods {$});
+
 mod caller_edits;
 mod checkpoint;
 pub mod current;

@@ -2,8 +2,9 @@
 //! everything that lists the operations is generated from it by a callback macro: the
 //! [`super::RunEventStore`] trait, the forwarding of every wrapper ([`super::ForwardRunStore`]:
 //! references, `Arc`, `Box`, the fault injector, the simulation's crashable hosts), the
-//! [`RUN_STORE_OPS`] list, and in `sim` the SUT protocol's request variants, the client that
-//! speaks it and `histsim serve runs`' dispatch.
+//! [`RUN_STORE_OPS`] list, the signatures of the backends' and taps' methods
+//! ([`define_run_store_methods!`](crate::define_run_store_methods)), and in `sim` the SUT
+//! protocol's request variants, the client that speaks it and `histsim serve runs`' dispatch.
 //!
 //! A row of the table:
 //!
@@ -130,6 +131,70 @@ macro_rules! __run_store_kind {
 }
 
 crate::run_store_ops!(op_list {});
+
+/// Defines `run_store_methods!` where it is invoked (`run_store_ops!(define_run_store_methods
+/// {$})`, the `$` the defined macro's own): methods of [`crate::runs::RunEventStore`] written
+/// with their arguments' names only, each method's types taken from its row of the table (or,
+/// for the trait's helpers that no protocol carries, from here), so a backend or a wrapper
+/// states only its bodies:
+///
+/// ```text
+/// run_store_methods! {
+///     fn max_seq(&self, thread_id) { ... }
+///     #[cfg(feature = "planted")]
+///     fn legacy_edit_messages(&self, thread_id, limit, cursor, edit) { ... }
+/// }
+/// ```
+///
+/// A method's arguments are named in the row's order; attributes (docs, `cfg`) go with it.
+#[macro_export]
+macro_rules! define_run_store_methods {
+    ({$d:tt} $($(#[$doc:meta])* $kind:ident fn $name:ident ($($arg:ident: $ty:ty),*) -> $ret:ty,
+        default $default:tt; wire $variant:ident { $($field:ident: $fty:ty = $enc:expr),* }
+        $(every user ($all:ident))?; serve ($($dec:expr),*) answer $answer:ident; errors $errors:ident;)*) => {
+        macro_rules! run_store_methods {
+            () => {};
+            $(($d(#[$d attr:meta])* fn $name(&$d this:tt $(, $d $arg:ident)*) $d body:block
+                $d($d rest:tt)*) => {
+                $d(#[$d attr])*
+                fn $name(&$d this $(, $d $arg: $ty)*) -> Result<$ret, $crate::runs::RunStoreError>
+                    $d body
+                run_store_methods! { $d($d rest)* }
+            };)*
+            ($d(#[$d attr:meta])* fn put_batch_records(&$d this:tt, $d events:ident) $d body:block
+                $d($d rest:tt)*) => {
+                $d(#[$d attr])*
+                fn put_batch_records(
+                    &$d this,
+                    $d events: Vec<$crate::runs::NewRunEvent>,
+                ) -> Result<Vec<$crate::runs::RunEvent>, $crate::runs::RunStoreError> $d body
+                run_store_methods! { $d($d rest)* }
+            };
+            ($d(#[$d attr:meta])* fn put(&$d this:tt, $d event:ident) $d body:block
+                $d($d rest:tt)*) => {
+                $d(#[$d attr])*
+                fn put(
+                    &$d this,
+                    $d event: $crate::runs::NewRunEvent,
+                ) -> Result<$crate::runs::RunEvent, $crate::runs::RunStoreError> $d body
+                run_store_methods! { $d($d rest)* }
+            };
+            ($d(#[$d attr:meta])* fn legacy_edit_messages(
+                &$d this:tt, $d thread_id:ident, $d limit:ident, $d cursor:ident, $d edit:ident
+            ) $d body:block $d($d rest:tt)*) => {
+                $d(#[$d attr])*
+                fn legacy_edit_messages(
+                    &$d this,
+                    $d thread_id: &str,
+                    $d limit: usize,
+                    $d cursor: $crate::runs::MessageCursor,
+                    $d edit: &mut dyn FnMut(&mut $crate::runs::RunEvent),
+                ) -> Result<bool, $crate::runs::RunStoreError> $d body
+                run_store_methods! { $d($d rest)* }
+            };
+        }
+    };
+}
 
 /// The table of the run-event store's operations (see the module doc of `history::runs::ops`
 /// for a row's grammar). `run_store_ops!(callback { extra tokens })` expands to

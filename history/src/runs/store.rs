@@ -22,9 +22,8 @@
 use std::sync::Arc;
 
 use super::error::RunStoreError;
-#[cfg(feature = "planted")]
-use super::event::MessageCursor;
-use super::event::{NewRunEvent, RunEvent};
+#[cfg(test)]
+use super::event::RunEvent;
 use super::ops::OpKind;
 use super::query::UserScope;
 
@@ -74,10 +73,10 @@ macro_rules! trait_method {
     };
 }
 
-crate::run_store_ops!(run_store_trait {
+crate::run_store_ops!(run_store_trait { run_store_methods! {
     /// [`RunEventStore::put_batch`] returning the stored records (upstream's `put_batch`), in
     /// batch order. The default numbers the events with the seqs `put_batch` answered.
-    fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
+    fn put_batch_records(&self, events) {
         let seqs = self.put_batch(events.clone())?;
         if seqs.len() != events.len() {
             return Err(RunStoreError::InvalidEvent {
@@ -93,7 +92,7 @@ crate::run_store_ops!(run_store_trait {
     }
 
     /// Writes one event and returns its stored record (upstream's `put`).
-    fn put(&self, event: NewRunEvent) -> Result<RunEvent, RunStoreError> {
+    fn put(&self, event) {
         let mut records = self.put_batch_records(vec![event])?;
         records.pop().ok_or(RunStoreError::InvalidEvent {
             field: "seq",
@@ -105,17 +104,11 @@ crate::run_store_ops!(run_store_trait {
     /// in-memory store of the seed returned live dicts). Returns `Ok(false)` when the backend can
     /// only hand out copies (nothing is edited then). Production code never calls it.
     #[cfg(feature = "planted")]
-    fn legacy_edit_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        edit: &mut dyn FnMut(&mut RunEvent),
-    ) -> Result<bool, RunStoreError> {
+    fn legacy_edit_messages(&self, thread_id, limit, cursor, edit) {
         let _ = (thread_id, limit, cursor, edit);
         Ok(false)
     }
-});
+} });
 
 /// A store that hands every call to another one (a reference, an `Arc`, a `Box`, a fault
 /// injector, a host that may be down): implementing [`ForwardRunStore::forward`] gives the whole
@@ -141,28 +134,21 @@ macro_rules! forwarded_store {
                 self.forward(crate::__run_store_kind!($kind), |s| s.$name($($arg),*))
             })*
 
-            fn put_batch_records(
-                &self,
-                events: Vec<NewRunEvent>,
-            ) -> Result<Vec<RunEvent>, RunStoreError> {
-                self.forward(OpKind::Write, |s| s.put_batch_records(events))
-            }
+            run_store_methods! {
+                fn put_batch_records(&self, events) {
+                    self.forward(OpKind::Write, |s| s.put_batch_records(events))
+                }
 
-            fn put(&self, event: NewRunEvent) -> Result<RunEvent, RunStoreError> {
-                self.forward(OpKind::Write, |s| s.put(event))
-            }
+                fn put(&self, event) {
+                    self.forward(OpKind::Write, |s| s.put(event))
+                }
 
-            #[cfg(feature = "planted")]
-            fn legacy_edit_messages(
-                &self,
-                thread_id: &str,
-                limit: usize,
-                cursor: MessageCursor,
-                edit: &mut dyn FnMut(&mut RunEvent),
-            ) -> Result<bool, RunStoreError> {
-                self.forward(OpKind::Read, |s| {
-                    s.legacy_edit_messages(thread_id, limit, cursor, edit)
-                })
+                #[cfg(feature = "planted")]
+                fn legacy_edit_messages(&self, thread_id, limit, cursor, edit) {
+                    self.forward(OpKind::Read, |s| {
+                        s.legacy_edit_messages(thread_id, limit, cursor, edit)
+                    })
+                }
             }
         }
     };

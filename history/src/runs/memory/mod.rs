@@ -11,11 +11,10 @@ mod rows;
 
 pub(crate) use index::MemoryIndex;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard};
 
 use super::error::RunStoreError;
-use super::event::{MessageCursor, NewRunEvent, RunEvent};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
@@ -91,185 +90,147 @@ fn delete_thread_in(
 }
 
 impl RunEventStore for MemoryRunEventStore {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        self.lock().put_batch(events)
-    }
+    run_store_methods! {
+        fn put_batch(&self, events) {
+            self.lock().put_batch(events)
+        }
 
-    fn put_batch_records(&self, events: Vec<NewRunEvent>) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.lock().put_batch_records(events)
-    }
+        fn put_batch_records(&self, events) {
+            self.lock().put_batch_records(events)
+        }
 
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        self.lock().insert_numbered(events, self.planted)
-    }
+        fn insert_numbered(&self, events) {
+            self.lock().insert_numbered(events, self.planted)
+        }
 
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        Ok(self.lock().max_seq(thread_id))
-    }
+        fn max_seq(&self, thread_id) {
+            Ok(self.lock().max_seq(thread_id))
+        }
 
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self.lock().list_messages(thread_id, limit, cursor, None))
-    }
+        fn list_messages(&self, thread_id, limit, cursor) {
+            Ok(self.lock().list_messages(thread_id, limit, cursor, None))
+        }
 
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        Ok(self.lock().count_messages(thread_id, None))
-    }
+        fn count_messages(&self, thread_id) {
+            Ok(self.lock().count_messages(thread_id, None))
+        }
 
-    fn count_events(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let state = self.lock();
-        let rows = state.threads.get(thread_id);
-        Ok(rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64))
-    }
+        fn count_events(&self, thread_id) {
+            let state = self.lock();
+            let rows = state.threads.get(thread_id);
+            Ok(rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64))
+        }
 
-    fn count_events_by_run(&self, thread_id: &str, run_id: &str) -> Result<u64, RunStoreError> {
-        let state = self.lock();
-        let Some(rows) = state.threads.get(thread_id) else {
-            return Ok(0);
-        };
-        let of_run =
-            (rows.messages.iter().chain(&rows.others)).filter(|s| s.event.run_id == run_id);
-        Ok(of_run.count() as u64)
-    }
+        fn count_events_by_run(&self, thread_id, run_id) {
+            let state = self.lock();
+            let Some(rows) = state.threads.get(thread_id) else {
+                return Ok(0);
+            };
+            let of_run =
+                (rows.messages.iter().chain(&rows.others)).filter(|s| s.event.run_id == run_id);
+            Ok(of_run.count() as u64)
+        }
 
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self.lock().list_events(
-            thread_id,
-            run_id,
-            &EventFilter::everything(),
-            None,
-            Planted::none(),
-        ))
-    }
+        fn list_events(&self, thread_id, run_id) {
+            Ok(self.lock().list_events(
+                thread_id,
+                run_id,
+                &EventFilter::everything(),
+                None,
+                Planted::none(),
+            ))
+        }
 
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        Ok(self.lock().dump())
-    }
+        fn dump(&self) {
+            Ok(self.lock().dump())
+        }
 
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        self.lock().put_if_absent(event, self.planted)
-    }
+        fn put_if_absent(&self, event) {
+            self.lock().put_if_absent(event, self.planted)
+        }
 
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let user = user.resolve("delete_by_thread")?;
-        let mut index = self.lock();
-        Ok(delete_thread_in(&mut index, thread_id, user, self.planted).0)
-    }
+        fn delete_by_thread(&self, thread_id, user) {
+            let user = user.resolve("delete_by_thread")?;
+            let mut index = self.lock();
+            Ok(delete_thread_in(&mut index, thread_id, user, self.planted).0)
+        }
 
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        let user = user.resolve("delete_by_run")?;
-        Ok(self
-            .lock()
-            .delete_by_run(thread_id, run_id, user, self.planted))
-    }
+        fn delete_by_run(&self, thread_id, run_id, user) {
+            let user = user.resolve("delete_by_run")?;
+            Ok(self
+                .lock()
+                .delete_by_run(thread_id, run_id, user, self.planted))
+        }
 
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_messages")?;
-        let state = self.lock();
-        Ok(match user {
-            Some(u) if self.planted.is(BugId::R19) => {
-                page(&state.legacy_shared_messages(thread_id, u), limit, cursor)
+        fn list_messages_as(&self, thread_id, limit, cursor, user) {
+            let user = user.resolve("list_messages")?;
+            let state = self.lock();
+            Ok(match user {
+                Some(u) if self.planted.is(BugId::R19) => {
+                    page(&state.legacy_shared_messages(thread_id, u), limit, cursor)
+                }
+                _ => state.list_messages(thread_id, limit, cursor, user),
+            })
+        }
+
+        fn count_messages_as(&self, thread_id, user) {
+            let user = user.resolve("count_messages")?;
+            let state = self.lock();
+            Ok(match user {
+                Some(u) if self.planted.is(BugId::R19) => {
+                    state.legacy_shared_messages(thread_id, u).len() as u64
+                }
+                _ => state.count_messages(thread_id, user),
+            })
+        }
+
+        fn list_messages_by_run(&self, thread_id, run_id, limit, cursor, user) {
+            let user = user.resolve("list_messages_by_run")?;
+            let state = self.lock();
+            #[cfg(feature = "planted")]
+            if self.planted.is(BugId::R24) && !state.has_messages_of(thread_id, run_id) {
+                // planted R24: the legacy per-run page looked the run up first and failed on a run
+                // with no message row (deleted, or not started) instead of answering no row.
+                return Err(RunStoreError::LegacyNoSuchRun {
+                    op: "list_messages_by_run",
+                    run_id: run_id.to_string(),
+                });
             }
-            _ => state.list_messages(thread_id, limit, cursor, user),
-        })
-    }
+            Ok(state.list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
+        }
 
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let user = user.resolve("count_messages")?;
-        let state = self.lock();
-        Ok(match user {
-            Some(u) if self.planted.is(BugId::R19) => {
-                state.legacy_shared_messages(thread_id, u).len() as u64
-            }
-            _ => state.count_messages(thread_id, user),
-        })
-    }
+        fn list_events_filtered(&self, thread_id, run_id, filter, user) {
+            let user = user.resolve("list_events")?;
+            Ok(self
+                .lock()
+                .list_events(thread_id, run_id, filter, user, self.planted))
+        }
 
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_messages_by_run")?;
-        let state = self.lock();
+        fn get_last_visible_ai_seq_by_run(&self, thread_id, run_ids, user) {
+            let user = user.resolve("get_last_visible_ai_seq_by_run")?;
+            Ok(self
+                .lock()
+                .last_visible_ai_seq_by_run(thread_id, run_ids, user, self.planted))
+        }
+
         #[cfg(feature = "planted")]
-        if self.planted.is(BugId::R24) && !state.has_messages_of(thread_id, run_id) {
-            // planted R24: the legacy per-run page looked the run up first and failed on a run
-            // with no message row (deleted, or not started) instead of answering no row.
-            return Err(RunStoreError::LegacyNoSuchRun {
-                op: "list_messages_by_run",
-                run_id: run_id.to_string(),
-            });
-        }
-        Ok(state.list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
-    }
-
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_events")?;
-        Ok(self
-            .lock()
-            .list_events(thread_id, run_id, filter, user, self.planted))
-    }
-
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        let user = user.resolve("get_last_visible_ai_seq_by_run")?;
-        Ok(self
-            .lock()
-            .last_visible_ai_seq_by_run(thread_id, run_ids, user, self.planted))
-    }
-
-    #[cfg(feature = "planted")]
-    fn legacy_edit_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        edit: &mut dyn FnMut(&mut RunEvent),
-    ) -> Result<bool, RunStoreError> {
-        let mut state = self.lock();
-        if let Some(rows) = state.threads.get_mut(thread_id) {
-            let range = pages::window(&rows.messages, |s| s.event.seq, limit, cursor);
-            for s in &mut rows.messages[range] {
-                edit(&mut s.event);
+        fn legacy_edit_messages(&self, thread_id, limit, cursor, edit) {
+            let mut state = self.lock();
+            if let Some(rows) = state.threads.get_mut(thread_id) {
+                let range = pages::window(&rows.messages, |s| s.event.seq, limit, cursor);
+                for s in &mut rows.messages[range] {
+                    edit(&mut s.event);
+                }
             }
+            Ok(true)
         }
-        Ok(true)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::event::Category;
+    use crate::runs::event::{Category, MessageCursor, NewRunEvent, RunEvent};
     use pages::{in_selection, selected_page};
     use rows::Stored;
     use serde_json::json;

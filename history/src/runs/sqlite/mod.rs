@@ -10,7 +10,7 @@ mod reads;
 mod schema;
 mod writes;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
@@ -24,7 +24,7 @@ use writes::{delete_keeping_mark, insert_row};
 
 use super::current::{MIDDLEWARE_PREFIX, VISIBLE_AI_EVENT_TYPES};
 use super::error::RunStoreError;
-use super::event::{check_room, MessageCursor, NewRunEvent, RunEvent, AI_TOOL_CALL};
+use super::event::{check_room, NewRunEvent, AI_TOOL_CALL};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
@@ -152,342 +152,311 @@ impl SqliteRunEventStore {
 }
 
 impl RunEventStore for SqliteRunEventStore {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        for e in &events {
-            e.validate()?;
-        }
-        self.write(|tx| {
-            fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
-            check_room(&events, |t| max_seq_in(tx, t))?;
-            let mut next: BTreeMap<String, u64> = BTreeMap::new();
-            // Each thread's maximum before the write, for the post-condition.
-            let mut prior: BTreeMap<String, u64> = BTreeMap::new();
-            let threads: Vec<String> = events.iter().map(|e| e.thread_id.clone()).collect();
-            let mut seqs = Vec::with_capacity(events.len());
-            for e in events {
-                let seq = match next.get(&e.thread_id) {
-                    Some(s) => *s,
-                    None => {
-                        let max = max_seq_in(tx, &e.thread_id)?;
-                        prior.insert(e.thread_id.clone(), max);
-                        max + 1
-                    }
-                };
-                next.insert(e.thread_id.clone(), seq + 1);
-                insert_row(tx, &e.with_seq(seq))?;
-                seqs.push(seq);
-            }
-            debug_assert_seqs_follow(&threads, &seqs, &prior);
-            Ok(seqs)
-        })
-    }
-
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        for e in &events {
-            NewRunEvent::validate_numbered(e)?;
-        }
-        self.write(|tx| {
-            fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
-            let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
+    run_store_methods! {
+        fn put_batch(&self, events) {
             for e in &events {
-                let max = match max_by_thread.get(&e.thread_id) {
-                    Some(m) => *m,
-                    None => max_seq_in(tx, &e.thread_id)?,
-                };
-                // planted R5: the legacy writer trusted its own max+1 and nothing checked it.
-                if e.seq <= max && !self.planted.is(BugId::R5) {
-                    return Err(RunStoreError::SeqConflict {
-                        thread_id: e.thread_id.clone(),
-                        seq: e.seq,
-                        max_seq: max,
+                e.validate()?;
+            }
+            self.write(|tx| {
+                fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
+                check_room(&events, |t| max_seq_in(tx, t))?;
+                let mut next: BTreeMap<String, u64> = BTreeMap::new();
+                // Each thread's maximum before the write, for the post-condition.
+                let mut prior: BTreeMap<String, u64> = BTreeMap::new();
+                let threads: Vec<String> = events.iter().map(|e| e.thread_id.clone()).collect();
+                let mut seqs = Vec::with_capacity(events.len());
+                for e in events {
+                    let seq = match next.get(&e.thread_id) {
+                        Some(s) => *s,
+                        None => {
+                            let max = max_seq_in(tx, &e.thread_id)?;
+                            prior.insert(e.thread_id.clone(), max);
+                            max + 1
+                        }
+                    };
+                    next.insert(e.thread_id.clone(), seq + 1);
+                    insert_row(tx, &e.with_seq(seq))?;
+                    seqs.push(seq);
+                }
+                debug_assert_seqs_follow(&threads, &seqs, &prior);
+                Ok(seqs)
+            })
+        }
+
+        fn insert_numbered(&self, events) {
+            for e in &events {
+                NewRunEvent::validate_numbered(e)?;
+            }
+            self.write(|tx| {
+                fence::admit(tx, events.iter().map(|e| (&*e.thread_id, &*e.run_id)))?;
+                let mut max_by_thread: BTreeMap<String, u64> = BTreeMap::new();
+                for e in &events {
+                    let max = match max_by_thread.get(&e.thread_id) {
+                        Some(m) => *m,
+                        None => max_seq_in(tx, &e.thread_id)?,
+                    };
+                    // planted R5: the legacy writer trusted its own max+1 and nothing checked it.
+                    if e.seq <= max && !self.planted.is(BugId::R5) {
+                        return Err(RunStoreError::SeqConflict {
+                            thread_id: e.thread_id.clone(),
+                            seq: e.seq,
+                            max_seq: max,
+                        });
+                    }
+                    max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
+                    insert_row(tx, e)?;
+                }
+                // Post-condition: each thread's maximum covers the rows just written.
+                debug_assert!(max_by_thread
+                    .iter()
+                    .all(|(t, m)| max_seq_in(tx, t).is_ok_and(|now| now >= *m)));
+                Ok(())
+            })
+        }
+
+        fn max_seq(&self, thread_id) {
+            max_seq_in(&self.lock(), thread_id)
+        }
+
+        fn list_messages(&self, thread_id, limit, cursor) {
+            self.message_page(Conditions::thread(thread_id), limit, cursor)
+        }
+
+        fn count_messages(&self, thread_id) {
+            self.count_messages_as(thread_id, &UserScope::All)
+        }
+
+        fn count_events(&self, thread_id) {
+            count_where(&self.lock(), &Conditions::thread(thread_id))
+        }
+
+        fn count_events_by_run(&self, thread_id, run_id) {
+            let run = [SqlValue::Text(run_id.to_string())];
+            count_where(
+                &self.lock(),
+                &Conditions::thread(thread_id).and("run_id = ?", run),
+            )
+        }
+
+        fn list_events(&self, thread_id, run_id) {
+            self.list_events_filtered(
+                thread_id,
+                run_id,
+                &EventFilter::everything(),
+                &UserScope::All,
+            )
+        }
+
+        fn put_if_absent(&self, event) {
+            event.validate()?;
+            self.write(|tx| {
+                fence::admit(tx, [(&*event.thread_id, &*event.run_id)])?;
+                let mut c = Conditions::thread(&event.thread_id)
+                    .and("event_type = ?", [SqlValue::Text(event.event_type.clone())]);
+                // planted R14: the legacy lookup keyed on (thread, event type), any run.
+                if !self.planted.is(BugId::R14) {
+                    c = c.and("run_id = ?", [SqlValue::Text(event.run_id.clone())]);
+                }
+                let sql = format!(
+                    "SELECT {COLUMNS} FROM run_events WHERE {} ORDER BY seq ASC, id ASC LIMIT 1",
+                    c.sql
+                );
+                if let Some(first) = query_where(tx, &sql, c.args)?.pop() {
+                    return Ok((first, false));
+                }
+                check_room(std::slice::from_ref(&event), |t| max_seq_in(tx, t))?;
+                let seq = max_seq_in(tx, &event.thread_id)? + 1;
+                let record = event.with_seq(seq);
+                insert_row(tx, &record)?;
+                // Post-condition: the record written is the thread's newest.
+                debug_assert_eq!(max_seq_in(tx, &record.thread_id).ok(), Some(seq));
+                Ok((record, true))
+            })
+        }
+
+        fn delete_by_thread(&self, thread_id, user) {
+            let user = user.resolve("delete_by_thread")?;
+            self.write(|tx| {
+                let mut c = Conditions::thread(thread_id).and_user(user);
+                if !self.planted.is(BugId::R28) {
+                    // planted R28 takes no fence: a late writer's rows land after the deletion.
+                    fence::fence_rows(tx, &c)?;
+                }
+                if self.planted.is(BugId::R23) {
+                    // planted R23: the legacy thread deletion dropped the message rows only.
+                    c = c.and("category = 'message'", []);
+                }
+                let n = delete_keeping_mark(tx, thread_id, &c, Planted::none())?;
+                // A thread left with no row is forgotten: its numbering restarts at 1.
+                if count_where(tx, &Conditions::thread(thread_id))? == 0 {
+                    tx.execute(
+                        "DELETE FROM run_event_seq_marks WHERE thread_id = ?1",
+                        [thread_id],
+                    )
+                    .map_err(|e| RunStoreError::sqlite("forget the seq mark", e))?;
+                    debug_assert_eq!(max_seq_in(tx, thread_id).ok(), Some(0));
+                }
+                Ok(n)
+            })
+        }
+
+        fn delete_by_run(&self, thread_id, run_id, user) {
+            let user = user.resolve("delete_by_run")?;
+            self.write(|tx| {
+                let mut c = Conditions::thread(thread_id)
+                    .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+                    .and_user(user);
+                if self.planted.is(BugId::R15) {
+                    // planted R15: the legacy deletion dropped the run's message rows only.
+                    c = c.and("category = 'message'", []);
+                }
+                delete_keeping_mark(tx, thread_id, &c, self.planted)
+            })
+        }
+
+        fn list_messages_as(&self, thread_id, limit, cursor, user) {
+            let user = user.resolve("list_messages")?;
+            let c = self.scoped_read(Conditions::thread(thread_id), user);
+            self.message_page(c, limit, cursor)
+        }
+
+        fn count_messages_as(&self, thread_id, user) {
+            let user = user.resolve("count_messages")?;
+            let c = Conditions::thread(thread_id).and("category = 'message'", []);
+            let mut c = self.scoped_read(c, user);
+            c.sql.push_str(self.user_filter());
+            count_where(&self.lock(), &c)
+        }
+
+        fn list_messages_by_run(&self, thread_id, run_id, limit, cursor, user) {
+            let user = user.resolve("list_messages_by_run")?;
+            #[cfg(feature = "planted")]
+            if self.planted.is(BugId::R24) {
+                // planted R24: the legacy per-run page looked the run up first and failed on a run
+                // with no message row (deleted, or not started) instead of answering no row.
+                let of_run = Conditions::thread(thread_id)
+                    .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+                    .and("category = 'message'", []);
+                if count_where(&self.lock(), &of_run)? == 0 {
+                    return Err(RunStoreError::LegacyNoSuchRun {
+                        op: "list_messages_by_run",
+                        run_id: run_id.to_string(),
                     });
                 }
-                max_by_thread.insert(e.thread_id.clone(), max.max(e.seq));
-                insert_row(tx, e)?;
             }
-            // Post-condition: each thread's maximum covers the rows just written.
-            debug_assert!(max_by_thread
-                .iter()
-                .all(|(t, m)| max_seq_in(tx, t).is_ok_and(|now| now >= *m)));
-            Ok(())
-        })
-    }
-
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        max_seq_in(&self.lock(), thread_id)
-    }
-
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.message_page(Conditions::thread(thread_id), limit, cursor)
-    }
-
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.count_messages_as(thread_id, &UserScope::All)
-    }
-
-    fn count_events(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        count_where(&self.lock(), &Conditions::thread(thread_id))
-    }
-
-    fn count_events_by_run(&self, thread_id: &str, run_id: &str) -> Result<u64, RunStoreError> {
-        let run = [SqlValue::Text(run_id.to_string())];
-        count_where(
-            &self.lock(),
-            &Conditions::thread(thread_id).and("run_id = ?", run),
-        )
-    }
-
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.list_events_filtered(
-            thread_id,
-            run_id,
-            &EventFilter::everything(),
-            &UserScope::All,
-        )
-    }
-
-    fn put_if_absent(&self, event: NewRunEvent) -> Result<(RunEvent, bool), RunStoreError> {
-        event.validate()?;
-        self.write(|tx| {
-            fence::admit(tx, [(&*event.thread_id, &*event.run_id)])?;
-            let mut c = Conditions::thread(&event.thread_id)
-                .and("event_type = ?", [SqlValue::Text(event.event_type.clone())]);
-            // planted R14: the legacy lookup keyed on (thread, event type), any run.
-            if !self.planted.is(BugId::R14) {
-                c = c.and("run_id = ?", [SqlValue::Text(event.run_id.clone())]);
+            if self.planted.is(BugId::R16) {
+                // planted R16: the legacy read cut the thread's page first, then kept the run's
+                // rows.
+                let thread = Conditions::thread(thread_id).and_user(user);
+                let mut rows = self.message_page(thread, limit, cursor)?;
+                rows.retain(|e| e.run_id == run_id);
+                return Ok(rows);
             }
-            let sql = format!(
-                "SELECT {COLUMNS} FROM run_events WHERE {} ORDER BY seq ASC, id ASC LIMIT 1",
-                c.sql
-            );
-            if let Some(first) = query_where(tx, &sql, c.args)?.pop() {
-                return Ok((first, false));
-            }
-            check_room(std::slice::from_ref(&event), |t| max_seq_in(tx, t))?;
-            let seq = max_seq_in(tx, &event.thread_id)? + 1;
-            let record = event.with_seq(seq);
-            insert_row(tx, &record)?;
-            // Post-condition: the record written is the thread's newest.
-            debug_assert_eq!(max_seq_in(tx, &record.thread_id).ok(), Some(seq));
-            Ok((record, true))
-        })
-    }
+            let c = Conditions::thread(thread_id)
+                .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
+                .and_user(user);
+            self.message_page(c, limit, cursor)
+        }
 
-    fn delete_by_thread(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let user = user.resolve("delete_by_thread")?;
-        self.write(|tx| {
-            let mut c = Conditions::thread(thread_id).and_user(user);
-            if !self.planted.is(BugId::R28) {
-                // planted R28 takes no fence: a late writer's rows land after the deletion.
-                fence::fence_rows(tx, &c)?;
-            }
-            if self.planted.is(BugId::R23) {
-                // planted R23: the legacy thread deletion dropped the message rows only.
-                c = c.and("category = 'message'", []);
-            }
-            let n = delete_keeping_mark(tx, thread_id, &c, Planted::none())?;
-            // A thread left with no row is forgotten: its numbering restarts at 1.
-            if count_where(tx, &Conditions::thread(thread_id))? == 0 {
-                tx.execute(
-                    "DELETE FROM run_event_seq_marks WHERE thread_id = ?1",
-                    [thread_id],
-                )
-                .map_err(|e| RunStoreError::sqlite("forget the seq mark", e))?;
-                debug_assert_eq!(max_seq_in(tx, thread_id).ok(), Some(0));
-            }
-            Ok(n)
-        })
-    }
-
-    fn delete_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        user: &UserScope,
-    ) -> Result<u64, RunStoreError> {
-        let user = user.resolve("delete_by_run")?;
-        self.write(|tx| {
+        fn list_events_filtered(&self, thread_id, run_id, filter, user) {
+            let user = user.resolve("list_events")?;
             let mut c = Conditions::thread(thread_id)
                 .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
                 .and_user(user);
-            if self.planted.is(BugId::R15) {
-                // planted R15: the legacy deletion dropped the run's message rows only.
-                c = c.and("category = 'message'", []);
+            if self.planted.is(BugId::R17) {
+                // planted R17: the legacy read selected `limit` rows after the cursor and filtered
+                // them in code, so a page holds fewer than `limit` matches; and it matched a task
+                // by its text, the number 5 for `"5"`.
+                if let Some(after) = filter.after_seq {
+                    c = c.and("seq > ?", [seq_arg(after)]);
+                }
+                let mut rows = self.event_page(c, filter.limit)?;
+                rows.retain(|e| filter.admits_by_text(e));
+                return Ok(rows);
             }
-            delete_keeping_mark(tx, thread_id, &c, self.planted)
-        })
-    }
-
-    fn list_messages_as(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_messages")?;
-        let c = self.scoped_read(Conditions::thread(thread_id), user);
-        self.message_page(c, limit, cursor)
-    }
-
-    fn count_messages_as(&self, thread_id: &str, user: &UserScope) -> Result<u64, RunStoreError> {
-        let user = user.resolve("count_messages")?;
-        let c = Conditions::thread(thread_id).and("category = 'message'", []);
-        let mut c = self.scoped_read(c, user);
-        c.sql.push_str(self.user_filter());
-        count_where(&self.lock(), &c)
-    }
-
-    fn list_messages_by_run(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_messages_by_run")?;
-        #[cfg(feature = "planted")]
-        if self.planted.is(BugId::R24) {
-            // planted R24: the legacy per-run page looked the run up first and failed on a run
-            // with no message row (deleted, or not started) instead of answering no row.
-            let of_run = Conditions::thread(thread_id)
-                .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
-                .and("category = 'message'", []);
-            if count_where(&self.lock(), &of_run)? == 0 {
-                return Err(RunStoreError::LegacyNoSuchRun {
-                    op: "list_messages_by_run",
-                    run_id: run_id.to_string(),
-                });
+            if let Some(types) = &filter.event_types {
+                let types: Vec<&str> = types.iter().map(String::as_str).collect();
+                c = c.and_in("event_type", &types);
             }
-        }
-        if self.planted.is(BugId::R16) {
-            // planted R16: the legacy read cut the thread's page first, then kept the run's rows.
-            let thread = Conditions::thread(thread_id).and_user(user);
-            let mut rows = self.message_page(thread, limit, cursor)?;
-            rows.retain(|e| e.run_id == run_id);
-            return Ok(rows);
-        }
-        let c = Conditions::thread(thread_id)
-            .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
-            .and_user(user);
-        self.message_page(c, limit, cursor)
-    }
-
-    fn list_events_filtered(
-        &self,
-        thread_id: &str,
-        run_id: &str,
-        filter: &EventFilter,
-        user: &UserScope,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        let user = user.resolve("list_events")?;
-        let mut c = Conditions::thread(thread_id)
-            .and("run_id = ?", [SqlValue::Text(run_id.to_string())])
-            .and_user(user);
-        if self.planted.is(BugId::R17) {
-            // planted R17: the legacy read selected `limit` rows after the cursor and filtered
-            // them in code, so a page holds fewer than `limit` matches; and it matched a task
-            // by its text, the number 5 for `"5"`.
+            if let Some(task) = &filter.task_id {
+                // Strings only, as `EventFilter::admits` (a number 5 never equals the text '5').
+                c = c.and(
+                    "COALESCE(json_type(event_metadata, '$.task_id'), '') = 'text' \
+                     AND json_extract(event_metadata, '$.task_id') = ?",
+                    [SqlValue::Text(task.clone())],
+                );
+            }
             if let Some(after) = filter.after_seq {
                 c = c.and("seq > ?", [seq_arg(after)]);
             }
-            let mut rows = self.event_page(c, filter.limit)?;
-            rows.retain(|e| filter.admits_by_text(e));
-            return Ok(rows);
+            self.event_page(c, filter.limit)
         }
-        if let Some(types) = &filter.event_types {
-            let types: Vec<&str> = types.iter().map(String::as_str).collect();
-            c = c.and_in("event_type", &types);
-        }
-        if let Some(task) = &filter.task_id {
-            // Strings only, as `EventFilter::admits` (a number 5 never equals the text '5').
-            c = c.and(
-                "COALESCE(json_type(event_metadata, '$.task_id'), '') = 'text' \
-                 AND json_extract(event_metadata, '$.task_id') = ?",
-                [SqlValue::Text(task.clone())],
-            );
-        }
-        if let Some(after) = filter.after_seq {
-            c = c.and("seq > ?", [seq_arg(after)]);
-        }
-        self.event_page(c, filter.limit)
-    }
 
-    fn get_last_visible_ai_seq_by_run(
-        &self,
-        thread_id: &str,
-        run_ids: &BTreeSet<String>,
-        user: &UserScope,
-    ) -> Result<BTreeMap<String, u64>, RunStoreError> {
-        let user = user.resolve("get_last_visible_ai_seq_by_run")?;
-        if run_ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let runs: Vec<&str> = run_ids.iter().map(String::as_str).collect();
-        let mut types = VISIBLE_AI_EVENT_TYPES.to_vec();
-        let legacy = self.planted.is(BugId::R18);
-        if legacy {
-            // planted R18: the legacy read matched every AI message type (`ai_%`), the
-            // tool-calling turn (not shown as an answer) included, and never read the caller
-            // (below): a middleware's AI message was taken for the run's answer too.
-            types.push(AI_TOOL_CALL);
-        }
-        let mut c = Conditions::thread(thread_id)
-            .and("category = 'message'", [])
-            .and_in("event_type", &types)
-            .and_in("run_id", &runs)
-            .and_user(user);
-        // Case-sensitive, as `current::is_visible_ai` (LIKE would not be).
-        if !legacy {
-            c = c.and(
-                "NOT (COALESCE(json_type(event_metadata, '$.caller'), '') = 'text' \
-                 AND substr(json_extract(event_metadata, '$.caller'), 1, ?) = ?)",
-                [
-                    SqlValue::Integer(MIDDLEWARE_PREFIX.len() as i64),
-                    SqlValue::Text(MIDDLEWARE_PREFIX.to_string()),
-                ],
+        fn get_last_visible_ai_seq_by_run(&self, thread_id, run_ids, user) {
+            let user = user.resolve("get_last_visible_ai_seq_by_run")?;
+            if run_ids.is_empty() {
+                return Ok(BTreeMap::new());
+            }
+            let runs: Vec<&str> = run_ids.iter().map(String::as_str).collect();
+            let mut types = VISIBLE_AI_EVENT_TYPES.to_vec();
+            let legacy = self.planted.is(BugId::R18);
+            if legacy {
+                // planted R18: the legacy read matched every AI message type (`ai_%`), the
+                // tool-calling turn (not shown as an answer) included, and never read the caller
+                // (below): a middleware's AI message was taken for the run's answer too.
+                types.push(AI_TOOL_CALL);
+            }
+            let mut c = Conditions::thread(thread_id)
+                .and("category = 'message'", [])
+                .and_in("event_type", &types)
+                .and_in("run_id", &runs)
+                .and_user(user);
+            // Case-sensitive, as `current::is_visible_ai` (LIKE would not be).
+            if !legacy {
+                c = c.and(
+                    "NOT (COALESCE(json_type(event_metadata, '$.caller'), '') = 'text' \
+                     AND substr(json_extract(event_metadata, '$.caller'), 1, ?) = ?)",
+                    [
+                        SqlValue::Integer(MIDDLEWARE_PREFIX.len() as i64),
+                        SqlValue::Text(MIDDLEWARE_PREFIX.to_string()),
+                    ],
+                );
+            }
+            let sql = format!(
+                "SELECT run_id, MAX(seq) FROM run_events WHERE {}{} GROUP BY run_id",
+                c.sql,
+                self.user_filter()
             );
+            let conn = self.lock();
+            let mut stmt = conn
+                .prepare_cached(&sql)
+                .map_err(|e| RunStoreError::sqlite("prepare", e))?;
+            let rows = stmt
+                .query_map(params_from_iter(c.args), |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+                })
+                .map_err(|e| RunStoreError::sqlite("query", e))?;
+            let mut last = BTreeMap::new();
+            for row in rows {
+                let (run, seq) = row.map_err(|e| RunStoreError::sqlite("step", e))?;
+                last.insert(run, u64::try_from(seq).unwrap_or(0));
+            }
+            // Post-condition: only runs asked about, each with a seq of a stored row.
+            debug_assert!(last.iter().all(|(r, s)| run_ids.contains(r) && *s > 0));
+            Ok(last)
         }
-        let sql = format!(
-            "SELECT run_id, MAX(seq) FROM run_events WHERE {}{} GROUP BY run_id",
-            c.sql,
-            self.user_filter()
-        );
-        let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached(&sql)
-            .map_err(|e| RunStoreError::sqlite("prepare", e))?;
-        let rows = stmt
-            .query_map(params_from_iter(c.args), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })
-            .map_err(|e| RunStoreError::sqlite("query", e))?;
-        let mut last = BTreeMap::new();
-        for row in rows {
-            let (run, seq) = row.map_err(|e| RunStoreError::sqlite("step", e))?;
-            last.insert(run, u64::try_from(seq).unwrap_or(0));
-        }
-        // Post-condition: only runs asked about, each with a seq of a stored row.
-        debug_assert!(last.iter().all(|(r, s)| run_ids.contains(r) && *s > 0));
-        Ok(last)
-    }
 
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM run_events ORDER BY thread_id, seq, id");
-        query(&self.lock(), &sql, [])
+        fn dump(&self) {
+            let sql = format!("SELECT {COLUMNS} FROM run_events ORDER BY thread_id, seq, id");
+            query(&self.lock(), &sql, [])
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::event::Category;
+    use crate::runs::event::{Category, MessageCursor, RunEvent};
     use serde_json::json;
 
     fn ev(thread: &str, user: Option<&str>) -> NewRunEvent {

@@ -5,12 +5,12 @@
 use super::line::{say, CallRows, WorkerLine};
 use crate::live::line::wall_us;
 use crate::workload::StoreKind;
-use history::runs::{
-    JsonlRunEventStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
-    SqliteRunEventStore,
-};
+use history::define_run_store_methods;
+use history::runs::{JsonlRunEventStore, RunEventStore, RunStoreError, SqliteRunEventStore};
 use history::Planted;
 use std::path::Path;
+
+history::run_store_ops!(define_run_store_methods {$});
 
 /// Opens the shared store of kind `kind` at `path`: the SQLite file (WAL, a busy timeout: any
 /// number of processes) or the JSONL store's directory (one process: the store's index is the
@@ -85,55 +85,52 @@ impl LiveTap {
 }
 
 impl RunEventStore for LiveTap {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
-        let rows = CallRows::Batch {
-            events: events.clone(),
-        };
-        self.announced(
-            (run, "put_batch", rows),
-            |store| store.put_batch(events),
-            Vec::clone,
-        )
-    }
+    run_store_methods! {
+        fn put_batch(&self, events) {
+            let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
+            let rows = CallRows::Batch {
+                events: events.clone(),
+            };
+            self.announced(
+                (run, "put_batch", rows),
+                |store| store.put_batch(events),
+                Vec::clone,
+            )
+        }
 
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
-        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-        let rows = CallRows::Numbered {
-            events: events.clone(),
-        };
-        self.announced(
-            (run, "insert_numbered", rows),
-            |store| store.insert_numbered(events),
-            |()| seqs,
-        )
-    }
+        fn insert_numbered(&self, events) {
+            let run = self.run_of(events.first().map_or("", |e| e.run_id.as_str()));
+            let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+            let rows = CallRows::Numbered {
+                events: events.clone(),
+            };
+            self.announced(
+                (run, "insert_numbered", rows),
+                |store| store.insert_numbered(events),
+                |()| seqs,
+            )
+        }
 
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let answer = self.store.max_seq(thread_id);
-        self.answered(usize::MAX, "max_seq", &answer);
-        answer
-    }
+        fn max_seq(&self, thread_id) {
+            let answer = self.store.max_seq(thread_id);
+            self.answered(usize::MAX, "max_seq", &answer);
+            answer
+        }
 
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.store.list_messages(thread_id, limit, cursor)
-    }
+        fn list_messages(&self, thread_id, limit, cursor) {
+            self.store.list_messages(thread_id, limit, cursor)
+        }
 
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.store.count_messages(thread_id)
-    }
+        fn count_messages(&self, thread_id) {
+            self.store.count_messages(thread_id)
+        }
 
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.store.list_events(thread_id, run_id)
-    }
+        fn list_events(&self, thread_id, run_id) {
+            self.store.list_events(thread_id, run_id)
+        }
 
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.store.dump()
+        fn dump(&self) {
+            self.store.dump()
+        }
     }
 }

@@ -6,10 +6,11 @@ use super::system::ProtocolPair;
 use crate::runs::observations::Observation;
 use crate::runs::record::*;
 use crate::workload::StoreKind;
-use history::runs::{
-    FaultyRunStore, MessageCursor, NewRunEvent, RunEvent, RunEventStore, RunStoreError,
-};
+use history::define_run_store_methods;
+use history::runs::{FaultyRunStore, RunEvent, RunEventStore, RunStoreError};
 use std::rc::Rc;
+
+history::run_store_ops!(define_run_store_methods {$});
 
 /// The store the journals write to: both backends, with a record of every accepted write.
 pub(in crate::runs) struct Tap {
@@ -130,6 +131,28 @@ impl Tap {
         }
     }
 
+    /// Both stores' answers to a journal-side write `call` of run `run_id`, kept as
+    /// [`Tap::keep_both`] keeps them; the rows the `sqlite` store acknowledged (`stored` by its
+    /// answer) kept as durable, and those of the primary store's answer recorded as accepted,
+    /// the trace naming them `how`. Answers the primary store's answer.
+    fn both_wrote<T: PartialEq + std::fmt::Debug>(
+        &self,
+        (call, how, run_id): (&'static str, &str, Option<&str>),
+        (m, s): (Result<T, RunStoreError>, Result<T, RunStoreError>),
+        words: impl Fn(&T) -> String,
+        stored: impl Fn(&T) -> Vec<RunEvent>,
+    ) -> Result<T, RunStoreError> {
+        self.keep_both((call, call.to_string()), run_id, (&m, &s), words);
+        if let Ok(answer) = &s {
+            self.durable_acked(stored(answer).into_iter());
+        }
+        let result = self.primary_of((m, s));
+        if let Ok(answer) = &result {
+            self.accepted(stored(answer), how);
+        }
+        result
+    }
+
     /// Of both stores' answers (the first slot's, then sqlite's), the primary store's.
     fn primary_of<T>(&self, (m, s): (T, T)) -> T {
         match self.world.primary {
@@ -177,84 +200,61 @@ impl Tap {
 }
 
 impl RunEventStore for Tap {
-    fn put_batch(&self, events: Vec<NewRunEvent>) -> Result<Vec<u64>, RunStoreError> {
-        let (m, s) = self.both_answer(
-            |pair| pair.put_batch(events.clone()),
-            |store| store.put_batch(events.clone()),
-        );
-        let run_id = events.first().map(|e| e.run_id.as_str());
-        let call = ("put_batch", "put_batch".to_string());
-        self.keep_both(call, run_id, (&m, &s), |seqs| seqs_words(seqs));
-        if let Ok(seqs) = &s {
-            let rows = events
-                .iter()
-                .zip(seqs)
-                .map(|(e, seq)| e.clone().with_seq(*seq));
-            self.durable_acked(rows);
+    run_store_methods! {
+        fn put_batch(&self, events) {
+            let answers = self.both_answer(
+                |pair| pair.put_batch(events.clone()),
+                |store| store.put_batch(events.clone()),
+            );
+            let stored = |seqs: &Vec<u64>| {
+                (events.iter().zip(seqs))
+                    .map(|(e, seq)| e.clone().with_seq(*seq))
+                    .collect()
+            };
+            let run_id = events.first().map(|e| e.run_id.as_str());
+            let words = |seqs: &Vec<u64>| seqs_words(seqs);
+            self.both_wrote(("put_batch", "write", run_id), answers, words, stored)
         }
-        let result = self.primary_of((m, s));
-        if let Ok(seqs) = &result {
-            let rows = events
-                .into_iter()
-                .zip(seqs)
-                .map(|(e, seq)| e.with_seq(*seq))
-                .collect();
-            self.accepted(rows, "write");
+
+        fn insert_numbered(&self, events) {
+            let answers = self.both_answer(
+                |pair| pair.insert_numbered(events.clone()),
+                |store| store.insert_numbered(events.clone()),
+            );
+            let run_id = events.first().map(|e| e.run_id.as_str());
+            let call = ("insert_numbered", "write-numbered", run_id);
+            self.both_wrote(call, answers, |()| "stored".to_string(), |()| events.clone())
         }
-        result
-    }
 
-    fn insert_numbered(&self, events: Vec<RunEvent>) -> Result<(), RunStoreError> {
-        let (m, s) = self.both_answer(
-            |pair| pair.insert_numbered(events.clone()),
-            |store| store.insert_numbered(events.clone()),
-        );
-        let run_id = events.first().map(|e| e.run_id.as_str());
-        let call = ("insert_numbered", "insert_numbered".to_string());
-        self.keep_both(call, run_id, (&m, &s), |()| "stored".to_string());
-        if s.is_ok() {
-            self.durable_acked(events.iter().cloned());
+        fn max_seq(&self, thread_id) {
+            let (m, s) = self.both_answer(
+                |pair| pair.max_seq(thread_id),
+                |store| store.max_seq(thread_id),
+            );
+            let call = ("max_seq", format!("max_seq({thread_id})"));
+            self.keep_both(call, None, (&m, &s), u64::to_string);
+            // The primary's answer, already asked (asking again is one more store call, one more
+            // round trip over the protocol).
+            self.primary_of((m, s))
         }
-        let result = self.primary_of((m, s));
-        if result.is_ok() {
-            self.accepted(events, "write-numbered");
+
+        fn list_messages(&self, thread_id, limit, cursor) {
+            self.primary_read("list_messages", |s| {
+                s.list_messages(thread_id, limit, cursor)
+            })
         }
-        result
-    }
 
-    fn max_seq(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        let (m, s) = self.both_answer(
-            |pair| pair.max_seq(thread_id),
-            |store| store.max_seq(thread_id),
-        );
-        let call = ("max_seq", format!("max_seq({thread_id})"));
-        self.keep_both(call, None, (&m, &s), u64::to_string);
-        // The primary's answer, already asked (asking again is one more store call, one more
-        // round trip over the protocol).
-        self.primary_of((m, s))
-    }
+        fn count_messages(&self, thread_id) {
+            self.primary_read("count_messages", |s| s.count_messages(thread_id))
+        }
 
-    fn list_messages(
-        &self,
-        thread_id: &str,
-        limit: usize,
-        cursor: MessageCursor,
-    ) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.primary_read("list_messages", |s| {
-            s.list_messages(thread_id, limit, cursor)
-        })
-    }
+        fn list_events(&self, thread_id, run_id) {
+            self.primary_read("list_events", |s| s.list_events(thread_id, run_id))
+        }
 
-    fn count_messages(&self, thread_id: &str) -> Result<u64, RunStoreError> {
-        self.primary_read("count_messages", |s| s.count_messages(thread_id))
-    }
-
-    fn list_events(&self, thread_id: &str, run_id: &str) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.primary_read("list_events", |s| s.list_events(thread_id, run_id))
-    }
-
-    fn dump(&self) -> Result<Vec<RunEvent>, RunStoreError> {
-        self.primary_read("dump", |s| s.dump())
+        fn dump(&self) {
+            self.primary_read("dump", |s| s.dump())
+        }
     }
 }
 
