@@ -12,6 +12,11 @@
 //! println!("trace-hash: {} violations: {}", report.trace_hash, report.violations.len());
 //! ```
 
+// The crate is the `histsim` command's library: its docs are for its developers, who read them
+// in the source or with `cargo doc --document-private-items`, so a public item's doc may point
+// at a private one.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod bugs;
 pub mod campaign;
 pub mod cli;

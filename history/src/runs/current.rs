@@ -1,5 +1,5 @@
 //! The event names the current DeerFlow runtime writes (its run-event stream contract), beside
-//! the seed-era names of [`super::event`] (`human_message`, `ai_message`, `run_start`, ...),
+//! the seed-era names of `runs::event` (`human_message`, `ai_message`, `run_start`, ...),
 //! which stores must keep answering for: rows written before the rename stay in the store.
 //!
 //! Each constant's doc names the category the contract files it under.

@@ -27,7 +27,7 @@ pub struct RunJournalOptions {
     /// Flush as soon as this many events are buffered (the seed's default is 20). At least 1.
     pub flush_threshold_events: usize,
     /// A trace event's content is kept to at most this many bytes, cut and marked
-    /// ([`super::trace_truncation`]); `None`: every trace is kept whole.
+    /// (the `trace_truncation` module); `None`: every trace is kept whole.
     pub max_trace_content_bytes: Option<usize>,
     /// Legacy switches: R4 (no flush on error or cancel), R5 (racy max+1 numbering), R25 (the
     /// first human message of any model call taken for the run's input), R26 (every chain end

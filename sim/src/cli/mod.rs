@@ -1,4 +1,4 @@
-//! The `histsim` command line: one file a command, each ending in a [`Verdict`] whose exit code
+//! The `histsim` command line: one file a command, each ending in a [`Verdict`](crate::verdict::Verdict) whose exit code
 //! is the same for every command (see [`crate::verdict`]).
 //!
 //! Exit codes: 0 clean; 1 a safety invariant was violated (or a planted bug went undetected);

@@ -11,7 +11,7 @@
 //!   or the next valid one after it), so libFuzzer also steers which turns, steps and faults
 //!   are cut. A generated scenario over the workload's size bound ([`steps_bound`], in
 //!   [`AnyScenario::play_cost`]) after its edits is rejected, so one input plays in
-//!   milliseconds; one over [`edit_room`] times the bound is rejected before them.
+//!   milliseconds; one over the workload's `edit_room` times the bound is rejected before them.
 //! - **scenario** (first byte 1): the rest is a scenario file's text (`scenarios/**.toml`),
 //!   read and validated like any other, and played as written when it holds this workload's
 //!   table. `histsim fuzz seed-corpus` writes these; mutations of the text mostly fail to parse

@@ -20,7 +20,7 @@ use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
 use pages::page;
 
-/// The in-memory backend: a [`MemoryIndex`] behind a mutex.
+/// The in-memory backend: a `MemoryIndex` behind a mutex.
 #[derive(Debug)]
 pub struct MemoryRunEventStore {
     state: Mutex<MemoryIndex>,

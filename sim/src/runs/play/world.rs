@@ -1,5 +1,5 @@
 //! The simulated deployment on turmoil: worker hosts running lead-agent runs through
-//! [`RunJournal`]s into the shared run-event store, and the client that dispatches runs, reads the
+//! [`RunJournal`](history::runs::RunJournal)s into the shared run-event store, and the client that dispatches runs, reads the
 //! views, pages through messages and rates answers.
 //!
 //! Hosts: `worker-0..N` (each accepts run dispatches and plays each run in a task of its own, so
