@@ -395,14 +395,12 @@ fn faulty_write() -> impl Strategy<Value = FaultyWrite> {
     )
 }
 
-/// Plays the writes on a JSONL store whose storage fails as scripted (a store a failed cut-back
-/// broke is crashed and reopened), beside a memory store that gets only the writes the JSONL
-/// store acknowledged. Both must agree after every write, and after a final crash.
+/// Plays the writes on a JSONL store whose storage fails as scripted, beside a memory store that
+/// gets only the writes the JSONL store acknowledged. Both must agree after every write, and after
+/// a final crash, which cuts nothing.
 fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Result<(), String> {
-    let reference = MemoryRunEventStore::new(Planted::none());
-    let mut disk = Arc::new(MemStorage::new());
-    let mut store = open(&disk);
-    for (i, (batch, fault)) in writes.iter().enumerate() {
+    let reopened = beside_the_reference(writes.len(), dump, |i, disk, store, reference| {
+        let (batch, fault) = &writes[i];
         let events: Vec<NewRunEvent> = batch
             .iter()
             .enumerate()
@@ -422,7 +420,6 @@ fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Resu
             disk.fail(&format!("threads/t{thread}/runs/r{run}.jsonl"), *op);
         }
         let got = store.put_batch(events.clone());
-        disk.clear_faults();
         if let Ok(seqs) = &got {
             let want = reference.put_batch(events).map_err(|e| e.to_string())?;
             if *seqs != want {
@@ -431,35 +428,69 @@ fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Resu
                 ));
             }
         }
-        if store.dump().is_err() {
-            disk = crash(&disk);
-            store = open(&disk);
-        }
-        if store.dump().map_err(|e| e.to_string())?
-            != reference.dump().map_err(|e| e.to_string())?
-        {
-            return Err(format!("write {i} ({got:?}): the stores differ"));
-        }
-    }
-    let reopened = open(&crash(&disk));
+        Ok(format!("write {i} ({got:?})"))
+    })?;
     if !reopened.dropped_tails().is_empty() {
         return Err(format!(
             "a crash after acknowledged writes cut {:?}",
             reopened.dropped_tails()
         ));
     }
-    if reopened.dump().map_err(|e| e.to_string())? != reference.dump().map_err(|e| e.to_string())? {
-        return Err("after the final crash the stores differ".into());
-    }
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 64,
+fn dump(s: &dyn RunEventStore) -> Result<Vec<RunEvent>, String> {
+    s.dump().map_err(|e| e.to_string())
+}
+
+/// The frame of the fault properties: plays `steps` steps on a JSONL store over storage that
+/// fails as each step arms it, beside a memory store that gets only what the JSONL store
+/// acknowledged. A step returns what it did (for messages) or how the two answered apart. After
+/// every step, a store a failed cut-back broke is crashed and reopened, and both must show the
+/// same `state`; so must the store reopened after a final crash, which is returned.
+fn beside_the_reference<T: PartialEq>(
+    steps: usize,
+    state: fn(&dyn RunEventStore) -> Result<T, String>,
+    mut step: impl FnMut(
+        usize,
+        &MemStorage,
+        &JsonlRunEventStore,
+        &MemoryRunEventStore,
+    ) -> Result<String, String>,
+) -> Result<JsonlRunEventStore, String> {
+    let reference = MemoryRunEventStore::new(Planted::none());
+    let mut disk = Arc::new(MemStorage::new());
+    let mut store = open(&disk);
+    for i in 0..steps {
+        let done = step(i, &disk, &store, &reference)?;
+        disk.clear_faults();
+        if store.dump().is_err() {
+            disk = crash(&disk);
+            store = open(&disk);
+        }
+        if state(&store)? != state(&reference)? {
+            return Err(format!("{done}: the stores differ"));
+        }
+    }
+    let reopened = open(&crash(&disk));
+    if state(&reopened)? != state(&reference)? {
+        return Err("after the final crash the stores differ".into());
+    }
+    Ok(reopened)
+}
+
+/// The properties' runner settings: `cases` cases, and no failure file (a failure prints its
+/// shrunk input).
+fn without_a_failure_file(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
         failure_persistence: None,
         ..ProptestConfig::default()
-    })]
+    }
+}
+
+proptest! {
+    #![proptest_config(without_a_failure_file(64))]
 
     #[test]
     fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
@@ -717,10 +748,8 @@ fn state_of(s: &dyn RunEventStore) -> Result<(Vec<RunEvent>, Vec<u64>), String> 
 fn acknowledged_deletions_are_exactly_what_survives(
     steps: &[(Step, StepFault)],
 ) -> Result<(), String> {
-    let reference = MemoryRunEventStore::new(Planted::none());
-    let mut disk = Arc::new(MemStorage::new());
-    let mut store = open(&disk);
-    for (i, (step, fault)) in steps.iter().enumerate() {
+    beside_the_reference(steps.len(), state_of, |i, disk, store, reference| {
+        let (step, fault) = &steps[i];
         if let Some((thread, run, op)) = fault {
             let file = match run {
                 Some(r) => format!("threads/t{thread}/runs/r{r}.jsonl"),
@@ -766,42 +795,27 @@ fn acknowledged_deletions_are_exactly_what_survives(
                     Some(r) => s.delete_by_run(&t, &format!("r{r}"), &scope),
                     None => s.delete_by_thread(&t, &scope),
                 };
-                let got = delete(&store);
+                let got = delete(store);
                 let want = if got.is_ok() {
-                    Some(delete(&reference))
+                    Some(delete(reference))
                 } else {
                     None
                 };
                 (got, want)
             }
         };
-        disk.clear_faults();
         if let (Ok(g), Some(w)) = (&got, &want) {
             if Ok(*g) != *w {
                 return Err(format!("step {i} {step:?}: {g}, the memory store {w:?}"));
             }
         }
-        if store.dump().is_err() {
-            disk = crash(&disk);
-            store = open(&disk);
-        }
-        if state_of(&store)? != state_of(&reference)? {
-            return Err(format!("step {i} {step:?} ({got:?}): the stores differ"));
-        }
-    }
-    let reopened = open(&crash(&disk));
-    if state_of(&reopened)? != state_of(&reference)? {
-        return Err("after the final crash the stores differ".into());
-    }
+        Ok(format!("step {i} {step:?} ({got:?})"))
+    })?;
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 96,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(without_a_failure_file(96))]
 
     #[test]
     fn storage_faults_and_crashes_keep_exactly_the_acknowledged_deletions(
