@@ -30,6 +30,18 @@ fn open(disk: &Arc<MemStorage>) -> JsonlRunEventStore {
     JsonlRunEventStore::open(disk.clone(), Planted::none()).expect("open")
 }
 
+/// A JSONL store on fresh in-memory storage, with `batches` written and acknowledged (each event
+/// a human message, as `(thread, run, text)`).
+fn written(batches: &[&[(&str, &str, &str)]]) -> (Arc<MemStorage>, JsonlRunEventStore) {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    for batch in batches {
+        let events = batch.iter().map(|&(t, r, text)| ev(t, r, text)).collect();
+        store.put_batch(events).expect("an acknowledged batch");
+    }
+    (disk, store)
+}
+
 /// What a crash now leaves: every file cut to its synced bytes.
 fn crash(disk: &MemStorage) -> Arc<MemStorage> {
     let after = MemStorage::new();
@@ -59,20 +71,12 @@ fn texts(store: &JsonlRunEventStore) -> Vec<String> {
 fn acknowledged_batches_survive_a_crash_and_numbering_goes_on() {
     // Transcribes upstream test_jsonl_event_store_async_io.py
     // test_ensure_seq_loaded_recovers_from_disk: three rows, a fresh store, the next seq is 4.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    for i in 0..3 {
-        store
-            .put_batch(vec![ev("t1", "r1", &format!("m{i}"))])
-            .unwrap();
-    }
-    store
-        .put_batch(vec![
-            ev("t1", "r2", "a"),
-            ev("t2", "r1", "b"),
-            ev("t1", "r1", "c"),
-        ])
-        .unwrap();
+    let (disk, store) = written(&[
+        &[("t1", "r1", "m0")],
+        &[("t1", "r1", "m1")],
+        &[("t1", "r1", "m2")],
+        &[("t1", "r2", "a"), ("t2", "r1", "b"), ("t1", "r1", "c")],
+    ]);
     let before = store.dump().unwrap();
     let reopened = open(&crash(&disk));
     assert_eq!(reopened.dump().unwrap(), before);
@@ -89,9 +93,7 @@ fn acknowledged_batches_survive_a_crash_and_numbering_goes_on() {
 
 #[test]
 fn a_failed_append_writes_nothing_and_the_store_goes_on() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "first")]]);
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Append);
     let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
     assert!(
@@ -174,9 +176,7 @@ fn a_torn_append_is_cut_back_and_the_retry_stores_each_event_once() {
 
 #[test]
 fn a_sync_that_keeps_failing_breaks_the_store_and_the_unsynced_batch_is_gone_after_a_crash() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "first")]]);
     // r1.jsonl syncs; r2.jsonl cannot, not even its cut-back: the store stops.
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Sync);
     let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
@@ -192,9 +192,7 @@ fn a_sync_that_keeps_failing_breaks_the_store_and_the_unsynced_batch_is_gone_aft
 
 #[test]
 fn a_failed_cut_back_refuses_every_operation_until_reopened() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    let (disk, store) = written(&[&[("t", "a", "kept")]]);
     // The batch touches a.jsonl (appended first, names sorted) and b.jsonl (its append fails);
     // cutting a.jsonl back fails too.
     disk.fail("threads/t/runs/b.jsonl", FaultOp::Append);
@@ -230,10 +228,7 @@ fn a_failed_cut_back_refuses_every_operation_until_reopened() {
 
 #[test]
 fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "whole")]).unwrap();
-    store.put_batch(vec![ev("t", "r", "torn")]).unwrap();
+    let (disk, _store) = written(&[&[("t", "r", "whole")], &[("t", "r", "torn")]]);
     let name = "threads/t/runs/r.jsonl";
     let bytes = disk.bytes(name);
     // Every cut inside the second line, including the one that leaves it valid JSON without its
@@ -266,9 +261,7 @@ fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
 
 #[test]
 fn a_batch_a_crash_cut_short_in_another_file_is_dropped_whole() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    let (disk, store) = written(&[&[("t", "a", "kept")]]);
     let b_before = disk.bytes("threads/t/runs/b.jsonl").len();
     store
         .put_batch(vec![
@@ -296,10 +289,7 @@ fn a_batch_a_crash_cut_short_in_another_file_is_dropped_whole() {
 
 #[test]
 fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "one")]).unwrap();
-    store.put_batch(vec![ev("t", "r", "two")]).unwrap();
+    let (disk, _store) = written(&[&[("t", "r", "one")], &[("t", "r", "two")]]);
     let name = "threads/t/runs/r.jsonl";
     // The first line unreadable, a whole row after it: corruption, not a torn tail.
     let broken = Arc::new(MemStorage::with_file(name, &disk.bytes(name)));
@@ -328,14 +318,7 @@ fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
 fn a_row_deerflow_appended_is_kept_and_numbering_goes_on_after_it() {
     // The published 0.1.7 store, pointed at our files, appended this with `put` (seq 3: it
     // numbers from the files' maximum); its record has no `user_id`, `write` or `batch`.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![
-            ev("thread-a", "run-2", "q"),
-            ev("thread-a", "run-2", "a"),
-        ])
-        .unwrap();
+    let (disk, _store) = written(&[&[("thread-a", "run-2", "q"), ("thread-a", "run-2", "a")]]);
     let name = "threads/thread-a/runs/run-2.jsonl";
     let upstream = r#"{"thread_id": "thread-a", "run_id": "run-2", "event_type": "human_message", "category": "message", "content": "more", "metadata": {}, "seq": 3, "created_at": "2026-12-02T01:23:45.123456+00:00"}"#;
     disk.append(name, format!("{upstream}\n").as_bytes())
@@ -479,27 +462,6 @@ fn beside_the_reference<T: PartialEq>(
     Ok(reopened)
 }
 
-/// The properties' runner settings: `cases` cases, and no failure file (a failure prints its
-/// shrunk input).
-fn without_a_failure_file(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-proptest! {
-    #![proptest_config(without_a_failure_file(64))]
-
-    #[test]
-    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
-        writes in prop::collection::vec(faulty_write(), 1..20)
-    ) {
-        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
-    }
-}
-
 /// A crash under a file system that reorders unsynced writes (`histsim crash --persistence
 /// reorder`): of the last, unacknowledged batch, any 512-byte sector may hold its old bytes
 /// (zeros past the synced length) while later sectors hold the new ones. Whichever sector stayed
@@ -510,9 +472,7 @@ proptest! {
 fn a_reordered_crash_of_the_unacknowledged_batch_cuts_it_whole() {
     const SECTOR: usize = 512;
     let file = "threads/t/runs/r.jsonl";
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "acknowledged")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r", "acknowledged")]]);
     let synced = disk.durable_bytes(file).len();
     let long = "x".repeat(300);
     let batch: Vec<NewRunEvent> = (0..8)
@@ -619,15 +579,7 @@ fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
 
 #[test]
 fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_files() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![
-            ev("t", "r1", "a"),
-            ev("t", "r2", "b"),
-            ev("t", "r3", "c"),
-        ])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "a"), ("t", "r2", "b"), ("t", "r3", "c")]]);
     // The second removal never happens: the process died after the first.
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
     assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(3));
@@ -659,11 +611,7 @@ fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_fil
 
 #[test]
 fn a_deletion_whose_line_fails_is_not_made_and_a_torn_line_is_cut() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![ev("t", "r1", "a"), ev("t", "r2", "b")])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "a"), ("t", "r2", "b")]]);
     disk.fail("threads/t/deletions.jsonl", FaultOp::Append);
     assert!(store.delete_by_run("t", "r2", &UserScope::All).is_err());
     assert_eq!(texts(&store), ["a", "b"], "nothing deleted");
@@ -815,7 +763,18 @@ fn acknowledged_deletions_are_exactly_what_survives(
 }
 
 proptest! {
-    #![proptest_config(without_a_failure_file(96))]
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
+        writes in prop::collection::vec(faulty_write(), 1..20)
+    ) {
+        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
+    }
 
     #[test]
     fn storage_faults_and_crashes_keep_exactly_the_acknowledged_deletions(
@@ -828,11 +787,7 @@ proptest! {
 #[test]
 fn delete_by_thread_of_a_thread_emptied_run_by_run_ends_its_numbering_across_a_crash() {
     // Found by the deletion property: no row goes, yet the mark does, and a reopen must know.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![ev("t", "r", "a"), ev("t", "r", "b")])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r", "a"), ("t", "r", "b")]]);
     assert_eq!(store.delete_by_run("t", "r", &UserScope::All), Ok(2));
     assert_eq!(store.max_seq("t"), Ok(2));
     assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(0));
