@@ -485,12 +485,8 @@ fn consecutive_contributions_merge_per_role_and_display() {
 
 #[test]
 fn a_hitl_answer_and_the_next_user_message_stay_separate_parts() {
-    let rows = [
-        Ev::user("d", "e0", 0, "go"),
-        Ev::question(&lead(), "d", "e1", 1, "Sure?"),
-        Ev::answer("d", "e2", 2, json!(true)),
-        Ev::user("d", "e3", 3, "question 1"),
-    ];
+    let mut rows = go_sure_true();
+    rows.push(Ev::user("d", "e3", 3, "question 1"));
     let p = run(&rows, None);
     assert_eq!(p.messages.len(), 3);
     assert_eq!(
