@@ -152,17 +152,14 @@ fn a_malformed_line_is_reported_by_number_never_fatal() {
     lines.push(late.to_string());
     let out = project(&lines, &[]);
     let text = stdout(&out);
-    assert_exit(
-        out.status.code(),
-        &text,
-        0,
-        &[
-            "line 2: not JSON",
-            "line 7: extended JSON: `$numberLong` is not a decimal",
-            "warning (line 7)",
-            "user: hello",
-        ],
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("line 2: not JSON"), "{text}");
+    assert!(
+        text.contains("line 7: extended JSON: `$numberLong` is not a decimal"),
+        "{text}"
     );
+    assert!(text.contains("warning (line 7)"), "{text}");
+    assert!(text.contains("user: hello"), "{text}");
 }
 
 #[test]
