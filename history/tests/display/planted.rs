@@ -110,13 +110,8 @@ fn planted_p2_hidden_displays_leak() {
 
 #[test]
 fn planted_p3_hitl_duplicated_into_both_roles() {
-    let rows = [
-        Ev::user("d", "e0", 0, "go"),
-        Ev::question(&lead(), "d", "e1", 1, "Sure?"),
-        Ev::answer("d", "e2", 2, json!(true)),
-    ];
     assert_texts_fixed_and_with(
-        &rows,
+        &go_sure_true(),
         BugId::P3,
         &[u("go"), a("Sure?"), u("true")],
         &[u("go"), a("Sure?"), u("Sure?true"), a("true")],

@@ -357,33 +357,11 @@ fn streamed_text_resets_at_each_user_turn_on_that_display() {
         &[u("one"), u("other"), a("Hel"), a("zzz"), a("lo")],
         &[],
     );
-    // A malformed user turn shows nothing but still resets: the stop's whole answer follows
-    // (merging into the previous assistant message, since nothing stands between them).
-    let rows = [
-        Ev::user("d", "e0", 0, "one"),
-        Ev::chunk(&l, "d", "r1", "e1", 1, "Hel"),
-        Ev::user("d", "e2", 2, "x").data("messages", json!([])),
-        Ev::stop(&l, "d", "r1", "e3", 3, "Hello"),
-    ];
-    check(
-        &rows,
-        Some(&l),
-        &[u("one"), a("HelHello")],
-        &[(BP, "messages")],
-    );
+    // A malformed user turn shows nothing but still resets: the stop's whole answer follows.
+    let malformed = Ev::user("d", "e2", 2, "x").data("messages", json!([]));
+    assert_resets_the_streamed_text(malformed, &[(BP, "messages")]);
     // So does a malformed HITL answer.
-    let rows = [
-        Ev::user("d", "e0", 0, "one"),
-        Ev::chunk(&l, "d", "r1", "e1", 1, "Hel"),
-        Ev::answer("d", "e2", 2, json!(7)),
-        Ev::stop(&l, "d", "r1", "e3", 3, "Hello"),
-    ];
-    check(
-        &rows,
-        Some(&l),
-        &[u("one"), a("HelHello")],
-        &[(BP, "response")],
-    );
+    assert_resets_the_streamed_text(Ev::answer("d", "e2", 2, json!(7)), &[(BP, "response")]);
 }
 
 #[test]
@@ -485,12 +463,8 @@ fn consecutive_contributions_merge_per_role_and_display() {
 
 #[test]
 fn a_hitl_answer_and_the_next_user_message_stay_separate_parts() {
-    let rows = [
-        Ev::user("d", "e0", 0, "go"),
-        Ev::question(&lead(), "d", "e1", 1, "Sure?"),
-        Ev::answer("d", "e2", 2, json!(true)),
-        Ev::user("d", "e3", 3, "question 1"),
-    ];
+    let mut rows = go_sure_true();
+    rows.push(Ev::user("d", "e3", 3, "question 1"));
     let p = run(&rows, None);
     assert_eq!(p.messages.len(), 3);
     assert_eq!(
@@ -623,26 +597,27 @@ fn media_blocks_convert_or_drop_one_by_one() {
         .warnings
         .iter()
         .all(|w| w.code == BM && w.event_id.as_deref() == Some("e0")));
-    // A message whose blocks all drop emits nothing but still resets the streamed text: the stop
-    // then adds its whole answer, which merges onto the assistant message before it.
+    // A message whose blocks all drop emits nothing but still resets the streamed text.
+    let blocks = json!([{"block_type": "image"}]);
+    assert_resets_the_streamed_text(Ev::user_blocks("d", "e2", 2, blocks), &[(BM, "url")]);
+}
+
+/// A user turn `turn` (event e2 at time 2 on display d) lands between the lead's streamed "Hel"
+/// and its stop "Hello": shown or not, it resets the streamed text, so the stop adds its whole
+/// answer, which merges onto the assistant message before it. `warnings`: the turn's own.
+#[track_caller]
+fn assert_resets_the_streamed_text(turn: Ev, warnings: &[(WarningCode, &str)]) {
     let rows = [
         Ev::user("d", "e0", 0, "hi"),
         Ev::chunk(&lead(), "d", "r1", "e1", 1, "Hel"),
-        Ev::user_blocks("d", "e2", 2, json!([{"block_type": "image"}])),
+        turn,
         Ev::stop(&lead(), "d", "r1", "e3", 3, "Hello"),
     ];
-    check(
-        &rows,
-        Some(&lead()),
-        &[u("hi"), a("HelHello")],
-        &[(BM, "url")],
-    );
+    check(&rows, Some(&lead()), &[u("hi"), a("HelHello")], warnings);
 }
 
 #[test]
 fn a_malformed_media_byte_list_fails_the_whole_message() {
-    let hi = Ev::user("d", "e0", 0, "hi");
-    let chunk = Ev::chunk(&lead(), "d", "r1", "e1", 1, "Hel");
     for bad in [
         json!([1, true]),
         json!([256]),
@@ -656,19 +631,9 @@ fn a_malformed_media_byte_list_fails_the_whole_message() {
             json!({"block_type": "image", "url": "https://img/1.png", "image": bad}),
         ] {
             let blocks = json!([{"block_type": "text", "text": "never shown"}, block]);
-            let rows = [
-                hi.clone(),
-                chunk.clone(),
-                Ev::user_blocks("d", "e2", 2, blocks),
-                Ev::stop(&lead(), "d", "r1", "e3", 3, "Hello"),
-            ];
-            // The malformed turn still resets, so the stop adds its whole answer.
-            check(
-                &rows,
-                Some(&lead()),
-                &[u("hi"), a("HelHello")],
-                &[(BP, "messages")],
-            );
+            // The malformed turn still resets.
+            let turn = Ev::user_blocks("d", "e2", 2, blocks);
+            assert_resets_the_streamed_text(turn, &[(BP, "messages")]);
         }
     }
 }

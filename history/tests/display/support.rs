@@ -206,6 +206,16 @@ impl Ev {
     }
 }
 
+/// The client asks "go", the lead asks "Sure?" back (HITL) and the client answers `true`, all on
+/// display `d` at times 0 to 2.
+pub fn go_sure_true() -> Vec<Ev> {
+    vec![
+        Ev::user("d", "e0", 0, "go"),
+        Ev::question(&lead(), "d", "e1", 1, "Sure?"),
+        Ev::answer("d", "e2", 2, json!(true)),
+    ]
+}
+
 pub fn bytes(rows: &[Ev]) -> Vec<Vec<u8>> {
     rows.iter().map(Ev::bytes).collect()
 }

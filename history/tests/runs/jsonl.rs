@@ -30,6 +30,18 @@ fn open(disk: &Arc<MemStorage>) -> JsonlRunEventStore {
     JsonlRunEventStore::open(disk.clone(), Planted::none()).expect("open")
 }
 
+/// A JSONL store on fresh in-memory storage, with `batches` written and acknowledged (each event
+/// a human message, as `(thread, run, text)`).
+fn written(batches: &[&[(&str, &str, &str)]]) -> (Arc<MemStorage>, JsonlRunEventStore) {
+    let disk = Arc::new(MemStorage::new());
+    let store = open(&disk);
+    for batch in batches {
+        let events = batch.iter().map(|&(t, r, text)| ev(t, r, text)).collect();
+        store.put_batch(events).expect("an acknowledged batch");
+    }
+    (disk, store)
+}
+
 /// What a crash now leaves: every file cut to its synced bytes.
 fn crash(disk: &MemStorage) -> Arc<MemStorage> {
     let after = MemStorage::new();
@@ -59,20 +71,12 @@ fn texts(store: &JsonlRunEventStore) -> Vec<String> {
 fn acknowledged_batches_survive_a_crash_and_numbering_goes_on() {
     // Transcribes upstream test_jsonl_event_store_async_io.py
     // test_ensure_seq_loaded_recovers_from_disk: three rows, a fresh store, the next seq is 4.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    for i in 0..3 {
-        store
-            .put_batch(vec![ev("t1", "r1", &format!("m{i}"))])
-            .unwrap();
-    }
-    store
-        .put_batch(vec![
-            ev("t1", "r2", "a"),
-            ev("t2", "r1", "b"),
-            ev("t1", "r1", "c"),
-        ])
-        .unwrap();
+    let (disk, store) = written(&[
+        &[("t1", "r1", "m0")],
+        &[("t1", "r1", "m1")],
+        &[("t1", "r1", "m2")],
+        &[("t1", "r2", "a"), ("t2", "r1", "b"), ("t1", "r1", "c")],
+    ]);
     let before = store.dump().unwrap();
     let reopened = open(&crash(&disk));
     assert_eq!(reopened.dump().unwrap(), before);
@@ -89,9 +93,7 @@ fn acknowledged_batches_survive_a_crash_and_numbering_goes_on() {
 
 #[test]
 fn a_failed_append_writes_nothing_and_the_store_goes_on() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "first")]]);
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Append);
     let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
     assert!(
@@ -174,9 +176,7 @@ fn a_torn_append_is_cut_back_and_the_retry_stores_each_event_once() {
 
 #[test]
 fn a_sync_that_keeps_failing_breaks_the_store_and_the_unsynced_batch_is_gone_after_a_crash() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r1", "first")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "first")]]);
     // r1.jsonl syncs; r2.jsonl cannot, not even its cut-back: the store stops.
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Sync);
     let failed = store.put_batch(vec![ev("t", "r1", "lost"), ev("t", "r2", "lost too")]);
@@ -192,9 +192,7 @@ fn a_sync_that_keeps_failing_breaks_the_store_and_the_unsynced_batch_is_gone_aft
 
 #[test]
 fn a_failed_cut_back_refuses_every_operation_until_reopened() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    let (disk, store) = written(&[&[("t", "a", "kept")]]);
     // The batch touches a.jsonl (appended first, names sorted) and b.jsonl (its append fails);
     // cutting a.jsonl back fails too.
     disk.fail("threads/t/runs/b.jsonl", FaultOp::Append);
@@ -230,10 +228,7 @@ fn a_failed_cut_back_refuses_every_operation_until_reopened() {
 
 #[test]
 fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "whole")]).unwrap();
-    store.put_batch(vec![ev("t", "r", "torn")]).unwrap();
+    let (disk, _store) = written(&[&[("t", "r", "whole")], &[("t", "r", "torn")]]);
     let name = "threads/t/runs/r.jsonl";
     let bytes = disk.bytes(name);
     // Every cut inside the second line, including the one that leaves it valid JSON without its
@@ -266,9 +261,7 @@ fn a_torn_last_line_is_dropped_with_a_warning_never_read_as_a_row() {
 
 #[test]
 fn a_batch_a_crash_cut_short_in_another_file_is_dropped_whole() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "a", "kept")]).unwrap();
+    let (disk, store) = written(&[&[("t", "a", "kept")]]);
     let b_before = disk.bytes("threads/t/runs/b.jsonl").len();
     store
         .put_batch(vec![
@@ -296,10 +289,7 @@ fn a_batch_a_crash_cut_short_in_another_file_is_dropped_whole() {
 
 #[test]
 fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "one")]).unwrap();
-    store.put_batch(vec![ev("t", "r", "two")]).unwrap();
+    let (disk, _store) = written(&[&[("t", "r", "one")], &[("t", "r", "two")]]);
     let name = "threads/t/runs/r.jsonl";
     // The first line unreadable, a whole row after it: corruption, not a torn tail.
     let broken = Arc::new(MemStorage::with_file(name, &disk.bytes(name)));
@@ -328,14 +318,7 @@ fn lines_no_crash_explains_fail_the_open_naming_file_and_line() {
 fn a_row_deerflow_appended_is_kept_and_numbering_goes_on_after_it() {
     // The published 0.1.7 store, pointed at our files, appended this with `put` (seq 3: it
     // numbers from the files' maximum); its record has no `user_id`, `write` or `batch`.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![
-            ev("thread-a", "run-2", "q"),
-            ev("thread-a", "run-2", "a"),
-        ])
-        .unwrap();
+    let (disk, _store) = written(&[&[("thread-a", "run-2", "q"), ("thread-a", "run-2", "a")]]);
     let name = "threads/thread-a/runs/run-2.jsonl";
     let upstream = r#"{"thread_id": "thread-a", "run_id": "run-2", "event_type": "human_message", "category": "message", "content": "more", "metadata": {}, "seq": 3, "created_at": "2026-12-02T01:23:45.123456+00:00"}"#;
     disk.append(name, format!("{upstream}\n").as_bytes())
@@ -395,14 +378,12 @@ fn faulty_write() -> impl Strategy<Value = FaultyWrite> {
     )
 }
 
-/// Plays the writes on a JSONL store whose storage fails as scripted (a store a failed cut-back
-/// broke is crashed and reopened), beside a memory store that gets only the writes the JSONL
-/// store acknowledged. Both must agree after every write, and after a final crash.
+/// Plays the writes on a JSONL store whose storage fails as scripted, beside a memory store that
+/// gets only the writes the JSONL store acknowledged. Both must agree after every write, and after
+/// a final crash, which cuts nothing.
 fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Result<(), String> {
-    let reference = MemoryRunEventStore::new(Planted::none());
-    let mut disk = Arc::new(MemStorage::new());
-    let mut store = open(&disk);
-    for (i, (batch, fault)) in writes.iter().enumerate() {
+    let reopened = beside_the_reference(writes.len(), dump, |i, disk, store, reference| {
+        let (batch, fault) = &writes[i];
         let events: Vec<NewRunEvent> = batch
             .iter()
             .enumerate()
@@ -422,7 +403,6 @@ fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Resu
             disk.fail(&format!("threads/t{thread}/runs/r{run}.jsonl"), *op);
         }
         let got = store.put_batch(events.clone());
-        disk.clear_faults();
         if let Ok(seqs) = &got {
             let want = reference.put_batch(events).map_err(|e| e.to_string())?;
             if *seqs != want {
@@ -431,42 +411,55 @@ fn acknowledged_writes_are_exactly_what_survives(writes: &[FaultyWrite]) -> Resu
                 ));
             }
         }
-        if store.dump().is_err() {
-            disk = crash(&disk);
-            store = open(&disk);
-        }
-        if store.dump().map_err(|e| e.to_string())?
-            != reference.dump().map_err(|e| e.to_string())?
-        {
-            return Err(format!("write {i} ({got:?}): the stores differ"));
-        }
-    }
-    let reopened = open(&crash(&disk));
+        Ok(format!("write {i} ({got:?})"))
+    })?;
     if !reopened.dropped_tails().is_empty() {
         return Err(format!(
             "a crash after acknowledged writes cut {:?}",
             reopened.dropped_tails()
         ));
     }
-    if reopened.dump().map_err(|e| e.to_string())? != reference.dump().map_err(|e| e.to_string())? {
-        return Err("after the final crash the stores differ".into());
-    }
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 64,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+fn dump(s: &dyn RunEventStore) -> Result<Vec<RunEvent>, String> {
+    s.dump().map_err(|e| e.to_string())
+}
 
-    #[test]
-    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
-        writes in prop::collection::vec(faulty_write(), 1..20)
-    ) {
-        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
+/// The frame of the fault properties: plays `steps` steps on a JSONL store over storage that
+/// fails as each step arms it, beside a memory store that gets only what the JSONL store
+/// acknowledged. A step returns what it did (for messages) or how the two answered apart. After
+/// every step, a store a failed cut-back broke is crashed and reopened, and both must show the
+/// same `state`; so must the store reopened after a final crash, which is returned.
+fn beside_the_reference<T: PartialEq>(
+    steps: usize,
+    state: fn(&dyn RunEventStore) -> Result<T, String>,
+    mut step: impl FnMut(
+        usize,
+        &MemStorage,
+        &JsonlRunEventStore,
+        &MemoryRunEventStore,
+    ) -> Result<String, String>,
+) -> Result<JsonlRunEventStore, String> {
+    let reference = MemoryRunEventStore::new(Planted::none());
+    let mut disk = Arc::new(MemStorage::new());
+    let mut store = open(&disk);
+    for i in 0..steps {
+        let done = step(i, &disk, &store, &reference)?;
+        disk.clear_faults();
+        if store.dump().is_err() {
+            disk = crash(&disk);
+            store = open(&disk);
+        }
+        if state(&store)? != state(&reference)? {
+            return Err(format!("{done}: the stores differ"));
+        }
     }
+    let reopened = open(&crash(&disk));
+    if state(&reopened)? != state(&reference)? {
+        return Err("after the final crash the stores differ".into());
+    }
+    Ok(reopened)
 }
 
 /// A crash under a file system that reorders unsynced writes (`histsim crash --persistence
@@ -479,9 +472,7 @@ proptest! {
 fn a_reordered_crash_of_the_unacknowledged_batch_cuts_it_whole() {
     const SECTOR: usize = 512;
     let file = "threads/t/runs/r.jsonl";
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store.put_batch(vec![ev("t", "r", "acknowledged")]).unwrap();
+    let (disk, store) = written(&[&[("t", "r", "acknowledged")]]);
     let synced = disk.durable_bytes(file).len();
     let long = "x".repeat(300);
     let batch: Vec<NewRunEvent> = (0..8)
@@ -588,15 +579,7 @@ fn deletions_answer_as_the_memory_store_and_survive_a_crash() {
 
 #[test]
 fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_files() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![
-            ev("t", "r1", "a"),
-            ev("t", "r2", "b"),
-            ev("t", "r3", "c"),
-        ])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "a"), ("t", "r2", "b"), ("t", "r3", "c")]]);
     // The second removal never happens: the process died after the first.
     disk.fail("threads/t/runs/r2.jsonl", FaultOp::Remove);
     assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(3));
@@ -628,11 +611,7 @@ fn a_crash_between_removals_leaves_the_deletion_made_and_a_reopen_tidies_the_fil
 
 #[test]
 fn a_deletion_whose_line_fails_is_not_made_and_a_torn_line_is_cut() {
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![ev("t", "r1", "a"), ev("t", "r2", "b")])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r1", "a"), ("t", "r2", "b")]]);
     disk.fail("threads/t/deletions.jsonl", FaultOp::Append);
     assert!(store.delete_by_run("t", "r2", &UserScope::All).is_err());
     assert_eq!(texts(&store), ["a", "b"], "nothing deleted");
@@ -717,10 +696,8 @@ fn state_of(s: &dyn RunEventStore) -> Result<(Vec<RunEvent>, Vec<u64>), String> 
 fn acknowledged_deletions_are_exactly_what_survives(
     steps: &[(Step, StepFault)],
 ) -> Result<(), String> {
-    let reference = MemoryRunEventStore::new(Planted::none());
-    let mut disk = Arc::new(MemStorage::new());
-    let mut store = open(&disk);
-    for (i, (step, fault)) in steps.iter().enumerate() {
+    beside_the_reference(steps.len(), state_of, |i, disk, store, reference| {
+        let (step, fault) = &steps[i];
         if let Some((thread, run, op)) = fault {
             let file = match run {
                 Some(r) => format!("threads/t{thread}/runs/r{r}.jsonl"),
@@ -766,33 +743,22 @@ fn acknowledged_deletions_are_exactly_what_survives(
                     Some(r) => s.delete_by_run(&t, &format!("r{r}"), &scope),
                     None => s.delete_by_thread(&t, &scope),
                 };
-                let got = delete(&store);
+                let got = delete(store);
                 let want = if got.is_ok() {
-                    Some(delete(&reference))
+                    Some(delete(reference))
                 } else {
                     None
                 };
                 (got, want)
             }
         };
-        disk.clear_faults();
         if let (Ok(g), Some(w)) = (&got, &want) {
             if Ok(*g) != *w {
                 return Err(format!("step {i} {step:?}: {g}, the memory store {w:?}"));
             }
         }
-        if store.dump().is_err() {
-            disk = crash(&disk);
-            store = open(&disk);
-        }
-        if state_of(&store)? != state_of(&reference)? {
-            return Err(format!("step {i} {step:?} ({got:?}): the stores differ"));
-        }
-    }
-    let reopened = open(&crash(&disk));
-    if state_of(&reopened)? != state_of(&reference)? {
-        return Err("after the final crash the stores differ".into());
-    }
+        Ok(format!("step {i} {step:?} ({got:?})"))
+    })?;
     Ok(())
 }
 
@@ -802,6 +768,13 @@ proptest! {
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
+
+    #[test]
+    fn storage_faults_and_crashes_keep_exactly_the_acknowledged_writes(
+        writes in prop::collection::vec(faulty_write(), 1..20)
+    ) {
+        prop_assert_eq!(acknowledged_writes_are_exactly_what_survives(&writes), Ok(()));
+    }
 
     #[test]
     fn storage_faults_and_crashes_keep_exactly_the_acknowledged_deletions(
@@ -814,11 +787,7 @@ proptest! {
 #[test]
 fn delete_by_thread_of_a_thread_emptied_run_by_run_ends_its_numbering_across_a_crash() {
     // Found by the deletion property: no row goes, yet the mark does, and a reopen must know.
-    let disk = Arc::new(MemStorage::new());
-    let store = open(&disk);
-    store
-        .put_batch(vec![ev("t", "r", "a"), ev("t", "r", "b")])
-        .unwrap();
+    let (disk, store) = written(&[&[("t", "r", "a"), ("t", "r", "b")]]);
     assert_eq!(store.delete_by_run("t", "r", &UserScope::All), Ok(2));
     assert_eq!(store.max_seq("t"), Ok(2));
     assert_eq!(store.delete_by_thread("t", &UserScope::All), Ok(0));

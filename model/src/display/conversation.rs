@@ -6,6 +6,7 @@
 //! the client must see from the values alone.
 
 use serde::{Deserialize, Serialize};
+use strum::IntoStaticStr;
 
 /// The agent class whose user and HITL-answer emissions mark a display as client-visible.
 pub const USER_AGENT_CLASS: &str = "UserAgent";
@@ -96,7 +97,8 @@ impl Emission {
 }
 
 /// What was emitted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum EmissionKind {
     /// `UserMessageEvent` family: the blocks of the LAST ChatMessage as sent.
     UserMessage { blocks: Vec<UserBlock> },
@@ -118,15 +120,7 @@ pub enum EmissionKind {
 impl EmissionKind {
     /// A short stable name, used in provenance records and assertion messages.
     pub fn name(&self) -> &'static str {
-        match self {
-            EmissionKind::UserMessage { .. } => "user_message",
-            EmissionKind::HitlQuestion { .. } => "hitl_question",
-            EmissionKind::HitlAnswer { .. } => "hitl_answer",
-            EmissionKind::Chunk { .. } => "chunk",
-            EmissionKind::Stop { .. } => "stop",
-            EmissionKind::Decoy { .. } => "decoy",
-            EmissionKind::Unrelated { .. } => "unrelated",
-        }
+        self.into()
     }
 
     /// The payload field the contract validates for this family; `None` outside the families.

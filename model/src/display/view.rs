@@ -684,20 +684,6 @@ mod tests {
                 &[("bad_payload", 2, field)],
             );
         }
-        // A bad created_at skips the row before the walk: no reset.
-        let conversation = Build::new()
-            .primary(LEAD)
-            .emit(USER, "d", user_text("go"))
-            .emit(LEAD, "d", chunk("Hel"))
-            .emit(USER, "d", user_text("x"))
-            .defect(Defect::BadCreatedAt)
-            .emit(LEAD, "d", stop("Hello"))
-            .done();
-        check(
-            &conversation,
-            &["user@d: go", "assistant@d: Hello"],
-            &[("bad_created_at", 2, "created_at")],
-        );
     }
 
     #[test]
@@ -1229,6 +1215,7 @@ mod tests {
 
     #[test]
     fn a_defective_user_message_does_not_reset() {
+        // A bad created_at skips the row before the walk, unlike a malformed payload: no reset.
         let conversation = Build::new()
             .primary(LEAD)
             .emit(USER, "d", user_text("q"))

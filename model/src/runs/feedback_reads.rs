@@ -53,8 +53,7 @@ pub fn attachment_choices(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ratings::{message, Rater};
-    use super::super::truth::MessageKind;
+    use super::super::ratings::{rated, two_runs, Rater};
     use super::*;
 
     #[test]
@@ -80,25 +79,17 @@ mod tests {
 
     #[test]
     fn feedback_goes_on_the_last_answer_of_its_run_only() {
-        let mut t = RatingTruth::new();
-        t.rate("t", "r1", "u", -1);
-        t.rate_anonymously("t", "r2", 1);
-        let messages = [
-            message("r1", MessageKind::Human),
-            message("r1", MessageKind::Ai),
-            message("r1", MessageKind::AiToolCall),
-            message("r1", MessageKind::Ai),
-            message("r2", MessageKind::Ai),
-        ];
+        let t = rated(&[("t", "r1", Some("u"), -1), ("t", "r2", None, 1)]);
+        let messages = two_runs();
         let every = attachment_choices(&t, "t", &messages, None);
         let lens: Vec<usize> = every.iter().map(Vec::len).collect();
-        assert_eq!(lens, vec![0, 0, 0, 1, 1]);
-        assert_eq!(every[3][0].value, -1);
+        assert_eq!(lens, vec![0, 0, 0, 0, 1, 1]);
+        assert_eq!(every[4][0].value, -1);
         let users = attachment_choices(&t, "t", &messages, Some("u"));
         let lens: Vec<usize> = users.iter().map(Vec::len).collect();
         assert_eq!(
             lens,
-            vec![0, 0, 0, 1, 0],
+            vec![0, 0, 0, 0, 1, 0],
             "an anonymous rating is no user's"
         );
     }

@@ -250,16 +250,46 @@ pub(super) fn message(run: &str, kind: MessageKind) -> ExpectedMessage {
     ExpectedMessage::new(run, kind, &format!("{run} {kind:?}"))
 }
 
+/// The ratings given in order, each `(thread, run, user, value)`; no user: an anonymous rating.
+#[cfg(test)]
+pub(super) fn rated(ratings: &[(&str, &str, Option<&str>, i8)]) -> RatingTruth {
+    let mut t = RatingTruth::new();
+    for &(thread, run, user, value) in ratings {
+        match user {
+            Some(user) => t.rate(thread, run, user, value),
+            None => {
+                t.rate_anonymously(thread, run, value);
+            }
+        }
+    }
+    t
+}
+
+/// Run r1's turn (a question, a first answer, a tool call and its result, the last answer), then
+/// run r2's one answer.
+#[cfg(test)]
+pub(super) fn two_runs() -> [ExpectedMessage; 6] {
+    [
+        message("r1", MessageKind::Human),
+        message("r1", MessageKind::Ai),
+        message("r1", MessageKind::AiToolCall),
+        message("r1", MessageKind::Tool),
+        message("r1", MessageKind::Ai),
+        message("r2", MessageKind::Ai),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_deleted_thread_keeps_no_rating_and_starts_over() {
-        let mut t = RatingTruth::new();
-        t.rate("t", "r1", "u", 1);
-        t.rate_anonymously("t", "r1", -1);
-        t.rate("other", "r1", "u", 1);
+        let mut t = rated(&[
+            ("t", "r1", Some("u"), 1),
+            ("t", "r1", None, -1),
+            ("other", "r1", Some("u"), 1),
+        ]);
         t.delete_thread("t");
         assert!(t.rows("t").is_empty());
         assert_eq!(t.rows("other").len(), 1);
@@ -269,18 +299,12 @@ mod tests {
 
     #[test]
     fn a_users_rating_shows_on_the_last_ai_text_of_its_run_only() {
-        let mut t = RatingTruth::new();
-        t.rate("t", "r1", "u", -1);
-        t.rate("t", "r2", "other", 1);
-        t.rate_anonymously("t", "r2", 1);
-        let messages = [
-            message("r1", MessageKind::Human),
-            message("r1", MessageKind::Ai),
-            message("r1", MessageKind::AiToolCall),
-            message("r1", MessageKind::Tool),
-            message("r1", MessageKind::Ai),
-            message("r2", MessageKind::Ai),
-        ];
+        let t = rated(&[
+            ("t", "r1", Some("u"), -1),
+            ("t", "r2", Some("other"), 1),
+            ("t", "r2", None, 1),
+        ]);
+        let messages = two_runs();
         assert_eq!(
             expected_attachment(&t, "t", &messages, "u"),
             vec![None, None, None, None, Some(-1), None]
@@ -293,11 +317,12 @@ mod tests {
 
     #[test]
     fn the_last_rating_of_a_user_for_a_run_wins() {
-        let mut t = RatingTruth::new();
-        t.rate("t", "r1", "u", 1);
-        t.rate("t", "r2", "u", 1);
-        t.rate("t", "r1", "u", -1);
-        t.rate("other", "r1", "u", 1);
+        let t = rated(&[
+            ("t", "r1", Some("u"), 1),
+            ("t", "r2", Some("u"), 1),
+            ("t", "r1", Some("u"), -1),
+            ("other", "r1", Some("u"), 1),
+        ]);
         assert_eq!(
             t.expected("t"),
             vec![
@@ -309,11 +334,12 @@ mod tests {
 
     #[test]
     fn anonymous_ratings_each_count_and_withdrawals_remove_a_users_rating() {
-        let mut t = RatingTruth::new();
-        t.rate("t", "r1", "u1", 1);
-        t.rate("t", "r1", "u2", 1);
-        t.rate_anonymously("t", "r1", -1);
-        t.rate_anonymously("t", "r1", -1);
+        let mut t = rated(&[
+            ("t", "r1", Some("u1"), 1),
+            ("t", "r1", Some("u2"), 1),
+            ("t", "r1", None, -1),
+            ("t", "r1", None, -1),
+        ]);
         assert_eq!(
             t.counts("t", "r1"),
             RatingCounts {

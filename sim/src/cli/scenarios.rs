@@ -109,9 +109,8 @@ fn check_file(
 ) -> bool {
     if world.sut.is_some() && !scenario.scenario.workload().has_sut_boundary() {
         println!(
-            "skip {} [{}]: the {} workload has no process boundary for --sut",
-            path.display(),
-            scenario.id,
+            "skip {}: the {} workload has no process boundary for --sut",
+            named(path, scenario),
             scenario.scenario.workload().name()
         );
         return true;
@@ -129,19 +128,13 @@ fn check_file(
     if reproduced && fixed {
         let first = with_bug.violations.first().map(|v| v.id.to_string());
         println!(
-            "ok   {} [{}] reproduces with the bug planted (first: {}), passes without",
-            path.display(),
-            scenario.id,
+            "ok   {} reproduces with the bug planted (first: {}), passes without",
+            named(path, scenario),
             first.unwrap_or_default()
         );
         return true;
     }
-    println!(
-        "FAIL {} [{}] {}",
-        path.display(),
-        scenario.id,
-        scenario.title
-    );
+    println!("FAIL {} {}", named(path, scenario), scenario.title);
     if !reproduced {
         let got: Vec<String> = with_bug.violations.iter().map(|v| v.to_string()).collect();
         println!(
@@ -175,16 +168,14 @@ fn check_finding_here(path: &Path, file: &ScenarioFile, system: &str, world: &Wo
     };
     if run.violations.is_empty() && run.failure.is_none() {
         println!(
-            "ok   {} [{}] upstream finding in `{system}`; {here} pass it",
-            path.display(),
-            file.id
+            "ok   {} upstream finding in `{system}`; {here} pass it",
+            named(path, file),
         );
         return true;
     }
     println!(
-        "FAIL {} [{}] {}: {here} fail it too",
-        path.display(),
-        file.id,
+        "FAIL {} {}: {here} fail it too",
+        named(path, file),
         file.title
     );
     print_unfixed(&run);
@@ -208,9 +199,8 @@ fn check_regression(
     let system = there.sut.as_ref().map_or(found_in, |s| s.command.as_str());
     if !file.scenario.workload().has_sut_boundary() {
         println!(
-            "FAIL {} [{}] a regression of `{found_in}`, but the {} workload has no process boundary",
-            path.display(),
-            file.id,
+            "FAIL {} a regression of `{found_in}`, but the {} workload has no process boundary",
+            named(path, file),
             file.scenario.workload().name()
         );
         return false;
@@ -218,16 +208,14 @@ fn check_regression(
     let run = run_scenario_file(file, &there, None);
     if run.violations.is_empty() && run.failure.is_none() {
         println!(
-            "ok   {} [{}] your regression passes against `{system}`: fixed",
-            path.display(),
-            file.id
+            "ok   {} your regression passes against `{system}`: fixed",
+            named(path, file),
         );
         return true;
     }
     println!(
-        "FAIL {} [{}] your regression still fails against `{system}` (passes once fixed): {}",
-        path.display(),
-        file.id,
+        "FAIL {} your regression still fails against `{system}` (passes once fixed): {}",
+        named(path, file),
         file.title
     );
     super::run::print_findings((&run.violations, run.failure.as_deref()), "     ", "");
@@ -263,19 +251,22 @@ fn check_finding_there(
     if run.violations.iter().any(|v| v.id == file.id) {
         let first = run.violations.first().map(|v| v.id.to_string());
         println!(
-            "ok   {} [{}] upstream finding: still fails against `{system}`, as it must until fixed there (first: {})",
-            path.display(),
-            file.id,
+            "ok   {} upstream finding: still fails against `{system}`, as it must until fixed there (first: {})",
+            named(path, file),
             first.unwrap_or_default()
         );
         return true;
     }
     println!(
-        "FAIL {} [{}] no {} violation against `{system}` (fixed upstream? then the file goes)",
-        path.display(),
-        file.id,
+        "FAIL {} no {} violation against `{system}` (fixed upstream? then the file goes)",
+        named(path, file),
         file.id
     );
     print_unfixed(&run);
     false
+}
+
+/// How a scenario file is named in every line of the replay's output: its path and its ID.
+fn named(path: &Path, file: &ScenarioFile) -> String {
+    format!("{} [{}]", path.display(), file.id)
 }

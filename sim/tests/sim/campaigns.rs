@@ -1,28 +1,20 @@
 //! Short clean campaigns: no violation on either store.
 
-use super::support::{assert_clean_campaign, finish, histsim_command};
+use super::support::{assert_clean_campaigns, finish, histsim_command};
 use sim::campaign::{run_campaign, CampaignConfig};
 use sim::run::RunConfig;
 use sim::workload::StoreKind;
 
-fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
-    assert_clean_campaign(
-        RunConfig {
-            store,
-            ..RunConfig::new()
-        },
-        seeds,
+#[test]
+fn a_short_clean_campaign_passes_on_each_store() {
+    let on = |store| RunConfig {
+        store,
+        ..RunConfig::new()
+    };
+    assert_clean_campaigns(
+        on,
+        [(StoreKind::Memory, 0..60), (StoreKind::Sqlite, 1000..1040)],
     );
-}
-
-#[test]
-fn a_short_clean_campaign_passes_on_the_memory_store() {
-    clean(StoreKind::Memory, 0..60);
-}
-
-#[test]
-fn a_short_clean_campaign_passes_on_the_sqlite_store() {
-    clean(StoreKind::Sqlite, 1000..1040);
 }
 
 #[test]

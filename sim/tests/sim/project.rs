@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
+use super::support::assert_exit;
+
 const THREAD: &str = "665f1c0a0000000000000001";
 const SHOWN: &str = "665f1c0a00000000000000d1";
 const HIDDEN: &str = "665f1c0a00000000000000d2";
@@ -95,9 +97,12 @@ fn a_good_export_prints_the_history_and_passes_the_checks() {
         &["--primary", "LeadAgent:LeadAgent-1", "--check"],
     );
     let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("user: hello"), "{text}");
-    assert!(text.contains("assistant: Hi there"), "{text}");
+    assert_exit(
+        out.status.code(),
+        &text,
+        0,
+        &["user: hello", "assistant: Hi there"],
+    );
     assert!(!text.contains("nested secret"), "{text}");
     for check in [
         "duplicate event ids",
@@ -164,13 +169,16 @@ fn check_fails_on_malformed_rows_and_on_two_events_with_one_id() {
     lines.push(chunk(SHOWN, "c1", 21, "another text under c1").to_string());
     let out = project(&lines, &["--check"]);
     let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("check malformed rows: FAILED"), "{text}");
-    assert!(text.contains("line 6: not a JSON object"), "{text}");
-    assert!(text.contains("check duplicate event ids: FAILED"), "{text}");
-    assert!(
-        text.contains("event_id c1: lines 2 and 7 are different events"),
-        "{text}"
+    assert_exit(
+        out.status.code(),
+        &text,
+        1,
+        &[
+            "check malformed rows: FAILED",
+            "line 6: not a JSON object",
+            "check duplicate event ids: FAILED",
+            "event_id c1: lines 2 and 7 are different events",
+        ],
     );
     // Without --check the same export is projected and exits 0.
     assert_eq!(project(&lines, &[]).status.code(), Some(0));

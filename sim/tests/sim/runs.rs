@@ -2,7 +2,7 @@
 //! its own ID, and every R scenario file reproduces its ID.
 
 use super::support::{
-    assert_clean_campaign, assert_family_found, assert_reproduces_first, assert_stores_alike,
+    assert_clean_campaigns, assert_family_found, assert_reproduces_first, assert_stores_alike,
     only_on, printed_trace_hash, replayed_alike, scenario_dir,
 };
 use history::BugId;
@@ -49,18 +49,12 @@ fn a_runs_seed_replayed_in_separate_processes_gives_one_trace_hash() {
     assert_eq!(first, run_seed(11, &runs(StoreKind::Memory)).trace_hash);
 }
 
-fn clean(store: StoreKind, seeds: std::ops::Range<u64>) {
-    assert_clean_campaign(runs(store), seeds);
-}
-
 #[test]
-fn a_short_clean_runs_campaign_passes_on_the_memory_store() {
-    clean(StoreKind::Memory, 0..80);
-}
-
-#[test]
-fn a_short_clean_runs_campaign_passes_on_the_sqlite_store() {
-    clean(StoreKind::Sqlite, 500..540);
+fn a_short_clean_runs_campaign_passes_on_each_store() {
+    assert_clean_campaigns(
+        runs,
+        [(StoreKind::Memory, 0..80), (StoreKind::Sqlite, 500..540)],
+    );
 }
 
 #[test]

@@ -124,18 +124,22 @@ pub fn campaign(
     })
 }
 
-/// A campaign of `seeds` with `run` on `store` runs every seed, steps, and fails none.
-pub fn assert_clean_campaign(run: RunConfig, seeds: std::ops::Range<u64>) {
-    let store = run.store;
-    let result = campaign(run, seeds.clone(), false);
-    assert_eq!(result.seeds_run(), (seeds.end - seeds.start) as usize);
-    if let Some(f) = result.failures.first() {
-        panic!(
-            "seed {} failed on {store:?}: {:?} {:?}\n{}",
-            f.seed, f.violations, f.failure, f.options
-        );
+/// Each campaign, with `config` on its store, runs every one of its seeds, steps, and fails none.
+pub fn assert_clean_campaigns(
+    config: impl Fn(StoreKind) -> RunConfig,
+    campaigns: [(StoreKind, std::ops::Range<u64>); 2],
+) {
+    for (store, seeds) in campaigns {
+        let result = campaign(config(store), seeds.clone(), false);
+        assert_eq!(result.seeds_run(), (seeds.end - seeds.start) as usize);
+        if let Some(f) = result.failures.first() {
+            panic!(
+                "seed {} failed on {store:?}: {:?} {:?}\n{}",
+                f.seed, f.violations, f.failure, f.options
+            );
+        }
+        assert!(result.steps_total > 0);
     }
-    assert!(result.steps_total > 0);
 }
 
 /// Hunts every catalog ID of `family` from random seeds: each is found under its own ID. The
