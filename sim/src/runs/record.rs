@@ -194,9 +194,10 @@ pub struct DeletionRecord {
     pub messages_after: Both<Answer<Vec<RunEvent>>>,
 }
 
-/// One `put_if_absent` of a run's receipt.
+/// One write of a run's event the client made, and what each backend answered (`T`: what a
+/// stored write gives back).
 #[derive(Clone, Debug)]
-pub struct ReceiptRecord {
+pub struct WriteRecord<T> {
     pub op: u64,
     /// Simulated time of the call, as the trace stamps its line.
     pub at_us: u64,
@@ -204,24 +205,17 @@ pub struct ReceiptRecord {
     pub run: usize,
     /// What the client asked to write.
     pub event: NewRunEvent,
-    /// What each backend answered: the record it holds and whether this call wrote it.
-    pub answer: Both<Answer<(RunEvent, bool)>>,
+    pub answer: Both<Answer<T>>,
 }
 
+/// One `put_if_absent` of a run's receipt; each backend answers the record it holds and whether
+/// this call wrote it.
+pub type ReceiptRecord = WriteRecord<(RunEvent, bool)>;
+
 /// One late write (`Op::LateWrite`): a run's batch, admitted before its thread's deletion and
-/// committed after it, and what each backend answered (R28: a refusal, `thread_deleted`).
-#[derive(Clone, Debug)]
-pub struct LateWriteRecord {
-    pub op: u64,
-    /// Simulated time of the call, as the trace stamps its line.
-    pub at_us: u64,
-    /// The run (by index).
-    pub run: usize,
-    /// What the late commit asked to write.
-    pub event: NewRunEvent,
-    /// What each backend answered: the seqs it gave the rows, or its refusal.
-    pub answer: Both<Answer<Vec<u64>>>,
-}
+/// committed after it; each backend answers the seqs it gave the rows, or its refusal (R28: a
+/// refusal, `thread_deleted`).
+pub type LateWriteRecord = WriteRecord<Vec<u64>>;
 
 /// One rating the client made.
 #[derive(Clone, Debug)]
