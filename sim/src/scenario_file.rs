@@ -646,9 +646,7 @@ mod tests {
 
     #[test]
     fn a_script_for_another_workloads_id_is_refused() {
-        let seed = SeedRng::new(4);
-        let runs =
-            crate::runs::generate::generate(seed, &crate::runs::RunsOptions::from_seed(seed));
+        let runs = crate::runs::generate::of_seed(4);
         let wrong = ScenarioFile {
             id: BugId::P1,
             scenario: AnyScenario::new::<RunsWorkload>(runs),
@@ -661,9 +659,7 @@ mod tests {
 
     #[test]
     fn runs_reference_errors_name_the_field() {
-        use crate::runs::{generate::generate as generate_runs, RunsOptions};
-        let seed = SeedRng::new(4);
-        let mut runs = generate_runs(seed, &RunsOptions::from_seed(seed));
+        let mut runs = crate::runs::generate::of_seed(4);
         runs.runs[0].thread = "nowhere".into();
         let file = ScenarioFile {
             id: BugId::R4,

@@ -55,6 +55,19 @@ pub fn log_file(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
         .open(dir.join(format!("{name}.log")))
 }
 
+/// Starts `command` as the child `name`, its stdout piped and its stderr appended to
+/// `{name}.log` in `dir`; killed when its handle is dropped.
+pub fn spawn_logged(mut command: Command, name: String, dir: &Path) -> Result<Tracked, String> {
+    let log = log_file(dir, &name).map_err(|e| e.to_string())?;
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
+    Ok(Tracked { what: name, child })
+}
+
 /// Starts nats-server on `127.0.0.1:port` and waits until it accepts connections.
 pub async fn start_nats(program: &Path, port: u16, dir: &Path) -> Result<Tracked, String> {
     let log = log_file(dir, "nats-server").map_err(|e| e.to_string())?;
@@ -119,18 +132,10 @@ pub async fn start_replica(
     command: &ReplicaCommand,
     dir: &Path,
 ) -> Result<StartedReplica, String> {
-    let name = format!("replica-{index}");
-    let log = log_file(dir, &name).map_err(|e| e.to_string())?;
-    let mut child = Command::new(&command.program)
-        .args(&command.args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start {name}: {e}"))?;
-    let stdout = child.stdout.take();
-    let tracked = Tracked { what: name, child };
+    let mut program = Command::new(&command.program);
+    program.args(&command.args).stdin(Stdio::null());
+    let mut tracked = spawn_logged(program, format!("replica-{index}"), dir)?;
+    let stdout = tracked.child.stdout.take();
     let Some(stdout) = stdout else {
         tracked.stop().await;
         return Err("a replica without stdout".into());

@@ -76,14 +76,12 @@ pub fn content(message_id: Option<&str>, ai: u32, bytes: u32) -> Value {
 mod tests {
     use super::*;
     use crate::rng::{SeedRng, Stream};
-    use crate::runs::options::RunsOptions;
 
     #[test]
     fn some_seeds_bound_their_traces_and_long_ones_name_an_ai_message() {
         let (mut bounded, mut long) = (0, 0);
         for seed in 0..40 {
-            let rng = SeedRng::new(seed);
-            let s = crate::runs::generate::generate(rng, &RunsOptions::from_seed(rng));
+            let s = crate::runs::generate::of_seed(seed);
             bounded += usize::from(s.max_trace_content_bytes.is_some());
             for l in &s.long_traces {
                 long += 1;
@@ -94,7 +92,7 @@ mod tests {
                     .expect("a run of the scenario");
                 assert!(l.ai < ai_messages(run));
             }
-            let mut again = rng.substream(Stream::Workload, SUBSTREAM);
+            let mut again = SeedRng::new(seed).substream(Stream::Workload, SUBSTREAM);
             assert_eq!(
                 draw(&s.runs, &mut again),
                 (s.max_trace_content_bytes, s.long_traces)

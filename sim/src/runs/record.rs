@@ -174,6 +174,17 @@ pub enum ReadKind {
     },
 }
 
+/// What a deletion (a run's or a thread's) answered and what the client read of its target
+/// right after it, on each backend.
+#[derive(Clone, Debug)]
+pub struct DeletionAnswers {
+    /// How many rows each backend said it deleted.
+    pub deleted: Both<Answer<u64>>,
+    pub max_seq_after: Both<Answer<u64>>,
+    pub events_after: Both<Answer<Vec<RunEvent>>>,
+    pub messages_after: Both<Answer<Vec<RunEvent>>>,
+}
+
 /// One `delete_by_run` the client made, and what it read around it.
 #[derive(Clone, Debug)]
 pub struct DeletionRecord {
@@ -186,17 +197,15 @@ pub struct DeletionRecord {
     pub run_id: String,
     pub thread_id: String,
     pub max_seq_before: Both<Answer<u64>>,
-    /// How many rows each backend said it deleted.
-    pub deleted: Both<Answer<u64>>,
-    pub max_seq_after: Both<Answer<u64>>,
-    /// `list_events` and `list_messages_by_run` of the run right after.
-    pub events_after: Both<Answer<Vec<RunEvent>>>,
-    pub messages_after: Both<Answer<Vec<RunEvent>>>,
+    /// The deletion's answer and the reads right after it (`list_events` and
+    /// `list_messages_by_run` of the run).
+    pub answers: DeletionAnswers,
 }
 
-/// One `put_if_absent` of a run's receipt.
+/// One write of a run's event the client made, and what each backend answered (`T`: what a
+/// stored write gives back).
 #[derive(Clone, Debug)]
-pub struct ReceiptRecord {
+pub struct WriteRecord<T> {
     pub op: u64,
     /// Simulated time of the call, as the trace stamps its line.
     pub at_us: u64,
@@ -204,24 +213,17 @@ pub struct ReceiptRecord {
     pub run: usize,
     /// What the client asked to write.
     pub event: NewRunEvent,
-    /// What each backend answered: the record it holds and whether this call wrote it.
-    pub answer: Both<Answer<(RunEvent, bool)>>,
+    pub answer: Both<Answer<T>>,
 }
 
+/// One `put_if_absent` of a run's receipt; each backend answers the record it holds and whether
+/// this call wrote it.
+pub type ReceiptRecord = WriteRecord<(RunEvent, bool)>;
+
 /// One late write (`Op::LateWrite`): a run's batch, admitted before its thread's deletion and
-/// committed after it, and what each backend answered (R28: a refusal, `thread_deleted`).
-#[derive(Clone, Debug)]
-pub struct LateWriteRecord {
-    pub op: u64,
-    /// Simulated time of the call, as the trace stamps its line.
-    pub at_us: u64,
-    /// The run (by index).
-    pub run: usize,
-    /// What the late commit asked to write.
-    pub event: NewRunEvent,
-    /// What each backend answered: the seqs it gave the rows, or its refusal.
-    pub answer: Both<Answer<Vec<u64>>>,
-}
+/// committed after it; each backend answers the seqs it gave the rows, or its refusal (R28: a
+/// refusal, `thread_deleted`).
+pub type LateWriteRecord = WriteRecord<Vec<u64>>;
 
 /// One rating the client made.
 #[derive(Clone, Debug)]
@@ -345,14 +347,10 @@ pub struct ThreadDeletionRecord {
     pub at_us: u64,
     pub thread: String,
     pub thread_id: String,
-    /// How many rows each backend said it deleted.
-    pub deleted: Both<Answer<u64>>,
-    pub max_seq_after: Both<Answer<u64>>,
+    /// The deletion's answer and the reads right after it (the thread's message rows read
+    /// whole, `list_events` of every run of the thread one after another).
+    pub answers: DeletionAnswers,
     pub count_after: Both<Answer<u64>>,
-    /// The thread's message rows, read whole.
-    pub messages_after: Both<Answer<Vec<RunEvent>>>,
-    /// `list_events` of every run of the thread, one after another.
-    pub events_after: Both<Answer<Vec<RunEvent>>>,
 }
 
 #[cfg(test)]

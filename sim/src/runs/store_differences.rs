@@ -111,8 +111,6 @@ pub fn draw(threads: &mut BTreeMap<String, String>, rng: &mut ChaCha8Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::SeedRng;
-    use crate::runs::options::RunsOptions;
 
     #[test]
     fn each_shape_names_its_difference() {
@@ -130,8 +128,7 @@ mod tests {
     fn a_few_seeds_get_one_shaped_thread_id() {
         let (mut seeds, mut shapes) = (0, std::collections::BTreeSet::new());
         for seed in 0..200 {
-            let rng = SeedRng::new(seed);
-            let s = crate::runs::generate::generate(rng, &RunsOptions::from_seed(rng));
+            let s = crate::runs::generate::of_seed(seed);
             let shaped: Vec<&str> = s
                 .threads
                 .values()

@@ -248,7 +248,7 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
     let seq = (record.log.written().iter())
         .find(|w| w.event.run_id == d.run_id)
         .map(|w| w.event.seq);
-    let mut rows = d.events_after.sqlite.clone().expect("an answer");
+    let mut rows = d.answers.events_after.sqlite.clone().expect("an answer");
     // A row of the deleted run the sqlite store still shows.
     let deleted = record
         .log
@@ -256,9 +256,9 @@ fn backends_apart_on_a_deletion_name_the_first_call_that_differs() {
         .iter()
         .find(|w| w.event.run_id == d.run_id);
     rows.push(deleted.expect("a row of the run").event.clone());
-    let events_after = Both::new(d.events_after.memory.clone(), Ok(rows));
+    let events_after = Both::new(d.answers.events_after.memory.clone(), Ok(rows));
     record.log = record.log.edited(|o| match o {
-        Observation::Deletion(x) if x.op == op => x.events_after = events_after.clone(),
+        Observation::Deletion(x) if x.op == op => x.answers.events_after = events_after.clone(),
         _ => {}
     });
     let violations = judged(&scenario, &record);

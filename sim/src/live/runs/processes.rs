@@ -4,7 +4,7 @@
 
 use super::recording::{Dispatch, Proc, RunsRecording};
 use super::setup::RunsSetup;
-use crate::live::children::{log_file, Tracked};
+use crate::live::children::{spawn_logged, Tracked};
 use crate::live::line::wall_us;
 use std::cell::RefCell;
 use std::process::Stdio;
@@ -57,18 +57,12 @@ impl Workers {
                 generation,
             }
         };
-        let log = log_file(&self.setup.dir, &name).map_err(|e| e.to_string())?;
-        let program = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = Command::new(program)
+        let mut program = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
+        program
             .args(self.setup.worker_args(k))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start {name}: {e}"))?;
-        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        let tracked = Tracked { what: name, child };
+            .stdin(Stdio::piped());
+        let mut tracked = spawn_logged(program, name, &self.setup.dir)?;
+        let (stdin, stdout) = (tracked.child.stdin.take(), tracked.child.stdout.take());
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
             tracked.stop().await;
             return Err("a worker without stdin or stdout".into());

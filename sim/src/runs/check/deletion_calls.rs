@@ -5,7 +5,7 @@
 
 use super::wording::{answered, differ, row_seqs, Call};
 use crate::outcome::Findings;
-use crate::runs::record::{Answer, Both, DeletionRecord, ThreadDeletionRecord};
+use crate::runs::record::{Answer, Both, DeletionAnswers, DeletionRecord, ThreadDeletionRecord};
 use history::runs::RunEvent;
 use history::BugId;
 
@@ -41,14 +41,15 @@ pub(crate) struct DeletionCalls<'a> {
     /// Each call in order: its store op, `before` or `after` the deletion (empty: the
     /// deletion itself) and its answers.
     pub(crate) calls: Vec<(&'static str, &'static str, Answers<'a>)>,
-    deleted: &'a Both<Answer<u64>>,
-    max_seq_after: &'a Both<Answer<u64>>,
+    /// The deletion's own answer and the reads after it, for R9's wording.
+    answers: &'a DeletionAnswers,
 }
 
 impl<'a> DeletionCalls<'a> {
     /// `delete_by_run`: `max_seq` before it, then `max_seq`, the run's events and its message
     /// rows after it.
     pub(crate) fn of_run(d: &'a DeletionRecord) -> Self {
+        let a = &d.answers;
         DeletionCalls {
             call: "delete_by_run",
             noun: "run",
@@ -57,22 +58,22 @@ impl<'a> DeletionCalls<'a> {
             at: Call::deletion(d),
             calls: vec![
                 ("max_seq", "before", Answers::MaxSeq(&d.max_seq_before)),
-                ("delete_by_run", "", Answers::Deleted(&d.deleted)),
-                ("max_seq", "after", Answers::MaxSeq(&d.max_seq_after)),
-                ("list_events", "after", Answers::Rows(&d.events_after)),
+                ("delete_by_run", "", Answers::Deleted(&a.deleted)),
+                ("max_seq", "after", Answers::MaxSeq(&a.max_seq_after)),
+                ("list_events", "after", Answers::Rows(&a.events_after)),
                 (
                     "list_messages_by_run",
                     "after",
-                    Answers::Rows(&d.messages_after),
+                    Answers::Rows(&a.messages_after),
                 ),
             ],
-            deleted: &d.deleted,
-            max_seq_after: &d.max_seq_after,
+            answers: a,
         }
     }
 
     /// `delete_by_thread`, then the thread's `max_seq`, count, messages and its runs' events.
     pub(crate) fn of_thread(d: &'a ThreadDeletionRecord) -> Self {
+        let a = &d.answers;
         DeletionCalls {
             call: "delete_by_thread",
             noun: "thread",
@@ -80,14 +81,13 @@ impl<'a> DeletionCalls<'a> {
             op: d.op,
             at: Call::thread_deletion(d),
             calls: vec![
-                ("delete_by_thread", "", Answers::Deleted(&d.deleted)),
-                ("max_seq", "after", Answers::MaxSeq(&d.max_seq_after)),
+                ("delete_by_thread", "", Answers::Deleted(&a.deleted)),
+                ("max_seq", "after", Answers::MaxSeq(&a.max_seq_after)),
                 ("count_messages", "after", Answers::Count(&d.count_after)),
-                ("list_messages", "after", Answers::Rows(&d.messages_after)),
-                ("list_events", "after", Answers::Rows(&d.events_after)),
+                ("list_messages", "after", Answers::Rows(&a.messages_after)),
+                ("list_events", "after", Answers::Rows(&a.events_after)),
             ],
-            deleted: &d.deleted,
-            max_seq_after: &d.max_seq_after,
+            answers: a,
         }
     }
 
@@ -116,7 +116,7 @@ impl<'a> DeletionCalls<'a> {
             format!("sqlite: {sqlite}"),
             format!("{first}, as the {slot} store answered"),
         );
-        let (deleted, max_seq) = (self.deleted, self.max_seq_after);
+        let (deleted, max_seq) = (&self.answers.deleted, &self.answers.max_seq_after);
         f.add_at(
             BugId::R9,
             pointer,

@@ -11,7 +11,7 @@ use super::thread_rules::held_rows;
 use super::wording::{alike, Call};
 use crate::outcome::Findings;
 use crate::runs::observations::WorldRecord;
-use crate::runs::record::{Answer, Both, FENCE_REFUSED};
+use crate::runs::record::{Answer, WriteRecord, FENCE_REFUSED};
 use history::runs::NewRunEvent;
 use history::BugId;
 use model::runs::WriteFence;
@@ -38,49 +38,32 @@ pub fn fenced(record: &WorldRecord, op: u64, event: &NewRunEvent) -> bool {
     !fence_before(record, op).admits(&event.thread_id, &event.run_id)
 }
 
-/// One write the rule judges: the call, its store op, what it wrote and what each store said.
-struct Judged<'a, T> {
-    call: Call,
-    store_op: &'static str,
-    op: u64,
-    event: &'a NewRunEvent,
-    answer: &'a Both<Answer<T>>,
-}
-
 /// R28: every late write and every receipt of a fenced run was refused; a late write of a run
 /// no deletion fenced was stored.
 pub fn deletions_fence_their_writers(cx: &Context<'_>, f: &mut Findings) {
     for w in cx.record.log.late_writes() {
-        let judged = Judged {
-            call: Call::late_write(w),
-            store_op: "put_batch",
-            op: w.op,
-            event: &w.event,
-            answer: &w.answer,
-        };
-        judge(cx, f, &judged, true);
+        judge(cx, f, w, (Call::late_write(w), "put_batch"), true);
     }
     for r in cx.record.log.receipts() {
-        let judged = Judged {
-            call: Call::receipt(r),
-            store_op: "put_if_absent",
-            op: r.op,
-            event: &r.event,
-            answer: &r.answer,
-        };
-        judge(cx, f, &judged, false);
+        judge(cx, f, r, (Call::receipt(r), "put_if_absent"), false);
     }
 }
 
-/// Judges one write: refused when its run is fenced; when it is not, a late write (`late`) must
-/// be stored (a receipt's answer is R14's).
-fn judge<T>(cx: &Context<'_>, f: &mut Findings, w: &Judged<'_, T>, late: bool) {
-    let is_fenced = fenced(cx.record, w.op, w.event);
+/// Judges one write (the `call` of `store_op` that made it): refused when its run is fenced;
+/// when it is not, a late write (`late`) must be stored (a receipt's answer is R14's).
+fn judge<T>(
+    cx: &Context<'_>,
+    f: &mut Findings,
+    w: &WriteRecord<T>,
+    (call, store_op): (Call, &str),
+    late: bool,
+) {
+    let is_fenced = fenced(cx.record, w.op, &w.event);
     if !is_fenced && !late {
         return;
     }
     let (run, thread) = (&w.event.run_id, &w.event.thread_id);
-    for (stores, answer) in alike(w.answer, cx.record.first_slot) {
+    for (stores, answer) in alike(&w.answer, cx.record.first_slot) {
         let said = match answer {
             Ok(_) => "stored it".to_string(),
             Err(e) => format!("error {e}"),
@@ -89,11 +72,11 @@ fn judge<T>(cx: &Context<'_>, f: &mut Findings, w: &Judged<'_, T>, late: bool) {
             (true, true) | (false, false) => continue,
             (true, false) => format!(
                 "op {}: {} of run {run} after a deletion of thread {thread} removed the run: {stores} {said}, expected a refusal (`thread_deleted`): the deletion took no fence",
-                w.op, w.store_op
+                w.op, store_op
             ),
             (false, true) => format!(
                 "op {}: {} of run {run} on thread {thread}: {stores} refused it as fenced ({said}), but no deletion of the thread removed the run",
-                w.op, w.store_op
+                w.op, store_op
             ),
         };
         let expected = if is_fenced {
@@ -106,7 +89,7 @@ fn judge<T>(cx: &Context<'_>, f: &mut Findings, w: &Judged<'_, T>, late: bool) {
         } else {
             said
         };
-        let at = w.call.answered(w.store_op, &stores, said, expected);
+        let at = call.answered(store_op, &stores, said, expected);
         f.add_at(BugId::R28, at, message);
     }
 }

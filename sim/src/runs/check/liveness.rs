@@ -37,14 +37,11 @@ pub fn runs_stop_once_faults_heal(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::SeedRng;
     use crate::runs::observations::Observation;
-    use crate::runs::options::RunsOptions;
 
     #[test]
     fn a_run_still_running_once_faults_healed_is_an_r4_liveness_finding() {
-        let rng = SeedRng::new(0);
-        let scenario = crate::runs::generate::generate(rng, &RunsOptions::from_seed(rng));
+        let scenario = crate::runs::generate::of_seed(0);
         let mut log = ObservationLog::new(scenario.runs.len());
         log.push(Observation::AllStopped { after_ms: 3 });
         assert_eq!(runs_stop_once_faults_heal(&scenario, &log), None);

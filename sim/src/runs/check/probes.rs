@@ -310,7 +310,7 @@ impl<'a> Answered<'a> {
         }
         let run_id = |r: usize| s.runs.get(r).map_or("", |spec| spec.id.as_str());
         for d in record.log.deletions() {
-            let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
+            let ok = d.answers.deleted.memory.is_ok() && d.answers.deleted.sqlite.is_ok();
             push("delete_run", run_id(d.run), ok);
         }
         for r in record.log.receipts() {
@@ -318,7 +318,7 @@ impl<'a> Answered<'a> {
             push("receipt", run_id(r.run), ok);
         }
         for d in record.log.thread_deletions() {
-            let ok = d.deleted.memory.is_ok() && d.deleted.sqlite.is_ok();
+            let ok = d.answers.deleted.memory.is_ok() && d.answers.deleted.sqlite.is_ok();
             push("delete_thread", d.thread.as_str(), ok);
         }
         Answered { queues }

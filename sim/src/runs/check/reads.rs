@@ -6,8 +6,8 @@ use super::context::{of_rendered, of_row, short, Context};
 use super::truth::Snapshots;
 use super::wording::{at_rating, listed, or_none, Asked};
 use crate::outcome::{Findings, Pointer};
-use crate::runs::record::{RatedFrom, Read, ReadKind};
-use history::runs::{content_text, MessageView, ThreadHistory};
+use crate::runs::record::{Answer, RatedFrom, Read, ReadKind};
+use history::runs::{content_text, MessageView, RunEvent, ThreadHistory};
 use history::BugId;
 use model::runs::{ExpectedMessage, HistoryMismatch, RunOutcome, RunTruth};
 use serde_json::Value;
@@ -22,8 +22,31 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     let mut snapshots = Snapshots::new(cx.scenario, cx.record.log.truth());
     for read in cx.record.log.reads() {
         match &read.kind {
-            ReadKind::Views { .. } => views_match(cx, snapshots.before(read.op), read, f),
-            ReadKind::Paginate { .. } => paging_matches(cx, snapshots.before(read.op), read, f),
+            ReadKind::Views {
+                count,
+                history,
+                messages,
+            } => {
+                let count = count.primary(cx.primary).as_ref().ok().copied();
+                let of = ViewsOf::of(cx, read, snapshots.before(read.op), count);
+                let (history, messages) =
+                    (history.primary(cx.primary), messages.primary(cx.primary));
+                views_match(&Asked::of(cx, read), &of, history, messages, f);
+            }
+            ReadKind::Paginate {
+                limit,
+                backward,
+                count,
+                rows,
+            } => {
+                let truth = snapshots.before(read.op);
+                if let (Ok(rows), Ok(count)) = (rows.primary(cx.primary), count.primary(cx.primary))
+                {
+                    let of = ViewsOf::of(cx, read, truth, Some(*count));
+                    let direction = if *backward { "backward" } else { "forward" };
+                    paging_matches(&Asked::of(cx, read), &of, (*limit, direction), rows, f);
+                }
+            }
             ReadKind::Page { .. }
             | ReadKind::Events { .. }
             | ReadKind::RunMessages { .. }
@@ -35,8 +58,9 @@ pub fn reads_match_the_model(cx: &Context<'_>, f: &mut Findings) {
     }
 }
 
-/// What both views of one read are judged against: the thread (its key `t` and id `tid`), the
-/// model's truth as of the read and the count `count_messages` gave (`None`: it failed).
+/// What a full read (both views, or paging) is judged against: the thread (its key `t` and id
+/// `tid`), the model's truth as of the read and the count `count_messages` gave (`None`: it
+/// failed).
 struct ViewsOf<'a> {
     t: &'a str,
     tid: &'a str,
@@ -44,73 +68,81 @@ struct ViewsOf<'a> {
     count: Option<u64>,
 }
 
+impl<'a> ViewsOf<'a> {
+    fn of(cx: &'a Context<'_>, read: &'a Read, truth: &'a RunTruth, count: Option<u64>) -> Self {
+        ViewsOf {
+            t: &read.thread,
+            tid: cx.thread_id(&read.thread),
+            truth,
+            count,
+        }
+    }
+}
+
 /// Both views of one read: each is every message, and they agree with each other.
-fn views_match(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings) {
-    let ReadKind::Views {
-        count,
-        history,
-        messages,
-    } = &read.kind
-    else {
-        return;
-    };
-    let (t, tid) = (&read.thread, cx.thread_id(&read.thread));
-    let at = Asked::of(cx, read);
-    let count = count.primary(cx.primary).as_ref().ok().copied();
-    let history = history.primary(cx.primary);
-    let messages = messages.primary(cx.primary);
-    if count == Some(0) {
+fn views_match(
+    at: &Asked,
+    of: &ViewsOf<'_>,
+    history: &Answer<Option<ThreadHistory>>,
+    messages: &Answer<Vec<MessageView>>,
+    f: &mut Findings,
+) {
+    let t = of.t;
+    if of.count == Some(0) {
         // No message row yet: /history falls back to the checkpoint, as documented for threads
         // older than the store; the model must require nothing.
-        if let Err(m) = truth.check_history(tid, &[]) {
-            let (answered, expected) = m.sides();
-            f.unexplained_at(
-                BugId::R1,
-                at.answers(answered, expected),
-                format!("{at}: {t}: the store has no message but the model says {m}"),
-            );
-        }
+        agrees_with_the_model(at, of, &[], |pointer, m, _| {
+            let why = format!("{at}: {t}: the store has no message but the model says {m}");
+            f.unexplained_at(BugId::R1, pointer, why);
+        });
         return;
     }
-    let of = ViewsOf {
-        t,
-        tid,
-        truth,
-        count,
-    };
-    let history_ok = match history {
-        Err(e) => {
-            f.unexplained_at(
-                BugId::R1,
-                at.answers(format!("error {e}"), "the thread's history"),
-                format!("{at}: /history of {t} failed: {e}"),
-            );
-            false
-        }
-        Ok(h) => {
-            let observed: Vec<ExpectedMessage> = h
-                .as_ref()
-                .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect());
-            check_history_view(&at.on("/history"), &of, &observed, f)
-        }
-    };
-    let messages_ok = match messages {
-        Err(e) => {
-            f.add_at(
-                BugId::R7,
-                at.answers(format!("error {e}"), "the thread's messages"),
-                format!("{at}: /messages of {t} failed: {e}"),
-            );
-            false
-        }
-        Ok(views) => {
-            let observed: Vec<ExpectedMessage> =
-                views.iter().map(|v| of_rendered(&v.message)).collect();
-            check_messages_view(&at.on("/messages"), &of, &observed, f)
-        }
-    };
+    let from_history = history.as_ref().map(|h| {
+        h.as_ref()
+            .map_or_else(Vec::new, |h| h.messages.iter().map(of_rendered).collect())
+    });
+    let from_views = messages
+        .as_ref()
+        .map(|views| views.iter().map(|v| of_rendered(&v.message)).collect());
+    let history_ok = view_passes(at, of, View::History, from_history, f);
+    let messages_ok = view_passes(at, of, View::Messages, from_views, f);
     if let (true, true, Ok(Some(h)), Ok(views)) = (history_ok, messages_ok, history, messages) {
-        views_agree(&at, t, views, h, f);
+        views_agree(at, t, views, h, f);
+    }
+}
+
+/// The two views of a thread.
+#[derive(Clone, Copy)]
+enum View {
+    History,
+    Messages,
+}
+
+/// Whether one view (its messages as `observed`, or the error it failed with) passed: a failed
+/// `/history` is R1 (no known bug makes it fail), a failed `/messages` R7.
+fn view_passes(
+    at: &Asked,
+    of: &ViewsOf<'_>,
+    view: View,
+    observed: Result<Vec<ExpectedMessage>, &String>,
+    f: &mut Findings,
+) -> bool {
+    let (path, shows) = match view {
+        View::History => ("/history", "history"),
+        View::Messages => ("/messages", "messages"),
+    };
+    match (observed, view) {
+        (Err(e), _) => {
+            let pointer = at.answers(format!("error {e}"), format!("the thread's {shows}"));
+            let why = format!("{at}: {path} of {} failed: {e}", of.t);
+            match view {
+                View::History => f.unexplained_at(BugId::R1, pointer, why),
+                View::Messages => f.add_at(BugId::R7, pointer, why),
+            }
+            false
+        }
+        (Ok(observed), View::History) => check_history_view(&at.on(path), of, &observed, f),
+        (Ok(observed), View::Messages) => check_messages_view(&at.on(path), of, &observed, f),
     }
 }
 
@@ -134,43 +166,29 @@ fn views_agree(at: &Asked, t: &str, views: &[MessageView], h: &ThreadHistory, f:
     }
 }
 
-/// R2: paging through a thread returns every message.
-fn paging_matches(cx: &Context<'_>, truth: &RunTruth, read: &Read, f: &mut Findings) {
-    let ReadKind::Paginate {
-        limit,
-        backward,
-        count,
-        rows,
-    } = &read.kind
-    else {
-        return;
-    };
-    let (t, tid) = (&read.thread, cx.thread_id(&read.thread));
-    let (Ok(rows), Ok(count)) = (rows.primary(cx.primary), count.primary(cx.primary)) else {
-        return;
-    };
-    let at = Asked::of(cx, read);
-    let how = format!(
-        "{at}: paging through {t} by {limit} ({})",
-        if *backward { "backward" } else { "forward" }
-    );
+/// R2: paging through a thread (by `limit`, in `direction`) returns every message.
+fn paging_matches(
+    at: &Asked,
+    of: &ViewsOf<'_>,
+    (limit, direction): (usize, &str),
+    rows: &[RunEvent],
+    f: &mut Findings,
+) {
+    let how = format!("{at}: paging through {} by {limit} ({direction})", of.t);
     let every = |n, c| {
         format!(
             "{how} returned {n} rows, count_messages {c}: a full read must return every message"
         )
     };
-    if at.count_differs(BugId::R2, "rows", (rows.len(), *count), every, f) {
-        return;
+    if let Some(c) = of.count {
+        if at.count_differs(BugId::R2, "rows", (rows.len(), c), every, f) {
+            return;
+        }
     }
     let observed: Vec<ExpectedMessage> = rows.iter().map(of_row).collect();
-    if let Err(m) = truth.check_history(tid, &observed) {
-        let (answered, expected) = m.sides();
-        f.add_at(
-            BugId::R2,
-            at.answers(answered, expected),
-            format!("{how}: {m}"),
-        );
-    }
+    agrees_with_the_model(at, of, &observed, |pointer, m, _| {
+        f.add_at(BugId::R2, pointer, format!("{how}: {m}"));
+    });
 }
 
 /// `/history`: R1 when it shows the checkpoint (a summary, messages without run_id), R2 when it
@@ -445,29 +463,16 @@ pub fn ratings_land_on_their_run(cx: &Context<'_>, f: &mut Findings) {
         }
         all_right = false;
         let user = r.user.as_deref().unwrap_or("an anonymous user");
-        if r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str()) {
-            f.add_at(
-                BugId::R8,
-                at_rating(r, &expected),
-                format!(
-                    "op {}: {user} rated `{}` right after {expected} ended: it went to {}, the run mapping was stale (a refreshed one says {expected})",
-                    r.op,
-                    short(&r.text),
-                    or_none(r.client.as_ref())
-                ),
-            );
+        let (op, rated, mapped) = (r.op, short(&r.text), or_none(r.client.as_ref()));
+        let stale = r.source == RatedFrom::Stream && r.fresh.as_deref() == Some(expected.as_str());
+        let (id, why) = if stale {
+            let why = format!("op {op}: {user} rated `{rated}` right after {expected} ended: it went to {mapped}, the run mapping was stale (a refreshed one says {expected})");
+            (BugId::R8, why)
         } else {
-            f.add_at(
-                BugId::R6,
-                at_rating(r, &expected),
-                format!(
-                    "op {}: {user} rated `{}`, produced by {expected}: the rating maps to {}",
-                    r.op,
-                    short(&r.text),
-                    or_none(r.client.as_ref())
-                ),
-            );
-        }
+            let why = format!("op {op}: {user} rated `{rated}`, produced by {expected}: the rating maps to {mapped}");
+            (BugId::R6, why)
+        };
+        f.add_at(id, at_rating(r, &expected), why);
     }
     if !all_right || f.has(BugId::R6) {
         return;

@@ -43,7 +43,7 @@ pub fn deletions_keep_the_numbering(cx: &Context<'_>, f: &mut Findings) {
             .map(|w| w.event.seq)
             .max()
             .unwrap_or(0);
-        for (stores, after) in alike(&d.max_seq_after, cx.record.first_slot) {
+        for (stores, after) in alike(&d.answers.max_seq_after, cx.record.first_slot) {
             if let Ok(after) = after {
                 if *after < mark {
                     f.add_at(
@@ -85,7 +85,7 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
         let what = format!("delete_by_run({}) on thread {}", d.run_id, d.thread_id);
         let op = format!("op {}", d.op);
         let call = Call::deletion(d);
-        for (stores, n) in alike(&d.deleted, cx.record.first_slot) {
+        for (stores, n) in alike(&d.answers.deleted, cx.record.first_slot) {
             let rows = format!("{expected} rows deleted");
             match n {
                 Ok(n) if *n != expected => f.add_at(
@@ -102,8 +102,8 @@ pub fn deletions_remove_exactly_the_run(cx: &Context<'_>, f: &mut Findings) {
             }
         }
         for (read, both) in [
-            ("list_events", &d.events_after),
-            ("list_messages_by_run", &d.messages_after),
+            ("list_events", &d.answers.events_after),
+            ("list_messages_by_run", &d.answers.messages_after),
         ] {
             for (stores, rows) in alike(both, cx.record.first_slot) {
                 if let Ok(rows) = rows {

@@ -74,7 +74,7 @@ pub fn thread_deletions_empty_the_thread(cx: &Context<'_>, f: &mut Findings) {
         let slot = cx.record.first_slot;
         let call = Call::thread_deletion(d);
         let rows = format!("{held} rows deleted");
-        for (stores, n) in alike(&d.deleted, slot) {
+        for (stores, n) in alike(&d.answers.deleted, slot) {
             match n {
                 Ok(n) if *n != held => f.add_at(
                     BugId::R23,
@@ -119,7 +119,7 @@ fn reads_after_show_it_empty(
     let zeros: [MustReadZero<'_>; 2] = [
         (
             "max_seq",
-            &d.max_seq_after,
+            &d.answers.max_seq_after,
             |n| format!("max_seq {n}"),
             ", not 0: the thread was not emptied",
         ),
@@ -147,8 +147,8 @@ fn reads_after_show_it_empty(
         }
     }
     for (read, both) in [
-        ("list_messages", &d.messages_after),
-        ("list_events of its runs", &d.events_after),
+        ("list_messages", &d.answers.messages_after),
+        ("list_events of its runs", &d.answers.events_after),
     ] {
         for (stores, rows) in alike(both, slot) {
             if let Some(left) = rows.as_ref().ok().and_then(|r| r.first()) {

@@ -5,7 +5,8 @@ use super::context::Context;
 use crate::divergence::{Divergence, TraceMark};
 use crate::outcome::{Findings, Pointer};
 use crate::runs::record::{
-    Answer, Both, DeletionRecord, Read, ReadKind, ReceiptRecord, ThreadDeletionRecord,
+    Answer, Both, DeletionRecord, LateWriteRecord, Read, ReadKind, ReceiptRecord,
+    ThreadDeletionRecord, WriteRecord,
 };
 use crate::workload::StoreKind;
 use history::runs::MessageCursor;
@@ -192,19 +193,20 @@ impl Call {
 
     /// A `put_if_absent` of a run's receipt, its trace line `receipt {run} attempt ...`.
     pub(crate) fn receipt(r: &ReceiptRecord) -> Self {
-        Call {
-            op: r.op,
-            at_us: r.at_us,
-            mark: format!("receipt {} attempt", r.event.run_id),
-        }
+        Call::write(r, format!("receipt {} attempt", r.event.run_id))
     }
 
     /// A late write of a run, its trace line `late write {run}: ...`.
-    pub(crate) fn late_write(w: &crate::runs::record::LateWriteRecord) -> Self {
+    pub(crate) fn late_write(w: &LateWriteRecord) -> Self {
+        Call::write(w, format!("late write {}: ", w.event.run_id))
+    }
+
+    /// A write of a run's event, its trace line opening with `mark`.
+    fn write<T>(w: &WriteRecord<T>, mark: String) -> Self {
         Call {
             op: w.op,
             at_us: w.at_us,
-            mark: format!("late write {}: ", w.event.run_id),
+            mark,
         }
     }
 

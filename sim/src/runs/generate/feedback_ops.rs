@@ -163,8 +163,7 @@ mod tests {
     #[test]
     fn a_deletion_may_be_followed_by_a_rating_on_its_thread() {
         let found = (0..200).any(|s| {
-            let seed = SeedRng::new(s);
-            let scenario = generate(seed, &RunsOptions::from_seed(seed));
+            let scenario = crate::runs::generate::of_seed(s);
             scenario
                 .ops
                 .windows(2)

@@ -111,6 +111,13 @@ fn weave_wider_calls(
     ops
 }
 
+/// The scenario `seed` plays with the options it draws (no command-line override).
+#[cfg(test)]
+pub fn of_seed(seed: u64) -> RunsScenario {
+    let seed = SeedRng::new(seed);
+    generate(seed, &RunsOptions::from_seed(seed))
+}
+
 /// Builds the scenario of `seed` under `options`.
 pub fn generate(seed: SeedRng, options: &RunsOptions) -> RunsScenario {
     let mut ids = seed.substream(Stream::Workload, 1);
@@ -661,8 +668,7 @@ mod tests {
     #[test]
     fn some_seeds_run_concurrent_runs_on_one_thread_and_worker() {
         let found = (0..200).any(|s| {
-            let seed = SeedRng::new(s);
-            let scenario = generate(seed, &RunsOptions::from_seed(seed));
+            let scenario = of_seed(s);
             scenario.ops.windows(2).any(|w| match (&w[0], &w[1]) {
                 (Op::Start { run: a }, Op::Start { run: b }) => {
                     let (a, b) = (scenario.run_index(a), scenario.run_index(b));

@@ -54,18 +54,16 @@ fn answer_steps(run: &RunSpec) -> usize {
 mod tests {
     use super::*;
     use crate::rng::{SeedRng, Stream};
-    use crate::runs::options::RunsOptions;
 
     #[test]
     fn only_later_requests_with_steps_get_a_tight_window() {
         let mut tight = 0;
         for seed in 0..40 {
-            let rng = SeedRng::new(seed);
-            let mut s = crate::runs::generate::generate(rng, &RunsOptions::from_seed(rng));
+            let mut s = crate::runs::generate::of_seed(seed);
             for r in 0..s.runs.len() {
                 s.runs[r].summarize = None;
             }
-            let mut rng = rng.substream(Stream::Workload, SUBSTREAM);
+            let mut rng = SeedRng::new(seed).substream(Stream::Workload, SUBSTREAM);
             add_tight_windows(&mut s.runs, &mut rng);
             for (r, run) in s.runs.iter().enumerate() {
                 let Some(w) = run.summarize else { continue };

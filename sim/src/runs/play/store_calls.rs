@@ -116,10 +116,12 @@ impl Client {
             run_id: spec.id.clone(),
             thread_id: tid,
             max_seq_before,
-            deleted,
-            max_seq_after,
-            events_after,
-            messages_after,
+            answers: DeletionAnswers {
+                deleted,
+                max_seq_after,
+                events_after,
+                messages_after,
+            },
         }));
     }
 

@@ -84,11 +84,13 @@ impl Client {
             at_us: super::state::now_us(),
             thread: thread.to_string(),
             thread_id: tid,
-            deleted,
-            max_seq_after,
+            answers: DeletionAnswers {
+                deleted,
+                max_seq_after,
+                events_after,
+                messages_after,
+            },
             count_after,
-            messages_after,
-            events_after,
         }));
     }
 
