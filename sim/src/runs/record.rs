@@ -109,7 +109,10 @@ pub struct Read {
     pub kind: ReadKind,
 }
 
-#[derive(Clone, Debug)]
+/// A read's kind; its name (`strum`'s snake_case of the variant) is what the probes of reads
+/// answered count it under.
+#[derive(Clone, Debug, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum ReadKind {
     /// `/history`, `/messages` and `count_messages`, in one instant.
     Views {

@@ -5,7 +5,6 @@ use super::map;
 use crate::coverage::{join_probes, Coverage};
 use crate::hostile_text::hit_classes;
 use crate::runs::observations::WorldRecord;
-use crate::runs::record::ReadKind;
 use crate::runs::record::TruthEvent;
 use crate::runs::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Target};
 use crate::runs::script::is_middleware_caller;
@@ -306,7 +305,7 @@ impl<'a> Answered<'a> {
             let ok = read_errors(&read.kind, slot)
                 .iter()
                 .all(|(_, e)| e.is_empty());
-            push(read_kind(&read.kind), read.thread.as_str(), ok);
+            push((&read.kind).into(), read.thread.as_str(), ok);
         }
         let run_id = |r: usize| s.runs.get(r).map_or("", |spec| spec.id.as_str());
         for d in record.log.deletions() {
@@ -328,21 +327,6 @@ impl<'a> Answered<'a> {
     fn next(&mut self, kind: &'static str, key: &'a str) -> bool {
         let queue = self.queues.get_mut(&(kind, key));
         queue.and_then(VecDeque::pop_front).unwrap_or(false)
-    }
-}
-
-/// The kind of a recorded read, as [`Answered`] queues it.
-fn read_kind(kind: &ReadKind) -> &'static str {
-    match kind {
-        ReadKind::Views { .. } => "views",
-        ReadKind::Page { .. } => "page",
-        ReadKind::Paginate { .. } => "paginate",
-        ReadKind::Events { .. } => "events",
-        ReadKind::RunMessages { .. } => "run_messages",
-        ReadKind::FilteredEvents { .. } => "filtered_events",
-        ReadKind::LastAnswers { .. } => "last_answers",
-        ReadKind::UserMessages { .. } => "user_messages",
-        ReadKind::DefaultScopeMessages { .. } => "default_scope_messages",
     }
 }
 
