@@ -112,7 +112,7 @@ async fn start(world: &World, run: &str) {
         dispatch(worker, r),
     )
     .await;
-    world.settled.borrow_mut().insert(r);
+    world.progress.borrow_mut().settle(r);
     let how = match result {
         Ok(Ok(())) => "ok".to_string(),
         Ok(Err(e)) => format!("failed: {e}"),
@@ -228,7 +228,7 @@ impl Client {
         let Some(r) = world.scenario.run_index(run) else {
             return;
         };
-        while !world.settled.borrow().contains(&r) || world.running.borrow().contains_key(&r) {
+        while !world.progress.borrow().over(r) {
             sleep_ms(1).await;
         }
         self.saw_run_end(world, r);
@@ -307,7 +307,7 @@ impl Client {
             *n
         });
         let thread = world.scenario.runs[r].thread.clone();
-        let outcome = world.outcomes.borrow().get(&r).copied();
+        let outcome = world.progress.borrow().outcome(r);
         world.record(format_args!(
             "wait {} -> {outcome:?}",
             world.scenario.runs[r].id
@@ -318,12 +318,8 @@ impl Client {
         let rendered = Rc::make_mut(self.rendered.entry(thread.clone()).or_default());
         match outcome {
             Some(o) if o.is_complete() => {
-                let streamed = if waits_after_this > 0 {
-                    world.streamed.borrow().get(&r).cloned()
-                } else {
-                    world.streamed.borrow_mut().remove(&r)
-                };
-                let streamed = streamed.unwrap_or_default();
+                let keep = waits_after_this > 0;
+                let streamed = world.progress.borrow_mut().streamed(r, keep);
                 let from = rendered.len();
                 rendered.extend(streamed);
                 let to = rendered.len();
@@ -491,14 +487,15 @@ pub(in crate::runs) async fn client(world: Rc<World>) -> turmoil::Result {
     // (liveness); then the last look at every thread.
     let mut waited_ms = 0;
     loop {
-        if world.running.borrow().is_empty() {
+        let running = world.progress.borrow().running();
+        if running.is_empty() {
             world.observe(Observation::AllStopped {
                 after_ms: waited_ms,
             });
             break;
         }
         if waited_ms >= LIVENESS_BOUND_MS {
-            let stuck: Vec<usize> = world.running.borrow().keys().copied().collect();
+            let stuck = running;
             world.record(format_args!(
                 "liveness: runs {stuck:?} still running after {waited_ms} ms"
             ));

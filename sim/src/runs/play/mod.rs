@@ -12,6 +12,7 @@ pub mod hosted;
 pub(crate) mod journal_calls;
 pub(in crate::runs) mod journal_host;
 pub mod jsonl_host;
+pub(in crate::runs) mod progress;
 pub(in crate::runs) mod sqlite_pool;
 pub(in crate::runs) mod state;
 pub(in crate::runs) mod store_calls;

@@ -15,7 +15,6 @@ use model::runs::RunOutcome;
 use serde::Serialize;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
 use std::time::Duration;
@@ -66,14 +65,8 @@ pub(in crate::runs) struct World {
     /// client's own bookkeeping and, once the world is over, the checks.
     pub(super) log: RefCell<ObservationLog>,
     pub(in crate::runs) next_op: Cell<u64>,
-    /// Runs playing now, with their worker.
-    pub(in crate::runs) running: RefCell<BTreeMap<usize, u8>>,
-    pub(in crate::runs) started: RefCell<BTreeSet<usize>>,
-    pub(in crate::runs) outcomes: RefCell<BTreeMap<usize, RunOutcome>>,
-    /// Runs whose dispatch attempt is over (acknowledged or not).
-    pub(in crate::runs) settled: RefCell<BTreeSet<usize>>,
-    /// Per run: the message dumps the client saw streamed live.
-    pub(in crate::runs) streamed: RefCell<BTreeMap<usize, Vec<Value>>>,
+    /// Where each run stands while the world plays.
+    pub(in crate::runs) progress: RefCell<super::progress::RunProgress>,
 }
 
 pub(in crate::runs) fn now_us() -> u64 {
@@ -215,8 +208,7 @@ impl World {
     }
 
     pub(in crate::runs) fn start_run(&self, run: usize, worker: u8) {
-        self.started.borrow_mut().insert(run);
-        self.running.borrow_mut().insert(run, worker);
+        self.progress.borrow_mut().start(run, worker);
         self.truth(run, TruthEvent::Start);
         self.record(format_args!(
             "worker-{worker} start {}",
@@ -225,10 +217,9 @@ impl World {
     }
 
     pub(in crate::runs) fn stop_run(&self, run: usize, outcome: RunOutcome, at_us: u64) {
-        if self.running.borrow_mut().remove(&run).is_none() {
+        if !self.progress.borrow_mut().stop(run, outcome) {
             return;
         }
-        self.outcomes.borrow_mut().insert(run, outcome);
         self.truth(run, TruthEvent::Stop(outcome));
         self.record_at(
             at_us,
@@ -238,13 +229,7 @@ impl World {
 
     /// A worker crashed: every run it was playing is killed.
     pub(in crate::runs) fn kill_worker(&self, worker: u8, at_us: u64) {
-        let victims: Vec<usize> = self
-            .running
-            .borrow()
-            .iter()
-            .filter(|(_, w)| **w == worker)
-            .map(|(r, _)| *r)
-            .collect();
+        let victims = self.progress.borrow().running_on(worker);
         self.record_at(
             at_us,
             format_args!("crash worker-{worker} kills {} runs", victims.len()),
@@ -307,11 +292,7 @@ impl World {
             // The dump the client sees streamed is the entry's content (`JournalEntry::message`
             // of this message).
             debug_assert_eq!(*entry.content, e.message.to_content());
-            self.streamed
-                .borrow_mut()
-                .entry(run)
-                .or_default()
-                .push(Value::clone(&entry.content));
+            (self.progress.borrow_mut()).stream(run, Value::clone(&entry.content));
         }
     }
 }

@@ -43,7 +43,7 @@ pub(in crate::runs) async fn serve_dispatch(
     let mut buf = [0u8; 4];
     stream.read_exact(&mut buf).await?;
     let run = u32::from_be_bytes(buf) as usize;
-    if run >= world.scenario.runs.len() || world.started.borrow().contains(&run) {
+    if run >= world.scenario.runs.len() || world.progress.borrow().started(run) {
         return Ok(());
     }
     world.start_run(run, w);

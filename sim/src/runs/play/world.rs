@@ -230,11 +230,7 @@ fn new_world(
         trace,
         log: RefCell::new(ObservationLog::new(scenario.runs.len())),
         next_op: Cell::new(0),
-        running: RefCell::default(),
-        started: RefCell::default(),
-        outcomes: RefCell::default(),
-        settled: RefCell::default(),
-        streamed: RefCell::default(),
+        progress: RefCell::default(),
     }
 }
 
