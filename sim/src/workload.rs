@@ -163,6 +163,20 @@ pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S
     })
 }
 
+/// One move per element of a list of the scenario (`len` elements, where `list` finds the list
+/// in a copy), in the list's order: the scenario without that element, nothing else changed.
+pub fn removals<S: Clone + 'static, T: 'static>(
+    len: usize,
+    list: fn(&mut S) -> &mut Vec<T>,
+) -> impl DoubleEndedIterator<Item = Move<S>> {
+    (0..len).map(move |i| {
+        let change = move |c: &mut S| {
+            list(c).remove(i);
+        };
+        move_by(change, std::convert::identity)
+    })
+}
+
 /// An integer of a scenario (a limit, a message count, a latency, a fault's time) that the
 /// shrinker bisects toward its smallest value still failing, as proptest shrinks integers.
 pub struct Integer<S> {

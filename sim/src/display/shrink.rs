@@ -23,11 +23,7 @@ pub fn moves(s: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
     without_turns(s, &mut out);
     without_step_blocks(s, &mut out);
     // Faults, one at a time.
-    for f in 0..s.faults.len() {
-        out.push(edit(move |c| {
-            c.faults.remove(f);
-        }));
-    }
+    out.extend(removals(s.faults.len(), |c| &mut c.faults));
     // Fewer replicas.
     if s.replicas > 1 {
         out.push(cut(|c| c.replicas -= 1));

@@ -58,11 +58,7 @@ pub fn moves(s: &JournalScenario) -> Vec<Move<JournalScenario>> {
             width /= 2;
         }
     }
-    for c in 0..s.crashes.len() {
-        out.push(edit(move |x| {
-            x.crashes.remove(c);
-        }));
-    }
+    out.extend(removals(s.crashes.len(), |x| &mut x.crashes));
     plainer_faults(s, &mut out);
     plainer_ops(s, &mut out);
     plainer_sessions(s, &mut out);

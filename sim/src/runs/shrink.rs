@@ -374,21 +374,10 @@ fn smaller_message(r: usize, m: usize, message: &MessageSpec, out: &mut Vec<Move
 
 /// Faults, one at a time.
 fn without_faults(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
-    for i in 0..s.failing_write_calls.len() {
-        out.push(edit(move |c| {
-            c.failing_write_calls.remove(i);
-        }));
-    }
-    for i in 0..s.crashes.len() {
-        out.push(edit(move |c| {
-            c.crashes.remove(i);
-        }));
-    }
-    for i in 0..s.store_crashes.len() {
-        out.push(edit(move |c| {
-            c.store_crashes.remove(i);
-        }));
-    }
+    let calls = s.failing_write_calls.len();
+    out.extend(removals(calls, |c| &mut c.failing_write_calls));
+    out.extend(removals(s.crashes.len(), |c| &mut c.crashes));
+    out.extend(removals(s.store_crashes.len(), |c| &mut c.store_crashes));
 }
 
 /// One worker fewer.
