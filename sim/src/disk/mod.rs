@@ -538,16 +538,31 @@ impl Storage for SimDisk {
 #[cfg(test)]
 mod conformance;
 
+/// A disk (`options`) whose file `j` holds `synced`, synced, then `tail` appended since: the
+/// unsynced tail a crash test loses, keeps or cuts.
+#[cfg(test)]
+pub(crate) fn synced_then_appended(options: SimDiskOptions, synced: &[u8], tail: &[u8]) -> SimDisk {
+    let d = SimDisk::new(options);
+    d.append("j", synced).expect("append");
+    d.sync("j").expect("sync");
+    d.append("j", tail).expect("append");
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::crash::{crash_image, for_each_crash_state};
     use super::*;
 
-    fn logged() -> SimDisk {
-        SimDisk::new(SimDiskOptions {
+    fn logging() -> SimDiskOptions {
+        SimDiskOptions {
             log_events: true,
             ..SimDiskOptions::default()
-        })
+        }
+    }
+
+    fn logged() -> SimDisk {
+        SimDisk::new(logging())
     }
 
     #[test]
@@ -570,10 +585,7 @@ mod tests {
 
     #[test]
     fn crash_states_cover_every_cut_and_the_durable_images() {
-        let d = logged();
-        d.append("j", b"ab").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"cde").expect("append");
+        let d = synced_then_appended(logging(), b"ab", b"cde");
         let events = d.events();
         let mut seen = Vec::new();
         for_each_crash_state(&events, CrashPointOptions::default(), &mut |p, image| {
@@ -594,10 +606,7 @@ mod tests {
 
     #[test]
     fn a_stale_sector_serves_its_version_before_the_last_sync_until_written() {
-        let d = logged();
-        d.append("j", b"abc").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"def").expect("append");
+        let d = synced_then_appended(logging(), b"abc", b"def");
         d.sync("j").expect("sync");
         let older = d.older_sectors("j");
         assert_eq!(older, vec![(0, b"abc".to_vec())]);
