@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use history::journal::storage::{check_name, missing, serve_read};
+use history::journal::storage::{check_name, check_truncation, missing, names_under, serve_read};
 use history::journal::{CountsReads, FaultOp, ReadCounters, Storage};
 
 pub use crash::{CrashPoint, CrashPointOptions};
@@ -461,15 +461,7 @@ impl Storage for SimDisk {
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
         let mut st = self.writing(name, FaultOp::Truncate)?;
         let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
-        if len > file.current.len() as u64 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{name}: truncate to {len} beyond length {}",
-                    file.current.len()
-                ),
-            ));
-        }
+        check_truncation(name, len, file.current.len() as u64)?;
         file.truncate(len as usize);
         st.corruptions.retain(|(f, o)| f != name || *o < len);
         st.parsable.retain(|(f, o)| f != name || *o < len);
@@ -523,15 +515,7 @@ impl Storage for SimDisk {
     }
 
     fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-        check_name(dir)?;
-        let prefix = format!("{dir}/");
-        Ok(self
-            .lock()
-            .files
-            .keys()
-            .filter(|k| k.starts_with(&prefix))
-            .cloned()
-            .collect())
+        names_under(dir, self.lock().files.keys())
     }
 }
 
@@ -563,6 +547,14 @@ mod tests {
 
     fn logged() -> SimDisk {
         SimDisk::new(logging())
+    }
+
+    /// A disk that logs nothing and injects `faults`.
+    fn faulty(faults: FaultOptions) -> SimDisk {
+        SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults,
+        })
     }
 
     #[test]
@@ -623,13 +615,10 @@ mod tests {
 
     #[test]
     fn parsable_corruptions_keep_the_payload_json() {
-        let d = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                seed: 5,
-                append_corrupt_parsable_probability: 1.0,
-                ..FaultOptions::default()
-            },
+        let d = faulty(FaultOptions {
+            seed: 5,
+            append_corrupt_parsable_probability: 1.0,
+            ..FaultOptions::default()
         });
         let mut frame = vec![0u8; history::journal::frame::HEADER_BYTES];
         frame.extend_from_slice(br#"{"seq":7,"text":"hello"}"#);
@@ -644,13 +633,10 @@ mod tests {
 
     #[test]
     fn scheduled_faults_fail_and_corrupt_appends() {
-        let d = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                seed: 3,
-                append_corrupt_probability: 1.0,
-                ..FaultOptions::default()
-            },
+        let d = faulty(FaultOptions {
+            seed: 3,
+            append_corrupt_probability: 1.0,
+            ..FaultOptions::default()
         });
         d.append("j", b"hello")
             .expect("a corruption reports success");
@@ -666,12 +652,9 @@ mod tests {
             d.corruptions("j").is_empty(),
             "a cut-off corruption is forgotten"
         );
-        let full = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                capacity_bytes: Some(4),
-                ..FaultOptions::default()
-            },
+        let full = faulty(FaultOptions {
+            capacity_bytes: Some(4),
+            ..FaultOptions::default()
         });
         let err = full.append("j", b"hello").expect_err("no space");
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);
