@@ -11,6 +11,7 @@ use super::step::Step;
 use crate::outcome::Findings;
 use history::journal::{Row, Statistics, Tokenizer};
 use history::BugId;
+use model::journal::{ModelError, ModelHistory};
 
 /// J12: a mutation reads nothing back from its journal.
 pub fn mutations_read_nothing_back(
@@ -84,49 +85,78 @@ pub fn recording_follows_the_model(
     let (at, k, op) = (o.at, o.k, o.op);
     let state = sc.latest_ref(journal);
     let ops = solo_model_ops(k, &op.action, state);
-    match outcome {
-        Outcome::Written { .. } => {
-            if op.fail {
-                found.unexplained_at(
-                    BugId::J10,
-                    at.answers("written", "an error: every append failed"),
-                    format!("{at}: the journal reported success although every append failed"),
-                );
-            }
-            let next = match &ops {
-                Some(ops) => apply_all(state, ops).unwrap_or_else(|e| {
-                    found.unexplained_at(
-                        BugId::J10,
-                        at.answers("written", format!("refused: {e}")),
-                        format!("{at}: the model refuses the operation: {e}"),
-                    );
-                    state.clone()
-                }),
-                None => {
-                    found.unexplained_at(
-                        BugId::J10,
-                        at.answers("written", "skipped: it changes nothing"),
-                        format!("{at}: the journal wrote an operation that changes nothing"),
-                    );
-                    state.clone()
-                }
-            };
-            sc.push(journal, next);
+    if let Outcome::Written { .. } = outcome {
+        if op.fail {
+            found.unexplained_at(
+                BugId::J10,
+                at.answers("written", "an error: every append failed"),
+                format!("{at}: the journal reported success although every append failed"),
+            );
         }
-        Outcome::Skipped if ops.is_some() => found.unexplained_at(
-            BugId::J10,
+        let applied = ops.as_ref().map(|ops| apply_all(state, ops));
+        let next = model_after_write(BugId::J10, at, applied, found);
+        let next = next.unwrap_or_else(|| state.clone());
+        sc.push(journal, next);
+    } else {
+        judge_unwritten(BugId::J10, at, outcome, ops.is_some(), op.fail, found);
+    }
+    recording_as_the_model(sc, at, journal, shown, found);
+}
+
+/// J10 (J8: `id`): the model's history after a mutation (`at`) the session wrote: what the model
+/// made of it (`applied`; `None`: it changes nothing), or `None` and a finding when the model
+/// refuses it or it changes nothing.
+pub fn model_after_write(
+    id: BugId,
+    at: &Step,
+    applied: Option<Result<ModelHistory<Row>, ModelError>>,
+    found: &mut Findings,
+) -> Option<ModelHistory<Row>> {
+    match applied {
+        Some(Ok(next)) => Some(next),
+        Some(Err(e)) => {
+            found.unexplained_at(
+                id,
+                at.answers("written", format!("refused: {e}")),
+                format!("{at}: the model refuses the mutation: {e}"),
+            );
+            None
+        }
+        None => {
+            found.unexplained_at(
+                id,
+                at.answers("written", "skipped: it changes nothing"),
+                format!("{at}: the session wrote a mutation that changes nothing"),
+            );
+            None
+        }
+    }
+}
+
+/// J10 (J8: `id`): a mutation (`at`) the session did not write (`outcome`) is skipped only when
+/// it changes nothing (`changes`: the model says it does), and fails only under an injected
+/// fault (`fault`).
+pub fn judge_unwritten(
+    id: BugId,
+    at: &Step,
+    outcome: &Outcome,
+    changes: bool,
+    fault: bool,
+    found: &mut Findings,
+) {
+    match outcome {
+        Outcome::Skipped if changes => found.unexplained_at(
+            id,
             at.answers("skipped", "written: it changes the history"),
-            format!("{at}: the session skipped an operation that changes its history"),
+            format!("{at}: the session skipped a mutation that changes the history"),
         ),
-        Outcome::Skipped => {}
-        Outcome::Failed(e) if !op.fail => found.unexplained_at(
-            BugId::J10,
+        Outcome::Failed(e) if !fault => found.unexplained_at(
+            id,
             at.answers(format!("error {e}"), "written: no fault was injected"),
             format!("{at}: failed with no fault injected: {e}"),
         ),
-        Outcome::Failed(_) => {}
+        Outcome::Written { .. } | Outcome::Skipped | Outcome::Failed(_) => {}
     }
-    recording_as_the_model(sc, at, journal, shown, found);
 }
 
 /// J10: after an operation (`at`), the recording `journal` holds what the model says.
