@@ -2,6 +2,7 @@
 //! and the resume invariants J4 to J6.
 
 use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
+use super::mutation_outcome::{judge_unwritten, model_after_write};
 use super::record::{
     CopySeen, DisposeSeen, Outcome, ReadSeen, ResumeAgainSeen, SendSeen, SharedSeen, SoloSeen,
     SwitchSeen,
@@ -11,7 +12,6 @@ use super::step::Step;
 use crate::outcome::Findings;
 use history::journal::{Row, Statistics, Tokenizer};
 use history::BugId;
-use model::journal::{ModelError, ModelHistory};
 
 /// J12: a mutation reads nothing back from its journal.
 pub fn mutations_read_nothing_back(
@@ -101,62 +101,6 @@ pub fn recording_follows_the_model(
         judge_unwritten(BugId::J10, at, outcome, ops.is_some(), op.fail, found);
     }
     recording_as_the_model(sc, at, journal, shown, found);
-}
-
-/// J10 (J8: `id`): the model's history after a mutation (`at`) the session wrote: what the model
-/// made of it (`applied`; `None`: it changes nothing), or `None` and a finding when the model
-/// refuses it or it changes nothing.
-pub fn model_after_write(
-    id: BugId,
-    at: &Step,
-    applied: Option<Result<ModelHistory<Row>, ModelError>>,
-    found: &mut Findings,
-) -> Option<ModelHistory<Row>> {
-    match applied {
-        Some(Ok(next)) => Some(next),
-        Some(Err(e)) => {
-            found.unexplained_at(
-                id,
-                at.answers("written", format!("refused: {e}")),
-                format!("{at}: the model refuses the mutation: {e}"),
-            );
-            None
-        }
-        None => {
-            found.unexplained_at(
-                id,
-                at.answers("written", "skipped: it changes nothing"),
-                format!("{at}: the session wrote a mutation that changes nothing"),
-            );
-            None
-        }
-    }
-}
-
-/// J10 (J8: `id`): a mutation (`at`) the session did not write (`outcome`) is skipped only when
-/// it changes nothing (`changes`: the model says it does), and fails only under an injected
-/// fault (`fault`).
-pub fn judge_unwritten(
-    id: BugId,
-    at: &Step,
-    outcome: &Outcome,
-    changes: bool,
-    fault: bool,
-    found: &mut Findings,
-) {
-    match outcome {
-        Outcome::Skipped if changes => found.unexplained_at(
-            id,
-            at.answers("skipped", "written: it changes the history"),
-            format!("{at}: the session skipped a mutation that changes the history"),
-        ),
-        Outcome::Failed(e) if !fault => found.unexplained_at(
-            id,
-            at.answers(format!("error {e}"), "written: no fault was injected"),
-            format!("{at}: failed with no fault injected: {e}"),
-        ),
-        Outcome::Written { .. } | Outcome::Skipped | Outcome::Failed(_) => {}
-    }
 }
 
 /// J10: after an operation (`at`), the recording `journal` holds what the model says.

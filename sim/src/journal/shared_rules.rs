@@ -2,7 +2,7 @@
 
 use super::expect::{shared_model_op, short, OpSeen, SessionCheck, SharedModel};
 use super::meaning::{origin_name, origin_of};
-use super::op_rules::{judge_unwritten, model_after_write};
+use super::mutation_outcome::{judge_unwritten, model_after_write};
 use super::record::{AttachSeen, MirrorSeen, Outcome, SharedRestart, SharedSeen};
 use super::scenario::Action;
 use super::step::Step;
