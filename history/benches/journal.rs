@@ -14,8 +14,8 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use history::journal::frame::encode_frame;
 use history::journal::{
-    plan_truncation, Block, CountsReads, FsStorage, Journal, JournalOptions, JournalReader,
-    MemStorage, Origin, Record, RecordBody, Row, SharedHistory, Speaker, TruncationOptions,
+    plan_truncation, CountsReads, FsStorage, Journal, JournalOptions, JournalReader, MemStorage,
+    Origin, Record, RecordBody, Row, SharedHistory, Speaker, TruncationOptions,
 };
 use history::Planted;
 
@@ -197,14 +197,9 @@ fn turns(c: &mut Criterion) {
 
 fn truncation(c: &mut Criterion) {
     let rows: Vec<Row> = (0..1_024)
-        .map(|i| Row {
-            speaker: Speaker::Tool,
-            origin: Origin::Main,
-            blocks: vec![Block::ToolResult {
-                call_id: format!("call-{i}"),
-                name: "read_file".into(),
-                content: "let x = 1;\n".repeat(400 + i % 13),
-            }],
+        .map(|i| {
+            let content = "let x = 1;\n".repeat(400 + i % 13);
+            Row::tool_result(Origin::Main, format!("call-{i}"), "read_file", content)
         })
         .collect();
     let refs: Vec<&Row> = rows.iter().collect();

@@ -72,10 +72,24 @@ pub const fn join_probes<const N: usize>(
     out
 }
 
-/// The probe names of a generator map's cube, `[a][b][c]`: `prefix.a.b.c` for every value of
-/// each of the three axes, spelled at compile time (`display/map.rs`, `journal/map.rs`).
+/// A generator map's cube of probe names, `const CUBE = "prefix", A [..], B [..], C [..]`: each
+/// axis's names as a constant of its own (`A`, `B`, `C`, attributes and visibility as given),
+/// and `CUBE[a][b][c]` the probe `prefix.a.b.c` of every combination, spelled at compile time
+/// (`display/map.rs`, `journal/map.rs`).
 macro_rules! probe_cube {
-    ($prefix:literal, [$($a:literal),+ $(,)?], $bs:tt, $cs:tt $(,)?) => {
+    (
+        $vis:vis const $cube:ident = $prefix:literal,
+        $(#[$am:meta])* $av:vis $an:ident $as:tt,
+        $(#[$bm:meta])* $bv:vis $bn:ident $bs:tt,
+        $(#[$cm:meta])* $cv:vis $cn:ident $cs:tt $(,)?
+    ) => {
+        $(#[$am])* $av const $an: [&str; $as.len()] = $as;
+        $(#[$bm])* $bv const $bn: [&str; $bs.len()] = $bs;
+        $(#[$cm])* $cv const $cn: [&str; $cs.len()] = $cs;
+        $vis const $cube: [[[&str; $cs.len()]; $bs.len()]; $as.len()] =
+            $crate::coverage::probe_cube!(@a $prefix, $as, $bs, $cs);
+    };
+    (@a $prefix:literal, [$($a:literal),+ $(,)?], $bs:tt, $cs:tt) => {
         [$($crate::coverage::probe_cube!(@b $prefix, $a, $bs, $cs)),+]
     };
     (@b $prefix:literal, $a:literal, [$($b:literal),+ $(,)?], $cs:tt) => {

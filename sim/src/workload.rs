@@ -163,6 +163,39 @@ pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S
     })
 }
 
+/// Halving blocks of `0..n`, largest first, never the whole range: what a shrinker cuts from a
+/// list of `n` before it tries single elements (`0..2, 2..4, 0..1, 1..2, 2..3, 3..4` for 4).
+pub fn halving_blocks(n: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut width = n / 2;
+    while width >= 1 {
+        let mut start = 0;
+        while start < n {
+            let end = (start + width).min(n);
+            if end - start < n {
+                out.push(start..end);
+            }
+            start = end;
+        }
+        width /= 2;
+    }
+    out
+}
+
+/// One move per element of a list of the scenario (`len` elements, where `list` finds the list
+/// in a copy), in the list's order: the scenario without that element, nothing else changed.
+pub fn removals<S: Clone + 'static, T: 'static>(
+    len: usize,
+    list: fn(&mut S) -> &mut Vec<T>,
+) -> impl DoubleEndedIterator<Item = Move<S>> {
+    (0..len).map(move |i| {
+        let change = move |c: &mut S| {
+            list(c).remove(i);
+        };
+        move_by(change, std::convert::identity)
+    })
+}
+
 /// An integer of a scenario (a limit, a message count, a latency, a fault's time) that the
 /// shrinker bisects toward its smallest value still failing, as proptest shrinks integers.
 pub struct Integer<S> {

@@ -67,8 +67,9 @@ pub(crate) use options_display;
 
 /// The helpers a workload's `shrink.rs` writes its moves and integers with, named for its
 /// scenario type so that their closures need no annotation: `int` (an [`crate::workload::integer`]
-/// of the scenario), `edit` (a move that changes a copy in place) and, given the function that
-/// drops what a removal left dangling, `cut` (a move that removes something, then that).
+/// of the scenario), `edit` (a move that changes a copy in place), `removals` (a move per element
+/// of a list, each without it) and, given the function that drops what a removal left dangling,
+/// `cut` (a move that removes something, then that).
 macro_rules! shrink_helpers {
     ($scenario:ty) => {
         /// An integer of the scenario ([`crate::workload::integer`], its type named for the
@@ -85,6 +86,15 @@ macro_rules! shrink_helpers {
         /// A move that changes a copy of the scenario in place.
         fn edit(change: impl Fn(&mut $scenario) + 'static) -> $crate::workload::Move<$scenario> {
             $crate::workload::move_by(change, std::convert::identity)
+        }
+
+        /// One move per element of a list of the scenario ([`crate::workload::removals`], its
+        /// type named for the closure).
+        fn removals<T: 'static>(
+            len: usize,
+            list: fn(&mut $scenario) -> &mut Vec<T>,
+        ) -> impl DoubleEndedIterator<Item = $crate::workload::Move<$scenario>> {
+            $crate::workload::removals(len, list)
         }
     };
     ($scenario:ty, cut then $prune:path) => {

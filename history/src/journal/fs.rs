@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::storage::{check_name, Storage};
+use super::storage::{check_name, check_truncation, Storage};
 use crate::{BugId, Planted};
 
 /// One file-system call [`FsStorage`] made, as its observer hears it after the call succeeded.
@@ -187,13 +187,7 @@ impl Storage for FsStorage {
 
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
         self.with_handle(name, false, |h| {
-            let current = h.file.metadata()?.len();
-            if len > current {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{name}: truncate to {len} beyond length {current}"),
-                ));
-            }
+            check_truncation(name, len, h.file.metadata()?.len())?;
             h.file.set_len(len)?;
             self.tell(FsCall::Truncate { name, len });
             Ok(())

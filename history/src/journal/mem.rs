@@ -14,7 +14,10 @@ use std::collections::BTreeSet;
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use super::storage::{check_name, missing, serve_read, CountsReads, ReadCounters, Storage};
+use super::storage::{
+    check_name, check_truncation, missing, names_under, serve_read, CountsReads, ReadCounters,
+    Storage,
+};
 
 /// An operation a scripted fault can hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -166,16 +169,8 @@ impl Storage for MemStorage {
         let mut st = self.lock();
         Self::check_fault(&st, name, FaultOp::Truncate)?;
         let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
-        let len = usize::try_from(len).unwrap_or(usize::MAX);
-        if len > file.data.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{name}: truncate to {len} beyond length {}",
-                    file.data.len()
-                ),
-            ));
-        }
+        check_truncation(name, len, file.data.len() as u64)?;
+        let len = len as usize;
         file.data.truncate(len);
         file.durable_len = file.durable_len.min(len);
         Ok(())
@@ -201,15 +196,7 @@ impl Storage for MemStorage {
     }
 
     fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-        check_name(dir)?;
-        let prefix = format!("{dir}/");
-        Ok(self
-            .lock()
-            .files
-            .keys()
-            .filter(|k| k.starts_with(&prefix))
-            .cloned()
-            .collect())
+        names_under(dir, self.lock().files.keys())
     }
 }
 

@@ -59,6 +59,24 @@ impl Row {
         }
     }
 
+    /// A tool's row of one result block: what call `call_id` of tool `name` gave back.
+    pub fn tool_result(
+        origin: Origin,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Row {
+        Row {
+            speaker: Speaker::Tool,
+            origin,
+            blocks: vec![Block::ToolResult {
+                call_id: call_id.into(),
+                name: name.into(),
+                content: content.into(),
+            }],
+        }
+    }
+
     /// The UTF-8 size of every string in the row: what statistics call its bytes.
     pub fn content_bytes(&self) -> usize {
         self.blocks

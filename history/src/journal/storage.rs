@@ -74,6 +74,32 @@ pub fn missing(name: &str) -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))
 }
 
+/// Whether `name`, `current` bytes long, can be truncated to `len`: a truncation only cuts.
+pub fn check_truncation(name: &str, len: u64, current: u64) -> io::Result<()> {
+    if len > current {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name}: truncate to {len} beyond length {current}"),
+        ));
+    }
+    Ok(())
+}
+
+/// What `list(dir)` answers for a storage whose files are `names` (whole names, `a/b`): the
+/// names under `dir/`, in the order given.
+pub fn names_under<'a>(
+    dir: &str,
+    names: impl IntoIterator<Item = &'a String>,
+) -> io::Result<Vec<String>> {
+    check_name(dir)?;
+    let prefix = format!("{dir}/");
+    Ok(names
+        .into_iter()
+        .filter(|k| k.starts_with(&prefix))
+        .cloned()
+        .collect())
+}
+
 /// What a read at `offset` of a file holding `data` serves: up to `buf.len()` bytes copied into
 /// `buf`, fewer only at the end of the file. Returns how many.
 pub fn serve_read(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {

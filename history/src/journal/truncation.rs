@@ -136,18 +136,10 @@ fn truncate_results(row: &Row, keep_bytes: usize) -> Row {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::row::{Origin, Speaker};
+    use crate::journal::row::Origin;
 
     fn result(len: usize) -> Row {
-        Row {
-            speaker: Speaker::Tool,
-            origin: Origin::Main,
-            blocks: vec![Block::ToolResult {
-                call_id: "c".into(),
-                name: "read".into(),
-                content: "é".repeat(len / 2),
-            }],
-        }
+        Row::tool_result(Origin::Main, "c", "read", "é".repeat(len / 2))
     }
 
     #[test]

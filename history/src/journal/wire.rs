@@ -249,15 +249,7 @@ mod tests {
                     },
                 ],
             },
-            Row {
-                speaker: Speaker::Tool,
-                origin: Origin::Main,
-                blocks: vec![Block::ToolResult {
-                    call_id: "c1".into(),
-                    name: "run".into(),
-                    content: String::new(),
-                }],
-            },
+            Row::tool_result(Origin::Main, "c1", "run", ""),
         ]
     }
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use history::journal::{
-    plan_truncation, Block, CountsReads, Journal, JournalReader, MemStorage, Origin, Speaker,
-    Tokenizer, TruncationOptions,
+    plan_truncation, CountsReads, Journal, JournalReader, MemStorage, Origin, Tokenizer,
+    TruncationOptions,
 };
 #[cfg(feature = "planted")]
 use history::BugId;
@@ -75,14 +75,9 @@ fn planted_j11_every_read_rescans_from_byte_0() {
 
 fn tool_rows(n: usize) -> Vec<Row> {
     (0..n)
-        .map(|i| Row {
-            speaker: Speaker::Tool,
-            origin: Origin::Main,
-            blocks: vec![Block::ToolResult {
-                call_id: format!("call-{i}"),
-                name: "read_file".into(),
-                content: "x".repeat(4_000 + i % 7),
-            }],
+        .map(|i| {
+            let content = "x".repeat(4_000 + i % 7);
+            Row::tool_result(Origin::Main, format!("call-{i}"), "read_file", content)
         })
         .collect()
 }

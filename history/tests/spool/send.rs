@@ -182,15 +182,12 @@ fn a_continuation_after_tool_calls_is_a_second_spool() {
             .send(server.addr, &send_opts(shape, &server), &NeverAbort)
             .expect("first send");
         let mut continued = rows.clone();
-        continued.push(Row {
-            speaker: Speaker::Tool,
-            origin: Origin::Main,
-            blocks: vec![Block::ToolResult {
-                call_id: "raw-1".into(),
-                name: "list_dir".into(),
-                content: "Cargo.toml\nsrc/".into(),
-            }],
-        });
+        continued.push(Row::tool_result(
+            Origin::Main,
+            "raw-1",
+            "list_dir",
+            "Cargo.toml\nsrc/",
+        ));
         let second = build_rows(shape, continued.clone(), &mut dir);
         assert_ne!(
             second.spool.path(),

@@ -62,15 +62,13 @@ impl SimDisk {
 
 #[cfg(test)]
 mod tests {
+    use super::super::synced_then_appended;
     use super::*;
     use history::journal::Storage;
 
     #[test]
     fn a_kill_keeps_unsynced_bytes_that_a_later_power_cut_loses_unless_synced() {
-        let d = SimDisk::new(SimDiskOptions::default());
-        d.append("j", b"abc").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"def").expect("append");
+        let d = synced_then_appended(SimDiskOptions::default(), b"abc", b"def");
         d.append("k", b"new").expect("append");
         let killed = SimDisk::after_kill(d.image(), &d.durable_image(), SimDiskOptions::default());
         assert_eq!(killed.bytes("j"), b"abcdef");

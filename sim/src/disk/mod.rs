@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::sync::{Mutex, MutexGuard};
 
-use history::journal::storage::{check_name, missing, serve_read};
+use history::journal::storage::{check_name, check_truncation, missing, names_under, serve_read};
 use history::journal::{CountsReads, FaultOp, ReadCounters, Storage};
 
 pub use crash::{CrashPoint, CrashPointOptions};
@@ -461,15 +461,7 @@ impl Storage for SimDisk {
     fn truncate(&self, name: &str, len: u64) -> io::Result<()> {
         let mut st = self.writing(name, FaultOp::Truncate)?;
         let file = st.files.get_mut(name).ok_or_else(|| missing(name))?;
-        if len > file.current.len() as u64 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{name}: truncate to {len} beyond length {}",
-                    file.current.len()
-                ),
-            ));
-        }
+        check_truncation(name, len, file.current.len() as u64)?;
         file.truncate(len as usize);
         st.corruptions.retain(|(f, o)| f != name || *o < len);
         st.parsable.retain(|(f, o)| f != name || *o < len);
@@ -523,30 +515,45 @@ impl Storage for SimDisk {
     }
 
     fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-        check_name(dir)?;
-        let prefix = format!("{dir}/");
-        Ok(self
-            .lock()
-            .files
-            .keys()
-            .filter(|k| k.starts_with(&prefix))
-            .cloned()
-            .collect())
+        names_under(dir, self.lock().files.keys())
     }
 }
 
 #[cfg(test)]
 mod conformance;
 
+/// A disk (`options`) whose file `j` holds `synced`, synced, then `tail` appended since: the
+/// unsynced tail a crash test loses, keeps or cuts.
+#[cfg(test)]
+pub(crate) fn synced_then_appended(options: SimDiskOptions, synced: &[u8], tail: &[u8]) -> SimDisk {
+    let d = SimDisk::new(options);
+    d.append("j", synced).expect("append");
+    d.sync("j").expect("sync");
+    d.append("j", tail).expect("append");
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::crash::{crash_image, for_each_crash_state};
     use super::*;
 
-    fn logged() -> SimDisk {
-        SimDisk::new(SimDiskOptions {
+    fn logging() -> SimDiskOptions {
+        SimDiskOptions {
             log_events: true,
             ..SimDiskOptions::default()
+        }
+    }
+
+    fn logged() -> SimDisk {
+        SimDisk::new(logging())
+    }
+
+    /// A disk that logs nothing and injects `faults`.
+    fn faulty(faults: FaultOptions) -> SimDisk {
+        SimDisk::new(SimDiskOptions {
+            log_events: false,
+            faults,
         })
     }
 
@@ -570,10 +577,7 @@ mod tests {
 
     #[test]
     fn crash_states_cover_every_cut_and_the_durable_images() {
-        let d = logged();
-        d.append("j", b"ab").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"cde").expect("append");
+        let d = synced_then_appended(logging(), b"ab", b"cde");
         let events = d.events();
         let mut seen = Vec::new();
         for_each_crash_state(&events, CrashPointOptions::default(), &mut |p, image| {
@@ -594,10 +598,7 @@ mod tests {
 
     #[test]
     fn a_stale_sector_serves_its_version_before_the_last_sync_until_written() {
-        let d = logged();
-        d.append("j", b"abc").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"def").expect("append");
+        let d = synced_then_appended(logging(), b"abc", b"def");
         d.sync("j").expect("sync");
         let older = d.older_sectors("j");
         assert_eq!(older, vec![(0, b"abc".to_vec())]);
@@ -614,13 +615,10 @@ mod tests {
 
     #[test]
     fn parsable_corruptions_keep_the_payload_json() {
-        let d = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                seed: 5,
-                append_corrupt_parsable_probability: 1.0,
-                ..FaultOptions::default()
-            },
+        let d = faulty(FaultOptions {
+            seed: 5,
+            append_corrupt_parsable_probability: 1.0,
+            ..FaultOptions::default()
         });
         let mut frame = vec![0u8; history::journal::frame::HEADER_BYTES];
         frame.extend_from_slice(br#"{"seq":7,"text":"hello"}"#);
@@ -635,13 +633,10 @@ mod tests {
 
     #[test]
     fn scheduled_faults_fail_and_corrupt_appends() {
-        let d = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                seed: 3,
-                append_corrupt_probability: 1.0,
-                ..FaultOptions::default()
-            },
+        let d = faulty(FaultOptions {
+            seed: 3,
+            append_corrupt_probability: 1.0,
+            ..FaultOptions::default()
         });
         d.append("j", b"hello")
             .expect("a corruption reports success");
@@ -657,12 +652,9 @@ mod tests {
             d.corruptions("j").is_empty(),
             "a cut-off corruption is forgotten"
         );
-        let full = SimDisk::new(SimDiskOptions {
-            log_events: false,
-            faults: FaultOptions {
-                capacity_bytes: Some(4),
-                ..FaultOptions::default()
-            },
+        let full = faulty(FaultOptions {
+            capacity_bytes: Some(4),
+            ..FaultOptions::default()
         });
         let err = full.append("j", b"hello").expect_err("no space");
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);

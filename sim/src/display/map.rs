@@ -13,9 +13,11 @@
 use super::scenario::{DisplayScenario, Event};
 use crate::coverage::{possible_cells, probe_cube, Coverage};
 use std::collections::{BTreeMap, BTreeSet};
+use strum::IntoStaticStr;
 
 /// Who emits a row, by its agent's class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Role {
     /// The `UserAgent` class: what the client itself said.
     User,
@@ -28,7 +30,8 @@ pub enum Role {
 }
 
 /// Which family a row belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Family {
     UserMessage,
     HitlAnswer,
@@ -40,7 +43,8 @@ pub enum Family {
 }
 
 /// The state of the row's display just before the row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum DisplayState {
     /// A user-agent marker came earlier and no other agent has spoken as the user since the
     /// user's last turn there.
@@ -78,12 +82,14 @@ pub const fn possible(role: Role, family: Family, state: DisplayState) -> bool {
         && matches!(state, DisplayState::NeverVisible))
 }
 
-/// The probe names of the whole cube, `[role][family][state]`, in the order of [`ROLES`],
-/// [`FAMILIES`] and [`STATES`] (a test holds the names to the enums).
-const CUBE: [[[&str; 4]; 6]; 4] = probe_cube!(
-    "display.map",
-    ["user", "primary", "sub_agent", "proxy"],
-    [
+// The probe names of the whole cube, `[role][family][state]`, in the order of [`ROLES`],
+// [`FAMILIES`] and [`STATES`] (a test holds the names to the enums' snake_case names).
+probe_cube!(
+    const CUBE = "display.map",
+    #[cfg(test)]
+    ROLE_NAMES ["user", "primary", "sub_agent", "proxy"],
+    #[cfg(test)]
+    FAMILY_NAMES [
         "user_message",
         "hitl_answer",
         "hitl_question",
@@ -91,7 +97,8 @@ const CUBE: [[[&str; 4]; 6]; 4] = probe_cube!(
         "stop",
         "control",
     ],
-    [
+    #[cfg(test)]
+    STATE_NAMES [
         "visible",
         "visible_later",
         "never_visible",
@@ -183,28 +190,17 @@ mod tests {
 
     #[test]
     fn the_names_follow_the_enums() {
-        let role = ["user", "primary", "sub_agent", "proxy"];
-        let family = [
-            "user_message",
-            "hitl_answer",
-            "hitl_question",
-            "chunk",
-            "stop",
-            "control",
-        ];
-        let state = [
-            "visible",
-            "visible_later",
-            "never_visible",
-            "after_foreign_turn",
-        ];
         for r in ROLES {
             for f in FAMILIES {
                 for s in STATES {
-                    let name = format!(
-                        "display.map.{}.{}.{}",
-                        role[r as usize], family[f as usize], state[s as usize]
-                    );
+                    let names: [&str; 3] = [r.into(), f.into(), s.into()];
+                    let listed = [
+                        ROLE_NAMES[r as usize],
+                        FAMILY_NAMES[f as usize],
+                        STATE_NAMES[s as usize],
+                    ];
+                    assert_eq!(names, listed);
+                    let name = format!("display.map.{}", names.join("."));
                     assert_eq!(CUBE[r as usize][f as usize][s as usize], name);
                     assert_eq!(PROBES.contains(&name.as_str()), possible(r, f, s));
                 }

@@ -5,7 +5,7 @@
 //! the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Block, DisplayScenario, Event, Fault, Subscriber};
-use crate::workload::{Integer, Move};
+use crate::workload::{halving_blocks, Integer, Move};
 use crate::workload_items::shrink_helpers;
 
 shrink_helpers!(DisplayScenario, cut then prune);
@@ -23,11 +23,7 @@ pub fn moves(s: &DisplayScenario) -> Vec<Move<DisplayScenario>> {
     without_turns(s, &mut out);
     without_step_blocks(s, &mut out);
     // Faults, one at a time.
-    for f in 0..s.faults.len() {
-        out.push(edit(move |c| {
-            c.faults.remove(f);
-        }));
-    }
+    out.extend(removals(s.faults.len(), |c| &mut c.faults));
     // Fewer replicas.
     if s.replicas > 1 {
         out.push(cut(|c| c.replicas -= 1));
@@ -94,20 +90,10 @@ fn without_turns(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
 /// Blocks of steps removed within a turn, halving down to single steps (never all of them).
 fn without_step_blocks(s: &DisplayScenario, out: &mut Vec<Move<DisplayScenario>>) {
     for (t, turn) in s.turns.iter().enumerate() {
-        let n = turn.steps.len();
-        let mut width = n / 2;
-        while width >= 1 {
-            let mut start = 0;
-            while start < n {
-                let end = (start + width).min(n);
-                if end - start < n {
-                    out.push(cut(move |c| {
-                        c.turns[t].steps.drain(start..end);
-                    }));
-                }
-                start = end;
-            }
-            width /= 2;
+        for range in halving_blocks(turn.steps.len()) {
+            out.push(cut(move |c| {
+                c.turns[t].steps.drain(range.clone());
+            }));
         }
     }
 }

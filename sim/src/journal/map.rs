@@ -13,9 +13,11 @@ use crate::coverage::{possible_cells, probe_cube, Coverage};
 use history::journal::row::Origin;
 use history::journal::{dump_lines, DumpLine};
 use std::collections::BTreeMap;
+use strum::IntoStaticStr;
 
 /// The kind of journal file a record is in, by its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Path {
     /// `session.journal`: one session's recording.
     Recording,
@@ -37,26 +39,6 @@ pub const PATHS: [Path; 5] = [
     Path::Recorder,
 ];
 
-/// Record kinds, as `histsim journal dump` spells them.
-pub const KINDS: [&str; 11] = [
-    "start",
-    "append",
-    "replace_begin",
-    "replace_rows",
-    "replace_commit",
-    "replace_abort",
-    "suffix_cut",
-    "clear",
-    "compression",
-    "density_mutation",
-    "synthetic_insert",
-];
-
-/// Whether a record's origin is the main session's or a subagent's (index 1: a subagent's, as
-/// `possible`'s flag says; the names are the cube's).
-#[cfg(test)]
-const ORIGINS: [&str; 2] = ["main", "subagent"];
-
 /// Whether the contract lets a cell exist (docs/catalog.md, "Generator maps", says why not).
 pub const fn possible(path: Path, kind: usize, subagent: bool) -> bool {
     let start = kind == 0;
@@ -75,11 +57,13 @@ pub const fn possible(path: Path, kind: usize, subagent: bool) -> bool {
     }
 }
 
-/// Every cell's probe, `[path][kind][origin]`, in the order of [`PATHS`], [`KINDS`], [`ORIGINS`].
-const CUBE: [[[&str; 2]; 11]; 5] = probe_cube!(
-    "journal.map",
-    ["recording", "shared", "mirror", "copy", "recorder"],
-    [
+// Every cell's probe, `[path][kind][origin]`, in the order of [`PATHS`], [`KINDS`], [`ORIGINS`].
+probe_cube!(
+    const CUBE = "journal.map",
+    #[cfg(test)]
+    PATH_NAMES ["recording", "shared", "mirror", "copy", "recorder"],
+    /// Record kinds, as `histsim journal dump` spells them.
+    pub KINDS [
         "start",
         "append",
         "replace_begin",
@@ -92,7 +76,10 @@ const CUBE: [[[&str; 2]; 11]; 5] = probe_cube!(
         "density_mutation",
         "synthetic_insert",
     ],
-    ["main", "subagent"],
+    /// Whether a record's origin is the main session's or a subagent's (index 1: a subagent's,
+    /// as `possible`'s flag says).
+    #[cfg(test)]
+    ORIGINS ["main", "subagent"],
 );
 
 /// How many cells can exist.
@@ -144,11 +131,12 @@ mod tests {
 
     #[test]
     fn the_names_follow_the_lists() {
-        let path = ["recording", "shared", "mirror", "copy", "recorder"];
         for p in PATHS {
+            let path: &str = p.into();
+            assert_eq!(PATH_NAMES[p as usize], path);
             for (k, kind) in KINDS.iter().enumerate() {
                 for (o, origin) in ORIGINS.iter().enumerate() {
-                    let name = format!("journal.map.{}.{kind}.{origin}", path[p as usize]);
+                    let name = format!("journal.map.{path}.{kind}.{origin}");
                     assert_eq!(CUBE[p as usize][k][o], name);
                     assert_eq!(PROBES.contains(&name.as_str()), possible(p, k, o == 1));
                 }

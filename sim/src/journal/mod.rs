@@ -21,6 +21,7 @@ mod fault_plan;
 pub mod generate;
 mod map;
 pub mod meaning;
+mod mutation_outcome;
 mod op_rules;
 mod ops;
 pub mod options;

@@ -2,6 +2,7 @@
 //! and the resume invariants J4 to J6.
 
 use super::expect::{apply_all, holds, short, solo_model_ops, with_arrivals, OpSeen, SessionCheck};
+use super::mutation_outcome::{judge_unwritten, model_after_write};
 use super::record::{
     CopySeen, DisposeSeen, Outcome, ReadSeen, ResumeAgainSeen, SendSeen, SharedSeen, SoloSeen,
     SwitchSeen,
@@ -84,47 +85,20 @@ pub fn recording_follows_the_model(
     let (at, k, op) = (o.at, o.k, o.op);
     let state = sc.latest_ref(journal);
     let ops = solo_model_ops(k, &op.action, state);
-    match outcome {
-        Outcome::Written { .. } => {
-            if op.fail {
-                found.unexplained_at(
-                    BugId::J10,
-                    at.answers("written", "an error: every append failed"),
-                    format!("{at}: the journal reported success although every append failed"),
-                );
-            }
-            let next = match &ops {
-                Some(ops) => apply_all(state, ops).unwrap_or_else(|e| {
-                    found.unexplained_at(
-                        BugId::J10,
-                        at.answers("written", format!("refused: {e}")),
-                        format!("{at}: the model refuses the operation: {e}"),
-                    );
-                    state.clone()
-                }),
-                None => {
-                    found.unexplained_at(
-                        BugId::J10,
-                        at.answers("written", "skipped: it changes nothing"),
-                        format!("{at}: the journal wrote an operation that changes nothing"),
-                    );
-                    state.clone()
-                }
-            };
-            sc.push(journal, next);
+    if let Outcome::Written { .. } = outcome {
+        if op.fail {
+            found.unexplained_at(
+                BugId::J10,
+                at.answers("written", "an error: every append failed"),
+                format!("{at}: the journal reported success although every append failed"),
+            );
         }
-        Outcome::Skipped if ops.is_some() => found.unexplained_at(
-            BugId::J10,
-            at.answers("skipped", "written: it changes the history"),
-            format!("{at}: the session skipped an operation that changes its history"),
-        ),
-        Outcome::Skipped => {}
-        Outcome::Failed(e) if !op.fail => found.unexplained_at(
-            BugId::J10,
-            at.answers(format!("error {e}"), "written: no fault was injected"),
-            format!("{at}: failed with no fault injected: {e}"),
-        ),
-        Outcome::Failed(_) => {}
+        let applied = ops.as_ref().map(|ops| apply_all(state, ops));
+        let next = model_after_write(BugId::J10, at, applied, found);
+        let next = next.unwrap_or_else(|| state.clone());
+        sc.push(journal, next);
+    } else {
+        judge_unwritten(BugId::J10, at, outcome, ops.is_some(), op.fail, found);
     }
     recording_as_the_model(sc, at, journal, shown, found);
 }

@@ -2,6 +2,7 @@
 
 use super::expect::{shared_model_op, short, OpSeen, SessionCheck, SharedModel};
 use super::meaning::{origin_name, origin_of};
+use super::mutation_outcome::{judge_unwritten, model_after_write};
 use super::record::{AttachSeen, MirrorSeen, Outcome, SharedRestart, SharedSeen};
 use super::scenario::Action;
 use super::step::Step;
@@ -41,24 +42,16 @@ pub fn shared_history_follows_the_model(
     };
     let origin = origin_of(origin);
     let expected = shared_model_op(k, &origin, action, &sm.truth);
-    match outcome {
-        Outcome::Written { .. } => written(at, sm, expected, mirrors, found),
-        Outcome::Skipped if expected.is_some() => found.unexplained_at(
-            BugId::J8,
-            at.answers("skipped", "written: it changes the history"),
-            format!("{at}: the session skipped a mutation that changes the history"),
-        ),
-        Outcome::Skipped => {}
-        Outcome::Failed(e) => match fail_mirror {
-            None => found.unexplained_at(
-                BugId::J8,
-                at.answers(format!("error {e}"), "written: no fault was injected"),
-                format!("{at}: failed with no fault injected: {e}"),
-            ),
-            Some(m) => {
-                sm.stale.insert(origin_of(m));
-            }
-        },
+    match (outcome, fail_mirror) {
+        (Outcome::Written { .. }, _) => written(at, sm, expected, mirrors, found),
+        // The mirror whose append failed holds the history before the mutation until a resume.
+        (Outcome::Failed(_), Some(m)) => {
+            sm.stale.insert(origin_of(m));
+        }
+        _ => {
+            let (changes, fault) = (expected.is_some(), fail_mirror.is_some());
+            judge_unwritten(BugId::J8, at, outcome, changes, fault, found);
+        }
     }
     if let Err(v) = check_origins(&sm.truth.rows(), primary) {
         let pointer = at.answers(v.message.clone(), "every row under its own origin");
@@ -75,24 +68,13 @@ fn written(
     mirrors: &[MirrorSeen],
     found: &mut Findings,
 ) {
-    match expected.map(|op| sm.truth.apply(&op)) {
-        Some(Ok(next)) => {
-            sm.before = std::mem::replace(&mut sm.truth, next);
-            sm.stale.clear();
-            for m in mirrors {
-                check_mirror_at_resolve(at, sm, m, found);
-            }
+    let applied = expected.map(|op| sm.truth.apply(&op));
+    if let Some(next) = model_after_write(BugId::J8, at, applied, found) {
+        sm.before = std::mem::replace(&mut sm.truth, next);
+        sm.stale.clear();
+        for m in mirrors {
+            check_mirror_at_resolve(at, sm, m, found);
         }
-        Some(Err(e)) => found.unexplained_at(
-            BugId::J8,
-            at.answers("written", format!("refused: {e}")),
-            format!("{at}: the model refuses the mutation: {e}"),
-        ),
-        None => found.unexplained_at(
-            BugId::J8,
-            at.answers("written", "skipped: it changes nothing"),
-            format!("{at}: the history wrote a mutation that changes nothing"),
-        ),
     }
 }
 

@@ -5,7 +5,7 @@
 //! listed from the largest cut to the smallest, so the greedy shrinker takes big steps first.
 
 use super::scenario::{Action, JournalScenario, Pending, SharedAction};
-use crate::workload::{Integer, Move};
+use crate::workload::{halving_blocks, Integer, Move};
 use crate::workload_items::shrink_helpers;
 use std::collections::BTreeSet;
 
@@ -42,27 +42,13 @@ pub fn moves(s: &JournalScenario) -> Vec<Move<JournalScenario>> {
         }
     }
     for (k, session) in s.sessions.iter().enumerate() {
-        let n = session.ops.len();
-        let mut width = n / 2;
-        while width >= 1 {
-            let mut start = 0;
-            while start < n {
-                let end = (start + width).min(n);
-                if end - start < n {
-                    out.push(Box::new(move |s: &JournalScenario| {
-                        without_ops(s, k, (start..end).collect())
-                    }));
-                }
-                start = end;
-            }
-            width /= 2;
+        for range in halving_blocks(session.ops.len()) {
+            out.push(Box::new(move |s: &JournalScenario| {
+                without_ops(s, k, range.clone().collect())
+            }));
         }
     }
-    for c in 0..s.crashes.len() {
-        out.push(edit(move |x| {
-            x.crashes.remove(c);
-        }));
-    }
+    out.extend(removals(s.crashes.len(), |x| &mut x.crashes));
     plainer_faults(s, &mut out);
     plainer_ops(s, &mut out);
     plainer_sessions(s, &mut out);

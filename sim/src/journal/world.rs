@@ -276,15 +276,11 @@ async fn session_host(s: usize, world: Rc<World>) -> turmoil::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disk::SimDiskOptions;
-    use history::journal::Storage;
+    use crate::disk::{synced_then_appended, SimDiskOptions};
 
     #[test]
     fn a_torn_crash_keeps_a_prefix_of_the_unsynced_bytes() {
-        let d = SimDisk::new(SimDiskOptions::default());
-        d.append("j", b"abc").expect("append");
-        d.sync("j").expect("sync");
-        d.append("j", b"defg").expect("append");
+        let d = synced_then_appended(SimDiskOptions::default(), b"abc", b"defg");
         let cut = crash_image(&d, Pending::Cut { bytes: 2 });
         assert_eq!(cut.get("j").map(Vec::as_slice), Some(&b"abcde"[..]));
         assert_eq!(

@@ -2,7 +2,10 @@
 //! threads, plainer steps.
 
 use super::scenario::{MergeScenario, Step};
-use crate::workload::{integer, move_by, Integer, Move};
+use crate::workload::{Integer, Move};
+use crate::workload_items::shrink_helpers;
+
+shrink_helpers!(MergeScenario);
 
 /// The size the shrinker minimises: steps (a merge session has no faults).
 pub fn size(s: &MergeScenario) -> (usize, usize) {
@@ -20,11 +23,7 @@ pub fn moves(s: &MergeScenario) -> Vec<Move<MergeScenario>> {
             x.steps.drain(..n / 2);
         }));
     }
-    for k in (0..n).rev() {
-        out.push(edit(move |x| {
-            x.steps.remove(k);
-        }));
-    }
+    out.extend(removals(n, |x| &mut x.steps).rev());
     if s.threads > 1 {
         out.push(edit(|x| x.threads -= 1));
     }
@@ -75,20 +74,16 @@ fn plainer(step: &Step) -> Option<Step> {
     }
 }
 
-fn edit(change: impl Fn(&mut MergeScenario) + 'static) -> Move<MergeScenario> {
-    move_by(change, std::convert::identity)
-}
-
 /// The integers the shrinker bisects: each page's limit and each reset's kept window.
 pub fn integers(s: &MergeScenario) -> Vec<Integer<MergeScenario>> {
     let mut out = Vec::new();
     for (k, step) in s.steps.iter().enumerate() {
         let found = match step {
-            Step::Load { limit, .. } => integer(
+            Step::Load { limit, .. } => int(
                 format!("steps[{k}].limit"),
                 (*limit).into(),
                 1,
-                move |x: &mut MergeScenario, v| {
+                move |x, v| {
                     if let Step::Load { limit, .. } = &mut x.steps[k] {
                         *limit = v as u8;
                     }
@@ -96,32 +91,27 @@ pub fn integers(s: &MergeScenario) -> Vec<Integer<MergeScenario>> {
             ),
             Step::Reopen { keep, limit } => {
                 let (keep, limit) = (*keep, *limit);
-                out.extend(integer(
+                out.extend(int(
                     format!("steps[{k}].keep"),
                     keep.into(),
                     0,
-                    move |x: &mut MergeScenario, v| {
+                    move |x, v| {
                         if let Step::Reopen { keep, .. } = &mut x.steps[k] {
                             *keep = v as u8;
                         }
                     },
                 ));
-                integer(
-                    format!("steps[{k}].limit"),
-                    limit.into(),
-                    1,
-                    move |x: &mut MergeScenario, v| {
-                        if let Step::Reopen { limit, .. } = &mut x.steps[k] {
-                            *limit = v as u8;
-                        }
-                    },
-                )
+                int(format!("steps[{k}].limit"), limit.into(), 1, move |x, v| {
+                    if let Step::Reopen { limit, .. } = &mut x.steps[k] {
+                        *limit = v as u8;
+                    }
+                })
             }
-            Step::Reset { keep } => integer(
+            Step::Reset { keep } => int(
                 format!("steps[{k}].keep"),
                 (*keep).into(),
                 0,
-                move |x: &mut MergeScenario, v| {
+                move |x, v| {
                     if let Step::Reset { keep } = &mut x.steps[k] {
                         *keep = v as u8;
                     }

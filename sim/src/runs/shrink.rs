@@ -8,7 +8,7 @@
 //! steps first.
 
 use super::scenario::{MessageSpec, Op, RunSpec, RunsScenario, Stop, Target};
-use crate::workload::{Integer, Move};
+use crate::workload::{halving_blocks, Integer, Move};
 use crate::workload_items::shrink_helpers;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,24 +49,6 @@ pub fn size(s: &RunsScenario) -> (usize, usize) {
         s.ops.len() + messages_of(s),
         s.failing_write_calls.len() + s.crashes.len() + s.store_crashes.len(),
     )
-}
-
-/// Halving blocks of `0..n`, largest first, never the whole range.
-fn blocks(n: usize) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut width = n / 2;
-    while width >= 1 {
-        let mut start = 0;
-        while start < n {
-            let end = (start + width).min(n);
-            if end - start < n {
-                out.push(start..end);
-            }
-            start = end;
-        }
-        width /= 2;
-    }
-    out
 }
 
 /// Every one-move simplification of `s`, largest first, not yet made or validated: each move
@@ -316,7 +298,7 @@ fn without_runs(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
 
 /// Blocks of client ops.
 fn without_op_blocks(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
-    for range in blocks(s.ops.len()) {
+    for range in halving_blocks(s.ops.len()) {
         out.push(cut(move |c| {
             c.ops.drain(range.clone());
         }));
@@ -327,7 +309,7 @@ fn without_op_blocks(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
 /// subagent tasks, of one step.
 fn shorter_scripts(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
     for (r, run) in s.runs.iter().enumerate() {
-        for range in blocks(run.messages.len()) {
+        for range in halving_blocks(run.messages.len()) {
             out.push(edit(move |c| {
                 c.runs[r].messages.drain(range.clone());
             }));
@@ -374,21 +356,10 @@ fn smaller_message(r: usize, m: usize, message: &MessageSpec, out: &mut Vec<Move
 
 /// Faults, one at a time.
 fn without_faults(s: &RunsScenario, out: &mut Vec<Move<RunsScenario>>) {
-    for i in 0..s.failing_write_calls.len() {
-        out.push(edit(move |c| {
-            c.failing_write_calls.remove(i);
-        }));
-    }
-    for i in 0..s.crashes.len() {
-        out.push(edit(move |c| {
-            c.crashes.remove(i);
-        }));
-    }
-    for i in 0..s.store_crashes.len() {
-        out.push(edit(move |c| {
-            c.store_crashes.remove(i);
-        }));
-    }
+    let calls = s.failing_write_calls.len();
+    out.extend(removals(calls, |c| &mut c.failing_write_calls));
+    out.extend(removals(s.crashes.len(), |c| &mut c.crashes));
+    out.extend(removals(s.store_crashes.len(), |c| &mut c.store_crashes));
 }
 
 /// One worker fewer.
@@ -556,18 +527,11 @@ fn cut_nested(run: &mut RunSpec) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::runs::RunsWorkload;
     use crate::workload_items::assert_shrink_candidates_no_larger;
 
     #[test]
     fn candidates_are_valid_and_smaller_or_plainer() {
         assert_shrink_candidates_no_larger::<RunsWorkload>();
-    }
-
-    #[test]
-    fn halving_blocks_never_cover_everything() {
-        assert_eq!(blocks(1), Vec::<std::ops::Range<usize>>::new());
-        assert_eq!(blocks(4), vec![0..2, 2..4, 0..1, 1..2, 2..3, 3..4]);
     }
 }

@@ -17,11 +17,7 @@ pub fn size(s: &SpoolScenario) -> (usize, usize) {
 /// that differ from `s`.
 pub fn moves(s: &SpoolScenario) -> Vec<Move<SpoolScenario>> {
     let mut out: Vec<Move<SpoolScenario>> = Vec::new();
-    for k in 0..s.requests.len() {
-        out.push(edit(move |x| {
-            x.requests.remove(k);
-        }));
-    }
+    out.extend(removals(s.requests.len(), |x| &mut x.requests));
     if s.history.content_bytes > 1024 {
         out.push(edit(|x| x.history.content_bytes /= 2));
     }

@@ -8,7 +8,7 @@ use sim::runs::scenario::{MessageSpec, Op};
 use sim::runs::RunsWorkload;
 use sim::scenario_file::ScenarioFile;
 use sim::shrink::{shrink_failure, shrink_within, Budget};
-use sim::workload::AnyScenario;
+use sim::workload::{halving_blocks, AnyScenario};
 use std::path::Path;
 use std::time::Duration;
 
@@ -131,4 +131,10 @@ fn every_planted_prints_one_line_a_bug_and_a_summary() {
         text.contains("of 2 planted bugs shrank to 8 steps or fewer (2 shrunk)"),
         "{text}"
     );
+}
+
+#[test]
+fn halving_blocks_never_cover_everything() {
+    assert_eq!(halving_blocks(1), Vec::<std::ops::Range<usize>>::new());
+    assert_eq!(halving_blocks(4), vec![0..2, 2..4, 0..1, 1..2, 2..3, 3..4]);
 }

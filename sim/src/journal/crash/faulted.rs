@@ -299,19 +299,8 @@ impl SeedRun {
 
     /// A resolved mutation shows the model's history in the writer and after a crash (J9).
     fn resolved(&self, i: usize, op: &WorkloadOp, journal: &Journal) -> Result<(), Broken> {
-        let shown = model_view(journal.fold());
-        if &shown != self.model.latest() {
-            return Err((
-                i,
-                BugId::J10,
-                format!(
-                    "op {i} ({}) resolved but the writer shows {}, the model {}",
-                    op.kind(),
-                    describe(&shown),
-                    describe(self.model.latest())
-                ),
-            ));
-        }
+        let what = format!("op {i} ({}) resolved but the writer", op.kind());
+        self.shows_the_model(i, &what, journal)?;
         let crashed = reopen(self.disk.durable_image(), &self.jopts);
         if crashed.as_ref().ok() != Some(self.model.latest()) {
             return Err((
@@ -321,6 +310,24 @@ impl SeedRun {
                     "op {i} ({}) resolved, but a crash right after it reopens as {}: it was not durable",
                     op.kind(),
                     show(&crashed)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// J10: `journal` (`what`, for the message: `resume after op 3`) shows the model's history
+    /// after op `i`.
+    fn shows_the_model(&self, i: usize, what: &str, journal: &Journal) -> Result<(), Broken> {
+        let shown = model_view(journal.fold());
+        if &shown != self.model.latest() {
+            return Err((
+                i,
+                BugId::J10,
+                format!(
+                    "{what} shows {}, the model {}",
+                    describe(&shown),
+                    describe(self.model.latest())
                 ),
             ));
         }
@@ -469,18 +476,7 @@ impl SeedRun {
                     format!("resume after op {i} left transaction {txn} open"),
                 ));
             }
-            let shown = model_view(j.fold());
-            if &shown != self.model.latest() {
-                return Err((
-                    i,
-                    BugId::J10,
-                    format!(
-                        "resume after op {i} shows {}, the model {}",
-                        describe(&shown),
-                        describe(self.model.latest())
-                    ),
-                ));
-            }
+            self.shows_the_model(i, &format!("resume after op {i}"), &j)?;
             if !first {
                 report.resumes += 1;
             }
