@@ -54,6 +54,8 @@ pub fn project<R: AsRef<[u8]>>(
     let mut parsed = Vec::with_capacity(rows.len());
     parsed.extend(rows.iter().filter_map(|row| read_envelope(row.as_ref())));
     let order: Vec<usize> = (0..parsed.len()).collect();
+    // Pre-condition of the steps: a row is read at most once.
+    debug_assert!(parsed.len() <= rows.len());
     project_envelopes(&parsed, &order, primary, options)
 }
 
@@ -134,7 +136,12 @@ fn project_envelopes(
     let planted = options.planted;
     let visible = visible_displays(parsed, planted);
     let (ordered, warnings) = admitted_rows(parsed, order, &visible, planted);
+    let admitted = ordered.len();
     let mut ordered = deduplicated(ordered, planted);
+    // Step 1c only drops copies (P4 keeps them all).
+    debug_assert!(
+        ordered.len() <= admitted && (!planted.is(BugId::P4) || ordered.len() == admitted)
+    );
     ordered.sort_by(|a, b| {
         (a.created_at, a.event_id(), a.identity()).cmp(&(b.created_at, b.event_id(), b.identity()))
     });
@@ -144,6 +151,7 @@ fn project_envelopes(
         (pair[0].created_at, pair[0].event_id()) <= (pair[1].created_at, pair[1].event_id())
             && (planted.is(BugId::P4) || pair[0].identity() != pair[1].identity())
     }));
+    let warned = warnings.len();
     let mut walk = Walk {
         primary,
         planted,
@@ -154,6 +162,13 @@ fn project_envelopes(
     for row in &ordered {
         walk.apply(row);
     }
+    // Post-condition: a row adds one message at most (P3 renders a HITL row twice), so there are
+    // no more messages than rows kept; and the walk only appends to steps 0 and 1's warnings.
+    debug_assert!(
+        walk.messages.len() <= ordered.len()
+            || (planted.is(BugId::P3) && walk.messages.len() <= 2 * ordered.len())
+    );
+    debug_assert!(walk.warnings.len() >= warned);
     // Post-condition: no message comes from a display no `UserAgent` marker made visible (the
     // rows of step 0 are all local, so a hidden display is always known as such here).
     if let Visible::Displays(shown) = &visible {
@@ -234,6 +249,10 @@ fn admitted_rows<'p, 'a>(
             None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
+    // Post-condition: every row named was decided (so a later copy of it reads its decision).
+    debug_assert!(order
+        .iter()
+        .all(|&i| !matches!(decided[i], Decided::Unread)));
     // Post-condition: every kept row lies on a visible display, its identity complete (8
     // non-empty strings, which the walk reads without looking), and no row was both kept and
     // warned about.
@@ -346,6 +365,9 @@ fn with_created_at<'p, 'a>(
             return None;
         }
     };
+    // Post-condition: a kept row's family data is the family step 1a found (a stored reading
+    // of another family is read again).
+    debug_assert_eq!(data.family, family);
     Some(Ordered {
         created_at,
         family,

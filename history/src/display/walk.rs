@@ -99,8 +99,13 @@ impl Walk<'_> {
             self.warn(row, WarningCode::BadPayload, row.family.payload_field());
         }
         // Post-condition: a row adds to the history and the warnings, never takes away (what an
-        // earlier row made stays).
+        // earlier row made stays); and it starts one message at most (P3 renders a HITL row as
+        // both roles).
         debug_assert!(self.messages.len() >= messages_before);
+        debug_assert!(
+            self.messages.len() <= messages_before + 1
+                || (self.planted.is(BugId::P3) && self.messages.len() == messages_before + 2)
+        );
         debug_assert!(self.warnings.len() >= warnings_before);
     }
 

@@ -135,8 +135,9 @@ pub fn encode_frame(record: &Record) -> Vec<u8> {
         payload.len()
     );
     let mut frame = Vec::with_capacity(HEADER_BYTES + payload.len());
+    let payload_crc = crc32c::crc32c(&payload);
     frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+    frame.extend_from_slice(&payload_crc.to_le_bytes());
     let header_crc = crc32c::crc32c(&frame[0..8]);
     frame.extend_from_slice(&header_crc.to_le_bytes());
     frame.extend_from_slice(&payload);
@@ -144,7 +145,8 @@ pub fn encode_frame(record: &Record) -> Vec<u8> {
     debug_assert!({
         let mut header = [0u8; HEADER_BYTES];
         header.copy_from_slice(&frame[..HEADER_BYTES]);
-        parse_header(&header).is_ok_and(|h| h.frame_bytes() == frame.len() as u64)
+        parse_header(&header)
+            .is_ok_and(|h| h.frame_bytes() == frame.len() as u64 && h.payload_crc == payload_crc)
     });
     frame
 }
@@ -161,10 +163,16 @@ pub fn parse_header(bytes: &[u8; HEADER_BYTES]) -> Result<Header, FrameProblem> 
     if payload_bytes == 0 || payload_bytes > MAX_PAYLOAD_BYTES {
         return Err(FrameProblem::BadLength { payload_bytes });
     }
-    Ok(Header {
+    let header = Header {
         payload_bytes,
         payload_crc: word(4),
-    })
+    };
+    // Post-condition: a checked header's frame holds a payload and stays inside the bound.
+    debug_assert!(
+        header.frame_bytes() > HEADER_BYTES as u64
+            && header.frame_bytes() <= HEADER_BYTES as u64 + u64::from(MAX_PAYLOAD_BYTES)
+    );
+    Ok(header)
 }
 
 /// Checks a payload against its header and decodes the record.

@@ -100,7 +100,10 @@ impl FsStorage {
 
     /// The storage name of `path`'s parent directory (`""`: the root).
     fn parent_name(name: &str) -> &str {
-        name.rsplit_once('/').map_or("", |(dir, _)| dir)
+        let dir = name.rsplit_once('/').map_or("", |(dir, _)| dir);
+        // Post-condition: a strict prefix, so walking up from a name ends at the root.
+        debug_assert!(name.starts_with(dir) && dir.len() < name.len().max(1));
+        dir
     }
 
     /// The root directory.
@@ -110,7 +113,10 @@ impl FsStorage {
 
     fn path(&self, name: &str) -> io::Result<PathBuf> {
         check_name(name)?;
-        Ok(self.root.join(name))
+        let path = self.root.join(name);
+        // A checked name has no `..` nor a leading `/`, so it cannot leave the root.
+        debug_assert!(path.starts_with(&self.root) && path != self.root);
+        Ok(path)
     }
 
     fn handles(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Handle>> {
@@ -226,6 +232,8 @@ impl Storage for FsStorage {
             if d == self.root || fs::remove_dir(d).is_err() {
                 break;
             }
+            // Below the root, so the directory has a storage name.
+            debug_assert!(!dir_name.is_empty() && d.starts_with(&self.root));
             self.tell(FsCall::RemoveDir { dir: dir_name });
             dir = d.parent();
             dir_name = Self::parent_name(dir_name);
@@ -254,6 +262,11 @@ impl Storage for FsStorage {
             }
         }
         out.sort();
+        // Post-condition: distinct names, each strictly under `dir/`.
+        debug_assert!(out.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(out.iter().all(|n| n.len() > dir.len() + 1
+            && n.starts_with(dir)
+            && n.as_bytes()[dir.len()] == b'/'));
         Ok(out)
     }
 }
@@ -270,6 +283,8 @@ fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
             Err(e) => return Err(e),
         }
     }
+    // Post-condition: no more than asked, so callers may trust the count as a length.
+    debug_assert!(done <= buf.len());
     Ok(done)
 }
 

@@ -89,10 +89,12 @@ impl MemStorage {
     /// What a crash now would leave of `name` (empty when it does not exist).
     pub fn durable_bytes(&self, name: &str) -> Vec<u8> {
         let st = self.lock();
-        st.files
+        let durable = st
+            .files
             .get(name)
             .map(|f| f.data[..f.durable_len].to_vec())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        durable
     }
 
     /// The current bytes of `name` (empty when it does not exist).
@@ -113,6 +115,7 @@ impl MemStorage {
             .files
             .get_mut(name)
             .expect("corrupt_byte on a missing file");
+        debug_assert!(offset < file.data.len() as u64, "corrupt_byte past the end");
         file.data[offset as usize] ^= xor;
     }
 
@@ -148,6 +151,8 @@ impl Storage for MemStorage {
         Self::check_fault(&st, name, FaultOp::Read)?;
         let file = st.files.get(name).ok_or_else(|| missing(name))?;
         let n = serve_read(&file.data, offset, buf);
+        debug_assert!(n <= buf.len());
+        debug_assert!(n == 0 || offset + n as u64 <= file.data.len() as u64);
         st.bytes_read.add(name, n);
         Ok(n)
     }
@@ -156,11 +161,12 @@ impl Storage for MemStorage {
         check_name(name)?;
         let mut st = self.lock();
         Self::check_fault(&st, name, FaultOp::Append)?;
-        st.files
-            .entry(name.to_string())
-            .or_default()
-            .data
-            .extend_from_slice(bytes);
+        let file = st.files.entry(name.to_string()).or_default();
+        let (before, durable) = (file.data.len(), file.durable_len);
+        file.data.extend_from_slice(bytes);
+        // Post-condition: the bytes went at the end, and nothing new is durable before a sync.
+        debug_assert_eq!(file.data.len(), before + bytes.len());
+        debug_assert!(file.durable_len == durable && durable <= before);
         Ok(())
     }
 
@@ -173,6 +179,8 @@ impl Storage for MemStorage {
         let len = len as usize;
         file.data.truncate(len);
         file.durable_len = file.durable_len.min(len);
+        // Post-condition: the file is `len` long, and a crash keeps no more than it holds.
+        debug_assert!(file.data.len() == len && file.durable_len <= len);
         Ok(())
     }
 

@@ -42,6 +42,7 @@ impl JournalReader {
 
     /// Folds what was appended since the last read. Returns the bytes this call read.
     pub fn refresh(&mut self) -> Result<u64, JournalError> {
+        let (offset_before, read_before) = (self.offset, self.bytes_read);
         if self.opts.planted.is(BugId::J11) {
             // planted J11: every read rescanned the journal from byte 0.
             self.fold = Fold::new(&self.opts.tokenizer, self.opts.planted);
@@ -63,6 +64,10 @@ impl JournalReader {
         debug_assert!(out.bytes_read <= len - self.offset);
         self.offset = out.valid_end;
         self.bytes_read += out.bytes_read;
+        // Post-condition: a reader never goes back (J11 starts over, from byte 0), and its
+        // count of bytes read only grows.
+        debug_assert!(self.offset >= offset_before || self.opts.planted.is(BugId::J11));
+        debug_assert_eq!(self.bytes_read, read_before + out.bytes_read);
         Ok(out.bytes_read)
     }
 
@@ -79,6 +84,8 @@ impl JournalReader {
         let end = range.end.min(rows.len());
         let start = range.start.min(end);
         debug_assert!(start <= end && end <= rows.len());
+        // Post-condition: no more rows than the range asked for, each from inside it.
+        debug_assert!(end - start <= range.len() && (start == end || start >= range.start));
         Ok(rows[start..end].iter().map(|e| e.row.clone()).collect())
     }
 

@@ -47,6 +47,13 @@ pub fn read_exact_at(
     let mut done = 0;
     while done < buf.len() {
         let n = storage.read_at(name, offset + done as u64, &mut buf[done..])?;
+        // The trait's contract: a read returns no more than it was asked for. Each turn of
+        // the loop takes at least one byte, so it ends within `buf.len()` turns.
+        debug_assert!(
+            n <= buf.len() - done,
+            "{name}: read {n} bytes into {}",
+            buf.len() - done
+        );
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -58,6 +65,7 @@ pub fn read_exact_at(
         }
         done += n;
     }
+    debug_assert_eq!(done, buf.len());
     Ok(())
 }
 
@@ -66,6 +74,7 @@ pub fn read_all(storage: &dyn Storage, name: &str) -> io::Result<Vec<u8>> {
     let len = storage.len(name)?.unwrap_or(0);
     let mut buf = vec![0u8; usize::try_from(len).map_err(io::Error::other)?];
     read_exact_at(storage, name, 0, &mut buf)?;
+    debug_assert_eq!(buf.len() as u64, len);
     Ok(buf)
 }
 
@@ -93,11 +102,14 @@ pub fn names_under<'a>(
 ) -> io::Result<Vec<String>> {
     check_name(dir)?;
     let prefix = format!("{dir}/");
-    Ok(names
+    let names: Vec<String> = names
         .into_iter()
         .filter(|k| k.starts_with(&prefix))
         .cloned()
-        .collect())
+        .collect();
+    // Post-condition: every name is strictly inside `dir`, never `dir/` itself.
+    debug_assert!(names.iter().all(|n| n.len() > prefix.len()));
+    Ok(names)
 }
 
 /// What a read at `offset` of a file holding `data` serves: up to `buf.len()` bytes copied into
@@ -108,6 +120,9 @@ pub fn serve_read(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {
         .min(data.len());
     let n = buf.len().min(data.len() - start);
     buf[..n].copy_from_slice(&data[start..start + n]);
+    // Post-condition: no more than asked, and fewer only at the end of the file.
+    debug_assert!(n <= buf.len() && start + n <= data.len());
+    debug_assert!(n == buf.len() || start + n == data.len());
     n
 }
 
@@ -129,6 +144,7 @@ pub fn length_not_below(
             actual,
         });
     }
+    debug_assert!(actual >= expected);
     Ok(actual)
 }
 
@@ -202,7 +218,10 @@ pub struct ReadCounters(BTreeMap<String, u64>);
 impl ReadCounters {
     /// Counts a read of `n` bytes from `name`.
     pub fn add(&mut self, name: &str, n: usize) {
-        *self.0.entry(name.to_string()).or_insert(0) += n as u64;
+        let count = self.0.entry(name.to_string()).or_insert(0);
+        // A counter only grows: it would take 2^64 bytes read to wrap it.
+        debug_assert!(count.checked_add(n as u64).is_some());
+        *count += n as u64;
     }
 }
 

@@ -106,6 +106,11 @@ impl JournalStore {
                 Err(e) => failures.push(e),
             }
         }
+        // Every recorder was closed or failed, none skipped.
+        debug_assert_eq!(
+            report.recorders_closed + failures.len(),
+            self.recorders.len()
+        );
         if self.opts.planted.is(BugId::J18) {
             // planted J18: dispose did not wait: scratch removal was left to a background task
             // (which a process exiting next never ran) and recorder errors were swallowed.
@@ -114,6 +119,11 @@ impl JournalStore {
         let before = self.scratch.files().count();
         let scratch_failures = self.scratch.remove_all();
         report.scratch_files_removed = before - self.scratch.files().count();
+        // Post-condition: each scratch file was removed or its failure reported, not both.
+        debug_assert_eq!(
+            report.scratch_files_removed + scratch_failures.len(),
+            before
+        );
         failures.extend(scratch_failures);
         if failures.is_empty() {
             Ok(report)

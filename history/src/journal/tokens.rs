@@ -86,7 +86,13 @@ impl TokenCounter {
             std::mem::take(&mut self.pending)
         };
         let tokens = self.tokenizer.count(&text);
+        // A byte-level BPE token covers at least one byte, so a text has no more tokens than
+        // bytes; and a counter of its own starts the next row empty.
+        debug_assert!(tokens <= text.len() as u64);
+        debug_assert!(self.pending.is_empty());
+        let total = self.total_tokens;
         self.total_tokens += tokens;
+        debug_assert!(self.total_tokens >= total);
         tokens
     }
 
@@ -98,7 +104,14 @@ impl TokenCounter {
             }
             self.push(piece);
         }
-        self.end_row()
+        let tokens = self.end_row();
+        // Post-condition: the row's pieces and the newlines between them (fewer than three a
+        // block) bound its count, but with J17, whose counter takes other counters' pieces.
+        debug_assert!(
+            self.planted.is(BugId::J17)
+                || tokens as usize <= row.content_bytes() + 3 * row.blocks.len()
+        );
+        tokens
     }
 
     /// Tokens of every row ended so far.

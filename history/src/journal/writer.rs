@@ -136,7 +136,7 @@ impl Journal {
         )?;
         self.bytes_read += out.bytes_read;
         // Post-condition of the scan: it read on from where the good records ended.
-        debug_assert!(out.valid_end >= self.end);
+        debug_assert!(out.valid_end >= self.end && out.valid_end <= len);
         self.end = out.valid_end;
         self.torn_tail = out.torn_tail;
         if self.opts.planted.is(BugId::J10) {
@@ -258,7 +258,14 @@ impl Journal {
         } else {
             vec![RecordBody::Clear]
         };
-        self.write_one_record(origin, bodies)
+        let receipt = self.write_one_record(origin, bodies)?;
+        // Post-condition: nothing is left in context. J15's cuts were counted before the write
+        // caught up with other handles' rows, and J1's legacy transactions fold records late.
+        let planted = self.opts.planted;
+        debug_assert!(
+            self.fold.in_context().is_empty() || planted.is(BugId::J15) || planted.is(BugId::J1)
+        );
+        Ok(receipt)
     }
 
     /// Replaces the first `compressed_rows` in-context rows with `summary`, as one record (J15).
@@ -269,6 +276,8 @@ impl Journal {
         compressed_rows: u64,
     ) -> Result<WriteReceipt, JournalError> {
         self.pump()?;
+        // What the post-condition compares with, copied in debug builds only.
+        let expected = cfg!(debug_assertions).then(|| summary.clone());
         let bodies = if self.opts.planted.is(BugId::J15) {
             // planted J15: a compression was a clear, then an append of the summary and the rows
             // it kept.
@@ -282,7 +291,18 @@ impl Journal {
                 compressed_rows,
             }]
         };
-        self.write_one_record(origin, bodies)
+        let receipt = self.write_one_record(origin, bodies)?;
+        // Post-condition: the summary is the first row in context (J1 folds a transaction's
+        // records late).
+        debug_assert!(
+            self.opts.planted.is(BugId::J1)
+                || expected.is_none_or(|s| self
+                    .fold
+                    .in_context()
+                    .first()
+                    .is_some_and(|e| *e.row == s))
+        );
+        Ok(receipt)
     }
 
     /// Removes and rewrites rows, in records of at most 64 rows or 64 KiB (J16).
@@ -305,7 +325,12 @@ impl Journal {
         if bodies.is_empty() {
             return Err(JournalError::Argument("density mutation of no rows".into()));
         }
-        self.write(origin, bodies, true)
+        let records = bodies.len();
+        let receipt = self.write(origin, bodies, true)?;
+        // Post-condition: every record went in, synced, numbered one after another.
+        debug_assert!(receipt.records == records && !self.unsynced);
+        debug_assert_eq!(receipt.last_seq + 1 - receipt.first_seq, records as u64);
+        Ok(receipt)
     }
 
     /// Inserts `row` right after the in-context row `anchor` (at the start when `None`).

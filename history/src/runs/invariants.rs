@@ -3,12 +3,38 @@
 
 use std::collections::BTreeMap;
 
-use super::event::RunEvent;
+use super::event::{Category, MessageCursor, RunEvent};
 
 /// Whether `rows` can be a page of at most `limit` rows: no more than `limit`, ascending by seq
 /// (equal seqs only where a missing unique guard let them in, R5).
 pub(crate) fn is_page(rows: &[RunEvent], limit: usize) -> bool {
     rows.len() <= limit && rows.windows(2).all(|w| w[0].seq <= w[1].seq)
+}
+
+/// Whether `seq` lies inside the cursor's exclusive bounds (every seq does for no cursor).
+pub(crate) fn in_cursor(seq: u64, cursor: MessageCursor) -> bool {
+    match cursor {
+        MessageCursor::None => true,
+        MessageCursor::Before(before) => seq < before,
+        MessageCursor::After(after) => seq > after,
+        MessageCursor::Both { before, after } => after < seq && seq < before,
+    }
+}
+
+/// Whether `rows` can be a message page of `thread_id` read with `limit` and `cursor`: a page
+/// ([`is_page`]) of the thread's message rows, each inside the cursor's bounds. Every planted
+/// read keeps this (they drop or add rows of the thread, never rows of another or outside the
+/// window).
+pub(crate) fn is_message_page(
+    rows: &[RunEvent],
+    thread_id: &str,
+    limit: usize,
+    cursor: MessageCursor,
+) -> bool {
+    is_page(rows, limit)
+        && rows.iter().all(|e| {
+            e.thread_id == thread_id && e.category == Category::Message && in_cursor(e.seq, cursor)
+        })
 }
 
 /// Whether `seqs`, assigned in order to events of `threads`, rise strictly within each thread and
@@ -53,5 +79,18 @@ mod tests {
         assert!(!seqs_follow(&["a"], &[3], prior));
         assert!(!seqs_follow(&["b", "b"], &[2, 2], prior));
         assert!(!seqs_follow(&["b"], &[], prior));
+    }
+
+    #[test]
+    fn cursor_bounds_are_exclusive() {
+        assert!(in_cursor(0, MessageCursor::None));
+        assert!(in_cursor(4, MessageCursor::Before(5)) && !in_cursor(5, MessageCursor::Before(5)));
+        assert!(in_cursor(3, MessageCursor::After(2)) && !in_cursor(2, MessageCursor::After(2)));
+        let both = MessageCursor::Both {
+            before: 5,
+            after: 2,
+        };
+        assert!(in_cursor(3, both) && in_cursor(4, both));
+        assert!(!in_cursor(2, both) && !in_cursor(5, both));
     }
 }

@@ -105,8 +105,18 @@ fn lines_of(file: &str, bytes: &[u8]) -> Result<Vec<Line>, RunStoreError> {
             number,
             read,
         });
+        // Each line ends past where it starts, so the loop runs at most once a byte.
+        debug_assert!(offset < end && end <= bytes.len());
         offset = end;
     }
+    // Post-condition: lines are numbered from 1 in file order and start inside the file; only
+    // the last may be read as torn.
+    debug_assert!(lines
+        .iter()
+        .enumerate()
+        .all(|(i, l)| l.number == i as u64 + 1));
+    debug_assert!(lines.windows(2).all(|w| w[0].offset < w[1].offset));
+    debug_assert!(lines.last().is_none_or(|l| l.offset < bytes.len() as u64));
     Ok(lines)
 }
 
@@ -131,11 +141,15 @@ fn complete_batches(
             *rows_of.entry(written.batch).or_default() += 1;
         }
     }
-    Ok(rows_of
+    let batches = rows_of.len();
+    let complete: BTreeSet<u64> = rows_of
         .into_iter()
         .filter(|((first, rows), found)| rows == found || last_deletion >= first + rows)
         .map(|((first, _), _)| first)
-        .collect())
+        .collect();
+    // Post-condition: a subset of the batches seen, each named by a write number read.
+    debug_assert!(complete.len() <= batches && complete.len() <= seen.len());
+    Ok(complete)
 }
 
 /// Reads every run file under the storage's `threads/` directory and decides what to keep.
@@ -167,6 +181,7 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
                 .is_ok_and(|r| r.written.is_none_or(|w| complete.contains(&w.batch.0)))
         };
         let cut_at = lines.iter().position(|l| !kept(l)).unwrap_or(lines.len());
+        debug_assert!(lines[..cut_at].iter().all(kept));
         if let Some(late) = lines[cut_at..].iter().find(|l| kept(l)) {
             let first = &lines[cut_at];
             let why = format!(
@@ -177,6 +192,8 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
             return Err(corrupt(&file, late.number, why));
         }
         if let Some(first) = lines.get(cut_at) {
+            // A line starts before the end of its file, so a cut is never empty.
+            debug_assert!(first.offset < len);
             loaded.dropped.push(DroppedTail {
                 file: file.clone(),
                 offset: first.offset,
@@ -189,7 +206,13 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
             .rows
             .extend(lines.into_iter().take(cut_at).filter_map(|l| l.read.ok()));
     }
+    let kept_rows = loaded.rows.len();
     loaded.rows = replay_order(std::mem::take(&mut loaded.rows), &mut loaded.deletions);
+    debug_assert_eq!(
+        loaded.rows.len(),
+        kept_rows,
+        "the replay order lost or added rows"
+    );
     let row_writes: BTreeSet<u64> = loaded
         .rows
         .iter()
@@ -200,6 +223,11 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
         .copied()
         .max(loaded.deletions.last().map(|d| d.write));
     loaded.next_write = 1 + last.unwrap_or(0);
+    // Post-condition: the next write number is above every one the store holds, so a new write
+    // can never repeat one.
+    debug_assert!(row_writes.iter().all(|&w| w < loaded.next_write));
+    debug_assert!(loaded.deletions.iter().all(|d| d.write < loaded.next_write));
+    debug_assert!(loaded.run_files.iter().all(|f| is_run_file(f)));
     Ok(loaded)
 }
 
@@ -212,6 +240,7 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
 /// first and ours deleted from later is the case that needs an answer.
 fn replay_order(rows: Vec<StoredLine>, deletions: &mut [Deletion]) -> Vec<StoredLine> {
     deletions.sort_by_key(|d| d.write);
+    let n = rows.len();
     let mut keyed: Vec<(usize, StoredLine)> = rows
         .into_iter()
         .map(|r| {
@@ -223,6 +252,12 @@ fn replay_order(rows: Vec<StoredLine>, deletions: &mut [Deletion]) -> Vec<Stored
         let key = |r: &StoredLine| (r.event.seq, r.written.map(|w| w.write));
         (a, &x.event.thread_id, key(x)).cmp(&(b, &y.event.thread_id, key(y)))
     });
+    // Post-condition: segments never go back, and inside one a thread's seqs never go down.
+    debug_assert!(keyed.windows(2).all(|w| w[0].0 <= w[1].0));
+    debug_assert!(keyed.windows(2).all(|w| w[0].0 != w[1].0
+        || w[0].1.event.thread_id != w[1].1.event.thread_id
+        || w[0].1.event.seq <= w[1].1.event.seq));
+    debug_assert_eq!(keyed.len(), n);
     keyed.into_iter().map(|(_, r)| r).collect()
 }
 
@@ -248,6 +283,7 @@ fn deletions_of(
             None => Err("torn: no newline at the end".to_string()),
         };
         let end = newline.map_or(bytes.len(), |n| offset + n + 1);
+        debug_assert!(offset < end && end <= bytes.len());
         match read {
             Ok(d) => deletions.push(d),
             Err(reason) if end == bytes.len() => {
@@ -258,6 +294,8 @@ fn deletions_of(
                     bytes: (bytes.len() - offset) as u64,
                     reason,
                 };
+                // Post-condition: every line before the cut was read, and the cut is not empty.
+                debug_assert!(deletions.len() as u64 == number - 1 && cut.bytes > 0);
                 return Ok((deletions, Some(cut)));
             }
             Err(reason) => {
@@ -270,6 +308,7 @@ fn deletions_of(
         }
         offset = end;
     }
+    debug_assert!(deletions.len() as u64 == number);
     Ok((deletions, None))
 }
 

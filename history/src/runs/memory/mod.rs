@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard};
 
 use super::error::RunStoreError;
+use super::invariants::{is_message_page, is_page};
 use super::query::{EventFilter, UserScope};
 use super::store::RunEventStore;
 use crate::planted::{BugId, Planted};
@@ -46,12 +47,11 @@ impl MemoryRunEventStore {
         user: &UserScope,
     ) -> Result<(u64, BTreeSet<String>), RunStoreError> {
         let user = user.resolve("delete_by_thread")?;
-        Ok(delete_thread_in(
-            &mut self.lock(),
-            thread_id,
-            user,
-            self.planted,
-        ))
+        let (removed, runs) = delete_thread_in(&mut self.lock(), thread_id, user, self.planted);
+        // Post-condition: each fenced run held a removed row, so there are no more of them than
+        // rows removed (R23 fences every run's rows but removes the messages only).
+        debug_assert!(self.planted.is(BugId::R23) || runs.len() as u64 <= removed);
+        Ok((removed, runs))
     }
 
     /// See [`MemoryIndex::fence`]: a reopened JSONL store restoring a deletion's fence, whose
@@ -62,7 +62,11 @@ impl MemoryRunEventStore {
 
     /// See [`MemoryIndex::raise_max_seq`].
     pub(crate) fn raise_max_seq(&self, thread_id: &str, seq: u64) {
-        self.lock().raise_max_seq(thread_id, seq);
+        let mut index = self.lock();
+        let before = index.max_seq(thread_id);
+        index.raise_max_seq(thread_id, seq);
+        // Post-condition: the mark only rises, to `seq` or to where it stood.
+        debug_assert_eq!(index.max_seq(thread_id), before.max(seq));
     }
 
     fn lock(&self) -> MutexGuard<'_, MemoryIndex> {
@@ -78,29 +82,62 @@ fn delete_thread_in(
     user: Option<&str>,
     planted: Planted,
 ) -> (u64, BTreeSet<String>) {
+    let held = index
+        .threads
+        .get(thread_id)
+        .map_or(0, |t| t.messages.len() + t.others.len());
     if planted.is(BugId::R23) {
         // planted R23: the legacy thread deletion dropped the thread's message rows only
         // (the projection the views read), leaving its traces, lifecycle marks and receipts:
         // the thread was never emptied, so its numbering went on. It fenced the thread's runs
         // as the deletion does.
         let runs = index.fence_scope(thread_id, user, planted);
-        return (index.delete_thread_messages(thread_id, user), runs);
+        let removed = index.delete_thread_messages(thread_id, user);
+        debug_assert!(removed <= held as u64);
+        return (removed, runs);
     }
-    index.delete_by_thread(thread_id, user, planted)
+    let (removed, runs) = index.delete_by_thread(thread_id, user, planted);
+    // Post-condition: the deletion removed rows it held, and an unscoped one all of them.
+    debug_assert!(removed <= held as u64 && (user.is_some() || removed == held as u64));
+    debug_assert!(user.is_some() || index.max_seq(thread_id) == 0);
+    (removed, runs)
 }
 
 impl RunEventStore for MemoryRunEventStore {
     run_store_methods! {
         fn put_batch(&self, events) {
-            self.lock().put_batch(events)
+            let n = events.len();
+            let seqs = self.lock().put_batch(events)?;
+            // Post-condition: one seq an event, each a real number (seqs start at 1).
+            debug_assert!(seqs.len() == n && seqs.iter().all(|&s| s > 0));
+            Ok(seqs)
         }
 
         fn put_batch_records(&self, events) {
-            self.lock().put_batch_records(events)
+            let threads: Vec<String> = if cfg!(debug_assertions) {
+                events.iter().map(|e| e.thread_id.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            let records = self.lock().put_batch_records(events)?;
+            // Post-condition: the records are the events, in order, each of its thread.
+            debug_assert!(
+                !cfg!(debug_assertions)
+                    || (records.len() == threads.len()
+                        && records.iter().zip(&threads).all(|(r, t)| r.thread_id == *t && r.seq > 0))
+            );
+            Ok(records)
         }
 
         fn insert_numbered(&self, events) {
-            self.lock().insert_numbered(events, self.planted)
+            let thread = events.first().map(|e| e.thread_id.clone());
+            let of_thread = events.iter().filter(|e| Some(&e.thread_id) == thread.as_ref());
+            let top = of_thread.map(|e| e.seq).max();
+            let mut index = self.lock();
+            index.insert_numbered(events, self.planted)?;
+            // Post-condition: the first event's thread is numbered at least to the batch's top.
+            debug_assert!(thread.is_none_or(|t| Some(index.max_seq(&t)) >= top));
+            Ok(())
         }
 
         fn max_seq(&self, thread_id) {
@@ -108,17 +145,28 @@ impl RunEventStore for MemoryRunEventStore {
         }
 
         fn list_messages(&self, thread_id, limit, cursor) {
-            Ok(self.lock().list_messages(thread_id, limit, cursor, None))
+            let rows = self.lock().list_messages(thread_id, limit, cursor, None);
+            debug_assert!(is_message_page(&rows, thread_id, limit, cursor));
+            Ok(rows)
         }
 
         fn count_messages(&self, thread_id) {
-            Ok(self.lock().count_messages(thread_id, None))
+            let state = self.lock();
+            let count = state.count_messages(thread_id, None);
+            // Post-condition: messages are rows of the thread, none beyond its numbering unless
+            // a missing unique guard (R5) let equal seqs in.
+            debug_assert!(self.planted.is(BugId::R5) || count <= state.max_seq(thread_id));
+            Ok(count)
         }
 
         fn count_events(&self, thread_id) {
             let state = self.lock();
             let rows = state.threads.get(thread_id);
-            Ok(rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64))
+            let count = rows.map_or(0, |t| (t.messages.len() + t.others.len()) as u64);
+            // Post-condition: seqs are unique (but with R5), so a thread holds no more rows than
+            // its high-water mark numbers.
+            debug_assert!(self.planted.is(BugId::R5) || count <= state.max_seq(thread_id));
+            Ok(count)
         }
 
         fn count_events_by_run(&self, thread_id, run_id) {
@@ -128,17 +176,23 @@ impl RunEventStore for MemoryRunEventStore {
             };
             let of_run =
                 (rows.messages.iter().chain(&rows.others)).filter(|s| s.event.run_id == run_id);
-            Ok(of_run.count() as u64)
+            let count = of_run.count();
+            debug_assert!(count <= rows.messages.len() + rows.others.len());
+            Ok(count as u64)
         }
 
         fn list_events(&self, thread_id, run_id) {
-            Ok(self.lock().list_events(
+            let rows = self.lock().list_events(
                 thread_id,
                 run_id,
                 &EventFilter::everything(),
                 None,
                 Planted::none(),
-            ))
+            );
+            // Post-condition: the run's rows of the thread, in seq order.
+            debug_assert!(rows.windows(2).all(|w| w[0].seq <= w[1].seq));
+            debug_assert!(rows.iter().all(|e| e.thread_id == thread_id && e.run_id == run_id));
+            Ok(rows)
         }
 
         fn dump(&self) {
@@ -146,42 +200,70 @@ impl RunEventStore for MemoryRunEventStore {
         }
 
         fn put_if_absent(&self, event) {
-            self.lock().put_if_absent(event, self.planted)
+            let (thread_id, event_type) = (event.thread_id.clone(), event.event_type.clone());
+            let (record, written) = self.lock().put_if_absent(event, self.planted)?;
+            // Post-condition: the answer is a row of the event's thread and type, whether it
+            // was just written or already there.
+            debug_assert!(record.thread_id == thread_id && record.event_type == event_type);
+            Ok((record, written))
         }
 
         fn delete_by_thread(&self, thread_id, user) {
             let user = user.resolve("delete_by_thread")?;
             let mut index = self.lock();
-            Ok(delete_thread_in(&mut index, thread_id, user, self.planted).0)
+            let (removed, runs) = delete_thread_in(&mut index, thread_id, user, self.planted);
+            // Post-condition: each fenced run held a removed row (but with R23, see
+            // `delete_thread_fencing`).
+            debug_assert!(self.planted.is(BugId::R23) || runs.len() as u64 <= removed);
+            Ok(removed)
         }
 
         fn delete_by_run(&self, thread_id, run_id, user) {
             let user = user.resolve("delete_by_run")?;
-            Ok(self
-                .lock()
-                .delete_by_run(thread_id, run_id, user, self.planted))
+            let mut index = self.lock();
+            let removed = index.delete_by_run(thread_id, run_id, user, self.planted);
+            // Post-condition: an unscoped deletion leaves no row of the run (R15 leaves all but
+            // its messages).
+            debug_assert!(
+                user.is_some()
+                    || self.planted.is(BugId::R15)
+                    || index.threads.get(thread_id).is_none_or(|t| {
+                        (t.messages.iter().chain(&t.others)).all(|s| s.event.run_id != run_id)
+                    })
+            );
+            Ok(removed)
         }
 
         fn list_messages_as(&self, thread_id, limit, cursor, user) {
             let user = user.resolve("list_messages")?;
             let state = self.lock();
-            Ok(match user {
+            let rows = match user {
                 Some(u) if self.planted.is(BugId::R19) => {
                     page(&state.legacy_shared_messages(thread_id, u), limit, cursor)
                 }
                 _ => state.list_messages(thread_id, limit, cursor, user),
-            })
+            };
+            debug_assert!(is_message_page(&rows, thread_id, limit, cursor));
+            // Post-condition: a scoped page holds the user's rows only (R19 adds unowned ones).
+            debug_assert!(
+                self.planted.is(BugId::R19)
+                    || rows.iter().all(|e| UserScope::admits(user, e.user_id.as_deref()))
+            );
+            Ok(rows)
         }
 
         fn count_messages_as(&self, thread_id, user) {
             let user = user.resolve("count_messages")?;
             let state = self.lock();
-            Ok(match user {
+            let count = match user {
                 Some(u) if self.planted.is(BugId::R19) => {
                     state.legacy_shared_messages(thread_id, u).len() as u64
                 }
                 _ => state.count_messages(thread_id, user),
-            })
+            };
+            // Post-condition: a scope only narrows the thread's messages, R19's included.
+            debug_assert!(count <= state.count_messages(thread_id, None));
+            Ok(count)
         }
 
         fn list_messages_by_run(&self, thread_id, run_id, limit, cursor, user) {
@@ -196,21 +278,34 @@ impl RunEventStore for MemoryRunEventStore {
                     run_id: run_id.to_string(),
                 });
             }
-            Ok(state.list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted))
+            let rows =
+                state.list_messages_by_run(thread_id, run_id, limit, cursor, user, self.planted);
+            // Post-condition: a page of the run's messages; R16 cuts it short, never wider.
+            debug_assert!(is_message_page(&rows, thread_id, limit, cursor));
+            debug_assert!(rows.iter().all(|e| e.run_id == run_id));
+            Ok(rows)
         }
 
         fn list_events_filtered(&self, thread_id, run_id, filter, user) {
             let user = user.resolve("list_events")?;
-            Ok(self
+            let rows = self
                 .lock()
-                .list_events(thread_id, run_id, filter, user, self.planted))
+                .list_events(thread_id, run_id, filter, user, self.planted);
+            // Post-condition: at most the filter's limit of the run's rows in seq order; R17
+            // filters a short page but never adds a row.
+            debug_assert!(is_page(&rows, filter.limit));
+            debug_assert!(rows.iter().all(|e| e.thread_id == thread_id && e.run_id == run_id));
+            Ok(rows)
         }
 
         fn get_last_visible_ai_seq_by_run(&self, thread_id, run_ids, user) {
             let user = user.resolve("get_last_visible_ai_seq_by_run")?;
-            Ok(self
-                .lock()
-                .last_visible_ai_seq_by_run(thread_id, run_ids, user, self.planted))
+            let state = self.lock();
+            let last = state.last_visible_ai_seq_by_run(thread_id, run_ids, user, self.planted);
+            // Post-condition: each answer is a numbered row of the thread, R18's too.
+            let mark = state.max_seq(thread_id);
+            debug_assert!(last.values().all(|&seq| 0 < seq && seq <= mark));
+            Ok(last)
         }
 
         #[cfg(feature = "planted")]
