@@ -121,6 +121,12 @@ enum Decided {
     Kept(usize),
 }
 
+impl Decided {
+    fn is_read(self) -> bool {
+        !matches!(self, Decided::Unread)
+    }
+}
+
 /// Steps 0 to 4 over the rows `order` names, each by the index of its envelope in `parsed`
 /// (rows with the same envelope name the same index).
 fn project_envelopes(
@@ -249,13 +255,10 @@ fn admitted_rows<'p, 'a>(
             None => decided[index] = Decided::BadCreatedAt(warned),
         }
     }
-    // Post-condition: every row named was decided (so a later copy of it reads its decision).
-    debug_assert!(order
-        .iter()
-        .all(|&i| !matches!(decided[i], Decided::Unread)));
-    // Post-condition: every kept row lies on a visible display, its identity complete (8
-    // non-empty strings, which the walk reads without looking), and no row was both kept and
-    // warned about.
+    // Post-condition: every row named was decided (a later copy reads its decision), every
+    // kept row lies on a visible display, its identity complete (8 non-empty strings, which the
+    // walk reads without looking), and no row was both kept and warned about.
+    debug_assert!(order.iter().all(|&i| decided[i].is_read()));
     debug_assert!(ordered.iter().all(|r| visible.admits(r.env)));
     debug_assert!(ordered.iter().all(|r| r
         .identity()

@@ -72,6 +72,26 @@ pub fn dump_lines(bytes: &[u8]) -> Vec<Result<DumpLine, DecodeError>> {
             },
         })),
     }
+    // Post-condition: the records lie back to back from byte 0 in file order (the scan stops
+    // at the first frame it cannot take), and whatever ended the dump is its last line.
+    let mut end = 0;
+    for line in &lines {
+        if let Ok(DumpLine::Record {
+            offset,
+            frame_bytes,
+            ..
+        }) = line
+        {
+            debug_assert_eq!(*offset, end, "a gap or an overlap between records");
+            end = offset + frame_bytes;
+        }
+    }
+    debug_assert!(end <= bytes.len() as u64);
+    debug_assert!(lines
+        .iter()
+        .rev()
+        .skip(1)
+        .all(|l| matches!(l, Ok(DumpLine::Record { .. }))));
     lines
 }
 

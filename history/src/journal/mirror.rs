@@ -38,6 +38,25 @@ pub enum SharedOp {
 
 /// The write `mirror` needs for `op`, given the shared history `shared` before `op`.
 pub fn translate(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<SharedOp> {
+    let out = translate_op(op, shared, mirror);
+    // Post-condition: a mirror is never asked to drop more rows than it holds, since it holds
+    // exactly the shared rows it accepts. A planted bug may break that agreement, and the
+    // checks must be the ones to see it.
+    let held = mirror.journal().fold().in_context().len();
+    debug_assert!(
+        mirror.journal().options().planted.active().is_some()
+            || match &out {
+                Some(SharedOp::Rewind(n)) => *n <= held as u64,
+                Some(SharedOp::Compress { rows, .. }) => *rows <= held as u64,
+                Some(SharedOp::Density { removed, .. }) => removed.len() <= held,
+                _ => true,
+            }
+    );
+    out
+}
+
+/// [`translate`] without its post-condition.
+fn translate_op(op: &SharedOp, shared: &Fold, mirror: &Recorder) -> Option<SharedOp> {
     let ctx = shared.in_context();
     let accepted = |range: &[Entry]| {
         range

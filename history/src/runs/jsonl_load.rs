@@ -57,6 +57,18 @@ pub(crate) struct Loaded {
     pub(crate) next_write: u64,
 }
 
+impl Loaded {
+    /// Whether the next write number is above every one the store holds, so a new write can
+    /// never repeat one: [`load`]'s post-condition, with the run files all run files.
+    fn next_write_is_fresh(&self) -> bool {
+        let written = self.rows.iter().filter_map(|r| r.written.map(|w| w.write));
+        written
+            .chain(self.deletions.iter().map(|d| d.write))
+            .all(|w| w < self.next_write)
+            && self.run_files.iter().all(|f| is_run_file(f))
+    }
+}
+
 /// One line of a file as read.
 struct Line {
     offset: u64,
@@ -181,7 +193,6 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
                 .is_ok_and(|r| r.written.is_none_or(|w| complete.contains(&w.batch.0)))
         };
         let cut_at = lines.iter().position(|l| !kept(l)).unwrap_or(lines.len());
-        debug_assert!(lines[..cut_at].iter().all(kept));
         if let Some(late) = lines[cut_at..].iter().find(|l| kept(l)) {
             let first = &lines[cut_at];
             let why = format!(
@@ -206,13 +217,7 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
             .rows
             .extend(lines.into_iter().take(cut_at).filter_map(|l| l.read.ok()));
     }
-    let kept_rows = loaded.rows.len();
     loaded.rows = replay_order(std::mem::take(&mut loaded.rows), &mut loaded.deletions);
-    debug_assert_eq!(
-        loaded.rows.len(),
-        kept_rows,
-        "the replay order lost or added rows"
-    );
     let row_writes: BTreeSet<u64> = loaded
         .rows
         .iter()
@@ -223,11 +228,7 @@ pub(crate) fn load(storage: &dyn Storage) -> Result<Loaded, RunStoreError> {
         .copied()
         .max(loaded.deletions.last().map(|d| d.write));
     loaded.next_write = 1 + last.unwrap_or(0);
-    // Post-condition: the next write number is above every one the store holds, so a new write
-    // can never repeat one.
-    debug_assert!(row_writes.iter().all(|&w| w < loaded.next_write));
-    debug_assert!(loaded.deletions.iter().all(|d| d.write < loaded.next_write));
-    debug_assert!(loaded.run_files.iter().all(|f| is_run_file(f)));
+    debug_assert!(loaded.next_write_is_fresh());
     Ok(loaded)
 }
 
@@ -257,7 +258,7 @@ fn replay_order(rows: Vec<StoredLine>, deletions: &mut [Deletion]) -> Vec<Stored
     debug_assert!(keyed.windows(2).all(|w| w[0].0 != w[1].0
         || w[0].1.event.thread_id != w[1].1.event.thread_id
         || w[0].1.event.seq <= w[1].1.event.seq));
-    debug_assert_eq!(keyed.len(), n);
+    debug_assert_eq!(keyed.len(), n, "the replay order lost or added rows");
     keyed.into_iter().map(|(_, r)| r).collect()
 }
 
