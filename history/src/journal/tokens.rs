@@ -105,6 +105,11 @@ impl TokenCounter {
             self.push(piece);
         }
         let tokens = self.end_row();
+        // The pieces fed are the row's strings, whose sizes are what statistics call its bytes.
+        debug_assert_eq!(
+            row_pieces(row).map(str::len).sum::<usize>(),
+            row.content_bytes()
+        );
         // Post-condition: the row's pieces and the newlines between them (fewer than three a
         // block) bound its count, but with J17, whose counter takes other counters' pieces.
         debug_assert!(
