@@ -116,70 +116,73 @@ fn read(store: &dyn RunEventStore, cps: &Checkpointer) -> usize {
     h.messages.len()
 }
 
-fn main() {
-    let mut c = Criterion::default()
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(8))
-        .configure_from_args();
-    let cps = checkpointer();
-    let mut all = Vec::new();
-    {
-        let mut group = c.benchmark_group("thread_history_full_read");
-        for n in SIZES {
-            let built = cases(n);
-            group.throughput(Throughput::Elements(n as u64));
-            for case in &built {
-                assert_eq!(
-                    read(&*case.store, &cps),
-                    n,
-                    "a full read returns every message"
-                );
-                group.bench_with_input(BenchmarkId::new(case.name, n), &n, |b, _| {
-                    b.iter(|| black_box(read(&*case.store, &cps)))
-                });
-            }
-            all.push((n, built));
-        }
-        group.finish();
-    }
-    {
-        let mut group = c.benchmark_group("list_messages_page_500");
-        group.throughput(Throughput::Elements(500));
-        let (n, built) = &all[all.len() - 1];
-        for case in built {
-            // The last full page starts ~700 seqs before the end (traces take seqs too).
-            let max = case.store.max_seq("bench").expect("max seq");
-            for (at, after) in [("start", 0u64), ("end", max.saturating_sub(700))] {
-                group.bench_function(BenchmarkId::new(case.name, format!("{at}_of_{n}")), |b| {
-                    b.iter(|| {
-                        let page = case
-                            .store
-                            .list_messages("bench", 500, MessageCursor::After(after))
-                            .expect("page");
-                        black_box(page.len())
-                    })
-                });
-            }
-        }
-        group.finish();
-    }
-    c.final_summary();
+/// The cases of each size, built once and read by every measurement.
+type Built = Vec<(usize, Vec<Case>)>;
 
-    // Direct figures: best of 5 full reads per case, rows/s and the 100k/10k ratio.
-    let best = |store: &dyn RunEventStore| {
-        (0..5)
-            .map(|_| {
-                let start = Instant::now();
-                black_box(read(store, &cps));
-                start.elapsed()
-            })
-            .min()
-            .unwrap_or_default()
-    };
+/// Criterion: one full read per backend and size; returns the cases it built.
+fn bench_full_reads(c: &mut Criterion, cps: &Checkpointer) -> Built {
+    let mut all = Vec::new();
+    let mut group = c.benchmark_group("thread_history_full_read");
+    for n in SIZES {
+        let built = cases(n);
+        group.throughput(Throughput::Elements(n as u64));
+        for case in &built {
+            assert_eq!(
+                read(&*case.store, cps),
+                n,
+                "a full read returns every message"
+            );
+            group.bench_with_input(BenchmarkId::new(case.name, n), &n, |b, _| {
+                b.iter(|| black_box(read(&*case.store, cps)))
+            });
+        }
+        all.push((n, built));
+    }
+    group.finish();
+    all
+}
+
+/// Criterion: one 500-row page at the start and at the end of the largest thread per backend.
+fn bench_pages(c: &mut Criterion, all: &Built) {
+    let mut group = c.benchmark_group("list_messages_page_500");
+    group.throughput(Throughput::Elements(500));
+    let (n, built) = &all[all.len() - 1];
+    for case in built {
+        // The last full page starts ~700 seqs before the end (traces take seqs too).
+        let max = case.store.max_seq("bench").expect("max seq");
+        for (at, after) in [("start", 0u64), ("end", max.saturating_sub(700))] {
+            group.bench_function(BenchmarkId::new(case.name, format!("{at}_of_{n}")), |b| {
+                b.iter(|| {
+                    let page = case
+                        .store
+                        .list_messages("bench", 500, MessageCursor::After(after))
+                        .expect("page");
+                    black_box(page.len())
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// The best of 5 full reads of `store`.
+fn best_read(store: &dyn RunEventStore, cps: &Checkpointer) -> Duration {
+    (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(read(store, cps));
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// Direct figures: best of 5 full reads per case, rows/s and the 100k/10k ratio.
+fn print_direct_figures(all: &Built, cps: &Checkpointer) {
     let mut times = std::collections::BTreeMap::new();
-    for (n, built) in &all {
+    for (n, built) in all {
         for case in built {
-            let t = best(&*case.store);
+            let t = best_read(&*case.store, cps);
             println!(
                 "{:>6} {:>7} messages: {:>9.2} ms, {:>12.0} rows/s",
                 case.name,
@@ -200,4 +203,16 @@ fn main() {
             );
         }
     }
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8))
+        .configure_from_args();
+    let cps = checkpointer();
+    let all = bench_full_reads(&mut c, &cps);
+    bench_pages(&mut c, &all);
+    c.final_summary();
+    print_direct_figures(&all, &cps);
 }

@@ -19,7 +19,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
+};
 use history::journal::Row;
 use history::spool::{
     build, write_body, BufferTracker, BuildOptions, NeverAbort, RequestHead, RowSource, Shape,
@@ -74,6 +77,86 @@ fn write_floor(dir: &Path, n: u64, body: &[u8]) -> Remove {
     Remove(path)
 }
 
+/// The group every route of every shape and history is measured in.
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// One shape and history: what every route of it starts from.
+struct Case<'a> {
+    shape: Shape,
+    head: &'a RequestHead,
+    rows: &'a [Row],
+    /// `<shape>/<history>`, the end of each route's bench name.
+    name: String,
+}
+
+/// `floor`: the finished body written to a new file and fsynced.
+fn bench_floor(group: &mut Group, case: &Case, dir: &Path, body: &[u8]) {
+    let mut n = 0u64;
+    group.bench_function(format!("floor/{}", case.name), |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                n
+            },
+            |n| write_floor(dir, n, black_box(body)),
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+/// `spool`: rows in, sealed spool out.
+fn bench_spool(group: &mut Group, case: &Case, dir: &mut SpoolDir) {
+    group.bench_function(format!("spool/{}", case.name), |b| {
+        b.iter_batched(
+            || VecSource::new(case.rows.to_vec()),
+            |mut source| {
+                build(
+                    case.shape,
+                    case.head,
+                    &mut source,
+                    dir,
+                    &BuildOptions::default(),
+                    &NeverAbort,
+                )
+                .expect("build")
+            },
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+/// `memory`: the whole body built in a vector.
+fn bench_memory(group: &mut Group, case: &Case) {
+    group.bench_function(format!("memory/{}", case.name), |b| {
+        b.iter_batched(
+            || case.rows.to_vec(),
+            |rows| in_memory(case.shape, case.head, black_box(&rows)),
+            BatchSize::PerIteration,
+        )
+    });
+}
+
+/// `sink`: the streaming pass into `io::sink`, the CPU cost alone.
+fn bench_sink(group: &mut Group, case: &Case) {
+    group.bench_function(format!("sink/{}", case.name), |b| {
+        b.iter_batched(
+            || VecSource::new(case.rows.to_vec()),
+            |mut source| {
+                write_body(
+                    case.shape,
+                    case.head,
+                    &mut source,
+                    std::io::sink(),
+                    &NeverAbort,
+                    &mut BufferTracker::new(0),
+                )
+                .expect("build")
+            },
+            BatchSize::PerIteration,
+        )
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut dir = SpoolDir::open(tmp.path().join("request")).expect("spool dir");
@@ -87,60 +170,18 @@ fn bench(c: &mut Criterion) {
         let history = if tool_heavy { "tool-heavy" } else { "plain" };
         let rows = rows(tool_heavy);
         for shape in Shape::ALL {
+            let case = Case {
+                shape,
+                head: &head,
+                rows: &rows,
+                name: format!("{}/{history}", shape.name()),
+            };
             let body = in_memory(shape, &head, &rows);
             group.throughput(Throughput::Bytes(body.len() as u64));
-            let mut n = 0u64;
-            group.bench_function(format!("floor/{}/{history}", shape.name()), |b| {
-                b.iter_batched(
-                    || {
-                        n += 1;
-                        n
-                    },
-                    |n| write_floor(tmp.path(), n, black_box(&body)),
-                    BatchSize::PerIteration,
-                )
-            });
-            group.bench_function(format!("spool/{}/{history}", shape.name()), |b| {
-                b.iter_batched(
-                    || VecSource::new(rows.clone()),
-                    |mut source| {
-                        build(
-                            shape,
-                            &head,
-                            &mut source,
-                            &mut dir,
-                            &BuildOptions::default(),
-                            &NeverAbort,
-                        )
-                        .expect("build")
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
-            group.bench_function(format!("memory/{}/{history}", shape.name()), |b| {
-                b.iter_batched(
-                    || rows.clone(),
-                    |rows| in_memory(shape, &head, black_box(&rows)),
-                    BatchSize::PerIteration,
-                )
-            });
-            group.bench_function(format!("sink/{}/{history}", shape.name()), |b| {
-                b.iter_batched(
-                    || VecSource::new(rows.clone()),
-                    |mut source| {
-                        write_body(
-                            shape,
-                            &head,
-                            &mut source,
-                            std::io::sink(),
-                            &NeverAbort,
-                            &mut BufferTracker::new(0),
-                        )
-                        .expect("build")
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
+            bench_floor(&mut group, &case, tmp.path(), &body);
+            bench_spool(&mut group, &case, &mut dir);
+            bench_memory(&mut group, &case);
+            bench_sink(&mut group, &case);
         }
     }
     group.finish();

@@ -90,6 +90,8 @@ static ALLOCATOR: Counting = Counting;
 const MIB: u64 = 1 << 20;
 const GOAL_BYTES: i64 = 64 * 1024;
 const TRAP_FACTOR_MIN: i64 = 10;
+/// The sizes of the two bodies each case builds; the growth between them is the figure.
+const SIZES: [u64; 2] = [MIB, 8 * MIB];
 
 /// What the server saw of the last request (atomics: the server must not allocate per request,
 /// or its buffers would blur the figures).
@@ -265,6 +267,8 @@ fn peak_growth<T>(f: impl FnOnce() -> T) -> (i64, T) {
 
 struct Figure {
     route: Route,
+    shape: Shape,
+    tool_heavy: bool,
     body: [u64; 2],
     growth: [i64; 2],
 }
@@ -275,25 +279,19 @@ impl Figure {
     }
 }
 
-fn main() {
-    let addr = start_server();
-    let scratch = std::env::temp_dir().join(format!("histsim-spool-memory-{}", std::process::id()));
-    let mut dir = SpoolDir::open(&scratch).expect("scratch dir");
-    #[cfg_attr(not(feature = "planted"), allow(unused_mut))]
-    let mut routes = vec![Route::Streamed, Route::Trap];
-    #[cfg(feature = "planted")]
-    routes.push(Route::Planted);
-    let sizes = [MIB, 8 * MIB];
-
-    // Warm-up: lazy statics, first connection, first file.
+/// One request per shape on the streamed route, so lazy statics, the first connection and the
+/// first file are not counted in any figure.
+fn warm_up(dir: &mut SpoolDir, addr: SocketAddr) {
     for shape in Shape::ALL {
         let small = SyntheticOptions {
             content_bytes_target: 64 * 1024,
             ..SyntheticOptions::default()
         };
-        request(Route::Streamed, shape, small, &mut dir, addr).expect("warm-up request");
+        request(Route::Streamed, shape, small, dir, addr).expect("warm-up request");
     }
+}
 
+fn print_header() {
     println!(
         "{:<12} {:<9} {:<11} {:>10} {:>12} {:>10} {:>12} {:>13}",
         "route",
@@ -305,64 +303,96 @@ fn main() {
         "growth 8MiB",
         "growth 1->8"
     );
+}
+
+fn print_figure(fig: &Figure) {
+    println!(
+        "{:<12} {:<9} {:<11} {:>10} {:>12} {:>10} {:>12} {:>13}",
+        fig.route.name(),
+        fig.shape.name(),
+        if fig.tool_heavy {
+            "tool-heavy"
+        } else {
+            "plain"
+        },
+        fig.body[0],
+        fig.growth[0],
+        fig.body[1],
+        fig.growth[1],
+        fig.delta()
+    );
+}
+
+/// One request of about `size` body bytes: its sealed size and the peak heap growth while it was
+/// built and sent, and whether it succeeded with the server seeing the sealed size as both
+/// Content-Length and bytes received.
+fn measure_request(
+    route: Route,
+    shape: Shape,
+    tool_heavy: bool,
+    size: u64,
+    dir: &mut SpoolDir,
+    addr: SocketAddr,
+) -> (u64, i64, bool) {
+    let history = SyntheticOptions {
+        content_bytes_target: content_target(shape, tool_heavy, size),
+        tool_heavy,
+        seed: size ^ u64::from(tool_heavy),
+        ..SyntheticOptions::default()
+    };
+    let (growth, result) = peak_growth(|| request(route, shape, history, dir, addr));
+    let mut ok = true;
+    let body = match result {
+        Ok(body) => body,
+        Err(e) => {
+            println!("  {} {:?} failed: {e}", route.name(), shape);
+            ok = false;
+            0
+        }
+    };
+    let (cl, got) = (
+        LAST_CONTENT_LENGTH.load(Ordering::SeqCst),
+        LAST_RECEIVED.load(Ordering::SeqCst),
+    );
+    if cl != body || got != body {
+        println!("  LENGTH MISMATCH: sealed {body}, Content-Length {cl}, received {got}");
+        ok = false;
+    }
+    (body, growth, ok)
+}
+
+/// Every route, shape and kind of history at both sizes, each printed as measured; the flag says
+/// whether every request succeeded with matching lengths.
+fn measure_all(routes: &[Route], dir: &mut SpoolDir, addr: SocketAddr) -> (Vec<Figure>, bool) {
     let mut figures = Vec::new();
-    let mut failed = false;
-    for &route in &routes {
+    let mut all_ok = true;
+    for &route in routes {
         for shape in Shape::ALL {
             for tool_heavy in [false, true] {
                 let mut fig = Figure {
                     route,
+                    shape,
+                    tool_heavy,
                     body: [0; 2],
                     growth: [0; 2],
                 };
-                for (i, &size) in sizes.iter().enumerate() {
-                    let history = SyntheticOptions {
-                        content_bytes_target: content_target(shape, tool_heavy, size),
-                        tool_heavy,
-                        seed: size ^ u64::from(tool_heavy),
-                        ..SyntheticOptions::default()
-                    };
-                    let (growth, result) =
-                        peak_growth(|| request(route, shape, history, &mut dir, addr));
-                    let body = match result {
-                        Ok(body) => body,
-                        Err(e) => {
-                            println!("  {} {:?} failed: {e}", route.name(), shape);
-                            failed = true;
-                            0
-                        }
-                    };
-                    let (cl, got) = (
-                        LAST_CONTENT_LENGTH.load(Ordering::SeqCst),
-                        LAST_RECEIVED.load(Ordering::SeqCst),
-                    );
-                    if cl != body || got != body {
-                        println!(
-                            "  LENGTH MISMATCH: sealed {body}, Content-Length {cl}, received {got}"
-                        );
-                        failed = true;
-                    }
+                for (i, &size) in SIZES.iter().enumerate() {
+                    let (body, growth, ok) =
+                        measure_request(route, shape, tool_heavy, size, dir, addr);
+                    all_ok &= ok;
                     fig.body[i] = body;
                     fig.growth[i] = growth;
                 }
-                println!(
-                    "{:<12} {:<9} {:<11} {:>10} {:>12} {:>10} {:>12} {:>13}",
-                    route.name(),
-                    shape.name(),
-                    if tool_heavy { "tool-heavy" } else { "plain" },
-                    fig.body[0],
-                    fig.growth[0],
-                    fig.body[1],
-                    fig.growth[1],
-                    fig.delta()
-                );
+                print_figure(&fig);
                 figures.push(fig);
             }
         }
     }
-    drop(dir);
-    let _ = std::fs::remove_dir(&scratch);
+    (figures, all_ok)
+}
 
+/// Prints the goals against the figures and the last line; returns whether a goal was missed.
+fn judge(figures: &[Figure], lengths_ok: bool) -> bool {
     let of = |route: Route| {
         figures
             .iter()
@@ -371,10 +401,7 @@ fn main() {
     };
     let streamed = of(Route::Streamed).max().expect("streamed figures");
     let trap = of(Route::Trap).min().expect("trap figures");
-    println!(
-        "every request: Content-Length == sealed size == bytes received: {}",
-        !failed
-    );
+    println!("every request: Content-Length == sealed size == bytes received: {lengths_ok}");
     println!(
         "streamed worst growth {streamed} B vs goal {GOAL_BYTES} B: {}",
         if streamed < GOAL_BYTES {
@@ -392,6 +419,8 @@ fn main() {
             "MISSED"
         }
     );
+    #[cfg_attr(not(feature = "planted"), allow(unused_mut))]
+    let mut missed = streamed >= GOAL_BYTES || trap < TRAP_FACTOR_MIN * GOAL_BYTES;
     #[cfg(feature = "planted")]
     {
         let planted = of(Route::Planted).min().expect("planted figures");
@@ -403,11 +432,29 @@ fn main() {
                 "NOT detected"
             }
         );
-        failed |= planted < GOAL_BYTES;
+        missed |= planted < GOAL_BYTES;
     }
-    failed |= streamed >= GOAL_BYTES || trap < TRAP_FACTOR_MIN * GOAL_BYTES;
     println!("heap growth 1MiB->8MiB: streamed={streamed} bytes trap={trap} bytes");
-    if failed {
+    missed
+}
+
+fn main() {
+    let addr = start_server();
+    let scratch = std::env::temp_dir().join(format!("histsim-spool-memory-{}", std::process::id()));
+    let mut dir = SpoolDir::open(&scratch).expect("scratch dir");
+    #[cfg_attr(not(feature = "planted"), allow(unused_mut))]
+    let mut routes = vec![Route::Streamed, Route::Trap];
+    #[cfg(feature = "planted")]
+    routes.push(Route::Planted);
+
+    warm_up(&mut dir, addr);
+    print_header();
+    let (figures, lengths_ok) = measure_all(&routes, &mut dir, addr);
+    drop(dir);
+    let _ = std::fs::remove_dir(&scratch);
+
+    let missed = judge(&figures, lengths_ok);
+    if missed || !lengths_ok {
         std::process::exit(1);
     }
 }

@@ -60,8 +60,6 @@ async fn receive(stream: &mut TcpStream) -> std::io::Result<Option<usize>> {
     Ok(Some(body.len()))
 }
 
-/// The display shape: agents publish every step to a bus that fans it out to every replica; the
-/// client asks the turn's replica once a turn and waits until every replica has every row.
 /// The client's request and the answer it waits for.
 async fn ask(stream: &mut TcpStream) -> std::io::Result<()> {
     send(stream, REQUEST_BYTES).await?;
@@ -81,16 +79,8 @@ fn simulated_time(mut sim: turmoil::Sim<'_>) -> Duration {
     sim.elapsed()
 }
 
-fn display_floor(s: &DisplayScenario) -> Duration {
-    let steps: Vec<u32> = s
-        .turns
-        .iter()
-        .flat_map(|t| t.steps.iter().map(|step| step.after_ms))
-        .collect();
-    let replicas = s.replicas;
-    let expected = steps.len() * replicas as usize;
-    let delivered = Rc::new(Cell::new(0usize));
-    let mut sim = builder(s.network_seed, DISPLAY_TICK_MS).build();
+/// The display bus: takes the agents' steps and fans each out to every replica as a row.
+fn display_bus(sim: &mut turmoil::Sim<'_>, replicas: u8) {
     sim.host("bus", move || async move {
         let agents = TcpListener::bind("0.0.0.0:7000").await?;
         let mut subscribers = Vec::new();
@@ -105,6 +95,11 @@ fn display_floor(s: &DisplayScenario) -> Duration {
         }
         Ok(())
     });
+}
+
+/// The display replicas: each counts the rows the bus delivers into `delivered` and answers
+/// every client request.
+fn display_replicas(sim: &mut turmoil::Sim<'_>, replicas: u8, delivered: &Rc<Cell<usize>>) {
     for k in 0..replicas {
         let delivered = delivered.clone();
         sim.host(format!("replica-{k}"), move || {
@@ -129,6 +124,10 @@ fn display_floor(s: &DisplayScenario) -> Duration {
             }
         });
     }
+}
+
+/// The display agents: publish each step to the bus after its delay.
+fn display_agents(sim: &mut turmoil::Sim<'_>, steps: Vec<u32>) {
     sim.host("agents", move || {
         let steps = steps.clone();
         async move {
@@ -146,6 +145,22 @@ fn display_floor(s: &DisplayScenario) -> Duration {
             Ok(())
         }
     });
+}
+
+/// The display shape: agents publish every step to a bus that fans it out to every replica; the
+/// client asks the turn's replica once a turn and waits until every replica has every row.
+fn display_floor(s: &DisplayScenario) -> Duration {
+    let steps: Vec<u32> = s
+        .turns
+        .iter()
+        .flat_map(|t| t.steps.iter().map(|step| step.after_ms))
+        .collect();
+    let expected = steps.len() * s.replicas as usize;
+    let delivered = Rc::new(Cell::new(0usize));
+    let mut sim = builder(s.network_seed, DISPLAY_TICK_MS).build();
+    display_bus(&mut sim, s.replicas);
+    display_replicas(&mut sim, s.replicas, &delivered);
+    display_agents(&mut sim, steps);
     let turns: Vec<u8> = s.turns.iter().map(|t| t.replica).collect();
     sim.client("client", async move {
         tokio::time::sleep(Duration::from_millis(1)).await;

@@ -4,8 +4,8 @@
 
 use super::record::{CorruptedRestart, Happened, SessionRecord};
 use super::world::WorldRecord;
-use crate::picture::{ms, Facts, Recovered, Strip, StripPart};
-use history::journal::{dump_lines, Block, DumpLine, Row};
+use crate::picture::{journal_strip, Facts, Recovered};
+use history::journal::{Block, Row};
 use std::collections::BTreeMap;
 
 /// The model's rows at a restart: (session, index in its `happened`) -> rows.
@@ -41,7 +41,7 @@ fn session_facts(s: usize, session: &SessionRecord, models: &ModelsAtRestarts, f
                 for (file, &length) in journals {
                     let kept = image.get(file).map_or(&[][..], Vec::as_slice);
                     let synced = synced.get(file).copied().unwrap_or(0);
-                    let mut strip = strip(at_us, &lane, file, kept, synced, length);
+                    let mut strip = journal_strip(at_us, &lane, file, kept, synced, length);
                     strip.after_events = after_events;
                     facts.strips.push(strip);
                 }
@@ -64,42 +64,6 @@ fn session_facts(s: usize, session: &SessionRecord, models: &ModelsAtRestarts, f
             }
             _ => {}
         }
-    }
-}
-
-/// The strip of one file: `kept` its bytes after the crash, `synced` how many were synced,
-/// `length` its length before.
-pub(crate) fn strip(
-    at_us: u64,
-    lane: &str,
-    file: &str,
-    kept: &[u8],
-    synced: u64,
-    length: u64,
-) -> Strip {
-    let mut torn = 0;
-    let mut record_starts = Vec::new();
-    for line in dump_lines(kept).into_iter().flatten() {
-        match line {
-            DumpLine::Record { offset, .. } => record_starts.push(offset),
-            DumpLine::TornTail { bytes, .. } => torn = bytes,
-        }
-    }
-    let kept_len = kept.len() as u64;
-    let synced = synced.min(kept_len - torn.min(kept_len));
-    Strip {
-        at_us,
-        moment: format!("crash at {}", ms(at_us)),
-        after_events: None,
-        lane: lane.to_string(),
-        file: file.to_string(),
-        parts: vec![
-            StripPart::Synced(synced),
-            StripPart::Unsynced(kept_len - synced - torn.min(kept_len - synced)),
-            StripPart::Torn(torn.min(kept_len - synced)),
-            StripPart::Lost(length.saturating_sub(kept_len)),
-        ],
-        record_starts,
     }
 }
 

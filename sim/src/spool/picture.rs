@@ -10,8 +10,7 @@ use super::check::{oracle_body, shape_name};
 use super::scenario::{ShapeSpec, SpoolScenario};
 use super::source::{compressed, prefix};
 use super::world::{head, shape, HistoryFile, RequestSeen, WorldRecord, HISTORY_JOURNAL};
-use crate::journal::picture::strip;
-use crate::picture::{Facts, Recovered, Strip, StripPart};
+use crate::picture::{journal_strip, Facts, Recovered, Strip, StripPart};
 use history::spool::SpoolReport;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -43,11 +42,11 @@ pub fn facts(scenario: &SpoolScenario, record: &WorldRecord) -> Facts {
     facts
 }
 
-/// The history's journal when the requests began: the journal workload's strip of a file,
+/// The history's journal when the requests began: a journal file's strip,
 /// with nothing lost (no crash).
 fn history_strip(file: &HistoryFile) -> Strip {
     let length = file.bytes.len() as u64;
-    let mut s = strip(
+    let mut s = journal_strip(
         0,
         "history",
         HISTORY_JOURNAL,
