@@ -301,9 +301,6 @@ pub struct Findings {
     found: Vec<Found>,
 }
 
-/// One checker rule of a workload: its state `C` in, findings out.
-pub type Rule<C> = fn(&C, &mut Findings);
-
 impl Findings {
     pub fn new(attribution: &'static Attribution) -> Self {
         Findings {

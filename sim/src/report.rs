@@ -26,7 +26,7 @@ fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap
 
 mod divergences;
 mod junit;
-pub mod pages;
+pub(crate) mod pages;
 pub use junit::junit;
 pub(crate) use junit::junit_xml;
 

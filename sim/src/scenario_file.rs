@@ -26,7 +26,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub mod bounds;
+pub(crate) mod bounds;
 mod location;
 
 /// The version this build reads and writes.

@@ -10,7 +10,7 @@
 //! (`--sut`). A broken world (a hang, a breach of a system under test) is never shrunk: it
 //! violates no ID to keep (`histsim run` and `histsim shrink` say "broken world, not shrunk").
 
-pub mod catalog;
+pub(crate) mod catalog;
 mod search;
 
 pub use search::Budget;

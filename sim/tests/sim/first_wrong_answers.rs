@@ -5,7 +5,7 @@
 
 use crate::support::python_missing;
 use history::BugId;
-use sim::outcome::Violation;
+use sim::Violation;
 use sim::run::run_scenario_file;
 use sim::runs::check;
 use sim::runs::observations::{Observation, WorldRecord};
@@ -40,7 +40,7 @@ fn first_wrong(
     violations: &[Violation],
     trace: &[String],
     id: BugId,
-) -> sim::divergence::Divergence {
+) -> sim::Divergence {
     let v = violations
         .iter()
         .find(|v| v.id == id)
@@ -221,7 +221,7 @@ fn only_r24(
     scenario: &RunsScenario,
     record: &WorldRecord,
     file: &str,
-) -> (Violation, sim::divergence::Divergence) {
+) -> (Violation, sim::Divergence) {
     let violations = judged(scenario, record);
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
@@ -230,7 +230,7 @@ fn only_r24(
 }
 
 /// The first wrong answer the violation of `id` names.
-fn first_of(violations: &[Violation], id: BugId) -> &sim::divergence::Divergence {
+fn first_of(violations: &[Violation], id: BugId) -> &sim::Divergence {
     let v = violations.iter().find(|v| v.id == id);
     let v = v.unwrap_or_else(|| panic!("no {id} in {violations:#?}"));
     v.first_divergence.as_ref().expect("a first wrong answer")
@@ -420,7 +420,7 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
 /// lines (the worker's `flush failed`, the request's own protocol lines) are at that time.
 #[test]
 fn a_system_refusing_a_batch_write_is_named_at_that_write() {
-    use sim::rng::SeedRng;
+    use sim::SeedRng;
     use sim::run::RunConfig;
     use sim::sut::SutOptions;
     if python_missing() {

@@ -7,7 +7,7 @@ use super::support::{
 };
 use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
 use history::{BugId, Planted};
-use sim::disk::Persistence;
+use sim::Persistence;
 use sim::journal::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
 use sim::run::{run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};

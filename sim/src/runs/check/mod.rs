@@ -27,29 +27,29 @@
 //! reads of the store's table the model answers, asked at the end), [`self::run_label_rules`]
 //! (the run each view names a message's).
 
-pub mod answer_rules;
-pub mod caller_edit_rows;
-pub mod context;
+pub(crate) mod answer_rules;
+pub(crate) mod caller_edit_rows;
+pub(crate) mod context;
 pub(in crate::runs) mod deletion_calls;
-pub mod event_rules;
-pub mod everywhere_rules;
-pub mod feedback_rules;
-pub mod fence_rules;
-pub mod journal_rules;
-pub mod liveness;
+pub(crate) mod event_rules;
+pub(crate) mod everywhere_rules;
+pub(crate) mod feedback_rules;
+pub(crate) mod fence_rules;
+pub(crate) mod journal_rules;
+pub(crate) mod liveness;
 pub(in crate::runs) mod map;
 pub(in crate::runs) mod picture;
-pub mod probes;
-pub mod reads;
-pub mod run_label_rules;
-pub mod store_rules;
-pub mod stored;
-pub mod summary_rules;
-pub mod table_read_rules;
-pub mod thread_rules;
-pub mod trace_rules;
-pub mod truth;
-pub mod user_rules;
+pub(crate) mod probes;
+pub(crate) mod reads;
+pub(crate) mod run_label_rules;
+pub(crate) mod store_rules;
+pub(crate) mod stored;
+pub(crate) mod summary_rules;
+pub(crate) mod table_read_rules;
+pub(crate) mod thread_rules;
+pub(crate) mod trace_rules;
+pub(crate) mod truth;
+pub(crate) mod user_rules;
 
 pub(super) mod wording;
 
