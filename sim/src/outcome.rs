@@ -309,11 +309,6 @@ impl Findings {
         }
     }
 
-    /// A violation of `id`'s own invariant.
-    pub fn add(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Specific, id, message.into(), Pointer::default());
-    }
-
     /// A violation of `id`'s own invariant, pointing at a request or at trace lines.
     pub fn add_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Specific, id, message.into(), pointer);
@@ -331,22 +326,14 @@ impl Findings {
     }
 
     /// A finding most defects also cause (a skipped row no longer warned about because it is no
-    /// longer skipped): reported after every specific finding.
-    pub fn add_secondary(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Secondary, id, message.into(), Pointer::default());
-    }
-
-    /// A secondary finding pointing at a request or at trace lines.
+    /// longer skipped), pointing at a request or at trace lines: reported after every specific
+    /// finding.
     pub fn secondary_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Secondary, id, message.into(), pointer);
     }
 
-    /// A difference no specific invariant explains, in the area of `id`.
-    pub fn unexplained(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Unexplained, id, message.into(), Pointer::default());
-    }
-
-    /// An unexplained difference pointing at a request or at trace lines.
+    /// A difference no specific invariant explains, in the area of `id`, pointing at a request or
+    /// at trace lines.
     pub fn unexplained_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Unexplained, id, message.into(), pointer);
     }

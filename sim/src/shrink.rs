@@ -72,7 +72,7 @@ pub fn shrink_failure(
 
 /// Minimises `scenario` while `keeps` holds for the candidate (a failure of some kind, or a
 /// difference between two systems), for at most `time_cap`.
-pub fn shrink_while(
+pub(crate) fn shrink_while(
     scenario: &AnyScenario,
     time_cap: Duration,
     keeps: impl FnMut(&AnyScenario) -> bool,
@@ -103,7 +103,7 @@ pub fn shrink_within(
 }
 
 /// The scenario file of a shrunk failure.
-pub fn regression_file(
+pub(crate) fn regression_file(
     shrunk: &Shrunk,
     target: BugId,
     seed: u64,

@@ -140,7 +140,7 @@ fn brief(seen: &record::Seen) -> String {
 }
 
 /// The journal workload in the registry.
-pub struct JournalWorkload;
+pub(crate) struct JournalWorkload;
 
 impl Workload for JournalWorkload {
     const NAME: &'static str = "journal";

@@ -61,7 +61,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
 }
 
 /// The spool workload in the registry.
-pub struct SpoolWorkload;
+pub(crate) struct SpoolWorkload;
 
 impl Workload for SpoolWorkload {
     const NAME: &'static str = "spool";
