@@ -17,13 +17,15 @@
 //! Modules are `pub(crate)` unless something outside the library names them: the `histsim`
 //! binary (`src/main.rs`), the integration tests (`tests/sim/`), the benches (`benches/`) and the
 //! `sim_fuzz_target!` macro expanded in the fuzz crate (`fuzz/fuzz_targets/`). Inside the public
-//! modules, the submodules nothing outside names are `pub(crate)` too. The public modules, and
-//! who needs each:
+//! modules, the submodules and items nothing outside names are `pub(crate)` too, except the types
+//! a public signature or field carries. The public modules, and who needs each:
 //!
 //! - [`run`]: one seed or scenario file end to end (the example above, tests, benches).
 //! - [`workload`]: the world's configuration and store kinds every test plays with.
-//! - [`runs`], [`display`], [`journal`], [`spool`]: workloads whose scenarios, records and
-//!   checkers tests drive step by step (`benches/floor.rs` plays runs and display).
+//! - [`runs`], [`display`]: workloads whose scenarios, worlds, records and checkers tests drive
+//!   step by step (`benches/floor.rs` plays both).
+//! - [`journal`], [`spool`]: the journal's crash explorers and the spool's oracle, which tests
+//!   call directly.
 //! - [`sut`]: the system under test as a child process and its protocol (tests, `benches/sut.rs`).
 //! - [`fuzz`]: the libFuzzer targets' entry points, named by `sim_fuzz_target!` in the fuzz
 //!   crate; its inputs, statistics and summaries are tested.
