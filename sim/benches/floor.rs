@@ -22,7 +22,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use turmoil::net::{TcpListener, TcpStream};
 
-/// The allocator and page size of the `histsim` binary (sim/src/main.rs, sim::huge_pages), so the
+/// The allocator and page size of the `histsim` binary (sim/src/main.rs, sim/src/huge_pages.rs), so the
 /// workload bench measures what a campaign runs; the floor gets the same.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -342,7 +342,7 @@ fn idle_world(hosts: usize) -> turmoil::Sim<'static> {
 }
 
 fn floors(c: &mut Criterion) {
-    sim::huge_pages::refuse_transparent_huge_pages();
+    sim::refuse_transparent_huge_pages();
     let display = RunConfig::only("display");
     bench_pair(c, "display", DISPLAY_TICK_MS, &|seed| {
         let any = scenario_of(seed, &display);

@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sim::run::{run_seed, RunConfig};
 use sim::sut::SutOptions;
 
-/// The allocator and page size of the `histsim` binary (sim/src/main.rs, sim::huge_pages), which
+/// The allocator and page size of the `histsim` binary (sim/src/main.rs, sim/src/huge_pages.rs), which
 /// the protocol path's child runs with, so the in-process path is measured as a campaign runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -31,7 +31,7 @@ fn config(workload: &str, through_protocol: bool) -> RunConfig {
 }
 
 fn seeds(c: &mut Criterion) {
-    sim::huge_pages::refuse_transparent_huge_pages();
+    sim::refuse_transparent_huge_pages();
     for workload in ["display", "runs"] {
         let mut g = c.benchmark_group(format!("{workload}_{SEEDS}_seeds"));
         g.sample_size(10);

@@ -50,7 +50,7 @@ pub fn planted_ids() -> Vec<BugId> {
 /// around the store (the run journal R4, the views R1 R2 R7 R10, the mapper R6 R8,
 /// summarization R11 R20, feedback R21 R22, the API's thread deletion R27) and are planted
 /// there whatever the system.
-pub fn switch_in_system(id: BugId) -> bool {
+pub(crate) fn switch_in_system(id: BugId) -> bool {
     use BugId::*;
     let histsims_side = [R1, R2, R4, R6, R7, R8, R10, R11, R20, R21, R22, R27];
     !histsims_side.contains(&id)

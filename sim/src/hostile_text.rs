@@ -55,7 +55,7 @@ pub const CLASSES: [TextClass; 14] = [
 ];
 
 /// Above this many bytes a text is [`TextClass::Long`].
-pub const LONG_BYTES: usize = 64 * 1024;
+pub(crate) const LONG_BYTES: usize = 64 * 1024;
 
 const BIDI: [char; 8] = [
     '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2067}',
@@ -205,7 +205,7 @@ fn long(rng: &mut ChaCha8Rng, marker: &str) -> String {
 }
 
 /// The classes `text` shows, in [`CLASSES`] order.
-pub fn classes_in(text: &str) -> impl Iterator<Item = TextClass> + '_ {
+pub(crate) fn classes_in(text: &str) -> impl Iterator<Item = TextClass> + '_ {
     // Plain ASCII words show none but `Empty`: one scan rules the rest out (most texts).
     let plain = text
         .bytes()
@@ -220,7 +220,7 @@ pub fn classes_in(text: &str) -> impl Iterator<Item = TextClass> + '_ {
 
 /// Fires `<workload>.text.<class>` for each class `text` shows whose probe the workload declares
 /// (`declared`, its probe list): the classes its texts brought to its stores.
-pub fn hit_classes(
+pub(crate) fn hit_classes(
     text: &str,
     workload: &str,
     declared: &[&str],
@@ -236,7 +236,7 @@ pub fn hit_classes(
 
 /// How often texts turn hostile, and of those how often they are long.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct HostileMix {
+pub(crate) struct HostileMix {
     /// Chance that a text carries material of a special class.
     pub hostile_probability: f64,
     /// Of hostile texts, the chance that the class is [`TextClass::Long`].
@@ -244,7 +244,7 @@ pub struct HostileMix {
 }
 
 /// The shared generator: draws from its own stream.
-pub struct HostileText {
+pub(crate) struct HostileText {
     rng: ChaCha8Rng,
     mix: HostileMix,
 }

@@ -8,6 +8,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    sim::huge_pages::refuse_transparent_huge_pages();
+    sim::refuse_transparent_huge_pages();
     sim::cli::main()
 }

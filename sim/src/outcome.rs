@@ -301,20 +301,12 @@ pub struct Findings {
     found: Vec<Found>,
 }
 
-/// One checker rule of a workload: its state `C` in, findings out.
-pub type Rule<C> = fn(&C, &mut Findings);
-
 impl Findings {
     pub fn new(attribution: &'static Attribution) -> Self {
         Findings {
             attribution,
             found: Vec::new(),
         }
-    }
-
-    /// A violation of `id`'s own invariant.
-    pub fn add(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Specific, id, message.into(), Pointer::default());
     }
 
     /// A violation of `id`'s own invariant, pointing at a request or at trace lines.
@@ -334,22 +326,14 @@ impl Findings {
     }
 
     /// A finding most defects also cause (a skipped row no longer warned about because it is no
-    /// longer skipped): reported after every specific finding.
-    pub fn add_secondary(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Secondary, id, message.into(), Pointer::default());
-    }
-
-    /// A secondary finding pointing at a request or at trace lines.
+    /// longer skipped), pointing at a request or at trace lines: reported after every specific
+    /// finding.
     pub fn secondary_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Secondary, id, message.into(), pointer);
     }
 
-    /// A difference no specific invariant explains, in the area of `id`.
-    pub fn unexplained(&mut self, id: BugId, message: impl Into<String>) {
-        self.push(Tier::Unexplained, id, message.into(), Pointer::default());
-    }
-
-    /// An unexplained difference pointing at a request or at trace lines.
+    /// A difference no specific invariant explains, in the area of `id`, pointing at a request or
+    /// at trace lines.
     pub fn unexplained_at(&mut self, id: BugId, pointer: Pointer, message: impl Into<String>) {
         self.push(Tier::Unexplained, id, message.into(), pointer);
     }

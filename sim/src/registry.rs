@@ -27,7 +27,7 @@ pub struct Mix {
 }
 
 /// Every mix this build knows, oldest first; the last is the default.
-pub static MIXES: &[Mix] = &[
+pub(crate) static MIXES: &[Mix] = &[
     Mix {
         name: "mix-1",
         weights: &[("display", 1), ("runs", 1), ("journal", 1), ("spool", 1)],
@@ -75,7 +75,7 @@ pub fn by_name(name: &str) -> Option<&'static dyn DynWorkload> {
 }
 
 /// The workload whose scenario-file table is `[section]`.
-pub fn by_section(section: &str) -> Option<&'static dyn DynWorkload> {
+pub(crate) fn by_section(section: &str) -> Option<&'static dyn DynWorkload> {
     REGISTRY.iter().copied().find(|w| w.section() == section)
 }
 
@@ -85,7 +85,7 @@ pub fn covering(id: BugId) -> Option<&'static dyn DynWorkload> {
 }
 
 /// The catalog IDs `workload` checks.
-pub fn ids_of(workload: &dyn DynWorkload) -> Vec<BugId> {
+pub(crate) fn ids_of(workload: &dyn DynWorkload) -> Vec<BugId> {
     BugId::ALL
         .iter()
         .copied()

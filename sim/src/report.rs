@@ -26,12 +26,12 @@ fn summed<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap
 
 mod divergences;
 mod junit;
-pub mod pages;
+pub(crate) mod pages;
 pub use junit::junit;
 pub(crate) use junit::junit_xml;
 
 /// The turmoil version seeds are comparable under.
-pub const TURMOIL_VERSION: &str = "0.7.2";
+pub(crate) const TURMOIL_VERSION: &str = "0.7.2";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigSummary {
@@ -122,7 +122,7 @@ pub struct Summary {
 }
 
 /// The project's commit, when the binary runs inside its git checkout.
-pub fn current_commit() -> Option<String> {
+pub(crate) fn current_commit() -> Option<String> {
     let out = std::process::Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .output()
@@ -446,7 +446,7 @@ fn answer_rows(
 }
 
 /// The tally of answers as terminal lines: `answers: OP: sent N, ok N, err N KIND, ...`.
-pub fn answer_lines(
+pub(crate) fn answer_lines(
     answers: &BTreeMap<String, u64>,
     left_out: &BTreeMap<String, u64>,
 ) -> Vec<String> {
@@ -571,7 +571,7 @@ fn markdown_failures(md: &mut String, s: &Summary) {
 }
 
 /// The name of the file beside a report that keeps a failing seed's SUT stderr.
-pub fn sut_log_name(seed: u64) -> String {
+pub(crate) fn sut_log_name(seed: u64) -> String {
     format!("seed-{seed}.sut-stderr.log")
 }
 

@@ -163,7 +163,7 @@ impl RunConfig {
 }
 
 /// The cargo form of the command, for a histsim run by `cargo run` in this repository.
-pub const CARGO_COMMAND: &str = "cargo run --release -p sim --";
+pub(crate) const CARGO_COMMAND: &str = "cargo run --release -p sim --";
 
 /// How the user runs histsim, for every command line histsim prints for them to run: the cargo
 /// form when this process was started by `cargo run` in this repository, else the name it was
@@ -201,7 +201,7 @@ fn command_for(
 /// The program a `--sut` command line names to run histsim's own reference system
 /// (`PROGRAM serve display`): `histsim` when installed; through cargo, the binary cargo built,
 /// as `cargo run` in a `--sut` command would rebuild-check and start cargo for every seed.
-pub fn histsim_program() -> String {
+pub(crate) fn histsim_program() -> String {
     if histsim_command() != CARGO_COMMAND {
         return histsim_command();
     }
@@ -321,7 +321,7 @@ impl SeedReport {
 }
 
 /// How many trace lines a failure shows.
-pub const SHOWN_TRACE_LINES: usize = 40;
+pub(crate) const SHOWN_TRACE_LINES: usize = 40;
 
 /// Runs `seed` under `config`.
 pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
@@ -334,7 +334,7 @@ pub fn run_seed(seed: u64, config: &RunConfig) -> SeedReport {
 }
 
 /// A played world's report, as seed `seed`'s (a scenario file's plays as seed 0).
-pub fn report_of(
+pub(crate) fn report_of(
     seed: u64,
     workload: &'static str,
     options: String,

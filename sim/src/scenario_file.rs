@@ -26,11 +26,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub mod bounds;
+pub(crate) mod bounds;
 mod location;
 
 /// The version this build reads and writes.
-pub const SCENARIO_FORMAT: u32 = 1;
+pub(crate) const SCENARIO_FORMAT: u32 = 1;
 
 /// A scenario file: a header, and one workload's script in that workload's table.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@
 //! (`--sut`). A broken world (a hang, a breach of a system under test) is never shrunk: it
 //! violates no ID to keep (`histsim run` and `histsim shrink` say "broken world, not shrunk").
 
-pub mod catalog;
+pub(crate) mod catalog;
 mod search;
 
 pub use search::Budget;
@@ -72,7 +72,7 @@ pub fn shrink_failure(
 
 /// Minimises `scenario` while `keeps` holds for the candidate (a failure of some kind, or a
 /// difference between two systems), for at most `time_cap`.
-pub fn shrink_while(
+pub(crate) fn shrink_while(
     scenario: &AnyScenario,
     time_cap: Duration,
     keeps: impl FnMut(&AnyScenario) -> bool,
@@ -103,7 +103,7 @@ pub fn shrink_within(
 }
 
 /// The scenario file of a shrunk failure.
-pub fn regression_file(
+pub(crate) fn regression_file(
     shrunk: &Shrunk,
     target: BugId,
     seed: u64,

@@ -77,7 +77,7 @@ impl WorldConfig {
 
 /// What the system under test of a world declares it does differently from the model on
 /// purpose ([`Workload::DECLARED_DIFFERENCES`]); `Err` says why it could not be asked.
-pub type DeclaredBy = fn(&WorldConfig) -> Result<model::display::Declared, String>;
+pub(crate) type DeclaredBy = fn(&WorldConfig) -> Result<model::display::Declared, String>;
 
 /// Options a user pins on the command line over what a seed derives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -151,11 +151,14 @@ pub struct ScenarioSize {
 
 /// One way to simplify a scenario, made only when applied (to the scenario it was listed for):
 /// a fuzz input's edit makes the one move it picks, never the others.
-pub type Move<S> = Box<dyn Fn(&S) -> S>;
+pub(crate) type Move<S> = Box<dyn Fn(&S) -> S>;
 
 /// A move that changes a copy of the scenario in place, then passes it through `tidy` (which
 /// drops what a removal left dangling; `std::convert::identity` when nothing can dangle).
-pub fn move_by<S: Clone + 'static>(change: impl Fn(&mut S) + 'static, tidy: fn(S) -> S) -> Move<S> {
+pub(crate) fn move_by<S: Clone + 'static>(
+    change: impl Fn(&mut S) + 'static,
+    tidy: fn(S) -> S,
+) -> Move<S> {
     Box::new(move |s: &S| {
         let mut c = s.clone();
         change(&mut c);
@@ -184,7 +187,7 @@ pub fn halving_blocks(n: usize) -> Vec<std::ops::Range<usize>> {
 
 /// One move per element of a list of the scenario (`len` elements, where `list` finds the list
 /// in a copy), in the list's order: the scenario without that element, nothing else changed.
-pub fn removals<S: Clone + 'static, T: 'static>(
+pub(crate) fn removals<S: Clone + 'static, T: 'static>(
     len: usize,
     list: fn(&mut S) -> &mut Vec<T>,
 ) -> impl DoubleEndedIterator<Item = Move<S>> {
@@ -213,7 +216,7 @@ pub struct Integer<S> {
 }
 
 /// How an [`Integer`] is set: the scenario with it at the value given.
-pub type SetInteger<S> = Box<dyn Fn(&S, u64) -> S>;
+pub(crate) type SetInteger<S> = Box<dyn Fn(&S, u64) -> S>;
 
 impl<S> Integer<S> {
     /// This integer, marked as one that scales the work ([`Integer::scales`]).
@@ -425,7 +428,7 @@ pub trait DynWorkload: Sync {
 }
 
 /// The object of workload `W`.
-pub struct Registered<W>(PhantomData<fn() -> W>);
+pub(crate) struct Registered<W>(PhantomData<fn() -> W>);
 
 impl<W> Registered<W> {
     pub const fn new() -> Self {

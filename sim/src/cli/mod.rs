@@ -128,7 +128,7 @@ pub fn main() -> ExitCode {
 }
 
 /// The exit status of a process that wrote to a closed pipe (128 + SIGPIPE), as a shell shows it.
-pub const CLOSED_STDOUT_EXIT: i32 = 141;
+pub(crate) const CLOSED_STDOUT_EXIT: i32 = 141;
 
 /// A reader that stops reading histsim's output (`histsim run | head`) ends histsim quietly,
 /// with the status a process killed by SIGPIPE has, instead of a panic from `println!`.

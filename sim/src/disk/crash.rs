@@ -115,8 +115,10 @@ pub fn for_each_crash_state(
     let _ = f(point, current_image(&files));
 }
 
-/// The disk image at one crash point (the same bytes [`for_each_crash_state`] hands over).
-pub fn crash_image(events: &[DiskEvent], point: CrashPoint) -> BTreeMap<String, Vec<u8>> {
+/// The disk image at one crash point (the same bytes [`for_each_crash_state`] hands over): the
+/// unit tests' reference for the images the walk builds incrementally.
+#[cfg(test)]
+pub(crate) fn crash_image(events: &[DiskEvent], point: CrashPoint) -> BTreeMap<String, Vec<u8>> {
     assert!(point.event <= events.len(), "crash point past the log");
     let mut files: BTreeMap<String, ReplayFile> = BTreeMap::new();
     for event in &events[..point.event] {

@@ -20,14 +20,3 @@ pub enum DiskEvent {
         file: String,
     },
 }
-
-impl DiskEvent {
-    pub fn file(&self) -> &str {
-        match self {
-            DiskEvent::Append { file, .. }
-            | DiskEvent::Truncate { file, .. }
-            | DiskEvent::Sync { file }
-            | DiskEvent::Remove { file } => file,
-        }
-    }
-}

@@ -84,10 +84,6 @@ impl FaultSchedule {
         }
     }
 
-    pub fn options(&self) -> &FaultOptions {
-        &self.opts
-    }
-
     /// Decides the fault of an append of `len` bytes. Always draws the same number of values,
     /// so one decision never shifts the ones after it.
     pub fn append(&mut self, len: usize) -> AppendFault {

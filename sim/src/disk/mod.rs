@@ -19,13 +19,13 @@
 //! Simplifications, on purpose: creating a file becomes durable with its first sync, a removal is
 //! durable at once, and a truncation is pending like a write.
 
-pub mod corrupt;
-pub mod crash;
+pub(crate) mod corrupt;
+pub(crate) mod crash;
 mod event;
-pub mod faults;
+pub(crate) mod faults;
 mod kill;
-pub mod persist;
-pub mod states;
+pub(crate) mod persist;
+pub(crate) mod states;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -34,7 +34,7 @@ use std::sync::{Mutex, MutexGuard};
 use history::journal::storage::{check_name, check_truncation, missing, names_under, serve_read};
 use history::journal::{CountsReads, FaultOp, ReadCounters, Storage};
 
-pub use crash::{CrashPoint, CrashPointOptions};
+pub use crash::CrashPoint;
 pub use event::DiskEvent;
 pub use faults::{AppendFault, FaultOptions, FaultSchedule};
 pub use persist::Persistence;
@@ -535,7 +535,7 @@ pub(crate) fn synced_then_appended(options: SimDiskOptions, synced: &[u8], tail:
 
 #[cfg(test)]
 mod tests {
-    use super::crash::{crash_image, for_each_crash_state};
+    use super::crash::{crash_image, for_each_crash_state, CrashPointOptions};
     use super::*;
 
     fn logging() -> SimDiskOptions {

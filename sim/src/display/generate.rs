@@ -23,11 +23,11 @@ use std::collections::BTreeMap;
 mod crossed;
 
 /// Agent keys of generated scenarios.
-pub const USER: &str = "user";
+pub(crate) const USER: &str = "user";
 pub const PRIMARY: &str = "lead";
 const DELEGATES: [&str; 3] = ["researcher", "retriever", "critic"];
 /// The display the client talks on.
-pub const MAIN_DISPLAY: &str = "main";
+pub(crate) const MAIN_DISPLAY: &str = "main";
 
 const DECOY_CLASSES: [&str; 4] = [
     "NoAnswerStopEvent",
@@ -540,7 +540,7 @@ fn bus_restart(seed: SeedRng, options: &DisplayOptions, turns: &[Turn]) -> Vec<F
 }
 
 /// Standard padded base64.
-pub fn base64_standard(bytes: &[u8]) -> String {
+pub(crate) fn base64_standard(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }

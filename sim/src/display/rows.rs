@@ -17,7 +17,7 @@ use super::scenario::{Answer, AudioData, Block, Defect, Event, LegacyByte};
 use serde_json::{json, Value};
 
 /// The stored value of the platform's topic constant for display events.
-pub const DISPLAY_EVENT: &str = "display_event";
+pub(crate) const DISPLAY_EVENT: &str = "display_event";
 
 /// Everything about a row that is not the event itself.
 pub struct RowEnvelope<'a> {
@@ -31,7 +31,7 @@ pub struct RowEnvelope<'a> {
 }
 
 /// The class chain of an event, most specific first, and its event name.
-pub fn class_chain(event: &Event) -> Vec<String> {
+pub(crate) fn class_chain(event: &Event) -> Vec<String> {
     let base = "BaseEvent".to_string();
     match event {
         Event::UserMessage { .. } => vec!["UserMessageEvent".into(), base],

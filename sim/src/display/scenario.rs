@@ -194,7 +194,7 @@ pub enum Fault {
 
 /// A subscriber of the bus, as faults name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Subscriber {
+pub(crate) enum Subscriber {
     Client,
     Replica(u8),
 }
@@ -436,4 +436,4 @@ pub const TIMELINE_MS_MAX: u64 = 300_000;
 
 /// How long the client waits to see a run's stop live before it sends the next request, in a
 /// turn without `wait_ms`.
-pub const LIVE_STOP_WAIT_MS: u32 = 500;
+pub(crate) const LIVE_STOP_WAIT_MS: u32 = 500;

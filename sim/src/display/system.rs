@@ -150,7 +150,7 @@ pub struct OverProtocol {
 }
 
 /// The ops the display workload needs of a system under test.
-pub const DISPLAY_OPS: [&str; 2] = ["append", "reconstruct"];
+pub(crate) const DISPLAY_OPS: [&str; 2] = ["append", "reconstruct"];
 
 impl OverProtocol {
     /// Starts the system, checks it can play the display workload, and opens it on a fresh data
@@ -176,7 +176,7 @@ impl OverProtocol {
 
 /// The known differences the system under test of `world` declares in `hello` (histsim's own:
 /// none): what `histsim diff` compares two display systems up to.
-pub fn declared_by(world: &WorldConfig) -> Result<m::Declared, String> {
+pub(crate) fn declared_by(world: &WorldConfig) -> Result<m::Declared, String> {
     let Some(options) = &world.sut else {
         return Ok(Default::default());
     };

@@ -88,7 +88,7 @@ fn primary_identity(scenario: &DisplayScenario) -> AgentIdentity {
 /// [`World::until_every_run_emitted`], [`World::settle_on`] the history the caller modelled from
 /// what was published by then, and [`World::finish`]. Deterministic: the same scenario, config
 /// and settled history give the same record.
-pub struct World {
+pub(crate) struct World {
     sim: turmoil::Sim<'static>,
     shared: Rc<Shared>,
     /// How the simulation ended, once it has (every client done, or a host's error).

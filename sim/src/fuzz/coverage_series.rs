@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 /// The most points a series keeps, however long the campaign.
-pub const POINTS_MAX: usize = 200;
+pub(crate) const POINTS_MAX: usize = 200;
 
 /// What the log showed at one moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -22,7 +22,7 @@ pub struct CoveragePoint {
 /// Points in time order, at most [`POINTS_MAX`]: when full, every other point is dropped (the
 /// first and the newest kept) and the series samples half as often from then on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct CoverageSeries {
+pub(crate) struct CoverageSeries {
     pub points: Vec<CoveragePoint>,
     /// Samples offered since the last point kept, and how many make one point.
     #[serde(skip)]

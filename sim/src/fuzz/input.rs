@@ -29,15 +29,15 @@ use std::path::Path;
 /// The first byte of a scenario-mode input.
 pub const SCENARIO_MODE: u8 = 1;
 /// Bytes of stream seeds after the mode byte in generator mode.
-pub const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
+pub(crate) const STREAM_BYTES: usize = crate::rng::STREAMS * 8;
 /// Edits read after the stream seeds; bytes past them are ignored. Each lists the one-move
 /// simplifications and makes the one it picks, so they are few.
-pub const EDITS_MAX: usize = 4;
+pub(crate) const EDITS_MAX: usize = 4;
 
 /// The most steps a generated scenario of `workload` may have (its [`FuzzTuning`]).
 ///
 /// [`FuzzTuning`]: crate::workload::FuzzTuning
-pub fn steps_bound(workload: &dyn DynWorkload) -> usize {
+pub(crate) fn steps_bound(workload: &dyn DynWorkload) -> usize {
     workload.fuzz_tuning().steps_bound
 }
 

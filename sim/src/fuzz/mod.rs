@@ -10,16 +10,16 @@
 //! and reads libFuzzer's figures ([`stats`]) and its CPU time ([`cpu`]), showing its progress ([`progress`]) and sampling its coverage over time ([`coverage_series`]), written as a report with [`junit`]; [`reach`]
 //! plays a corpus (or random seeds) again to say which probes and pairs of probes it reaches. The targets themselves are in `fuzz/`.
 
-pub mod campaign;
-pub mod corpus;
+pub(crate) mod campaign;
+pub(crate) mod corpus;
 pub mod coverage_series;
-pub mod cpu;
-pub mod import;
+pub(crate) mod cpu;
+pub(crate) mod import;
 pub mod input;
-pub mod junit;
+pub(crate) mod junit;
 pub mod probes;
-pub mod progress;
-pub mod reach;
+pub(crate) mod progress;
+pub(crate) mod reach;
 pub mod stats;
 pub mod summary;
 pub mod target;

@@ -32,7 +32,7 @@ pub enum ReplayText {
 
 /// The longest replay text the summary shows: a shrunk scenario file is a few KiB, a crash
 /// input at most libFuzzer's 4,096 bytes.
-pub const REPLAY_TEXT_BYTES_MAX: usize = 64 * 1024;
+pub(crate) const REPLAY_TEXT_BYTES_MAX: usize = 64 * 1024;
 
 /// What `histsim fuzz run` reports.
 #[derive(Clone, Debug, Serialize)]
@@ -186,7 +186,10 @@ fn figures(s: &FuzzSummary) -> String {
 }
 
 /// Executions a CPU second less the share of them the target rejected before play.
-pub fn played_per_cpu_second(exec_per_cpu_s: Option<u64>, s: &LibFuzzerStats) -> Option<u64> {
+pub(crate) fn played_per_cpu_second(
+    exec_per_cpu_s: Option<u64>,
+    s: &LibFuzzerStats,
+) -> Option<u64> {
     let rejected = s.rejected_percent()?;
     Some((exec_per_cpu_s? as f64 * (100.0 - rejected) / 100.0).round() as u64)
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// The environment variable that switches one planted bug on in a fuzz target (`P4`).
-pub const PLANTED_ENV: &str = "HISTSIM_PLANTED";
+pub(crate) const PLANTED_ENV: &str = "HISTSIM_PLANTED";
 
 /// What one input did.
 #[derive(Debug)]
@@ -38,7 +38,7 @@ impl Played {
 
 /// The planted bug `HISTSIM_PLANTED` names, if it is set; a value that is no catalog ID is an
 /// error naming it.
-pub fn planted_from_env() -> Result<Option<BugId>, String> {
+pub(crate) fn planted_from_env() -> Result<Option<BugId>, String> {
     match std::env::var(PLANTED_ENV) {
         Err(_) => Ok(None),
         Ok(v) if v.trim().is_empty() => Ok(None),

@@ -145,13 +145,8 @@ pub const OP_RULES: &[(BugId, OpRule)] = &[
     (BugId::J18, OpRule::Dispose(disposal_reports_its_failures)),
 ];
 
-/// Checks every session of a played scenario.
-pub fn check(scenario: &JournalScenario, record: &WorldRecord) -> Vec<Violation> {
-    check_keeping(scenario, record, None)
-}
-
-/// [`check`], keeping in `models` (when given) the model's history at each restart, for the
-/// seed's page.
+/// Checks every session of a played scenario, keeping in `models` (when given) the model's
+/// history at each restart, for the seed's page.
 pub fn check_keeping(
     scenario: &JournalScenario,
     record: &WorldRecord,

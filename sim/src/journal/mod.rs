@@ -3,14 +3,14 @@
 //! model of the journal (`model::journal`).
 //!
 //! Seed -> [`generate`] -> [`JournalScenario`] -> [`world::play`] (hosts running [`process`]es
-//! that play [`ops`]) -> [`check::check`].
+//! that play [`ops`]) -> [`check::check_keeping`].
 //! [`meaning`] says what an operation means against a list of rows, once for the world and the
 //! checker; [`record`] is what the world saw.
 //!
 //! Every planted journal bug (J1 to J13, J15 to J22) is reachable here. The exhaustive
 //! crash-point exploration of one journal is [`crate::journal::crash`] (`histsim crash`).
 
-pub mod check;
+pub(crate) mod check;
 mod corrupt_rules;
 mod corrupted;
 pub mod crash;
@@ -18,26 +18,26 @@ mod crash_disk;
 mod crash_rules;
 mod expect;
 mod fault_plan;
-pub mod generate;
+pub(crate) mod generate;
 mod map;
-pub mod meaning;
+pub(crate) mod meaning;
 mod mutation_outcome;
 mod op_rules;
 mod ops;
-pub mod options;
+pub(crate) mod options;
 pub(crate) mod picture;
-pub mod probes;
+pub(crate) mod probes;
 mod process;
-pub mod record;
+pub(crate) mod record;
 mod recorded_storage;
 mod recovery_crash;
-pub mod scenario;
+pub(crate) mod scenario;
 mod shared_rules;
-pub mod shrink;
+pub(crate) mod shrink;
 mod state;
 mod step;
 mod validate;
-pub mod world;
+pub(crate) mod world;
 
 pub use crate::workload::WorldConfig;
 pub use options::JournalSimOptions;
@@ -140,7 +140,7 @@ fn brief(seen: &record::Seen) -> String {
 }
 
 /// The journal workload in the registry.
-pub struct JournalWorkload;
+pub(crate) struct JournalWorkload;
 
 impl Workload for JournalWorkload {
     const NAME: &'static str = "journal";

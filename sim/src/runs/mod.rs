@@ -8,25 +8,25 @@
 
 pub mod check;
 pub mod feedback_record;
-pub mod generate;
-pub mod long_traces;
+pub(crate) mod generate;
+pub(crate) mod long_traces;
 mod message_validation;
-pub mod model_input;
-pub mod nested;
+pub(crate) mod model_input;
+pub(crate) mod nested;
 pub mod observations;
 mod op_targets;
 mod op_validation;
-pub mod options;
+pub(crate) mod options;
 pub mod play;
 pub mod record;
 mod run_spec;
 pub mod scenario;
 pub mod script;
-pub mod shrink;
-pub mod store_differences;
-pub mod table_read_steps;
+pub(crate) mod shrink;
+pub(crate) mod store_differences;
+pub(crate) mod table_read_steps;
 pub mod table_reads;
-pub mod tasks;
+pub(crate) mod tasks;
 
 use check::probes;
 use observations::WorldRecord;

@@ -40,12 +40,12 @@ pub struct WorldRecord {
 }
 
 /// Both stores' `/history` answers of a views read.
-pub type HistoryAnswers = Both<Answer<Option<ThreadHistory>>>;
+pub(crate) type HistoryAnswers = Both<Answer<Option<ThreadHistory>>>;
 /// Both stores' `/messages` answers of a views read.
-pub type ViewAnswers = Both<Answer<Vec<MessageView>>>;
+pub(crate) type ViewAnswers = Both<Answer<Vec<MessageView>>>;
 
 /// Both stores' `count_events` of each thread, as (thread id, count).
-pub type EventCounts = Both<Answer<Vec<(String, u64)>>>;
+pub(crate) type EventCounts = Both<Answer<Vec<(String, u64)>>>;
 
 /// One thing play saw happen.
 #[derive(Clone, Debug)]

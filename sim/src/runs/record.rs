@@ -58,7 +58,7 @@ pub type Answer<T> = Result<T, String>;
 
 /// How the text of a fence's refusal starts (`thread deleted: ...`, R28): histsim's stores say
 /// so, and the world spells a system's `thread_deleted` refusal the same way.
-pub const FENCE_REFUSED: &str = "thread deleted: ";
+pub(crate) const FENCE_REFUSED: &str = "thread deleted: ";
 
 /// A write (or a writer's read) the two stores of the pair answered differently.
 #[derive(Clone, Debug)]
@@ -221,12 +221,12 @@ pub struct WriteRecord<T> {
 
 /// One `put_if_absent` of a run's receipt; each backend answers the record it holds and whether
 /// this call wrote it.
-pub type ReceiptRecord = WriteRecord<(RunEvent, bool)>;
+pub(crate) type ReceiptRecord = WriteRecord<(RunEvent, bool)>;
 
 /// One late write (`Op::LateWrite`): a run's batch, admitted before its thread's deletion and
 /// committed after it; each backend answers the seqs it gave the rows, or its refusal (R28: a
 /// refusal, `thread_deleted`).
-pub type LateWriteRecord = WriteRecord<Vec<u64>>;
+pub(crate) type LateWriteRecord = WriteRecord<Vec<u64>>;
 
 /// One rating the client made.
 #[derive(Clone, Debug)]

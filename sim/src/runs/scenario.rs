@@ -35,9 +35,9 @@ fn is_end(s: &Stop) -> bool {
 }
 
 /// The largest `bulk` block: long threads are made of a few of these.
-pub const BULK_MESSAGES_MAX: u32 = 5000;
+pub(crate) const BULK_MESSAGES_MAX: u32 = 5000;
 /// At most this many worker hosts.
-pub const WORKERS_MAX: u8 = 4;
+pub(crate) const WORKERS_MAX: u8 = 4;
 
 /// The whole script of one world.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -128,7 +128,7 @@ pub struct StoreCrash {
 }
 
 /// The latest a crash may be scheduled: the bound of simulated time.
-pub const CRASH_AT_MS_MAX: u32 = 300_000;
+pub(crate) const CRASH_AT_MS_MAX: u32 = 300_000;
 
 /// One run of the lead agent on a thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -470,7 +470,7 @@ pub enum Op {
 
 /// The thread key of run `run` among `runs` (a scenario's, or a generator's before its scenario
 /// exists); `None` when no run has that id.
-pub fn thread_of<'a>(runs: &'a [RunSpec], run: &str) -> Option<&'a str> {
+pub(crate) fn thread_of<'a>(runs: &'a [RunSpec], run: &str) -> Option<&'a str> {
     runs.iter().find(|r| r.id == run).map(|r| r.thread.as_str())
 }
 

@@ -40,14 +40,14 @@ impl Emission {
 /// journal tags a middleware's model calls (`middleware:title`, `middleware:summarize`). The
 /// simulation's own reading, for what the world does with the message; the model states the
 /// rule a reader applies apart (`model::runs::hidden_by_caller`).
-pub fn is_middleware_caller(caller: &Value) -> bool {
+pub(crate) fn is_middleware_caller(caller: &Value) -> bool {
     caller
         .as_str()
         .is_some_and(|c| c.starts_with("middleware:"))
 }
 
 /// The id the model gives the `n`-th message of a run, when it is an AI message.
-pub fn ai_message_id(run_id: &str, n: usize) -> String {
+pub(crate) fn ai_message_id(run_id: &str, n: usize) -> String {
     format!("lc_run--{run_id}-{n}")
 }
 
@@ -110,7 +110,7 @@ impl Scripts {
 }
 
 /// Every message of `run`, in emission order.
-pub fn expand(run: &RunSpec) -> Vec<Emission> {
+pub(crate) fn expand(run: &RunSpec) -> Vec<Emission> {
     let mut out: Vec<Emission> = Vec::new();
     for spec in &run.messages {
         match spec {
@@ -209,7 +209,7 @@ fn push_bulk(run_id: &str, messages: u32, out: &mut Vec<Emission>) {
 }
 
 /// Messages `run` emits before it stops.
-pub fn emitted_count(run: &RunSpec, total: usize) -> usize {
+pub(crate) fn emitted_count(run: &RunSpec, total: usize) -> usize {
     match run.stop.after() {
         Some(after) => (after as usize).min(total),
         None => total,

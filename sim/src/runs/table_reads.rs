@@ -10,7 +10,7 @@
 //! here, its function in the model and its section in docs/sut-protocol.md: no play,
 //! observation or check code of its own.
 
-use history::runs::{ContractErrors, RunEventStore, RunStoreError};
+use history::runs::{RunEventStore, RunStoreError};
 use history::BugId;
 use model::runs::StoredRows;
 use serde::{Deserialize, Serialize};
@@ -63,7 +63,7 @@ pub struct TableRead {
 }
 
 /// Every table read, in the order the generator draws them.
-pub const TABLE_READS: &[TableRead] = &[TableRead {
+pub(crate) const TABLE_READS: &[TableRead] = &[TableRead {
     op: "count_events_by_run",
     args: ReadArgs::ThreadAndRun,
     ask: |s, a| Ok(s.count_events_by_run(a.thread_id, a.run_id)?.into()),
@@ -73,7 +73,7 @@ pub const TABLE_READS: &[TableRead] = &[TableRead {
 }];
 
 /// The table read called `op`, if the table has one.
-pub fn table_read(op: &str) -> Option<&'static TableRead> {
+pub(crate) fn table_read(op: &str) -> Option<&'static TableRead> {
     TABLE_READS.iter().find(|r| r.op == op)
 }
 
@@ -88,16 +88,17 @@ pub const PROBES: [&str; TABLE_READS.len()] = {
     out
 };
 
-/// Whether the store's table says `op` only reads and never answers an error: what the generic
-/// rule needs of a table read.
-pub fn is_judgeable(op: &str) -> bool {
-    history::runs::run_store_op(op)
-        .is_some_and(|o| o.kind.reads() && o.errors == ContractErrors::Never)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use history::runs::ContractErrors;
+
+    /// Whether the store's table says `op` only reads and never answers an error: what the
+    /// generic rule needs of a table read.
+    fn is_judgeable(op: &str) -> bool {
+        history::runs::run_store_op(op)
+            .is_some_and(|o| o.kind.reads() && o.errors == ContractErrors::Never)
+    }
 
     #[test]
     fn every_table_read_is_a_read_of_the_store_table_that_never_errs() {

@@ -75,7 +75,7 @@ fn model_row(row: &Row) -> oracle::Row {
 
 /// One thing a request did wrong: in words, and its answer beside the model's.
 #[derive(Debug)]
-pub struct Wrong {
+pub(crate) struct Wrong {
     pub message: String,
     pub answered: String,
     pub expected: String,
@@ -91,7 +91,7 @@ fn wrong(message: String, answered: impl Into<String>, expected: impl Into<Strin
 
 /// Every J14 figure of one request that disagrees: Content-Length, the sealed size and the bytes
 /// sent must be equal, and the builder must have held no more than a streaming builder may.
-pub fn report_violations(report: &SpoolReport) -> Vec<Wrong> {
+pub(crate) fn report_violations(report: &SpoolReport) -> Vec<Wrong> {
     let mut out = Vec::new();
     let (cl, sealed, sent) = (
         report.content_length,
@@ -294,7 +294,7 @@ fn check_received(seen: &RequestSeen) -> Vec<Wrong> {
 }
 
 /// A request shape as a scenario file spells it.
-pub fn shape_name(shape: ShapeSpec) -> &'static str {
+pub(crate) fn shape_name(shape: ShapeSpec) -> &'static str {
     match shape {
         ShapeSpec::Openai => "openai",
         ShapeSpec::Anthropic => "anthropic",

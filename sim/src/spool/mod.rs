@@ -4,15 +4,15 @@
 //! Seed -> [`generate`] -> [`SpoolScenario`] -> [`world::play`] -> [`check::check`].
 
 pub mod check;
-pub mod generate;
-pub mod options;
+pub(crate) mod generate;
+pub(crate) mod options;
 mod picture;
-pub mod probes;
-pub mod responder;
-pub mod scenario;
-pub mod shrink;
-pub mod source;
-pub mod world;
+pub(crate) mod probes;
+pub(crate) mod responder;
+pub(crate) mod scenario;
+pub(crate) mod shrink;
+pub(crate) mod source;
+pub(crate) mod world;
 
 pub use crate::workload::WorldConfig;
 pub use options::SpoolSimOptions;
@@ -61,7 +61,7 @@ pub fn run_scenario(scenario: &SpoolScenario, config: &WorldConfig) -> WorkloadR
 }
 
 /// The spool workload in the registry.
-pub struct SpoolWorkload;
+pub(crate) struct SpoolWorkload;
 
 impl Workload for SpoolWorkload {
     const NAME: &'static str = "spool";

@@ -2,19 +2,19 @@
 //! that drives a child process over it, and histsim's own components served behind it
 //! (`histsim serve display`), the reference adapter.
 
-pub mod affinity;
+pub(crate) mod affinity;
 mod answer_lines;
 mod command;
-pub mod display_ops;
-pub mod journal_ops;
-pub mod journal_wire;
+pub(crate) mod display_ops;
+pub(crate) mod journal_ops;
+pub(crate) mod journal_wire;
 mod liveness;
-pub mod opened;
-pub mod process;
+pub(crate) mod opened;
+pub(crate) mod process;
 pub mod protocol;
-pub mod serve;
-pub mod serve_runs;
-pub mod tally;
+pub(crate) mod serve;
+pub(crate) mod serve_runs;
+pub(crate) mod tally;
 
 pub use command::check_command;
 pub use opened::OpenedSut;

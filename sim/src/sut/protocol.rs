@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub(crate) const PROTOCOL_VERSION: u32 = 1;
 
 /// The protocol's messages: the run-event store's requests are generated from its operation
 /// table ([`history::run_store_ops!`]), the display system's from its own
@@ -119,7 +119,7 @@ super::display_ops::display_ops!(display_requests {
 });
 
 /// The ops of a session with any system: greet, open, close.
-pub const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
+pub(crate) const SESSION_OPS: [&str; 3] = ["hello", "open", "close"];
 
 impl Request {
     /// Whether the request only reads and may be sent to the twin store ahead of its own call
@@ -210,7 +210,7 @@ pub struct Opened {
 
 /// A request line: the id and the request.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RequestLine {
+pub(crate) struct RequestLine {
     pub id: u64,
     #[serde(flatten)]
     pub request: Request,
@@ -218,7 +218,7 @@ pub struct RequestLine {
 
 /// A request line as the client writes it, the request borrowed.
 #[derive(Serialize)]
-pub struct RequestLineOut<'a> {
+pub(crate) struct RequestLineOut<'a> {
     pub id: u64,
     #[serde(flatten)]
     pub request: &'a Request,
@@ -263,7 +263,7 @@ pub struct Hello {
 
 /// The answer to `append`: what the store did with each row, in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Appended {
+pub(crate) struct Appended {
     /// Per row: `"stored"`, `"quarantined"`, or `{"failed": "why"}` when the store failed on
     /// that row (the persister goes on with the next, as the service's does).
     pub admitted: Vec<Admitted>,
@@ -273,7 +273,7 @@ pub struct Appended {
 /// the order they were committed, as the JSON strings `append` sent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StoredRows {
+pub(crate) struct StoredRows {
     pub rows: Vec<String>,
     pub quarantined: Vec<String>,
 }
@@ -281,7 +281,7 @@ pub struct StoredRows {
 /// What the store did with one row of an `append`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Admitted {
+pub(crate) enum Admitted {
     Stored,
     Quarantined,
     Failed(String),
@@ -289,7 +289,7 @@ pub enum Admitted {
 
 /// The answer to a run-event store operation: made of the method's answer (the server's
 /// side), and made into it again (the client's).
-pub trait StoreAnswer: Serialize + DeserializeOwned {
+pub(crate) trait StoreAnswer: Serialize + DeserializeOwned {
     /// The method's answer.
     type Output;
     fn of(output: Self::Output) -> Self;
@@ -329,7 +329,7 @@ impl StoreAnswer for Seqs {
 /// The answer `{}` of a write that answers nothing else (`insert_numbered`); the client takes
 /// any JSON value for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Done;
+pub(crate) struct Done;
 
 impl Serialize for Done {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -400,7 +400,7 @@ impl StoreAnswer for Done {
 /// The answer to `put_if_absent`: the record the store holds for the key, and whether this
 /// request wrote it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Kept {
+pub(crate) struct Kept {
     pub event: RunEvent,
     pub created: bool,
 }
@@ -452,10 +452,12 @@ pub struct ErrorBody {
     pub message: String,
 }
 
-/// A response line: exactly one of `ok` and `err`.
+/// A response line: exactly one of `ok` and `err`. The client reads [`RawResponseLine`]; tests
+/// decode whole lines.
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ResponseLine {
+pub(crate) struct ResponseLine {
     pub id: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ok: Option<serde_json::Value>,
@@ -467,7 +469,7 @@ pub struct ResponseLine {
 /// parsed once, straight into the type the request expects.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawResponseLine {
+pub(crate) struct RawResponseLine {
     pub id: u64,
     #[serde(default)]
     pub ok: Option<Box<serde_json::value::RawValue>>,

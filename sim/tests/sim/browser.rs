@@ -273,7 +273,7 @@ fn fuzz_page(browser: &Path, dir: &Path, shots: &Path) {
         command: "sim_display <corpus>".into(),
     };
     let page = dir.join("fuzz-index.html");
-    std::fs::write(&page, sim::picture::fuzz_page(&summary)).expect("page");
+    std::fs::write(&page, sim::fuzz_page(&summary)).expect("page");
     let o = open(browser, &page, Some(&shots.join("fuzz-coverage.png")));
     for chart in ["edges-over-time", "features-over-time"] {
         let svg = element(&o.dom, chart);

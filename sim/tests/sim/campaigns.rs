@@ -81,8 +81,8 @@ fn shards_are_disjoint_and_their_merged_report_equals_the_whole_campaign() {
 
 #[test]
 fn a_history_that_never_converges_is_a_liveness_failure_apart_from_safety() {
-    use sim::outcome::ViolationKind;
     use sim::run::run_seed;
+    use sim::ViolationKind;
     // Missing dedup keeps duplicates forever: the replicas never converge on the model.
     let report = run_seed(
         2,

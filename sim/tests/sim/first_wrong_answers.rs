@@ -5,7 +5,6 @@
 
 use crate::support::python_missing;
 use history::BugId;
-use sim::outcome::Violation;
 use sim::run::run_scenario_file;
 use sim::runs::check;
 use sim::runs::observations::{Observation, WorldRecord};
@@ -15,6 +14,7 @@ use sim::runs::scenario::RunsScenario;
 use sim::runs::script::Scripts;
 use sim::scenario_file::ScenarioFile;
 use sim::workload::{StoreKind, WorldConfig};
+use sim::Violation;
 use std::path::{Path, PathBuf};
 
 fn scenario_path(file: &str) -> PathBuf {
@@ -36,11 +36,7 @@ fn played(file: &str, id: BugId) -> (Vec<Violation>, Vec<String>) {
 
 /// The first violation of `id`, which names its first wrong answer: every field said, and the
 /// trace line of its request marked at its time.
-fn first_wrong(
-    violations: &[Violation],
-    trace: &[String],
-    id: BugId,
-) -> sim::divergence::Divergence {
+fn first_wrong(violations: &[Violation], trace: &[String], id: BugId) -> sim::Divergence {
     let v = violations
         .iter()
         .find(|v| v.id == id)
@@ -221,7 +217,7 @@ fn only_r24(
     scenario: &RunsScenario,
     record: &WorldRecord,
     file: &str,
-) -> (Violation, sim::divergence::Divergence) {
+) -> (Violation, sim::Divergence) {
     let violations = judged(scenario, record);
     let ids: Vec<BugId> = violations.iter().map(|v| v.id).collect();
     assert_eq!(ids, [BugId::R24], "{file}: {violations:#?}");
@@ -230,7 +226,7 @@ fn only_r24(
 }
 
 /// The first wrong answer the violation of `id` names.
-fn first_of(violations: &[Violation], id: BugId) -> &sim::divergence::Divergence {
+fn first_of(violations: &[Violation], id: BugId) -> &sim::Divergence {
     let v = violations.iter().find(|v| v.id == id);
     let v = v.unwrap_or_else(|| panic!("no {id} in {violations:#?}"));
     v.first_divergence.as_ref().expect("a first wrong answer")
@@ -420,9 +416,9 @@ fn an_error_answer_to_a_journals_write_names_the_write_and_its_time() {
 /// lines (the worker's `flush failed`, the request's own protocol lines) are at that time.
 #[test]
 fn a_system_refusing_a_batch_write_is_named_at_that_write() {
-    use sim::rng::SeedRng;
     use sim::run::RunConfig;
     use sim::sut::SutOptions;
+    use sim::SeedRng;
     if python_missing() {
         return;
     }

@@ -7,11 +7,11 @@ use super::support::{
 };
 use history::journal::{Journal, JournalOptions, MemStorage, Origin, Row, Speaker};
 use history::{BugId, Planted};
-use sim::disk::Persistence;
 use sim::journal::crash::{explore, run_faulted, CrashOptions, FaultedOptions};
 use sim::run::{run_seed, RunConfig};
 use sim::scenario_file::{discover, ScenarioFile};
 use sim::workload::StoreKind;
+use sim::Persistence;
 use std::sync::Arc;
 
 fn config(workload: &str) -> RunConfig {

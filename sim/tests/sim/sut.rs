@@ -54,7 +54,7 @@ macro_rules! assert_breach {
 fn conversation_rows(seed: u64) -> (String, AgentIdentity, Vec<String>) {
     use sim::display::rows::{encode_row, RowEnvelope};
     use sim::display::{generate::generate, DisplayOptions};
-    let rng = sim::rng::SeedRng::new(seed);
+    let rng = sim::SeedRng::new(seed);
     let scenario = generate(rng, &DisplayOptions::from_seed(rng, None));
     let agent = |name: &str| scenario.agents.get(name).expect("a declared agent");
     let primary = AgentIdentity {

@@ -7,7 +7,7 @@ use super::support::{assert_contains_all, finish, histsim_command, run_args};
 use history::BugId;
 use sim::run::{run_seed, RunConfig};
 use sim::sut::SutOptions;
-use sim::verdict::Verdict;
+use sim::Verdict;
 
 fn serve(workload: &str) -> SutOptions {
     SutOptions::new(format!(

@@ -43,7 +43,7 @@ fn played_with_counts(file: &str) -> (RunsScenario, WorldRecord) {
     (scenario, record)
 }
 
-fn violations(scenario: &RunsScenario, record: &WorldRecord) -> Vec<sim::outcome::Violation> {
+fn violations(scenario: &RunsScenario, record: &WorldRecord) -> Vec<sim::Violation> {
     check::check(scenario, &Scripts::of(scenario), record, StoreKind::Memory)
 }
 

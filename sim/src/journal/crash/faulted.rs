@@ -75,7 +75,7 @@ pub const PARSABLE_PROBES: &[&str] = &[
 ];
 
 /// Seeds of the default run: enough that a parsable corruption hits every record kind.
-pub const DEFAULT_SEEDS: Range<u64> = 0..400;
+pub(crate) const DEFAULT_SEEDS: Range<u64> = 0..400;
 
 impl Default for FaultedOptions {
     fn default() -> Self {
@@ -154,7 +154,7 @@ impl FaultedReport {
 }
 
 /// The disk faults seed `seed` switches on (swarm style: each kind on for some seeds only).
-pub fn fault_options(seed: u64) -> FaultOptions {
+pub(crate) fn fault_options(seed: u64) -> FaultOptions {
     let mut rng = SeedRng::new(seed).stream(Stream::Faults);
     let mut rate = |on: f64, lo: f64, hi: f64| {
         let draw = rng.random_range(lo..hi);

@@ -25,9 +25,9 @@
 mod check;
 mod explore;
 pub mod faulted;
-pub mod invariants;
-pub mod recorded;
-pub mod sequence;
+pub(crate) mod invariants;
+pub(crate) mod recorded;
+pub(crate) mod sequence;
 mod view;
 mod workload;
 

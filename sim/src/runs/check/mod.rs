@@ -27,29 +27,29 @@
 //! reads of the store's table the model answers, asked at the end), [`self::run_label_rules`]
 //! (the run each view names a message's).
 
-pub mod answer_rules;
-pub mod caller_edit_rows;
-pub mod context;
+pub(crate) mod answer_rules;
+pub(crate) mod caller_edit_rows;
+pub(crate) mod context;
 pub(in crate::runs) mod deletion_calls;
-pub mod event_rules;
-pub mod everywhere_rules;
-pub mod feedback_rules;
-pub mod fence_rules;
-pub mod journal_rules;
-pub mod liveness;
+pub(crate) mod event_rules;
+pub(crate) mod everywhere_rules;
+pub(crate) mod feedback_rules;
+pub(crate) mod fence_rules;
+pub(crate) mod journal_rules;
+pub(crate) mod liveness;
 pub(in crate::runs) mod map;
 pub(in crate::runs) mod picture;
-pub mod probes;
-pub mod reads;
-pub mod run_label_rules;
-pub mod store_rules;
-pub mod stored;
-pub mod summary_rules;
-pub mod table_read_rules;
-pub mod thread_rules;
-pub mod trace_rules;
-pub mod truth;
-pub mod user_rules;
+pub(crate) mod probes;
+pub(crate) mod reads;
+pub(crate) mod run_label_rules;
+pub(crate) mod store_rules;
+pub(crate) mod stored;
+pub(crate) mod summary_rules;
+pub(crate) mod table_read_rules;
+pub(crate) mod thread_rules;
+pub(crate) mod trace_rules;
+pub(crate) mod truth;
+pub(crate) mod user_rules;
 
 pub(super) mod wording;
 
@@ -79,7 +79,7 @@ use history::BugId;
 use std::collections::BTreeMap;
 
 /// The priority of each finding: most specific first.
-pub static ATTRIBUTION: Attribution = Attribution {
+pub(crate) static ATTRIBUTION: Attribution = Attribution {
     priority: &[
         BugId::R12,
         // An error answer is the store's own word that it failed: nothing narrower explains
@@ -138,12 +138,12 @@ pub static ATTRIBUTION: Attribution = Attribution {
 };
 
 /// One checker rule: the played world in, findings out.
-pub type Rule = fn(&Context<'_>, &mut Findings);
+pub(crate) type Rule = fn(&Context<'_>, &mut Findings);
 
 /// Every rule, each tagged with the invariant it checks, in the order they run (which is the
 /// order of messages within one ID). A rule may name a narrower ID its evidence points at: the
 /// reads rule also R2 and R7, the ratings rule also R8.
-pub const RULES: &[(BugId, Rule)] = &[
+pub(crate) const RULES: &[(BugId, Rule)] = &[
     (BugId::R24, errors_only_where_the_contract_allows),
     (BugId::R12, acknowledged_writes_survive_restarts),
     (BugId::R13, deletions_keep_the_numbering),
@@ -246,6 +246,7 @@ fn rules(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Pointer;
     use crate::runs::check::context::of_rendered;
     use crate::runs::check::reads::{only_oldest_missing, uuid5};
     use model::runs::{ExpectedMessage, MessageKind, RunOutcome, RunTruth};
@@ -300,9 +301,9 @@ mod tests {
     #[test]
     fn findings_come_out_in_priority_order() {
         let mut f = Findings::new(&ATTRIBUTION);
-        f.add(BugId::R8, "late");
-        f.unexplained(BugId::R1, "broad");
-        f.add(BugId::R3, "first");
+        f.add_at(BugId::R8, Pointer::default(), "late");
+        f.unexplained_at(BugId::R1, Pointer::default(), "broad");
+        f.add_at(BugId::R3, Pointer::default(), "first");
         let v = f.into_violations();
         let ids: Vec<BugId> = v.iter().map(|v| v.id).collect();
         assert_eq!(ids, vec![BugId::R3, BugId::R8, BugId::R1]);

@@ -19,7 +19,7 @@ pub(in crate::runs) mod generate_late_writes;
 pub(in crate::runs) mod generate_store_ops;
 pub(in crate::runs) mod generate_thread_ops;
 pub(in crate::runs) mod generate_user_ops;
-pub mod tight_windows;
+pub(crate) mod tight_windows;
 pub(in crate::runs) mod weaving;
 
 use super::options::RunsOptions;

@@ -69,11 +69,6 @@ impl Recorder {
         self.log().len()
     }
 
-    /// Whether nothing was logged.
-    pub fn is_empty(&self) -> bool {
-        self.log().is_empty()
-    }
-
     /// The log so far.
     pub fn entries(&self) -> Vec<FsOp> {
         self.log().clone()

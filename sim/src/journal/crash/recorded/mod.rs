@@ -13,8 +13,8 @@
 //! production storage actually asks of the file system, so a sync it forgets shows.
 
 mod check;
-pub mod log;
-pub mod states;
+pub(crate) mod log;
+pub(crate) mod states;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
