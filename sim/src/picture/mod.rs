@@ -22,6 +22,5 @@ pub use campaign_page::{campaign_page, CampaignPicture};
 pub use diff_page::diff_page;
 pub use facts::{Facts, ReadBox, Recovered, Strip, StripPart};
 pub use fuzz_page::fuzz_page;
-pub use html::ms;
 pub use journal_strip::journal_strip;
 pub use seed_page::{seed_page, SeedPicture};
